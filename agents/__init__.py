@@ -1,0 +1,1 @@
+"""agentbus: agents package."""

@@ -1,0 +1,1 @@
+"""agentbus: api package."""

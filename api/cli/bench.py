@@ -1,0 +1,41 @@
+"""Benchmarks (their code lives in ``tests/bench/``; run from a source checkout)."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(help="Benchmarks; each prints its figures (one JSON line with --json).")
+
+
+def _load(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(f"tests.bench.{name}")
+    except ModuleNotFoundError as e:
+        typer.echo("benchmarks run from a source checkout (pip install -e .)", err=True)
+        raise typer.Exit(2) from e
+
+
+@app.command()
+def hop(
+    redis_url: Annotated[
+        str | None, typer.Option(help="Redis to use; default: a temporary embedded one.")
+    ] = None,
+    hops: Annotated[int, typer.Option(min=1, help="Steps per run.")] = 20,
+    latency_runs: Annotated[int, typer.Option(min=1, help="Sequential runs (latency).")] = 200,
+    runs: Annotated[int, typer.Option(min=1, help="Concurrent runs (throughput).")] = 500,
+    concurrency: Annotated[int, typer.Option(min=1, help="Worker steps in flight.")] = 16,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+) -> None:
+    """No-op role chain over a real Redis: hops/s and per-hop latency."""
+    _load("hop").main(
+        redis_url=redis_url,
+        hops=hops,
+        latency_runs=latency_runs,
+        runs=runs,
+        concurrency=concurrency,
+        as_json=as_json,
+    )

@@ -1,0 +1,40 @@
+"""Helpers shared by the command-line modules."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import sys
+from collections.abc import Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
+
+import typer
+
+from bus import logs
+from bus.errors import BusError
+from bus.settings import Settings
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def settings() -> Settings:
+    """Settings from the environment (``AGENTBUS_*``)."""
+    return Settings()
+
+
+def run_async(fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+    """Run an async command body; turn agentbus errors into one clear line and exit 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        logs.configure(settings().log_level)
+        try:
+            return asyncio.run(fn(*args, **kwargs))
+        except BusError as e:
+            typer.echo(f"error [{e.code}]: {e}", err=True)
+            sys.exit(2)
+        except KeyboardInterrupt:
+            sys.exit(130)
+
+    return wrapper

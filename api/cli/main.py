@@ -1,0 +1,54 @@
+"""The ``agentbus`` command line."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from api import bootstrap
+from api.cli import bench, ops
+from api.cli.common import run_async, settings
+from bus.keys import Role
+from bus.runtime.runner import Runner
+
+app = typer.Typer(no_args_is_help=True, help="agentbus: multi-agent question answering on Redis.")
+app.add_typer(ops.streams_app, name="streams")
+app.add_typer(ops.dlq_app, name="dlq")
+app.add_typer(ops.schema_app, name="schema")
+app.add_typer(ops.db_app, name="db")
+app.add_typer(bench.app, name="bench")
+
+
+@app.command()
+@run_async
+async def up(
+    concurrency: Annotated[int, typer.Option(min=1, help="Steps in flight per role.")] = 8,
+) -> None:
+    """Start the whole system in one process on embedded defaults (Ctrl-C stops it)."""
+    s = settings()
+    await ops.migrate(s)
+    async with bootstrap.connect(s, embedded=True) as conn:
+        roles = list(bootstrap.HANDLERS)
+        workers = bootstrap.build_workers(roles, conn.redis, s, concurrency=concurrency)
+        typer.echo(f"agentbus up: redis {conn.url}, store {s.resolved_database_url()}")
+        typer.echo(f"roles: {', '.join(sorted(str(r) for r in roles))}  (Ctrl-C to stop)")
+        await Runner(workers, conn.redis).run()
+
+
+@app.command()
+@run_async
+async def worker(
+    role: Annotated[Role, typer.Argument(help="The role to consume.")],
+    concurrency: Annotated[int, typer.Option(min=1, help="Steps in flight at once.")] = 1,
+    burst: Annotated[bool, typer.Option(help="Drain the streams, then exit.")] = False,
+) -> None:
+    """Run one role's worker (scale out by starting more of them)."""
+    s = settings()
+    async with bootstrap.connect(s) as conn:
+        workers = bootstrap.build_workers([role], conn.redis, s, concurrency=concurrency)
+        if s.metrics_port:
+            from prometheus_client import start_http_server
+
+            start_http_server(s.metrics_port)
+        await Runner(workers, conn.redis, burst=burst).run()

@@ -1,0 +1,102 @@
+"""Operator commands: streams, dead letters, schemas, database migrations."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from api import bootstrap
+from api.cli.common import run_async, settings
+from bus import keys, schema
+from bus.runtime.deadletter import list_dead_letters, replay
+from bus.runtime.groups import group_stats
+from bus.settings import Settings
+
+streams_app = typer.Typer(help="Role streams: length, lag and pending per group.")
+dlq_app = typer.Typer(help="The dead-letter streams.", no_args_is_help=True)
+schema_app = typer.Typer(help="Message JSON Schemas.", no_args_is_help=True)
+db_app = typer.Typer(help="The state store.", no_args_is_help=True)
+
+
+async def migrate(s: Settings) -> None:
+    """Bring the state store's schema up to date."""
+    from bus.store.migrate import upgrade_async
+
+    await upgrade_async(s.resolved_database_url())
+
+
+@streams_app.callback(invoke_without_command=True)
+@run_async
+async def streams(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Show every role stream with its groups' lag and pending counts."""
+    s = settings()
+    async with bootstrap.connect(s) as conn:
+        rows = []
+        for role in keys.Role:
+            for shard in range(s.shards):
+                rows.extend(await group_stats(conn.redis, keys.role_stream(role, shard)))
+    if as_json:
+        for r in rows:
+            typer.echo(json.dumps(dataclasses.asdict(r)))
+        return
+    typer.echo(f"{'stream':40} {'group':12} {'length':>8} {'lag':>8} {'pending':>8} consumers")
+    for r in rows:
+        typer.echo(
+            f"{r.stream:40} {r.group:12} {r.length:>8} {r.lag:>8} {r.pending:>8} {r.consumers:>5}"
+        )
+
+
+@dlq_app.command("list")
+@run_async
+async def dlq_list(
+    count: Annotated[int, typer.Option(min=1)] = 50,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """List dead letters, newest first."""
+    s = settings()
+    async with bootstrap.connect(s) as conn:
+        letters = await list_dead_letters(conn.redis, s, count)
+    for dead_id, letter in letters:
+        if as_json:
+            typer.echo(json.dumps({"id": dead_id, **letter.model_dump()}))
+        else:
+            typer.echo(
+                f"{dead_id}  {letter.role:10} {letter.reason:14} run={letter.run_id} "
+                f"deliveries={letter.deliveries}  {letter.error[:80]}"
+            )
+    if not letters and not as_json:
+        typer.echo("no dead letters")
+
+
+@dlq_app.command("replay")
+@run_async
+async def dlq_replay(dead_id: Annotated[str, typer.Argument(help="SHARD/ENTRY_ID")]) -> None:
+    """Put a dead letter back on its stream (after fixing what made it fail)."""
+    s = settings()
+    async with bootstrap.connect(s) as conn:
+        try:
+            new_id = await replay(conn.redis, dead_id)
+        except (ValueError, LookupError) as e:
+            typer.echo(f"error: {e}", err=True)
+            raise typer.Exit(2) from e
+    typer.echo(f"replayed {dead_id} as {new_id}")
+
+
+@schema_app.command("export")
+def schema_export(directory: Annotated[Path, typer.Argument(help="Output folder.")]) -> None:
+    """Write one JSON Schema file per message type."""
+    for path in schema.export(directory):
+        typer.echo(str(path))
+
+
+@db_app.command("upgrade")
+@run_async
+async def db_upgrade() -> None:
+    """Apply the state store's migrations."""
+    s = settings()
+    await migrate(s)
+    typer.echo(f"store at head: {s.resolved_database_url()}")

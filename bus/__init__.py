@@ -1,0 +1,1 @@
+"""agentbus: bus package."""

@@ -1,0 +1,181 @@
+"""Client events: the typed frames written to ``run:{id}:events`` and relayed to clients.
+
+Token events carry the ``step_id`` that produced them, so a client that sees a
+``step_retry`` for that step drops its partial text (see ``bus.transcript``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter
+
+from bus.commands import SCHEMA_VERSION, Frozen
+
+RunStatus = Literal["done", "error", "timeout", "cancelled", "rejected"]
+TERMINAL_STATUSES: frozenset[str] = frozenset({"done", "error", "timeout", "cancelled", "rejected"})
+
+
+class Event(Frozen):
+    """Fields every client event has."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    run_id: str
+    step_id: str | None = None
+    agent: str | None = None
+    ts: float = Field(default_factory=time.time)
+
+
+class RunStarted(Event):
+    """The run was admitted."""
+
+    type: Literal["run_started"] = "run_started"
+    question: str
+    mode: str = "single"
+    conversation_id: str | None = None
+
+
+class Interpreted(Event):
+    """A follow-up rewritten into a standalone request."""
+
+    type: Literal["interpreted"] = "interpreted"
+    text: str
+
+
+class Plan(Event):
+    """The planner's plan."""
+
+    type: Literal["plan"] = "plan"
+    steps: list[str]
+
+
+class Reasoning(Event):
+    """A batch of reasoning tokens."""
+
+    type: Literal["reasoning"] = "reasoning"
+    delta: str
+
+
+class Answer(Event):
+    """A batch of answer tokens."""
+
+    type: Literal["answer"] = "answer"
+    delta: str
+
+
+class ToolCallStarted(Event):
+    """A tool call sent to the gateway (arguments already redacted)."""
+
+    type: Literal["tool_call"] = "tool_call"
+    call_id: str
+    tool: str
+    args: dict[str, Any] = {}
+
+
+class ToolResult(Event):
+    """A tool call's outcome."""
+
+    type: Literal["tool_result"] = "tool_result"
+    call_id: str
+    tool: str
+    status: str
+    code: str
+    message: str = ""
+    result: Any = None
+
+
+class Critique(Event):
+    """The critic's review (shown, never applied to the answer)."""
+
+    type: Literal["critique"] = "critique"
+    verdict: Literal["OK", "REVISE", "REPLAN"]
+    reason: str = ""
+
+
+class Verdict(Event):
+    """The verifier's schema-checked verdict."""
+
+    type: Literal["verdict"] = "verdict"
+    verdict: Literal["pass", "needs_revision", "fail"]
+    reasons: list[str] = []
+
+
+class Citation(Frozen):
+    """One kept citation."""
+
+    ref: int
+    source: str
+    title: str = ""
+    snippet: str = ""
+    source_kind: str = "documents"
+
+
+class Citations(Event):
+    """The citations kept after checking them against what was retrieved."""
+
+    type: Literal["citations"] = "citations"
+    items: list[Citation]
+    stripped: int = 0
+
+
+class ApprovalRequest(Event):
+    """The run paused at a gate and waits for a decision."""
+
+    type: Literal["approval_request"] = "approval_request"
+    reason: Literal["approve_answer", "egress_approval"]
+    answer: str | None = None
+    critique: str | None = None
+    blocked_host: str | None = None
+    tool: str | None = None
+    args: dict[str, Any] | None = None
+
+
+class StepRetry(Event):
+    """A step is run again: drop the partial tokens it streamed before."""
+
+    type: Literal["step_retry"] = "step_retry"
+    delivery: int
+
+
+class ErrorEvent(Event):
+    """Something went wrong; a ``done`` event with the final status follows."""
+
+    type: Literal["error"] = "error"
+    code: str
+    message: str
+
+
+class Done(Event):
+    """The last event of every run."""
+
+    type: Literal["done"] = "done"
+    status: RunStatus
+    answer: str | None = None
+    usage: dict[str, int] = {}
+
+
+ClientEvent = Annotated[
+    RunStarted
+    | Interpreted
+    | Plan
+    | Reasoning
+    | Answer
+    | ToolCallStarted
+    | ToolResult
+    | Critique
+    | Verdict
+    | Citations
+    | ApprovalRequest
+    | StepRetry
+    | ErrorEvent
+    | Done,
+    Field(discriminator="type"),
+]
+
+CLIENT_EVENT: TypeAdapter[ClientEvent] = TypeAdapter(ClientEvent)
+
+
+def parse_event(raw: str | bytes) -> ClientEvent:
+    """Decode one event from its JSON form."""
+    return CLIENT_EVENT.validate_json(raw)

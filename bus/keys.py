@@ -1,0 +1,79 @@
+"""Every stream name, consumer group and Redis key prefix, in one place.
+
+Keys that one transaction touches share a hash tag ``{k}`` (the run's shard), so the
+same scripts run unchanged on Redis Cluster.
+"""
+
+from __future__ import annotations
+
+import zlib
+from enum import StrEnum
+
+PREFIX = "ab"
+
+
+class Role(StrEnum):
+    """The consumer roles; each owns one stream (per shard) and one consumer group."""
+
+    INTAKE = "intake"
+    PLANNER = "planner"
+    RETRIEVAL = "retrieval"
+    RESEARCHER = "researcher"
+    GATEWAY = "gateway"
+    CRITIC = "critic"
+    VERIFIER = "verifier"
+    FINALIZER = "finalizer"
+    NOOP = "noop"  # a pass-through role used by the hop benchmark and runtime tests
+
+
+#: External publishers XADD questions here (not sharded: intake re-shards them).
+QUESTIONS_STREAM = "runs.questions"
+#: Default stream where finished runs are announced for publishers that asked.
+RESULTS_STREAM = "runs.results"
+#: Dead letters, with the error and the original entry.
+DEAD_LETTER_STREAM = f"{PREFIX}:dlq"
+
+
+def shard_of(run_id: str, shards: int) -> int:
+    """The shard a run lives on: stable across processes and restarts."""
+    return zlib.crc32(run_id.encode()) % shards if shards > 1 else 0
+
+
+def tag(shard: int) -> str:
+    """The hash tag shared by every key of one shard."""
+    return "{" + str(shard) + "}"
+
+
+def role_stream(role: Role | str, shard: int) -> str:
+    """The stream a role's workers read on one shard."""
+    return f"{PREFIX}:{tag(shard)}:role:{role}"
+
+
+def group_name(role: Role | str) -> str:
+    """A role's consumer group (the same on every shard)."""
+    return str(role)
+
+
+def run_events(run_id: str, shard: int) -> str:
+    """The run's client event stream (plan, tokens, tool steps, verdicts, done)."""
+    return f"{PREFIX}:{tag(shard)}:run:{run_id}:events"
+
+
+def run_steps(run_id: str, shard: int) -> str:
+    """Set of the run's step ids already done (the idempotency record)."""
+    return f"{PREFIX}:{tag(shard)}:run:{run_id}:steps"
+
+
+def run_cancel(run_id: str, shard: int) -> str:
+    """Present when a cancel was requested for the run."""
+    return f"{PREFIX}:{tag(shard)}:run:{run_id}:cancel"
+
+
+def run_blob(run_id: str, shard: int, name: str) -> str:
+    """A bulky part of a run's state stored once and referenced by key."""
+    return f"{PREFIX}:{tag(shard)}:run:{run_id}:blob:{name}"
+
+
+def run_prefix(run_id: str, shard: int) -> str:
+    """Prefix of every key that belongs to one run."""
+    return f"{PREFIX}:{tag(shard)}:run:{run_id}:"

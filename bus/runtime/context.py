@@ -1,0 +1,92 @@
+"""What a handler gets for one step, and what it returns."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from bus import keys, wire
+from bus.commands import Command
+from bus.events import ClientEvent, RunStatus
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from bus.settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    """A step's effects, applied atomically by the runtime when the handler returns.
+
+    Attributes:
+        next: commands to publish (the run's next steps).
+        events: client events written in the same transaction (e.g. ``done``).
+        finished: set when the run ends with this step; its keys then expire
+            ``events_ttl_s`` later.
+    """
+
+    next: Sequence[Command] = ()
+    events: Sequence[ClientEvent] = ()
+    finished: RunStatus | None = None
+
+
+@dataclass(slots=True)
+class StepContext:
+    """Per-step services: streaming events, bulky blobs, cancel checks."""
+
+    command: Command
+    delivery: int
+    redis: Redis
+    settings: Settings
+    _events_key: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._events_key = keys.run_events(self.command.run_id, self.command.shard)
+
+    @property
+    def events_key(self) -> str:
+        """The run's event stream."""
+        return self._events_key
+
+    async def emit(self, *events: ClientEvent) -> None:
+        """Write events to the run's stream now (streamed output such as tokens)."""
+        if not events:
+            return
+        maxlen = self.settings.events_maxlen
+        if len(events) == 1:
+            await self.redis.xadd(
+                self._events_key,
+                {wire.DATA_FIELD: wire.encode(events[0])},
+                maxlen=maxlen,
+                approximate=True,
+            )
+            return
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for event in events:
+                pipe.xadd(
+                    self._events_key,
+                    {wire.DATA_FIELD: wire.encode(event)},
+                    maxlen=maxlen,
+                    approximate=True,
+                )
+            await pipe.execute()
+
+    async def cancel_requested(self) -> bool:
+        """True when a client asked to cancel the run (checked while streaming)."""
+        key = keys.run_cancel(self.command.run_id, self.command.shard)
+        return bool(await self.redis.exists(key))
+
+    async def put_blob(self, name: str, data: bytes | str) -> str:
+        """Store a bulky part of the run's state once; returns its key."""
+        key = keys.run_blob(self.command.run_id, self.command.shard, name)
+        await self.redis.set(key, data, ex=self.settings.run_ttl_s)
+        return key
+
+    async def get_blob(self, key: str) -> bytes | None:
+        """Read a blob stored by ``put_blob`` (None once it expired)."""
+        if not key.startswith(keys.run_prefix(self.command.run_id, self.command.shard)):
+            # A command can only reference its own run's blobs.
+            raise ValueError("blob key outside this run")
+        return await self.redis.get(key)

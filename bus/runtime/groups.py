@@ -1,0 +1,78 @@
+"""Consumer-group housekeeping: creation at start-up, backlog and lag figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import ResponseError
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+
+async def ensure_group(redis: Redis, stream: str, group: str) -> None:
+    """Create a group reading only new entries; the stream is created if missing.
+
+    Never reads from id 0: an existing group keeps its position.
+    """
+    try:
+        await redis.xgroup_create(stream, group, id="$", mkstream=True)
+    except ResponseError as e:
+        if "BUSYGROUP" not in str(e):
+            raise
+
+
+@dataclass(frozen=True, slots=True)
+class GroupStats:
+    """Backlog figures of one group on one stream."""
+
+    stream: str
+    group: str
+    length: int
+    pending: int
+    lag: int
+    consumers: int
+
+
+def _s(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _id_tuple(entry_id: str) -> tuple[int, int]:
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+async def group_stats(redis: Redis, stream: str) -> list[GroupStats]:
+    """Length, pending and lag of every group on a stream.
+
+    Redis 7 reports ``lag`` itself; on 6.2 it is derived from the last delivered id
+    (0 when nothing is undelivered, else at least 1: an exact count needs Redis 7).
+    """
+    try:
+        info = await redis.xinfo_stream(stream)
+        groups = await redis.xinfo_groups(stream)
+    except ResponseError as e:
+        if "no such key" in str(e).lower():
+            return []
+        raise
+    length = int(info["length"])
+    last = _s(info["last-generated-id"])
+    stats: list[GroupStats] = []
+    for g in groups:
+        lag = g.get("lag")
+        if lag is None:
+            delivered = _s(g["last-delivered-id"])
+            lag = 0 if _id_tuple(delivered) >= _id_tuple(last) else 1
+        stats.append(
+            GroupStats(
+                stream=stream,
+                group=_s(g["name"]),
+                length=length,
+                pending=int(g["pending"]),
+                lag=int(lag),
+                consumers=int(g["consumers"]),
+            )
+        )
+    return stats

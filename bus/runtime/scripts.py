@@ -1,0 +1,62 @@
+"""Lua scripts that make a step's effects atomic.
+
+Every key a script touches carries the run's shard hash tag, so the scripts run
+unchanged on Redis Cluster.
+"""
+
+from __future__ import annotations
+
+# Commit a step: unless the step is already done, mark it done, publish the next
+# commands and the step's final events, and ack the source entry, all at once.
+# A crash before this leaves nothing; after it, everything.
+#
+# KEYS: source stream, steps set, events stream, output streams...
+# ARGV: group, entry id, step id, keys ttl, n outputs, stream maxlen, events maxlen,
+#       events expire (0 = keep the run's ttl), n events, outputs..., events...
+COMMIT = """
+local group, entry, step = ARGV[1], ARGV[2], ARGV[3]
+if redis.call('SISMEMBER', KEYS[2], step) == 1 then
+  redis.call('XACK', KEYS[1], group, entry)
+  return 0
+end
+local ttl, n_out, maxlen = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
+local ev_maxlen, ev_expire, n_ev = ARGV[7], tonumber(ARGV[8]), tonumber(ARGV[9])
+redis.call('SADD', KEYS[2], step)
+for i = 1, n_out do
+  redis.call('XADD', KEYS[3 + i], 'MAXLEN', '~', maxlen, '*', 'data', ARGV[9 + i])
+end
+for i = 1, n_ev do
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ev_maxlen, '*', 'data', ARGV[9 + n_out + i])
+end
+if ev_expire > 0 then
+  ttl = ev_expire
+end
+redis.call('EXPIRE', KEYS[2], ttl)
+if n_ev > 0 or ev_expire > 0 then
+  redis.call('EXPIRE', KEYS[3], ttl)
+end
+redis.call('XACK', KEYS[1], group, entry)
+return 1
+"""
+
+# Move an entry to the dead-letter stream and end its run, atomically.
+#
+# KEYS: source stream, dead-letter stream, events stream (or the source again when
+#       the run is unknown)
+# ARGV: group, entry id, dead-letter fields as JSON, n events, events expire, events...
+DEAD_LETTER = """
+local group, entry = ARGV[1], ARGV[2]
+local acked = redis.call('XACK', KEYS[1], group, entry)
+if acked == 0 then
+  return 0
+end
+redis.call('XADD', KEYS[2], '*', 'data', ARGV[3])
+local n_ev, expire = tonumber(ARGV[4]), tonumber(ARGV[5])
+for i = 1, n_ev do
+  redis.call('XADD', KEYS[3], '*', 'data', ARGV[5 + i])
+end
+if n_ev > 0 then
+  redis.call('EXPIRE', KEYS[3], expire)
+end
+return 1
+"""

@@ -1,0 +1,72 @@
+"""Deployment settings, read from the environment with the ``AGENTBUS_`` prefix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Every deployment setting; an unset field takes the embedded default."""
+
+    model_config = SettingsConfigDict(env_prefix="AGENTBUS_", env_file=None, extra="ignore")
+
+    data_dir: Path = Field(
+        default=Path(".agentbus"),
+        description="Folder for embedded Redis, the SQLite store and local Qdrant.",
+    )
+    redis_url: str | None = Field(
+        default=None,
+        description="Redis 6.2+ URL; unset starts an embedded Redis under data_dir.",
+    )
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy async URL; unset uses a SQLite file under data_dir.",
+    )
+    qdrant_url: str | None = Field(default=None, description="Qdrant server URL.")
+    qdrant_path: Path | None = Field(
+        default=None, description="Qdrant local-mode folder; default data_dir/qdrant."
+    )
+    llm: str = Field(
+        default="local",
+        description="LLM adapter: local | scripted | openai (OpenAI-compatible endpoint).",
+    )
+
+    shards: int = Field(default=1, ge=1, le=1024, description="Run shards (hash tags).")
+    max_deliveries: int = Field(default=3, ge=1, description="Deliveries before dead-letter.")
+    claim_idle_ms: int = Field(
+        default=30_000, ge=100, description="Idle time before a pending step is reclaimed."
+    )
+    heartbeat_ms: int | None = Field(
+        default=None, description="Claim keep-alive period; default claim_idle_ms / 3."
+    )
+    retry_backoff_ms: int = Field(default=200, ge=0, description="First in-process retry delay.")
+    read_block_ms: int = Field(default=1_000, ge=1, description="XREADGROUP BLOCK time.")
+    stream_maxlen: int = Field(
+        default=1_000_000, ge=1_000, description="Approximate cap on each role stream."
+    )
+    events_maxlen: int = Field(default=10_000, ge=100, description="Cap on a run's events.")
+    events_ttl_s: int = Field(
+        default=86_400, ge=1, description="Seconds a run's events live after it ends."
+    )
+    run_ttl_s: int = Field(
+        default=7 * 86_400, ge=60, description="Upper bound on a run's Redis keys' life."
+    )
+    run_deadline_s: float = Field(default=300.0, gt=0, description="Whole-run deadline.")
+    drain_timeout_s: float = Field(default=30.0, ge=0, description="SIGTERM drain limit.")
+    metrics_port: int | None = Field(default=None, description="Worker /metrics port.")
+    log_level: str = Field(default="info")
+
+    @property
+    def heartbeat_interval_s(self) -> float:
+        """Seconds between claim keep-alives for in-flight steps."""
+        ms = self.heartbeat_ms if self.heartbeat_ms is not None else self.claim_idle_ms / 3
+        return ms / 1000
+
+    def resolved_database_url(self) -> str:
+        """The store URL: the configured one or the embedded SQLite file."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{(self.data_dir / 'agentbus.db').resolve()}"
