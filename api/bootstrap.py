@@ -10,12 +10,17 @@ from faststream.redis import RedisBroker
 from redis.asyncio import Redis
 
 from bus import broker as bus_broker
+from bus.commands import Command
 from bus.embedded import EmbeddedRedis
 from bus.errors import BusError
+from bus.events import RunStatus
 from bus.keys import Role
 from bus.noop import handle_noop
 from bus.runtime.worker import Handler, RunEndHook, Worker
 from bus.settings import Settings
+from bus.store import RunStatus as StoreStatus
+from bus.store import RunStore, make_engine
+from bus.store.migrate import upgrade_async
 
 #: The roles this build can run, with their handlers. Roles from later issues
 #: (planner, researcher, ...) register here as they land.
@@ -54,6 +59,29 @@ async def connect(settings: Settings, *, embedded: bool = False) -> AsyncIterato
         await broker.stop()
         if server:
             server.stop()
+
+
+@contextlib.asynccontextmanager
+async def open_store(settings: Settings, *, migrate: bool = False) -> AsyncIterator[RunStore]:
+    """The state store (migrated to head first when ``migrate``)."""
+    url = settings.resolved_database_url()
+    if migrate:
+        await upgrade_async(url)
+    engine = make_engine(url)
+    try:
+        yield RunStore(engine)
+    finally:
+        await engine.dispose()
+
+
+def run_end_recorder(store: RunStore) -> RunEndHook:
+    """A hook that records a run's final status in the store (idempotent)."""
+
+    async def record(command: Command, status: RunStatus) -> None:
+        error_code = None if status == "done" else status
+        await store.set_status(command.run_id, StoreStatus(status), error_code=error_code)
+
+    return record
 
 
 def build_workers(

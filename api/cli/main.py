@@ -27,10 +27,18 @@ async def up(
 ) -> None:
     """Start the whole system in one process on embedded defaults (Ctrl-C stops it)."""
     s = settings()
-    await ops.migrate(s)
-    async with bootstrap.connect(s, embedded=True) as conn:
+    async with (
+        bootstrap.open_store(s, migrate=True) as store,
+        bootstrap.connect(s, embedded=True) as conn,
+    ):
         roles = list(bootstrap.HANDLERS)
-        workers = bootstrap.build_workers(roles, conn.redis, s, concurrency=concurrency)
+        workers = bootstrap.build_workers(
+            roles,
+            conn.redis,
+            s,
+            concurrency=concurrency,
+            on_run_end=bootstrap.run_end_recorder(store),
+        )
         typer.echo(f"agentbus up: redis {conn.url}, store {s.resolved_database_url()}")
         typer.echo(f"roles: {', '.join(sorted(str(r) for r in roles))}  (Ctrl-C to stop)")
         await Runner(workers, conn.redis).run()
@@ -45,8 +53,14 @@ async def worker(
 ) -> None:
     """Run one role's worker (scale out by starting more of them)."""
     s = settings()
-    async with bootstrap.connect(s) as conn:
-        workers = bootstrap.build_workers([role], conn.redis, s, concurrency=concurrency)
+    async with bootstrap.open_store(s) as store, bootstrap.connect(s) as conn:
+        workers = bootstrap.build_workers(
+            [role],
+            conn.redis,
+            s,
+            concurrency=concurrency,
+            on_run_end=bootstrap.run_end_recorder(store),
+        )
         if s.metrics_port:
             from prometheus_client import start_http_server
 

@@ -15,6 +15,7 @@ from bus import keys, schema
 from bus.runtime.deadletter import list_dead_letters, replay
 from bus.runtime.groups import group_stats
 from bus.settings import Settings
+from bus.store.migrate import upgrade_async
 
 streams_app = typer.Typer(help="Role streams: length, lag and pending per group.")
 dlq_app = typer.Typer(help="The dead-letter streams.", no_args_is_help=True)
@@ -24,8 +25,6 @@ db_app = typer.Typer(help="The state store.", no_args_is_help=True)
 
 async def migrate(s: Settings) -> None:
     """Bring the state store's schema up to date."""
-    from bus.store.migrate import upgrade_async
-
     await upgrade_async(s.resolved_database_url())
 
 

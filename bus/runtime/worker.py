@@ -41,6 +41,7 @@ from bus.runtime.scripts import COMMIT
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+    from redis.typing import StreamIdT
 
     from bus.settings import Settings
 
@@ -48,6 +49,12 @@ Handler = Callable[[StepContext, Command], Awaitable[StepResult]]
 RunEndHook = Callable[[Command, RunStatus], Awaitable[None]]
 
 log = structlog.get_logger("bus.worker")
+
+
+def _s(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
 Entry = tuple[bytes, dict[bytes, bytes]]
 
 
@@ -350,14 +357,14 @@ class Worker:
         interval = self.settings.heartbeat_interval_s
         while True:
             await asyncio.sleep(interval)
-            by_stream: dict[str, list[bytes]] = {}
+            by_stream: dict[str, list[StreamIdT]] = {}
             for stream, entry_id in list(self._inflight):
                 by_stream.setdefault(stream, []).append(entry_id)
             for stream, ids in by_stream.items():
                 try:
                     await self.redis.xclaim(stream, self.group, self.consumer, 0, ids, justid=True)
-                except (RedisConnectionError, RedisTimeoutError, ResponseError) as e:
-                    log.warning("heartbeat failed", error=str(e))
+                except Exception as e:  # the loop must outlive any one failure
+                    log.warning("heartbeat failed", error=repr(e))
 
     async def _reclaim_loop(self) -> None:
         """Take over entries left pending by consumers that went idle (crashed)."""
@@ -370,36 +377,25 @@ class Worker:
                     break
                 try:
                     await self._reclaim(stream, free)
-                except (RedisConnectionError, RedisTimeoutError, ResponseError) as e:
-                    log.warning("reclaim failed", stream=stream, error=str(e))
+                except Exception as e:  # the loop must outlive any one failure
+                    log.warning("reclaim failed", stream=stream, error=repr(e))
 
     async def _reclaim(self, stream: str, count: int) -> None:
-        # Raw command: redis-py's reply parser chokes on 6.2's nil entries for
-        # pending ids whose entry was trimmed away.
-        reply = await self.redis.execute_command(
-            "XAUTOCLAIM",
+        reply = await self.redis.xautoclaim(
             stream,
             self.group,
             self.consumer,
             self.settings.claim_idle_ms,
-            self._reclaim_cursor[stream],
-            "COUNT",
-            count,
+            start_id=self._reclaim_cursor[stream],
+            count=count,
         )
-        self._reclaim_cursor[stream] = reply[0].decode()
-        live: list[Entry] = []
-        lost: list[bytes] = list(reply[2]) if len(reply) > 2 else []
-        for raw in reply[1]:
-            if raw is None or raw[1] is None:
-                if raw is not None:
-                    lost.append(raw[0])
-                continue
-            flat = raw[1]
-            live.append((raw[0], dict(zip(flat[::2], flat[1::2], strict=True))))
+        self._reclaim_cursor[stream] = _s(reply[0])
+        live: list[Entry] = [(eid, f) for eid, f in reply[1] if eid is not None and f is not None]
+        # Pending entries trimmed away before anyone acked them: that work is lost
+        # (Redis 7 lists their ids and drops them; 6.2 returns nil entries).
+        lost = len(reply[1]) - len(live) + (len(reply[2]) if len(reply) > 2 else 0)
         if lost:
-            # Trimmed while pending: the work is gone; ack so it stops showing as pending.
-            log.error("pending entries were trimmed away", stream=stream, count=len(lost))
-            await self.redis.xack(stream, self.group, *lost)
+            log.error("pending entries were trimmed away", stream=stream, count=lost)
         if not live:
             return
         pending = await self.redis.xpending_range(

@@ -1,0 +1,197 @@
+"""The runs repository: every read is scoped to a tenant, every write is idempotent."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from bus.errors import StoreError
+from bus.store.engine import safe_url
+from bus.store.tables import RunRow
+
+
+class RunStatus(StrEnum):
+    """Where a run is in its life."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUSPENDED = "suspended"
+    DONE = "done"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+    REJECTED = "rejected"
+
+
+TERMINAL_STATUSES = frozenset(
+    {RunStatus.DONE, RunStatus.ERROR, RunStatus.TIMEOUT, RunStatus.CANCELLED, RunStatus.REJECTED}
+)
+_TERMINAL_VALUES = sorted(status.value for status in TERMINAL_STATUSES)
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware, in UTC."""
+    return datetime.now(UTC)
+
+
+class RunRecord(BaseModel):
+    """A run as the store holds it; immutable, detached from any database session."""
+
+    model_config = ConfigDict(frozen=True, from_attributes=True)
+
+    id: str = Field(min_length=1, max_length=64)
+    tenant_id: str = Field(min_length=1, max_length=64)
+    subject: str = Field(max_length=255)
+    status: RunStatus = RunStatus.QUEUED
+    mode: str = Field(max_length=32)
+    question: str
+    answer: str | None = None
+    error_code: str | None = Field(default=None, max_length=64)
+    created_at: AwareDatetime = Field(default_factory=utcnow)
+    updated_at: AwareDatetime = Field(default_factory=utcnow)
+    finished_at: AwareDatetime | None = None
+
+    @field_validator("created_at", "updated_at", "finished_at")
+    @classmethod
+    def _in_utc(cls, value: datetime | None) -> datetime | None:
+        # One zone everywhere, so records compare and serialise the same on every backend.
+        return None if value is None else value.astimezone(UTC)
+
+    @property
+    def is_terminal(self) -> bool:
+        """Whether the run has ended and can no longer change."""
+        return self.status in TERMINAL_STATUSES
+
+
+class RunStore:
+    """Reads and writes runs.
+
+    Args:
+        db: an engine (the store makes its own session factory) or a session factory. The
+            caller owns the engine and disposes of it.
+    """
+
+    def __init__(self, db: AsyncEngine | async_sessionmaker[AsyncSession]) -> None:
+        if isinstance(db, AsyncEngine):
+            db = async_sessionmaker(db, expire_on_commit=False)
+        self._sessions = db
+        bind = db.kw.get("bind")
+        self._where = safe_url(bind.url) if isinstance(bind, AsyncEngine) else "the database"
+
+    async def create(self, run: RunRecord) -> RunRecord:
+        """Insert a new run; raises ``StoreError`` if its id is taken or the database fails."""
+        async with self._session("create the run") as session:
+            session.add(RunRow(**(run.model_dump() | {"status": run.status.value})))
+            try:
+                await session.flush()
+            except IntegrityError as e:
+                raise StoreError(
+                    f"run {run.id!r} already exists",
+                    hint="run ids must be unique; read the run with get() before creating it",
+                ) from e
+        return run
+
+    async def get(self, tenant_id: str, run_id: str) -> RunRecord | None:
+        """The tenant's run with this id, or None (also when another tenant owns it)."""
+        async with self._session("read the run") as session:
+            row = await session.scalar(
+                select(RunRow).where(RunRow.id == run_id, RunRow.tenant_id == tenant_id)
+            )
+            return None if row is None else RunRecord.model_validate(row)
+
+    async def list(
+        self, tenant_id: str, limit: int = 50, before: str | None = None
+    ) -> Sequence[RunRecord]:
+        """The tenant's runs, newest first, one page at a time.
+
+        Args:
+            tenant_id: whose runs to list.
+            limit: the most runs to return (at least 1).
+            before: the id of the last run of the previous page; only older runs follow.
+                An id the tenant does not own gives an empty page.
+        """
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        stmt = select(RunRow).where(RunRow.tenant_id == tenant_id)
+        if before is not None:
+            # A keyset cursor on (created_at, id): stable under concurrent inserts and
+            # correct when several runs share a timestamp, unlike an offset or a bare time.
+            cursor_at = (
+                select(RunRow.created_at)
+                .where(RunRow.tenant_id == tenant_id, RunRow.id == before)
+                .scalar_subquery()
+            )
+            stmt = stmt.where(
+                or_(
+                    RunRow.created_at < cursor_at,
+                    and_(RunRow.created_at == cursor_at, RunRow.id < before),
+                )
+            )
+        stmt = stmt.order_by(RunRow.created_at.desc(), RunRow.id.desc()).limit(limit)
+        async with self._session("list runs") as session:
+            rows = await session.scalars(stmt)
+            return [RunRecord.model_validate(row) for row in rows]
+
+    async def set_status(
+        self,
+        run_id: str,
+        status: RunStatus,
+        *,
+        answer: str | None = None,
+        error_code: str | None = None,
+    ) -> RunRecord | None:
+        """Move a run to a status; a run that has ended is left exactly as it is.
+
+        Messages arrive at least once, so a late or repeated update (``running`` after
+        ``done``, ``done`` twice) must be harmless: it changes nothing and is not an error.
+
+        Args:
+            run_id: the run to update.
+            status: the new status; a terminal one also sets ``finished_at``.
+            answer: the answer to store; None keeps the current one.
+            error_code: the error code to store; None keeps the current one.
+
+        Returns:
+            The run as stored afterwards (compare its status to see whether the update
+            applied), or None if there is no such run.
+        """
+        status, now = RunStatus(status), utcnow()
+        values: dict[str, Any] = {"status": status.value, "updated_at": now}
+        if answer is not None:
+            values["answer"] = answer
+        if error_code is not None:
+            values["error_code"] = error_code
+        if status in TERMINAL_STATUSES:
+            values["finished_at"] = now
+        # The terminal check lives in the UPDATE's WHERE, so two workers racing to end the
+        # same run cannot both win: whichever commits first sticks.
+        stmt = (
+            update(RunRow)
+            .where(RunRow.id == run_id, RunRow.status.not_in(_TERMINAL_VALUES))
+            .values(values)
+            .execution_options(synchronize_session=False)
+        )
+        async with self._session("update the run status") as session:
+            await session.execute(stmt)
+            row = await session.scalar(select(RunRow).where(RunRow.id == run_id))
+            return None if row is None else RunRecord.model_validate(row)
+
+    @asynccontextmanager
+    async def _session(self, action: str) -> AsyncGenerator[AsyncSession, None]:
+        """A session in one transaction; driver failures become a ``StoreError``."""
+        try:
+            async with self._sessions.begin() as session:
+                yield session
+        except (SQLAlchemyError, OSError) as e:
+            # DBAPIError's own text repeats the SQL and its parameters (user questions);
+            # the driver's message alone says what went wrong.
+            cause = e.orig if isinstance(e, DBAPIError) else e
+            raise StoreError(f"could not {action} in {self._where}: {cause}") from e

@@ -1,0 +1,75 @@
+"""SQLAlchemy tables of the state store (the ORM never leaves ``bus.store``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import DateTime, Dialect, Index, MetaData, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+# Named constraints let later batch migrations on SQLite (which rebuild the table) find and
+# alter constraints by name; unnamed ones are anonymous there.
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC timestamp on every backend.
+
+    SQLite has no timestamp type and drops the offset, so values are normalised to UTC
+    before they are stored and marked UTC when they are read; naive values are refused
+    because their zone cannot be known.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Normalise to UTC; store naive UTC on SQLite so text order is time order."""
+        if value is None:
+            return None
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError(f"naive datetime {value!r}: pass a timezone-aware datetime")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Return an aware UTC datetime whatever the backend handed back."""
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    """Declarative base; its metadata is what alembic compares against."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class RunRow(Base):
+    """One question a tenant asked, and how it ended."""
+
+    __tablename__ = "runs"
+    __table_args__ = (Index("ix_runs_tenant_id_created_at", "tenant_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(String(64))
+    subject: Mapped[str] = mapped_column(String(255))
+    # A plain string, not a database enum: adding a status then needs no table rebuild on
+    # SQLite or ALTER TYPE on Postgres; ``RunStatus`` validates values in Python.
+    status: Mapped[str] = mapped_column(String(16))
+    mode: Mapped[str] = mapped_column(String(32))
+    question: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str | None] = mapped_column(Text)
+    error_code: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -1,0 +1,77 @@
+"""Fixtures shared by every test tier."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import fakeredis
+import pytest
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from bus.settings import Settings
+
+TEST_REDIS_URL = os.environ.get("AGENTBUS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path) -> Callable[..., Settings]:
+    """Settings with fast timings for tests; keyword arguments override fields."""
+
+    def make(**overrides: Any) -> Settings:
+        base: dict[str, Any] = {
+            "data_dir": tmp_path / "data",
+            "read_block_ms": 20,
+            "claim_idle_ms": 500,
+            "retry_backoff_ms": 5,
+            "drain_timeout_s": 5.0,
+        }
+        base.update(overrides)
+        return Settings(**base)
+
+    return make
+
+
+@contextlib.asynccontextmanager
+async def fake_client() -> AsyncIterator[Redis]:
+    """A fakeredis server behind redis-py's real client code paths (fast unit tests)."""
+    client = fakeredis.FakeAsyncRedis(server=fakeredis.FakeServer())
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+@contextlib.asynccontextmanager
+async def real_client() -> AsyncIterator[Redis]:
+    """The test Redis server (a real one), flushed before and after use."""
+    client = Redis.from_url(TEST_REDIS_URL)
+    try:
+        await client.ping()
+    except (OSError, RedisError) as e:  # environment problem: say how to fix it
+        await client.aclose()
+        pytest.fail(f"no Redis at {TEST_REDIS_URL} ({e}); run `make services` first")
+    await client.flushdb()
+    try:
+        yield client
+    finally:
+        await client.flushdb()
+        await client.aclose()
+
+
+@pytest.fixture
+async def fake_redis() -> AsyncIterator[Redis]:
+    """fakeredis for fast unit tests."""
+    async with fake_client() as client:
+        yield client
+
+
+@pytest.fixture
+async def real_redis() -> AsyncIterator[Redis]:
+    """The real test Redis, flushed around the test."""
+    async with real_client() as client:
+        yield client

@@ -1,0 +1,198 @@
+"""RunStore conformance: the same behaviour on SQLite and Postgres."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from bus.errors import StoreError
+from bus.store import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore, make_engine
+
+T0 = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
+
+
+def a_run(run_id: str = "run-1", tenant_id: str = "tenant-a", **changes: object) -> RunRecord:
+    fields: dict[str, object] = {
+        "id": run_id,
+        "tenant_id": tenant_id,
+        "subject": "alice",
+        "mode": "single",
+        "question": "What is a consumer group?",
+    }
+    return RunRecord.model_validate(fields | changes)
+
+
+async def test_create_then_get_returns_the_same_run(store: RunStore) -> None:
+    run = a_run(created_at=T0, updated_at=T0)
+
+    created = await store.create(run)
+
+    assert created == run
+    assert await store.get("tenant-a", "run-1") == run
+
+
+async def test_get_unknown_run_is_none(store: RunStore) -> None:
+    assert await store.get("tenant-a", "nope") is None
+
+
+async def test_create_with_a_taken_id_raises_store_error(store: RunStore) -> None:
+    await store.create(a_run())
+
+    with pytest.raises(StoreError, match="already exists"):
+        await store.create(a_run(tenant_id="tenant-b"))
+    assert (await store.get("tenant-a", "run-1")) is not None
+
+
+async def test_a_tenant_cannot_read_another_tenants_run(store: RunStore) -> None:
+    await store.create(a_run("run-b", tenant_id="tenant-b"))
+
+    assert await store.get("tenant-a", "run-b") is None
+    assert await store.list("tenant-a") == []
+    assert [r.id for r in await store.list("tenant-b")] == ["run-b"]
+
+
+async def test_timestamps_come_back_aware_in_utc(store: RunStore) -> None:
+    plus_two = timezone(timedelta(hours=2))
+    await store.create(a_run(created_at=datetime(2025, 1, 1, 14, 0, tzinfo=plus_two)))
+
+    got = await store.get("tenant-a", "run-1")
+
+    assert got is not None
+    assert got.created_at == T0
+    assert got.created_at.utcoffset() == timedelta(0)
+
+
+async def test_running_then_done_records_answer_and_finish_time(store: RunStore) -> None:
+    await store.create(a_run())
+
+    running = await store.set_status("run-1", RunStatus.RUNNING)
+    done = await store.set_status("run-1", RunStatus.DONE, answer="A named set of readers.")
+
+    assert running is not None and running.status is RunStatus.RUNNING
+    assert running.finished_at is None
+    assert done is not None and done.status is RunStatus.DONE and done.is_terminal
+    assert done.answer == "A named set of readers."
+    assert done.finished_at is not None and done.finished_at >= done.created_at
+    assert await store.get("tenant-a", "run-1") == done
+
+
+async def test_setting_the_same_terminal_status_twice_changes_nothing(store: RunStore) -> None:
+    await store.create(a_run())
+    first = await store.set_status("run-1", RunStatus.ERROR, error_code="llm_failed")
+
+    second = await store.set_status("run-1", RunStatus.ERROR, error_code="other")
+
+    assert second == first
+    assert second is not None and second.error_code == "llm_failed"
+
+
+@pytest.mark.parametrize("terminal", sorted(TERMINAL_STATUSES))
+async def test_a_terminal_run_never_goes_back_to_running(
+    store: RunStore, terminal: RunStatus
+) -> None:
+    await store.create(a_run())
+    ended = await store.set_status("run-1", terminal)
+
+    after = await store.set_status("run-1", RunStatus.RUNNING)
+
+    assert after == ended
+    assert after is not None and after.status is terminal
+
+
+async def test_a_terminal_status_is_not_replaced_by_another(store: RunStore) -> None:
+    await store.create(a_run())
+    await store.set_status("run-1", RunStatus.CANCELLED)
+
+    after = await store.set_status("run-1", RunStatus.DONE, answer="late answer")
+
+    assert after is not None
+    assert after.status is RunStatus.CANCELLED and after.answer is None
+
+
+async def test_racing_terminal_updates_have_one_winner(store: RunStore) -> None:
+    await store.create(a_run())
+
+    results = await asyncio.gather(
+        store.set_status("run-1", RunStatus.DONE, answer="yes"),
+        store.set_status("run-1", RunStatus.TIMEOUT, error_code="deadline"),
+    )
+
+    stored = await store.get("tenant-a", "run-1")
+    assert stored is not None and stored.is_terminal
+    assert list(results) == [stored, stored]
+    if stored.status is RunStatus.DONE:
+        assert (stored.answer, stored.error_code) == ("yes", None)
+    else:
+        assert (stored.answer, stored.error_code) == (None, "deadline")
+
+
+async def test_a_suspended_run_resumes(store: RunStore) -> None:
+    await store.create(a_run())
+    suspended = await store.set_status("run-1", RunStatus.SUSPENDED)
+
+    resumed = await store.set_status("run-1", RunStatus.RUNNING)
+
+    assert suspended is not None and suspended.finished_at is None
+    assert resumed is not None and resumed.status is RunStatus.RUNNING
+
+
+async def test_set_status_keeps_the_answer_when_none_is_given(store: RunStore) -> None:
+    await store.create(a_run())
+    await store.set_status("run-1", RunStatus.SUSPENDED, answer="draft")
+
+    after = await store.set_status("run-1", RunStatus.DONE)
+
+    assert after is not None and after.answer == "draft"
+
+
+async def test_set_status_of_an_unknown_run_is_none(store: RunStore) -> None:
+    assert await store.set_status("nope", RunStatus.DONE) is None
+
+
+async def test_list_pages_newest_first_without_gaps_or_repeats(store: RunStore) -> None:
+    # Three runs share a timestamp, so paging must break ties on the id.
+    times = [T0, T0 + timedelta(seconds=1), T0 + timedelta(seconds=1), T0 + timedelta(seconds=1)]
+    times += [T0 + timedelta(minutes=5), T0 - timedelta(days=1)]
+    for i, at in enumerate(times):
+        await store.create(a_run(f"run-{i}", created_at=at, updated_at=at))
+    await store.create(a_run("other", tenant_id="tenant-b", created_at=T0))
+
+    pages: list[list[str]] = []
+    before: str | None = None
+    while page := await store.list("tenant-a", limit=2, before=before):
+        pages.append([r.id for r in page])
+        before = page[-1].id
+
+    assert pages == [["run-4", "run-3"], ["run-2", "run-1"], ["run-0", "run-5"]]
+    assert [r.id for r in await store.list("tenant-a", limit=3)] == ["run-4", "run-3", "run-2"]
+
+
+async def test_list_with_another_tenants_cursor_is_empty(store: RunStore) -> None:
+    await store.create(a_run("mine", created_at=T0))
+    await store.create(a_run("theirs", tenant_id="tenant-b", created_at=T0 + timedelta(days=1)))
+
+    assert await store.list("tenant-a", before="theirs") == []
+
+
+async def test_list_refuses_a_limit_below_one(store: RunStore) -> None:
+    with pytest.raises(ValueError, match="limit"):
+        await store.list("tenant-a", limit=0)
+
+
+async def test_an_unreachable_database_raises_store_error() -> None:
+    # Port 1 on loopback refuses connections at once, so this needs no real server.
+    engine = make_engine("postgresql+asyncpg://postgres@127.0.0.1:1/nowhere")
+    try:
+        with pytest.raises(StoreError, match=r"127\.0\.0\.1:1") as caught:
+            await RunStore(engine).get("tenant-a", "run-1")
+    finally:
+        await engine.dispose()
+    assert isinstance(caught.value.__cause__, OSError)
+    assert caught.value.code == "store_error"
+
+
+def test_a_sync_driver_url_is_refused_with_a_hint() -> None:
+    with pytest.raises(StoreError, match="sqlite\\+aiosqlite"):
+        make_engine("sqlite:///store.db")

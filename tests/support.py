@@ -1,0 +1,65 @@
+"""Small helpers for tests: commands, running workers, reading a run back."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Sequence
+
+from redis.asyncio import Redis
+
+from bus import keys, wire
+from bus.commands import Command, NoopTask, deadline_in, new_run_id
+from bus.events import ClientEvent, parse_event
+from bus.runtime.runner import Runner
+from bus.runtime.worker import Worker
+
+
+def noop_command(hops: int = 1, *, deadline_s: float = 60, **task: object) -> Command:
+    """A no-op run of ``hops`` steps."""
+    return Command(
+        run_id=new_run_id(),
+        tenant_id="t1",
+        subject="alice",
+        role=keys.Role.NOOP,
+        deadline=deadline_in(deadline_s),
+        payload=NoopTask(hops_left=hops - 1, **task),  # type: ignore[arg-type]
+    )
+
+
+async def events_of(redis: Redis, run_id: str, shard: int = 0) -> list[ClientEvent]:
+    """Every event the run wrote so far, in order."""
+    rows = await redis.xrange(keys.run_events(run_id, shard))
+    return [parse_event(wire.raw_data(fields)) for _, fields in rows]
+
+
+async def stream_commands(redis: Redis, role: keys.Role, shard: int = 0) -> list[Command]:
+    """Every command ever published on a role stream (not trimmed in tests)."""
+    rows = await redis.xrange(keys.role_stream(role, shard))
+    return [wire.decode_command(fields) for _, fields in rows]
+
+
+async def drain(workers: Sequence[Worker], redis: Redis, within: float = 20) -> None:
+    """Run workers in burst mode until every stream is drained."""
+    await asyncio.wait_for(Runner(workers, redis, burst=True).run(), within)
+
+
+@contextlib.asynccontextmanager
+async def running(workers: Sequence[Worker], redis: Redis) -> AsyncIterator[Runner]:
+    """Run workers in the background for the duration of the block."""
+    runner = Runner(workers, redis)
+    task = asyncio.create_task(runner.run())
+    try:
+        yield runner
+    finally:
+        runner.stop()
+        await asyncio.wait_for(task, 20)
+
+
+async def wait_for(predicate, within: float = 10, interval: float = 0.02) -> None:  # type: ignore[no-untyped-def]
+    """Poll an async predicate until it is true or fail."""
+    deadline = asyncio.get_running_loop().time() + within
+    while not await predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(interval)

@@ -1,0 +1,246 @@
+"""The worker runtime: exactly-once progress, retries, dead letters, deadlines, cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from redis.asyncio import Redis
+
+from bus import keys, wire
+from bus.commands import Command, NoopTask
+from bus.noop import handle_noop
+from bus.publish import publish, request_cancel
+from bus.runtime.context import StepContext, StepResult
+from bus.runtime.deadletter import list_dead_letters, replay
+from bus.runtime.groups import group_stats
+from bus.runtime.worker import Worker
+from bus.transcript import fold
+from tests.support import drain, events_of, noop_command, stream_commands
+
+NOOP = keys.Role.NOOP
+
+
+def noop_worker(redis: Redis, settings, **kw) -> Worker:  # type: ignore[no-untyped-def]
+    return Worker(NOOP, handle_noop, redis, settings, **kw)
+
+
+async def test_chain_runs_to_done_with_one_command_per_step(redis: Redis, make_settings) -> None:
+    s = make_settings()
+    worker = noop_worker(redis, s, concurrency=4)
+    await worker.ensure_groups()
+    cmd = noop_command(hops=5, tokens=["a", "b"])
+    await publish(redis, cmd, s)
+    await drain([worker], redis)
+
+    events = await events_of(redis, cmd.run_id)
+    assert [e.type for e in events][-1] == "done"
+    assert fold(events).answer == "ab" * 5
+    steps = [c.step_id for c in await stream_commands(redis, NOOP)]
+    assert len(steps) == len(set(steps)) == 5
+    [stats] = await group_stats(redis, keys.role_stream(NOOP, 0))
+    assert (stats.pending, stats.lag) == (0, 0)
+
+
+async def test_groups_are_created_at_start_not_by_reading_from_zero(
+    redis: Redis, make_settings
+) -> None:
+    s = make_settings()
+    old = noop_command()
+    await publish(redis, old, s)  # before the group exists: not for this group
+    worker = noop_worker(redis, s)
+    await worker.ensure_groups()
+    await worker.ensure_groups()  # idempotent (BUSYGROUP ignored)
+    await drain([worker], redis)
+    assert await events_of(redis, old.run_id) == []
+
+
+async def test_duplicate_delivery_of_a_done_step_changes_nothing(
+    redis: Redis, make_settings
+) -> None:
+    s = make_settings()
+    worker = noop_worker(redis, s)
+    await worker.ensure_groups()
+    cmd = noop_command(hops=2, tokens=["x"])
+    await publish(redis, cmd, s)
+    await drain([worker], redis)
+    before_events = await events_of(redis, cmd.run_id)
+    before_cmds = await stream_commands(redis, NOOP)
+
+    await publish(redis, cmd, s)  # the same step delivered again
+    await drain([worker], redis)
+
+    assert await events_of(redis, cmd.run_id) == before_events
+    assert len(await stream_commands(redis, NOOP)) == len(before_cmds) + 1  # only the copy
+    [stats] = await group_stats(redis, keys.role_stream(NOOP, 0))
+    assert stats.pending == 0
+
+
+async def test_failing_step_is_retried_with_step_retry_and_no_duplicate_text(
+    redis: Redis, make_settings
+) -> None:
+    s = make_settings()
+    worker = noop_worker(redis, s)
+    await worker.ensure_groups()
+    cmd = noop_command(hops=1, tokens=["hello"], fail_times=2)
+    await publish(redis, cmd, s)
+    await drain([worker], redis)
+
+    events = await events_of(redis, cmd.run_id)
+    types = [e.type for e in events]
+    assert types == ["step_retry", "step_retry", "answer", "done"]
+    assert [e.delivery for e in events if e.type == "step_retry"] == [2, 3]
+    assert fold(events).answer == "hello"
+
+
+async def test_poison_message_is_dead_lettered_after_three_deliveries_others_go_on(
+    redis: Redis, make_settings
+) -> None:
+    s = make_settings()
+    worker = noop_worker(redis, s, concurrency=2)
+    await worker.ensure_groups()
+    poison = noop_command(hops=1, fail_times=99)
+    healthy = noop_command(hops=3)
+    await publish(redis, poison, s)
+    await publish(redis, healthy, s)
+    await drain([worker], redis)
+
+    assert (await events_of(redis, healthy.run_id))[-1].type == "done"
+    poison_events = await events_of(redis, poison.run_id)
+    assert [e.type for e in poison_events][-2:] == ["error", "done"]
+    assert poison_events[-1].status == "error"
+    [(dead_id, letter)] = await list_dead_letters(redis, s)
+    assert (letter.run_id, letter.reason, letter.deliveries) == (poison.run_id, "failed", 3)
+    assert "scripted failure" in letter.error
+    [stats] = await group_stats(redis, keys.role_stream(NOOP, 0))
+    assert stats.pending == 0
+
+    # The operator fixes the cause and replays: the step runs again from the stream.
+    await replay(redis, dead_id)
+    assert await list_dead_letters(redis, s) == []
+    [stats] = await group_stats(redis, keys.role_stream(NOOP, 0))
+    assert stats.lag >= 1
+
+
+async def test_unparseable_message_is_dead_lettered_at_once(redis: Redis, make_settings) -> None:
+    s = make_settings()
+    worker = noop_worker(redis, s)
+    await worker.ensure_groups()
+    stream = keys.role_stream(NOOP, 0)
+    await redis.xadd(stream, {"data": json.dumps({"run_id": "r1", "role": "noop"})})
+    await redis.xadd(stream, {"nodata": "x"})
+    good = noop_command()
+    await publish(redis, good, s)
+    await drain([worker], redis)
+
+    letters = sorted(letter.run_id or "" for _, letter in await list_dead_letters(redis, s))
+    assert letters == ["", "r1"]
+    assert all(letter.reason == "unparseable" for _, letter in await list_dead_letters(redis, s))
+    assert [e.type for e in await events_of(redis, "r1")] == ["error", "done"]
+    assert (await events_of(redis, good.run_id))[-1].type == "done"
+
+
+async def test_expired_step_is_not_started_and_the_run_ends_timeout(
+    redis: Redis, make_settings
+) -> None:
+    s = make_settings()
+    started: list[str] = []
+
+    async def handler(ctx: StepContext, command: Command) -> StepResult:
+        started.append(command.step_id)
+        return StepResult()
+
+    worker = Worker(NOOP, handler, redis, s)
+    await worker.ensure_groups()
+    cmd = noop_command(deadline_s=-1)
+    await publish(redis, cmd, s)
+    await drain([worker], redis)
+    assert started == []
+    events = await events_of(redis, cmd.run_id)
+    assert (events[0].type, events[0].code) == ("error", "timeout")
+    assert events[-1].status == "timeout"
+    assert await redis.ttl(keys.run_events(cmd.run_id, 0)) <= s.events_ttl_s
+
+
+async def test_cancel_is_honoured_between_steps(redis: Redis, make_settings) -> None:
+    s = make_settings()
+    worker = noop_worker(redis, s)
+    await worker.ensure_groups()
+    cmd = noop_command(hops=3)
+    await request_cancel(redis, cmd.run_id, s)
+    await publish(redis, cmd, s)
+    await drain([worker], redis)
+    events = await events_of(redis, cmd.run_id)
+    assert [(e.type, getattr(e, "status", None)) for e in events][-1] == ("done", "cancelled")
+    assert len(await stream_commands(redis, NOOP)) == 1  # nothing published after
+
+
+async def test_pending_step_of_a_dead_consumer_is_reclaimed(redis: Redis, make_settings) -> None:
+    s = make_settings(claim_idle_ms=200)
+    stream = keys.role_stream(NOOP, 0)
+    dead = noop_worker(redis, s, consumer="dead-consumer")
+    await dead.ensure_groups()
+    cmd = noop_command(tokens=["t"])
+    await publish(redis, cmd, s)
+    # The dead consumer read it and crashed before committing: it stays pending.
+    await redis.xreadgroup("noop", "dead-consumer", {stream: ">"}, count=1)
+    await asyncio.sleep(0.25)
+
+    alive = noop_worker(redis, s, consumer="alive")
+    await drain([alive], redis)
+    events = await events_of(redis, cmd.run_id)
+    assert [e.type for e in events] == ["step_retry", "answer", "done"]
+    assert events[0].delivery == 2
+
+
+async def test_long_step_keeps_its_claim(redis: Redis, make_settings) -> None:
+    s = make_settings(claim_idle_ms=200, heartbeat_ms=50)
+    first = noop_worker(redis, s, consumer="first")
+    second = noop_worker(redis, s, consumer="second")
+    await first.ensure_groups()
+    cmd = noop_command(tokens=["a", "b", "c"], work_s=0.9)  # > 4x the claim idle time
+    await publish(redis, cmd, s)
+    await drain([first, second], redis)
+    events = await events_of(redis, cmd.run_id)
+    assert [e.type for e in events] == ["answer", "answer", "answer", "done"]
+
+
+async def test_group_is_recreated_when_the_stream_vanishes(redis: Redis, make_settings) -> None:
+    s = make_settings()
+    worker = noop_worker(redis, s)
+    await worker.ensure_groups()
+    await redis.delete(keys.role_stream(NOOP, 0))  # e.g. FLUSHDB in an operator's hands
+    task = asyncio.create_task(worker.run())
+    await asyncio.sleep(0.1)
+    cmd = noop_command()
+    await publish(redis, cmd, s)
+    for _ in range(200):
+        if await events_of(redis, cmd.run_id):
+            break
+        await asyncio.sleep(0.02)
+    worker.stop()
+    await asyncio.wait_for(task, 5)
+    assert (await events_of(redis, cmd.run_id))[-1].type == "done"
+
+
+async def test_run_end_hook_sees_final_status(redis: Redis, make_settings) -> None:
+    s = make_settings()
+    ended: list[tuple[str, str]] = []
+
+    async def on_end(command: Command, status: str) -> None:
+        ended.append((command.run_id, status))
+
+    worker = noop_worker(redis, s, on_run_end=on_end)
+    await worker.ensure_groups()
+    ok, poison = noop_command(hops=2), noop_command(fail_times=9)
+    await publish(redis, ok, s)
+    await publish(redis, poison, s)
+    await drain([worker], redis)
+    assert sorted(ended) == sorted([(ok.run_id, "done"), (poison.run_id, "error")])
+
+
+def test_wire_roundtrip_keeps_the_command() -> None:
+    cmd = noop_command(hops=2, tokens=["a"])
+    fields = {b"data": wire.encode(cmd).encode()}
+    assert wire.decode_command(fields) == cmd
+    assert isinstance(cmd.payload, NoopTask)
