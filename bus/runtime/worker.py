@@ -250,8 +250,8 @@ class Worker:
         applied = await self._apply(stream, entry_id, command, result)
         if not applied:
             return "duplicate"
-        if result.finished and self._on_run_end:
-            await self._on_run_end(command, result.finished)
+        if result.finished:
+            await self._run_ended(command, result.finished)
         return "ok" if delivery == 1 else "retried"
 
     def _retry_event(self, command: Command, delivery: int) -> StepRetry:
@@ -306,8 +306,18 @@ class Worker:
         applied = await self._apply(
             stream, entry_id, command, StepResult(events=events, finished=status)
         )
-        if applied and self._on_run_end:
+        if applied:
+            await self._run_ended(command, status)
+
+    async def _run_ended(self, command: Command, status: RunStatus) -> None:
+        # The run's end is already committed in Redis; a failing hook (say, the store
+        # is down) is logged, not retried, so it cannot re-run a finished step.
+        if self._on_run_end is None:
+            return
+        try:
             await self._on_run_end(command, status)
+        except Exception:
+            log.exception("run-end hook failed", status=status)
 
     async def _claim_again(self, stream: str, entry_id: bytes) -> int | None:
         """Re-claim our own entry for a retry, counting one more delivery."""
@@ -349,8 +359,8 @@ class Worker:
         if moved:
             log.error("dead-lettered", reason=reason, error=error[:200], stream=stream)
             metrics.DEAD_LETTERS.labels(str(self.role), reason).inc()
-            if command and self._on_run_end:
-                await self._on_run_end(command, "error")
+            if command:
+                await self._run_ended(command, "error")
 
     async def _heartbeat_loop(self) -> None:
         """Keep in-flight steps' claims fresh so nobody reclaims a step still running."""

@@ -1,0 +1,54 @@
+"""Start agentbus processes for integration and end-to-end tests."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+AGENTBUS = str(Path(sys.executable).with_name("agentbus"))
+
+
+def spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """Start ``agentbus ARGS`` with extra environment, output to ``log``."""
+    full_env = {**os.environ, **env}
+    with log.open("ab") as out:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(
+            [AGENTBUS, *args],
+            env=full_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+
+
+@contextmanager
+def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """A list to put processes in; whatever is still alive at the end is killed."""
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        yield procs
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGKILL)
+                p.wait(10)
+
+
+async def cli(args: list[str], env: dict[str, str]) -> str:
+    """Run ``agentbus ARGS`` to completion; returns stdout, fails on a non-zero exit."""
+    proc = await asyncio.create_subprocess_exec(
+        AGENTBUS,
+        *args,
+        env={**os.environ, **env},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    assert proc.returncode == 0, f"agentbus {' '.join(args)} failed: {err.decode()}"
+    return out.decode()
