@@ -49,3 +49,10 @@ class StepFailed(BusError):
     """A handler failed a step; the runtime retries it, then dead-letters it."""
 
     code = "step_failed"
+
+
+class MessageTooLarge(BusError):
+    """A handler produced a command over the message budget."""
+
+    code = "message_too_large"
+    hint = "store bulky state with StepContext.put_blob and pass its key"

@@ -54,6 +54,11 @@ class Settings(BaseSettings):
     run_ttl_s: int = Field(
         default=7 * 86_400, ge=60, description="Upper bound on a run's Redis keys' life."
     )
+    max_message_bytes: int = Field(
+        default=256 * 1024,
+        ge=1024,
+        description="Budget for one command; bulky state goes to blobs (StepContext.put_blob).",
+    )
     run_deadline_s: float = Field(default=300.0, gt=0, description="Whole-run deadline.")
     drain_timeout_s: float = Field(default=30.0, ge=0, description="SIGTERM drain limit.")
     metrics_port: int | None = Field(default=None, description="Worker /metrics port.")

@@ -22,6 +22,7 @@ import secrets
 import socket
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import structlog
@@ -31,7 +32,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bus import keys, wire
 from bus.commands import Command
-from bus.errors import MessageInvalid
+from bus.errors import MessageInvalid, MessageTooLarge
 from bus.events import ClientEvent, Done, ErrorEvent, RunStatus, StepRetry
 from bus.runtime import metrics
 from bus.runtime.context import StepContext, StepResult
@@ -56,6 +57,15 @@ def _s(value: bytes | str) -> str:
 
 
 Entry = tuple[bytes, dict[bytes, bytes]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A step's effects, encoded and checked, ready for the commit script."""
+
+    outputs: list[tuple[str, str]]
+    events: list[str]
+    finished: RunStatus | None
 
 
 def consumer_name() -> str:
@@ -234,7 +244,7 @@ class Worker:
             if delivery > 1:
                 await ctx.emit(self._retry_event(command, delivery))
             try:
-                result = await self.handler(ctx, command)
+                prepared = self._prepare(command, await self.handler(ctx, command))
                 break
             except Exception as e:
                 if delivery >= self.settings.max_deliveries:
@@ -247,11 +257,11 @@ class Worker:
                 if next_delivery is None:
                     return "lost_claim"
                 delivery = ctx.delivery = next_delivery
-        applied = await self._apply(stream, entry_id, command, result)
+        applied = await self._apply(stream, entry_id, command, prepared)
         if not applied:
             return "duplicate"
-        if result.finished:
-            await self._run_ended(command, result.finished)
+        if prepared.finished:
+            await self._run_ended(command, prepared.finished)
         return "ok" if delivery == 1 else "retried"
 
     def _retry_event(self, command: Command, delivery: int) -> StepRetry:
@@ -259,37 +269,45 @@ class Worker:
             run_id=command.run_id, step_id=command.step_id, agent=str(self.role), delivery=delivery
         )
 
-    async def _apply(
-        self, stream: str, entry_id: bytes, command: Command, result: StepResult
-    ) -> bool:
-        """Run the commit script; False when another delivery already committed."""
-        shard = command.shard
-        outputs = [(keys.role_stream(c.role, c.shard), wire.encode(c)) for c in result.next]
+    def _prepare(self, command: Command, result: StepResult) -> _Prepared:
+        """Encode and check a step's effects (a bad result fails the step, not the commit)."""
+        outputs: list[tuple[str, str]] = []
         for c in result.next:
-            if c.shard != shard:
+            data = wire.encode(c)
+            if c.shard != command.shard:
                 raise ValueError("a run's commands stay on its shard")
+            if len(data) > self.settings.max_message_bytes:
+                raise MessageTooLarge(
+                    f"{c.role} command is {len(data)} bytes, over the "
+                    f"{self.settings.max_message_bytes}-byte budget"
+                )
+            outputs.append((keys.role_stream(c.role, c.shard), data))
         events = [wire.encode(e) for e in result.events]
-        s = self.settings
-        expire = s.events_ttl_s if result.finished else 0
+        return _Prepared(outputs, events, result.finished)
+
+    async def _apply(self, stream: str, entry_id: bytes, command: Command, prep: _Prepared) -> bool:
+        """Run the commit script; False when another delivery already committed."""
+        shard, s = command.shard, self.settings
+        expire = s.events_ttl_s if prep.finished else 0
         done = await self._commit(
             keys=[
                 stream,
                 keys.run_steps(command.run_id, shard),
                 keys.run_events(command.run_id, shard),
-                *(o[0] for o in outputs),
+                *(o[0] for o in prep.outputs),
             ],
             args=[
                 self.group,
                 entry_id,
                 command.step_id,
                 s.run_ttl_s,
-                len(outputs),
+                len(prep.outputs),
                 s.stream_maxlen,
                 s.events_maxlen,
                 expire,
-                len(events),
-                *(o[1] for o in outputs),
-                *events,
+                len(prep.events),
+                *(o[1] for o in prep.outputs),
+                *prep.events,
             ],
         )
         return bool(done)
@@ -303,9 +321,8 @@ class Worker:
             ),
             Done(run_id=command.run_id, step_id=command.step_id, status=status),
         ]
-        applied = await self._apply(
-            stream, entry_id, command, StepResult(events=events, finished=status)
-        )
+        prepared = self._prepare(command, StepResult(events=events, finished=status))
+        applied = await self._apply(stream, entry_id, command, prepared)
         if applied:
             await self._run_ended(command, status)
 

@@ -244,3 +244,69 @@ def test_wire_roundtrip_keeps_the_command() -> None:
     fields = {b"data": wire.encode(cmd).encode()}
     assert wire.decode_command(fields) == cmd
     assert isinstance(cmd.payload, NoopTask)
+
+
+async def test_runs_on_every_shard_complete(redis: Redis, make_settings) -> None:
+    s = make_settings(shards=4)
+    worker = noop_worker(redis, s, concurrency=4)
+    await worker.ensure_groups()
+    cmds = []
+    for _ in range(12):
+        cmd = noop_command(hops=2)
+        cmd = cmd.model_copy(update={"shard": keys.shard_of(cmd.run_id, 4)})
+        cmds.append(cmd)
+        await publish(redis, cmd, s)
+    assert len({c.shard for c in cmds}) > 1
+    await drain([worker], redis)
+    for cmd in cmds:
+        assert (await events_of(redis, cmd.run_id, cmd.shard))[-1].type == "done"
+
+
+async def test_finished_run_keys_expire_after_events_ttl(redis: Redis, make_settings) -> None:
+    s = make_settings(events_ttl_s=120, run_ttl_s=3600)
+    worker = noop_worker(redis, s)
+    await worker.ensure_groups()
+    cmd = noop_command(hops=2)
+    await publish(redis, cmd, s)
+    await drain([worker], redis)
+    assert 0 < await redis.ttl(keys.run_events(cmd.run_id, 0)) <= 120
+    assert 0 < await redis.ttl(keys.run_steps(cmd.run_id, 0)) <= 120
+
+
+async def test_oversized_command_fails_the_step_and_is_dead_lettered(
+    redis: Redis, make_settings
+) -> None:
+    s = make_settings(max_message_bytes=2048)
+
+    async def bloated(ctx: StepContext, command: Command) -> StepResult:
+        big = NoopTask(hops_left=0, tokens=["x" * 4096])
+        return StepResult(next=[command.follow(NOOP, big)])
+
+    worker = Worker(NOOP, bloated, redis, s)
+    await worker.ensure_groups()
+    cmd = noop_command()
+    await publish(redis, cmd, s)
+    await drain([worker], redis)
+    [(_, letter)] = await list_dead_letters(redis, s)
+    assert "message_too_large" in letter.error or "byte budget" in letter.error
+    assert len(await stream_commands(redis, NOOP)) == 1  # nothing oversized was published
+
+
+async def test_metrics_count_outcomes(redis: Redis, make_settings) -> None:
+    from prometheus_client import REGISTRY
+
+    def sample(outcome: str) -> float:
+        value = REGISTRY.get_sample_value(
+            "agentbus_messages_total", {"role": "noop", "outcome": outcome}
+        )
+        return value or 0.0
+
+    s = make_settings()
+    before_ok, before_dead = sample("ok"), sample("dead_lettered")
+    worker = noop_worker(redis, s)
+    await worker.ensure_groups()
+    await publish(redis, noop_command(hops=3), s)
+    await publish(redis, noop_command(fail_times=9), s)
+    await drain([worker], redis)
+    assert sample("ok") - before_ok == 3
+    assert sample("dead_lettered") - before_dead == 1
