@@ -1,0 +1,30 @@
+"""Check 6, timeout: a tool call gets `timeout_s` of wall time, then it is cancelled."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from gateway.errors import ToolTimeout
+from gateway.ports import EgressClient, Tool
+
+
+async def run_with_timeout(
+    tool: Tool, args: dict[str, Any], net: EgressClient | None, timeout_s: float
+) -> Any:
+    """Run `tool` once under `timeout_s`.
+
+    Raises:
+        ToolTimeout: the limit passed. A `TimeoutError` the tool raises on its own account
+            propagates unchanged (it is the tool's failure, not the gateway's deadline).
+    """
+    deadline = asyncio.timeout(timeout_s)
+    try:
+        async with deadline:
+            return await tool.run(args, net)
+    except TimeoutError as e:
+        if deadline.expired():
+            raise ToolTimeout(
+                f"the tool {tool.spec.name!r} did not finish within {timeout_s}s"
+            ) from e
+        raise

@@ -1,0 +1,125 @@
+"""Ports of the gateway: what a tool is, what it may use to reach the network, the audit hook."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from gateway.outcome import AuditRecord
+    from gateway.registry import ToolSpec
+
+
+@dataclass(frozen=True, slots=True)
+class EgressResponse:
+    """A fully read (and possibly capped) HTTP response.
+
+    Attributes:
+        url: the final URL, after redirects, with the real host name (never the pinned IP).
+        status_code: the HTTP status of the final response.
+        headers: response headers, names lower-cased.
+        content: the body, at most the client's byte cap.
+        truncated: the body was longer than the cap and was cut.
+    """
+
+    url: str
+    status_code: int
+    headers: Mapping[str, str] = field(default_factory=dict)
+    content: bytes = b""
+    truncated: bool = False
+
+    @property
+    def content_type(self) -> str:
+        """The media type without parameters, lower-cased (``text/html``)."""
+        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+
+    def text(self) -> str:
+        """The body decoded with the declared charset (UTF-8 by default), never failing."""
+        charset = "utf-8"
+        for part in self.headers.get("content-type", "").split(";")[1:]:
+            name, _, value = part.strip().partition("=")
+            if name.lower() == "charset" and value:
+                charset = value.strip("\"' ")
+        try:
+            return self.content.decode(charset, errors="replace")
+        except LookupError:  # an unknown charset name from the server
+            return self.content.decode("utf-8", errors="replace")
+
+
+@runtime_checkable
+class EgressClient(Protocol):
+    """The only way a tool may reach the network: every request is allowlisted and guarded."""
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        content: bytes | None = None,
+    ) -> EgressResponse:
+        """Send one request (following redirects, each hop checked again) and read the body."""
+        ...
+
+    async def get(self, url: str, *, headers: Mapping[str, str] | None = None) -> EgressResponse:
+        """Shorthand for ``request("GET", url)``."""
+        ...
+
+
+class ToolCall(Protocol):
+    """One tool call as the model made it; `bus.commands.ToolCallRequest` is one.
+
+    `arguments` is normally a dict; JSON text of an object is accepted too, and anything
+    else is rejected by the input-schema check, so a bad call still gets an outcome.
+    """
+
+    @property
+    def call_id(self) -> str:
+        """Deterministic id of the call (the key for exactly-once effects and audit)."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """The tool the model chose."""
+        ...
+
+    @property
+    def arguments(self) -> Any:
+        """The arguments the model sent."""
+        ...
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """A tool the gateway can run: a declaration plus one async entry point.
+
+    `run` receives arguments that already passed the input schema, and an egress client
+    only if the tool declares hosts. It returns a JSON-able dict matching the output schema,
+    or raises `gateway.errors.ToolError` with a message written for the model.
+    """
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The tool's declaration."""
+        ...
+
+    async def run(self, args: dict[str, Any], net: EgressClient | None) -> dict[str, Any]:
+        """Run the tool once."""
+        ...
+
+
+class Resolver(Protocol):
+    """Resolves a host name to IP address strings (A and AAAA); injectable so tests own DNS."""
+
+    async def __call__(self, host: str, port: int) -> Sequence[str]:
+        """All addresses for `host`; an empty sequence or an `OSError` means it did not resolve."""
+        ...
+
+
+class OutcomeHook(Protocol):
+    """Receives every finished call; the worker plugs the audit log in here."""
+
+    async def __call__(self, record: AuditRecord) -> None:
+        """Record one call. An exception here propagates out of `invoke` (see its docs)."""
+        ...

@@ -1,0 +1,190 @@
+"""calculator: safe arithmetic by walking an allowlisted Python AST (never eval)."""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from gateway.errors import InvalidArgument
+from gateway.ports import EgressClient
+from gateway.registry import Risk, ToolSpec
+
+Number = int | float
+
+MAX_EXPRESSION_CHARS = 500
+MAX_NODES = 200
+# Results (and every intermediate value) stay below 10**MAX_DIGITS, so no step can burn
+# CPU or memory on a huge integer: 9**9**9 is refused before it is computed.
+MAX_DIGITS = 300
+MAX_EXPONENT = 10_000
+
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.UAdd: operator.pos,
+    ast.USub: operator.neg,
+}
+_FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int]] = {
+    # name: (function, min args, max args)
+    "sqrt": (math.sqrt, 1, 1),
+    "abs": (abs, 1, 1),
+    "round": (round, 1, 2),
+    "min": (min, 1, 20),
+    "max": (max, 1, 20),
+    "floor": (math.floor, 1, 1),
+    "ceil": (math.ceil, 1, 1),
+    "log": (math.log, 1, 2),
+    "log10": (math.log10, 1, 1),
+    "exp": (math.exp, 1, 1),
+    "sin": (math.sin, 1, 1),
+    "cos": (math.cos, 1, 1),
+    "tan": (math.tan, 1, 1),
+}
+_CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "tau": math.tau}
+
+
+def _checked(value: Any) -> Number:
+    if isinstance(value, complex):
+        raise InvalidArgument("the result is a complex number, which is not supported")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidArgument("the result is infinite or not a number")
+    if abs(value) >= 10**MAX_DIGITS:
+        raise InvalidArgument(f"a value exceeds the limit of {MAX_DIGITS} digits")
+    return value
+
+
+def _small_int(value: Number) -> bool:
+    return isinstance(value, int) and abs(value) <= 100
+
+
+def _power(base: Number, exponent: Number) -> Number:
+    if abs(exponent) > MAX_EXPONENT:
+        raise InvalidArgument(f"exponents are limited to ±{MAX_EXPONENT}")
+    if abs(base) > 1 and exponent > 0:
+        # Estimate the size first: computing it would be the denial of service.
+        digits = exponent * math.log10(abs(base))
+        if digits >= MAX_DIGITS:
+            raise InvalidArgument(f"the result would exceed {MAX_DIGITS} digits")
+    return base**exponent
+
+
+class _Evaluator:
+    """Evaluates one parsed expression, refusing any node outside the allowlist."""
+
+    def __init__(self) -> None:
+        self._nodes = 0
+
+    def eval(self, node: ast.AST) -> Number:
+        self._nodes += 1
+        if self._nodes > MAX_NODES:
+            raise InvalidArgument(f"the expression is too complex (over {MAX_NODES} parts)")
+        if isinstance(node, ast.Expression):
+            return self.eval(node.body)
+        if isinstance(node, ast.Constant):
+            # bool is an int subclass; True + True is not arithmetic the model meant.
+            if type(node.value) not in (int, float):
+                raise InvalidArgument(f"unsupported constant {node.value!r}; only numbers")
+            return _checked(node.value)
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            left, right = self.eval(node.left), self.eval(node.right)
+            if isinstance(node.op, ast.Pow):
+                return _checked(_power(left, right))
+            return _checked(_BINARY[type(node.op)](left, right))
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+            return _checked(_UNARY[type(node.op)](self.eval(node.operand)))
+        if isinstance(node, ast.Name):
+            if node.id not in _CONSTANTS:
+                known = ", ".join(sorted(_CONSTANTS))
+                raise InvalidArgument(f"unknown name {node.id!r}; the constants are {known}")
+            return _CONSTANTS[node.id]
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        raise InvalidArgument(f"unsupported syntax: {type(node).__name__}")
+
+    def _call(self, node: ast.Call) -> Number:
+        if not isinstance(node.func, ast.Name) or node.func.id not in _FUNCTIONS:
+            names = ", ".join(sorted(_FUNCTIONS))
+            raise InvalidArgument(f"unsupported function; available: {names}")
+        if node.keywords:
+            raise InvalidArgument("keyword arguments are not supported")
+        func, low, high = _FUNCTIONS[node.func.id]
+        if not low <= len(node.args) <= high:
+            raise InvalidArgument(f"{node.func.id} takes {low} to {high} arguments")
+        args = [self.eval(a) for a in node.args]
+        if node.func.id == "round" and len(args) == 2 and not _small_int(args[1]):
+            raise InvalidArgument("round's second argument must be an integer in ±100")
+        return _checked(func(*args))
+
+
+def evaluate(expression: str) -> Number:
+    """The value of an arithmetic expression.
+
+    Raises:
+        InvalidArgument: bad syntax, a disallowed construct, division by zero, or a value
+            beyond the size limits.
+    """
+    if len(expression) > MAX_EXPRESSION_CHARS:
+        raise InvalidArgument(f"the expression is longer than {MAX_EXPRESSION_CHARS} characters")
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+        raise InvalidArgument("the expression is not valid arithmetic syntax") from e
+    try:
+        return _Evaluator().eval(tree)
+    except ZeroDivisionError as e:
+        raise InvalidArgument("division by zero") from e
+    except (OverflowError, ValueError) as e:
+        raise InvalidArgument(f"the expression cannot be computed: {e}") from e
+    except RecursionError as e:
+        raise InvalidArgument("the expression is nested too deeply") from e
+
+
+class Calculator:
+    """Evaluates arithmetic: + - * / // % **, parentheses, and a few math functions."""
+
+    spec = ToolSpec(
+        name="calculator",
+        description=(
+            "Evaluate an arithmetic expression exactly. Supports + - * / // % ** and "
+            "parentheses, the constants pi, e, tau, and the functions "
+            + ", ".join(sorted(_FUNCTIONS))
+            + ". Example: 'sqrt(2) * (3 + 4) ** 2'."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "expression": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_EXPRESSION_CHARS,
+                    "description": "The arithmetic expression, e.g. '23 * 19'.",
+                }
+            },
+            "required": ["expression"],
+            "additionalProperties": False,
+        },
+        output_schema={
+            "type": "object",
+            "properties": {"expression": {"type": "string"}, "result": {"type": "number"}},
+            "required": ["expression", "result"],
+            "additionalProperties": False,
+        },
+        risk=Risk.LOW,
+        timeout_s=2.0,
+        max_output_bytes=4_096,
+    )
+
+    async def run(self, args: dict[str, Any], net: EgressClient | None) -> dict[str, Any]:
+        """Evaluate ``args["expression"]``."""
+        expression = args["expression"]
+        return {"expression": expression, "result": evaluate(expression)}

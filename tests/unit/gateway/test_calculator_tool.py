@@ -1,0 +1,101 @@
+"""calculator: arithmetic by AST walking, with refusals for anything else."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from bus.commands import ToolCallRequest
+from gateway.chain import invoke
+from gateway.context import CallContext, CallPolicy, GatewayDeps
+from gateway.errors import InvalidArgument
+from gateway.registry import ToolRegistry
+from gateway.tools.calculator import Calculator, evaluate
+
+
+@pytest.mark.parametrize(
+    ("expression", "value"),
+    [
+        ("23 * 19", 437),
+        ("1 + 2 * 3", 7),
+        ("(1 + 2) * 3", 9),
+        ("7 / 2", 3.5),
+        ("7 // 2", 3),
+        ("7 % 3", 1),
+        ("2 ** 10", 1024),
+        ("-2 ** 2", -4),
+        ("+-3", -3),
+        ("sqrt(16) + abs(-3)", 7.0),
+        ("round(2.567, 2)", 2.57),
+        ("min(4, 2, 8) + max(1, 9)", 11),
+        ("2 * pi", 2 * math.pi),
+        ("2 ** -1", 0.5),
+        ("1_000 * 3", 3000),
+        ("10 ** 299", 10**299),
+    ],
+)
+def test_arithmetic(expression: str, value: float) -> None:
+    assert evaluate(expression) == pytest.approx(value)
+
+
+@pytest.mark.parametrize(
+    ("expression", "reason"),
+    [
+        ("9**9**9", "exponents are limited"),
+        ("10 ** 400", "exceed 300 digits"),
+        ("2 ** 5000", "exceed 300 digits"),
+        ("10**299 * 10**299", "300 digits"),
+        ("1" * 301, "300 digits"),
+        ("1e999", "infinite"),
+        ("1e200 * 1e200", "infinite"),
+        ("1e308 * 10", "300 digits"),
+        ("1 / 0", "division by zero"),
+        ("5 % 0", "division by zero"),
+        ("(-8) ** 0.5", "complex"),
+        ("sqrt(-1)", "cannot be computed"),
+        ("__import__('os').system('id')", "unsupported function"),
+        ("open('/etc/passwd')", "unsupported function"),
+        ("(1).__class__", "unsupported syntax: Attribute"),
+        ("[1, 2][0]", "unsupported syntax"),
+        ("lambda: 1", "unsupported syntax: Lambda"),
+        ("x + 1", "unknown name 'x'"),
+        ("True + 1", "only numbers"),
+        ("'a' * 3", "only numbers"),
+        ("1 << 2", "unsupported syntax: BinOp"),
+        ("1 if 1 else 2", "unsupported syntax: IfExp"),
+        ("round(1.5, ndigits=1)", "keyword arguments"),
+        ("round(1.5, 1000)", "round's second argument"),
+        ("sqrt()", "takes 1 to 1 arguments"),
+        ("1 +", "not valid arithmetic syntax"),
+        ("import os", "not valid arithmetic syntax"),
+        ("+".join(["1"] * 150), "too complex"),
+        ("(" * 240 + "1" + ")" * 240, "not valid arithmetic syntax"),
+        ("(" * 300 + "1" + ")" * 300, "longer than 500"),
+    ],
+)
+def test_refusals(expression: str, reason: str) -> None:
+    with pytest.raises(InvalidArgument, match=reason.replace("(", r"\(")):
+        evaluate(expression)
+
+
+async def test_through_the_chain() -> None:
+    ctx = CallContext(
+        tenant_id="t",
+        subject="s",
+        run_id="r",
+        agent="researcher",
+        policy=CallPolicy(),
+        deps=GatewayDeps(registry=ToolRegistry([Calculator()])),
+    )
+
+    def calc(expression: str) -> ToolCallRequest:
+        return ToolCallRequest(call_id="1", name="calculator", arguments={"expression": expression})
+
+    ok = await invoke(calc("23*19"), ctx)
+    assert ok.result == {"expression": "23*19", "result": 437}
+    bad = await invoke(calc("9**9**9"), ctx)
+    assert (bad.code, bad.status.value) == ("invalid_argument", "error")
+    assert "exponents" in bad.message
+    long = await invoke(calc("1+" * 300 + "1"), ctx)
+    assert long.code == "schema_invalid" and "expression: must be at most 500" in long.message
