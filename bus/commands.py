@@ -11,13 +11,27 @@ import time
 import uuid
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from bus.keys import Role
+from bus.keys import PREFIX, Role
 
 SCHEMA_VERSION = 1
 RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 NAME_PATTERN = r"^[A-Za-z0-9_.@:-]{1,128}$"
+
+
+def _outside_internal_keys(stream: str | None) -> str | None:
+    # A reply stream named by a publisher must not point into agentbus's own keys.
+    if stream is not None and stream.startswith(f"{PREFIX}:"):
+        raise ValueError(f"reply_to must not start with {PREFIX!r}:")
+    return stream
+
+
+ReplyTo = Annotated[
+    str | None,
+    Field(default=None, pattern=r"^[A-Za-z0-9_.:{}-]{1,200}$"),
+    AfterValidator(_outside_internal_keys),
+]
 
 
 class Frozen(BaseModel):
@@ -61,6 +75,7 @@ class RunState(Frozen):
     draft: str | None = None
     critiques: list[dict[str, Any]] = []
     usage: dict[str, int] = {}
+    stop_reason: str | None = None
 
 
 class AgentTask(Frozen):
@@ -115,7 +130,7 @@ class Command(Frozen):
     branch: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]{1,32}$")
     deadline: float = Field(description="Unix time after which the step is not started.")
     trace: TraceContext = TraceContext()
-    reply_to: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.:{}-]{1,200}$")
+    reply_to: ReplyTo = None
     payload: Payload
 
     @property
@@ -165,4 +180,17 @@ class Question(Frozen):
         default=None, pattern=RUN_ID_PATTERN, description="Set it to make a retry idempotent."
     )
     settings: RunSettings = RunSettings()
-    reply_to: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.:{}-]{1,200}$")
+    reply_to: ReplyTo = None
+
+
+class RunResult(Frozen):
+    """What the finalizer XADDs to a run's ``reply_to`` stream for external publishers."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    run_id: str
+    tenant_id: str
+    status: str
+    answer: str | None = None
+    conversation_id: str | None = None
+    stop_reason: str | None = None
+    usage: dict[str, int] = {}

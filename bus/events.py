@@ -153,6 +153,9 @@ class Done(Event):
     status: RunStatus
     answer: str | None = None
     usage: dict[str, int] = {}
+    stop_reason: str | None = Field(
+        default=None, description="e.g. tool_loop_exhausted when the answer is a fallback"
+    )
 
 
 ClientEvent = Annotated[

@@ -74,6 +74,11 @@ def run_blob(run_id: str, shard: int, name: str) -> str:
     return f"{PREFIX}:{tag(shard)}:run:{run_id}:blob:{name}"
 
 
+def run_call(run_id: str, shard: int, call_id: str) -> str:
+    """The recorded outcome of a side-effecting tool call (run at most once)."""
+    return f"{PREFIX}:{tag(shard)}:run:{run_id}:call:{call_id}"
+
+
 def run_prefix(run_id: str, shard: int) -> str:
     """Prefix of every key that belongs to one run."""
     return f"{PREFIX}:{tag(shard)}:run:{run_id}:"

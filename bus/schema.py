@@ -17,6 +17,7 @@ def message_types() -> dict[str, type[BaseModel] | TypeAdapter[Any]]:
     found: dict[str, type[BaseModel] | TypeAdapter[Any]] = {
         "command": commands.Command,
         "question": commands.Question,
+        "run_result": commands.RunResult,
         "dead_letter": DeadLetter,
         "client_event": events.CLIENT_EVENT,
     }

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -29,10 +30,25 @@ class Settings(BaseSettings):
     qdrant_path: Path | None = Field(
         default=None, description="Qdrant local-mode folder; default data_dir/qdrant."
     )
-    llm: str = Field(
+    llm: Literal["local", "scripted", "openai"] = Field(
         default="local",
         description="LLM adapter: local | scripted | openai (OpenAI-compatible endpoint).",
     )
+
+    llm_base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint root incl. /v1 (llm=openai)."
+    )
+    llm_api_key: SecretStr | None = Field(default=None, description="Bearer key (llm=openai).")
+    llm_model: str | None = Field(default=None, description="Model name (llm=openai).")
+    llm_token_delay_s: float = Field(
+        default=0.0, ge=0, description="Per-token delay of the scripted model (llm=scripted)."
+    )
+    egress_enabled: bool = Field(default=False, description="Tools may reach the internet.")
+    allowed_egress_hosts: str = Field(
+        default="", description="Comma-separated hosts; '*' = any (the SSRF guard still applies)."
+    )
+    tenant: str = Field(default="local", description="Tenant of runs started from the CLI.")
+    subject: str = Field(default="cli", description="Subject of runs started from the CLI.")
 
     shards: int = Field(default=1, ge=1, le=1024, description="Run shards (hash tags).")
     max_deliveries: int = Field(default=3, ge=1, description="Deliveries before dead-letter.")

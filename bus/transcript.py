@@ -58,3 +58,32 @@ def fold(events: Iterable[ClientEvent]) -> Transcript:
     for event in events:
         transcript.apply(event)
     return transcript
+
+
+def trace_entries(events: Iterable[ClientEvent]) -> list[dict[str, object]]:
+    """The run's ordered trace (reasoning → tool call → result → … → answer) for storage.
+
+    Token deltas of one step and kind are joined into one entry; a retried step's
+    earlier output is dropped, as a client would.
+    """
+    kept: list[ClientEvent] = []
+    for event in events:
+        if event.type == "step_retry":
+            kept = [e for e in kept if e.step_id != event.step_id]
+        elif event.type != "done":
+            kept.append(event)
+    entries: list[dict[str, object]] = []
+    for event in kept:
+        doc = event.model_dump(exclude={"schema_version", "run_id", "ts"}, exclude_none=True)
+        last = entries[-1] if entries else None
+        if (
+            event.type in ("reasoning", "answer")
+            and last is not None
+            and (last["type"], last.get("step_id")) == (event.type, event.step_id)
+        ):
+            last["text"] = f"{last['text']}{event.delta}"  # type: ignore[union-attr]
+            continue
+        if event.type in ("reasoning", "answer"):
+            doc["text"] = doc.pop("delta")
+        entries.append(doc)
+    return entries

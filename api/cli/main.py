@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from api import bootstrap
-from api.cli import bench, ops
+from api.cli import ask, bench, ops
 from api.cli.common import run_async, settings
 from bus.keys import Role
 from bus.runtime.runner import Runner
@@ -20,6 +20,9 @@ app.add_typer(ops.db_app, name="db")
 app.add_typer(bench.app, name="bench")
 
 
+app.command()(ask.ask)
+
+
 @app.command()
 @run_async
 async def up(
@@ -28,19 +31,16 @@ async def up(
     """Start the whole system in one process on embedded defaults (Ctrl-C stops it)."""
     s = settings()
     async with (
-        bootstrap.open_store(s, migrate=True) as store,
+        bootstrap.open_store(s, migrate=True) as stores,
         bootstrap.connect(s, embedded=True) as conn,
     ):
-        roles = list(bootstrap.HANDLERS)
+        roles = bootstrap.Roles(s, stores)
         workers = bootstrap.build_workers(
-            roles,
-            conn.redis,
-            s,
-            concurrency=concurrency,
-            on_run_end=bootstrap.run_end_recorder(store),
+            bootstrap.UP_ROLES, conn.redis, s, roles, concurrency=concurrency
         )
         typer.echo(f"agentbus up: redis {conn.url}, store {s.resolved_database_url()}")
-        typer.echo(f"roles: {', '.join(sorted(str(r) for r in roles))}  (Ctrl-C to stop)")
+        typer.echo(f"llm: {s.llm}; roles: {', '.join(bootstrap.UP_ROLES)}  (Ctrl-C to stop)")
+        typer.echo('try: agentbus ask "What is 23 × 19?"')
         await Runner(workers, conn.redis).run()
 
 
@@ -53,14 +53,9 @@ async def worker(
 ) -> None:
     """Run one role's worker (scale out by starting more of them)."""
     s = settings()
-    async with bootstrap.open_store(s) as store, bootstrap.connect(s) as conn:
-        workers = bootstrap.build_workers(
-            [role],
-            conn.redis,
-            s,
-            concurrency=concurrency,
-            on_run_end=bootstrap.run_end_recorder(store),
-        )
+    async with bootstrap.open_store(s) as stores, bootstrap.connect(s) as conn:
+        roles = bootstrap.Roles(s, stores)
+        workers = bootstrap.build_workers([role], conn.redis, s, roles, concurrency=concurrency)
         if s.metrics_port:
             from prometheus_client import start_http_server
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from bus import keys, wire
 from bus.commands import Command
-from bus.events import ClientEvent, RunStatus
+from bus.events import ClientEvent, Done, ErrorEvent, RunStatus
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -25,11 +25,26 @@ class StepResult:
         events: client events written in the same transaction (e.g. ``done``).
         finished: set when the run ends with this step; its keys then expire
             ``events_ttl_s`` later.
+        replies: (stream, JSON) pairs for streams outside the run's shard (an external
+            publisher's ``reply_to``); written just before the commit, so at least once.
     """
 
     next: Sequence[Command] = ()
     events: Sequence[ClientEvent] = ()
     finished: RunStatus | None = None
+    replies: Sequence[tuple[str, str]] = ()
+
+    @classmethod
+    def ending(cls, command: Command, status: RunStatus, message: str) -> StepResult:
+        """End the run here with ``status``: an ``error`` event, then ``done``."""
+        run_id, step_id = command.run_id, command.step_id
+        return cls(
+            events=[
+                ErrorEvent(run_id=run_id, step_id=step_id, code=status, message=message),
+                Done(run_id=run_id, step_id=step_id, status=status),
+            ],
+            finished=status,
+        )
 
 
 @dataclass(slots=True)
@@ -72,6 +87,20 @@ class StepContext:
                     approximate=True,
                 )
             await pipe.execute()
+
+    async def emit_checking_cancel(self, *events: ClientEvent) -> bool:
+        """Write events and report whether a cancel was requested, in one round trip."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for event in events:
+                pipe.xadd(
+                    self._events_key,
+                    {wire.DATA_FIELD: wire.encode(event)},
+                    maxlen=self.settings.events_maxlen,
+                    approximate=True,
+                )
+            pipe.exists(keys.run_cancel(self.command.run_id, self.command.shard))
+            replies = await pipe.execute()
+        return bool(replies[-1])
 
     async def cancel_requested(self) -> bool:
         """True when a client asked to cancel the run (checked while streaming)."""

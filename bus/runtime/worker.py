@@ -33,7 +33,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from bus import keys, wire
 from bus.commands import Command
 from bus.errors import MessageInvalid, MessageTooLarge
-from bus.events import ClientEvent, Done, ErrorEvent, RunStatus, StepRetry
+from bus.events import RunStatus, StepRetry
 from bus.runtime import metrics
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.deadletter import DeadLetter, dead_letter
@@ -66,6 +66,7 @@ class _Prepared:
     outputs: list[tuple[str, str]]
     events: list[str]
     finished: RunStatus | None
+    replies: list[tuple[str, str]]
 
 
 def consumer_name() -> str:
@@ -257,11 +258,12 @@ class Worker:
                 if next_delivery is None:
                     return "lost_claim"
                 delivery = ctx.delivery = next_delivery
-        applied = await self._apply(stream, entry_id, command, prepared)
-        if not applied:
-            return "duplicate"
         if prepared.finished:
+            # Recorded before the commit, so a client that sees `done` finds the store
+            # updated too; the hook is idempotent, a redelivery records the same status.
             await self._run_ended(command, prepared.finished)
+        if not await self._apply(stream, entry_id, command, prepared):
+            return "duplicate"
         return "ok" if delivery == 1 else "retried"
 
     def _retry_event(self, command: Command, delivery: int) -> StepRetry:
@@ -283,11 +285,14 @@ class Worker:
                 )
             outputs.append((keys.role_stream(c.role, c.shard), data))
         events = [wire.encode(e) for e in result.events]
-        return _Prepared(outputs, events, result.finished)
+        return _Prepared(outputs, events, result.finished, list(result.replies))
 
     async def _apply(self, stream: str, entry_id: bytes, command: Command, prep: _Prepared) -> bool:
         """Run the commit script; False when another delivery already committed."""
         shard, s = command.shard, self.settings
+        for reply_stream, data in prep.replies:
+            # Outside the run's hash tag, so not in the script: at least once, before it.
+            await self.redis.xadd(reply_stream, {wire.DATA_FIELD: data}, maxlen=s.stream_maxlen)
         expire = s.events_ttl_s if prep.finished else 0
         done = await self._commit(
             keys=[
@@ -315,16 +320,9 @@ class Worker:
     async def _end(
         self, stream: str, entry_id: bytes, command: Command, status: RunStatus, message: str
     ) -> None:
-        events: list[ClientEvent] = [
-            ErrorEvent(
-                run_id=command.run_id, step_id=command.step_id, code=status, message=message
-            ),
-            Done(run_id=command.run_id, step_id=command.step_id, status=status),
-        ]
-        prepared = self._prepare(command, StepResult(events=events, finished=status))
-        applied = await self._apply(stream, entry_id, command, prepared)
-        if applied:
-            await self._run_ended(command, status)
+        prepared = self._prepare(command, StepResult.ending(command, status, message))
+        await self._run_ended(command, status)
+        await self._apply(stream, entry_id, command, prepared)
 
     async def _run_ended(self, command: Command, status: RunStatus) -> None:
         # The run's end is already committed in Redis; a failing hook (say, the store
@@ -372,12 +370,11 @@ class Worker:
             data=fields.get(wire.DATA_FIELD.encode(), b"").decode(errors="replace"),
         )
         shard = self._shard_of_stream.get(stream, 0)
-        moved = await dead_letter(self.redis, letter, shard, self.settings)
-        if moved:
+        if command:
+            await self._run_ended(command, "error")
+        if await dead_letter(self.redis, letter, shard, self.settings):
             log.error("dead-lettered", reason=reason, error=error[:200], stream=stream)
             metrics.DEAD_LETTERS.labels(str(self.role), reason).inc()
-            if command:
-                await self._run_ended(command, "error")
 
     async def _heartbeat_loop(self) -> None:
         """Keep in-flight steps' claims fresh so nobody reclaims a step still running."""

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
-from contextlib import asynccontextmanager
+import builtins
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import and_, or_, select, update
-from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.exc import IntegrityError
 
 from bus.errors import StoreError
-from bus.store.engine import safe_url
+from bus.store.repository import Repository, insert_ignoring_conflicts, utcnow
 from bus.store.tables import RunRow
+
+__all__ = ["TERMINAL_STATUSES", "RunRecord", "RunStatus", "RunStore", "utcnow"]
 
 
 class RunStatus(StrEnum):
@@ -37,11 +38,6 @@ TERMINAL_STATUSES = frozenset(
 _TERMINAL_VALUES = sorted(status.value for status in TERMINAL_STATUSES)
 
 
-def utcnow() -> datetime:
-    """The current time, timezone-aware, in UTC."""
-    return datetime.now(UTC)
-
-
 class RunRecord(BaseModel):
     """A run as the store holds it; immutable, detached from any database session."""
 
@@ -58,6 +54,11 @@ class RunRecord(BaseModel):
     created_at: AwareDatetime = Field(default_factory=utcnow)
     updated_at: AwareDatetime = Field(default_factory=utcnow)
     finished_at: AwareDatetime | None = None
+    conversation_id: str | None = Field(default=None, min_length=1, max_length=64)
+    # The ordered steps of the run: reasoning, tool call, result, ..., answer.
+    trace: list[dict[str, Any]] | None = None
+    # Token counts of the whole run, such as {"input_tokens": 812, "output_tokens": 95}.
+    usage: dict[str, int] | None = None
 
     @field_validator("created_at", "updated_at", "finished_at")
     @classmethod
@@ -71,20 +72,13 @@ class RunRecord(BaseModel):
         return self.status in TERMINAL_STATUSES
 
 
-class RunStore:
+class RunStore(Repository):
     """Reads and writes runs.
 
     Args:
         db: an engine (the store makes its own session factory) or a session factory. The
             caller owns the engine and disposes of it.
     """
-
-    def __init__(self, db: AsyncEngine | async_sessionmaker[AsyncSession]) -> None:
-        if isinstance(db, AsyncEngine):
-            db = async_sessionmaker(db, expire_on_commit=False)
-        self._sessions = db
-        bind = db.kw.get("bind")
-        self._where = safe_url(bind.url) if isinstance(bind, AsyncEngine) else "the database"
 
     async def create(self, run: RunRecord) -> RunRecord:
         """Insert a new run; raises ``StoreError`` if its id is taken or the database fails."""
@@ -98,6 +92,33 @@ class RunStore:
                     hint="run ids must be unique; read the run with get() before creating it",
                 ) from e
         return run
+
+    async def create_if_absent(self, run: RunRecord) -> tuple[RunRecord, bool]:
+        """Insert a run unless its id exists; safe for a message delivered more than once.
+
+        Returns:
+            The run as stored and whether this call created it. When the tenant already
+            has a run with this id, that run comes back unchanged (not ``run``).
+
+        Raises:
+            StoreError: another tenant owns the id, or the database failed.
+        """
+        values = run.model_dump() | {"status": run.status.value}
+        async with self._session("create the run") as session:
+            stmt = insert_ignoring_conflicts(session, RunRow, values, ["id"])
+            if await session.scalar(stmt.returning(RunRow.id)) is not None:
+                return run, True
+            row = await session.scalar(select(RunRow).where(RunRow.id == run.id))
+            if row is None:
+                # Deleted between the two statements: nothing to return, nothing created.
+                raise StoreError(f"run {run.id!r} vanished while it was being created")
+            if row.tenant_id != run.tenant_id:
+                # Say no more than create() would: nothing of the other tenant's run leaks.
+                raise StoreError(
+                    f"run {run.id!r} already exists",
+                    hint="run ids must be unique; let the bus generate them",
+                )
+            return RunRecord.model_validate(row), False
 
     async def get(self, tenant_id: str, run_id: str) -> RunRecord | None:
         """The tenant's run with this id, or None (also when another tenant owns it)."""
@@ -171,6 +192,50 @@ class RunStore:
             values["error_code"] = error_code
         if status in TERMINAL_STATUSES:
             values["finished_at"] = now
+        return await self._update_unless_ended(run_id, values, "update the run status")
+
+    async def finish(
+        self,
+        run_id: str,
+        status: RunStatus,
+        *,
+        answer: str | None,
+        trace: builtins.list[dict[str, Any]] | None,
+        usage: dict[str, int] | None,
+        error_code: str | None = None,
+    ) -> RunRecord | None:
+        """End a run and record what it leaves behind, all in one update.
+
+        Guarded like ``set_status``: a run that has already ended is left exactly as it is,
+        so a redelivered finalizer changes nothing.
+
+        Args:
+            run_id: the run to end.
+            status: a terminal status.
+            answer: the final answer; None keeps the current one.
+            trace: the ordered steps of the run; None keeps the current one.
+            usage: the run's token counts; None keeps the current ones.
+            error_code: why the run failed; None keeps the current one.
+
+        Returns:
+            The run as stored afterwards (compare its fields to see whether this call
+            applied), or None if there is no such run.
+
+        Raises:
+            ValueError: ``status`` is not terminal.
+            StoreError: the database failed.
+        """
+        status, now = RunStatus(status), utcnow()
+        if status not in TERMINAL_STATUSES:
+            raise ValueError(f"finish needs a terminal status, got {status.value!r}")
+        values: dict[str, Any] = {"status": status.value, "updated_at": now, "finished_at": now}
+        given = {"answer": answer, "trace": trace, "usage": usage, "error_code": error_code}
+        values |= {name: value for name, value in given.items() if value is not None}
+        return await self._update_unless_ended(run_id, values, "finish the run")
+
+    async def _update_unless_ended(
+        self, run_id: str, values: dict[str, Any], action: str
+    ) -> RunRecord | None:
         # The terminal check lives in the UPDATE's WHERE, so two workers racing to end the
         # same run cannot both win: whichever commits first sticks.
         stmt = (
@@ -179,19 +244,7 @@ class RunStore:
             .values(values)
             .execution_options(synchronize_session=False)
         )
-        async with self._session("update the run status") as session:
+        async with self._session(action) as session:
             await session.execute(stmt)
             row = await session.scalar(select(RunRow).where(RunRow.id == run_id))
             return None if row is None else RunRecord.model_validate(row)
-
-    @asynccontextmanager
-    async def _session(self, action: str) -> AsyncGenerator[AsyncSession, None]:
-        """A session in one transaction; driver failures become a ``StoreError``."""
-        try:
-            async with self._sessions.begin() as session:
-                yield session
-        except (SQLAlchemyError, OSError) as e:
-            # DBAPIError's own text repeats the SQL and its parameters (user questions);
-            # the driver's message alone says what went wrong.
-            cause = e.orig if isinstance(e, DBAPIError) else e
-            raise StoreError(f"could not {action} in {self._where}: {cause}") from e

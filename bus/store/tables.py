@@ -3,8 +3,20 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
-from sqlalchemy import DateTime, Dialect, Index, MetaData, String, Text
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
@@ -73,3 +85,45 @@ class RunRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    conversation_id: Mapped[str | None] = mapped_column(String(64))
+    # JSON on Postgres, text on SQLite. none_as_null: a Python None is SQL NULL, not 'null'.
+    trace: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON(none_as_null=True))
+    usage: Mapped[dict[str, int] | None] = mapped_column(JSON(none_as_null=True))
+
+
+class ConversationRow(Base):
+    """A thread of questions and answers; each run of it adds a user and an assistant message."""
+
+    __tablename__ = "conversations"
+    __table_args__ = (Index("ix_conversations_tenant_id_updated_at", "tenant_id", "updated_at"),)
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(String(64))
+    subject: Mapped[str] = mapped_column(String(255))
+    title: Mapped[str | None] = mapped_column(String(120))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class MessageRow(Base):
+    """One message of a conversation, in the order it was appended."""
+
+    __tablename__ = "messages"
+    __table_args__ = (
+        # A run adds at most one message per role: a redelivered finalizer appends nothing.
+        # (A message without a run is never deduplicated: NULLs are distinct in both databases.)
+        UniqueConstraint("conversation_id", "run_id", "role"),
+        Index("ix_messages_conversation_id_id", "conversation_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    conversation_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("conversations.id", ondelete="CASCADE")
+    )
+    # Copied from the conversation so every read can be scoped to the tenant on this table.
+    tenant_id: Mapped[str] = mapped_column(String(64))
+    run_id: Mapped[str | None] = mapped_column(String(64))
+    # A plain string for the same reason as ``RunRow.status``; ``MessageRole`` validates it.
+    role: Mapped[str] = mapped_column(String(16))
+    content: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())

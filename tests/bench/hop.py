@@ -18,8 +18,10 @@ from pathlib import Path
 from api import bootstrap
 from bus import keys
 from bus.commands import Command, NoopTask, deadline_in, new_run_id
+from bus.noop import handle_noop
 from bus.publish import publish
 from bus.runtime.runner import Runner
+from bus.runtime.worker import Worker
 from bus.settings import Settings
 
 
@@ -51,9 +53,7 @@ async def run_hop_bench(
     """Run both phases and return the figures."""
     async with bootstrap.connect(settings, embedded=True) as conn:
         redis = conn.redis
-        [worker] = bootstrap.build_workers(
-            [keys.Role.NOOP], redis, settings, concurrency=concurrency
-        )
+        worker = Worker(keys.Role.NOOP, handle_noop, redis, settings, concurrency=concurrency)
         await worker.ensure_groups()
         runner = Runner([worker], redis, stats_interval_s=3600)
         task = asyncio.create_task(runner.run())

@@ -1,0 +1,59 @@
+"""The finalizer: persist the answer and trace, extend the conversation, emit ``done``."""
+
+from __future__ import annotations
+
+from agents.deps import AgentDeps
+from bus import wire
+from bus.commands import AgentTask, Command, RunResult
+from bus.events import Done, parse_event
+from bus.runtime.context import StepContext, StepResult
+from bus.runtime.worker import Handler
+from bus.store import RunStatus
+from bus.transcript import trace_entries
+
+AGENT = "finalizer"
+
+
+def make_finalizer(deps: AgentDeps) -> Handler:
+    """The finalizer role's handler."""
+
+    async def handle(ctx: StepContext, command: Command) -> StepResult:
+        task = command.payload
+        if not isinstance(task, AgentTask):
+            raise TypeError(f"finalizer got a {task.kind} payload")
+        state = task.state
+        answer = state.draft or ""
+        rows = await ctx.redis.xrange(ctx.events_key)
+        trace = trace_entries(parse_event(wire.raw_data(fields)) for _, fields in rows)
+        await deps.runs.finish(
+            command.run_id, RunStatus.DONE, answer=answer, trace=trace, usage=state.usage
+        )
+        if state.conversation_id:
+            for role, content in (("user", state.question), ("assistant", answer)):
+                await deps.conversations.append(
+                    command.tenant_id, state.conversation_id, role, content, command.run_id
+                )
+        done = Done(
+            run_id=command.run_id,
+            step_id=command.step_id,
+            agent=AGENT,
+            status="done",
+            answer=answer,
+            usage=state.usage,
+            stop_reason=state.stop_reason,
+        )
+        replies = []
+        if command.reply_to:
+            result = RunResult(
+                run_id=command.run_id,
+                tenant_id=command.tenant_id,
+                status="done",
+                answer=answer,
+                conversation_id=state.conversation_id,
+                stop_reason=state.stop_reason,
+                usage=state.usage,
+            )
+            replies.append((command.reply_to, wire.encode(result)))
+        return StepResult(events=[done], finished="done", replies=replies)
+
+    return handle

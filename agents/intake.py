@@ -1,0 +1,97 @@
+"""Intake: admit a run, persist it, contextualize a follow-up, route it by mode."""
+
+from __future__ import annotations
+
+from agents import graph, messages, prompts
+from agents.deps import AgentDeps
+from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta
+from bus.commands import AgentTask, Command
+from bus.events import Interpreted, RunStarted
+from bus.keys import Role
+from bus.runtime.context import StepContext, StepResult
+from bus.runtime.worker import Handler
+from bus.store import ConversationNotFound, MessageRecord, RunRecord, RunStatus
+
+AGENT = "intake"
+
+
+async def contextualize(llm: LLM, history: list[ChatMessage], question: str) -> str:
+    """One tool-free model call rewriting a follow-up into a standalone request."""
+    request = [
+        ChatMessage.system(prompts.CONTEXTUALIZE),
+        *history,
+        ChatMessage.user(question),
+    ]
+    parts = [
+        e.text
+        async for e in llm.stream(request, (), LLMOptions(max_tokens=200))
+        if isinstance(e, TextDelta)
+    ]
+    return "".join(parts).strip() or question
+
+
+def _chat(history: list[MessageRecord]) -> list[ChatMessage]:
+    return [
+        ChatMessage.user(m.content) if m.role == "user" else ChatMessage.assistant(m.content)
+        for m in history
+    ]
+
+
+def make_intake(deps: AgentDeps) -> Handler:
+    """The intake role's handler."""
+
+    async def handle(ctx: StepContext, command: Command) -> StepResult:
+        task = command.payload
+        if not isinstance(task, AgentTask):
+            raise TypeError(f"intake got a {task.kind} payload")
+        state = task.state
+        ids = {"run_id": command.run_id, "step_id": command.step_id, "agent": AGENT}
+        await ctx.emit(
+            RunStarted(
+                **ids,
+                question=state.question,
+                mode=state.settings.mode,
+                conversation_id=state.conversation_id,
+            )
+        )
+        await deps.runs.create_if_absent(
+            RunRecord(
+                id=command.run_id,
+                tenant_id=command.tenant_id,
+                subject=command.subject,
+                status=RunStatus.RUNNING,
+                mode=state.settings.mode,
+                question=state.question,
+                conversation_id=state.conversation_id,
+            )
+        )
+        history: list[ChatMessage] = []
+        if state.conversation_id:
+            try:
+                await deps.conversations.ensure(
+                    command.tenant_id, command.subject, state.conversation_id, state.question
+                )
+            except ConversationNotFound:
+                return StepResult.ending(command, "error", "no such conversation")
+            records = await deps.conversations.history(
+                command.tenant_id, state.conversation_id, limit=deps.history_turns
+            )
+            history = _chat(records)
+        chat = [ChatMessage.system(prompts.researcher_system(deps.clock()))]
+        interpreted = None
+        events = []
+        if history:
+            interpreted = await contextualize(deps.llm, history, state.question)
+            events.append(Interpreted(**ids, text=interpreted))
+            chat += [
+                *history,
+                ChatMessage.system(prompts.INTERPRETED.format(interpreted=interpreted)),
+            ]
+        chat.append(ChatMessage.user(state.question))
+        new_state = state.model_copy(
+            update={"messages": messages.dump(chat), "interpreted": interpreted}
+        )
+        target = graph.next_role(state.settings.mode, Role.INTAKE, "admitted")
+        return StepResult(next=[command.follow(target, AgentTask(state=new_state))], events=events)
+
+    return handle

@@ -1,0 +1,57 @@
+"""Coalesce token deltas into small event batches (one round trip per batch, not per token)."""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+from bus.events import Answer, Reasoning
+from bus.runtime.context import StepContext
+
+Kind = Literal["reasoning", "answer"]
+
+
+class TokenBatcher:
+    """Buffers deltas of one kind; flushes on a kind change, a size or an age limit.
+
+    Each flush also checks whether the run was cancelled (same round trip).
+    """
+
+    def __init__(
+        self, ctx: StepContext, agent: str, *, max_chars: int = 96, max_age_s: float = 0.03
+    ) -> None:
+        self.ctx = ctx
+        self.agent = agent
+        self.max_chars = max_chars
+        self.max_age_s = max_age_s
+        self.cancelled = False
+        self._kind: Kind | None = None
+        self._parts: list[str] = []
+        self._size = 0
+        self._since = time.monotonic()
+
+    async def add(self, kind: Kind, text: str) -> None:
+        """Buffer one delta, flushing first if the kind changed or limits are reached."""
+        if not text:
+            return
+        if self._kind is not None and kind != self._kind:
+            await self.flush()
+        if not self._parts:
+            self._since = time.monotonic()
+        self._kind = kind
+        self._parts.append(text)
+        self._size += len(text)
+        if self._size >= self.max_chars or time.monotonic() - self._since >= self.max_age_s:
+            await self.flush()
+
+    async def flush(self) -> None:
+        """Write what is buffered as one event."""
+        if not self._parts or self._kind is None:
+            return
+        delta = "".join(self._parts)
+        cmd = self.ctx.command
+        event_type = Answer if self._kind == "answer" else Reasoning
+        event = event_type(run_id=cmd.run_id, step_id=cmd.step_id, agent=self.agent, delta=delta)
+        self._parts, self._size = [], 0
+        if await self.ctx.emit_checking_cancel(event):
+            self.cancelled = True

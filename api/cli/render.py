@@ -1,0 +1,76 @@
+"""Render a run's events in a terminal: reasoning dimmed, tool steps, the answer streaming."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+
+from bus.events import ClientEvent
+
+
+class LiveRenderer:
+    """Prints events as they arrive; remembers what kind of text is being written."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._writing: str | None = None
+
+    def _newline(self) -> None:
+        if self._writing is not None:
+            self.console.print()
+            self._writing = None
+
+    def _stream(self, kind: str, text: str, style: str) -> None:
+        if self._writing != kind:
+            self._newline()
+            self._writing = kind
+        self.console.print(text, style=style, end="", markup=False, highlight=False)
+
+    def show(self, event: ClientEvent) -> None:
+        """Print one event."""
+        match event.type:
+            case "reasoning":
+                self._stream("reasoning", event.delta, "dim italic")
+            case "answer":
+                self._stream("answer", event.delta, "")
+            case "interpreted":
+                self._line(f"interpreted as: {event.text}", "dim")
+            case "plan":
+                self._line("plan: " + "; ".join(event.steps), "blue")
+            case "tool_call":
+                self._line(
+                    f"→ {event.tool}({json.dumps(event.args, ensure_ascii=False)})", "magenta"
+                )
+            case "tool_result":
+                shown = event.result if event.status == "ok" else f"{event.code}: {event.message}"
+                style = "green" if event.status == "ok" else "red"
+                self._line(f"← {event.tool} {event.status}: {_short(shown)}", style)
+            case "critique":
+                self._line(f"critic: {event.verdict} {event.reason}", "yellow")
+            case "verdict":
+                self._line(f"verifier: {event.verdict} {'; '.join(event.reasons)}", "red")
+            case "step_retry":
+                self._line("(a step was retried: text above from it is superseded)", "dim")
+            case "error":
+                self._line(f"error [{event.code}]: {event.message}", "bold red")
+            case "approval_request":
+                self._line(f"approval needed: {event.reason}", "bold yellow")
+            case "done":
+                self._newline()
+                if event.status != "done" or event.stop_reason:
+                    self._line(
+                        f"[{event.status}{' ' + event.stop_reason if event.stop_reason else ''}]",
+                        "dim",
+                    )
+            case _:
+                pass
+
+    def _line(self, text: str, style: str) -> None:
+        self._newline()
+        self.console.print(text, style=style, markup=False, highlight=False)
+
+
+def _short(value: object, limit: int = 200) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

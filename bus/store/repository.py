@@ -1,0 +1,85 @@
+"""What every repository of the store shares: sessions, error wrapping, portable upserts."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.sql.dml import Insert
+
+from bus.errors import StoreError
+from bus.store.engine import safe_url
+from bus.store.tables import Base
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware, in UTC."""
+    return datetime.now(UTC)
+
+
+def insert_ignoring_conflicts(
+    session: AsyncSession, model: type[Base], values: dict[str, Any], conflict_on: list[str]
+) -> Insert:
+    """``INSERT ... ON CONFLICT (conflict_on) DO NOTHING`` in the session's SQL dialect.
+
+    Args:
+        session: the session the statement will run in; it decides the dialect.
+        model: the mapped class of the table to insert into.
+        values: the row to insert.
+        conflict_on: the columns of the primary key or unique constraint to check.
+
+    Returns:
+        The statement; add ``.returning(...)`` to learn whether a row was inserted.
+
+    Raises:
+        StoreError: the session is bound to a database other than SQLite or Postgres.
+    """
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        return (
+            postgresql.insert(model)
+            .values(values)
+            .on_conflict_do_nothing(index_elements=conflict_on)
+        )
+    if dialect == "sqlite":
+        return (
+            sqlite.insert(model).values(values).on_conflict_do_nothing(index_elements=conflict_on)
+        )
+    raise StoreError(f"unsupported database {dialect!r}")
+
+
+class Repository:
+    """The base of the store's repositories.
+
+    Args:
+        db: an engine (the repository makes its own session factory) or a session factory.
+            The caller owns the engine and disposes of it.
+    """
+
+    def __init__(self, db: AsyncEngine | async_sessionmaker[AsyncSession]) -> None:
+        if isinstance(db, AsyncEngine):
+            db = async_sessionmaker(db, expire_on_commit=False)
+        self._sessions = db
+        bind = db.kw.get("bind")
+        self._where = safe_url(bind.url) if isinstance(bind, AsyncEngine) else "the database"
+
+    @asynccontextmanager
+    async def _session(self, action: str) -> AsyncGenerator[AsyncSession, None]:
+        """A session in one transaction; driver failures become a ``StoreError``.
+
+        A ``StoreError`` raised inside the block rolls the transaction back and propagates
+        unchanged.
+        """
+        try:
+            async with self._sessions.begin() as session:
+                yield session
+        except (SQLAlchemyError, OSError) as e:
+            # DBAPIError's own text repeats the SQL and its parameters (user questions);
+            # the driver's message alone says what went wrong.
+            cause = e.orig if isinstance(e, DBAPIError) else e
+            raise StoreError(f"could not {action} in {self._where}: {cause}") from e

@@ -1,0 +1,88 @@
+"""Single-mode runs through every role over a real Redis and a SQLite store."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+
+from agents.llm.ports import LLM
+from api import bootstrap
+from bus import keys
+from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
+from bus.events import ClientEvent
+from bus.publish import publish, read_events
+from bus.runtime.runner import Runner
+from bus.settings import Settings
+
+ROLES = (keys.Role.INTAKE, keys.Role.RESEARCHER, keys.Role.GATEWAY, keys.Role.FINALIZER)
+
+
+@dataclass
+class System:
+    """Every single-mode role running in this process."""
+
+    redis: Redis
+    settings: Settings
+    stores: bootstrap.Stores
+
+    async def ask(
+        self,
+        question: str,
+        *,
+        conversation_id: str | None = None,
+        deadline_s: float = 30,
+        **run_settings: Any,
+    ) -> list[ClientEvent]:
+        """Publish a question and return the run's events up to ``done``."""
+        run_id = new_run_id()
+        command = Command(
+            run_id=run_id,
+            tenant_id="t1",
+            subject="alice",
+            role=keys.Role.INTAKE,
+            deadline=deadline_in(deadline_s),
+            payload=AgentTask(
+                state=RunState(
+                    question=question,
+                    conversation_id=conversation_id,
+                    settings=RunSettings(**run_settings),
+                )
+            ),
+        )
+        await publish(self.redis, command, self.settings)
+        async with asyncio.timeout(30):
+            return [e async for _, e in read_events(self.redis, run_id, 0, block_ms=200)]
+
+
+@pytest.fixture
+async def start_system(
+    real_redis: Redis, make_settings: Callable[..., Settings]
+) -> AsyncIterator[Callable[[LLM], Any]]:
+    """Call with a model to start the roles; they stop when the test ends."""
+    runners: list[tuple[Runner, asyncio.Task[None]]] = []
+    contexts: list[Any] = []
+
+    async def start(llm: LLM, **overrides: Any) -> System:
+        s = make_settings(**overrides)
+        store_ctx = bootstrap.open_store(s, migrate=True)
+        stores = await store_ctx.__aenter__()
+        contexts.append(store_ctx)
+        roles = bootstrap.Roles(s, stores, llm=llm)
+        workers = bootstrap.build_workers(ROLES, real_redis, s, roles, concurrency=4)
+        for w in workers:
+            await w.ensure_groups()
+        runner = Runner(workers, real_redis)
+        runners.append((runner, asyncio.create_task(runner.run())))
+        return System(real_redis, s, stores)
+
+    yield start
+    for runner, task in runners:
+        runner.stop()
+        await asyncio.wait_for(task, 10)
+    for ctx in contexts:
+        await ctx.__aexit__(None, None, None)
