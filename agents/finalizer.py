@@ -8,7 +8,7 @@ from bus.commands import AgentTask, Command, RunResult
 from bus.events import Done, parse_event
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
-from bus.store import RunStatus
+from bus.store import MessageRole, RunStatus
 from bus.transcript import trace_entries
 
 AGENT = "finalizer"
@@ -29,7 +29,8 @@ def make_finalizer(deps: AgentDeps) -> Handler:
             command.run_id, RunStatus.DONE, answer=answer, trace=trace, usage=state.usage
         )
         if state.conversation_id:
-            for role, content in (("user", state.question), ("assistant", answer)):
+            turn = ((MessageRole.USER, state.question), (MessageRole.ASSISTANT, answer))
+            for role, content in turn:
                 await deps.conversations.append(
                     command.tenant_id, state.conversation_id, role, content, command.run_id
                 )

@@ -182,7 +182,9 @@ def run_end_recorder(runs: RunStore) -> RunEndHook:
     """A hook that records a run's final status in the store (idempotent)."""
 
     async def record(command: Command, status: RunStatus) -> None:
-        error_code = None if status == "done" else status
+        if status == "done":
+            return  # the finalizer records `done` together with the answer and trace
+        error_code = status
         await runs.set_status(command.run_id, StoreStatus(status), error_code=error_code)
 
     return record

@@ -39,3 +39,14 @@ def hop(
         concurrency=concurrency,
         as_json=as_json,
     )
+
+
+@app.command()
+def turn(
+    mode: Annotated[str, typer.Option(help="single | multi")] = "single",
+    runs: Annotated[int, typer.Option(min=1, help="Runs in the throughput phase.")] = 1000,
+    concurrency: Annotated[int, typer.Option(min=1, help="Runs in flight at once.")] = 32,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+) -> None:
+    """Whole runs through `agentbus up` with the scripted model: runs/s and turn latency."""
+    _load("turn").main(mode=mode, runs=runs, concurrency=concurrency, as_json=as_json)

@@ -17,8 +17,9 @@ from typing import TypeVar
 
 import asyncpg
 import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bus.store import RunStore, make_engine, upgrade_async
+from bus.store import ConversationStore, RunStore, make_engine, upgrade_async
 
 PG_ADMIN_DSN = os.environ.get(
     "AGENTBUS_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test"
@@ -83,11 +84,23 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture
-async def store(store_url: str) -> AsyncIterator[RunStore]:
-    """A RunStore on a migrated, empty database; its engine is disposed afterwards."""
+async def engine(store_url: str) -> AsyncIterator[AsyncEngine]:
+    """An engine on a migrated, empty database; disposed afterwards."""
     await upgrade_async(store_url)
     engine = make_engine(store_url)
     try:
-        yield RunStore(engine)
+        yield engine
     finally:
         await engine.dispose()
+
+
+@pytest.fixture
+def store(engine: AsyncEngine) -> RunStore:
+    """A RunStore on a migrated, empty database."""
+    return RunStore(engine)
+
+
+@pytest.fixture
+def conversations(engine: AsyncEngine) -> ConversationStore:
+    """A ConversationStore on the same database as ``store``."""
+    return ConversationStore(engine)

@@ -12,9 +12,21 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 
 from bus.errors import StoreError
-from bus.store import RunRecord, RunStore, downgrade, make_engine, upgrade, upgrade_async
+from bus.store import (
+    ConversationStore,
+    MessageRole,
+    RunRecord,
+    RunStore,
+    downgrade,
+    make_engine,
+    upgrade,
+    upgrade_async,
+)
 from bus.store.migrate import downgrade_async
 from bus.store.tables import Base
+
+HEAD = "0002"
+BASELINE = "0001"
 
 
 def _read_schema(conn: Connection) -> dict[str, Any]:
@@ -23,8 +35,9 @@ def _read_schema(conn: Connection) -> dict[str, Any]:
     version = None
     if "alembic_version" in tables:
         version = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
-    indexes = {ix["name"] for ix in insp.get_indexes("runs")} if "runs" in tables else set()
-    return {"tables": tables, "version": version, "indexes": indexes}
+    indexes = {ix["name"] for table in tables for ix in insp.get_indexes(table)}
+    run_columns = {c["name"] for c in insp.get_columns("runs")} if "runs" in tables else set()
+    return {"tables": tables, "version": version, "indexes": indexes, "run_columns": run_columns}
 
 
 async def schema_of(url: str) -> dict[str, Any]:
@@ -36,15 +49,20 @@ async def schema_of(url: str) -> dict[str, Any]:
         await engine.dispose()
 
 
-async def test_upgrade_on_an_empty_database_creates_the_runs_table(store_url: str) -> None:
+async def test_upgrade_on_an_empty_database_creates_every_table(store_url: str) -> None:
     assert "runs" not in (await schema_of(store_url))["tables"]
 
     await upgrade_async(store_url)
 
     schema = await schema_of(store_url)
-    assert {"runs", "alembic_version"} <= schema["tables"]
-    assert schema["version"] == "0001"
-    assert "ix_runs_tenant_id_created_at" in schema["indexes"]
+    assert {"runs", "conversations", "messages", "alembic_version"} <= schema["tables"]
+    assert schema["version"] == HEAD
+    assert {
+        "ix_runs_tenant_id_created_at",
+        "ix_conversations_tenant_id_updated_at",
+        "ix_messages_conversation_id_id",
+    } <= schema["indexes"]
+    assert {"conversation_id", "trace", "usage"} <= schema["run_columns"]
 
 
 async def test_the_migrated_schema_matches_the_models(store_url: str) -> None:
@@ -77,7 +95,7 @@ async def test_upgrading_twice_is_a_no_op_that_keeps_data(store_url: str) -> Non
         assert await store.get("t", "r1") == run
     finally:
         await engine.dispose()
-    assert (await schema_of(store_url))["version"] == "0001"
+    assert (await schema_of(store_url))["version"] == HEAD
 
 
 async def test_downgrade_to_base_drops_the_table_and_upgrade_restores_it(store_url: str) -> None:
@@ -91,6 +109,90 @@ async def test_downgrade_to_base_drops_the_table_and_upgrade_restores_it(store_u
 
     await upgrade_async(store_url)
     assert "runs" in (await schema_of(store_url))["tables"]
+
+
+async def test_0002_upgrades_a_baseline_database_and_keeps_its_runs(store_url: str) -> None:
+    await upgrade_async(store_url, BASELINE)
+    await _insert_baseline_run(store_url)
+
+    await upgrade_async(store_url)
+
+    engine = make_engine(store_url)
+    try:
+        run = await RunStore(engine).get("t", "r1")
+    finally:
+        await engine.dispose()
+    assert run is not None and run.question == "q"
+    assert (run.conversation_id, run.trace, run.usage) == (None, None, None)
+
+
+async def test_0002_downgrades_to_the_baseline_and_back(store_url: str) -> None:
+    await upgrade_async(store_url)
+    engine = make_engine(store_url)
+    try:
+        await RunStore(engine).create(
+            RunRecord(
+                id="r1",
+                tenant_id="t",
+                subject="s",
+                mode="single",
+                question="q",
+                conversation_id="c1",
+                trace=[{"kind": "answer", "text": "a"}],
+                usage={"input_tokens": 3},
+            )
+        )
+        conversations = ConversationStore(engine)
+        await conversations.ensure("t", "s", "c1", "q")
+        await conversations.append("t", "c1", MessageRole.USER, "q", "r1")
+    finally:
+        await engine.dispose()
+
+    await downgrade_async(store_url, BASELINE)
+
+    schema = await schema_of(store_url)
+    assert schema["version"] == BASELINE
+    assert {"conversations", "messages"}.isdisjoint(schema["tables"])
+    assert {"conversation_id", "trace", "usage"}.isdisjoint(schema["run_columns"])
+    assert "ix_runs_tenant_id_created_at" in schema["indexes"]
+    assert await _baseline_run_ids(store_url) == ["r1"]
+
+    await upgrade_async(store_url)
+
+    schema = await schema_of(store_url)
+    assert schema["version"] == HEAD
+    assert {"conversations", "messages"} <= schema["tables"]
+    engine = make_engine(store_url)
+    try:
+        run = await RunStore(engine).get("t", "r1")
+    finally:
+        await engine.dispose()
+    assert run is not None and run.trace is None
+
+
+async def _insert_baseline_run(url: str) -> None:
+    # Raw SQL with the baseline's columns only: the models already describe the head schema.
+    engine = make_engine(url)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(
+                text(
+                    "INSERT INTO runs (id, tenant_id, subject, status, mode, question,"
+                    " created_at, updated_at) VALUES ('r1', 't', 's', 'queued', 'single', 'q',"
+                    " CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+                )
+            )
+    finally:
+        await engine.dispose()
+
+
+async def _baseline_run_ids(url: str) -> list[str]:
+    engine = make_engine(url)
+    try:
+        async with engine.connect() as conn:
+            return list((await conn.execute(text("SELECT id FROM runs"))).scalars())
+    finally:
+        await engine.dispose()
 
 
 def test_the_sync_functions_work_outside_an_event_loop(tmp_path: Path) -> None:

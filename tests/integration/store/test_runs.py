@@ -196,3 +196,154 @@ async def test_an_unreachable_database_raises_store_error() -> None:
 def test_a_sync_driver_url_is_refused_with_a_hint() -> None:
     with pytest.raises(StoreError, match="sqlite\\+aiosqlite"):
         make_engine("sqlite:///store.db")
+
+
+TRACE: list[dict[str, object]] = [
+    {"kind": "reasoning", "text": "Multiply."},
+    {"kind": "tool_call", "name": "calculator", "arguments": {"expression": "23 × 19"}},
+    {"kind": "tool_result", "output": "437"},
+    {"kind": "answer", "text": "437", "usage": {"input_tokens": 40, "output_tokens": 2}},
+]
+USAGE = {"input_tokens": 120, "output_tokens": 9}
+
+
+async def test_conversation_trace_and_usage_round_trip(store: RunStore) -> None:
+    run = a_run(conversation_id="conv-1", trace=TRACE, usage=USAGE)
+
+    await store.create(run)
+
+    got = await store.get("tenant-a", "run-1")
+    assert got == run
+    assert got is not None and got.trace == TRACE and got.usage == USAGE
+
+
+async def test_a_run_without_a_trace_stores_null(store: RunStore) -> None:
+    await store.create(a_run())
+
+    got = await store.get("tenant-a", "run-1")
+
+    assert got is not None
+    assert (got.conversation_id, got.trace, got.usage) == (None, None, None)
+
+
+async def test_finish_records_status_answer_trace_and_usage(store: RunStore) -> None:
+    await store.create(a_run())
+    await store.set_status("run-1", RunStatus.RUNNING)
+
+    done = await store.finish("run-1", RunStatus.DONE, answer="437", trace=TRACE, usage=USAGE)
+
+    assert done is not None and done.status is RunStatus.DONE
+    assert (done.answer, done.trace, done.usage, done.error_code) == ("437", TRACE, USAGE, None)
+    assert done.finished_at is not None
+    assert await store.get("tenant-a", "run-1") == done
+
+
+async def test_finish_with_an_error_code(store: RunStore) -> None:
+    await store.create(a_run())
+
+    ended = await store.finish(
+        "run-1",
+        RunStatus.ERROR,
+        answer="I don't know.",
+        trace=[],
+        usage={},
+        error_code="tool_loop_exhausted",
+    )
+
+    assert ended is not None
+    assert (ended.status, ended.error_code) == (RunStatus.ERROR, "tool_loop_exhausted")
+    assert (ended.trace, ended.usage) == ([], {})
+
+
+async def test_finishing_twice_keeps_the_first_result(store: RunStore) -> None:
+    await store.create(a_run())
+    first = await store.finish("run-1", RunStatus.DONE, answer="437", trace=TRACE, usage=USAGE)
+
+    second = await store.finish("run-1", RunStatus.DONE, answer="other", trace=[], usage={})
+
+    assert second == first
+
+
+async def test_finish_does_not_touch_a_run_that_already_ended(store: RunStore) -> None:
+    await store.create(a_run())
+    cancelled = await store.set_status("run-1", RunStatus.CANCELLED)
+
+    after = await store.finish("run-1", RunStatus.DONE, answer="late", trace=TRACE, usage=USAGE)
+
+    assert after == cancelled
+    assert after is not None and (after.answer, after.trace, after.usage) == (None, None, None)
+
+
+async def test_finish_keeps_what_it_is_not_given(store: RunStore) -> None:
+    await store.create(a_run())
+    await store.set_status("run-1", RunStatus.SUSPENDED, answer="draft")
+
+    ended = await store.finish("run-1", RunStatus.TIMEOUT, answer=None, trace=None, usage=None)
+
+    assert ended is not None and ended.status is RunStatus.TIMEOUT
+    assert (ended.answer, ended.trace, ended.usage) == ("draft", None, None)
+
+
+async def test_racing_finishes_store_one_whole_result(store: RunStore) -> None:
+    await store.create(a_run())
+
+    results = await asyncio.gather(
+        store.finish("run-1", RunStatus.DONE, answer="a", trace=TRACE, usage=USAGE),
+        store.finish("run-1", RunStatus.ERROR, answer="b", trace=[], usage={}, error_code="x"),
+    )
+
+    stored = await store.get("tenant-a", "run-1")
+    assert stored is not None and list(results) == [stored, stored]
+    outcome = (stored.status, stored.answer, stored.trace, stored.usage, stored.error_code)
+    assert outcome in [
+        (RunStatus.DONE, "a", TRACE, USAGE, None),
+        (RunStatus.ERROR, "b", [], {}, "x"),
+    ]
+
+
+async def test_finish_refuses_a_status_that_does_not_end_the_run(store: RunStore) -> None:
+    await store.create(a_run())
+
+    with pytest.raises(ValueError, match="terminal"):
+        await store.finish("run-1", RunStatus.RUNNING, answer=None, trace=None, usage=None)
+
+
+async def test_finish_of_an_unknown_run_is_none(store: RunStore) -> None:
+    assert await store.finish("nope", RunStatus.DONE, answer="a", trace=[], usage={}) is None
+
+
+async def test_create_if_absent_creates_a_new_run(store: RunStore) -> None:
+    run = a_run(created_at=T0, updated_at=T0, conversation_id="conv-1")
+
+    assert await store.create_if_absent(run) == (run, True)
+    assert await store.get("tenant-a", "run-1") == run
+
+
+async def test_create_if_absent_returns_the_stored_run_when_redelivered(store: RunStore) -> None:
+    first = await store.create(a_run(created_at=T0, updated_at=T0))
+    await store.set_status("run-1", RunStatus.RUNNING)
+
+    stored, created = await store.create_if_absent(a_run(question="a different question"))
+
+    assert created is False
+    assert stored.question == first.question and stored.status is RunStatus.RUNNING
+    assert stored == await store.get("tenant-a", "run-1")
+
+
+async def test_create_if_absent_refuses_another_tenants_id(store: RunStore) -> None:
+    theirs = await store.create(a_run(tenant_id="tenant-b"))
+
+    with pytest.raises(StoreError, match="already exists") as caught:
+        await store.create_if_absent(a_run())
+
+    assert "tenant-b" not in str(caught.value)
+    assert await store.get("tenant-b", "run-1") == theirs
+    assert await store.get("tenant-a", "run-1") is None
+
+
+async def test_racing_create_if_absent_creates_once(store: RunStore) -> None:
+    results = await asyncio.gather(*(store.create_if_absent(a_run()) for _ in range(5)))
+
+    assert sorted(created for _, created in results) == [False, False, False, False, True]
+    assert len({run.id for run, _ in results}) == 1
+    assert [r.id for r in await store.list("tenant-a")] == ["run-1"]
