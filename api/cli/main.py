@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from prometheus_client import start_http_server
 
 from api import bootstrap
 from api.cli import ask, bench, ops
@@ -41,6 +42,7 @@ async def up(
         typer.echo(f"agentbus up: redis {conn.url}, store {s.resolved_database_url()}")
         typer.echo(f"llm: {s.llm}; roles: {', '.join(bootstrap.UP_ROLES)}  (Ctrl-C to stop)")
         typer.echo('try: agentbus ask "What is 23 × 19?"')
+        _serve_metrics(s.metrics_port)
         await Runner(workers, conn.redis).run()
 
 
@@ -56,8 +58,10 @@ async def worker(
     async with bootstrap.open_store(s) as stores, bootstrap.connect(s) as conn:
         roles = bootstrap.Roles(s, stores)
         workers = bootstrap.build_workers([role], conn.redis, s, roles, concurrency=concurrency)
-        if s.metrics_port:
-            from prometheus_client import start_http_server
-
-            start_http_server(s.metrics_port)
+        _serve_metrics(s.metrics_port)
         await Runner(workers, conn.redis, burst=burst).run()
+
+
+def _serve_metrics(port: int | None) -> None:
+    if port:
+        start_http_server(port)

@@ -21,9 +21,9 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -161,9 +161,11 @@ class Worker:
                     block=self.settings.read_block_ms,
                 )
             except ResponseError as e:
-                if "NOGROUP" not in str(e):
+                # NOGROUP: the stream or group was deleted; UNBLOCKED: deleted while we
+                # were blocked on it. Either way, re-create and read again.
+                if "NOGROUP" not in str(e) and "UNBLOCKED" not in str(e):
                     raise
-                log.warning("group missing, re-creating", role=self.role)
+                log.warning("group missing, re-creating", role=self.role, error=str(e))
                 await self.ensure_groups()
                 continue
             except (RedisConnectionError, RedisTimeoutError) as e:
@@ -171,18 +173,37 @@ class Worker:
                 await asyncio.sleep(1.0)
                 continue
             self.read_empty = not resp
-            for stream_b, entries in resp or ():
-                stream = stream_b.decode()
-                for entry_id, fields in entries:
-                    self._spawn(stream, entry_id, fields, 1)
+            if resp:
+                items = [(sb.decode(), eid, f, 1) for sb, entries in resp for eid, f in entries]
+                await self._admit(items)
 
-    def _spawn(
-        self, stream: str, entry_id: bytes, fields: dict[bytes, bytes], delivery: int
-    ) -> None:
-        key = (stream, entry_id)
-        if key in self._inflight:
+    async def _admit(self, items: list[tuple[str, bytes, dict[bytes, bytes], int]]) -> None:
+        """Decode a batch of entries, check them all in one round trip, start their steps."""
+        ready: list[tuple[str, bytes, dict[bytes, bytes], int, Command]] = []
+        for stream, entry_id, fields, delivery in items:
+            if (stream, entry_id) in self._inflight:
+                continue
+            try:
+                ready.append((stream, entry_id, fields, delivery, wire.decode_command(fields)))
+            except MessageInvalid as e:
+                dead = self._dead(stream, entry_id, fields, None, "unparseable", str(e), delivery)
+                self._spawn(stream, entry_id, dead)
+        if not ready:
             return
-        task = asyncio.create_task(self._process(stream, entry_id, fields, delivery))
+        # Already done? Cancelled? One pipeline for the whole batch, not a round trip each.
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for _, _, _, _, cmd in ready:
+                pipe.sismember(keys.run_steps(cmd.run_id, cmd.shard), cmd.step_id)
+                pipe.exists(keys.run_cancel(cmd.run_id, cmd.shard))
+            flags = await pipe.execute()
+        for i, (stream, entry_id, fields, delivery, cmd) in enumerate(ready):
+            done, cancelled = bool(flags[2 * i]), bool(flags[2 * i + 1])
+            step = self._process(stream, entry_id, fields, delivery, cmd, done, cancelled)
+            self._spawn(stream, entry_id, step)
+
+    def _spawn(self, stream: str, entry_id: bytes, step: Coroutine[Any, Any, None]) -> None:
+        key = (stream, entry_id)
+        task = asyncio.create_task(step)
         self._inflight[key] = task
         task.add_done_callback(lambda _t: self._done(key))
 
@@ -191,14 +212,16 @@ class Worker:
         self._slot_freed.set()
 
     async def _process(
-        self, stream: str, entry_id: bytes, fields: dict[bytes, bytes], delivery: int
+        self,
+        stream: str,
+        entry_id: bytes,
+        fields: dict[bytes, bytes],
+        delivery: int,
+        command: Command,
+        done: bool,
+        cancelled: bool,
     ) -> None:
         started = time.perf_counter()
-        try:
-            command = wire.decode_command(fields)
-        except MessageInvalid as e:
-            await self._dead(stream, entry_id, fields, None, "unparseable", str(e), delivery)
-            return
         structlog.contextvars.bind_contextvars(
             run_id=command.run_id,
             tenant_id=command.tenant_id,
@@ -206,7 +229,14 @@ class Worker:
             step=command.step_id,
         )
         try:
-            outcome = await self._run_step(stream, entry_id, fields, command, delivery)
+            if done:
+                await self.redis.xack(stream, self.group, entry_id)
+                outcome = "duplicate"
+            elif cancelled:
+                await self._end(stream, entry_id, command, "cancelled", "cancel requested")
+                outcome = "cancelled"
+            else:
+                outcome = await self._run_step(stream, entry_id, fields, command, delivery)
         except Exception:
             log.exception("step crashed in the runtime; left pending for reclaim")
             outcome = "runtime_error"
@@ -226,17 +256,6 @@ class Worker:
                 stream, entry_id, fields, command, "max_deliveries", "delivered too often", delivery
             )
             return "dead_lettered"
-        shard = command.shard
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.sismember(keys.run_steps(command.run_id, shard), command.step_id)
-            pipe.exists(keys.run_cancel(command.run_id, shard))
-            already_done, cancelled = await pipe.execute()
-        if already_done:
-            await self.redis.xack(stream, self.group, entry_id)
-            return "duplicate"
-        if cancelled:
-            await self._end(stream, entry_id, command, "cancelled", "cancel requested")
-            return "cancelled"
         if time.time() > command.deadline:
             await self._end(stream, entry_id, command, "timeout", "the run passed its deadline")
             return "expired"
@@ -431,6 +450,5 @@ class Worker:
             consumername=self.consumer,
         )
         deliveries = {p["message_id"]: int(p["times_delivered"]) for p in pending}
-        for entry_id, fields in live:
-            metrics.RECLAIMED.labels(str(self.role)).inc()
-            self._spawn(stream, entry_id, fields, deliveries.get(entry_id, 2))
+        metrics.RECLAIMED.labels(str(self.role)).inc(len(live))
+        await self._admit([(stream, eid, f, deliveries.get(eid, 2)) for eid, f in live])

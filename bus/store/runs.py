@@ -245,6 +245,8 @@ class RunStore(Repository):
             .execution_options(synchronize_session=False)
         )
         async with self._session(action) as session:
-            await session.execute(stmt)
-            row = await session.scalar(select(RunRow).where(RunRow.id == run_id))
+            # RETURNING saves a second statement on the common path (SQLite 3.35+, Postgres).
+            row = await session.scalar(stmt.returning(RunRow))
+            if row is None:  # not updated: unknown, or already ended
+                row = await session.scalar(select(RunRow).where(RunRow.id == run_id))
             return None if row is None else RunRecord.model_validate(row)

@@ -50,3 +50,29 @@ async def test_up_starts_everything_and_stops_cleanly(
         assert up.wait(30) == 0
     await asyncio.sleep(0.1)
     assert not embedded.is_running(data)  # the embedded Redis stopped with it
+
+
+async def test_ask_renders_a_run_live_against_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in [k for k in os.environ if k.startswith("AGENTBUS_")]:
+        monkeypatch.delenv(key)
+    data = tmp_path / "data"
+    env = {"AGENTBUS_DATA_DIR": str(data), "AGENTBUS_LLM": "scripted"}
+    with processes() as procs:
+        procs.append(spawn(["up"], env, tmp_path / "up.log"))
+
+        async def ready() -> bool:
+            return embedded.is_running(data) and "roles:" in (tmp_path / "up.log").read_text()
+
+        await wait_for(ready, within=30)
+        shown = await cli(["ask", "What is 23 × 19?"], env)
+        assert "→ calculator" in shown and "← calculator ok" in shown
+        assert "437" in shown.split("← calculator ok")[1]
+        conversation = shown.strip().splitlines()[-1].removeprefix("conversation: ")
+
+        lines = await cli(["ask", "--json", "--conversation", conversation, "And doubled?"], env)
+        events = [json.loads(line) for line in lines.splitlines()]
+        assert events[0]["type"] == "run_started" and events[-1]["type"] == "done"
+        assert any(e["type"] == "interpreted" for e in events)  # a follow-up
+        assert all("id" in e for e in events)

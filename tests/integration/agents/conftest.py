@@ -55,7 +55,7 @@ class System:
             ),
         )
         await publish(self.redis, command, self.settings)
-        async with asyncio.timeout(30):
+        async with asyncio.timeout(deadline_s + 10):
             return [e async for _, e in read_events(self.redis, run_id, 0, block_ms=200)]
 
 

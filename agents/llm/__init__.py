@@ -1,0 +1,1 @@
+"""The LLM port and its adapters (OpenAI-compatible, local offline, scripted)."""

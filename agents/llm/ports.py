@@ -1,0 +1,172 @@
+"""The LLM port: messages, tool schemas and options in; a stream of typed events out.
+
+Every adapter (OpenAI-compatible endpoint, local offline model, scripted model) implements
+:class:`LLM` and passes the shared contract suite in ``tests/unit/agents/llm/contract.py``.
+The stream contract, in short:
+
+* only :data:`LLMEvent` values are yielded;
+* ``TextDelta`` texts concatenate to the answer, ``ReasoningDelta`` texts to the reasoning;
+* a :class:`ToolCall` is yielded whole (never partial) with a dict of arguments; arguments
+  that were not a JSON object arrive as ``{INVALID_ARGUMENTS_KEY: raw_text}`` so the gateway's
+  schema check rejects them and the model can try again;
+* exactly one :class:`Usage` ends every stream that completes;
+* nothing is retried once an event has been yielded, so a consumer never sees text twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Annotated, Any, Literal, Protocol, Self, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from agents.errors import LLMBadRequest
+
+INVALID_ARGUMENTS_KEY = "__invalid_json__"
+"""Key under which a tool call's raw arguments are kept when they were not a JSON object."""
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class ReasoningDelta(BaseModel):
+    """A piece of the model's reasoning (shown dimmed; not part of the answer)."""
+
+    model_config = _FROZEN
+    kind: Literal["reasoning"] = "reasoning"
+    text: str
+
+
+class TextDelta(BaseModel):
+    """A piece of the answer text."""
+
+    model_config = _FROZEN
+    kind: Literal["text"] = "text"
+    text: str
+
+
+class ToolCall(BaseModel):
+    """A complete tool call: the id the result must echo, the tool name and its arguments."""
+
+    model_config = _FROZEN
+    kind: Literal["tool_call"] = "tool_call"
+    id: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Usage(BaseModel):
+    """Tokens spent by one ``stream`` call (0 where the backend did not report them)."""
+
+    model_config = _FROZEN
+    kind: Literal["usage"] = "usage"
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+
+LLMEvent = Annotated[ReasoningDelta | TextDelta | ToolCall | Usage, Field(discriminator="kind")]
+"""One item of an LLM stream."""
+
+
+class ChatMessage(BaseModel):
+    """One message of a conversation, in the roles every chat model understands.
+
+    ``tool_calls`` appear only on assistant messages; a tool message carries the
+    ``tool_call_id`` and tool ``name`` it answers, and its content is data, never instructions.
+    """
+
+    model_config = _FROZEN
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    @model_validator(mode="after")
+    def _check_role_fields(self) -> Self:
+        if self.tool_calls and self.role != "assistant":
+            raise ValueError("only assistant messages carry tool_calls")
+        if self.role == "tool" and not (self.tool_call_id and self.name):
+            raise ValueError("a tool message needs tool_call_id and name")
+        if self.role != "tool" and (self.tool_call_id or self.name):
+            raise ValueError("tool_call_id and name belong to tool messages")
+        return self
+
+    @classmethod
+    def system(cls, content: str) -> ChatMessage:
+        """A system message."""
+        return cls(role="system", content=content)
+
+    @classmethod
+    def user(cls, content: str) -> ChatMessage:
+        """A user message."""
+        return cls(role="user", content=content)
+
+    @classmethod
+    def assistant(cls, content: str = "", tool_calls: Sequence[ToolCall] = ()) -> ChatMessage:
+        """An assistant message, optionally with the tool calls it made."""
+        return cls(role="assistant", content=content, tool_calls=tuple(tool_calls))
+
+    @classmethod
+    def tool(cls, call: ToolCall, content: str) -> ChatMessage:
+        """The result of ``call``, to send back to the model."""
+        return cls(role="tool", content=content, tool_call_id=call.id, name=call.name)
+
+
+class ToolSpec(BaseModel):
+    """A tool the model may call: name, what it does, and a JSON Schema for its arguments."""
+
+    model_config = _FROZEN
+    name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+class LLMOptions(BaseModel):
+    """Per-call options; ``None`` leaves the backend's default."""
+
+    model_config = _FROZEN
+    think: bool = False
+    response_schema: dict[str, Any] | None = None
+    max_tokens: int | None = Field(default=None, gt=0)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """A chat model that streams typed events."""
+
+    @property
+    def name(self) -> str:
+        """A short label for logs and traces, e.g. ``openai:gpt-4o-mini``."""
+        ...
+
+    def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec] = (),
+        options: LLMOptions | None = None,
+    ) -> AsyncIterator[LLMEvent]:
+        """Run one model turn and yield its events as they are produced.
+
+        Raises:
+            agents.errors.LLMError: a subclass saying what failed and what to do.
+        """
+        ...
+
+
+def check_request(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> None:
+    """Reject requests no backend can answer, the same way in every adapter.
+
+    Raises:
+        LLMBadRequest: no messages, or two tools with the same name.
+    """
+    if not messages:
+        raise LLMBadRequest("the conversation is empty", hint="send at least one user message")
+    names = [t.name for t in tools]
+    if len(set(names)) != len(names):
+        raise LLMBadRequest(f"duplicate tool names in {names}", hint="give each tool one name")

@@ -1,0 +1,168 @@
+"""A deterministic model for tests and benchmarks: it replays scripted turns.
+
+A turn is a list of events. Build them with the helpers::
+
+    llm = ScriptedLLM([
+        turn(tool_call("calculator", {"expression": "23 * 19"})),
+        turn(reasoning("The tool said 437."), text("23 × 19 = 437.")),
+    ])
+
+or pass a function ``(messages, tools, options) -> turn`` for tests that branch on input.
+With no script it plays the benchmark turn (see :func:`benchmark_turn`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from typing import Any
+
+from agents.errors import ScriptExhausted
+from agents.llm.ports import (
+    ChatMessage,
+    LLMEvent,
+    LLMOptions,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    check_request,
+)
+
+Turn = Sequence[LLMEvent]
+"""The events one ``stream`` call yields, in order."""
+
+TurnFunction = Callable[[Sequence[ChatMessage], Sequence[ToolSpec], LLMOptions], Turn]
+"""Chooses the turn from the request, for scripts that branch on input."""
+
+_TOKEN = re.compile(r"\s*\S+|\s+")
+
+BENCHMARK_ANSWER = (
+    "The calculator evaluated 23 * 19 and returned 437, so twenty-three times nineteen is "
+    "437. To check by hand: 20 * 19 is 380 and 3 * 19 is 57, and 380 plus 57 makes 437. "
+    "The answer is 437."
+)
+"""The benchmark's final answer: 40 whitespace-separated tokens that contain ``437``."""
+
+
+def tokens(content: str) -> list[str]:
+    """Split text into word-sized tokens that concatenate back to ``content``."""
+    return _TOKEN.findall(content)
+
+
+def text(content: str) -> list[TextDelta]:
+    """Answer text, one delta per word-sized token."""
+    return [TextDelta(text=t) for t in tokens(content)]
+
+
+def reasoning(content: str) -> list[ReasoningDelta]:
+    """Reasoning text, one delta per word-sized token."""
+    return [ReasoningDelta(text=t) for t in tokens(content)]
+
+
+def tool_call(
+    name: str, arguments: dict[str, Any] | None = None, id: str | None = None
+) -> ToolCall:
+    """A complete tool call; without ``id`` a unique one is made, as real models do."""
+    return ToolCall(id=id or f"call_{uuid.uuid4().hex[:12]}", name=name, arguments=arguments or {})
+
+
+def usage(prompt_tokens: int, completion_tokens: int) -> Usage:
+    """An explicit usage event (``turn`` adds one when a turn has none)."""
+    return Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+
+
+def turn(*parts: LLMEvent | Iterable[LLMEvent]) -> list[LLMEvent]:
+    """Flatten events and lists of events into one turn that ends with a Usage.
+
+    Without an explicit :func:`usage`, completion tokens count the deltas and tool calls.
+    """
+    events: list[LLMEvent] = []
+    for part in parts:
+        if isinstance(part, ReasoningDelta | TextDelta | ToolCall | Usage):
+            events.append(part)
+        else:
+            events.extend(part)
+    if not any(isinstance(e, Usage) for e in events):
+        events.append(usage(0, len(events)))
+    return events
+
+
+def benchmark_turn(
+    messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: LLMOptions
+) -> Turn:
+    """The benchmark: a ``calculator`` call for 23 * 19, then a 40-token answer with 437.
+
+    The turn is chosen from the conversation (after a tool result: answer; otherwise: call
+    the calculator if offered) rather than from a cursor, so concurrent runs sharing one
+    model each get their own call-then-answer sequence.
+    """
+    if messages[-1].role == "tool" or not any(t.name == "calculator" for t in tools):
+        return turn(text(BENCHMARK_ANSWER), usage(60, 40))
+    return turn(tool_call("calculator", {"expression": "23 * 19"}), usage(50, 12))
+
+
+class ScriptedLLM:
+    """Replays turns from a list (one per call) or from a function of the request.
+
+    Args:
+        script: a list of turns played in order, or a :data:`TurnFunction`; default
+            :func:`benchmark_turn`.
+        token_delay: seconds to sleep before each text or reasoning delta (0 = none).
+        cycle: replay the list from the start once it is used up, instead of raising.
+        name: the label reported by :attr:`name`.
+    """
+
+    def __init__(
+        self,
+        script: Sequence[Turn] | TurnFunction | None = None,
+        *,
+        token_delay: float = 0.0,
+        cycle: bool = False,
+        name: str = "scripted",
+    ) -> None:
+        self._script: Sequence[Turn] | TurnFunction = (
+            script if script is not None else benchmark_turn
+        )
+        self._token_delay = token_delay
+        self._cycle = cycle
+        self._name = name
+        self._cursor = 0
+        self.requests: list[tuple[tuple[ChatMessage, ...], tuple[ToolSpec, ...], LLMOptions]] = []
+        """Every request received, in order, for tests to inspect."""
+
+    @property
+    def name(self) -> str:
+        """The label given at construction."""
+        return self._name
+
+    def _next_turn(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: LLMOptions
+    ) -> Turn:
+        if callable(self._script):
+            return self._script(messages, tools, options)
+        if self._cursor >= len(self._script):
+            if not self._cycle or not self._script:
+                raise ScriptExhausted(f"the script has {len(self._script)} turns; all were used")
+            self._cursor = 0
+        played = self._script[self._cursor]
+        self._cursor += 1
+        return played
+
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec] = (),
+        options: LLMOptions | None = None,
+    ) -> AsyncIterator[LLMEvent]:
+        """Yield the next scripted turn, pausing ``token_delay`` before each delta."""
+        check_request(messages, tools)
+        options = options or LLMOptions()
+        self.requests.append((tuple(messages), tuple(tools), options))
+        for event in self._next_turn(messages, tools, options):
+            if self._token_delay > 0 and isinstance(event, TextDelta | ReasoningDelta):
+                await asyncio.sleep(self._token_delay)
+            yield event
