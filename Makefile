@@ -1,6 +1,6 @@
 # The commands README.md tells you to run. Everything installs into .venv from uv.lock.
 UV := .tools/bin/uv
-EXTRAS ?= --extra dev --extra local
+EXTRAS ?= --extra dev --extra local --extra rerank
 export UV_PYTHON_DOWNLOADS := never
 
 .PHONY: install up test lint bench services

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from agents.llm.ports import LLM, ToolSpec
-from bus.store import ConversationStore, RunStore
+from bus.store import CheckpointStore, ConversationStore, RunStore
+
+if TYPE_CHECKING:
+    from agents.gather import Source
 
 
 def _now() -> datetime:
@@ -25,6 +29,10 @@ class AgentDeps:
         conversations: the conversation store.
         clock: the current time (the date goes into the system prompt).
         history_turns: how many earlier messages of a conversation the model sees.
+        sources: the retrieval sources a multi-mode gather may query, by name.
+        gather_budget_s: how long one gather branch may take before it counts as empty.
+        checkpoints: where paused runs wait (gates are armed only with a store).
+        gate_ttl_s: how long a paused run can be resumed.
     """
 
     llm: LLM
@@ -33,3 +41,7 @@ class AgentDeps:
     conversations: ConversationStore
     clock: Callable[[], datetime] = field(default=_now)
     history_turns: int = 20
+    sources: Mapping[str, Source] = field(default_factory=lambda: {})
+    gather_budget_s: float = 5.0
+    checkpoints: CheckpointStore | None = None
+    gate_ttl_s: float = 24 * 3600

@@ -5,11 +5,12 @@ from __future__ import annotations
 from agents.deps import AgentDeps
 from bus import wire
 from bus.commands import AgentTask, Command, RunResult
-from bus.events import Done, parse_event
+from bus.events import ClientEvent, Done, parse_event
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 from bus.store import MessageRole, RunStatus
 from bus.transcript import trace_entries
+from retrieval.citations import check_answer_citations
 
 AGENT = "finalizer"
 
@@ -22,13 +23,22 @@ def make_finalizer(deps: AgentDeps) -> Handler:
         if not isinstance(task, AgentTask):
             raise TypeError(f"finalizer got a {task.kind} payload")
         state = task.state
-        answer = state.draft or ""
+        # Keep only citations of chunks this run actually retrieved; strip the rest.
+        checked = check_answer_citations(state.draft or "", state.messages, state.evidence)
+        answer = checked.answer
+        # A rejected answer (answer-approval gate) ends the run without being committed.
+        rejected = state.stop_reason == "rejected"
+        status = RunStatus.REJECTED if rejected else RunStatus.DONE
         rows = await ctx.redis.xrange(ctx.events_key)
         trace = trace_entries(parse_event(wire.raw_data(fields)) for _, fields in rows)
         await deps.runs.finish(
-            command.run_id, RunStatus.DONE, answer=answer, trace=trace, usage=state.usage
+            command.run_id,
+            status,
+            answer=None if rejected else answer,
+            trace=trace,
+            usage=state.usage,
         )
-        if state.conversation_id:
+        if state.conversation_id and not rejected:
             turn = ((MessageRole.USER, state.question), (MessageRole.ASSISTANT, answer))
             for role, content in turn:
                 await deps.conversations.append(
@@ -38,8 +48,8 @@ def make_finalizer(deps: AgentDeps) -> Handler:
             run_id=command.run_id,
             step_id=command.step_id,
             agent=AGENT,
-            status="done",
-            answer=answer,
+            status=status.value,  # type: ignore[arg-type]
+            answer=None if rejected else answer,
             usage=state.usage,
             stop_reason=state.stop_reason,
         )
@@ -48,13 +58,16 @@ def make_finalizer(deps: AgentDeps) -> Handler:
             result = RunResult(
                 run_id=command.run_id,
                 tenant_id=command.tenant_id,
-                status="done",
-                answer=answer,
+                status=status.value,
+                answer=None if rejected else answer,
                 conversation_id=state.conversation_id,
                 stop_reason=state.stop_reason,
                 usage=state.usage,
             )
             replies.append((command.reply_to, wire.encode(result)))
-        return StepResult(events=[done], finished="done", replies=replies)
+        events: list[ClientEvent] = [done]
+        if checked.citations or checked.stripped:
+            events.insert(0, checked.event(command.run_id, command.step_id, agent=AGENT))
+        return StepResult(events=events, finished=status.value, replies=replies)  # type: ignore[arg-type]
 
     return handle

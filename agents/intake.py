@@ -7,7 +7,6 @@ from agents.deps import AgentDeps
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta
 from bus.commands import AgentTask, Command
 from bus.events import ClientEvent, Interpreted, RunStarted
-from bus.keys import Role
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 from bus.store import ConversationNotFound, MessageRecord, RunRecord, RunStatus
@@ -75,7 +74,9 @@ def make_intake(deps: AgentDeps) -> Handler:
                 command.tenant_id, state.conversation_id, limit=deps.history_turns
             )
             history = _chat(records)
-        chat = [ChatMessage.system(prompts.researcher_system(deps.clock()))]
+        settings = state.settings
+        persona = prompts.for_agent("researcher", settings.agent_prompts, settings.mode)
+        chat = [ChatMessage.system(prompts.researcher_system(deps.clock(), persona))]
         interpreted = None
         events: list[ClientEvent] = [started]
         if history:
@@ -90,9 +91,13 @@ def make_intake(deps: AgentDeps) -> Handler:
             ]
         chat.append(ChatMessage.user(state.question))
         new_state = state.model_copy(
-            update={"messages": messages.dump(chat), "interpreted": interpreted}
+            update={
+                "messages": messages.dump(chat),
+                "interpreted": interpreted,
+                "base_len": len(chat),
+            }
         )
-        target = graph.next_role(state.settings.mode, Role.INTAKE, "admitted")
+        target = graph.next_role(state.settings, "intake", "admitted")
         return StepResult(next=[command.follow(target, AgentTask(state=new_state))], events=events)
 
     return handle

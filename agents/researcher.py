@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from agents import graph, messages, prompts
+from agents import context, gates, graph, messages, prompts
 from agents.deps import AgentDeps
 from agents.llm.ports import (
     ChatMessage,
@@ -18,12 +18,12 @@ from agents.llm.ports import (
     ReasoningDelta,
     TextDelta,
     ToolCall,
+    ToolSpec,
     Usage,
 )
 from agents.streaming import TokenBatcher
 from bus.commands import AgentTask, Command, RunState, ToolCallBatch, ToolCallRequest
 from bus.events import Answer
-from bus.keys import Role
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 
@@ -44,6 +44,17 @@ def add_usage(total: dict[str, int], usage: Usage | None, agent: str) -> dict[st
     return out
 
 
+def scoped_tools(deps: AgentDeps, state: RunState) -> list[ToolSpec]:
+    """The tools offered to the researcher: none without tools; the tenant's scope in multi."""
+    s = state.settings
+    if not s.use_tools:
+        return []
+    if s.mode == "single" or s.researcher_tools is None:
+        return list(deps.tools)
+    allowed = set(s.researcher_tools)
+    return [t for t in deps.tools if t.name in allowed]
+
+
 def make_researcher(deps: AgentDeps) -> Handler:
     """The researcher role's handler."""
 
@@ -52,14 +63,19 @@ def make_researcher(deps: AgentDeps) -> Handler:
         if not isinstance(task, AgentTask):
             raise TypeError(f"researcher got a {task.kind} payload")
         state = task.state
+        if state.settings.mode != "single" and deps.checkpoints is not None:
+            blocked = gates.blocked_call(state)
+            if blocked is not None:  # the egress gate: a person decides, the run waits
+                return await gates.suspend(ctx, deps, state, "egress_approval", blocked=blocked)
         history = messages.load(state.messages)
-        tools = list(deps.tools) if state.settings.use_tools else []
+        prompt = context.research_messages(state)
+        tools = scoped_tools(deps, state)
         batcher = TokenBatcher(ctx, AGENT)
         text: list[str] = []
         calls: list[ToolCall] = []
         usage: Usage | None = None
         options = LLMOptions(think=state.settings.think)
-        async for event in deps.llm.stream(history, tools, options):
+        async for event in deps.llm.stream(prompt, tools, options):
             if isinstance(event, ReasoningDelta):
                 await batcher.add("reasoning", event.text)
             elif isinstance(event, TextDelta):
@@ -84,7 +100,7 @@ def make_researcher(deps: AgentDeps) -> Handler:
             new_state = state.model_copy(
                 update={"messages": messages.dump(done), "draft": answer, "usage": spent}
             )
-            target = graph.next_role(state.settings.mode, Role.RESEARCHER, "answer")
+            target = graph.next_role(state.settings, "researcher", "answer")
             result = StepResult(next=[command.follow(target, AgentTask(state=new_state))])
         return dataclasses.replace(result, events=[*tail, *result.events])
 
@@ -112,7 +128,7 @@ def _to_gateway(
     new_state = state.model_copy(
         update={"messages": messages.dump([*history, assistant]), "usage": spent}
     )
-    target = graph.next_role(state.settings.mode, Role.RESEARCHER, "tool_calls")
+    target = graph.next_role(state.settings, "researcher", "tool_calls")
     batch = ToolCallBatch(agent=AGENT, calls=requests, state=new_state)
     return StepResult(next=[command.follow(target, batch)])
 
@@ -122,6 +138,6 @@ def _exhausted(command: Command, state: RunState, spent: dict[str, int]) -> Step
     new_state = state.model_copy(
         update={"draft": answer, "usage": spent, "stop_reason": "tool_loop_exhausted"}
     )
-    target = graph.next_role(state.settings.mode, Role.RESEARCHER, "answer")
+    target = graph.next_role(state.settings, "researcher", "answer")
     shown = Answer(run_id=command.run_id, step_id=command.step_id, agent=AGENT, delta=answer)
     return StepResult(next=[command.follow(target, AgentTask(state=new_state))], events=[shown])

@@ -18,6 +18,8 @@ from bus.keys import PREFIX, Role
 SCHEMA_VERSION = 1
 RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 NAME_PATTERN = r"^[A-Za-z0-9_.@:-]{1,128}$"
+#: An ACL entry: a group name, or ``*`` for every user of the tenant.
+ACL_PATTERN = r"^(\*|[A-Za-z0-9_.@:-]{1,128})$"
 
 
 def _outside_internal_keys(stream: str | None) -> str | None:
@@ -58,6 +60,18 @@ class RunSettings(Frozen):
     max_tool_hops: int = Field(default=8, ge=0, le=64)
     human_gate: bool = False
     model: str | None = None
+    verifier_check: bool = Field(
+        default=True, description="The last judge fact-checks the answer (re-query + tools)."
+    )
+    sources: list[str] = Field(
+        default=[], description="Retrieval sources the planner may choose from (multi mode)."
+    )
+    agent_prompts: dict[str, str] = Field(
+        default={}, description="Per-agent system prompt overrides (empty = default)."
+    )
+    researcher_tools: list[str] | None = Field(
+        default=None, description="Tools the researcher may call in multi/custom (None = all)."
+    )
 
 
 class RunState(Frozen):
@@ -74,6 +88,18 @@ class RunState(Frozen):
     attempts: int = 0
     draft: str | None = None
     critiques: list[dict[str, Any]] = []
+    verdicts: list[dict[str, Any]] = []
+    chosen_sources: list[str] = []
+    base_len: int = Field(default=0, ge=0, description="Messages before the first attempt.")
+    approved_hosts: list[str] = Field(
+        default=[], description="Hosts a person allowed for this run at the egress gate."
+    )
+    evidence: list[dict[str, Any]] = Field(
+        default=[], description="The merged evidence; critic and verifier judge against it."
+    )
+    judge: dict[str, Any] = Field(
+        default={}, description="The last judge's fact-check progress (phase, findings)."
+    )
     usage: dict[str, int] = {}
     stop_reason: str | None = None
 
@@ -94,12 +120,23 @@ class ToolCallRequest(Frozen):
 
 
 class ToolCallBatch(Frozen):
-    """Tool calls for the gateway, with the state the researcher continues from."""
+    """Tool calls for the gateway, with the state the researcher continues from.
+
+    ``then`` says what the gateway does with the outcomes: ``return`` them to ``agent`` as
+    TOOL messages (an agent's call), or ``end`` the run after the ``tool_result`` events
+    (``agentbus tools call``: a run of one batch, read back from its events).
+    """
 
     kind: Literal["tool_calls"] = "tool_calls"
     agent: str = "researcher"
     calls: list[ToolCallRequest]
     state: RunState
+    then: Literal["return", "end"] = "return"
+    thread: Literal["messages", "judge"] = Field(
+        default="messages",
+        description="Where the TOOL messages go: the researcher's conversation, or the "
+        "last judge's fact-check (state.judge['messages']).",
+    )
 
 
 class NoopTask(Frozen):
@@ -113,7 +150,70 @@ class NoopTask(Frozen):
     tokens: list[str] = []
 
 
-Payload = Annotated[AgentTask | ToolCallBatch | NoopTask, Field(discriminator="kind")]
+class IngestDoc(Frozen):
+    """The document an ingest batch belongs to (see ``retrieval.ingest``).
+
+    Attributes:
+        doc_id: stable id of (tenant, source); re-ingesting the same source replaces it.
+        source: where the document came from (a path or URL), shown in citations.
+        title: the document's title.
+        version: hash of the content and ACL; chunks of other versions are deleted once
+            every batch of this one is stored.
+        acl: groups that may read it; ``["*"]`` means every user of the tenant.
+        batch: this batch's index within the document (0-based).
+        batches: how many batches the document was split into.
+    """
+
+    doc_id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    source: str = Field(min_length=1, max_length=2048)
+    title: str = Field(default="", max_length=1024)
+    version: str = Field(pattern=r"^[0-9a-f]{16,64}$")
+    acl: list[Annotated[str, Field(pattern=ACL_PATTERN)]] = Field(min_length=1, max_length=64)
+    batch: int = Field(ge=0)
+    batches: int = Field(ge=1)
+
+
+class IngestChunk(Frozen):
+    """One chunk to embed and store."""
+
+    position: int = Field(ge=0, description="Order of the chunk in its document.")
+    heading: str = Field(default="", max_length=1024)
+    text: str = Field(min_length=1, max_length=32_000)
+
+
+class IngestTask(Frozen):
+    """Work for the retrieval role: embed and store one batch of a document's chunks."""
+
+    kind: Literal["ingest"] = "ingest"
+    doc: IngestDoc
+    chunks: list[IngestChunk] = Field(default=[], max_length=512)
+
+
+class GatherTask(Frozen):
+    """One branch of a gather: query one retrieval source and contribute to the join."""
+
+    kind: Literal["gather"] = "gather"
+    source: str = Field(pattern=r"^[a-z_]{1,32}$")
+    query: str = Field(max_length=32_000)
+    join: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="The join's name.")
+    expected: int = Field(ge=1, le=16, description="Branches in this gather.")
+    purpose: Literal["evidence", "recheck"] = "evidence"
+    return_to: str = Field(default="researcher", description="Node after the merge.")
+    state: RunState
+
+
+class MergeTask(Frozen):
+    """Join the gather branches: fuse their results into the run's evidence."""
+
+    kind: Literal["merge"] = "merge"
+    join: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    purpose: Literal["evidence", "recheck"] = "evidence"
+    return_to: str = "researcher"
+    state: RunState
+
+
+AnyPayload = AgentTask | ToolCallBatch | NoopTask | IngestTask | GatherTask | MergeTask
+Payload = Annotated[AnyPayload, Field(discriminator="kind")]
 
 
 class Command(Frozen):
@@ -131,6 +231,9 @@ class Command(Frozen):
     deadline: float = Field(description="Unix time after which the step is not started.")
     trace: TraceContext = TraceContext()
     reply_to: ReplyTo = None
+    groups: tuple[Annotated[str, Field(pattern=NAME_PATTERN)], ...] = Field(
+        default=(), max_length=64, description="The subject's ACL groups (retrieval filters)."
+    )
     payload: Payload
 
     @property
@@ -142,7 +245,7 @@ class Command(Frozen):
     def follow(
         self,
         role: Role,
-        payload: AgentTask | ToolCallBatch | NoopTask,
+        payload: AnyPayload,
         *,
         attempt: int | None = None,
         branch: str | None = None,

@@ -8,6 +8,7 @@ Other agentbus commands on the same machine find it through that socket.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
@@ -57,6 +58,13 @@ def is_running(data_dir: Path) -> bool:
         return False
 
 
+def _die_with_parent() -> None:
+    # Linux: the server gets SIGTERM when the process that started it dies, even by
+    # SIGKILL, so a killed `agentbus up` leaves no orphan (it still flushes its AOF).
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 class EmbeddedRedis:
     """Start/stop a private redis-server with AOF under ``data_dir/redis``."""
 
@@ -88,7 +96,9 @@ class EmbeddedRedis:
             "--daemonize", "no",
             "--logfile", str(self.dir / "redis.log"),
         ]  # fmt: skip
-        self._proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, start_new_session=True)
+        self._proc = subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent
+        )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:

@@ -83,6 +83,9 @@ class ToolResult(Event):
     code: str
     message: str = ""
     result: Any = None
+    truncated: bool = False
+    blocked_host: str | None = None
+    duration_ms: float | None = None
 
 
 class Critique(Event):

@@ -79,6 +79,42 @@ def run_call(run_id: str, shard: int, call_id: str) -> str:
     return f"{PREFIX}:{tag(shard)}:run:{run_id}:call:{call_id}"
 
 
+def run_join(run_id: str, shard: int, name: str) -> str:
+    """A join barrier's hash: member -> contribution."""
+    return f"{PREFIX}:{tag(shard)}:run:{run_id}:join:{name}"
+
+
 def run_prefix(run_id: str, shard: int) -> str:
     """Prefix of every key that belongs to one run."""
     return f"{PREFIX}:{tag(shard)}:run:{run_id}:"
+
+
+# --- the API edge (api/) -------------------------------------------------------------
+
+#: The consumer group of the API's admission of externally published questions.
+ADMISSION_GROUP = "admission"
+
+
+def run_owner(run_id: str, shard: int) -> str:
+    """The tenant that started the run; set once, together with the run's first command."""
+    return f"{PREFIX}:{tag(shard)}:run:{run_id}:owner"
+
+
+def idempotency(tenant_id: str, key_digest: str) -> str:
+    """The run an ``Idempotency-Key`` (digested) of a tenant already started."""
+    return f"{PREFIX}:idem:{tenant_id}:{key_digest}"
+
+
+def tenant_active_runs(tenant_id: str) -> str:
+    """Sorted set of a tenant's runs in flight, scored by deadline (the concurrent quota)."""
+    return f"{PREFIX}:quota:{tenant_id}:active"
+
+
+def tenant_rate(tenant_id: str) -> str:
+    """The tenant's run-start rate limiter state (GCRA theoretical arrival time)."""
+    return f"{PREFIX}:rate:{tenant_id}"
+
+
+def relay_wake(relay_id: str, shard: int) -> str:
+    """A relay's private stream on one shard; an entry re-issues its blocking XREAD."""
+    return f"{PREFIX}:{tag(shard)}:relay:{relay_id}:wake"

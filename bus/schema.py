@@ -21,7 +21,7 @@ def message_types() -> dict[str, type[BaseModel] | TypeAdapter[Any]]:
         "dead_letter": DeadLetter,
         "client_event": events.CLIENT_EVENT,
     }
-    for payload in (commands.AgentTask, commands.ToolCallBatch, commands.NoopTask):
+    for payload in get_args(commands.AnyPayload):
         found[f"payload.{payload.model_fields['kind'].default}"] = payload
     union = get_args(events.ClientEvent)[0]
     for event_type in get_args(union):

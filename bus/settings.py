@@ -43,9 +43,63 @@ class Settings(BaseSettings):
     llm_token_delay_s: float = Field(
         default=0.0, ge=0, description="Per-token delay of the scripted model (llm=scripted)."
     )
+    qdrant_collection: str = Field(
+        default="agentbus_chunks",
+        pattern=r"^[A-Za-z0-9_-]{1,64}$",
+        description="The one Qdrant collection of this deployment (every tenant's chunks).",
+    )
+    qdrant_api_key: SecretStr | None = Field(default=None, description="Qdrant server key.")
+    embedder: Literal["local", "openai", "hashing"] = Field(
+        default="local",
+        description="Embedder: local (MiniLM ONNX) | openai (compatible /embeddings) | hashing.",
+    )
+    embedding_base_url: str | None = Field(
+        default=None, description="OpenAI-compatible root incl. /v1 (embedder=openai)."
+    )
+    embedding_api_key: SecretStr | None = Field(default=None, description="(embedder=openai)")
+    embedding_model: str | None = Field(default=None, description="Model (embedder=openai).")
+    embedding_dim: int | None = Field(
+        default=None, ge=1, description="Vector size (embedder=openai; e.g. 1536)."
+    )
+    reranker: Literal["none", "nanoranker"] = Field(
+        default="none", description="Reranker after fusion: none | nanoranker (ONNX, offline)."
+    )
+    retrieval_top_k: int = Field(default=5, ge=1, le=50, description="Chunks search returns.")
+    retrieval_prefetch_limit: int = Field(
+        default=40, ge=1, le=1000, description="Candidates per prefetch (dense, keyword)."
+    )
+    retrieval_rerank_candidates: int = Field(
+        default=20, ge=1, le=200, description="Fused candidates the reranker sees."
+    )
+    chunk_max_chars: int = Field(default=1000, ge=200, le=8000, description="Chunk size cap.")
+    chunk_overlap_chars: int = Field(
+        default=150, ge=0, le=2000, description="Trailing sentences repeated in the next chunk."
+    )
+    ingest_batch_chunks: int = Field(
+        default=64, ge=1, le=512, description="Chunks per ingest message on the bus."
+    )
     egress_enabled: bool = Field(default=False, description="Tools may reach the internet.")
     allowed_egress_hosts: str = Field(
         default="", description="Comma-separated hosts; '*' = any (the SSRF guard still applies)."
+    )
+    tool_plugins: str = Field(
+        default="",
+        description=(
+            "Extra gateway tools: comma-separated 'module:factory' entries; each factory is "
+            "called with no arguments and returns a tool or an iterable of tools."
+        ),
+    )
+    mcp_servers: str = Field(
+        default="",
+        description=(
+            "MCP servers every tenant gets, as a JSON list of objects: "
+            '{"name": "files", "command": ["python", "-m", "srv"]} (stdio) or '
+            '{"name": "crm", "url": "https://mcp.example.com/mcp"} (streamable HTTP); '
+            "see gateway.mcp.config.McpServerConfig for every field."
+        ),
+    )
+    agent_human_gate: bool = Field(
+        default=False, description="Deployment default: approve answers before they are final."
     )
     tenant: str = Field(default="local", description="Tenant of runs started from the CLI.")
     subject: str = Field(default="cli", description="Subject of runs started from the CLI.")
@@ -78,6 +132,43 @@ class Settings(BaseSettings):
     run_deadline_s: float = Field(default=300.0, gt=0, description="Whole-run deadline.")
     drain_timeout_s: float = Field(default=30.0, ge=0, description="SIGTERM drain limit.")
     metrics_port: int | None = Field(default=None, description="Worker /metrics port.")
+
+    # The API edge (api/). Limits of 0 switch a limit off (benchmarks, trusted setups).
+    api_host: str = Field(default="127.0.0.1", description="Address `agentbus api` binds.")
+    api_port: int = Field(default=8080, ge=0, le=65535, description="Port of the API.")
+    api_allowed_origins: str = Field(
+        default="",
+        description="Comma-separated browser origins allowed on the websocket, beside the "
+        "API's own; '*' allows any.",
+    )
+    api_max_question_chars: int = Field(
+        default=32_000, ge=1, le=32_000, description="Longest question accepted (413 beyond)."
+    )
+    api_rate_per_minute: int = Field(
+        default=120, ge=0, description="Runs a tenant may start per minute (0 = no limit)."
+    )
+    api_rate_burst: int = Field(default=30, ge=1, description="Runs a tenant may start at once.")
+    api_max_active_runs: int = Field(
+        default=32, ge=0, description="Runs a tenant may have in flight (0 = no limit)."
+    )
+    api_idempotency_ttl_s: int = Field(
+        default=86_400, ge=60, description="How long an Idempotency-Key keeps its run."
+    )
+    api_key_cache_s: float = Field(
+        default=5.0, ge=0, description="How long a checked API key is trusted before re-reading."
+    )
+    ws_max_frame_bytes: int = Field(
+        default=64 * 1024, ge=1024, description="Largest websocket frame a client may send."
+    )
+    ws_idle_timeout_s: float = Field(
+        default=300.0, gt=0, description="Close a websocket with no frames and no runs this long."
+    )
+    ws_buffer_events: int = Field(
+        default=2_000, ge=10, description="Events queued for one slow client before it is cut off."
+    )
+    relay_block_ms: int = Field(
+        default=5_000, ge=10, description="BLOCK of the relay's shared XREAD (re-issued on change)."
+    )
     log_level: str = Field(default="info")
 
     @property

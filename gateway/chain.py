@@ -32,7 +32,7 @@ async def _run_chain(call: ToolCall, ctx: CallContext) -> ToolOutcome:
     args = parse_args(call.arguments)
     check_input(entry.input_validator, args)
     async with egress_for(spec, ctx) as net:
-        result = await run_with_timeout(entry.tool, args, net, spec.timeout_s)
+        result = await run_with_timeout(entry.tool, args, net, spec.timeout_s, ctx.caller)
     check_output(entry.output_validator, result, spec.name)
     capped, truncated = cap_output(result, spec.max_output_bytes)
     return ToolOutcome.success(capped, truncated=truncated)
@@ -87,6 +87,7 @@ async def invoke(call: ToolCall, ctx: CallContext) -> ToolOutcome:
     duration_ms = (time.perf_counter() - started) * 1000
     outcome = outcome.with_duration(duration_ms)
     if ctx.deps.on_outcome is not None:
+        spec = ctx.deps.registry.get(call.name).spec if call.name in ctx.deps.registry else None
         await ctx.deps.on_outcome(
             AuditRecord(
                 tenant_id=ctx.tenant_id,
@@ -98,6 +99,8 @@ async def invoke(call: ToolCall, ctx: CallContext) -> ToolOutcome:
                 args=_audit_args(call.arguments),
                 outcome=outcome.model_copy(update={"result": redact(outcome.result)}),
                 duration_ms=outcome.duration_ms,
+                tool_version=spec.version if spec else None,
+                side_effects=spec.side_effects if spec else False,
             )
         )
     return outcome

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from gateway.egress.client import HttpEgressClient
 from gateway.egress.policy import EgressPolicy
 from gateway.egress.ssrf import system_resolver
-from gateway.ports import OutcomeHook, Resolver
+from gateway.ports import Caller, OutcomeHook, Resolver
 from gateway.registry import ToolRegistry, ToolSpec
 
 
@@ -89,6 +89,7 @@ class CallContext:
         agent: the calling role (``researcher``...).
         policy: permissions, approvals and egress for this call.
         deps: the gateway's dependencies.
+        groups: the subject's ACL groups (tools that filter by them see `caller`).
     """
 
     tenant_id: str
@@ -97,3 +98,11 @@ class CallContext:
     agent: str
     policy: CallPolicy
     deps: GatewayDeps
+    groups: frozenset[str] = frozenset()
+
+    @property
+    def caller(self) -> Caller:
+        """Who the call runs for, as a caller-aware tool sees it."""
+        return Caller(
+            tenant_id=self.tenant_id, subject=self.subject, groups=self.groups, run_id=self.run_id
+        )

@@ -156,3 +156,17 @@ class NetworkError(GatewayError):
 
     code = "network_error"
     hint = "the site may be down; try again later or use another source"
+
+
+class ConfigInvalid(GatewayError):
+    """A gateway setting (tool plugins, MCP servers) is malformed; raised at start-up."""
+
+    code = "gateway_config_invalid"
+    hint = "fix AGENTBUS_TOOL_PLUGINS or AGENTBUS_MCP_SERVERS and restart the gateway"
+
+
+class McpUnavailable(ToolError):
+    """The MCP server could not be started, reached, or stopped answering."""
+
+    code = "mcp_unavailable"
+    hint = "the tool's server is down; try again later or answer without it"

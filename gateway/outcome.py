@@ -89,7 +89,8 @@ class ToolOutcome(BaseModel):
 class AuditRecord(BaseModel):
     """Who called what, and how it ended: what `on_outcome` receives for every call.
 
-    Args and result are already deep-redacted (see `gateway.redact`).
+    Args and result are already deep-redacted (see `gateway.redact`). `tool_version` and
+    `side_effects` come from the tool's declaration (None / False for an unknown tool).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -103,3 +104,5 @@ class AuditRecord(BaseModel):
     args: Any
     outcome: ToolOutcome
     duration_ms: float = Field(ge=0)
+    tool_version: str | None = None
+    side_effects: bool = False

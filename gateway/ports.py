@@ -1,4 +1,4 @@
-"""Ports of the gateway: what a tool is, what it may use to reach the network, the audit hook."""
+"""Ports of the gateway: tools, their network access, the audit hook, per-tenant policy."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from gateway.mcp.config import McpServerConfig
     from gateway.outcome import AuditRecord
     from gateway.registry import ToolSpec
 
@@ -109,6 +110,38 @@ class Tool(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who a call runs for, for tools whose results depend on it (``search_docs``).
+
+    Attributes:
+        tenant_id: the run's tenant.
+        subject: the authenticated user behind the run.
+        groups: the subject's ACL groups.
+        run_id: the run.
+    """
+
+    tenant_id: str
+    subject: str
+    groups: frozenset[str] = frozenset()
+    run_id: str = ""
+
+
+@runtime_checkable
+class CallerAwareTool(Tool, Protocol):
+    """A tool that must know the caller (to filter by tenant and ACL).
+
+    The chain calls `run_as` instead of `run` for such a tool; `run` stays for the
+    `Tool` protocol and should refuse (it has no caller to filter for).
+    """
+
+    async def run_as(
+        self, caller: Caller, args: dict[str, Any], net: EgressClient | None
+    ) -> dict[str, Any]:
+        """Run the tool once on behalf of `caller`."""
+        ...
+
+
 class Resolver(Protocol):
     """Resolves a host name to IP address strings (A and AAAA); injectable so tests own DNS."""
 
@@ -122,4 +155,55 @@ class OutcomeHook(Protocol):
 
     async def __call__(self, record: AuditRecord) -> None:
         """Record one call. An exception here propagates out of `invoke` (see its docs)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TenantPolicy:
+    """One tenant's gateway settings: the deployment defaults with the tenant's own on top.
+
+    Attributes:
+        enabled_tools: tools the tenant enabled; None means every tool the gateway has.
+        egress_enabled: tools may reach the internet at all.
+        allowed_egress_hosts: hosts tools may reach (exact, ``*.suffix`` or ``*``); the
+            SSRF guard applies whatever this says.
+        mcp_servers: the tenant's MCP servers, whose tools join its registry.
+    """
+
+    enabled_tools: frozenset[str] | None = None
+    egress_enabled: bool = False
+    allowed_egress_hosts: frozenset[str] = frozenset()
+    mcp_servers: tuple[McpServerConfig, ...] = ()
+
+    def overlay(
+        self,
+        *,
+        enabled_tools: frozenset[str] | None = None,
+        egress_enabled: bool | None = None,
+        allowed_egress_hosts: frozenset[str] | None = None,
+        mcp_servers: tuple[McpServerConfig, ...] | None = None,
+    ) -> TenantPolicy:
+        """A copy with the tenant's own settings replacing these where given (not None)."""
+        return TenantPolicy(
+            enabled_tools=self.enabled_tools if enabled_tools is None else enabled_tools,
+            egress_enabled=self.egress_enabled if egress_enabled is None else egress_enabled,
+            allowed_egress_hosts=(
+                self.allowed_egress_hosts if allowed_egress_hosts is None else allowed_egress_hosts
+            ),
+            mcp_servers=self.mcp_servers if mcp_servers is None else mcp_servers,
+        )
+
+
+class TenantPolicies(Protocol):
+    """Where the gateway learns each tenant's policy (asked once per batch of calls).
+
+    `gateway.tenants.DeploymentPolicies` gives every tenant the deployment's settings; a
+    store-backed implementation overlays each tenant's own (`TenantPolicy.overlay`).
+
+    A stdio MCP server is a command the gateway runs on its own host: an implementation
+    must only return commands the operator approved, never one a tenant typed in.
+    """
+
+    async def for_tenant(self, tenant_id: str) -> TenantPolicy:
+        """The policy in force for `tenant_id` now."""
         ...

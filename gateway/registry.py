@@ -146,6 +146,10 @@ class ToolRegistry:
         """Registered tool names, sorted."""
         return sorted(self._tools)
 
+    def tools(self) -> list[Tool]:
+        """Every registered tool, sorted by name."""
+        return [self._tools[n].tool for n in self.names()]
+
     def list(self) -> list[ToolSpec]:
         """Every declaration, sorted by name."""
         return [self._tools[n].spec for n in self.names()]

@@ -1,26 +1,46 @@
-"""The gateway role: runs a researcher's tool calls through the policy chain.
+"""The gateway role: runs a batch of tool calls through the policy chain.
 
 Each call's outcome goes back to the calling agent as a TOOL message (data, never
-instructions). A side-effecting tool runs at most once per call id: its outcome is
-recorded in Redis under the call id before the step commits, and a redelivered call
-returns the recorded outcome instead of running again.
+instructions), or, for a batch sent with ``then="end"`` (``agentbus tools call``), ends the
+run after its ``tool_result`` events. The tenant's policy (enabled tools, egress, MCP
+servers) is looked up once per batch through the `TenantPolicies` port.
+
+A side-effecting tool runs at most once per call id: its outcome, with its audit record,
+is stored in Redis under the call id before the audit is written and before the step
+commits. A redelivered call returns the stored outcome instead of running again, and
+re-sends the audit record, which the audit log keeps once per call id, so an audit write
+that failed is retried without running the tool twice.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from bus import keys
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolCallRequest
-from bus.events import ClientEvent, ToolCallStarted, ToolResult
+from bus.events import ClientEvent, Done, ToolCallStarted, ToolResult
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 from gateway.chain import invoke
 from gateway.context import CallContext, CallPolicy, GatewayDeps
 from gateway.egress.policy import EgressPolicy
-from gateway.outcome import ToolOutcome
+from gateway.mcp.hub import McpHub
+from gateway.outcome import AuditRecord, ToolOutcome
+from gateway.ports import TenantPolicies, TenantPolicy
 from gateway.redact import redact
+
+
+class RecordedCall(BaseModel):
+    """What Redis holds under a side-effecting call's id."""
+
+    model_config = ConfigDict(frozen=True)
+
+    outcome: ToolOutcome
+    audit: AuditRecord | None = None
 
 
 def tool_message(call: ToolCallRequest, outcome: ToolOutcome) -> dict[str, Any]:
@@ -32,26 +52,62 @@ def tool_message(call: ToolCallRequest, outcome: ToolOutcome) -> dict[str, Any]:
         body["result"] = outcome.result
     if outcome.truncated:
         body["truncated"] = True
+    if outcome.blocked_host:
+        body["blocked_host"] = outcome.blocked_host
     content = json.dumps(body, ensure_ascii=False, default=str)
     return {"role": "tool", "tool_call_id": call.call_id, "name": call.name, "content": content}
 
 
-def make_gateway_handler(deps: GatewayDeps, egress: EgressPolicy) -> Handler:
-    """The gateway role's handler, wired to its registry and egress defaults."""
+def call_policy(tenant: TenantPolicy, batch: ToolCallBatch) -> CallPolicy:
+    """The chain's policy for one call: the tenant's settings plus the run's.
+
+    The run adds its high-risk approval, the hosts a person allowed at the egress gate,
+    and in multi/custom mode the tenant's scoping of the researcher's tools (enforced
+    here, whatever the model asked for).
+    """
+    settings = batch.state.settings
+    scoped = batch.agent == "researcher" and settings.mode != "single"
+    agent_tools = settings.researcher_tools if scoped else None
+    return CallPolicy(
+        enabled_tools=tenant.enabled_tools,
+        agent_tools=frozenset(agent_tools) if agent_tools is not None else None,
+        approve_high_risk=settings.approve_high_risk,
+        egress=EgressPolicy(
+            enabled=tenant.egress_enabled,
+            allowed_hosts=tenant.allowed_egress_hosts,
+            approved_hosts=frozenset(batch.state.approved_hosts),
+        ),
+    )
+
+
+def make_gateway_handler(
+    deps: GatewayDeps, policies: TenantPolicies, mcp: McpHub | None = None
+) -> Handler:
+    """The gateway role's handler.
+
+    Args:
+        deps: the registry of built-in and plugin tools, network settings, the audit hook.
+        policies: each tenant's enabled tools, egress settings and MCP servers.
+        mcp: the MCP sessions; without it, tenants' MCP servers are ignored.
+    """
 
     async def handle(ctx: StepContext, command: Command) -> StepResult:
         batch = command.payload
         if not isinstance(batch, ToolCallBatch):
             raise TypeError(f"gateway got a {batch.kind} payload")
         state = batch.state
-        policy = CallPolicy(approve_high_risk=state.settings.approve_high_risk, egress=egress)
+        tenant = await policies.for_tenant(command.tenant_id)
+        registry = deps.registry
+        if mcp is not None and tenant.mcp_servers:
+            registry = await mcp.registry_for(deps.registry, tenant.mcp_servers)
         call_ctx = CallContext(
             tenant_id=command.tenant_id,
             subject=command.subject,
             run_id=command.run_id,
             agent=batch.agent,
-            policy=policy,
-            deps=deps,
+            policy=call_policy(tenant, batch),
+            deps=deps if registry is deps.registry else replace(deps, registry=registry),
+            groups=frozenset(command.groups),
         )
         events: list[ClientEvent] = []
         messages = list(state.messages)
@@ -66,30 +122,51 @@ def make_gateway_handler(deps: GatewayDeps, egress: EgressPolicy) -> Handler:
                     args=redact(call.arguments),
                 )
             )
-            outcome = await _run_once(ctx, call, call_ctx, deps)
+            outcome = await _run_once(ctx, call, call_ctx)
             events.append(_result_event(command, batch.agent, call, outcome))
             messages.append(tool_message(call, outcome))
-        new_state = state.model_copy(
-            update={"messages": messages, "tool_hops": state.tool_hops + 1}
-        )
+        if batch.then == "end":
+            done = Done(run_id=command.run_id, step_id=command.step_id, status="done")
+            return StepResult(events=[*events, done], finished="done")
+        if batch.thread == "judge":  # a judge's verify-only pass keeps its own thread
+            judge = {
+                **state.judge,
+                "messages": [*state.judge.get("messages", []), *messages[len(state.messages) :]],
+            }
+            new_state = state.model_copy(update={"judge": judge})
+        else:
+            new_state = state.model_copy(
+                update={"messages": messages, "tool_hops": state.tool_hops + 1}
+            )
         back = command.follow(keys.Role(batch.agent), AgentTask(state=new_state))
         return StepResult(next=[back], events=events)
 
     return handle
 
 
-async def _run_once(
-    ctx: StepContext, call: ToolCallRequest, call_ctx: CallContext, deps: GatewayDeps
-) -> ToolOutcome:
+async def _run_once(ctx: StepContext, call: ToolCallRequest, call_ctx: CallContext) -> ToolOutcome:
+    deps = call_ctx.deps
     side_effects = call.name in deps.registry and deps.registry.get(call.name).spec.side_effects
     if not side_effects:
         return await invoke(call, call_ctx)
-    record = keys.run_call(ctx.command.run_id, ctx.command.shard, call.call_id)
-    recorded = await ctx.redis.get(record)
-    if recorded is not None:
-        return ToolOutcome.model_validate_json(recorded)
-    outcome = await invoke(call, call_ctx)
-    await ctx.redis.set(record, outcome.model_dump_json(), ex=ctx.settings.run_ttl_s)
+    key = keys.run_call(ctx.command.run_id, ctx.command.shard, call.call_id)
+    stored = await ctx.redis.get(key)
+    if stored is not None:
+        recorded = RecordedCall.model_validate_json(stored)
+        if recorded.audit is not None and deps.on_outcome is not None:
+            await deps.on_outcome(recorded.audit)
+        return recorded.outcome
+    captured: list[AuditRecord] = []
+
+    async def capture(record: AuditRecord) -> None:
+        captured.append(record)
+
+    outcome = await invoke(call, replace(call_ctx, deps=replace(deps, on_outcome=capture)))
+    audit = captured[0] if captured else None
+    record = RecordedCall(outcome=outcome, audit=audit)
+    await ctx.redis.set(key, record.model_dump_json(), ex=ctx.settings.run_ttl_s)
+    if audit is not None and deps.on_outcome is not None:
+        await deps.on_outcome(audit)
     return outcome
 
 
@@ -106,4 +183,7 @@ def _result_event(
         code=outcome.code,
         message=outcome.message,
         result=redact(outcome.result) if outcome.status == "ok" else None,
+        truncated=outcome.truncated,
+        blocked_host=outcome.blocked_host,
+        duration_ms=outcome.duration_ms,
     )

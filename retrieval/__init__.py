@@ -1,1 +1,7 @@
-"""agentbus: retrieval package."""
+"""Retrieval: ingestion, embedder/reranker ports and adapters, the Qdrant store, hybrid
+search with tenant/ACL filters, and checked citations.
+
+Entry points: `retrieval.stack.open_retrieval` (wiring), `retrieval.worker.
+make_retrieval_handler` (the retrieval role), `retrieval.citations.check_answer_citations`
+(the finalizer), ``gateway.tools.search_docs.SearchDocs`` (the researcher's tool).
+"""

@@ -100,9 +100,34 @@ def benchmark_turn(
     the calculator if offered) rather than from a cursor, so concurrent runs sharing one
     model each get their own call-then-answer sequence.
     """
+    role = _agent_of(messages, options)
+    if role == "planner":
+        return turn(text(BENCHMARK_PLAN), usage(40, 8))
+    if role == "critic":
+        return turn(text(BENCHMARK_CRITIQUE), usage(120, 7))
+    if role == "verifier":
+        return turn(text('{"verdict": "pass", "reasons": ["matches the tool result"]}'))
     if messages[-1].role == "tool" or not any(t.name == "calculator" for t in tools):
         return turn(text(BENCHMARK_ANSWER), usage(60, 40))
     return turn(tool_call("calculator", {"expression": "23 * 19"}), usage(50, 12))
+
+
+BENCHMARK_PLAN = "- Multiply 23 by 19 with the calculator."
+"""The planner's benchmark turn: 8 tokens."""
+
+BENCHMARK_CRITIQUE = "OK the tool result supports the answer."
+"""The critic's benchmark turn: "OK" plus 6 tokens."""
+
+
+def _agent_of(messages: Sequence[ChatMessage], options: LLMOptions) -> str:
+    # The multi-agent roles' default prompts say who they are in their first words.
+    if options.response_schema is not None and "verdict" in str(options.response_schema):
+        return "verifier"
+    first = messages[0].content if messages and messages[0].role == "system" else ""
+    for role in ("planner", "critic", "verifier"):
+        if first.startswith(f"You are the {role}"):
+            return role
+    return "researcher"
 
 
 class ScriptedLLM:

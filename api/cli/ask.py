@@ -6,17 +6,21 @@ import asyncio
 import contextlib
 import json
 import signal
+import sys
 from typing import Annotated
 
 import typer
+from redis.asyncio import Redis
 from rich.console import Console
 
+from agents import gates
 from api import bootstrap
 from api.cli.common import run_async, settings
 from api.cli.render import LiveRenderer
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish, read_events, request_cancel
+from bus.settings import Settings
 
 
 @run_async
@@ -28,6 +32,14 @@ async def ask(
     think: Annotated[bool, typer.Option(help="Ask the model to reason first.")] = False,
     tools: Annotated[bool, typer.Option(help="Let the model call tools.")] = True,
     mode: Annotated[str, typer.Option(help="single | multi | custom")] = "single",
+    accuracy: Annotated[str, typer.Option(help="standard | accurate (multi)")] = "standard",
+    human_gate: Annotated[bool, typer.Option(help="Approve the answer before it is final.")] = (
+        False
+    ),
+    sources: Annotated[
+        str, typer.Option(help="Retrieval sources for multi mode, comma-separated.")
+    ] = "",
+    approve_high_risk: Annotated[bool, typer.Option(help="Allow HIGH-risk tools.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON event per line.")] = False,
 ) -> None:
     """Ask a question; the run's events stream to the terminal as they happen."""
@@ -45,7 +57,15 @@ async def ask(
             state=RunState(
                 question=question,
                 conversation_id=conversation_id,
-                settings=RunSettings(mode=mode, think=think, use_tools=tools),  # type: ignore[arg-type]
+                settings=RunSettings(
+                    mode=mode,  # type: ignore[arg-type]
+                    accuracy=accuracy,  # type: ignore[arg-type]
+                    think=think,
+                    use_tools=tools,
+                    human_gate=human_gate,
+                    approve_high_risk=approve_high_risk,
+                    sources=[x.strip() for x in sources.split(",") if x.strip()],
+                ),
             )
         ),
     )
@@ -63,9 +83,52 @@ async def ask(
                 print(json.dumps({"id": event_id, **event.model_dump(mode="json")}), flush=True)
             else:
                 renderer.show(event)
+            if event.type == "approval_request":
+                if as_json or not sys.stdin.isatty():
+                    hint = f"agentbus runs resume {run_id} DECISION"
+                    typer.echo(f"paused at a gate; decide with: {hint}", err=True)
+                    raise typer.Exit(3)
+                await _decide(s, conn.redis, run_id, event.reason)
             if event.type == "done":
                 status = event.status
     if not as_json:
         console.print(f"conversation: {conversation_id}", style="dim")
     if status != "done":
         raise typer.Exit(1)
+
+
+async def _decide(s: Settings, redis: Redis, run_id: str, reason: str) -> None:
+    """Ask the person at the terminal for the gate's decision, then resume the run."""
+    choices = (
+        ["approve", "reject"]
+        if reason == "approve_answer"
+        else [
+            "egress_allow_once",
+            "egress_allow_always",
+            "egress_deny",
+            "more_info",
+        ]
+    )
+    async with bootstrap.open_store(s) as stores:
+        assert stores.checkpoints is not None
+        while True:
+            decision = await asyncio.to_thread(
+                typer.prompt, f"decision ({' / '.join(choices)})", default=choices[0]
+            )
+            if decision == "more_info":
+                info = await gates.more_info(stores.checkpoints, s.tenant, run_id)
+                typer.echo(json.dumps(info, indent=2))
+                continue
+            if decision in choices:
+                break
+        await gates.resume(
+            stores.checkpoints,
+            stores.runs,
+            redis,
+            s,
+            tenant_id=s.tenant,
+            subject=s.subject,
+            run_id=run_id,
+            decision=decision,
+            allow_always=bootstrap.allow_always_hook(stores),
+        )

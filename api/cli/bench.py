@@ -44,9 +44,40 @@ def hop(
 @app.command()
 def turn(
     mode: Annotated[str, typer.Option(help="single | multi")] = "single",
+    accuracy: Annotated[str, typer.Option(help="standard | accurate (multi)")] = "standard",
     runs: Annotated[int, typer.Option(min=1, help="Runs in the throughput phase.")] = 1000,
     concurrency: Annotated[int, typer.Option(min=1, help="Runs in flight at once.")] = 32,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
 ) -> None:
     """Whole runs through `agentbus up` with the scripted model: runs/s and turn latency."""
-    _load("turn").main(mode=mode, runs=runs, concurrency=concurrency, as_json=as_json)
+    _load("turn").main(
+        mode=mode, accuracy=accuracy, runs=runs, concurrency=concurrency, as_json=as_json
+    )
+
+
+@app.command()
+def relay(
+    clients: Annotated[int, typer.Option(min=1, help="Concurrent websocket clients.")] = 200,
+    url: Annotated[
+        str | None,
+        typer.Option(help="A running API; default: start a temporary one with its workers."),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(help="Key for --url (default: AGENTBUS_API_KEY or the local key)."),
+    ] = None,
+    timeout: Annotated[float, typer.Option(min=1, help="Seconds a client may take.")] = 120.0,
+    token_delay: Annotated[
+        float, typer.Option(min=0, help="Scripted model's per-token delay (temporary system).")
+    ] = 0.01,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+) -> None:
+    """Websocket clients each asking one question: lost/duplicated events, relay latency."""
+    _load("relay").main(
+        url=url,
+        clients=clients,
+        api_key=api_key,
+        timeout_s=timeout,
+        token_delay_s=token_delay,
+        as_json=as_json,
+    )

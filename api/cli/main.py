@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated
 
 import typer
 from prometheus_client import start_http_server
 
 from api import bootstrap
-from api.cli import ask, bench, ops
+from api.cli import (
+    api_cmd,
+    ask,
+    audit_cmds,
+    bench,
+    graph_cmd,
+    keys_cmd,
+    ops,
+    retrieval_cmds,
+    runs_cmd,
+    tools_cmds,
+)
 from api.cli.common import run_async, settings
+from api.local_key import ensure_local_key, local_key_message
+from api.server import run_edge
 from bus.keys import Role
 from bus.runtime.runner import Runner
 
@@ -19,9 +33,18 @@ app.add_typer(ops.dlq_app, name="dlq")
 app.add_typer(ops.schema_app, name="schema")
 app.add_typer(ops.db_app, name="db")
 app.add_typer(bench.app, name="bench")
+app.add_typer(graph_cmd.app, name="graph")
+app.add_typer(runs_cmd.app, name="runs")
+app.add_typer(retrieval_cmds.eval_app, name="eval")
+app.command()(retrieval_cmds.ingest)
+bench.app.command("retrieval")(retrieval_cmds.bench_retrieval)
+app.add_typer(keys_cmd.app, name="keys")
+app.add_typer(tools_cmds.tools_app, name="tools")
+app.add_typer(audit_cmds.audit_app, name="audit")
 
 
 app.command()(ask.ask)
+app.command(name="api")(api_cmd.api)
 
 
 @app.command()
@@ -34,16 +57,29 @@ async def up(
     async with (
         bootstrap.open_store(s, migrate=True) as stores,
         bootstrap.connect(s, embedded=True) as conn,
+        bootstrap.maybe_retrieval(s, True) as retrieval,
     ):
-        roles = bootstrap.Roles(s, stores)
+        roles = bootstrap.Roles(s, stores, retrieval=retrieval)
         workers = bootstrap.build_workers(
             bootstrap.UP_ROLES, conn.redis, s, roles, concurrency=concurrency
         )
+        for w in workers:  # before anyone is told to publish: a new group starts at "$"
+            await w.ensure_groups()
         typer.echo(f"agentbus up: redis {conn.url}, store {s.resolved_database_url()}")
         typer.echo(f"llm: {s.llm}; roles: {', '.join(bootstrap.UP_ROLES)}  (Ctrl-C to stop)")
         typer.echo('try: agentbus ask "What is 23 × 19?"')
+        key = await ensure_local_key(s, stores.keys)  # first start only
+        if key:
+            typer.echo(local_key_message(key, s))
+        typer.echo(f"api: http://{s.api_host}:{s.api_port}/docs")
         _serve_metrics(s.metrics_port)
-        await Runner(workers, conn.redis).run()
+        stop = asyncio.Event()
+        edge = asyncio.create_task(run_edge(s, conn.redis, stores, stop))
+        try:
+            await Runner(workers, conn.redis).run()  # owns SIGTERM/SIGINT: drain, then stop
+        finally:
+            stop.set()
+            await edge
 
 
 @app.command()
@@ -55,8 +91,17 @@ async def worker(
 ) -> None:
     """Run one role's worker (scale out by starting more of them)."""
     s = settings()
-    async with bootstrap.open_store(s) as stores, bootstrap.connect(s) as conn:
-        roles = bootstrap.Roles(s, stores)
+    # Local Qdrant is one folder one process may open: only the roles that search or
+    # ingest open it (a Qdrant server serves every process).
+    searches = role in (Role.GATEWAY, Role.RETRIEVAL) or (
+        s.qdrant_url is not None and role == Role.RESEARCHER
+    )
+    async with (
+        bootstrap.open_store(s) as stores,
+        bootstrap.connect(s) as conn,
+        bootstrap.maybe_retrieval(s, searches) as retrieval,
+    ):
+        roles = bootstrap.Roles(s, stores, retrieval=retrieval)
         workers = bootstrap.build_workers([role], conn.redis, s, roles, concurrency=concurrency)
         _serve_metrics(s.metrics_port)
         await Runner(workers, conn.redis, burst=burst).run()

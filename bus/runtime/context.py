@@ -17,6 +17,25 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
+class Join:
+    """A contribution to a join barrier keyed by run and step (a gather branch).
+
+    Attributes:
+        name: the join, unique within the run (e.g. ``gather-3``).
+        member: this contribution's name (e.g. the source).
+        value: what this branch contributes (JSON text).
+        expected: how many members complete the join.
+        then: the command published, once, by the contribution that completes it.
+    """
+
+    name: str
+    member: str
+    value: str
+    expected: int
+    then: Command
+
+
+@dataclass(frozen=True, slots=True)
 class StepResult:
     """A step's effects, applied atomically by the runtime when the handler returns.
 
@@ -33,6 +52,7 @@ class StepResult:
     events: Sequence[ClientEvent] = ()
     finished: RunStatus | None = None
     replies: Sequence[tuple[str, str]] = ()
+    join: Join | None = None
 
     @classmethod
     def ending(cls, command: Command, status: RunStatus, message: str) -> StepResult:
@@ -119,3 +139,10 @@ class StepContext:
             # A command can only reference its own run's blobs.
             raise ValueError("blob key outside this run")
         return await self.redis.get(key)
+
+
+async def join_values(ctx: StepContext, name: str) -> dict[str, str]:
+    """Every member's contribution to a completed join, by member."""
+    key = keys.run_join(ctx.command.run_id, ctx.command.shard, name)
+    raw: dict[bytes, bytes] = await ctx.redis.hgetall(key)  # pyright: ignore[reportGeneralTypeIssues]
+    return {k.decode(): v.decode() for k, v in raw.items()}

@@ -10,9 +10,13 @@ from __future__ import annotations
 # commands and the step's final events, and ack the source entry, all at once.
 # A crash before this leaves nothing; after it, everything.
 #
-# KEYS: source stream, steps set, events stream, output streams...
+# A step may also contribute to a join (a gather branch): its value goes into the join's
+# hash, and the contribution that completes the join publishes the join's command, once.
+#
+# KEYS: source stream, steps set, events stream, output streams...[, join hash, then stream]
 # ARGV: group, entry id, step id, keys ttl, n outputs, stream maxlen, events maxlen,
-#       events expire (0 = keep the run's ttl), n events, outputs..., events...
+#       events expire (0 = keep the run's ttl), n events, outputs..., events...,
+#       has join (0/1)[, member, value, expected members, then command]
 COMMIT = """
 local group, entry, step = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('SISMEMBER', KEYS[2], step) == 1 then
@@ -34,6 +38,16 @@ end
 redis.call('EXPIRE', KEYS[2], ttl)
 if n_ev > 0 or ev_expire > 0 then
   redis.call('EXPIRE', KEYS[3], ttl)
+end
+local j = 10 + n_out + n_ev
+if ARGV[j] == '1' then
+  local hash, target = KEYS[4 + n_out], KEYS[5 + n_out]
+  if redis.call('HSETNX', hash, ARGV[j + 1], ARGV[j + 2]) == 1 then
+    redis.call('EXPIRE', hash, ttl)
+    if redis.call('HLEN', hash) == tonumber(ARGV[j + 3]) then
+      redis.call('XADD', target, 'MAXLEN', '~', maxlen, '*', 'data', ARGV[j + 4])
+    end
+  end
 end
 redis.call('XACK', KEYS[1], group, entry)
 return 1

@@ -67,6 +67,11 @@ class _Prepared:
     events: list[str]
     finished: RunStatus | None
     replies: list[tuple[str, str]]
+    join: tuple[list[str], list[str | int]]
+
+
+def _stream_of(command: Command) -> str:
+    return keys.role_stream(command.role, command.shard)
 
 
 def consumer_name() -> str:
@@ -304,7 +309,15 @@ class Worker:
                 )
             outputs.append((keys.role_stream(c.role, c.shard), data))
         events = [wire.encode(e) for e in result.events]
-        return _Prepared(outputs, events, result.finished, list(result.replies))
+        join: tuple[list[str], list[str | int]] = ([], [0])
+        if result.join is not None:
+            j = result.join
+            then = wire.encode(j.then)
+            join = (
+                [keys.run_join(command.run_id, command.shard, j.name), _stream_of(j.then)],
+                [1, j.member, j.value, j.expected, then],
+            )
+        return _Prepared(outputs, events, result.finished, list(result.replies), join)
 
     async def _apply(self, stream: str, entry_id: bytes, command: Command, prep: _Prepared) -> bool:
         """Run the commit script; False when another delivery already committed."""
@@ -319,6 +332,7 @@ class Worker:
                 keys.run_steps(command.run_id, shard),
                 keys.run_events(command.run_id, shard),
                 *(o[0] for o in prep.outputs),
+                *prep.join[0],
             ],
             args=[
                 self.group,
@@ -332,6 +346,7 @@ class Worker:
                 len(prep.events),
                 *(o[1] for o in prep.outputs),
                 *prep.events,
+                *prep.join[1],
             ],
         )
         return bool(done)

@@ -1,5 +1,19 @@
 """The SQL state store: runs and what they leave behind, on SQLite or Postgres."""
 
+# Registers the checkpoints table on Base.metadata (what alembic compares against).
+from bus.store import gate_tables as gate_tables
+from bus.store.audit import AuditEntry, AuditLogRecord, AuditReport, AuditStore, ChainReport
+from bus.store.checkpoints import (
+    CheckpointRecord,
+    CheckpointStore,
+    GateAlreadyOpen,
+    GateConflict,
+    GateError,
+    GateExpired,
+    GateForbidden,
+    GateNotFound,
+    GateReason,
+)
 from bus.store.conversations import (
     ConversationNotFound,
     ConversationRecord,
@@ -8,19 +22,40 @@ from bus.store.conversations import (
     MessageRole,
 )
 from bus.store.engine import make_engine
+from bus.store.keys import ApiKeyRecord, ApiKeyStore, KeyRole
 from bus.store.migrate import downgrade, downgrade_async, upgrade, upgrade_async
 from bus.store.runs import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore
+from bus.store.tenant_settings import TenantSettingsRecord, TenantSettingsStore
 
 __all__ = [
     "TERMINAL_STATUSES",
+    "ApiKeyRecord",
+    "ApiKeyStore",
+    "AuditEntry",
+    "AuditLogRecord",
+    "AuditReport",
+    "AuditStore",
+    "ChainReport",
+    "CheckpointRecord",
+    "CheckpointStore",
     "ConversationNotFound",
     "ConversationRecord",
     "ConversationStore",
+    "GateAlreadyOpen",
+    "GateConflict",
+    "GateError",
+    "GateExpired",
+    "GateForbidden",
+    "GateNotFound",
+    "GateReason",
+    "KeyRole",
     "MessageRecord",
     "MessageRole",
     "RunRecord",
     "RunStatus",
     "RunStore",
+    "TenantSettingsRecord",
+    "TenantSettingsStore",
     "downgrade",
     "downgrade_async",
     "make_engine",

@@ -7,8 +7,10 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     DateTime,
     Dialect,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -127,3 +129,88 @@ class MessageRow(Base):
     role: Mapped[str] = mapped_column(String(16))
     content: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+# Postgres gets 64-bit ids (an audit log outlives 2^31 calls); SQLite keeps INTEGER, the only
+# type that aliases its rowid and so autoincrements.
+_BIG_ID = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class AuditRow(Base):
+    """One tool call the gateway ran: who, what, how it ended; a link of its tenant's chain.
+
+    ``row_hash`` covers every other column, ``prev_hash`` included, so editing or deleting
+    a row breaks the chain (see ``bus.store.audit``). Never updated, never deleted.
+    """
+
+    __tablename__ = "audit_log"
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "seq"),
+        # Finds a side-effecting call's row on redelivery, so it is written once.
+        Index("ix_audit_log_tenant_id_call_id", "tenant_id", "call_id"),
+    )
+
+    id: Mapped[int] = mapped_column(_BIG_ID, primary_key=True, autoincrement=True)
+    tenant_id: Mapped[str] = mapped_column(String(64))
+    # Position in the tenant's chain: 1, 2, 3... without gaps.
+    seq: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    subject: Mapped[str] = mapped_column(String(255))
+    run_id: Mapped[str] = mapped_column(String(64))
+    agent: Mapped[str] = mapped_column(String(64))
+    call_id: Mapped[str] = mapped_column(String(255))
+    tool: Mapped[str] = mapped_column(String(255))
+    tool_version: Mapped[str | None] = mapped_column(String(64))
+    # Canonical JSON text, not a JSON column: the hash is taken over exactly these bytes,
+    # and a JSON type may re-encode them (key order, spacing, number spelling).
+    args: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16))
+    code: Mapped[str] = mapped_column(String(64))
+    message: Mapped[str] = mapped_column(Text)
+    blocked_host: Mapped[str | None] = mapped_column(String(255))
+    duration_ms: Mapped[float] = mapped_column(Float)
+    prev_hash: Mapped[str] = mapped_column(String(64))
+    row_hash: Mapped[str] = mapped_column(String(64))
+
+
+class AuditHeadRow(Base):
+    """The end of one tenant's audit chain: appends lock this row, so they form one line.
+
+    It also records the last row, so deleting rows from the end is detected too.
+    """
+
+    __tablename__ = "audit_heads"
+
+    tenant_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger)
+    last_hash: Mapped[str] = mapped_column(String(64))
+
+
+class ApiKeyRow(Base):
+    """An API key: only its digest is stored; the key itself is shown once, at creation."""
+
+    __tablename__ = "api_keys"
+    __table_args__ = (Index("ix_api_keys_tenant_id", "tenant_id"),)
+
+    # The public part of the key (it is in the key's text), used to find the row.
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    # SHA-256 hex of the whole key; a high-entropy key needs no slow hash.
+    key_hash: Mapped[str] = mapped_column(String(64))
+    tenant_id: Mapped[str] = mapped_column(String(64))
+    subject: Mapped[str] = mapped_column(String(255))
+    # A plain string for the same reason as ``RunRow.status``; ``KeyRole`` validates it.
+    role: Mapped[str] = mapped_column(String(16))
+    name: Mapped[str | None] = mapped_column(String(120))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class TenantSettingsRow(Base):
+    """A tenant's preferences, overlaying the deployment defaults (one JSON document)."""
+
+    __tablename__ = "tenant_settings"
+
+    tenant_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_by: Mapped[str] = mapped_column(String(255))

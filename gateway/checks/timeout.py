@@ -6,13 +6,17 @@ import asyncio
 from typing import Any
 
 from gateway.errors import ToolTimeout
-from gateway.ports import EgressClient, Tool
+from gateway.ports import Caller, CallerAwareTool, EgressClient, Tool
 
 
 async def run_with_timeout(
-    tool: Tool, args: dict[str, Any], net: EgressClient | None, timeout_s: float
+    tool: Tool,
+    args: dict[str, Any],
+    net: EgressClient | None,
+    timeout_s: float,
+    caller: Caller | None = None,
 ) -> Any:
-    """Run `tool` once under `timeout_s`.
+    """Run `tool` once under `timeout_s` (a `CallerAwareTool` via `run_as(caller, ...)`).
 
     Raises:
         ToolTimeout: the limit passed. A `TimeoutError` the tool raises on its own account
@@ -21,6 +25,8 @@ async def run_with_timeout(
     deadline = asyncio.timeout(timeout_s)
     try:
         async with deadline:
+            if caller is not None and isinstance(tool, CallerAwareTool):
+                return await tool.run_as(caller, args, net)
             return await tool.run(args, net)
     except TimeoutError as e:
         if deadline.expired():

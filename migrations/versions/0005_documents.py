@@ -1,4 +1,7 @@
-"""Placeholder for ingested documents and ingest jobs (issue 6): reserved so parallel work keeps one linear chain.
+"""Retrieval (issue 6): no tables; chunks live in Qdrant, ingest job progress in Redis.
+
+The revision stays in the chain (reserved for documents and ingest jobs) so later work can
+add a durable ingest-job table here without renumbering.
 
 Revision ID: 0005
 Revises: 0004
@@ -15,8 +18,8 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    """Nothing yet."""
+    """Nothing: retrieval keeps no SQL state yet."""
 
 
 def downgrade() -> None:
-    """Nothing yet."""
+    """Nothing to undo."""

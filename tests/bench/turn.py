@@ -26,7 +26,7 @@ from bus.publish import publish
 from bus.settings import Settings
 
 
-def _command(mode: str) -> Command:
+def _command(mode: str, accuracy: str = "standard") -> Command:
     return Command(
         run_id=new_run_id(),
         tenant_id="bench",
@@ -34,13 +34,19 @@ def _command(mode: str) -> Command:
         role=keys.Role.INTAKE,
         deadline=deadline_in(600),
         payload=AgentTask(
-            state=RunState(question="What is 23 × 19?", settings=RunSettings(mode=mode))  # type: ignore[arg-type]
+            # The benchmark turn has no fact-check: plan, tool call, answer, critique, verdict.
+            state=RunState(
+                question="What is 23 × 19?",
+                settings=RunSettings(mode=mode, accuracy=accuracy, verifier_check=False),  # type: ignore[arg-type]
+            )
         ),
     )
 
 
-async def _one_run(redis: Redis, settings: Settings, mode: str) -> tuple[float, int]:
-    command = _command(mode)
+async def _one_run(
+    redis: Redis, settings: Settings, mode: str, accuracy: str = "standard"
+) -> tuple[float, int]:
+    command = _command(mode, accuracy)
     stream, last, count = keys.run_events(command.run_id, 0), "0-0", 0
     started = time.perf_counter()
     await publish(redis, command, settings)
@@ -53,20 +59,22 @@ async def _one_run(redis: Redis, settings: Settings, mode: str) -> tuple[float, 
 
 
 async def drive(
-    settings: Settings, *, mode: str, runs: int, concurrency: int
+    settings: Settings, *, mode: str, runs: int, concurrency: int, accuracy: str = "standard"
 ) -> dict[str, float | int]:
     """Measure latency at concurrency 1, then throughput at ``concurrency``."""
     redis = Redis.from_url(embedded.socket_url(settings.data_dir))
     for _ in range(5):  # warm-up: imports, first SQL connection, script load
-        await _one_run(redis, settings, mode)
-    latencies = [(await _one_run(redis, settings, mode))[0] for _ in range(min(runs, 200))]
+        await _one_run(redis, settings, mode, accuracy)
+    latencies = [
+        (await _one_run(redis, settings, mode, accuracy))[0] for _ in range(min(runs, 200))
+    ]
     pending = list(range(runs))
     events: list[int] = []
 
     async def client() -> None:
         while pending:
             pending.pop()
-            events.append((await _one_run(redis, settings, mode))[1])
+            events.append((await _one_run(redis, settings, mode, accuracy))[1])
 
     started = time.perf_counter()
     await asyncio.gather(*(client() for _ in range(concurrency)))
@@ -83,13 +91,16 @@ async def drive(
     }
 
 
-def main(*, mode: str, runs: int, concurrency: int, as_json: bool) -> None:
+def main(*, mode: str, accuracy: str, runs: int, concurrency: int, as_json: bool) -> None:
     """Entry point for ``agentbus bench turn``: start ``agentbus up``, drive it, stop it."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
         env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTBUS_")}
         env.update(
-            AGENTBUS_DATA_DIR=str(data), AGENTBUS_LLM="scripted", AGENTBUS_LOG_LEVEL="warning"
+            AGENTBUS_DATA_DIR=str(data),
+            AGENTBUS_LLM="scripted",
+            AGENTBUS_LOG_LEVEL="warning",
+            AGENTBUS_API_PORT="0",
         )
         agentbus = str(Path(sys.executable).with_name("agentbus"))
         up = subprocess.Popen(
@@ -106,12 +117,18 @@ def main(*, mode: str, runs: int, concurrency: int, as_json: bool) -> None:
                 time.sleep(0.1)
             time.sleep(0.5)
             figures = asyncio.run(
-                drive(Settings(data_dir=data), mode=mode, runs=runs, concurrency=concurrency)
+                drive(
+                    Settings(data_dir=data),
+                    mode=mode,
+                    accuracy=accuracy,
+                    runs=runs,
+                    concurrency=concurrency,
+                )
             )
         finally:
             up.send_signal(signal.SIGTERM)
             up.wait(30)
-    figures = {"mode": mode, **figures}  # type: ignore[dict-item]
+    figures = {"mode": mode, "accuracy": accuracy, **figures}  # type: ignore[dict-item]
     if as_json:
         print(json.dumps(figures))
     else:

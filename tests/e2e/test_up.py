@@ -24,7 +24,7 @@ async def test_up_starts_everything_and_stops_cleanly(
     for key in [k for k in os.environ if k.startswith("AGENTBUS_")]:
         monkeypatch.delenv(key)  # embedded defaults: nothing configured
     data = tmp_path / "data"
-    env = {"AGENTBUS_DATA_DIR": str(data)}
+    env = {"AGENTBUS_DATA_DIR": str(data), "AGENTBUS_API_PORT": "0"}
     with processes() as procs:
         up = spawn(["up"], env, tmp_path / "up.log")
         procs.append(up)
@@ -58,7 +58,7 @@ async def test_ask_renders_a_run_live_against_up(
     for key in [k for k in os.environ if k.startswith("AGENTBUS_")]:
         monkeypatch.delenv(key)
     data = tmp_path / "data"
-    env = {"AGENTBUS_DATA_DIR": str(data), "AGENTBUS_LLM": "scripted"}
+    env = {"AGENTBUS_DATA_DIR": str(data), "AGENTBUS_LLM": "scripted", "AGENTBUS_API_PORT": "0"}
     with processes() as procs:
         procs.append(spawn(["up"], env, tmp_path / "up.log"))
 

@@ -19,7 +19,16 @@ from bus.publish import publish, read_events
 from bus.runtime.runner import Runner
 from bus.settings import Settings
 
-ROLES = (keys.Role.INTAKE, keys.Role.RESEARCHER, keys.Role.GATEWAY, keys.Role.FINALIZER)
+ROLES = (
+    keys.Role.INTAKE,
+    keys.Role.PLANNER,
+    keys.Role.RETRIEVAL,
+    keys.Role.RESEARCHER,
+    keys.Role.GATEWAY,
+    keys.Role.CRITIC,
+    keys.Role.VERIFIER,
+    keys.Role.FINALIZER,
+)
 
 
 @dataclass
@@ -29,6 +38,7 @@ class System:
     redis: Redis
     settings: Settings
     stores: bootstrap.Stores
+    llm: Any = None
 
     async def ask(
         self,
@@ -67,18 +77,32 @@ async def start_system(
     runners: list[tuple[Runner, asyncio.Task[None]]] = []
     contexts: list[Any] = []
 
-    async def start(llm: LLM, **overrides: Any) -> System:
+    async def start(
+        llm: LLM,
+        *,
+        sources: dict[str, Any] | None = None,
+        budget_s: float = 5.0,
+        retrieval: Any = None,
+        **overrides: Any,
+    ) -> System:
         s = make_settings(**overrides)
         store_ctx = bootstrap.open_store(s, migrate=True)
         stores = await store_ctx.__aenter__()
         contexts.append(store_ctx)
-        roles = bootstrap.Roles(s, stores, llm=llm)
+        roles = bootstrap.Roles(
+            s,
+            stores,
+            llm=llm,
+            sources=sources or {},
+            gather_budget_s=budget_s,
+            retrieval=retrieval,
+        )
         workers = bootstrap.build_workers(ROLES, real_redis, s, roles, concurrency=4)
         for w in workers:
             await w.ensure_groups()
         runner = Runner(workers, real_redis)
         runners.append((runner, asyncio.create_task(runner.run())))
-        return System(real_redis, s, stores)
+        return System(real_redis, s, stores, llm)
 
     yield start
     for runner, task in runners:

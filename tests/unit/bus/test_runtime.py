@@ -310,3 +310,35 @@ async def test_metrics_count_outcomes(redis: Redis, make_settings) -> None:
     await drain([worker], redis)
     assert sample("ok") - before_ok == 3
     assert sample("dead_lettered") - before_dead == 1
+
+
+async def test_join_publishes_its_command_once_when_the_last_member_arrives(
+    redis: Redis, make_settings
+) -> None:
+    from bus.runtime.context import Join, join_values
+
+    s = make_settings()
+    seen: dict[str, dict[str, str]] = {}
+
+    async def handler(ctx: StepContext, command: Command) -> StepResult:
+        task = command.payload
+        assert isinstance(task, NoopTask)
+        if command.branch is None:  # the merge step
+            seen[command.step_id] = await join_values(ctx, "g1")
+            return StepResult(finished="done")
+        merge = command.model_copy(update={"step": command.step + 1, "branch": None})
+        join = Join(name="g1", member=command.branch, value=task.tokens[0], expected=3, then=merge)
+        return StepResult(join=join)
+
+    worker = Worker(NOOP, handler, redis, s, concurrency=3)
+    await worker.ensure_groups()
+    base = noop_command()
+    for name in ("docs", "memory", "web"):
+        branch = base.model_copy(
+            update={"step": 1, "branch": name, "payload": NoopTask(hops_left=0, tokens=[name])}
+        )
+        await publish(redis, branch, s)
+        if name == "docs":
+            await publish(redis, branch, s)  # a duplicate contribution counts once
+    await drain([worker], redis)
+    assert list(seen.values()) == [{"docs": "docs", "memory": "memory", "web": "web"}]

@@ -1,0 +1,112 @@
+"""The critic: reviews the answer against the evidence; OK, REVISE or REPLAN plus a reason.
+
+The critique is shown (a ``critique`` event, its text streamed to the reasoning pane),
+never applied to the answer. REVISE sends the researcher back, REPLAN the planner; both
+share ``MAX_ATTEMPTS``, after which the run proceeds whatever the verdict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from agents import context, gates, graph, judge, prompts
+from agents.deps import AgentDeps
+from agents.llm.ports import LLMOptions, TextDelta, Usage
+from agents.researcher import add_usage
+from agents.streaming import TokenBatcher
+from bus.commands import AgentTask, Command, RunState
+from bus.events import Critique
+from bus.runtime.context import StepContext, StepResult
+from bus.runtime.worker import Handler
+
+AGENT = "critic"
+_VERDICT = re.compile(r"^\W*(OK|REVISE|REPLAN)\b[\s:.,-]*", re.IGNORECASE)
+
+
+def parse_critique(text: str) -> tuple[str, str]:
+    """(verdict, reason); a reply that starts with no verdict counts as OK (shown, not applied)."""
+    match = _VERDICT.match(text)
+    if not match:
+        return "OK", text.strip()
+    return match.group(1).upper(), text[match.end() :].strip()
+
+
+def another_attempt(state: RunState) -> bool:
+    """True while the reflection loop may send the run back once more."""
+    return state.attempts + 1 < graph.MAX_ATTEMPTS
+
+
+def retry_state(state: RunState, feedback: dict[str, str]) -> RunState:
+    """The state for another attempt: the researcher's turns dropped, feedback kept."""
+    base = state.messages[: state.base_len] if state.base_len else state.messages
+    return state.model_copy(
+        update={
+            "attempts": state.attempts + 1,
+            "messages": base,
+            "draft": None,
+            "tool_hops": 0,
+            "judge": {},
+            "critiques": [*state.critiques, feedback],
+        }
+    )
+
+
+def make_critic(deps: AgentDeps) -> Handler:
+    """The critic role's handler."""
+
+    async def handle(ctx: StepContext, command: Command) -> StepResult:
+        task = command.payload
+        if not isinstance(task, AgentTask):
+            raise TypeError(f"critic got a {task.kind} payload")
+        state = task.state
+        if judge.runs_fact_check(AGENT, state) and state.judge.get("phase") != "done":
+            moved = await judge.advance(AGENT, command, state, deps)
+            if isinstance(moved, StepResult):
+                return moved
+            state = moved
+        s = state.settings
+        system = prompts.for_agent("critic", s.agent_prompts, s.mode)
+        request = context.review_messages(system, state, state.judge.get("findings", ""))
+        batcher = TokenBatcher(ctx, AGENT)
+        parts: list[str] = []
+        usage: Usage | None = None
+        async for event in deps.llm.stream(request, (), LLMOptions(max_tokens=300)):
+            if isinstance(event, TextDelta):
+                parts.append(event.text)
+                await batcher.add("reasoning", event.text)
+            elif isinstance(event, Usage):
+                usage = event
+        verdict, reason = parse_critique("".join(parts))
+        review = {"agent": AGENT, "verdict": verdict, "reason": reason}
+        shown = Critique(
+            run_id=command.run_id,
+            step_id=command.step_id,
+            agent=AGENT,
+            verdict=verdict,  # type: ignore[arg-type]
+            reason=reason,
+        )
+        state = state.model_copy(update={"usage": add_usage(state.usage, usage, AGENT)})
+        events = [*batcher.drain(), shown]
+        if verdict != "OK" and another_attempt(state):
+            outcome = verdict.lower()
+            state = retry_state(state, review)
+        else:
+            outcome = "ok"
+            state = state.model_copy(
+                update={
+                    "critiques": [
+                        *state.critiques,
+                        {"agent": AGENT, "verdict": verdict, "reason": reason},
+                    ]
+                }
+            )
+        if graph.next_node(s, "critic", outcome) == "answer_gate":
+            paused = await gates.suspend(
+                ctx, deps, state, "approve_answer", answer=state.draft, critique=reason
+            )
+            return dataclasses.replace(paused, events=[*events, *paused.events])
+        target = graph.next_role(s, "critic", outcome)
+        return StepResult(next=[command.follow(target, AgentTask(state=state))], events=events)
+
+    return handle

@@ -1,0 +1,234 @@
+"""Durable gates: a run pauses at a checkpoint in the store and waits for a person.
+
+Suspending writes the checkpoint (run state, and for egress the blocked host, tool and
+redacted arguments), marks the run ``suspended`` and emits ``approval_request``; the step
+publishes nothing, so no process holds the run. :func:`resume` (the API, the websocket and
+``agentbus runs resume``) loads the checkpoint under the caller's tenant, takes only a
+decision verb from the caller and publishes the continuation.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any
+
+from redis.asyncio import Redis
+
+from agents import graph
+from agents.deps import AgentDeps
+from bus import keys
+from bus.commands import AgentTask, Command, RunState, ToolCallBatch, ToolCallRequest, deadline_in
+from bus.errors import BusError
+from bus.events import ApprovalRequest
+from bus.publish import publish
+from bus.runtime.context import StepContext, StepResult
+from bus.settings import Settings
+from bus.store import (
+    CheckpointRecord,
+    CheckpointStore,
+    GateNotFound,
+    RunStatus,
+    RunStore,
+)
+from bus.store.repository import utcnow
+from gateway.redact import redact
+
+ANSWER_DECISIONS = frozenset({"approve", "reject"})
+EGRESS_DECISIONS = frozenset({"egress_allow_once", "egress_allow_always", "egress_deny"})
+
+
+class BadDecision(BusError):
+    """The decision does not fit the gate (e.g. ``approve`` at an egress gate)."""
+
+    code = "bad_decision"
+
+
+async def suspend(
+    ctx: StepContext,
+    deps: AgentDeps,
+    state: RunState,
+    reason: str,
+    *,
+    answer: str | None = None,
+    critique: str | None = None,
+    blocked: dict[str, Any] | None = None,
+) -> StepResult:
+    """Pause the run at a gate: checkpoint, ``suspended`` status, ``approval_request``."""
+    command = ctx.command
+    if deps.checkpoints is None:
+        raise RuntimeError("a gate needs a state store")
+    blocked = blocked or {}
+    args = redact(blocked.get("args")) if blocked.get("args") is not None else None
+    now = utcnow()
+    record = CheckpointRecord(
+        id=uuid.uuid5(uuid.NAMESPACE_URL, command.step_id).hex,  # a redelivery writes the same
+        run_id=command.run_id,
+        tenant_id=command.tenant_id,
+        subject=command.subject,
+        reason=reason,
+        step=command.step,
+        state=state.model_dump(mode="json"),
+        blocked_host=blocked.get("host"),
+        tool=blocked.get("tool"),
+        args=args,
+        created_at=now,
+        expires_at=now + timedelta(seconds=deps.gate_ttl_s),
+    )
+    if await deps.checkpoints.open_for(command.tenant_id, command.run_id) is None:
+        await deps.checkpoints.create(record)
+    await deps.runs.set_status(command.run_id, RunStatus.SUSPENDED)
+    request = ApprovalRequest(
+        run_id=command.run_id,
+        step_id=command.step_id,
+        agent="gate",
+        reason=reason,  # type: ignore[arg-type]
+        answer=answer,
+        critique=critique,
+        blocked_host=record.blocked_host,
+        tool=record.tool,
+        args=args,
+    )
+    return StepResult(events=[request])
+
+
+def blocked_call(state: RunState) -> dict[str, Any] | None:
+    """The first tool call of the last batch that came back ``egress_blocked``, if any."""
+    calls: dict[str, dict[str, Any]] = {}
+    for message in state.messages:
+        for call in message.get("tool_calls", ()):
+            calls[call["id"]] = call
+    for message in reversed(state.messages):
+        if message.get("role") != "tool":
+            break
+        try:
+            body = json.loads(message.get("content", ""))
+        except ValueError:
+            continue
+        if body.get("status") == "egress_blocked":
+            call = calls.get(message.get("tool_call_id", ""), {})
+            return {
+                "call_id": message.get("tool_call_id"),
+                "tool": message.get("name"),
+                "host": body.get("blocked_host"),
+                "args": call.get("arguments", {}),
+                "message": message,
+            }
+    return None
+
+
+def continuation(
+    checkpoint: CheckpointRecord, decision: str, shards: int, deadline_s: float
+) -> Command:
+    """The command that continues a paused run after ``decision`` (already validated)."""
+    state = RunState.model_validate(checkpoint.state)
+    if checkpoint.reason == "approve_answer":
+        if decision not in ANSWER_DECISIONS:
+            raise BadDecision(f"{decision!r} does not answer an answer-approval gate")
+        if decision == "reject":
+            state = state.model_copy(update={"stop_reason": "rejected"})
+        role = graph.next_role(state.settings, "answer_gate", decision)
+        payload: AgentTask | ToolCallBatch = AgentTask(state=state)
+    else:
+        if decision not in EGRESS_DECISIONS:
+            raise BadDecision(f"{decision!r} does not answer an egress gate")
+        found = blocked_call(state) or {}
+        call_id = str(found.get("call_id", ""))
+        others = [m for m in state.messages if m.get("tool_call_id") != call_id]
+        if decision == "egress_deny":
+            denied = {
+                "role": "tool",
+                "tool_call_id": call_id,
+                "name": checkpoint.tool or "",
+                "content": json.dumps(
+                    {
+                        "status": "refused",
+                        "code": "egress_denied",
+                        "message": f"A person denied access to {checkpoint.blocked_host}.",
+                    }
+                ),
+            }
+            state = state.model_copy(update={"messages": [*others, denied]})
+            role = graph.next_role(state.settings, "egress_gate", "deny")
+            payload = AgentTask(state=state)
+        else:
+            # Only the blocked call runs again, with the real arguments from the state
+            # (never the client's, never the redacted copy); earlier results stay.
+            approved = sorted({*state.approved_hosts, checkpoint.blocked_host or ""} - {""})
+            state = state.model_copy(update={"messages": others, "approved_hosts": approved})
+            role = graph.next_role(state.settings, "egress_gate", "allow")
+            call = ToolCallRequest(
+                call_id=call_id, name=checkpoint.tool or "", arguments=dict(found.get("args", {}))
+            )
+            payload = ToolCallBatch(calls=[call], state=state)
+    return Command(
+        run_id=checkpoint.run_id,
+        tenant_id=checkpoint.tenant_id,
+        subject=checkpoint.subject,
+        shard=keys.shard_of(checkpoint.run_id, shards),
+        role=role,
+        step=checkpoint.step + 1,
+        deadline=deadline_in(deadline_s),
+        payload=payload,
+    )
+
+
+AllowAlways = Callable[[str, str, str, str], Awaitable[None]]
+"""(tenant, subject, run id, host): persist the host to the tenant's allowlist, audited."""
+
+
+async def resume(
+    checkpoints: CheckpointStore,
+    runs: RunStore,
+    redis: Redis,
+    settings: Settings,
+    *,
+    tenant_id: str,
+    subject: str,
+    run_id: str,
+    decision: str,
+    allow_always: AllowAlways | None = None,
+) -> Command:
+    """Continue a paused run with ``decision``; returns the published continuation.
+
+    The gate's reason, host and arguments come from the checkpoint, never the caller.
+
+    Raises:
+        GateNotFound: no gate of this tenant for the run (also another tenant's run).
+        GateForbidden: the run belongs to another subject of the tenant.
+        GateConflict: the gate was already resumed.
+        GateExpired: the gate expired.
+        BadDecision: the verb does not fit the gate.
+    """
+    gate = await checkpoints.open_for(tenant_id, run_id)
+    if gate is not None:  # check the verb before the gate is used up
+        allowed = ANSWER_DECISIONS if gate.reason == "approve_answer" else EGRESS_DECISIONS
+        if decision not in allowed:
+            raise BadDecision(
+                f"{decision!r} does not answer a {gate.reason} gate",
+                hint=f"one of: {', '.join(sorted(allowed))}",
+            )
+    claimed = await checkpoints.claim(tenant_id, subject, run_id, decision)
+    command = continuation(claimed, decision, settings.shards, settings.run_deadline_s)
+    if decision == "egress_allow_always" and allow_always is not None and claimed.blocked_host:
+        await allow_always(tenant_id, subject, run_id, claimed.blocked_host)
+    await runs.set_status(run_id, RunStatus.RUNNING)
+    await publish(redis, command, settings)
+    return command
+
+
+async def more_info(checkpoints: CheckpointStore, tenant_id: str, run_id: str) -> dict[str, Any]:
+    """The open egress gate's details with redacted arguments (the ``more_info`` view)."""
+    gate = await checkpoints.open_for(tenant_id, run_id)
+    if gate is None:
+        raise GateNotFound(f"no open gate for run {run_id}")
+    return {
+        "run_id": run_id,
+        "reason": gate.reason,
+        "blocked_host": gate.blocked_host,
+        "tool": gate.tool,
+        "args": gate.args,
+        "expires_at": gate.expires_at.isoformat(),
+    }

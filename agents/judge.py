@@ -1,0 +1,84 @@
+"""The judge fact-check, run by the last judge (critic in standard, verifier in accurate).
+
+Two independent, bounded checks, each failing open: a re-query of the retrieval sources
+(a gather whose merge returns here) and a verify-only tool pass of at most
+``VERIFIER_TOOL_HOPS`` gateway round trips. Progress lives in ``state.judge``, so the
+judge's worker keeps nothing between the steps.
+"""
+
+from __future__ import annotations
+
+from agents import context, graph, messages, prompts
+from agents.deps import AgentDeps
+from agents.gather import fan_out
+from agents.llm.ports import ChatMessage, LLMOptions, TextDelta, ToolCall
+from bus.commands import Command, RunState, ToolCallBatch, ToolCallRequest
+from bus.keys import Role
+from bus.runtime.context import StepResult
+
+VERIFIER_TOOL_HOPS = 2
+
+
+def runs_fact_check(node: str, state: RunState) -> bool:
+    """True when this judge is the last one and the fact-check is on."""
+    return state.settings.verifier_check and graph.last_judge(state.settings) == node
+
+
+async def advance(
+    node: str, command: Command, state: RunState, deps: AgentDeps
+) -> StepResult | RunState:
+    """Run the fact-check's next move: a step to publish, or the state once it is done."""
+    judge = dict(state.judge)
+    phase = judge.get("phase")
+    if phase is None and state.settings.sources:
+        judge["phase"] = "recheck"
+        rechecking = state.model_copy(update={"judge": judge})
+        return StepResult(next=fan_out(command, rechecking, "recheck", node))
+    if phase in (None, "recheck"):
+        judge["phase"] = "tools"
+    if judge["phase"] == "tools":
+        step = await _tool_pass(node, command, state.model_copy(update={"judge": judge}), deps)
+        if isinstance(step, StepResult):
+            return step
+        judge = dict(step.judge)
+    judge["phase"] = "done"
+    return state.model_copy(update={"judge": judge})
+
+
+async def _tool_pass(
+    node: str, command: Command, state: RunState, deps: AgentDeps
+) -> StepResult | RunState:
+    judge = dict(state.judge)
+    tools = list(deps.tools) if state.settings.use_tools else []
+    hops = int(judge.get("hops", 0))
+    if not tools:
+        return state
+    thread = messages.load(judge.get("messages", []))
+    if not thread:
+        thread = [ChatMessage.system(prompts.VERIFY_TOOLS), *context.review_messages("", state)[1:]]
+    offered = tools if hops < VERIFIER_TOOL_HOPS else []
+    text: list[str] = []
+    calls: list[ToolCall] = []
+    async for event in deps.llm.stream(thread, offered, LLMOptions(max_tokens=400)):
+        if isinstance(event, TextDelta):
+            text.append(event.text)
+        elif isinstance(event, ToolCall):
+            calls.append(event)
+    if calls and offered:
+        ids = [f"j{command.step}c{i}" for i in range(len(calls))]
+        assistant = ChatMessage.assistant(
+            "".join(text), [c.model_copy(update={"id": i}) for i, c in zip(ids, calls, strict=True)]
+        )
+        judge.update(messages=messages.dump([*thread, assistant]), hops=hops + 1)
+        batch = ToolCallBatch(
+            agent=node,
+            thread="judge",
+            calls=[
+                ToolCallRequest(call_id=i, name=c.name, arguments=c.arguments)
+                for i, c in zip(ids, calls, strict=True)
+            ],
+            state=state.model_copy(update={"judge": judge}),
+        )
+        return StepResult(next=[command.follow(Role.GATEWAY, batch)])
+    judge["findings"] = "".join(text).strip()
+    return state.model_copy(update={"judge": judge})

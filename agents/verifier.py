@@ -1,0 +1,116 @@
+"""The verifier (accurate mode): a schema-checked verdict from a bounded structured call.
+
+The call is retried a bounded number of times; output that still does not validate counts
+as ``fail`` (fail closed). A non-pass verdict routes one more researcher pass within the
+reflection cap shared with the critic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import jsonschema
+
+from agents import context, gates, graph, judge, prompts
+from agents.critic import another_attempt, retry_state
+from agents.deps import AgentDeps
+from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta, Usage
+from agents.researcher import add_usage
+from bus.commands import AgentTask, Command, RunState
+from bus.events import Verdict
+from bus.runtime.context import StepContext, StepResult
+from bus.runtime.worker import Handler
+
+AGENT = "verifier"
+STRUCTURED_TRIES = 2
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"enum": ["pass", "needs_revision", "fail"]},
+        "reasons": {"type": "array", "items": {"type": "string"}, "maxItems": 5},
+    },
+    "required": ["verdict", "reasons"],
+    "additionalProperties": False,
+}
+
+
+async def structured_verdict(
+    llm: LLM, request: list[ChatMessage]
+) -> tuple[dict[str, Any], Usage | None]:
+    """Ask for a verdict up to ``STRUCTURED_TRIES`` times; invalid output means ``fail``."""
+    usage: Usage | None = None
+    problem = "no reply"
+    for _ in range(STRUCTURED_TRIES):
+        parts: list[str] = []
+        options = LLMOptions(response_schema=VERDICT_SCHEMA, max_tokens=300, temperature=0)
+        async for event in llm.stream(request, (), options):
+            if isinstance(event, TextDelta):
+                parts.append(event.text)
+            elif isinstance(event, Usage):
+                usage = event
+        try:
+            doc = json.loads("".join(parts))
+            jsonschema.validate(doc, VERDICT_SCHEMA)
+            return doc, usage
+        except (ValueError, jsonschema.ValidationError) as e:
+            problem = str(e).splitlines()[0][:200]
+    return {"verdict": "fail", "reasons": [f"verdict output invalid: {problem}"]}, usage
+
+
+def make_verifier(deps: AgentDeps) -> Handler:
+    """The verifier role's handler."""
+
+    async def handle(ctx: StepContext, command: Command) -> StepResult:
+        task = command.payload
+        if not isinstance(task, AgentTask):
+            raise TypeError(f"verifier got a {task.kind} payload")
+        state = task.state
+        if judge.runs_fact_check(AGENT, state) and state.judge.get("phase") != "done":
+            moved = await judge.advance(AGENT, command, state, deps)
+            if isinstance(moved, StepResult):
+                return moved
+            state = moved
+        s = state.settings
+        system = prompts.for_agent("verifier", s.agent_prompts, s.mode)
+        request = context.review_messages(system, state, state.judge.get("findings", ""))
+        doc, usage = await structured_verdict(deps.llm, request)
+        shown = Verdict(
+            run_id=command.run_id,
+            step_id=command.step_id,
+            agent=AGENT,
+            verdict=doc["verdict"],
+            reasons=doc["reasons"],
+        )
+        state = state.model_copy(
+            update={
+                "usage": add_usage(state.usage, usage, AGENT),
+                "verdicts": [*state.verdicts, doc],
+            }
+        )
+        if doc["verdict"] != "pass" and another_attempt(state):
+            reason = "; ".join(doc["reasons"]) or doc["verdict"]
+            state = retry_state(
+                state, {"agent": AGENT, "verdict": doc["verdict"], "reason": reason}
+            )
+            target = graph.next_role(s, "verifier", "revise")
+        elif graph.next_node(s, "verifier", "pass") == "answer_gate":
+            paused = await gates.suspend(
+                ctx,
+                deps,
+                state,
+                "approve_answer",
+                answer=state.draft,
+                critique=_last_critique(state),
+            )
+            return dataclasses.replace(paused, events=[shown, *paused.events])
+        else:
+            target = graph.next_role(s, "verifier", "pass")
+        return StepResult(next=[command.follow(target, AgentTask(state=state))], events=[shown])
+
+    return handle
+
+
+def _last_critique(state: RunState) -> str | None:
+    return str(state.critiques[-1].get("reason", "")) if state.critiques else None

@@ -1,0 +1,44 @@
+"""``agentbus runs resume``: decide a paused run's gate from the command line."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from agents import gates
+from api import bootstrap
+from api.cli.common import run_async, settings
+
+app = typer.Typer(help="Runs: resume a paused run.", no_args_is_help=True)
+
+DECISIONS = sorted(gates.ANSWER_DECISIONS | gates.EGRESS_DECISIONS | {"more_info"})
+
+
+@app.command("resume")
+@run_async
+async def resume(
+    run_id: Annotated[str, typer.Argument(help="The paused run.")],
+    decision: Annotated[str, typer.Argument(help=" | ".join(DECISIONS))],
+) -> None:
+    """Resume a run paused at a gate (as the CLI's tenant and subject)."""
+    s = settings()
+    async with bootstrap.open_store(s) as stores, bootstrap.connect(s) as conn:
+        assert stores.checkpoints is not None
+        if decision == "more_info":
+            info = await gates.more_info(stores.checkpoints, s.tenant, run_id)
+            typer.echo(json.dumps(info, indent=2))
+            return
+        await gates.resume(
+            stores.checkpoints,
+            stores.runs,
+            conn.redis,
+            s,
+            tenant_id=s.tenant,
+            subject=s.subject,
+            run_id=run_id,
+            decision=decision,
+            allow_always=bootstrap.allow_always_hook(stores),
+        )
+    typer.echo(f"resumed {run_id}: {decision}")

@@ -1,0 +1,167 @@
+"""Errors the API answers with: one root class, a stable code, an HTTP status and a hint.
+
+Every error reaches the client as ``{"error": {"code", "message", "hint"}}`` (REST, SSE)
+or as a ``request_error`` frame (websocket); the code is part of the API and is never
+reworded, the message may be.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ApiError(Exception):
+    """Root of every error the API answers with.
+
+    Attributes:
+        code: stable, machine-readable code.
+        status: the HTTP status it maps to.
+        hint: what the caller should do about it.
+        retry_after: seconds to wait before retrying, when that is the remedy.
+        field: the request field at fault, when there is one.
+    """
+
+    code = "api_error"
+    status = 500
+    hint = ""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        retry_after: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        if hint is not None:
+            self.hint = hint
+        self.retry_after = retry_after
+        self.field = field
+
+    def body(self) -> dict[str, Any]:
+        """The JSON error document."""
+        doc: dict[str, Any] = {"code": self.code, "message": self.message, "hint": self.hint}
+        if self.field is not None:
+            doc["field"] = self.field
+        if self.retry_after is not None:
+            doc["retry_after"] = self.retry_after
+        return {"error": doc}
+
+    def headers(self) -> dict[str, str]:
+        """Extra response headers (``Retry-After``, ``WWW-Authenticate``)."""
+        return {"Retry-After": str(self.retry_after)} if self.retry_after is not None else {}
+
+
+class Unauthorized(ApiError):
+    """No key, a malformed key, an unknown key or a revoked one: all look the same."""
+
+    code = "unauthorized"
+    status = 401
+    hint = "send 'Authorization: Bearer <api key>'; create a key with `agentbus keys create`"
+
+    def headers(self) -> dict[str, str]:
+        """Say which scheme to use."""
+        return {"WWW-Authenticate": 'Bearer realm="agentbus"'}
+
+
+class AdminOnly(ApiError):
+    """The caller's key is valid but not an admin key of its tenant."""
+
+    code = "admin_only"
+    status = 403
+    hint = "use an admin key of your tenant (`agentbus keys create --role admin`)"
+
+
+class NotFound(ApiError):
+    """No such thing for this tenant (also when another tenant owns the id)."""
+
+    code = "not_found"
+    status = 404
+    hint = "check the id; ids of other tenants are never visible"
+
+
+class RunNotFound(NotFound):
+    """No run with this id for the caller's tenant."""
+
+    code = "run_not_found"
+    hint = "check the run id; list your runs with GET /api/v1/runs"
+
+
+class ConversationNotFound(NotFound):
+    """No conversation with this id for the caller's tenant."""
+
+    code = "conversation_not_found"
+    hint = "check the id; list yours with GET /api/v1/conversations"
+
+
+class KeyNotFound(NotFound):
+    """No API key with this id in the caller's tenant."""
+
+    code = "key_not_found"
+    hint = "list your tenant's keys with GET /api/v1/keys"
+
+
+class RunEnded(ApiError):
+    """The run already ended, so it cannot be cancelled."""
+
+    code = "run_ended"
+    status = 409
+    hint = "read its outcome with GET /api/v1/runs/{run_id}"
+
+
+class IdempotencyKeyReused(ApiError):
+    """An Idempotency-Key was sent again with a different request."""
+
+    code = "idempotency_key_reused"
+    status = 409
+    hint = "use a new Idempotency-Key for a different request"
+
+
+class InvalidRequest(ApiError):
+    """The request is malformed or a field is invalid."""
+
+    code = "invalid_request"
+    status = 422
+    hint = "fix the named field; the schema is at /docs"
+
+
+class QuestionTooLarge(ApiError):
+    """The question is longer than the deployment accepts."""
+
+    code = "question_too_large"
+    status = 413
+    hint = "shorten the question, or attach long text as a document instead"
+
+
+class BodyTooLarge(ApiError):
+    """The request body is larger than any valid request."""
+
+    code = "body_too_large"
+    status = 413
+    hint = "send a smaller body"
+
+
+class RateLimited(ApiError):
+    """The tenant started runs faster than its rate allows."""
+
+    code = "rate_limited"
+    status = 429
+    hint = "wait Retry-After seconds, then retry"
+
+
+class TooManyActiveRuns(ApiError):
+    """The tenant has as many runs in flight as its quota allows."""
+
+    code = "too_many_active_runs"
+    status = 429
+    hint = "wait for a run to finish (or cancel one), then retry"
+
+
+class Unavailable(ApiError):
+    """Redis or the store cannot be reached."""
+
+    code = "unavailable"
+    status = 503
+    hint = "retry shortly; if it persists, check Redis and the state store (/readyz)"

@@ -1,0 +1,212 @@
+"""The audit repository: an append-only log of tool calls, one hash chain per tenant.
+
+Every row carries the hash of the row before it in its tenant's chain and a hash of its
+own columns (see `bus.store.audit_chain`), so an edited, inserted or deleted row is
+detected by `AuditStore.verify`. Appends from any number of gateway processes form one
+line per tenant: each append locks the tenant's head row (``audit_heads``) first. On
+Postgres that is a row lock (``SELECT ... FOR UPDATE``), held to commit. On SQLite the
+transaction's first statement is a write, which takes the database's write lock at once,
+as ``BEGIN IMMEDIATE`` would (a read first would let two writers read the same head,
+and one of them then fail); the busy timeout queues the others.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import func, select, update
+
+from bus.store.audit_chain import (
+    GENESIS,
+    AuditLogRecord,
+    AuditReport,
+    ChainReport,
+    PageReader,
+    canonical_json,
+    hash_row,
+    walk_chain,
+)
+from bus.store.repository import Repository, insert_ignoring_conflicts, utcnow
+from bus.store.tables import AuditHeadRow, AuditRow
+
+__all__ = [
+    "GENESIS",
+    "AuditEntry",
+    "AuditLogRecord",
+    "AuditReport",
+    "AuditStore",
+    "ChainReport",
+]
+
+
+class AuditEntry(BaseModel):
+    """What the gateway records about one call; secrets must be redacted before this.
+
+    Attributes:
+        tenant_id: whose chain the row joins.
+        subject: the user behind the run.
+        run_id: the run.
+        agent: the calling role.
+        call_id: the call's deterministic id.
+        tool: the tool called (as the model named it, known or not).
+        tool_version: the tool's declared version, when the tool exists.
+        args: the redacted arguments (any JSON value).
+        status: the outcome status (``ok``, ``error``, ``refused``, ``egress_blocked``).
+        code: the outcome's stable code.
+        message: the outcome's message.
+        blocked_host: the host that needs approval, for ``egress_blocked``.
+        duration_ms: time spent in the gateway.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tenant_id: str = Field(min_length=1, max_length=64)
+    subject: str = Field(max_length=255)
+    run_id: str = Field(max_length=64)
+    agent: str = Field(max_length=64)
+    call_id: str = Field(max_length=255)
+    tool: str = Field(max_length=255)
+    tool_version: str | None = Field(default=None, max_length=64)
+    args: Any = None
+    status: str = Field(max_length=16)
+    code: str = Field(max_length=64)
+    message: str = ""
+    blocked_host: str | None = Field(default=None, max_length=255)
+    duration_ms: float = Field(ge=0)
+
+
+class AuditStore(Repository):
+    """Appends to and verifies the audit log; rows are never updated or deleted here.
+
+    Args:
+        db: an engine (the store makes its own session factory) or a session factory. The
+            caller owns the engine and disposes of it.
+    """
+
+    async def append(
+        self, entry: AuditEntry, *, once_per_call: bool = False
+    ) -> AuditLogRecord | None:
+        """Add one row at the end of the tenant's chain.
+
+        Args:
+            entry: the call to record.
+            once_per_call: record nothing if the tenant's chain already has a row for
+                ``entry.call_id``. The gateway sets it for side-effecting calls, which run
+                at most once per call id, so a redelivered call that re-sends its audit
+                record is not logged twice.
+
+        Returns:
+            The stored row, or None when ``once_per_call`` found one already.
+
+        Raises:
+            StoreError: the database failed (nothing was written).
+        """
+        tenant = entry.tenant_id
+        head_values = {"tenant_id": tenant, "seq": 0, "last_hash": GENESIS}
+        async with self._session("append to the audit log") as session:
+            # First statement is a write: on SQLite it takes the write lock now (see the
+            # module docstring); on Postgres it creates the head of a new chain.
+            await session.execute(
+                insert_ignoring_conflicts(session, AuditHeadRow, head_values, ["tenant_id"])
+            )
+            head = (
+                await session.execute(
+                    select(AuditHeadRow.seq, AuditHeadRow.last_hash)
+                    .where(AuditHeadRow.tenant_id == tenant)
+                    .with_for_update()
+                )
+            ).one()
+            if once_per_call:
+                seen = await session.scalar(
+                    select(AuditRow.id)
+                    .where(AuditRow.tenant_id == tenant, AuditRow.call_id == entry.call_id)
+                    .limit(1)
+                )
+                if seen is not None:
+                    return None
+            values = _row_values(entry, seq=head.seq + 1, prev_hash=head.last_hash)
+            row = AuditRow(**values)
+            session.add(row)
+            await session.flush()
+            await session.execute(
+                update(AuditHeadRow)
+                .where(AuditHeadRow.tenant_id == tenant)
+                .values(seq=values["seq"], last_hash=values["row_hash"])
+                .execution_options(synchronize_session=False)
+            )
+            return AuditLogRecord.model_validate(row)
+
+    async def list(
+        self, tenant_id: str, limit: int = 50, before_seq: int | None = None
+    ) -> builtins.list[AuditLogRecord]:
+        """The tenant's rows, newest first; ``before_seq`` pages back through older ones.
+
+        Raises:
+            ValueError: ``limit`` is below 1.
+        """
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        stmt = select(AuditRow).where(AuditRow.tenant_id == tenant_id)
+        if before_seq is not None:
+            stmt = stmt.where(AuditRow.seq < before_seq)
+        stmt = stmt.order_by(AuditRow.seq.desc()).limit(limit)
+        async with self._session("read the audit log") as session:
+            return [AuditLogRecord.model_validate(r) for r in await session.scalars(stmt)]
+
+    async def verify(self, tenant_id: str | None = None, *, page_size: int = 1000) -> AuditReport:
+        """Check every chain (or one tenant's) from its first row to its head.
+
+        Reads in pages of ``page_size`` rows, each in its own short transaction, so a
+        large log neither holds a transaction open nor sits in memory. Appends made while
+        it runs are past the head it read first and are left for the next run.
+
+        Returns:
+            One report per chain, each naming its first broken row, if any.
+
+        Raises:
+            StoreError: the database failed.
+        """
+        async with self._session("read the audit heads") as session:
+            heads_stmt = select(AuditHeadRow.tenant_id, AuditHeadRow.seq, AuditHeadRow.last_hash)
+            tenants_stmt = select(AuditRow.tenant_id).group_by(AuditRow.tenant_id)
+            if tenant_id is not None:
+                heads_stmt = heads_stmt.where(AuditHeadRow.tenant_id == tenant_id)
+                tenants_stmt = tenants_stmt.where(AuditRow.tenant_id == tenant_id)
+            heads = {h.tenant_id: (h.seq, h.last_hash) for h in await session.execute(heads_stmt)}
+            with_rows = set(await session.scalars(tenants_stmt))
+        chains = [
+            await walk_chain(t, heads.get(t), self._page_reader(t, page_size))
+            for t in sorted(with_rows | set(heads))
+        ]
+        return AuditReport(chains=chains)
+
+    def _page_reader(self, tenant_id: str, page_size: int) -> PageReader:
+        async def read(after_seq: int, up_to_seq: int | None) -> list[AuditLogRecord]:
+            stmt = select(AuditRow).where(AuditRow.tenant_id == tenant_id, AuditRow.seq > after_seq)
+            if up_to_seq is not None:
+                stmt = stmt.where(AuditRow.seq <= up_to_seq)
+            stmt = stmt.order_by(AuditRow.seq).limit(page_size)
+            async with self._session("read the audit log") as session:
+                return [AuditLogRecord.model_validate(r) for r in await session.scalars(stmt)]
+
+        return read
+
+    async def count(self, tenant_id: str) -> int:
+        """How many rows the tenant's chain has."""
+        stmt = select(func.count()).select_from(AuditRow).where(AuditRow.tenant_id == tenant_id)
+        async with self._session("count audit rows") as session:
+            return int(await session.scalar(stmt) or 0)
+
+
+def _row_values(entry: AuditEntry, *, seq: int, prev_hash: str) -> dict[str, Any]:
+    values: dict[str, Any] = entry.model_dump(exclude={"args"}) | {
+        "seq": seq,
+        "created_at": utcnow(),
+        "args": canonical_json(entry.args),
+        "duration_ms": round(float(entry.duration_ms), 3),
+        "prev_hash": prev_hash,
+    }
+    values["row_hash"] = hash_row(values)
+    return values

@@ -1,0 +1,97 @@
+"""The tenant settings repository: one JSON document of preferences per tenant.
+
+The store keeps the document as given; what it may contain and how it overlays the
+deployment defaults is the API's business (``api.preferences``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from sqlalchemy import delete, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.dml import Insert
+
+from bus.errors import StoreError
+from bus.store.repository import Repository, utcnow
+from bus.store.tables import TenantSettingsRow
+
+
+class TenantSettingsRecord(BaseModel):
+    """A tenant's stored preferences."""
+
+    model_config = ConfigDict(frozen=True, from_attributes=True)
+
+    tenant_id: str = Field(min_length=1, max_length=64)
+    settings: dict[str, Any]
+    updated_at: AwareDatetime
+    updated_by: str = Field(max_length=255)
+
+    @field_validator("updated_at")
+    @classmethod
+    def _in_utc(cls, value: datetime) -> datetime:
+        return value.astimezone(UTC)
+
+
+def _upsert(session: AsyncSession, values: dict[str, Any]) -> Insert:
+    # Both dialects spell ON CONFLICT DO UPDATE the same way through SQLAlchemy.
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        stmt = postgresql.insert(TenantSettingsRow).values(values)
+        changed = {k: stmt.excluded[k] for k in ("settings", "updated_at", "updated_by")}
+        return stmt.on_conflict_do_update(index_elements=["tenant_id"], set_=changed)
+    if dialect == "sqlite":
+        stmt = sqlite.insert(TenantSettingsRow).values(values)
+        changed = {k: stmt.excluded[k] for k in ("settings", "updated_at", "updated_by")}
+        return stmt.on_conflict_do_update(index_elements=["tenant_id"], set_=changed)
+    raise StoreError(f"unsupported database {dialect!r}")
+
+
+class TenantSettingsStore(Repository):
+    """Reads and writes tenants' preference documents.
+
+    Args:
+        db: an engine (the store makes its own session factory) or a session factory. The
+            caller owns the engine and disposes of it.
+    """
+
+    async def get(self, tenant_id: str) -> TenantSettingsRecord | None:
+        """The tenant's preferences, or None when it never stored any."""
+        async with self._session("read the tenant settings") as session:
+            row = await session.scalar(
+                select(TenantSettingsRow).where(TenantSettingsRow.tenant_id == tenant_id)
+            )
+            return None if row is None else TenantSettingsRecord.model_validate(row)
+
+    async def put(
+        self, tenant_id: str, settings: dict[str, Any], updated_by: str
+    ) -> TenantSettingsRecord:
+        """Replace the tenant's preferences with ``settings`` (created if absent)."""
+        values = {
+            "tenant_id": tenant_id,
+            "settings": settings,
+            "updated_at": utcnow(),
+            "updated_by": updated_by,
+        }
+        async with self._session("store the tenant settings") as session:
+            await session.execute(_upsert(session, values))
+            row = await session.scalar(
+                select(TenantSettingsRow).where(TenantSettingsRow.tenant_id == tenant_id)
+            )
+            if row is None:  # deleted between the two statements
+                raise StoreError(f"settings of tenant {tenant_id!r} vanished while stored")
+            return TenantSettingsRecord.model_validate(row)
+
+    async def delete(self, tenant_id: str) -> bool:
+        """Forget the tenant's preferences (back to the deployment defaults)."""
+        stmt = (
+            delete(TenantSettingsRow)
+            .where(TenantSettingsRow.tenant_id == tenant_id)
+            .returning(TenantSettingsRow.tenant_id)
+            .execution_options(synchronize_session=False)
+        )
+        async with self._session("delete the tenant settings") as session:
+            return await session.scalar(stmt) is not None

@@ -1,0 +1,81 @@
+"""How a tenant's MCP server is reached, and what the gateway lets its tools do."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+from gateway.errors import ConfigInvalid
+from gateway.registry import Risk
+
+
+class McpServerConfig(BaseModel):
+    """One MCP server: exactly one of `command` (stdio) or `url` (streamable HTTP).
+
+    Attributes:
+        name: short name; its tools are registered as ``<name>__<tool>``.
+        command: argv of a stdio server, started as a child process of the gateway.
+        env: extra environment for the stdio server (only PATH, HOME and a few basics are
+            inherited, so the gateway's own secrets never reach it).
+        url: an http(s) URL of a streamable-HTTP server; the SSRF guard checks it and the
+            connection goes to the checked address.
+        headers: headers sent to the HTTP server (an API key, say); never logged.
+        risk: the risk level of every tool of the server (HIGH unless said otherwise).
+        timeout_s: the time limit of one call.
+        max_output_bytes: results larger than this are cut and marked truncated.
+        tools: only these server tools are exposed; None exposes all of them.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,23}$")
+    command: tuple[str, ...] | None = Field(default=None, min_length=1)
+    env: dict[str, str] = {}
+    url: str | None = Field(default=None, pattern=r"^https?://")
+    headers: dict[str, str] = Field(default={}, repr=False)
+    risk: Risk = Risk.HIGH
+    timeout_s: float = Field(default=30.0, gt=0, le=600)
+    max_output_bytes: int = Field(default=65_536, ge=256)
+    tools: frozenset[str] | None = None
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> Self:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give exactly one of command (stdio) or url (streamable HTTP)")
+        return self
+
+    @property
+    def key(self) -> str:
+        """A digest of everything about the server; equal configs share one connection."""
+        doc = self.model_dump(mode="json")
+        return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32]
+
+    @property
+    def where(self) -> str:
+        """The command or URL, for messages (headers and env are left out)."""
+        return " ".join(self.command) if self.command else str(self.url)
+
+
+_SERVERS: TypeAdapter[list[McpServerConfig]] = TypeAdapter(list[McpServerConfig])
+
+
+def parse_servers(text: str) -> tuple[McpServerConfig, ...]:
+    """Servers from JSON text (the ``AGENTBUS_MCP_SERVERS`` setting); empty text is none.
+
+    Raises:
+        ConfigInvalid: the text is not a JSON list of valid servers, or names repeat.
+    """
+    if not text.strip():
+        return ()
+    try:
+        raw: Any = json.loads(text)
+        servers = tuple(_SERVERS.validate_python(raw))
+    except (ValueError, ValidationError) as e:
+        raise ConfigInvalid(f"AGENTBUS_MCP_SERVERS is not valid: {e}") from e
+    names = [s.name for s in servers]
+    if len(names) != len(set(names)):
+        raise ConfigInvalid("AGENTBUS_MCP_SERVERS names a server twice")
+    return servers

@@ -1,0 +1,174 @@
+"""Numbered chunks for the researcher, and the finalizer's citation check.
+
+The ``search_docs`` tool numbers the chunks it returns ``[1]..[k]`` and the model cites
+them as ``[n]``. At the end of a run the finalizer calls `check_answer_citations`: a
+citation counts only if some ``search_docs`` result *in this run* (the TOOL messages in
+the run state) carried chunk ``n``; any other ``[n]`` is stripped from the answer and
+counted, and the kept ones come back with source, title and snippet for the
+``citations`` event. Numbers restart at 1 in each search call; when two calls both had
+an ``[n]``, the later one wins (the model cites what it read last).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bus.events import Citation, Citations
+from retrieval.models import Hit
+
+#: The tool whose results citations may point at.
+SEARCH_TOOL = "search_docs"
+SNIPPET_CHARS = 240
+# "[3]" or "[1, 4]" with the whitespace before it (removed together with a stripped one).
+_CITATION = re.compile(r"(\s*)\[(\d{1,4}(?:\s*,\s*\d{1,4})*)\]")
+
+
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    """The start of ``text``, cut at a word boundary."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    return flat[:limit].rsplit(" ", 1)[0] + "…"
+
+
+def numbered(hits: Sequence[Hit]) -> list[dict[str, Any]]:
+    """Hits as the numbered chunks a search result shows (``ref`` starts at 1)."""
+    return [
+        {
+            "ref": n,
+            "id": h.chunk.id,
+            "source": h.chunk.source,
+            "title": h.chunk.title,
+            "heading": h.chunk.heading,
+            "text": h.chunk.text,
+        }
+        for n, h in enumerate(hits, 1)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievedChunk:
+    """A chunk the model was shown under citation number ``ref``."""
+
+    ref: int
+    id: str
+    source: str
+    title: str
+    text: str
+    source_kind: str = "documents"
+
+
+def retrieved_refs(messages: Sequence[Mapping[str, Any]]) -> dict[int, RetrievedChunk]:
+    """Citation numbers shown to the model in a run, from its TOOL messages."""
+    found: dict[int, RetrievedChunk] = {}
+    for message in messages:
+        if message.get("role") != "tool" or message.get("name") != SEARCH_TOOL:
+            continue
+        try:
+            body = json.loads(message.get("content") or "")
+        except (TypeError, ValueError):
+            continue
+        if not isinstance(body, dict) or body.get("status") != "ok":
+            continue
+        result = body.get("result")
+        for item in result.get("results", []) if isinstance(result, dict) else []:
+            try:
+                ref = int(item["ref"])
+                found[ref] = RetrievedChunk(
+                    ref, str(item["id"]), str(item["source"]), str(item.get("title", "")),
+                    str(item.get("text", "")),
+                )  # fmt: skip
+            except (KeyError, TypeError, ValueError):
+                continue  # a malformed item cannot back a citation
+    return found
+
+
+def evidence_refs(evidence: Sequence[Mapping[str, Any]]) -> dict[int, RetrievedChunk]:
+    """Citation numbers of a multi-mode run's merged evidence (items with ``ref``)."""
+    found: dict[int, RetrievedChunk] = {}
+    for item in evidence:
+        try:
+            ref = int(item["ref"])
+            found[ref] = RetrievedChunk(
+                ref, str(item.get("id", "")), str(item.get("source", "")),
+                str(item.get("title", "")), str(item.get("text", "")),
+                str(item.get("source_kind", "documents")),
+            )  # fmt: skip
+        except (KeyError, TypeError, ValueError):
+            continue
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedAnswer:
+    """An answer after its citations were checked.
+
+    Attributes:
+        answer: the answer with unsupported citations removed.
+        citations: the kept ones, in order of first use.
+        stripped: how many citation numbers were removed (each occurrence counts).
+    """
+
+    answer: str
+    citations: list[Citation]
+    stripped: int
+
+    def event(self, run_id: str, step_id: str | None = None, agent: str = "finalizer") -> Citations:
+        """The ``citations`` client event."""
+        return Citations(
+            run_id=run_id,
+            step_id=step_id,
+            agent=agent,
+            items=self.citations,
+            stripped=self.stripped,
+        )
+
+
+def check_citations(answer: str, retrieved: Mapping[int, RetrievedChunk]) -> CheckedAnswer:
+    """Keep the ``[n]`` that point at retrieved chunks; strip and count the rest."""
+    kept: dict[int, Citation] = {}
+    stripped = 0
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal stripped
+        refs = [int(n) for n in match.group(2).split(",")]
+        good = [n for n in refs if n in retrieved]
+        stripped += len(refs) - len(good)
+        for n in good:
+            chunk = retrieved[n]
+            kept.setdefault(
+                n,
+                Citation(
+                    ref=n,
+                    source=chunk.source,
+                    title=chunk.title,
+                    snippet=snippet(chunk.text),
+                    source_kind=chunk.source_kind,
+                ),
+            )
+        if not good:
+            return ""
+        return f"{match.group(1)}[{', '.join(str(n) for n in good)}]"
+
+    checked = _CITATION.sub(replace, answer)
+    return CheckedAnswer(checked, list(kept.values()), stripped)
+
+
+def check_answer_citations(
+    answer: str,
+    messages: Sequence[Mapping[str, Any]],
+    evidence: Sequence[Mapping[str, Any]] = (),
+) -> CheckedAnswer:
+    """`check_citations` against what the run retrieved.
+
+    Args:
+        answer: the draft answer.
+        messages: the run's messages (``RunState.messages``); ``search_docs`` results count.
+        evidence: a multi-mode run's merged evidence (``RunState.evidence``), if any. A
+            number present in both resolves to the ``search_docs`` chunk (seen later).
+    """
+    return check_citations(answer, {**evidence_refs(evidence), **retrieved_refs(messages)})

@@ -1,0 +1,1 @@
+"""Retrieval evaluation on a labelled question set the project ships (``docs/``)."""

@@ -1,0 +1,257 @@
+"""Relay benchmark: N concurrent websocket clients, each asking one question (scripted model).
+
+Every client connects to ``/api/v1/ws``, asks, and reads its run's events live until
+``done``; then it joins the run again from ``0-0`` and compares: an id it never got live
+is *lost*, an id it got twice is *duplicated*. Relay latency is event written (the event's
+``ts``) → frame received by the client.
+
+Against a running API give ``--url`` and a key (``--api-key``, ``AGENTBUS_API_KEY`` or
+``<data_dir>/local-api-key``); its tenant's rate and concurrent-run limits must allow
+``--clients`` runs at once. Without ``--url`` a temporary system is started: ``agentbus up``
+(embedded Redis and the workers) and ``agentbus api`` beside it, limits off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+from websockets.asyncio.client import connect
+
+QUESTION = "What is 23 × 19?"
+
+
+@dataclass
+class ClientResult:
+    """What one client saw."""
+
+    status: str = "failed"
+    error: str | None = None
+    lost: int = 0
+    duplicated: int = 0
+    latencies_ms: list[float] = field(default_factory=list)
+    since_xadd_ms: list[float] = field(default_factory=list)
+    by_type: dict[str, list[float]] = field(default_factory=dict)
+
+
+@dataclass
+class _Start:
+    """All clients connect first, then ask together: the handshakes don't blur the figures."""
+
+    waiting: int
+    go: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def arrived(self) -> None:
+        self.waiting -= 1
+        if self.waiting <= 0:
+            self.go.set()
+
+
+async def _one_client(ws_url: str, key: str, timeout_s: float, start: _Start) -> ClientResult:
+    result = ClientResult()
+    arrived = False
+    headers = {"Authorization": f"Bearer {key}"}
+    try:
+        async with (
+            asyncio.timeout(timeout_s),
+            connect(
+                ws_url, additional_headers=headers, max_queue=None, open_timeout=timeout_s
+            ) as ws,
+        ):
+            assert json.loads(await ws.recv())["type"] == "ready"
+            arrived = True
+            start.arrived()
+            await start.go.wait()
+            await ws.send(json.dumps({"type": "ask", "question": QUESTION}))
+            live: list[str] = []
+            while True:
+                raw = await ws.recv()
+                received = time.time()  # before parsing: the client's own cost is not relay
+                frame = json.loads(raw)
+                if "id" not in frame:
+                    if frame["type"] == "request_error":
+                        result.error = frame["code"]
+                        return result
+                    continue
+                latency = (received - frame["ts"]) * 1000
+                result.latencies_ms.append(latency)
+                # The entry id's first part is Redis's clock (ms) when the event was added.
+                written_ms = int(frame["id"].partition("-")[0])
+                result.since_xadd_ms.append(received * 1000 - written_ms)
+                result.by_type.setdefault(frame["type"], []).append(latency)
+                live.append(frame["id"])
+                if frame["type"] == "done":
+                    result.status = frame["status"]
+                    break
+            await ws.send(json.dumps({"type": "join", "run_id": frame["run_id"]}))
+            truth: list[str] = []
+            while True:
+                replay = json.loads(await ws.recv())
+                if "id" in replay:
+                    truth.append(replay["id"])
+                    if replay["type"] == "done":
+                        break
+            result.lost = len(set(truth) - set(live))
+            result.duplicated = len(live) - len(set(live))
+    except Exception as e:  # a client's failure is a figure, not a crash of the bench
+        result.error = f"{type(e).__name__}: {e}"[:200]
+    if not arrived:
+        start.arrived()
+    return result
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(len(ordered) * q))], 2)
+
+
+async def drive(url: str, key: str, clients: int, timeout_s: float) -> dict[str, object]:
+    """Run the clients at once and summarise."""
+    ws_url = url.replace("http://", "ws://").replace("https://", "wss://") + "/api/v1/ws"
+    started = time.perf_counter()
+    start = _Start(clients)
+    results = await asyncio.gather(
+        *(_one_client(ws_url, key, timeout_s, start) for _ in range(clients))
+    )
+    wall = time.perf_counter() - started
+    latencies = [ms for r in results for ms in r.latencies_ms]
+    by_type: dict[str, list[float]] = {}
+    for r in results:
+        for kind, values in r.by_type.items():
+            by_type.setdefault(kind, []).extend(values)
+    errors: dict[str, int] = {}
+    for r in results:
+        if r.error:
+            errors[r.error] = errors.get(r.error, 0) + 1
+    return {
+        "clients": clients,
+        "runs_done": sum(r.status == "done" for r in results),
+        "runs_failed": sum(r.status != "done" for r in results),
+        "events_lost": sum(r.lost for r in results),
+        "events_duplicated": sum(r.duplicated for r in results),
+        "p50_ms": round(statistics.median(latencies), 2) if latencies else 0.0,
+        "p99_ms": _pct(latencies, 0.99),
+        "events": len(latencies),
+        # From the entry id (Redis's clock at XADD, whole ms, so up to 1 ms too high): the
+        # relay's share alone, without work done between an event's ts and its XADD.
+        "p50_ms_since_xadd": _pct([ms for r in results for ms in r.since_xadd_ms], 0.5),
+        "p99_ms_since_xadd": _pct([ms for r in results for ms in r.since_xadd_ms], 0.99),
+        "wall_s": round(wall, 2),
+        "errors": errors,
+        # Where the time goes: events written before a SQL write (run_started, done) or
+        # inside a busy step carry an earlier ts than the moment they reach Redis.
+        "p50_ms_by_type": {k: round(statistics.median(v), 2) for k, v in sorted(by_type.items())},
+        "p99_ms_by_type": {k: _pct(v, 0.99) for k, v in sorted(by_type.items())},
+    }
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def _temporary_system(clients: int, token_delay_s: float) -> Iterator[tuple[str, str]]:
+    """``agentbus up`` + ``agentbus api`` on a temporary data folder; yields (url, key)."""
+    from api import apikeys, bootstrap
+    from bus import embedded
+    from bus.settings import Settings
+    from bus.store import KeyRole
+
+    agentbus = str(Path(sys.executable).with_name("agentbus"))
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp)
+        port = _free_port()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTBUS_")}
+        env.update(
+            AGENTBUS_DATA_DIR=str(data),
+            AGENTBUS_LLM="scripted",
+            AGENTBUS_LLM_TOKEN_DELAY_S=str(token_delay_s),
+            AGENTBUS_LOG_LEVEL="warning",
+            AGENTBUS_API_RATE_PER_MINUTE="0",
+            AGENTBUS_API_MAX_ACTIVE_RUNS="0",
+            AGENTBUS_API_PORT=str(port),  # `agentbus up` serves the API itself
+        )
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
+        procs = [subprocess.Popen([agentbus, "up", "--concurrency", str(clients)], **quiet)]
+        try:
+            deadline = time.monotonic() + 120
+            while not embedded.is_running(data) or not (data / "agentbus.db").exists():
+                if procs[0].poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit("agentbus up did not start")
+                time.sleep(0.2)
+            time.sleep(1.0)  # the store is migrated before Redis starts; let up settle
+
+            async def make_key() -> str:
+                async with bootstrap.open_store(Settings(data_dir=data)) as stores:
+                    minted = await apikeys.create_key(stores.keys, "bench", "bench", KeyRole.USER)
+                    return minted.key
+
+            key = asyncio.run(make_key())
+            url = f"http://127.0.0.1:{port}"
+            while True:
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(url + "/readyz", timeout=2).status_code == 200:
+                        break
+                if procs[0].poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit("agentbus up did not serve the API")
+                time.sleep(0.2)
+            yield url, key
+        finally:
+            for proc in reversed(procs):
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+
+
+def _key_from_environment() -> str | None:
+    if key := os.environ.get("AGENTBUS_API_KEY"):
+        return key
+    from api.local_key import read_local_key
+    from bus.settings import Settings
+
+    return read_local_key(Settings())
+
+
+def main(
+    *,
+    url: str | None,
+    clients: int,
+    api_key: str | None,
+    timeout_s: float,
+    token_delay_s: float,
+    as_json: bool,
+) -> None:
+    """Entry point for ``agentbus bench relay``."""
+    if url is None:
+        with _temporary_system(clients, token_delay_s) as (spawned_url, key):
+            figures = asyncio.run(drive(spawned_url, key, clients, timeout_s))
+    else:
+        key = api_key or _key_from_environment()
+        if not key:
+            raise SystemExit("no API key: pass --api-key or set AGENTBUS_API_KEY")
+        figures = asyncio.run(drive(url.rstrip("/"), key, clients, timeout_s))
+    if as_json:
+        print(json.dumps(figures))
+    else:
+        for k, v in figures.items():
+            print(f"{k:>18}: {v}")

@@ -1,0 +1,104 @@
+"""Retrieval benchmark: ingest synthetic chunks into local Qdrant, then time hybrid queries.
+
+Figures: ``embed_texts_per_s`` (the embedder alone), ``ingest_chunks_per_s`` (embed +
+keyword vector + upsert, end to end through the Ingestor), ``query_p50_ms`` /
+``query_p99_ms`` (hybrid: query embedding, dense + keyword prefetch with the tenant/ACL
+filter, RRF; no reranker). Local mode is a brute-force scan, so query time grows with the
+collection. The JSON names the embedder used.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from bus.settings import Settings
+from retrieval.eval.runner import eval_dir
+from retrieval.ingest import prepare
+from retrieval.models import Access, Document, Section
+from retrieval.stack import open_retrieval
+
+TENANT = "bench"
+CHUNKS_PER_DOC = 100
+WORDS_PER_CHUNK = 110  # ~750 characters: the size the chunker produces by default
+
+
+def _vocabulary() -> list[str]:
+    # English words from the shipped eval documents, so chunks tokenize like real text
+    # (~150 word pieces per chunk; random letter strings would hit the 256 cap).
+    text = " ".join(p.read_text() for p in sorted((eval_dir() / "docs").glob("*.md")))
+    return sorted({w.lower() for w in re.findall(r"[A-Za-z]{3,}", text)})
+
+
+def _chunk_text(rng: random.Random, words: list[str]) -> str:
+    sentences = []
+    for _ in range(WORDS_PER_CHUNK // 11):
+        sentence = " ".join(rng.choice(words) for _ in range(11))
+        sentences.append(sentence.capitalize() + ".")
+    return " ".join(sentences)
+
+
+def _documents(total: int, rng: random.Random, words: list[str]) -> list[Document]:
+    docs = []
+    for d in range(0, total, CHUNKS_PER_DOC):
+        n = min(CHUNKS_PER_DOC, total - d)
+        # One section per chunk, each under the chunk cap: one chunk per section.
+        sections = tuple(Section(f"part {i}", _chunk_text(rng, words)) for i in range(n))
+        docs.append(
+            Document(f"bench/doc-{d // CHUNKS_PER_DOC}.md", f"doc {d}", "markdown", sections)
+        )
+    return docs
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+async def main(*, chunks: int, queries: int, embedder: str, as_json: bool) -> dict[str, object]:
+    """Run the benchmark and print its figures."""
+    rng = random.Random(7)
+    words = _vocabulary()
+    docs = _documents(chunks, rng, words)
+    with tempfile.TemporaryDirectory(prefix="agentbus-bench-") as tmp:
+        settings = Settings(data_dir=Path(tmp), embedder=embedder, reranker="none")  # type: ignore[arg-type]
+        async with open_retrieval(settings) as r:
+            sample = [_chunk_text(rng, words) for _ in range(256)]
+            await r.embedder.embed(sample[:8])  # load the model outside the timings
+            started = time.perf_counter()
+            await r.embedder.embed(sample)
+            embed_rate = len(sample) / (time.perf_counter() - started)
+            prepared = [prepare(d, tenant=TENANT, acl=["staff"], chunking=r.chunking) for d in docs]
+            stored = sum(len(p.chunks) for p in prepared)
+            started = time.perf_counter()
+            for p in prepared:
+                await r.ingestor.ingest(p, tenant=TENANT, batch_size=settings.ingest_batch_chunks)
+            ingest_s = time.perf_counter() - started
+            access = Access.of(TENANT, ["staff"])
+            latencies = []
+            for _ in range(queries):
+                query = " ".join(rng.choice(words) for _ in range(rng.randint(2, 6)))
+                t0 = time.perf_counter()
+                await r.searcher.search(query, access, top_k=5, method="hybrid")
+                latencies.append((time.perf_counter() - t0) * 1000)
+    result: dict[str, object] = {
+        "mode": "local",
+        "embedder": r.embedder.name,
+        "chunks": stored,
+        "embed_texts_per_s": round(embed_rate, 1),
+        "ingest_chunks_per_s": round(stored / ingest_s, 1),
+        "queries": queries,
+        "query_p50_ms": round(statistics.median(latencies), 2),
+        "query_p99_ms": round(_pct(latencies, 0.99), 2),
+    }
+    if as_json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key:22} {value}")
+    return result

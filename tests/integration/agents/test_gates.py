@@ -1,0 +1,167 @@
+"""Durable gates at the agent level: answer approval and egress approval, then resume."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import pytest
+
+from agents import gates
+from agents.llm.ports import ChatMessage, LLMOptions, ToolSpec
+from agents.llm.scripted import ScriptedLLM, benchmark_turn, text, tool_call, turn
+from api import bootstrap
+from bus import keys
+from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
+from bus.publish import publish, read_events
+from bus.store import GateConflict, GateForbidden, GateNotFound
+from bus.transcript import fold
+from tests.integration.agents.test_multi_mode import role_of
+
+
+def critic_ok() -> ScriptedLLM:
+    def script(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: LLMOptions):
+        role = role_of(messages, options)
+        if role == "planner":
+            return turn(text("- compute"))
+        if role == "critic":
+            return turn(text("OK supported."))
+        return benchmark_turn(messages, tools, options)
+
+    return ScriptedLLM(script)
+
+
+async def start_run(system, question: str, **settings) -> Command:
+    command = Command(
+        run_id=new_run_id(),
+        tenant_id="t1",
+        subject="alice",
+        role=keys.Role.INTAKE,
+        deadline=deadline_in(30),
+        payload=AgentTask(
+            state=RunState(
+                question=question,
+                conversation_id="c-gates",
+                settings=RunSettings(mode="multi", verifier_check=False, **settings),
+            )
+        ),
+    )
+    await publish(system.redis, command, system.settings)
+    return command
+
+
+async def until(system, run_id: str, kind: str, after: str = "0-0") -> tuple[str, list]:
+    seen = []
+    async with asyncio.timeout(20):
+        async for event_id, event in read_events(
+            system.redis, run_id, 0, after=after, block_ms=100
+        ):
+            seen.append(event)
+            if event.type == kind:
+                return event_id, seen
+    raise AssertionError(f"no {kind}")
+
+
+async def do_resume(system, run_id: str, decision: str, subject: str = "alice", tenant="t1"):
+    return await gates.resume(
+        system.stores.checkpoints,
+        system.stores.runs,
+        system.redis,
+        system.settings,
+        tenant_id=tenant,
+        subject=subject,
+        run_id=run_id,
+        decision=decision,
+        allow_always=bootstrap.allow_always_hook(system.stores),
+    )
+
+
+async def test_answer_gate_approve_then_done(start_system) -> None:
+    system = await start_system(critic_ok())
+    command = await start_run(system, "What is 23 × 19?", human_gate=True)
+    last, events = await until(system, command.run_id, "approval_request")
+    request = events[-1]
+    assert request.reason == "approve_answer" and "437" in request.answer
+    assert request.critique == "supported."
+    assert "done" not in [e.type for e in events]  # the live stream ends without done
+    run = await system.stores.runs.get("t1", command.run_id)
+    assert run is not None and run.status == "suspended"
+
+    with pytest.raises(GateNotFound):
+        await do_resume(system, command.run_id, "approve", tenant="t2")
+    with pytest.raises(GateForbidden):
+        await do_resume(system, command.run_id, "approve", subject="bob")
+    with pytest.raises(gates.BadDecision):
+        await do_resume(system, command.run_id, "egress_deny")
+    await do_resume(system, command.run_id, "approve")
+    with pytest.raises(GateConflict):
+        await do_resume(system, command.run_id, "approve")
+    _, rest = await until(system, command.run_id, "done", after=last)
+    assert rest[-1].status == "done" and "437" in rest[-1].answer
+    history = await system.stores.conversations.history("t1", "c-gates")
+    assert [m.role for m in history] == ["user", "assistant"]
+
+
+async def test_answer_gate_reject_ends_rejected_without_committing(start_system) -> None:
+    system = await start_system(critic_ok())
+    command = await start_run(system, "What is 23 × 19?", human_gate=True)
+    last, _ = await until(system, command.run_id, "approval_request")
+    await do_resume(system, command.run_id, "reject")
+    _, rest = await until(system, command.run_id, "done", after=last)
+    assert rest[-1].status == "rejected" and rest[-1].answer is None
+    assert await system.stores.conversations.history("t1", "c-gates") == []
+    run = await system.stores.runs.get("t1", command.run_id)
+    assert run is not None and run.status == "rejected"
+
+
+def egress_script() -> ScriptedLLM:
+    """Calculator + web search in one turn; the search is blocked (egress is off)."""
+
+    def script(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: LLMOptions):
+        role = role_of(messages, options)
+        if role == "planner":
+            return turn(text("- search"))
+        if role == "critic":
+            return turn(text("OK"))
+        if messages[-1].role == "tool":
+            return turn(text("Done searching."))
+        return turn(
+            tool_call("calculator", {"expression": "2+2"}),
+            tool_call("web_search", {"query": "agentbus"}),
+        )
+
+    return ScriptedLLM(script)
+
+
+@pytest.mark.parametrize("decision", ["egress_deny", "egress_allow_once", "egress_allow_always"])
+async def test_egress_gate_retries_only_the_blocked_call(start_system, decision: str) -> None:
+    system = await start_system(egress_script())
+    command = await start_run(system, "search the web")
+    last, events = await until(system, command.run_id, "approval_request")
+    request = events[-1]
+    assert (request.reason, request.tool) == ("egress_approval", "web_search")
+    assert request.blocked_host == "html.duckduckgo.com" and request.args == {"query": "agentbus"}
+    info = await gates.more_info(system.stores.checkpoints, "t1", command.run_id)
+    assert info["blocked_host"] == "html.duckduckgo.com"
+
+    await do_resume(system, command.run_id, decision)
+    _, rest = await until(system, command.run_id, "done", after=last)
+    everything = events + rest
+    results = [(e.tool, e.code) for e in everything if e.type == "tool_result"]
+    assert results.count(("calculator", "ok")) == 1  # never ran again
+    if decision == "egress_deny":
+        assert ("web_search", "egress_blocked") in results and len(results) == 2
+    else:
+        # Allowed: the search ran again (no internet here, but past the egress check).
+        assert [code for tool, code in results if tool == "web_search"][-1] != "egress_blocked"
+    assert rest[-1].status == "done"
+    assert fold(everything).answer.endswith("Done searching.")
+
+    prefs = await system.stores.tenant_settings.get("t1")
+    audit = await system.stores.audit.list("t1")
+    if decision == "egress_allow_always":
+        assert prefs is not None and prefs.settings["egress_hosts"] == ["html.duckduckgo.com"]
+        assert prefs.settings["egress_enabled"] is True
+        assert any(row.code == "allow_always" for row in audit)
+    else:  # allow once is not persisted
+        assert prefs is None

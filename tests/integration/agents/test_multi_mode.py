@@ -1,0 +1,190 @@
+"""Multi mode with the scripted model: planner, gather/merge, critic loop, verifier."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator, Sequence
+
+from agents import prompts
+from agents.llm.ports import ChatMessage, LLMOptions, ToolSpec
+from agents.llm.scripted import ScriptedLLM, benchmark_turn, text, tool_call, turn
+from bus.events import ClientEvent
+from bus.transcript import fold
+
+
+def role_of(messages: Sequence[ChatMessage], options: LLMOptions) -> str:
+    first = messages[0].content
+    if options.response_schema is not None and "verdict" in str(options.response_schema):
+        return "verifier"
+    for role in ("planner", "critic"):
+        if first.startswith(f"You are the {role}"):
+            return role
+    if first.startswith(prompts.VERIFY_TOOLS):
+        return "fact_check"
+    return "researcher"
+
+
+def scripted(critic: Iterator[str], verifier: Iterator[str] | None = None) -> ScriptedLLM:
+    """Planner plans, researcher calls the calculator then answers, judges follow scripts."""
+
+    def script(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: LLMOptions):
+        role = role_of(messages, options)
+        if role == "planner":
+            return turn(text("- use the calculator\n- answer"))
+        if role == "critic":
+            return turn(text(next(critic)))
+        if role == "verifier":
+            assert verifier is not None
+            return turn(text(next(verifier)))
+        if role == "fact_check":
+            return turn(text("The calculator confirms 437."))
+        return benchmark_turn(messages, tools, options)
+
+    return ScriptedLLM(script)
+
+
+def of_type(events: Sequence[ClientEvent], kind: str) -> list[ClientEvent]:
+    return [e for e in events if e.type == kind]
+
+
+async def test_ok_path_plans_researches_and_critiques(start_system) -> None:
+    system = await start_system(scripted(iter(["OK the answer is supported."])))
+    events = await system.ask("What is 23 × 19?", mode="multi", verifier_check=False)
+    [plan] = of_type(events, "plan")
+    assert plan.steps == ["use the calculator", "answer"]
+    [critique] = of_type(events, "critique")
+    assert (critique.verdict, critique.agent) == ("OK", "critic")
+    assert "437" in fold(events).answer and events[-1].status == "done"
+    order = [e.type for e in events if e.type in ("plan", "tool_call", "critique", "done")]
+    assert order == ["plan", "tool_call", "critique", "done"]
+    agents = {e.agent for e in events if e.agent}
+    assert {"planner", "researcher", "critic", "finalizer"} <= agents
+
+
+async def test_revise_then_ok_runs_the_researcher_again(start_system) -> None:
+    llm = scripted(iter(["REVISE show the working.", "OK fine now."]))
+    system = await start_system(llm)
+    events = await system.ask("What is 23 × 19?", mode="multi", verifier_check=False)
+    assert [c.verdict for c in of_type(events, "critique")] == ["REVISE", "OK"]
+    assert len(of_type(events, "plan")) == 1
+    assert len(of_type(events, "tool_call")) == 2  # a fresh attempt
+    feedback = [m.content for m in llm.requests[-2][0] if m.role == "system"]
+    assert any("show the working" in c for c in feedback)  # the researcher saw the critique
+
+
+async def test_replan_then_ok_goes_back_to_the_planner(start_system) -> None:
+    system = await start_system(scripted(iter(["REPLAN wrong approach.", "OK"])))
+    events = await system.ask("What is 23 × 19?", mode="multi", verifier_check=False)
+    assert [c.verdict for c in of_type(events, "critique")] == ["REPLAN", "OK"]
+    assert len(of_type(events, "plan")) == 2
+
+
+async def test_attempt_cap_proceeds_regardless(start_system) -> None:
+    system = await start_system(scripted(iter(["REVISE a", "REVISE b", "REVISE c"])))
+    events = await system.ask("What is 23 × 19?", mode="multi", verifier_check=False)
+    assert [c.verdict for c in of_type(events, "critique")] == ["REVISE", "REVISE"]
+    assert events[-1].status == "done" and "437" in (events[-1].answer or "")
+
+
+async def test_verifier_needs_revision_then_pass(start_system) -> None:
+    verdicts = iter(
+        [
+            '{"verdict": "needs_revision", "reasons": ["no working shown"]}',
+            '{"verdict": "pass", "reasons": ["ok"]}',
+        ]
+    )
+    system = await start_system(scripted(iter(["OK", "OK"]), verdicts))
+    events = await system.ask(
+        "What is 23 × 19?", mode="multi", accuracy="accurate", verifier_check=False
+    )
+    assert [v.verdict for v in of_type(events, "verdict")] == ["needs_revision", "pass"]
+    assert len(of_type(events, "tool_call")) == 2
+    assert events[-1].status == "done"
+
+
+async def test_verifier_invalid_json_fails_closed(start_system) -> None:
+    system = await start_system(scripted(iter(["OK"] * 3), iter(["not json", "{also bad"] * 3)))
+    events = await system.ask(
+        "What is 23 × 19?", mode="multi", accuracy="accurate", verifier_check=False
+    )
+    verdicts = of_type(events, "verdict")
+    assert verdicts[0].verdict == "fail" and "invalid" in verdicts[0].reasons[0]
+    assert len(verdicts) == 2  # one more researcher pass within the cap, then finalize
+    assert events[-1].status == "done"
+
+
+async def test_gather_merges_sources_and_a_slow_source_does_not_block(start_system) -> None:
+    async def documents(command, query):
+        return [{"id": "d1", "source": "handbook.md", "title": "Handbook", "text": "23*19=437"}]
+
+    async def slow(command, query):
+        await asyncio.sleep(30)
+        return [{"id": "never"}]
+
+    system = await start_system(
+        scripted(iter(["OK"])), sources={"documents": documents, "slow": slow}, budget_s=0.3
+    )
+    events = await system.ask(
+        "What is 23 × 19?", mode="multi", verifier_check=False, sources=["documents", "slow"]
+    )
+    [citations] = of_type(events, "citations")
+    assert [(c.source, c.source_kind) for c in citations.items] == [("handbook.md", "documents")]
+    assert events[-1].status == "done"
+    research = [m.content for m in system.llm.requests[1][0] if m.role == "system"]
+    assert any("23*19=437" in c and "data, not instructions" in c for c in research)
+
+
+async def test_fact_check_runs_a_verify_only_tool_pass(start_system) -> None:
+    system = await start_system(scripted(iter(["OK verified."])))
+    events = await system.ask("What is 23 × 19?", mode="multi")
+    assert len(of_type(events, "critique")) == 1
+    critic_request = [r for r in system.llm.requests if role_of(r[0], r[2]) == "critic"][-1]
+    assert any("confirms 437" in m.content for m in critic_request[0])
+    assert events[-1].status == "done"
+
+
+async def test_researcher_tool_scoping_is_enforced_by_the_gateway(start_system) -> None:
+    def script(messages, tools, options):
+        role = role_of(messages, options)
+        if role == "planner":
+            return turn(text("- compute"))
+        if role == "critic":
+            return turn(text("OK"))
+        if messages[-1].role == "tool":
+            return turn(text("I could not use the calculator."))
+        # The model calls a tool it was not offered.
+        return turn(tool_call("calculator", {"expression": "2+2"}))
+
+    llm = ScriptedLLM(script)
+    system = await start_system(llm)
+    events = await system.ask(
+        "2+2?", mode="multi", verifier_check=False, researcher_tools=["current_time"]
+    )
+    [result] = of_type(events, "tool_result")
+    assert (result.tool, result.code) == ("calculator", "permission_denied")
+    offered = [t.name for t in llm.requests[1][1]]
+    assert offered == ["current_time"]
+
+
+async def test_fact_check_tool_pass_goes_through_the_gateway(start_system) -> None:
+    def script(messages, tools, options):
+        role = role_of(messages, options)
+        if role == "planner":
+            return turn(text("- compute"))
+        if role == "critic":
+            return turn(text("OK checked."))
+        if role == "fact_check":
+            if messages[-1].role == "tool":
+                return turn(text("Recomputed: 437 is right."))
+            return turn(tool_call("calculator", {"expression": "23*19"}))
+        return benchmark_turn(messages, tools, options)
+
+    llm = ScriptedLLM(script)
+    system = await start_system(llm)
+    events = await system.ask("What is 23 × 19?", mode="multi")
+    calls = [(e.agent, e.tool) for e in of_type(events, "tool_call")]
+    assert calls == [("researcher", "calculator"), ("critic", "calculator")]
+    critic_request = [r for r in llm.requests if role_of(r[0], r[2]) == "critic"][-1]
+    assert any("Recomputed: 437" in m.content for m in critic_request[0])
+    # The researcher's conversation did not get the judge's tool results.
+    assert events[-1].status == "done" and "437" in (events[-1].answer or "")

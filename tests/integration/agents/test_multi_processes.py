@@ -1,0 +1,89 @@
+"""Multi mode with every role in its own worker process; a critic replica dies mid-run."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from bus import keys
+from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
+from bus.publish import publish
+from bus.settings import Settings
+from bus.store.migrate import upgrade_async
+from bus.transcript import fold
+from tests.conftest import TEST_REDIS_URL
+from tests.processes import processes, spawn
+from tests.support import events_of, wait_for
+
+pytestmark = pytest.mark.connected
+ROLES = ["intake", "planner", "researcher", "gateway", "finalizer"]
+
+
+async def test_killing_a_critic_replica_mid_step_still_finishes_once(
+    real_redis: Redis, tmp_path: Path
+) -> None:
+    db = f"sqlite+aiosqlite:///{tmp_path / 'store.db'}"
+    await upgrade_async(db)
+    env = {
+        "AGENTBUS_REDIS_URL": TEST_REDIS_URL,
+        "AGENTBUS_DATABASE_URL": db,
+        "AGENTBUS_DATA_DIR": str(tmp_path / "data"),
+        "AGENTBUS_LLM": "scripted",
+        "AGENTBUS_LLM_TOKEN_DELAY_S": "0.15",
+        "AGENTBUS_CLAIM_IDLE_MS": "1000",
+        "AGENTBUS_HEARTBEAT_MS": "200",
+        "AGENTBUS_READ_BLOCK_MS": "100",
+    }
+    critic_stream = keys.role_stream(keys.Role.CRITIC, 0)
+    with processes() as procs:
+        for role in ROLES:
+            procs.append(spawn(["worker", role], env, tmp_path / f"{role}.log"))
+        critic = spawn(["worker", "critic"], env, tmp_path / "critic-a.log")
+        procs.append(critic)
+
+        async def groups_ready() -> bool:
+            for role in [*ROLES, "critic"]:
+                if not await real_redis.exists(keys.role_stream(role, 0)):
+                    return False
+            return True
+
+        await wait_for(groups_ready, within=30)
+        run_id = new_run_id()
+        command = Command(
+            run_id=run_id,
+            tenant_id="t1",
+            subject="alice",
+            role=keys.Role.INTAKE,
+            deadline=deadline_in(120),
+            payload=AgentTask(
+                state=RunState(
+                    question="What is 23 × 19?",
+                    settings=RunSettings(mode="multi", verifier_check=False),
+                )
+            ),
+        )
+        await publish(real_redis, command, Settings(redis_url=TEST_REDIS_URL))
+
+        async def critic_busy() -> bool:
+            return (await real_redis.xpending(critic_stream, "critic"))["pending"] > 0
+
+        await wait_for(critic_busy, within=60)
+        critic.send_signal(signal.SIGKILL)  # mid-step: part of its critique is out
+        critic.wait(10)
+        procs.append(spawn(["worker", "critic"], env, tmp_path / "critic-b.log"))
+
+        async def done() -> bool:
+            events = await events_of(real_redis, run_id)
+            return bool(events) and events[-1].type == "done"
+
+        await wait_for(done, within=60)
+
+    events = await events_of(real_redis, run_id)
+    transcript = fold(events)
+    assert transcript.status == "done" and "437" in transcript.answer
+    assert any(e.type == "step_retry" and e.agent == "critic" for e in events)
+    assert [e.type for e in transcript.steps].count("critique") == 1
+    assert [e.type for e in events].count("done") == 1

@@ -1,0 +1,200 @@
+"""The audit log on SQLite and Postgres: the chain, tamper detection, concurrent appends."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bus.store import AuditEntry, AuditStore, make_engine
+from bus.store.audit_chain import GENESIS
+from gateway.audit import make_audit_hook
+from gateway.chain import invoke
+from tests.unit.gateway.fakes import Echo, call, context
+
+
+@pytest.fixture
+def audit(engine: AsyncEngine) -> AuditStore:
+    return AuditStore(engine)
+
+
+def entry(n: int = 0, *, tenant: str = "t1", call_id: str | None = None, **over: Any) -> AuditEntry:
+    values: dict[str, Any] = {
+        "tenant_id": tenant,
+        "subject": "alice",
+        "run_id": "run-1",
+        "agent": "researcher",
+        "call_id": call_id or f"call-{n}",
+        "tool": "calculator",
+        "tool_version": "1.0.0",
+        "args": {"expression": f"{n} + 1", "api_key": "[REDACTED]", "ü": [1, 2.5, None]},
+        "status": "ok",
+        "code": "ok",
+        "message": "",
+        "duration_ms": 1.25 + n,
+    }
+    return AuditEntry(**(values | over))
+
+
+async def fill(audit: AuditStore, n: int, tenant: str = "t1") -> None:
+    for i in range(n):
+        await audit.append(entry(i, tenant=tenant))
+
+
+async def sql(engine: AsyncEngine, statement: str, **params: Any) -> None:
+    async with engine.begin() as conn:
+        await conn.execute(text(statement), params)
+
+
+async def test_appends_form_a_chain_that_verifies(audit: AuditStore) -> None:
+    first = await audit.append(entry(0))
+    second = await audit.append(entry(1, status="refused", code="approval_required"))
+    assert first is not None and second is not None
+    assert (first.seq, first.prev_hash) == (1, GENESIS)
+    assert (second.seq, second.prev_hash) == (2, first.row_hash)
+    assert first.args_value()["ü"] == [1, 2.5, None]
+    stored = await audit.list("t1")
+    assert [r.seq for r in stored] == [2, 1]
+    assert stored[1] == first  # read back exactly as written, hash included
+
+    report = await audit.verify()
+    assert report.ok
+    [chain] = report.chains
+    assert (chain.tenant_id, chain.rows, chain.head_seq, chain.head_hash) == (
+        "t1",
+        2,
+        2,
+        second.row_hash,
+    )
+
+
+async def test_each_tenant_has_its_own_chain(audit: AuditStore) -> None:
+    await fill(audit, 2, "t1")
+    await fill(audit, 3, "t2")
+    assert [r.seq for r in await audit.list("t2")] == [3, 2, 1]
+    report = await audit.verify()
+    assert [(c.tenant_id, c.rows) for c in report.chains] == [("t1", 2), ("t2", 3)]
+    only = await audit.verify("t2")
+    assert [c.tenant_id for c in only.chains] == ["t2"]
+
+
+async def test_an_edited_row_is_the_first_broken_row(
+    audit: AuditStore, engine: AsyncEngine
+) -> None:
+    await fill(audit, 4)
+    await sql(engine, "UPDATE audit_log SET code = 'ok_edited' WHERE seq = 2")
+    await sql(engine, "UPDATE audit_log SET args = '{}' WHERE seq = 3")
+    [chain] = (await audit.verify()).chains
+    assert chain.broken is not None and chain.rows == 1
+    assert chain.broken.seq == 2 and "edited" in chain.broken.reason
+    assert chain.broken.record is not None and chain.broken.record.code == "ok_edited"
+
+
+async def test_an_edit_with_a_recomputed_hash_breaks_the_next_link(
+    audit: AuditStore, engine: AsyncEngine
+) -> None:
+    await fill(audit, 3)
+    [row] = [r for r in await audit.list("t1") if r.seq == 2]
+    forged = row.model_copy(update={"status": "error", "code": "tool_error"})
+    await sql(
+        engine,
+        "UPDATE audit_log SET status = 'error', code = 'tool_error', row_hash = :h WHERE seq = 2",
+        h=forged.expected_hash(),
+    )
+    [chain] = (await audit.verify()).chains
+    assert chain.broken is not None and chain.broken.seq == 3
+    assert "prev_hash" in chain.broken.reason
+
+
+@pytest.mark.parametrize(
+    ("deleted", "broken_seq", "words"),
+    [(1, 2, "deleted or inserted"), (3, 4, "deleted or inserted"), (5, 5, "at the end")],
+)
+async def test_a_deleted_row_is_detected(
+    audit: AuditStore, engine: AsyncEngine, deleted: int, broken_seq: int, words: str
+) -> None:
+    await fill(audit, 5)
+    await sql(engine, "DELETE FROM audit_log WHERE seq = :s", s=deleted)
+    [chain] = (await audit.verify()).chains
+    assert chain.broken is not None and chain.broken.seq == broken_seq
+    assert words in chain.broken.reason
+
+
+async def test_a_deleted_head_is_detected(audit: AuditStore, engine: AsyncEngine) -> None:
+    await fill(audit, 2)
+    await sql(engine, "DELETE FROM audit_heads")
+    [chain] = (await audit.verify()).chains
+    assert chain.broken is not None and "no head" in chain.broken.reason
+
+
+async def test_once_per_call_records_a_call_id_once(audit: AuditStore) -> None:
+    assert await audit.append(entry(0, call_id="c-1"), once_per_call=True) is not None
+    assert await audit.append(entry(0, call_id="c-1"), once_per_call=True) is None
+    assert await audit.append(entry(0, call_id="c-1")) is not None  # a re-run is logged
+    assert await audit.count("t1") == 2
+    assert (await audit.verify()).ok
+
+
+async def test_concurrent_appends_from_several_pools_keep_one_line(
+    audit: AuditStore, store_url: str
+) -> None:
+    engines = [make_engine(store_url) for _ in range(3)]
+    try:
+        stores = [AuditStore(e) for e in engines]
+        await asyncio.gather(
+            *(s.append(entry(i * 10 + k)) for i, s in enumerate(stores) for k in range(8))
+        )
+    finally:
+        for e in engines:
+            await e.dispose()
+    report = await audit.verify()
+    assert report.ok and report.chains[0].rows == 24
+    assert sorted(r.seq for r in await audit.list("t1", limit=100)) == list(range(1, 25))
+
+
+async def test_concurrent_appends_from_several_processes_keep_one_line(
+    audit: AuditStore, store_url: str
+) -> None:
+    writers = [
+        await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "tests.integration.store.audit_writer",
+            store_url,
+            "t1",
+            "15",
+            label,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        for label in ("a", "b", "c")
+    ]
+    for w in writers:
+        _, err = await asyncio.wait_for(w.communicate(), 90)
+        assert w.returncode == 0, err.decode()
+    report = await audit.verify()
+    assert report.ok, report
+    assert report.chains[0].rows == 45
+    calls = {r.call_id for r in await audit.list("t1", limit=100)}
+    assert len(calls) == 45
+
+
+async def test_the_gateway_hook_stores_redacted_calls(audit: AuditStore) -> None:
+    ctx = context(Echo())
+    ctx = replace(ctx, deps=replace(ctx.deps, on_outcome=make_audit_hook(audit)))
+    await invoke(call("echo", {"text": "hi", "api_key": "sk-live-123"}), ctx)
+    await invoke(call("nope", {"password": "hunter2"}), ctx)
+    first, second = reversed(await audit.list("t1"))
+    assert first.args_value() == {"text": "hi", "api_key": "[REDACTED]"}
+    assert (first.tool, first.tool_version, first.status, first.agent) == (
+        "echo",
+        "1.0.0",
+        "ok",
+        "researcher",
+    )
+    assert (second.code, second.tool_version) == ("unknown_tool", None)
+    assert "hunter2" not in second.args and (await audit.verify()).ok

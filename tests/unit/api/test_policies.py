@@ -1,0 +1,163 @@
+"""Keys, limits, preferences and the origin check: the API's small policies."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+import pytest
+from pydantic import ValidationError
+from redis.asyncio import Redis
+
+from api import apikeys
+from api.auth import Authenticator, bearer_token
+from api.errors import Unauthorized
+from api.limits import TenantLimits
+from api.preferences import AskSettings, Preferences, deployment_defaults, overlay, run_settings
+from api.tenant_policies import StoredTenantPolicies
+from api.ws_protocol import origin_allowed
+from bus.settings import Settings
+from bus.store import ApiKeyRecord, KeyRole, TenantSettingsRecord
+from gateway.tenants import DeploymentPolicies
+
+
+def test_a_minted_key_parses_and_matches_only_its_record() -> None:
+    one = apikeys.mint("t1", "alice", KeyRole.USER)
+    other = apikeys.mint("t1", "alice", KeyRole.USER)
+
+    assert apikeys.key_id(one.key) == one.record.id
+    assert apikeys.matches(one.key, one.record)
+    assert not apikeys.matches(one.key, other.record)
+    assert one.key not in one.record.model_dump_json()  # only the digest is stored
+
+
+@pytest.mark.parametrize("bad", ["", "abk_", "abk_XYZ123456789_s", "sk_0123456789ab_s", "abk_0123"])
+def test_malformed_keys_have_no_id(bad: str) -> None:
+    assert apikeys.key_id(bad) is None
+
+
+def test_tenant_names_follow_the_bus_pattern() -> None:
+    with pytest.raises(ValueError, match="tenant"):
+        apikeys.mint("a tenant", "alice", KeyRole.USER)
+
+
+class FakeKeys:
+    def __init__(self, *records: ApiKeyRecord) -> None:
+        self.records = {r.id: r for r in records}
+        self.reads = 0
+
+    async def get(self, key_id: str) -> ApiKeyRecord | None:
+        self.reads += 1
+        return self.records.get(key_id)
+
+
+async def test_the_authenticator_caches_checked_keys_for_a_while() -> None:
+    minted = apikeys.mint("t1", "alice", KeyRole.ADMIN)
+    store = FakeKeys(minted.record)
+    now = [0.0]
+    auth = Authenticator(store, cache_s=5, clock=lambda: now[0])  # type: ignore[arg-type]
+
+    who = await auth.authenticate(minted.key)
+    await auth.authenticate(minted.key)
+    now[0] = 6.0
+    await auth.authenticate(minted.key)
+
+    assert (who.tenant_id, who.subject, who.is_admin) == ("t1", "alice", True)
+    assert store.reads == 2
+
+
+@pytest.mark.parametrize("revoked", [False, True])
+async def test_wrong_unknown_and_revoked_keys_are_all_unauthorized(revoked: bool) -> None:
+    minted = apikeys.mint("t1", "alice", KeyRole.USER)
+    record = minted.record
+    if revoked:
+        record = record.model_copy(update={"revoked_at": record.created_at})
+    auth = Authenticator(FakeKeys(record))  # type: ignore[arg-type]
+    forged = minted.key[:-4] + "AAAA"
+    for key in (None, "nonsense", forged, *([minted.key] if revoked else [])):
+        with pytest.raises(Unauthorized):
+            await auth.authenticate(key)
+
+
+def test_bearer_token_parsing() -> None:
+    assert bearer_token("Bearer abc") == "abc"
+    assert bearer_token("bearer  abc ") == "abc"
+    assert bearer_token("Basic abc") is None
+    assert bearer_token(None) is None
+
+
+async def test_the_rate_limit_allows_a_burst_then_says_when(fake_redis: Redis) -> None:
+    limits = TenantLimits(fake_redis, per_minute=60, burst=3, max_active=0)
+
+    verdicts = [await limits.check_rate("t1") for _ in range(4)]
+
+    assert [v.allowed for v in verdicts] == [True, True, True, False]
+    assert verdicts[-1].retry_after_s == 1
+    assert (await limits.check_rate("t2")).allowed  # per tenant
+
+
+async def test_the_run_quota_counts_runs_until_they_end_or_expire(fake_redis: Redis) -> None:
+    limits = TenantLimits(fake_redis, per_minute=0, burst=1, max_active=2)
+    later = time.time() + 60
+
+    assert (await limits.acquire("t1", "a", later)).allowed
+    assert (await limits.acquire("t1", "a", later)).allowed  # a retry of the same run
+    assert (await limits.acquire("t1", "b", time.time() - 1)).allowed  # already past deadline
+    assert (await limits.acquire("t1", "c", later)).allowed  # b's slot expired
+    full = await limits.acquire("t1", "d", later)
+    await limits.release("t1", "a")
+
+    assert not full.allowed and 1 <= full.retry_after_s <= 5
+    assert (await limits.acquire("t1", "d", later)).allowed
+
+
+def test_preferences_overlay_the_deployment_then_the_question() -> None:
+    defaults = deployment_defaults(Settings(egress_enabled=False, run_deadline_s=120))
+    prefs = Preferences(think=True, egress_enabled=True, egress_hosts=["Example.COM", "*.x.org"])
+
+    effective = overlay(defaults, prefs)
+    chosen = run_settings(effective, AskSettings(think=False, mode="multi"))
+
+    assert effective.think and effective.egress_enabled and effective.timeout_s == 120
+    assert effective.egress_hosts == ["*.x.org", "example.com"]
+    assert (chosen.think, chosen.mode, chosen.use_tools) == (False, "multi", True)
+
+
+def test_bad_egress_hosts_and_unknown_fields_are_refused() -> None:
+    with pytest.raises(ValidationError):
+        Preferences(egress_hosts=["not a host"])
+    with pytest.raises(ValidationError):
+        Preferences.model_validate({"quota": 5})
+
+
+@pytest.mark.parametrize(
+    ("origin", "allowed_csv", "ok"),
+    [
+        (None, "", True),  # not a browser
+        ("http://api.local:8080", "", True),  # the API's own origin
+        ("https://evil.example", "", False),
+        ("https://app.example", "https://app.example/", True),
+        ("https://evil.example", "*", True),
+    ],
+)
+def test_origin_check(origin: str | None, allowed_csv: str, ok: bool) -> None:
+    assert origin_allowed(origin, "api.local:8080", allowed_csv) is ok
+
+
+async def test_the_gateway_sees_each_tenants_stored_egress_preferences() -> None:
+    class FakePrefs:
+        async def get(self, tenant_id: str) -> TenantSettingsRecord | None:
+            if tenant_id != "t1":
+                return None
+            doc = {"egress_enabled": True, "egress_hosts": ["docs.example.com"]}
+            return TenantSettingsRecord(
+                tenant_id="t1", settings=doc, updated_at=datetime.now(UTC), updated_by="root"
+            )
+
+    base = DeploymentPolicies.from_settings(egress_enabled=False, allowed_egress_hosts="")
+    policies = StoredTenantPolicies(base, FakePrefs())  # type: ignore[arg-type]
+
+    mine, other = await policies.for_tenant("t1"), await policies.for_tenant("t2")
+
+    assert mine.egress_enabled and mine.allowed_egress_hosts == frozenset({"docs.example.com"})
+    assert not other.egress_enabled and other.allowed_egress_hosts == frozenset()

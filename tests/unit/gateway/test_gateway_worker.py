@@ -1,0 +1,148 @@
+"""The gateway role's handler on fakeredis: tenant policy, `then`, at-most-once effects, audit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+
+from bus import keys
+from bus.commands import Command, RunSettings, RunState, ToolCallBatch, ToolCallRequest, deadline_in
+from bus.runtime.context import StepContext, StepResult
+from bus.settings import Settings
+from gateway.context import GatewayDeps
+from gateway.errors import ToolError
+from gateway.outcome import AuditRecord
+from gateway.ports import EgressClient, TenantPolicy
+from gateway.registry import ToolRegistry
+from gateway.tenants import DeploymentPolicies
+from gateway.tools import Calculator
+from gateway.worker import make_gateway_handler
+from tests.unit.gateway.fakes import Echo, Scripted
+
+
+class Counter(Scripted):
+    """A side-effecting tool that counts its real runs."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+        async def behaviour(args: dict[str, Any], net: EgressClient | None) -> dict[str, Any]:
+            self.runs += 1
+            return {"run": self.runs, "token": "secret-value"}
+
+        super().__init__("counter", behaviour, side_effects=True)
+
+
+def command(*calls: ToolCallRequest, then: str = "return", **settings: Any) -> Command:
+    return Command(
+        run_id="run-1",
+        tenant_id="t1",
+        subject="alice",
+        role=keys.Role.GATEWAY,
+        deadline=deadline_in(60),
+        groups=("staff",),
+        payload=ToolCallBatch(
+            calls=list(calls),
+            state=RunState(question="q", settings=RunSettings(**settings)),
+            then=then,  # type: ignore[arg-type]
+        ),
+    )
+
+
+def req(name: str, call_id: str = "c1", **args: Any) -> ToolCallRequest:
+    return ToolCallRequest(call_id=call_id, name=name, arguments=args)
+
+
+@pytest.fixture
+def step(fake_redis: Redis, make_settings: Callable[..., Settings]) -> Any:
+    async def run(handler: Any, cmd: Command, delivery: int = 1) -> StepResult:
+        return await handler(StepContext(cmd, delivery, fake_redis, make_settings()), cmd)
+
+    return run
+
+
+def policies(**policy: Any) -> DeploymentPolicies:
+    return DeploymentPolicies(TenantPolicy(**policy))
+
+
+async def test_results_go_back_to_the_agent_as_tool_messages(step: Any) -> None:
+    handler = make_gateway_handler(GatewayDeps(registry=ToolRegistry([Calculator()])), policies())
+    result = await step(handler, command(req("calculator", expression="2+2")))
+    [back] = result.next
+    assert back.role == keys.Role.RESEARCHER and back.step == 1
+    [message] = back.payload.state.messages
+    assert message["role"] == "tool" and '"result": 4' in message["content"]
+    [event] = result.events
+    assert (event.type, event.status, event.duration_ms is not None) == ("tool_result", "ok", True)
+
+
+async def test_then_end_finishes_the_run_after_the_results(step: Any) -> None:
+    handler = make_gateway_handler(GatewayDeps(registry=ToolRegistry([Calculator()])), policies())
+    result = await step(handler, command(req("calculator", expression="6*7"), then="end"))
+    assert not result.next and result.finished == "done"
+    assert [e.type for e in result.events] == ["tool_result", "done"]
+    assert result.events[0].result == {"expression": "6*7", "result": 42}
+
+
+async def test_the_tenant_policy_decides_tools_and_egress(step: Any) -> None:
+    deps = GatewayDeps(registry=ToolRegistry([Calculator(), Echo()]))
+    handler = make_gateway_handler(deps, policies(enabled_tools=frozenset({"echo"})))
+    result = await step(handler, command(req("calculator", expression="1"), then="end"))
+    assert result.events[0].code == "permission_denied"
+    result = await step(handler, command(req("echo", text="hi"), then="end"))
+    assert result.events[0].status == "ok"
+
+
+async def test_a_redelivered_side_effect_returns_the_recorded_outcome(step: Any) -> None:
+    counter = Counter()
+    audited: list[AuditRecord] = []
+
+    async def hook(record: AuditRecord) -> None:
+        audited.append(record)
+
+    handler = make_gateway_handler(
+        GatewayDeps(registry=ToolRegistry([counter]), on_outcome=hook), policies()
+    )
+    first = await step(handler, command(req("counter"), then="end"))
+    again = await step(handler, command(req("counter"), then="end"), delivery=2)
+    assert counter.runs == 1
+    assert first.events[0].result == again.events[0].result == {"run": 1, "token": "[REDACTED]"}
+    # The record is re-sent on redelivery: the audit log keeps one row per call id.
+    assert len(audited) == 2 and audited[0] == audited[1] and audited[0].side_effects
+
+
+async def test_a_failed_audit_write_is_retried_without_running_the_tool_again(step: Any) -> None:
+    counter = Counter()
+    written: list[AuditRecord] = []
+
+    async def flaky(record: AuditRecord) -> None:
+        if not written and not getattr(flaky, "failed", False):
+            flaky.failed = True  # type: ignore[attr-defined]
+            raise ToolError("the audit store is down")
+        written.append(record)
+
+    handler = make_gateway_handler(
+        GatewayDeps(registry=ToolRegistry([counter]), on_outcome=flaky), policies()
+    )
+    with pytest.raises(ToolError):
+        await step(handler, command(req("counter"), then="end"))
+    result = await step(handler, command(req("counter"), then="end"), delivery=2)
+    assert counter.runs == 1 and result.events[0].status == "ok"
+    assert [r.tool for r in written] == ["counter"]
+
+
+async def test_deployment_policies_parse_the_settings() -> None:
+    p = DeploymentPolicies.from_settings(
+        egress_enabled=True,
+        allowed_egress_hosts="Example.COM, *.wiki.org",
+        mcp_servers='[{"name": "files", "command": ["srv"]}]',
+    )
+    tenant = await p.for_tenant("anyone")
+    assert tenant.egress_enabled and tenant.allowed_egress_hosts == {"example.com", "*.wiki.org"}
+    assert [s.name for s in tenant.mcp_servers] == ["files"]
+    assert tenant.mcp_servers[0].risk == "HIGH"
+    mine = tenant.overlay(egress_enabled=False, enabled_tools=frozenset({"calculator"}))
+    assert not mine.egress_enabled and mine.mcp_servers == tenant.mcp_servers
