@@ -45,12 +45,6 @@ def make_intake(deps: AgentDeps) -> Handler:
             raise TypeError(f"intake got a {task.kind} payload")
         state = task.state
         ids = {"run_id": command.run_id, "step_id": command.step_id, "agent": AGENT}
-        started = RunStarted(
-            **ids,
-            question=state.question,
-            mode=state.settings.mode,
-            conversation_id=state.conversation_id,
-        )
         await deps.runs.create_if_absent(
             RunRecord(
                 id=command.run_id,
@@ -74,6 +68,13 @@ def make_intake(deps: AgentDeps) -> Handler:
                 command.tenant_id, state.conversation_id, limit=deps.history_turns
             )
             history = _chat(records)
+        # Built after the store writes, so its timestamp is when clients can see it.
+        started = RunStarted(
+            **ids,
+            question=state.question,
+            mode=state.settings.mode,
+            conversation_id=state.conversation_id,
+        )
         settings = state.settings
         persona = prompts.for_agent("researcher", settings.agent_prompts, settings.mode)
         chat = [ChatMessage.system(prompts.researcher_system(deps.clock(), persona))]
