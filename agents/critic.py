@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from agents import context, gates, graph, judge, prompts
+from agents import gates, graph, judge
 from agents.deps import AgentDeps
 from agents.llm.ports import LLMOptions, TextDelta, Usage
 from agents.researcher import add_usage
@@ -56,18 +56,10 @@ def make_critic(deps: AgentDeps) -> Handler:
     """The critic role's handler."""
 
     async def handle(ctx: StepContext, command: Command) -> StepResult:
-        task = command.payload
-        if not isinstance(task, AgentTask):
-            raise TypeError(f"critic got a {task.kind} payload")
-        state = task.state
-        if judge.runs_fact_check(AGENT, state) and state.judge.get("phase") != "done":
-            moved = await judge.advance(AGENT, command, state, deps)
-            if isinstance(moved, StepResult):
-                return moved
-            state = moved
+        checking, state, request = await judge.review_input(AGENT, command, deps)
+        if checking is not None:
+            return checking
         s = state.settings
-        system = prompts.for_agent("critic", s.agent_prompts, s.mode)
-        request = context.review_messages(system, state, state.judge.get("findings", ""))
         batcher = TokenBatcher(ctx, AGENT)
         parts: list[str] = []
         usage: Usage | None = None

@@ -12,7 +12,7 @@ from agents import context, graph, messages, prompts
 from agents.deps import AgentDeps
 from agents.gather import fan_out
 from agents.llm.ports import ChatMessage, LLMOptions, TextDelta, ToolCall
-from bus.commands import Command, RunState, ToolCallBatch, ToolCallRequest
+from bus.commands import AgentTask, Command, RunState, ToolCallBatch, ToolCallRequest
 from bus.keys import Role
 from bus.runtime.context import StepResult
 
@@ -22,6 +22,29 @@ VERIFIER_TOOL_HOPS = 2
 def runs_fact_check(node: str, state: RunState) -> bool:
     """True when this judge is the last one and the fact-check is on."""
     return state.settings.verifier_check and graph.last_judge(state.settings) == node
+
+
+async def review_input(
+    node: str, command: Command, deps: AgentDeps
+) -> tuple[StepResult | None, RunState, list[ChatMessage]]:
+    """A judge's start: run the fact-check if this judge owns it, then what to review.
+
+    Returns:
+        A step to publish while the fact-check is under way (None once it is done), the
+        state, and the messages the judge's own call reads.
+    """
+    task = command.payload
+    if not isinstance(task, AgentTask):
+        raise TypeError(f"{node} got a {task.kind} payload")
+    state = task.state
+    if runs_fact_check(node, state) and state.judge.get("phase") != "done":
+        moved = await advance(node, command, state, deps)
+        if isinstance(moved, StepResult):
+            return moved, state, []
+        state = moved
+    s = state.settings
+    system = prompts.for_agent(node, s.agent_prompts, s.mode)
+    return None, state, context.review_messages(system, state, state.judge.get("findings", ""))
 
 
 async def advance(

@@ -13,7 +13,7 @@ from typing import Any
 
 import jsonschema
 
-from agents import context, gates, graph, judge, prompts
+from agents import gates, graph, judge
 from agents.critic import another_attempt, retry_state
 from agents.deps import AgentDeps
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta, Usage
@@ -63,18 +63,10 @@ def make_verifier(deps: AgentDeps) -> Handler:
     """The verifier role's handler."""
 
     async def handle(ctx: StepContext, command: Command) -> StepResult:
-        task = command.payload
-        if not isinstance(task, AgentTask):
-            raise TypeError(f"verifier got a {task.kind} payload")
-        state = task.state
-        if judge.runs_fact_check(AGENT, state) and state.judge.get("phase") != "done":
-            moved = await judge.advance(AGENT, command, state, deps)
-            if isinstance(moved, StepResult):
-                return moved
-            state = moved
+        checking, state, request = await judge.review_input(AGENT, command, deps)
+        if checking is not None:
+            return checking
         s = state.settings
-        system = prompts.for_agent("verifier", s.agent_prompts, s.mode)
-        request = context.review_messages(system, state, state.judge.get("findings", ""))
         doc, usage = await structured_verdict(deps.llm, request)
         shown = Verdict(
             run_id=command.run_id,

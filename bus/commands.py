@@ -83,7 +83,6 @@ class RunState(Frozen):
     settings: RunSettings = RunSettings()
     plan: list[str] = []
     messages: list[dict[str, Any]] = []
-    evidence_ref: str | None = None
     tool_hops: int = 0
     attempts: int = 0
     draft: str | None = None
