@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from bus.commands import RunSettings
 from bus.settings import Settings
 from gateway.egress.hosts import canonical_pattern
+from gateway.mcp.config import McpServerConfig
 
 Mode = Literal["single", "multi", "custom"]
 Accuracy = Literal["standard", "accurate"]
@@ -52,8 +53,24 @@ class Preferences(BaseModel):
     researcher_tools: list[str] | None = Field(
         default=None, max_length=200, description="Tools the researcher may call (multi)."
     )
+    enabled_tools: list[str] | None = Field(
+        default=None, max_length=200, description="The tools this tenant uses (None: all)."
+    )
+    mcp_servers: list[McpServerConfig] | None = Field(
+        default=None,
+        max_length=20,
+        description="The tenant's own MCP servers: streamable-HTTP URLs only (a stdio "
+        "command would run on the gateway's host, so only the deployment may set one).",
+    )
 
     _canonical_hosts = field_validator("egress_hosts")(_hosts)
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _http_only(cls, value: list[McpServerConfig] | None) -> list[McpServerConfig] | None:
+        if value is not None and any(server.command is not None for server in value):
+            raise ValueError("a tenant's MCP servers are URLs; stdio commands are deployment-only")
+        return value
 
 
 class Effective(BaseModel):
@@ -106,7 +123,8 @@ def overlay(defaults: Effective, preferences: Preferences | None) -> Effective:
     """The defaults with the tenant's non-null preferences on top."""
     if preferences is None:
         return defaults
-    given = preferences.model_dump(exclude_none=True)
+    # Only what a run's settings snapshot holds; tool and MCP choices go to the gateway.
+    given = preferences.model_dump(exclude_none=True, include=set(Effective.model_fields))
     return defaults.model_copy(update=given)
 
 

@@ -1,7 +1,8 @@
 """The gateway's per-tenant policy from the tenants' stored preferences.
 
 Implements ``gateway.ports.TenantPolicies``: the deployment's policy with a tenant's own
-``egress_enabled`` / ``egress_hosts`` (``PUT /api/v1/settings``) on top. Cached per tenant
+``enabled_tools``, ``egress_enabled`` / ``egress_hosts`` and (URL-only) ``mcp_servers``
+(``PUT /api/v1/settings``) on top. Cached per tenant
 for a few seconds, so a batch of tool calls does not cost a SQL read each.
 """
 
@@ -45,7 +46,16 @@ class StoredTenantPolicies:
         if record is not None:
             prefs = Preferences.model_validate(record.settings)
             hosts = None if prefs.egress_hosts is None else frozenset(prefs.egress_hosts)
-            policy = policy.overlay(egress_enabled=prefs.egress_enabled, allowed_egress_hosts=hosts)
+            tools = None if prefs.enabled_tools is None else frozenset(prefs.enabled_tools)
+            servers = None
+            if prefs.mcp_servers is not None:  # the tenant's URLs next to the deployment's
+                servers = (*policy.mcp_servers, *prefs.mcp_servers)
+            policy = policy.overlay(
+                enabled_tools=tools,
+                egress_enabled=prefs.egress_enabled,
+                allowed_egress_hosts=hosts,
+                mcp_servers=servers,
+            )
         if len(self._cache) > 10_000:
             self._cache.clear()
         self._cache[tenant_id] = (now + self._cache_s, policy)

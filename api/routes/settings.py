@@ -25,11 +25,22 @@ async def _view(deps: Deps, tenant_id: str) -> TenantSettingsView:
     defaults = deployment_defaults(deps.settings)
     return TenantSettingsView(
         tenant_id=tenant_id,
-        preferences=prefs,
+        preferences=_shown(prefs),
         defaults=defaults,
         effective=overlay(defaults, prefs),
         updated_by=None if record is None else record.updated_by,
     )
+
+
+def _shown(prefs: Preferences) -> Preferences:
+    """The preferences as shown: MCP server headers (API keys) are never echoed back."""
+    if not prefs.mcp_servers:
+        return prefs
+    servers = [
+        s.model_copy(update={"headers": dict.fromkeys(s.headers, "[REDACTED]")})
+        for s in prefs.mcp_servers
+    ]
+    return prefs.model_copy(update={"mcp_servers": servers})
 
 
 @router.get("", response_model=TenantSettingsView)
@@ -45,7 +56,7 @@ async def put_settings(body: Preferences, deps: Deps, admin: Admin) -> TenantSet
     The agents' prompts and tool scoping are kept unless given: they are managed at
     ``/api/v1/agents/config``.
     """
-    prefs = body.model_dump(exclude_none=True)
+    prefs = body.model_dump(mode="json", exclude_none=True)
     record = await deps.tenant_settings.get(admin.tenant_id)
     for kept in ("agent_prompts", "researcher_tools"):
         if kept not in prefs and record is not None and kept in record.settings:
