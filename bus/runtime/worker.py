@@ -180,7 +180,12 @@ class Worker:
             self.read_empty = not resp
             if resp:
                 items = [(sb.decode(), eid, f, 1) for sb, entries in resp for eid, f in entries]
-                await self._admit(items)
+                try:
+                    await self._admit(items)
+                except (RedisConnectionError, RedisTimeoutError) as e:
+                    # The entries stay pending to us; the reclaim loop picks them up later.
+                    log.warning("broker unreachable while admitting steps", error=str(e))
+                    await asyncio.sleep(1.0)
 
     async def _admit(self, items: list[tuple[str, bytes, dict[bytes, bytes], int]]) -> None:
         """Decode a batch of entries, check them all in one round trip, start their steps."""

@@ -13,10 +13,12 @@ and one of them then fail); the busy timeout queues the others.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bus.store.audit_chain import (
     GENESIS,
@@ -103,40 +105,62 @@ class AuditStore(Repository):
         Raises:
             StoreError: the database failed (nothing was written).
         """
+        async with self._session("append to the audit log") as session:
+            return await self._append_in(session, entry, once_per_call)
+
+    async def append_many(
+        self, entries: Sequence[tuple[AuditEntry, bool]]
+    ) -> builtins.list[AuditLogRecord | None]:
+        """Append several calls in one transaction (group commit), in order.
+
+        Args:
+            entries: (entry, once_per_call) pairs, as for `append`.
+
+        Returns:
+            One stored row (or None, see `append`) per entry.
+
+        Raises:
+            StoreError: the database failed (nothing was written).
+        """
+        async with self._session("append to the audit log") as session:
+            return [await self._append_in(session, e, once) for e, once in entries]
+
+    async def _append_in(
+        self, session: AsyncSession, entry: AuditEntry, once_per_call: bool
+    ) -> AuditLogRecord | None:
         tenant = entry.tenant_id
         head_values = {"tenant_id": tenant, "seq": 0, "last_hash": GENESIS}
-        async with self._session("append to the audit log") as session:
-            # First statement is a write: on SQLite it takes the write lock now (see the
-            # module docstring); on Postgres it creates the head of a new chain.
+        # First statement is a write: on SQLite it takes the write lock now (see the
+        # module docstring); on Postgres it creates the head of a new chain.
+        await session.execute(
+            insert_ignoring_conflicts(session, AuditHeadRow, head_values, ["tenant_id"])
+        )
+        head = (
             await session.execute(
-                insert_ignoring_conflicts(session, AuditHeadRow, head_values, ["tenant_id"])
-            )
-            head = (
-                await session.execute(
-                    select(AuditHeadRow.seq, AuditHeadRow.last_hash)
-                    .where(AuditHeadRow.tenant_id == tenant)
-                    .with_for_update()
-                )
-            ).one()
-            if once_per_call:
-                seen = await session.scalar(
-                    select(AuditRow.id)
-                    .where(AuditRow.tenant_id == tenant, AuditRow.call_id == entry.call_id)
-                    .limit(1)
-                )
-                if seen is not None:
-                    return None
-            values = _row_values(entry, seq=head.seq + 1, prev_hash=head.last_hash)
-            row = AuditRow(**values)
-            session.add(row)
-            await session.flush()
-            await session.execute(
-                update(AuditHeadRow)
+                select(AuditHeadRow.seq, AuditHeadRow.last_hash)
                 .where(AuditHeadRow.tenant_id == tenant)
-                .values(seq=values["seq"], last_hash=values["row_hash"])
-                .execution_options(synchronize_session=False)
+                .with_for_update()
             )
-            return AuditLogRecord.model_validate(row)
+        ).one()
+        if once_per_call:
+            seen = await session.scalar(
+                select(AuditRow.id)
+                .where(AuditRow.tenant_id == tenant, AuditRow.call_id == entry.call_id)
+                .limit(1)
+            )
+            if seen is not None:
+                return None
+        values = _row_values(entry, seq=head.seq + 1, prev_hash=head.last_hash)
+        row = AuditRow(**values)
+        session.add(row)
+        await session.flush()
+        await session.execute(
+            update(AuditHeadRow)
+            .where(AuditHeadRow.tenant_id == tenant)
+            .values(seq=values["seq"], last_hash=values["row_hash"])
+            .execution_options(synchronize_session=False)
+        )
+        return AuditLogRecord.model_validate(row)
 
     async def list(
         self, tenant_id: str, limit: int = 50, before_seq: int | None = None

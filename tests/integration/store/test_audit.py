@@ -198,3 +198,20 @@ async def test_the_gateway_hook_stores_redacted_calls(audit: AuditStore) -> None
     )
     assert (second.code, second.tool_version) == ("unknown_tool", None)
     assert "hunter2" not in second.args and (await audit.verify()).ok
+
+
+async def test_group_commit_keeps_one_verifiable_chain_per_tenant(audit: AuditStore) -> None:
+    from gateway.audit import GroupAppender
+
+    appender = GroupAppender(audit, max_batch=8)
+    await asyncio.gather(
+        *(
+            appender.append(entry(i, tenant="t1" if i % 3 else "t2", call_id=f"c{i}"))
+            for i in range(40)
+        )
+    )
+    # A side-effecting call re-sent in the same batch is kept once.
+    await audit.append_many([(entry(99, call_id="dup"), True), (entry(99, call_id="dup"), True)])
+    assert await audit.count("t1") == 26 + 1 and await audit.count("t2") == 14
+    report = await audit.verify()
+    assert report.ok, report
