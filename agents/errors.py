@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from bus.errors import CodedError
 
-class AgentError(Exception):
+
+class AgentError(CodedError):
     """Root of every error the agents package raises.
 
     Attributes:
@@ -16,15 +18,6 @@ class AgentError(Exception):
     code = "agent_error"
     hint = ""
     retryable = False
-
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
-        super().__init__(message)
-        if hint is not None:
-            self.hint = hint
-
-    def __str__(self) -> str:
-        base = super().__str__()
-        return f"{base} ({self.hint})" if self.hint else base
 
 
 class LLMError(AgentError):

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 
-class BusError(Exception):
-    """Root of every error the bus raises.
+class CodedError(Exception):
+    """An error a user or operator sees: a stable code and a hint that says what to do.
+
+    Every package's root error class derives from it (``BusError``, ``AgentError``,
+    ``GatewayError``, ``RetrievalError``), so the CLI and the API print them one way.
 
     Attributes:
         code: a stable, machine-readable code (documented, never reworded).
         hint: what the operator or user should do about it.
     """
 
-    code = "bus_error"
+    code = "error"
     hint = ""
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
@@ -19,9 +22,19 @@ class BusError(Exception):
         if hint is not None:
             self.hint = hint
 
+    @property
+    def message(self) -> str:
+        """The message without the hint."""
+        return str(self.args[0]) if self.args else self.code
+
     def __str__(self) -> str:
-        base = super().__str__()
-        return f"{base} ({self.hint})" if self.hint else base
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class BusError(CodedError):
+    """Root of every error the bus raises."""
+
+    code = "bus_error"
 
 
 class MessageInvalid(BusError):

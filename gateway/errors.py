@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Literal
 
+from bus.errors import CodedError
+
 #: The outcome status an error maps to (see `gateway.outcome.OutcomeStatus`).
 ErrorStatus = Literal["error", "refused", "egress_blocked"]
 
 
-class GatewayError(Exception):
+class GatewayError(CodedError):
     """Root of every error the gateway raises.
 
     Attributes:
@@ -26,19 +28,6 @@ class GatewayError(Exception):
     code: str = "gateway_error"
     status: ErrorStatus = "error"
     hint: str = ""
-
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
-        super().__init__(message)
-        if hint is not None:
-            self.hint = hint
-
-    @property
-    def message(self) -> str:
-        """The message without the hint."""
-        return str(self.args[0]) if self.args else self.code
-
-    def __str__(self) -> str:
-        return f"{self.message} ({self.hint})" if self.hint else self.message
 
 
 class RegistryError(GatewayError):

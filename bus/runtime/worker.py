@@ -277,7 +277,9 @@ class Worker:
                 prepared = self._prepare(command, await self.handler(ctx, command))
                 break
             except Exception as e:
-                if delivery >= self.settings.max_deliveries:
+                # An error that says it cannot succeed on a retry (a 401 from the model
+                # endpoint, say) is dead-lettered at once instead of burning deliveries.
+                if delivery >= self.settings.max_deliveries or not getattr(e, "retryable", True):
                     log.exception("step failed for the last time", delivery=delivery)
                     await self._dead(stream, entry_id, fields, command, "failed", repr(e), delivery)
                     return "dead_lettered"

@@ -342,3 +342,25 @@ async def test_join_publishes_its_command_once_when_the_last_member_arrives(
             await publish(redis, branch, s)  # a duplicate contribution counts once
     await drain([worker], redis)
     assert list(seen.values()) == [{"docs": "docs", "memory": "memory", "web": "web"}]
+
+
+async def test_an_error_that_cannot_succeed_on_retry_is_dead_lettered_at_once(
+    redis: Redis, make_settings
+) -> None:
+    class Unfixable(Exception):
+        retryable = False
+
+    s = make_settings()
+    calls: list[int] = []
+
+    async def handler(ctx: StepContext, command: Command) -> StepResult:
+        calls.append(ctx.delivery)
+        raise Unfixable("bad credentials")
+
+    worker = Worker(NOOP, handler, redis, s)
+    await worker.ensure_groups()
+    await publish(redis, noop_command(), s)
+    await drain([worker], redis)
+    assert calls == [1]
+    [(_, letter)] = await list_dead_letters(redis, s)
+    assert letter.deliveries == 1 and "bad credentials" in letter.error
