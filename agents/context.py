@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from agents import messages
+from agents import messages, prompts
 from agents.llm.ports import ChatMessage
 from bus.commands import RunState
 
@@ -56,17 +56,13 @@ def research_messages(state: RunState) -> list[ChatMessage]:
 
 
 def review_messages(system: str, state: RunState, findings: str = "") -> list[ChatMessage]:
-    """What a judge reads: its prompt, the evidence, the question and the draft."""
+    """What a judge reads: its prompt, the evidence (data), the question and the draft."""
     evidence = evidence_block(state.evidence + state.judge.get("recheck", []))
     data = f"Evidence:\n{evidence or '(none)'}"
     if findings:
         data += f"\n\nFact-check findings:\n{findings}"
-    review = f"Question: {state.question}\n\nDraft answer: {state.draft or ''}"
-    return [
-        ChatMessage.system(system),
-        ChatMessage.system(data),
-        ChatMessage.user(review),
-    ]
+    review = prompts.REVIEW.format(question=state.question, draft=state.draft or "")
+    return [ChatMessage.system(system), ChatMessage.system(data), ChatMessage.user(review)]
 
 
 def dumps(value: object) -> str:

@@ -32,9 +32,6 @@ CONDITIONS: dict[str, Condition] = {
     "standard_ungated": lambda s: s.accuracy != "accurate" and not s.human_gate,
 }
 
-#: Nodes where a run pauses for a person's decision (a checkpoint in the store).
-GATES = frozenset({"answer_gate", "egress_gate"})
-
 
 @dataclass(frozen=True, slots=True)
 class Edge:

@@ -78,7 +78,7 @@ async def _tool_pass(
         return state
     thread = messages.load(judge.get("messages", []))
     if not thread:
-        thread = [ChatMessage.system(prompts.VERIFY_TOOLS), *context.review_messages("", state)[1:]]
+        thread = context.review_messages(prompts.VERIFY_TOOLS, state)
     offered = tools if hops < VERIFIER_TOOL_HOPS else []
     text: list[str] = []
     calls: list[ToolCall] = []

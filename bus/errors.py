@@ -58,12 +58,6 @@ class StoreError(BusError):
     hint = "check AGENTBUS_DATABASE_URL and run `agentbus db upgrade`"
 
 
-class StepFailed(BusError):
-    """A handler failed a step; the runtime retries it, then dead-letters it."""
-
-    code = "step_failed"
-
-
 class MessageTooLarge(BusError):
     """A handler produced a command over the message budget."""
 

@@ -14,7 +14,6 @@ from pydantic import Field, TypeAdapter
 from bus.commands import SCHEMA_VERSION, Frozen
 
 RunStatus = Literal["done", "error", "timeout", "cancelled", "rejected"]
-TERMINAL_STATUSES: frozenset[str] = frozenset({"done", "error", "timeout", "cancelled", "rejected"})
 
 
 class Event(Frozen):

@@ -122,11 +122,6 @@ class StepContext:
             replies = await pipe.execute()
         return bool(replies[-1])
 
-    async def cancel_requested(self) -> bool:
-        """True when a client asked to cancel the run (checked while streaming)."""
-        key = keys.run_cancel(self.command.run_id, self.command.shard)
-        return bool(await self.redis.exists(key))
-
     async def put_blob(self, name: str, data: bytes | str) -> str:
         """Store a bulky part of the run's state once; returns its key."""
         key = keys.run_blob(self.command.run_id, self.command.shard, name)

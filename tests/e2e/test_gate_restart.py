@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -76,3 +77,53 @@ async def _ask_until_paused(env: dict[str, str]) -> str:
 
 def _started(log: Path) -> bool:
     return "roles:" in log.read_text()
+
+
+async def test_ask_offers_the_gate_choices_at_a_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+    import pty
+
+    for key in [k for k in os.environ if k.startswith("AGENTBUS_")]:
+        monkeypatch.delenv(key)
+    data = tmp_path / "data"
+    env = {"AGENTBUS_DATA_DIR": str(data), "AGENTBUS_LLM": "scripted", "AGENTBUS_API_PORT": "0"}
+    with processes() as procs:
+        procs.append(spawn(["up"], env, tmp_path / "up.log"))
+        await wait_for(lambda: _ready(data, tmp_path / "up.log"), within=30)
+        controller, terminal = pty.openpty()  # `ask` sees a terminal, as a person's would
+        proc = await asyncio.create_subprocess_exec(
+            AGENTBUS,
+            "ask",
+            "--mode",
+            "multi",
+            "--human-gate",
+            "What is 23 × 19?",
+            env={**os.environ, **env},
+            stdin=terminal,
+            stdout=terminal,
+            stderr=terminal,
+        )
+        os.close(terminal)
+        shown = b""
+        async with asyncio.timeout(60):
+            while b"decision" not in shown:
+                shown += await asyncio.to_thread(os.read, controller, 4096)
+            os.write(controller, b"approve\n")
+            while proc.returncode is None:
+                with contextlib.suppress(TimeoutError, OSError):
+                    shown += await asyncio.wait_for(asyncio.to_thread(os.read, controller, 4096), 1)
+                if b"conversation:" in shown:
+                    break
+            assert await proc.wait() == 0  # `ask` exits 0 only when the run ended `done`
+        os.close(controller)
+    text = shown.decode(errors="replace")
+    assert "approval needed: approve_answer" in text and "approve / reject" in text
+    before, after = text.split("decision", 1)
+    assert "437" in before  # the answer streamed before the gate opened
+    assert "conversation:" in after  # the approved run ran to its end
+
+
+async def _ready(data: Path, log: Path) -> bool:
+    return embedded.is_running(data) and _started(log)

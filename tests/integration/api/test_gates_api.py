@@ -42,6 +42,10 @@ async def test_resume_over_rest_checks_tenant_subject_verb_and_once(start_api) -
 
     other_tenant = await api.key("t2", "alice")
     other_user = await api.key("t1", "bob")
+    gate = await api.http.get(f"/api/v1/runs/{run_id}/gate", headers=api.auth(alice))
+    assert gate.status_code == 200 and gate.json()["reason"] == "approve_answer"
+    hidden = await api.http.get(f"/api/v1/runs/{run_id}/gate", headers=api.auth(other_tenant))
+    assert hidden.status_code == 404
     assert (await resume(other_tenant, "approve")).status_code == 404
     forbidden = await resume(other_user, "approve")
     assert forbidden.status_code == 403 and forbidden.json()["error"]["code"] == "gate_forbidden"

@@ -364,3 +364,19 @@ async def test_an_error_that_cannot_succeed_on_retry_is_dead_lettered_at_once(
     assert calls == [1]
     [(_, letter)] = await list_dead_letters(redis, s)
     assert letter.deliveries == 1 and "bad credentials" in letter.error
+
+
+async def test_blobs_live_under_the_run_and_cannot_reach_another_runs(
+    redis: Redis, make_settings
+) -> None:
+    import pytest
+
+    s = make_settings()
+    mine, other = noop_command(), noop_command()
+    ctx = StepContext(mine, 1, redis, s)
+    key = await ctx.put_blob("tool-output", b"x" * 10_000)
+    assert await ctx.get_blob(key) == b"x" * 10_000
+    assert 0 < await redis.ttl(key) <= s.run_ttl_s
+    foreign = await StepContext(other, 1, redis, s).put_blob("secret", b"theirs")
+    with pytest.raises(ValueError, match="outside this run"):
+        await ctx.get_blob(foreign)
