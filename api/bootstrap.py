@@ -31,6 +31,8 @@ from bus.errors import BusError
 from bus.events import RunStatus
 from bus.keys import Role
 from bus.noop import handle_noop
+from bus.runtime.recorder import Applier, Recorder
+from bus.runtime.runner import Consumer
 from bus.runtime.worker import Handler, RunEndHook, Worker
 from bus.settings import Settings
 from bus.store import (
@@ -45,7 +47,7 @@ from bus.store import (
 )
 from bus.store import RunStatus as StoreStatus
 from bus.store.migrate import upgrade_async
-from gateway.audit import make_audit_hook
+from gateway.audit import AUDIT_KIND, make_audit_applier
 from gateway.context import GatewayDeps
 from gateway.errors import GatewayError
 from gateway.mcp.hub import McpHub
@@ -70,6 +72,7 @@ UP_ROLES = (
     Role.VERIFIER,
     Role.FINALIZER,
     Role.NOOP,
+    Role.RECORDER,
 )
 
 
@@ -266,15 +269,15 @@ class Roles:
             case Role.FINALIZER:
                 return make_finalizer(self._agent_deps())
             case Role.GATEWAY:
-                audit = self.stores.audit
-                hook = make_audit_hook(audit) if audit is not None else None
-                tools = GatewayDeps(registry=self.tools, on_outcome=hook)
+                # Audit rows leave with each step's commit; the recorder appends them.
+                tools = GatewayDeps(registry=self.tools)
                 # Each tenant's stored egress preferences (PUT /api/v1/settings) overlay
                 # the deployment's policy.
                 policies = StoredTenantPolicies(
                     gateway_policies(self.settings), self.stores.tenant_settings
                 )
-                return make_gateway_handler(tools, policies, self.mcp)
+                ledger = self.stores.audit is not None
+                return make_gateway_handler(tools, policies, self.mcp, audit_ledger=ledger)
             case Role.PLANNER:
                 return make_planner(self._agent_deps())
             case Role.CRITIC:
@@ -327,15 +330,28 @@ def build_workers(
     handlers: Roles,
     *,
     concurrency: int = 1,
-) -> list[Worker]:
-    """One worker per role, each wired to its handler and the run-end recorder."""
+) -> list[Consumer]:
+    """One worker per role, each wired to its handler and the run-end recorder.
+
+    The ``recorder`` role is the ledger's consumer (`bus.runtime.recorder`), not a step
+    worker: it writes the records steps commit (audit rows) to the store in batches.
+    """
     hook = run_end_recorder(handlers.stores.runs, redis)
-    return [
-        Worker(
-            role, handlers.handler(role), redis, settings, concurrency=concurrency, on_run_end=hook
+    workers: list[Consumer] = []
+    for role in roles:
+        if role == Role.RECORDER:
+            workers.append(Recorder(redis, settings, ledger_appliers(handlers.stores)))
+            continue
+        handler = handlers.handler(role)
+        workers.append(
+            Worker(role, handler, redis, settings, concurrency=concurrency, on_run_end=hook)
         )
-        for role in roles
-    ]
+    return workers
+
+
+def ledger_appliers(stores: Stores) -> dict[str, Applier]:
+    """How the recorder writes each kind of ledger record."""
+    return {AUDIT_KIND: make_audit_applier(stores.audit)} if stores.audit is not None else {}
 
 
 def allow_always_hook(stores: Stores) -> AllowAlways:

@@ -24,6 +24,7 @@ class Role(StrEnum):
     VERIFIER = "verifier"
     FINALIZER = "finalizer"
     NOOP = "noop"  # a pass-through role used by the hop benchmark and runtime tests
+    RECORDER = "recorder"  # ledger records for the SQL store (bus.ledger), in batches
 
 
 #: External publishers XADD questions here (not sharded: intake re-shards them).

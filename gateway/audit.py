@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
+from bus.ledger import LedgerRecord
+from bus.runtime.recorder import Applier
 from bus.store.audit import AuditEntry, AuditStore
 from gateway.outcome import AuditRecord
 from gateway.ports import OutcomeHook
@@ -30,6 +33,35 @@ def entry_of(record: AuditRecord) -> AuditEntry:
         blocked_host=outcome.blocked_host,
         duration_ms=record.duration_ms,
     )
+
+
+AUDIT_KIND = "audit"
+
+
+def audit_record(key: str, record: AuditRecord) -> LedgerRecord:
+    """The ledger record that carries one call's audit row in the gateway step's commit."""
+    entry = entry_of(record)
+    return LedgerRecord(
+        kind=AUDIT_KIND,
+        key=key,
+        tenant_id=entry.tenant_id,
+        data={"entry": entry.model_dump(mode="json"), "once_per_call": record.side_effects},
+    )
+
+
+def make_audit_applier(audit_store: AuditStore) -> Applier:
+    """The recorder's applier for audit records: one transaction per batch, keys kept once."""
+
+    async def apply(records: Sequence[LedgerRecord]) -> None:
+        entries: list[tuple[AuditEntry, bool]] = []
+        for r in records:
+            entry = AuditEntry.model_validate(r.data["entry"] | {"record_key": r.key})
+            if entry.tenant_id != r.tenant_id:
+                raise ValueError(f"audit record {r.key!r} names another tenant than its entry")
+            entries.append((entry, bool(r.data.get("once_per_call"))))
+        await audit_store.append_many(entries)
+
+    return apply
 
 
 def make_audit_hook(audit_store: AuditStore) -> OutcomeHook:

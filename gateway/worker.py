@@ -5,11 +5,12 @@ instructions), or, for a batch sent with ``then="end"`` (``agentbus tools call``
 run after its ``tool_result`` events. The tenant's policy (enabled tools, egress, MCP
 servers) is looked up once per batch through the `TenantPolicies` port.
 
-A side-effecting tool runs at most once per call id: its outcome, with its audit record,
-is stored in Redis under the call id before the audit is written and before the step
-commits. A redelivered call returns the stored outcome instead of running again, and
-re-sends the audit record, which the audit log keeps once per call id, so an audit write
-that failed is retried without running the tool twice.
+Every call's audit record leaves with the step: on the bus (``audit_ledger``) it is a
+ledger record in the step's commit, which a recorder appends to the hash-chained log in
+batches, so the log write is off the tool step's critical path and lands exactly when the
+step commits. A side-effecting tool runs at most once per call id: its outcome, with its
+audit record, is stored in Redis under the call id before the step commits; a redelivered
+call returns the stored outcome and record instead of running again.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from pydantic import BaseModel, ConfigDict
 from bus import keys
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolCallRequest
 from bus.events import ClientEvent, Done, ToolCallStarted, ToolResult
+from bus.ledger import LedgerRecord
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
+from gateway.audit import audit_record
 from gateway.chain import invoke
 from gateway.context import CallContext, CallPolicy, GatewayDeps
 from gateway.egress.policy import EgressPolicy
@@ -81,7 +84,11 @@ def call_policy(tenant: TenantPolicy, batch: ToolCallBatch) -> CallPolicy:
 
 
 def make_gateway_handler(
-    deps: GatewayDeps, policies: TenantPolicies, mcp: McpHub | None = None
+    deps: GatewayDeps,
+    policies: TenantPolicies,
+    mcp: McpHub | None = None,
+    *,
+    audit_ledger: bool = False,
 ) -> Handler:
     """The gateway role's handler.
 
@@ -89,6 +96,9 @@ def make_gateway_handler(
         deps: the registry of built-in and plugin tools, network settings, the audit hook.
         policies: each tenant's enabled tools, egress settings and MCP servers.
         mcp: the MCP sessions; without it, tenants' MCP servers are ignored.
+        audit_ledger: return each call's audit record with the step's commit, for the
+            recorder to append (`gateway.audit.make_audit_applier`), instead of calling
+            ``deps.on_outcome`` during the step.
     """
 
     async def handle(ctx: StepContext, command: Command) -> StepResult:
@@ -110,8 +120,9 @@ def make_gateway_handler(
             groups=frozenset(command.groups),
         )
         events: list[ClientEvent] = []
+        records: list[LedgerRecord] = []
         messages = list(state.messages)
-        for call in batch.calls:
+        for index, call in enumerate(batch.calls):
             await ctx.emit(
                 ToolCallStarted(
                     run_id=command.run_id,
@@ -122,12 +133,17 @@ def make_gateway_handler(
                     args=redact(call.arguments),
                 )
             )
-            outcome = await _run_once(ctx, call, call_ctx)
+            outcome, audit = await _run_once(ctx, call, call_ctx)
+            if audit is not None and audit_ledger:
+                key = f"{command.step_id}:{index}"
+                records.append(audit_record(key, audit))
+            elif audit is not None and deps.on_outcome is not None:
+                await deps.on_outcome(audit)
             events.append(_result_event(command, batch.agent, call, outcome))
             messages.append(tool_message(call, outcome))
         if batch.then == "end":
             done = Done(run_id=command.run_id, step_id=command.step_id, status="done")
-            return StepResult(events=[*events, done], finished="done")
+            return StepResult(events=[*events, done], finished="done", records=records)
         if batch.thread == "judge":  # a judge's verify-only pass keeps its own thread
             judge = {
                 **state.judge,
@@ -139,35 +155,39 @@ def make_gateway_handler(
                 update={"messages": messages, "tool_hops": state.tool_hops + 1}
             )
         back = command.follow(keys.Role(batch.agent), AgentTask(state=new_state))
-        return StepResult(next=[back], events=events)
+        return StepResult(next=[back], events=events, records=records)
 
     return handle
 
 
-async def _run_once(ctx: StepContext, call: ToolCallRequest, call_ctx: CallContext) -> ToolOutcome:
-    deps = call_ctx.deps
-    side_effects = call.name in deps.registry and deps.registry.get(call.name).spec.side_effects
-    if not side_effects:
-        return await invoke(call, call_ctx)
-    key = keys.run_call(ctx.command.run_id, ctx.command.shard, call.call_id)
-    stored = await ctx.redis.get(key)
-    if stored is not None:
-        recorded = RecordedCall.model_validate_json(stored)
-        if recorded.audit is not None and deps.on_outcome is not None:
-            await deps.on_outcome(recorded.audit)
-        return recorded.outcome
+def _side_effects(call: ToolCallRequest, call_ctx: CallContext) -> bool:
+    registry = call_ctx.deps.registry
+    return call.name in registry and registry.get(call.name).spec.side_effects
+
+
+async def _run_once(
+    ctx: StepContext, call: ToolCallRequest, call_ctx: CallContext
+) -> tuple[ToolOutcome, AuditRecord | None]:
+    """Run a call through the chain; its outcome and audit record (the caller writes it)."""
     captured: list[AuditRecord] = []
 
     async def capture(record: AuditRecord) -> None:
         captured.append(record)
 
-    outcome = await invoke(call, replace(call_ctx, deps=replace(deps, on_outcome=capture)))
+    capturing = replace(call_ctx, deps=replace(call_ctx.deps, on_outcome=capture))
+    if not _side_effects(call, call_ctx):
+        outcome = await invoke(call, capturing)
+        return outcome, captured[0] if captured else None
+    key = keys.run_call(ctx.command.run_id, ctx.command.shard, call.call_id)
+    stored = await ctx.redis.get(key)
+    if stored is not None:
+        recorded = RecordedCall.model_validate_json(stored)
+        return recorded.outcome, recorded.audit
+    outcome = await invoke(call, capturing)
     audit = captured[0] if captured else None
     record = RecordedCall(outcome=outcome, audit=audit)
     await ctx.redis.set(key, record.model_dump_json(), ex=ctx.settings.run_ttl_s)
-    if audit is not None and deps.on_outcome is not None:
-        await deps.on_outcome(audit)
-    return outcome
+    return outcome, audit
 
 
 def _result_event(

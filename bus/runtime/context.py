@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from bus import keys, wire
 from bus.commands import Command
 from bus.events import ClientEvent, Done, ErrorEvent, RunStatus
+from bus.ledger import LedgerRecord
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -46,6 +47,9 @@ class StepResult:
             ``events_ttl_s`` later.
         replies: (stream, JSON) pairs for streams outside the run's shard (an external
             publisher's ``reply_to``); written just before the commit, so at least once.
+        join: a contribution to a join barrier (a gather branch).
+        records: writes for the SQL store, appended to the shard's recorder stream in the
+            commit (`bus.ledger`): durable with the step, off its critical path.
     """
 
     next: Sequence[Command] = ()
@@ -53,6 +57,7 @@ class StepResult:
     finished: RunStatus | None = None
     replies: Sequence[tuple[str, str]] = ()
     join: Join | None = None
+    records: Sequence[LedgerRecord] = ()
 
     @classmethod
     def ending(cls, command: Command, status: RunStatus, message: str) -> StepResult:

@@ -11,13 +11,15 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
 
-async def ensure_group(redis: Redis, stream: str, group: str) -> None:
+async def ensure_group(redis: Redis, stream: str, group: str, *, from_start: bool = False) -> None:
     """Create a group reading only new entries; the stream is created if missing.
 
-    Never reads from id 0: an existing group keeps its position.
+    An existing group keeps its position. With ``from_start`` a new group reads the
+    stream from its first entry: the recorder's, so ledger records committed before any
+    recorder ever ran are written too.
     """
     try:
-        await redis.xgroup_create(stream, group, id="$", mkstream=True)
+        await redis.xgroup_create(stream, group, id="0" if from_start else "$", mkstream=True)
     except ResponseError as e:
         if "BUSYGROUP" not in str(e):
             raise

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
@@ -16,9 +16,23 @@ from bus.runtime.groups import group_stats
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from bus.runtime.worker import Worker
-
 log = structlog.get_logger("bus.runner")
+
+
+class Consumer(Protocol):
+    """What the runner drives: a step `Worker` or the ledger's `Recorder`."""
+
+    group: str
+    streams: list[str]
+
+    @property
+    def busy(self) -> bool: ...
+
+    async def ensure_groups(self) -> None: ...
+
+    async def run(self) -> None: ...
+
+    def stop(self) -> None: ...
 
 
 class Runner:
@@ -26,7 +40,7 @@ class Runner:
 
     def __init__(
         self,
-        workers: Sequence[Worker],
+        workers: Sequence[Consumer],
         redis: Redis,
         *,
         burst: bool = False,

@@ -116,9 +116,17 @@ class Worker:
         return bool(self._inflight) or not self.read_empty
 
     async def ensure_groups(self) -> None:
-        """Create this role's group on every shard stream (idempotent)."""
+        """Create this role's group on every shard stream (idempotent).
+
+        Also the recorder's group, from the start of its stream, so the ledger records this
+        worker's steps commit wait for a recorder even if none has run yet.
+        """
         for stream in self.streams:
             await ensure_group(self.redis, stream, self.group)
+        recorder = keys.Role.RECORDER
+        for shard in range(self.settings.shards):
+            stream = keys.role_stream(recorder, shard)
+            await ensure_group(self.redis, stream, keys.group_name(recorder), from_start=True)
 
     def stop(self) -> None:
         """Stop reading; in-flight steps finish (``run`` returns after the drain)."""
@@ -315,6 +323,8 @@ class Worker:
                     f"{self.settings.max_message_bytes}-byte budget"
                 )
             outputs.append((keys.role_stream(c.role, c.shard), data))
+        ledger = keys.role_stream(keys.Role.RECORDER, command.shard)
+        outputs += [(ledger, wire.encode(r)) for r in result.records]
         events = [wire.encode(e) for e in result.events]
         join: tuple[list[str], list[str | int]] = ([], [0])
         if result.join is not None:

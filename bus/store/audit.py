@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import func, select, update
+from sqlalchemy import Table, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bus.store.audit_chain import (
@@ -32,6 +32,9 @@ from bus.store.audit_chain import (
 )
 from bus.store.repository import Repository, insert_ignoring_conflicts, utcnow
 from bus.store.tables import AuditHeadRow, AuditRow
+
+_AUDIT: Table = AuditRow.__table__  # pyright: ignore[reportAssignmentType]
+_HEADS: Table = AuditHeadRow.__table__  # pyright: ignore[reportAssignmentType]
 
 __all__ = [
     "GENESIS",
@@ -60,6 +63,8 @@ class AuditEntry(BaseModel):
         message: the outcome's message.
         blocked_host: the host that needs approval, for ``egress_blocked``.
         duration_ms: time spent in the gateway.
+        record_key: the ledger record this entry came from; an entry whose key the
+            tenant's chain already has is not written again.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -77,6 +82,7 @@ class AuditEntry(BaseModel):
     message: str = ""
     blocked_host: str | None = Field(default=None, max_length=255)
     duration_ms: float = Field(ge=0)
+    record_key: str | None = Field(default=None, max_length=200)
 
 
 class AuditStore(Repository):
@@ -108,22 +114,77 @@ class AuditStore(Repository):
         async with self._session("append to the audit log") as session:
             return await self._append_in(session, entry, once_per_call)
 
-    async def append_many(
-        self, entries: Sequence[tuple[AuditEntry, bool]]
-    ) -> builtins.list[AuditLogRecord | None]:
+    async def append_many(self, entries: Sequence[tuple[AuditEntry, bool]]) -> int:
         """Append several calls in one transaction (group commit), in order.
+
+        Each tenant's head is locked once for the whole batch and its rows are inserted in
+        one statement. An entry is skipped when its ``record_key`` is already in the
+        chain, or (with ``once_per_call``) its ``call_id`` is, including earlier in the batch.
 
         Args:
             entries: (entry, once_per_call) pairs, as for `append`.
 
         Returns:
-            One stored row (or None, see `append`) per entry.
+            How many rows were written.
 
         Raises:
             StoreError: the database failed (nothing was written).
         """
+        by_tenant: dict[str, builtins.list[tuple[AuditEntry, bool]]] = {}
+        for entry, once in entries:
+            by_tenant.setdefault(entry.tenant_id, []).append((entry, once))
+        written = 0
         async with self._session("append to the audit log") as session:
-            return [await self._append_in(session, e, once) for e, once in entries]
+            for tenant, items in by_tenant.items():
+                written += await self._append_batch(session, tenant, items)
+        return written
+
+    async def _append_batch(
+        self, session: AsyncSession, tenant: str, items: builtins.list[tuple[AuditEntry, bool]]
+    ) -> int:
+        head_values = {"tenant_id": tenant, "seq": 0, "last_hash": GENESIS}
+        # First statement is a write: see `_append_in`.
+        await session.execute(
+            insert_ignoring_conflicts(session, AuditHeadRow, head_values, ["tenant_id"])
+        )
+        head = (
+            await session.execute(
+                select(AuditHeadRow.seq, AuditHeadRow.last_hash)
+                .where(AuditHeadRow.tenant_id == tenant)
+                .with_for_update()
+            )
+        ).one()
+        wanted_keys = {e.record_key for e, _ in items if e.record_key}
+        wanted_calls = {e.call_id for e, once in items if once}
+        seen_keys = await self._present(session, tenant, AuditRow.record_key, wanted_keys)
+        seen_calls = await self._present(session, tenant, AuditRow.call_id, wanted_calls)
+        seq, prev, rows = head.seq, head.last_hash, []
+        for entry, once in items:
+            key = entry.record_key
+            if (key is not None and key in seen_keys) or (once and entry.call_id in seen_calls):
+                continue
+            seen_keys.add(key)
+            seen_calls.add(entry.call_id)
+            seq += 1
+            values = _row_values(entry, seq=seq, prev_hash=prev)
+            prev = values["row_hash"]
+            rows.append(values)
+        if not rows:
+            return 0
+        await session.execute(insert(_AUDIT), rows)
+        await session.execute(
+            update(_HEADS).where(_HEADS.c.tenant_id == tenant).values(seq=seq, last_hash=prev)
+        )
+        return len(rows)
+
+    @staticmethod
+    async def _present(
+        session: AsyncSession, tenant: str, column: Any, values: set[str]
+    ) -> set[str | None]:
+        if not values:
+            return set()
+        stmt = select(column).where(AuditRow.tenant_id == tenant, column.in_(sorted(values)))  # pyright: ignore[reportArgumentType]
+        return set(await session.scalars(stmt))
 
     async def _append_in(
         self, session: AsyncSession, entry: AuditEntry, once_per_call: bool

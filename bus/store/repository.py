@@ -14,6 +14,7 @@ from sqlalchemy.sql.dml import Insert
 
 from bus.errors import StoreError
 from bus.store.engine import safe_url
+from bus.store.group_commit import GroupCommit
 from bus.store.tables import Base
 
 
@@ -39,7 +40,13 @@ def insert_ignoring_conflicts(
     Raises:
         StoreError: the session is bound to a database other than SQLite or Postgres.
     """
-    dialect = session.get_bind().dialect.name
+    return insert_ignoring(session.get_bind().dialect.name, model, values, conflict_on)
+
+
+def insert_ignoring(
+    dialect: str, model: type[Base], values: dict[str, Any], conflict_on: list[str]
+) -> Insert:
+    """`insert_ignoring_conflicts` for a dialect named directly (``sqlite``, ``postgresql``)."""
     if dialect == "postgresql":
         return (
             postgresql.insert(model)
@@ -66,7 +73,17 @@ class Repository:
             db = async_sessionmaker(db, expire_on_commit=False)
         self._sessions = db
         bind = db.kw.get("bind")
+        self._engine = bind if isinstance(bind, AsyncEngine) else None
         self._where = safe_url(bind.url) if isinstance(bind, AsyncEngine) else "the database"
+        self._group: GroupCommit | None = None
+
+    def _group_commit(self) -> GroupCommit:
+        """Shared transactions for the run path's writes (see `bus.store.group_commit`)."""
+        if self._group is None:
+            if self._engine is None:
+                raise StoreError("group commit needs a repository built on an engine")
+            self._group = GroupCommit(self._engine)
+        return self._group
 
     @asynccontextmanager
     async def _session(self, action: str) -> AsyncGenerator[AsyncSession, None]:

@@ -9,11 +9,12 @@ from enum import StrEnum
 from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import Table, and_, or_, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bus.errors import StoreError
-from bus.store.repository import Repository, insert_ignoring_conflicts, utcnow
+from bus.store.repository import Repository, insert_ignoring, utcnow
 from bus.store.tables import RunRow
 
 __all__ = ["TERMINAL_STATUSES", "RunRecord", "RunStatus", "RunStore", "utcnow"]
@@ -36,6 +37,7 @@ TERMINAL_STATUSES = frozenset(
     {RunStatus.DONE, RunStatus.ERROR, RunStatus.TIMEOUT, RunStatus.CANCELLED, RunStatus.REJECTED}
 )
 _TERMINAL_VALUES = sorted(status.value for status in TERMINAL_STATUSES)
+_RUNS: Table = RunRow.__table__  # pyright: ignore[reportAssignmentType]
 
 
 class RunRecord(BaseModel):
@@ -96,6 +98,8 @@ class RunStore(Repository):
     async def create_if_absent(self, run: RunRecord) -> tuple[RunRecord, bool]:
         """Insert a run unless its id exists; safe for a message delivered more than once.
 
+        Concurrent calls share a transaction (group commit): this is on every run's path.
+
         Returns:
             The run as stored and whether this call created it. When the tenant already
             has a run with this id, that run comes back unchanged (not ``run``).
@@ -104,21 +108,25 @@ class RunStore(Repository):
             StoreError: another tenant owns the id, or the database failed.
         """
         values = run.model_dump() | {"status": run.status.value}
-        async with self._session("create the run") as session:
-            stmt = insert_ignoring_conflicts(session, RunRow, values, ["id"])
-            if await session.scalar(stmt.returning(RunRow.id)) is not None:
+        group = self._group_commit()
+
+        async def work(conn: AsyncConnection) -> tuple[RunRecord, bool]:
+            stmt = insert_ignoring(group.dialect, RunRow, values, ["id"]).returning(RunRow.id)
+            if (await conn.execute(stmt)).scalar() is not None:
                 return run, True
-            row = await session.scalar(select(RunRow).where(RunRow.id == run.id))
+            row = (await conn.execute(select(_RUNS).where(_RUNS.c.id == run.id))).mappings().first()
             if row is None:
                 # Deleted between the two statements: nothing to return, nothing created.
                 raise StoreError(f"run {run.id!r} vanished while it was being created")
-            if row.tenant_id != run.tenant_id:
+            if row["tenant_id"] != run.tenant_id:
                 # Say no more than create() would: nothing of the other tenant's run leaks.
                 raise StoreError(
                     f"run {run.id!r} already exists",
                     hint="run ids must be unique; let the bus generate them",
                 )
-            return RunRecord.model_validate(row), False
+            return RunRecord.model_validate(dict(row)), False
+
+        return await group.run(work, "create the run")
 
     async def get(self, tenant_id: str, run_id: str) -> RunRecord | None:
         """The tenant's run with this id, or None (also when another tenant owns it)."""
@@ -237,16 +245,23 @@ class RunStore(Repository):
         self, run_id: str, values: dict[str, Any], action: str
     ) -> RunRecord | None:
         # The terminal check lives in the UPDATE's WHERE, so two workers racing to end the
-        # same run cannot both win: whichever commits first sticks.
+        # same run cannot both win: whichever commits first sticks. Group-committed: the
+        # finalizer of every run comes through here.
         stmt = (
-            update(RunRow)
-            .where(RunRow.id == run_id, RunRow.status.not_in(_TERMINAL_VALUES))
+            update(_RUNS)
+            .where(_RUNS.c.id == run_id, _RUNS.c.status.not_in(_TERMINAL_VALUES))
             .values(values)
-            .execution_options(synchronize_session=False)
+            .returning(*_RUNS.c)  # saves a second statement (SQLite 3.35+, Postgres)
         )
-        async with self._session(action) as session:
-            # RETURNING saves a second statement on the common path (SQLite 3.35+, Postgres).
-            row = await session.scalar(stmt.returning(RunRow))
+
+        async def work(conn: AsyncConnection) -> RunRecord | None:
+            row = (await conn.execute(stmt)).mappings().first()
             if row is None:  # not updated: unknown, or already ended
-                row = await session.scalar(select(RunRow).where(RunRow.id == run_id))
-            return None if row is None else RunRecord.model_validate(row)
+                row = (
+                    (await conn.execute(select(_RUNS).where(_RUNS.c.id == run_id)))
+                    .mappings()
+                    .first()
+                )
+            return None if row is None else RunRecord.model_validate(dict(row))
+
+        return await self._group_commit().run(work, action)

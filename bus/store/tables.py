@@ -148,6 +148,8 @@ class AuditRow(Base):
         UniqueConstraint("tenant_id", "seq"),
         # Finds a side-effecting call's row on redelivery, so it is written once.
         Index("ix_audit_log_tenant_id_call_id", "tenant_id", "call_id"),
+        # A ledger record written twice (a recorder crashed before its ack) is kept once.
+        Index("uq_audit_log_tenant_id_record_key", "tenant_id", "record_key", unique=True),
     )
 
     id: Mapped[int] = mapped_column(_BIG_ID, primary_key=True, autoincrement=True)
@@ -171,6 +173,8 @@ class AuditRow(Base):
     duration_ms: Mapped[float] = mapped_column(Float)
     prev_hash: Mapped[str] = mapped_column(String(64))
     row_hash: Mapped[str] = mapped_column(String(64))
+    # The ledger record the row came from (not hashed: delivery bookkeeping, not content).
+    record_key: Mapped[str | None] = mapped_column(String(200))
 
 
 class AuditHeadRow(Base):

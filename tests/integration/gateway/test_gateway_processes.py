@@ -65,10 +65,10 @@ async def group_exists(redis: Redis) -> bool:
         return False
 
 
-async def audit_rows(env: dict[str, str]) -> list[tuple[str, str]]:
+async def audit_rows(env: dict[str, str], tenant: str = "t1") -> list[tuple[str, str]]:
     engine = make_engine(env["AGENTBUS_DATABASE_URL"])
     try:
-        rows = await AuditStore(engine).list("t1", limit=100)
+        rows = await AuditStore(engine).list(tenant, limit=100)
     finally:
         await engine.dispose()
     return [(r.tool, r.call_id) for r in reversed(rows)]
@@ -99,17 +99,20 @@ async def test_a_side_effect_runs_once_when_its_step_is_redelivered_after_sigkil
     with processes() as procs:
         victim = spawn(["worker", "gateway"], env, tmp_path / "a.log")
         procs.append(victim)
+        procs.append(spawn(["worker", "recorder"], env, tmp_path / "r.log"))
         await wait_for(lambda: group_exists(real_redis), within=30)
         await publish(real_redis, command, Settings(redis_url=TEST_REDIS_URL))
-        # The side effect happened, its outcome is recorded and audited; the step is not done.
+        # The side effect happened and its outcome is recorded; the step is not done, so
+        # its audit row has not left with a commit yet.
         await wait_for(lambda: real_redis.exists(record), within=30)
-        await wait_for(lambda: _rows_at_least(env, 1), within=10)
         assert (effects / "effects.log").read_text() == "once\n"
+        assert await audit_rows(env) == []
         victim.send_signal(signal.SIGKILL)
         victim.wait(10)
         (effects / "go").touch()
         procs.append(spawn(["worker", "gateway"], env, tmp_path / "b.log"))
         await wait_for(lambda: _done(real_redis, run_id), within=40)
+        await wait_for(lambda: _rows_at_least(env, 2), within=10)
 
     assert (effects / "effects.log").read_text() == "once\n"  # ran once, not twice
     events = await events_of(real_redis, run_id)
@@ -118,7 +121,7 @@ async def test_a_side_effect_runs_once_when_its_step_is_redelivered_after_sigkil
     assert results["c1"].status == "ok" and results["c1"].result["pid"] == victim.pid
     assert results["c2"].status == "ok"
     assert events[-1].type == "done" and events[-1].status == "done"
-    # One audit row per real execution: the redelivery re-sent c1's record, kept once.
+    # One audit row per call: the redelivered step committed c1's recorded row with c2's.
     assert await audit_rows(env) == [("append_line", "c1"), ("wait_for_file", "c2")]
 
 
@@ -129,6 +132,7 @@ async def test_tools_cli_calls_through_the_gateway_and_audit_verify_checks_the_c
     assert code == 0 and "append_line" in out and "calculator" in out
     with processes() as procs:
         procs.append(spawn(["worker", "gateway", "--concurrency", "2"], env, tmp_path / "g.log"))
+        procs.append(spawn(["worker", "recorder"], env, tmp_path / "r.log"))
         await wait_for(lambda: group_exists(real_redis), within=30)
 
         code, out, err = await run_cli(
@@ -155,6 +159,9 @@ async def test_tools_cli_calls_through_the_gateway_and_audit_verify_checks_the_c
         )
         assert code == 0, out + err
         assert json.loads(out)["result"]["appended"] == "from cli"
+        # The recorder appends the rows the gateway's steps committed.
+        await wait_for(lambda: _rows_at_least(env, 3), within=10)
+        await wait_for(lambda: _rows_at_least(env, 1, tenant="t2"), within=10)
 
     code, out, _ = await run_cli(["audit", "verify"], env)
     assert code == 0, out
@@ -171,8 +178,8 @@ async def test_tools_cli_calls_through_the_gateway_and_audit_verify_checks_the_c
     assert "tool=http_fetch" in out
 
 
-async def _rows_at_least(env: dict[str, str], n: int) -> bool:
-    return len(await audit_rows(env)) >= n
+async def _rows_at_least(env: dict[str, str], n: int, tenant: str = "t1") -> bool:
+    return len(await audit_rows(env, tenant)) >= n
 
 
 async def _done(redis: Redis, run_id: str) -> bool:
