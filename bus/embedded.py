@@ -58,7 +58,7 @@ def is_running(data_dir: Path) -> bool:
         return False
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     # Linux: the server gets SIGTERM when the process that started it dies, even by
     # SIGKILL, so a killed `agentbus up` leaves no orphan (it still flushes its AOF).
     with contextlib.suppress(OSError, AttributeError):
@@ -97,7 +97,7 @@ class EmbeddedRedis:
             "--logfile", str(self.dir / "redis.log"),
         ]  # fmt: skip
         self._proc = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent
+            args, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=die_with_parent
         )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:

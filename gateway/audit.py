@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 
 from bus.ledger import LedgerRecord
@@ -67,53 +66,13 @@ def make_audit_applier(audit_store: AuditStore) -> Applier:
 def make_audit_hook(audit_store: AuditStore) -> OutcomeHook:
     """An `OutcomeHook` (for `GatewayDeps.on_outcome`) that appends each call to `audit_store`.
 
-    A side-effecting call runs at most once per call id, so its row is written at most once
-    too: the gateway worker re-sends the recorded audit record of a redelivered call (in case
-    the first write failed) and the store keeps the first. A failure propagates (see
-    `gateway.chain.invoke`), so the step is retried rather than the call going unaudited.
+    For the gateway run in-process, outside the bus (the bus's gateway sends its rows
+    through the ledger instead). Concurrent calls share a transaction (the store's group
+    commit). A side-effecting call's row is written once per call id. A failure propagates
+    (see `gateway.chain.invoke`), so the call is retried rather than left unaudited.
     """
-
-    appender = GroupAppender(audit_store)
 
     async def append(record: AuditRecord) -> None:
-        await appender.append(entry_of(record), once_per_call=record.side_effects)
+        await audit_store.append_many([(entry_of(record), record.side_effects)])
 
     return append
-
-
-class GroupAppender:
-    """Group commit: entries that arrive while a write is in flight share the next one.
-
-    A caller still returns only once its row is committed; at concurrency 1 nothing
-    changes, under load one transaction carries many calls (each tenant's chain is
-    extended in arrival order inside it).
-    """
-
-    def __init__(self, store: AuditStore, *, max_batch: int = 256) -> None:
-        self._store = store
-        self._max_batch = max_batch
-        self._queue: list[tuple[AuditEntry, bool, asyncio.Future[None]]] = []
-        self._flusher: asyncio.Task[None] | None = None
-
-    async def append(self, entry: AuditEntry, *, once_per_call: bool = False) -> None:
-        """Append one entry; returns after the transaction that carries it committed."""
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.append((entry, once_per_call, done))
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.create_task(self._flush())
-        await done
-
-    async def _flush(self) -> None:
-        while self._queue:
-            batch = self._queue[: self._max_batch]
-            del self._queue[: self._max_batch]
-            try:
-                await self._store.append_many([(e, once) for e, once, _ in batch])
-            except Exception as e:  # every caller of the batch sees the failure and retries
-                for _, _, done in batch:
-                    if not done.done():
-                        done.set_exception(e)
-                continue
-            for _, _, done in batch:
-                if not done.done():
-                    done.set_result(None)

@@ -47,11 +47,19 @@ def turn(
     accuracy: Annotated[str, typer.Option(help="standard | accurate (multi)")] = "standard",
     runs: Annotated[int, typer.Option(min=1, help="Runs in the throughput phase.")] = 1000,
     concurrency: Annotated[int, typer.Option(min=1, help="Runs in flight at once.")] = 32,
+    processes: Annotated[
+        int, typer.Option(min=1, help="`agentbus up --processes` (worker processes).")
+    ] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
 ) -> None:
     """Whole runs through `agentbus up` with the scripted model: runs/s and turn latency."""
     _load("turn").main(
-        mode=mode, accuracy=accuracy, runs=runs, concurrency=concurrency, as_json=as_json
+        mode=mode,
+        accuracy=accuracy,
+        runs=runs,
+        concurrency=concurrency,
+        processes=processes,
+        as_json=as_json,
     )
 
 

@@ -22,6 +22,7 @@ from api.cli import (
     tools_cmds,
 )
 from api.cli.common import run_async, settings
+from api.helpers import helper_processes, helper_roles
 from api.local_key import ensure_local_key, local_key_message
 from api.server import run_edge
 from bus.keys import Role
@@ -51,8 +52,16 @@ app.command(name="api")(api_cmd.api)
 @run_async
 async def up(
     concurrency: Annotated[int, typer.Option(min=1, help="Steps in flight per role.")] = 8,
+    processes: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Worker processes, this one included: 2 on a 2-core machine uses both "
+            "cores (keep 1 with the local model, which spreads over every core itself).",
+        ),
+    ] = 1,
 ) -> None:
-    """Start the whole system in one process on embedded defaults (Ctrl-C stops it)."""
+    """Start the whole system on embedded defaults (Ctrl-C stops it)."""
     s = settings()
     async with (
         bootstrap.open_store(s, migrate=True) as stores,
@@ -66,43 +75,48 @@ async def up(
         for w in workers:  # before anyone is told to publish: a new group starts at "$"
             await w.ensure_groups()
         typer.echo(f"agentbus up: redis {conn.url}, store {s.resolved_database_url()}")
-        typer.echo(f"llm: {s.llm}; roles: {', '.join(bootstrap.UP_ROLES)}  (Ctrl-C to stop)")
+        n = processes
+        typer.echo(f"llm: {s.llm}; roles: {', '.join(bootstrap.UP_ROLES)}; processes: {n}")
         typer.echo('try: agentbus ask "What is 23 × 19?"')
         key = await ensure_local_key(s, stores.keys)  # first start only
         if key:
             typer.echo(local_key_message(key, s))
-        typer.echo(f"api: http://{s.api_host}:{s.api_port}/docs")
+        typer.echo(f"api: http://{s.api_host}:{s.api_port}/docs  (Ctrl-C to stop)")
         _serve_metrics(s.metrics_port)
         stop = asyncio.Event()
-        edge = asyncio.create_task(run_edge(s, conn.redis, stores, stop))
-        try:
-            await Runner(workers, conn.redis).run()  # owns SIGTERM/SIGINT: drain, then stop
-        finally:
-            stop.set()
-            await edge
+        helpers = helper_roles(s, bootstrap.UP_ROLES)
+        with helper_processes(n - 1, helpers, conn.url, concurrency):
+            edge = asyncio.create_task(run_edge(s, conn.redis, stores, stop))
+            try:
+                await Runner(workers, conn.redis).run()  # owns SIGTERM/SIGINT: drain, stop
+            finally:
+                stop.set()
+                await edge
 
 
 @app.command()
 @run_async
 async def worker(
-    role: Annotated[Role, typer.Argument(help="The role to consume.")],
+    roles: Annotated[list[Role], typer.Argument(help="The roles to consume.")],
     concurrency: Annotated[int, typer.Option(min=1, help="Steps in flight at once.")] = 1,
     burst: Annotated[bool, typer.Option(help="Drain the streams, then exit.")] = False,
 ) -> None:
-    """Run one role's worker (scale out by starting more of them)."""
+    """Run workers of one or more roles (scale out by starting more of them)."""
     s = settings()
     # Local Qdrant is one folder one process may open: only the roles that search or
     # ingest open it (a Qdrant server serves every process).
-    searches = role in (Role.GATEWAY, Role.RETRIEVAL) or (
-        s.qdrant_url is not None and role == Role.RESEARCHER
+    searches = any(
+        role in (Role.GATEWAY, Role.RETRIEVAL)
+        or (s.qdrant_url is not None and role == Role.RESEARCHER)
+        for role in roles
     )
     async with (
         bootstrap.open_store(s) as stores,
         bootstrap.connect(s) as conn,
         bootstrap.maybe_retrieval(s, searches) as retrieval,
     ):
-        roles = bootstrap.Roles(s, stores, retrieval=retrieval)
-        workers = bootstrap.build_workers([role], conn.redis, s, roles, concurrency=concurrency)
+        handlers = bootstrap.Roles(s, stores, retrieval=retrieval)
+        workers = bootstrap.build_workers(roles, conn.redis, s, handlers, concurrency=concurrency)
         _serve_metrics(s.metrics_port)
         await Runner(workers, conn.redis, burst=burst).run()
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import Table, func, insert, select, update
+from sqlalchemy import Connection, Table, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bus.store.audit_chain import (
@@ -30,7 +30,7 @@ from bus.store.audit_chain import (
     hash_row,
     walk_chain,
 )
-from bus.store.repository import Repository, insert_ignoring_conflicts, utcnow
+from bus.store.repository import Repository, insert_ignoring, insert_ignoring_conflicts, utcnow
 from bus.store.tables import AuditHeadRow, AuditRow
 
 _AUDIT: Table = AuditRow.__table__  # pyright: ignore[reportAssignmentType]
@@ -133,58 +133,14 @@ class AuditStore(Repository):
         by_tenant: dict[str, builtins.list[tuple[AuditEntry, bool]]] = {}
         for entry, once in entries:
             by_tenant.setdefault(entry.tenant_id, []).append((entry, once))
-        written = 0
-        async with self._session("append to the audit log") as session:
-            for tenant, items in by_tenant.items():
-                written += await self._append_batch(session, tenant, items)
-        return written
+        group = self._group_commit()
 
-    async def _append_batch(
-        self, session: AsyncSession, tenant: str, items: builtins.list[tuple[AuditEntry, bool]]
-    ) -> int:
-        head_values = {"tenant_id": tenant, "seq": 0, "last_hash": GENESIS}
-        # First statement is a write: see `_append_in`.
-        await session.execute(
-            insert_ignoring_conflicts(session, AuditHeadRow, head_values, ["tenant_id"])
-        )
-        head = (
-            await session.execute(
-                select(AuditHeadRow.seq, AuditHeadRow.last_hash)
-                .where(AuditHeadRow.tenant_id == tenant)
-                .with_for_update()
+        def work(conn: Connection) -> int:
+            return sum(
+                _append_batch(conn, group.dialect, t, items) for t, items in by_tenant.items()
             )
-        ).one()
-        wanted_keys = {e.record_key for e, _ in items if e.record_key}
-        wanted_calls = {e.call_id for e, once in items if once}
-        seen_keys = await self._present(session, tenant, AuditRow.record_key, wanted_keys)
-        seen_calls = await self._present(session, tenant, AuditRow.call_id, wanted_calls)
-        seq, prev, rows = head.seq, head.last_hash, []
-        for entry, once in items:
-            key = entry.record_key
-            if (key is not None and key in seen_keys) or (once and entry.call_id in seen_calls):
-                continue
-            seen_keys.add(key)
-            seen_calls.add(entry.call_id)
-            seq += 1
-            values = _row_values(entry, seq=seq, prev_hash=prev)
-            prev = values["row_hash"]
-            rows.append(values)
-        if not rows:
-            return 0
-        await session.execute(insert(_AUDIT), rows)
-        await session.execute(
-            update(_HEADS).where(_HEADS.c.tenant_id == tenant).values(seq=seq, last_hash=prev)
-        )
-        return len(rows)
 
-    @staticmethod
-    async def _present(
-        session: AsyncSession, tenant: str, column: Any, values: set[str]
-    ) -> set[str | None]:
-        if not values:
-            return set()
-        stmt = select(column).where(AuditRow.tenant_id == tenant, column.in_(sorted(values)))  # pyright: ignore[reportArgumentType]
-        return set(await session.scalars(stmt))
+        return await group.run(work, "append to the audit log")
 
     async def _append_in(
         self, session: AsyncSession, entry: AuditEntry, once_per_call: bool
@@ -295,3 +251,45 @@ def _row_values(entry: AuditEntry, *, seq: int, prev_hash: str) -> dict[str, Any
     }
     values["row_hash"] = hash_row(values)
     return values
+
+
+def _append_batch(
+    conn: Connection, dialect: str, tenant: str, items: Sequence[tuple[AuditEntry, bool]]
+) -> int:
+    """Extend one tenant's chain by ``items`` (skipping those already written); row count."""
+    head_values = {"tenant_id": tenant, "seq": 0, "last_hash": GENESIS}
+    # First statement is a write: see `AuditStore._append_in`.
+    conn.execute(insert_ignoring(dialect, AuditHeadRow, head_values, ["tenant_id"]))
+    head = conn.execute(
+        select(_HEADS.c.seq, _HEADS.c.last_hash)
+        .where(_HEADS.c.tenant_id == tenant)
+        .with_for_update()
+    ).one()
+    wanted_keys = {e.record_key for e, _ in items if e.record_key}
+    wanted_calls = {e.call_id for e, once in items if once}
+    seen_keys = _present(conn, tenant, _AUDIT.c.record_key, wanted_keys)
+    seen_calls = _present(conn, tenant, _AUDIT.c.call_id, wanted_calls)
+    seq, prev, rows = head.seq, head.last_hash, []
+    for entry, once in items:
+        key = entry.record_key
+        if (key is not None and key in seen_keys) or (once and entry.call_id in seen_calls):
+            continue
+        seen_keys.add(key)
+        seen_calls.add(entry.call_id)
+        seq += 1
+        values = _row_values(entry, seq=seq, prev_hash=prev)
+        prev = values["row_hash"]
+        rows.append(values)
+    if not rows:
+        return 0
+    conn.execute(insert(_AUDIT), rows)
+    conn.execute(update(_HEADS).where(_HEADS.c.tenant_id == tenant).values(seq=seq, last_hash=prev))
+    return len(rows)
+
+
+def _present(conn: Connection, tenant: str, column: Any, values: set[str]) -> set[str | None]:
+    """Which of ``values`` the tenant's chain already has in ``column``."""
+    if not values:
+        return set()
+    stmt = select(column).where(_AUDIT.c.tenant_id == tenant, column.in_(sorted(values)))
+    return set(conn.execute(stmt).scalars())

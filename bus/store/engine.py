@@ -62,11 +62,11 @@ def make_engine(url: str) -> AsyncEngine:
     except (InvalidRequestError, NoSuchModuleError, ArgumentError) as e:
         raise StoreError(f"cannot use database URL {safe_url(parsed)}: {e}", hint=_URL_HINT) from e
     if parsed.get_backend_name() == "sqlite":
-        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        event.listen(engine.sync_engine, "connect", sqlite_pragmas)
     return engine
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+def sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
     # PRAGMAs are per connection, so they must run on every new one, not once per engine.
     cursor = dbapi_connection.cursor()
     try:

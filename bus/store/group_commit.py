@@ -1,28 +1,55 @@
-"""Group commit: writes that arrive while a transaction is in flight share the next one.
+"""Group commit: the run path's writes, many to a transaction, at the cost SQL really has.
 
-A caller still returns only once its write is committed. At concurrency 1 nothing changes;
-under load one transaction carries many callers' writes, which is what keeps SQLite (one
-writer at a time) and a small Postgres from being the bottleneck of the run path.
+Writes that arrive while a transaction is in flight share the next one; a caller returns
+once its write is committed. Units of work are plain functions of a Core ``Connection``
+(no ORM session: the hot path pays for neither identity maps nor ORM compilation), run in
+arrival order. When a batch fails, each of its units is retried in a transaction of its
+own, so one bad write fails only its own caller.
 
-Units of work run in arrival order on one Core connection (no ORM session: the hot path
-pays for neither identity maps nor ORM compilation). When a batch fails, each of its units
-is retried in a transaction of its own, so one bad write fails only its own caller.
+How the transaction runs depends on the database:
+
+* **SQLite** (the embedded default): on the event loop's own thread, through a private
+  synchronous connection. A WAL-mode SQLite write transaction takes ~20 µs here, while the
+  same transaction through aiosqlite's worker thread took ~1 ms of thread hand-offs, which
+  made SQL the largest cost of a run. A transaction that never yields is also never
+  interleaved with another write of this process, so they cannot contend for SQLite's one
+  write lock. If another process holds the lock, the connection waits at most
+  ``_SQLITE_WAIT_MS`` in SQLite's busy handler, then yields to the loop and tries again,
+  for up to the store's usual busy timeout.
+* **Postgres**: on the async engine (asyncpg), the units running inside ``run_sync``.
+
+One group commit serves every repository built on the same engine (`for_engine`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import time
+import weakref
+from collections.abc import Callable
 from typing import Any, TypeVar
 
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bus.errors import StoreError
-from bus.store.engine import safe_url
+from bus.store.engine import SQLITE_BUSY_TIMEOUT_MS, safe_url, sqlite_pragmas
 
 T = TypeVar("T")
-Work = Callable[[AsyncConnection], Awaitable[Any]]
+Work = Callable[[Connection], Any]
+
+# How long one attempt may block the event loop waiting for another process's write.
+_SQLITE_WAIT_MS = 20
+_BY_ENGINE: weakref.WeakKeyDictionary[AsyncEngine, GroupCommit] = weakref.WeakKeyDictionary()
+
+
+def for_engine(engine: AsyncEngine) -> GroupCommit:
+    """The group commit of ``engine`` (made on first use, disposed with the engine)."""
+    group = _BY_ENGINE.get(engine)
+    if group is None:
+        group = _BY_ENGINE[engine] = GroupCommit(engine)
+    return group
 
 
 class GroupCommit:
@@ -33,19 +60,23 @@ class GroupCommit:
         max_batch: the most units one transaction carries.
     """
 
-    def __init__(self, engine: AsyncEngine, *, max_batch: int = 128) -> None:
+    def __init__(self, engine: AsyncEngine, *, max_batch: int = 256) -> None:
         self._engine = engine
         self._max_batch = max_batch
         self._queue: list[tuple[Work, str, asyncio.Future[Any]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self._where = safe_url(engine.url)
+        self._sync: Engine | None = None
+        if engine.dialect.name == "sqlite":
+            self._sync = _inline_sqlite(engine)
+            weakref.finalize(engine, self._sync.dispose)
 
     @property
     def dialect(self) -> str:
         """The database's SQL dialect (``sqlite`` or ``postgresql``)."""
         return self._engine.dialect.name
 
-    async def run(self, work: Callable[[AsyncConnection], Awaitable[T]], action: str) -> T:
+    async def run(self, work: Callable[[Connection], T], action: str) -> T:
         """Run ``work`` in the next transaction; returns its result once that committed.
 
         Raises:
@@ -80,8 +111,18 @@ class GroupCommit:
                 _settle(done, result=result)
 
     async def _transaction(self, units: list[Work]) -> list[Any]:
-        async with self._engine.begin() as conn:
-            return [await unit(conn) for unit in units]
+        if self._sync is None:
+            async with self._engine.begin() as conn:
+                return await conn.run_sync(lambda c: [unit(c) for unit in units])
+        give_up = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                with self._sync.begin() as conn:
+                    return [unit(conn) for unit in units]
+            except OperationalError as e:
+                if "locked" not in str(e.orig) or time.monotonic() > give_up:
+                    raise
+            await asyncio.sleep(0.002)  # another process is writing: let the loop run
 
     def _error(self, e: Exception, action: str) -> Exception:
         if isinstance(e, StoreError) or not isinstance(e, SQLAlchemyError | OSError):
@@ -91,6 +132,22 @@ class GroupCommit:
         error = StoreError(f"could not {action} in {self._where}: {cause}")
         error.__cause__ = e
         return error
+
+
+def _inline_sqlite(engine: AsyncEngine) -> Engine:
+    """A synchronous engine on the same SQLite file, for transactions on the loop's thread."""
+    sync = create_engine(engine.url.set(drivername="sqlite"))
+    event.listen(sync, "connect", sqlite_pragmas)
+    event.listen(sync, "connect", _short_busy_wait)
+    return sync
+
+
+def _short_busy_wait(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute(f"PRAGMA busy_timeout={_SQLITE_WAIT_MS}")
+    finally:
+        cursor.close()
 
 
 def _settle(

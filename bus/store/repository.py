@@ -14,7 +14,7 @@ from sqlalchemy.sql.dml import Insert
 
 from bus.errors import StoreError
 from bus.store.engine import safe_url
-from bus.store.group_commit import GroupCommit
+from bus.store.group_commit import GroupCommit, for_engine
 from bus.store.tables import Base
 
 
@@ -75,15 +75,12 @@ class Repository:
         bind = db.kw.get("bind")
         self._engine = bind if isinstance(bind, AsyncEngine) else None
         self._where = safe_url(bind.url) if isinstance(bind, AsyncEngine) else "the database"
-        self._group: GroupCommit | None = None
 
     def _group_commit(self) -> GroupCommit:
         """Shared transactions for the run path's writes (see `bus.store.group_commit`)."""
-        if self._group is None:
-            if self._engine is None:
-                raise StoreError("group commit needs a repository built on an engine")
-            self._group = GroupCommit(self._engine)
-        return self._group
+        if self._engine is None:
+            raise StoreError("group commit needs a repository built on an engine")
+        return for_engine(self._engine)
 
     @asynccontextmanager
     async def _session(self, action: str) -> AsyncGenerator[AsyncSession, None]:

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
-from sqlalchemy import Table, and_, or_, select, update
+from sqlalchemy import Connection, Insert, Table, Update, and_, bindparam, or_, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bus.errors import StoreError
 from bus.store.repository import Repository, insert_ignoring, utcnow
@@ -110,11 +110,10 @@ class RunStore(Repository):
         values = run.model_dump() | {"status": run.status.value}
         group = self._group_commit()
 
-        async def work(conn: AsyncConnection) -> tuple[RunRecord, bool]:
-            stmt = insert_ignoring(group.dialect, RunRow, values, ["id"]).returning(RunRow.id)
-            if (await conn.execute(stmt)).scalar() is not None:
+        def work(conn: Connection) -> tuple[RunRecord, bool]:
+            if conn.execute(_insert_stmt(group.dialect), values).scalar() is not None:
                 return run, True
-            row = (await conn.execute(select(_RUNS).where(_RUNS.c.id == run.id))).mappings().first()
+            row = conn.execute(_SELECT_ONE, {"run_id_": run.id}).mappings().first()
             if row is None:
                 # Deleted between the two statements: nothing to return, nothing created.
                 raise StoreError(f"run {run.id!r} vanished while it was being created")
@@ -247,21 +246,35 @@ class RunStore(Repository):
         # The terminal check lives in the UPDATE's WHERE, so two workers racing to end the
         # same run cannot both win: whichever commits first sticks. Group-committed: the
         # finalizer of every run comes through here.
-        stmt = (
-            update(_RUNS)
-            .where(_RUNS.c.id == run_id, _RUNS.c.status.not_in(_TERMINAL_VALUES))
-            .values(values)
-            .returning(*_RUNS.c)  # saves a second statement (SQLite 3.35+, Postgres)
-        )
+        stmt = _update_stmt(tuple(sorted(values)))
+        params = {f"v_{k}": v for k, v in values.items()} | {"run_id_": run_id}
 
-        async def work(conn: AsyncConnection) -> RunRecord | None:
-            row = (await conn.execute(stmt)).mappings().first()
+        def work(conn: Connection) -> RunRecord | None:
+            row = conn.execute(stmt, params).mappings().first()
             if row is None:  # not updated: unknown, or already ended
-                row = (
-                    (await conn.execute(select(_RUNS).where(_RUNS.c.id == run_id)))
-                    .mappings()
-                    .first()
-                )
+                row = conn.execute(_SELECT_ONE, {"run_id_": run_id}).mappings().first()
             return None if row is None else RunRecord.model_validate(dict(row))
 
         return await self._group_commit().run(work, action)
+
+
+# The run path's statements are built once, with bound parameters, so each execution
+# reuses its compiled form instead of building and cache-keying a new statement.
+_SELECT_ONE = select(_RUNS).where(_RUNS.c.id == bindparam("run_id_"))
+
+
+@functools.cache
+def _insert_stmt(dialect: str) -> Insert:
+    columns = {c.name: bindparam(c.name) for c in _RUNS.c}
+    return insert_ignoring(dialect, RunRow, columns, ["id"]).returning(_RUNS.c.id)
+
+
+@functools.cache
+def _update_stmt(columns: tuple[str, ...]) -> Update:
+    # The terminal check lives in the WHERE: see `RunStore._update_unless_ended`.
+    return (
+        update(_RUNS)
+        .where(_RUNS.c.id == bindparam("run_id_"), _RUNS.c.status.not_in(_TERMINAL_VALUES))
+        .values({c: bindparam(f"v_{c}") for c in columns})
+        .returning(*_RUNS.c)  # saves a second statement (SQLite 3.35+, Postgres)
+    )

@@ -91,7 +91,9 @@ async def drive(
     }
 
 
-def main(*, mode: str, accuracy: str, runs: int, concurrency: int, as_json: bool) -> None:
+def main(
+    *, mode: str, accuracy: str, runs: int, concurrency: int, processes: int = 1, as_json: bool
+) -> None:
     """Entry point for ``agentbus bench turn``: start ``agentbus up``, drive it, stop it."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
@@ -104,7 +106,14 @@ def main(*, mode: str, accuracy: str, runs: int, concurrency: int, as_json: bool
         )
         agentbus = str(Path(sys.executable).with_name("agentbus"))
         up = subprocess.Popen(
-            [agentbus, "up", "--concurrency", str(max(8, concurrency))],
+            [
+                agentbus,
+                "up",
+                "--concurrency",
+                str(max(8, concurrency)),
+                "--processes",
+                str(processes),
+            ],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -128,7 +137,7 @@ def main(*, mode: str, accuracy: str, runs: int, concurrency: int, as_json: bool
         finally:
             up.send_signal(signal.SIGTERM)
             up.wait(30)
-    figures = {"mode": mode, "accuracy": accuracy, **figures}  # type: ignore[dict-item]
+    figures = {"mode": mode, "accuracy": accuracy, "processes": processes, **figures}  # type: ignore[dict-item]
     if as_json:
         print(json.dumps(figures))
     else:

@@ -201,12 +201,9 @@ async def test_the_gateway_hook_stores_redacted_calls(audit: AuditStore) -> None
 
 
 async def test_group_commit_keeps_one_verifiable_chain_per_tenant(audit: AuditStore) -> None:
-    from gateway.audit import GroupAppender
-
-    appender = GroupAppender(audit, max_batch=8)
     await asyncio.gather(
         *(
-            appender.append(entry(i, tenant="t1" if i % 3 else "t2", call_id=f"c{i}"))
+            audit.append_many([(entry(i, tenant="t1" if i % 3 else "t2", call_id=f"c{i}"), False)])
             for i in range(40)
         )
     )
