@@ -53,6 +53,10 @@ class Recorder:
         settings: shards, block time, claim idle time, delivery cap.
         appliers: one per record kind; a record of another kind is dead-lettered.
         batch: the most entries one transaction carries.
+        linger_s: after a read that found fewer than ``batch`` entries, how long to wait
+            for more before writing (Kafka's ``linger.ms``): at low load one transaction
+            then carries the records of several steps, and its write leaves the moments
+            the steps themselves run. Records are durable in Redis meanwhile.
     """
 
     def __init__(
@@ -62,12 +66,14 @@ class Recorder:
         appliers: Mapping[str, Applier],
         *,
         batch: int = 256,
+        linger_s: float = 0.02,
         consumer: str | None = None,
     ) -> None:
         self.redis = redis
         self.settings = settings
         self.appliers = dict(appliers)
         self.batch = batch
+        self.linger_s = linger_s
         self.consumer = consumer or consumer_name()
         self.role = _ROLE
         self.group = keys.group_name(_ROLE)
@@ -123,6 +129,18 @@ class Recorder:
                 continue
             self.read_empty = not resp
             entries = [(sb.decode(), eid, f) for sb, items in resp or () for eid, f in items]
+            if entries and len(entries) < self.batch and self.linger_s > 0:
+                await asyncio.sleep(self.linger_s)
+                try:
+                    more = await self.redis.xreadgroup(
+                        self.group,
+                        self.consumer,
+                        streams,  # type: ignore[arg-type]
+                        count=self.batch - len(entries),
+                    )
+                except (RedisConnectionError, RedisTimeoutError):
+                    more = None  # write what we have; the next read retries
+                entries += [(sb.decode(), eid, f) for sb, items in more or () for eid, f in items]
             if entries:
                 await self._record(entries, deliveries={})
 

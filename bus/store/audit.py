@@ -13,11 +13,23 @@ and one of them then fail); the busy timeout queues the others.
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import Connection, Table, func, insert, select, update
+from sqlalchemy import (
+    Connection,
+    Insert,
+    Select,
+    Table,
+    Update,
+    bindparam,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bus.store.audit_chain import (
@@ -257,18 +269,21 @@ def _append_batch(
     conn: Connection, dialect: str, tenant: str, items: Sequence[tuple[AuditEntry, bool]]
 ) -> int:
     """Extend one tenant's chain by ``items`` (skipping those already written); row count."""
-    head_values = {"tenant_id": tenant, "seq": 0, "last_hash": GENESIS}
+    t = _statements(dialect)
     # First statement is a write: see `AuditStore._append_in`.
-    conn.execute(insert_ignoring(dialect, AuditHeadRow, head_values, ["tenant_id"]))
-    head = conn.execute(
-        select(_HEADS.c.seq, _HEADS.c.last_hash)
-        .where(_HEADS.c.tenant_id == tenant)
-        .with_for_update()
-    ).one()
-    wanted_keys = {e.record_key for e, _ in items if e.record_key}
-    wanted_calls = {e.call_id for e, once in items if once}
-    seen_keys = _present(conn, tenant, _AUDIT.c.record_key, wanted_keys)
-    seen_calls = _present(conn, tenant, _AUDIT.c.call_id, wanted_calls)
+    conn.execute(t.new_head, {"tenant_id": tenant, "seq": 0, "last_hash": GENESIS})
+    head = conn.execute(t.head, {"tenant": tenant}).one()
+    wanted_keys = sorted({e.record_key for e, _ in items if e.record_key})
+    wanted_calls = sorted({e.call_id for e, once in items if once})
+    seen_keys: set[str | None] = set()
+    seen_calls: set[str] = set()
+    if wanted_keys:
+        seen_keys |= set(
+            conn.execute(t.keys_in, {"tenant": tenant, "values": wanted_keys}).scalars()
+        )
+    if wanted_calls:
+        found = conn.execute(t.calls_in, {"tenant": tenant, "values": wanted_calls}).scalars()
+        seen_calls |= set(found)
     seq, prev, rows = head.seq, head.last_hash, []
     for entry, once in items:
         key = entry.record_key
@@ -282,14 +297,39 @@ def _append_batch(
         rows.append(values)
     if not rows:
         return 0
-    conn.execute(insert(_AUDIT), rows)
-    conn.execute(update(_HEADS).where(_HEADS.c.tenant_id == tenant).values(seq=seq, last_hash=prev))
+    conn.execute(t.insert_rows, rows)
+    conn.execute(t.move_head, {"tenant": tenant, "new_seq": seq, "new_hash": prev})
     return len(rows)
 
 
-def _present(conn: Connection, tenant: str, column: Any, values: set[str]) -> set[str | None]:
-    """Which of ``values`` the tenant's chain already has in ``column``."""
-    if not values:
-        return set()
-    stmt = select(column).where(_AUDIT.c.tenant_id == tenant, column.in_(sorted(values)))
-    return set(conn.execute(stmt).scalars())
+class _Statements(NamedTuple):
+    new_head: Insert
+    head: Select[Any, Any]
+    keys_in: Select[Any]
+    calls_in: Select[Any]
+    insert_rows: Insert
+    move_head: Update
+
+
+@functools.cache
+def _statements(dialect: str) -> _Statements:
+    """The batch's statements, built once per dialect with bound parameters."""
+    tenant = bindparam("tenant")
+    columns = {c: bindparam(c) for c in ("tenant_id", "seq", "last_hash")}
+    in_tenant = _AUDIT.c.tenant_id == tenant
+    return _Statements(
+        new_head=insert_ignoring(dialect, AuditHeadRow, columns, ["tenant_id"]),
+        head=select(_HEADS.c.seq, _HEADS.c.last_hash)
+        .where(_HEADS.c.tenant_id == tenant)
+        .with_for_update(),
+        keys_in=select(_AUDIT.c.record_key).where(
+            in_tenant, _AUDIT.c.record_key.in_(bindparam("values", expanding=True))
+        ),
+        calls_in=select(_AUDIT.c.call_id).where(
+            in_tenant, _AUDIT.c.call_id.in_(bindparam("values", expanding=True))
+        ),
+        insert_rows=insert(_AUDIT),
+        move_head=update(_HEADS)
+        .where(_HEADS.c.tenant_id == tenant)
+        .values(seq=bindparam("new_seq"), last_hash=bindparam("new_hash")),
+    )
