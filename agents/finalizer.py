@@ -31,7 +31,7 @@ def make_finalizer(deps: AgentDeps) -> Handler:
         status = RunStatus.REJECTED if rejected else RunStatus.DONE
         rows = await ctx.redis.xrange(ctx.events_key)
         trace = trace_entries(parse_event(wire.raw_data(fields)) for _, fields in rows)
-        await deps.runs.finish(
+        await deps.runs.end(
             command.run_id,
             status,
             answer=None if rejected else answer,

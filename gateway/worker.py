@@ -15,6 +15,7 @@ call returns the stored outcome and record instead of running again.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import replace
 from typing import Any
@@ -123,17 +124,23 @@ def make_gateway_handler(
         records: list[LedgerRecord] = []
         messages = list(state.messages)
         for index, call in enumerate(batch.calls):
-            await ctx.emit(
-                ToolCallStarted(
-                    run_id=command.run_id,
-                    step_id=command.step_id,
-                    agent=batch.agent,
-                    call_id=call.call_id,
-                    tool=call.name,
-                    args=redact(call.arguments),
+            # The call is shown before its result; the write overlaps the call itself.
+            shown = asyncio.create_task(
+                ctx.emit(
+                    ToolCallStarted(
+                        run_id=command.run_id,
+                        step_id=command.step_id,
+                        agent=batch.agent,
+                        call_id=call.call_id,
+                        tool=call.name,
+                        args=redact(call.arguments),
+                    )
                 )
             )
-            outcome, audit = await _run_once(ctx, call, call_ctx)
+            try:
+                outcome, audit = await _run_once(ctx, call, call_ctx)
+            finally:
+                await shown
             if audit is not None and audit_ledger:
                 key = f"{command.step_id}:{index}"
                 records.append(audit_record(key, audit))

@@ -14,6 +14,7 @@ With no script it plays the benchmark turn (see :func:`benchmark_turn`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
@@ -101,15 +102,26 @@ def benchmark_turn(
     model each get their own call-then-answer sequence.
     """
     role = _agent_of(messages, options)
-    if role == "planner":
-        return turn(text(BENCHMARK_PLAN), usage(40, 8))
-    if role == "critic":
-        return turn(text(BENCHMARK_CRITIQUE), usage(120, 7))
-    if role == "verifier":
-        return turn(text('{"verdict": "pass", "reasons": ["matches the tool result"]}'))
+    if role in ("planner", "critic", "verifier"):
+        return list(_fixed_turn(role))
     if messages[-1].role == "tool" or not any(t.name == "calculator" for t in tools):
-        return turn(text(BENCHMARK_ANSWER), usage(60, 40))
+        return list(_fixed_turn("answer"))
     return turn(tool_call("calculator", {"expression": "23 * 19"}), usage(50, 12))
+
+
+@functools.cache
+def _fixed_turn(name: str) -> tuple[LLMEvent, ...]:
+    # Built once: a model with zero latency should cost the benchmark nothing either
+    # (the events are frozen, so every run can share them).
+    match name:
+        case "planner":
+            return tuple(turn(text(BENCHMARK_PLAN), usage(40, 8)))
+        case "critic":
+            return tuple(turn(text(BENCHMARK_CRITIQUE), usage(120, 7)))
+        case "verifier":
+            return tuple(turn(text('{"verdict": "pass", "reasons": ["matches the tool result"]}')))
+        case _:
+            return tuple(turn(text(BENCHMARK_ANSWER), usage(60, 40)))
 
 
 BENCHMARK_PLAN = "- Multiply 23 by 19 with the calculator."

@@ -10,13 +10,18 @@ from __future__ import annotations
 # commands and the step's final events, and ack the source entry, all at once.
 # A crash before this leaves nothing; after it, everything.
 #
+# A step that does not itself end the run is where a cancel takes effect: when the run's
+# cancel key exists, nothing is changed and the script returns 2 (the worker then ends
+# the run as cancelled). Workers therefore read no cancel flag before a first delivery.
+#
 # A step may also contribute to a join (a gather branch): its value goes into the join's
 # hash, and the contribution that completes the join publishes the join's command, once.
 #
-# KEYS: source stream, steps set, events stream, output streams...[, join hash, then stream]
+# KEYS: source stream, steps set, events stream, cancel key, output streams...
+#       [, join hash, then stream]
 # ARGV: group, entry id, step id, keys ttl, n outputs, stream maxlen, events maxlen,
-#       events expire (0 = keep the run's ttl), n events, outputs..., events...,
-#       has join (0/1)[, member, value, expected members, then command]
+#       events expire (0 = keep the run's ttl), n events, check cancel (0/1),
+#       outputs..., events..., has join (0/1)[, member, value, expected members, then]
 COMMIT = """
 local group, entry, step = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('SISMEMBER', KEYS[2], step) == 1 then
@@ -25,12 +30,15 @@ if redis.call('SISMEMBER', KEYS[2], step) == 1 then
 end
 local ttl, n_out, maxlen = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 local ev_maxlen, ev_expire, n_ev = ARGV[7], tonumber(ARGV[8]), tonumber(ARGV[9])
+if ARGV[10] == '1' and redis.call('EXISTS', KEYS[4]) == 1 then
+  return 2
+end
 redis.call('SADD', KEYS[2], step)
 for i = 1, n_out do
-  redis.call('XADD', KEYS[3 + i], 'MAXLEN', '~', maxlen, '*', 'data', ARGV[9 + i])
+  redis.call('XADD', KEYS[4 + i], 'MAXLEN', '~', maxlen, '*', 'data', ARGV[10 + i])
 end
 for i = 1, n_ev do
-  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ev_maxlen, '*', 'data', ARGV[9 + n_out + i])
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ev_maxlen, '*', 'data', ARGV[10 + n_out + i])
 end
 if ev_expire > 0 then
   ttl = ev_expire
@@ -39,9 +47,9 @@ redis.call('EXPIRE', KEYS[2], ttl)
 if n_ev > 0 or ev_expire > 0 then
   redis.call('EXPIRE', KEYS[3], ttl)
 end
-local j = 10 + n_out + n_ev
+local j = 11 + n_out + n_ev
 if ARGV[j] == '1' then
-  local hash, target = KEYS[4 + n_out], KEYS[5 + n_out]
+  local hash, target = KEYS[5 + n_out], KEYS[6 + n_out]
   if redis.call('HSETNX', hash, ARGV[j + 1], ARGV[j + 2]) == 1 then
     redis.call('EXPIRE', hash, ttl)
     if redis.call('HLEN', hash) == tonumber(ARGV[j + 3]) then

@@ -57,6 +57,8 @@ def _s(value: bytes | str) -> str:
 
 
 Entry = tuple[bytes, dict[bytes, bytes]]
+# What the commit script returns.
+_DUPLICATE, _COMMITTED, _CANCELLED = 0, 1, 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,14 +210,23 @@ class Worker:
                 self._spawn(stream, entry_id, dead)
         if not ready:
             return
-        # Already done? Cancelled? One pipeline for the whole batch, not a round trip each.
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for _, _, _, _, cmd in ready:
-                pipe.sismember(keys.run_steps(cmd.run_id, cmd.shard), cmd.step_id)
-                pipe.exists(keys.run_cancel(cmd.run_id, cmd.shard))
-            flags = await pipe.execute()
-        for i, (stream, entry_id, fields, delivery, cmd) in enumerate(ready):
-            done, cancelled = bool(flags[2 * i]), bool(flags[2 * i + 1])
+        # A redelivered step may be done already, or its run cancelled: one pipeline for
+        # the batch says which, so the handler does not run again. A first delivery needs
+        # no such read: the commit script skips a done step and refuses a cancelled run.
+        again = [cmd for _, _, _, delivery, cmd in ready if delivery > 1]
+        flags: dict[str, tuple[bool, bool]] = {}
+        if again:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for cmd in again:
+                    pipe.sismember(keys.run_steps(cmd.run_id, cmd.shard), cmd.step_id)
+                    pipe.exists(keys.run_cancel(cmd.run_id, cmd.shard))
+                replies = await pipe.execute()
+            for i, cmd in enumerate(again):
+                flags[cmd.step_id] = (bool(replies[2 * i]), bool(replies[2 * i + 1]))
+        for stream, entry_id, fields, delivery, cmd in ready:
+            done, cancelled = (
+                flags.get(cmd.step_id, (False, False)) if delivery > 1 else (False, False)
+            )
             step = self._process(stream, entry_id, fields, delivery, cmd, done, cancelled)
             self._spawn(stream, entry_id, step)
 
@@ -301,7 +312,11 @@ class Worker:
             # Recorded before the commit, so a client that sees `done` finds the store
             # updated too; the hook is idempotent, a redelivery records the same status.
             await self._run_ended(command, prepared.finished)
-        if not await self._apply(stream, entry_id, command, prepared):
+        applied = await self._apply(stream, entry_id, command, prepared)
+        if applied == _CANCELLED:  # cancelled while the step ran: nothing of it is kept
+            await self._end(stream, entry_id, command, "cancelled", "cancel requested")
+            return "cancelled"
+        if applied == _DUPLICATE:
             return "duplicate"
         return "ok" if delivery == 1 else "retried"
 
@@ -336,8 +351,9 @@ class Worker:
             )
         return _Prepared(outputs, events, result.finished, list(result.replies), join)
 
-    async def _apply(self, stream: str, entry_id: bytes, command: Command, prep: _Prepared) -> bool:
-        """Run the commit script; False when another delivery already committed."""
+    async def _apply(self, stream: str, entry_id: bytes, command: Command, prep: _Prepared) -> int:
+        """Run the commit script: ``_COMMITTED``, ``_DUPLICATE`` (another delivery already
+        committed) or ``_CANCELLED`` (the run was cancelled; nothing was changed)."""
         shard, s = command.shard, self.settings
         for reply_stream, data in prep.replies:
             # Outside the run's hash tag, so not in the script: at least once, before it.
@@ -348,6 +364,7 @@ class Worker:
                 stream,
                 keys.run_steps(command.run_id, shard),
                 keys.run_events(command.run_id, shard),
+                keys.run_cancel(command.run_id, shard),
                 *(o[0] for o in prep.outputs),
                 *prep.join[0],
             ],
@@ -361,12 +378,13 @@ class Worker:
                 s.events_maxlen,
                 expire,
                 len(prep.events),
+                0 if prep.finished else 1,  # a step that ends the run ends it regardless
                 *(o[1] for o in prep.outputs),
                 *prep.events,
                 *prep.join[1],
             ],
         )
-        return bool(done)
+        return int(done)
 
     async def _end(
         self, stream: str, entry_id: bytes, command: Command, status: RunStatus, message: str

@@ -232,13 +232,36 @@ class RunStore(Repository):
             ValueError: ``status`` is not terminal.
             StoreError: the database failed.
         """
-        status, now = RunStatus(status), utcnow()
-        if status not in TERMINAL_STATUSES:
-            raise ValueError(f"finish needs a terminal status, got {status.value!r}")
-        values: dict[str, Any] = {"status": status.value, "updated_at": now, "finished_at": now}
-        given = {"answer": answer, "trace": trace, "usage": usage, "error_code": error_code}
-        values |= {name: value for name, value in given.items() if value is not None}
+        values = _finish_values(status, answer, trace, usage, error_code)
         return await self._update_unless_ended(run_id, values, "finish the run")
+
+    async def end(
+        self,
+        run_id: str,
+        status: RunStatus,
+        *,
+        answer: str | None,
+        trace: builtins.list[dict[str, Any]] | None,
+        usage: dict[str, int] | None,
+        error_code: str | None = None,
+    ) -> bool:
+        """`finish` without reading the run back: the finalizer's write, on every run's path.
+
+        Returns:
+            Whether this call ended the run (False: unknown, or it had already ended).
+
+        Raises:
+            ValueError: ``status`` is not terminal.
+            StoreError: the database failed.
+        """
+        values = _finish_values(status, answer, trace, usage, error_code)
+        stmt = _update_stmt(tuple(sorted(values)), returning=False)
+        params = {f"v_{k}": v for k, v in values.items()} | {"run_id_": run_id}
+
+        def work(conn: Connection) -> bool:
+            return conn.execute(stmt, params).rowcount == 1
+
+        return await self._group_commit().run(work, "finish the run")
 
     async def _update_unless_ended(
         self, run_id: str, values: dict[str, Any], action: str
@@ -270,11 +293,27 @@ def _insert_stmt(dialect: str) -> Insert:
 
 
 @functools.cache
-def _update_stmt(columns: tuple[str, ...]) -> Update:
+def _update_stmt(columns: tuple[str, ...], *, returning: bool = True) -> Update:
     # The terminal check lives in the WHERE: see `RunStore._update_unless_ended`.
-    return (
+    stmt = (
         update(_RUNS)
         .where(_RUNS.c.id == bindparam("run_id_"), _RUNS.c.status.not_in(_TERMINAL_VALUES))
         .values({c: bindparam(f"v_{c}") for c in columns})
-        .returning(*_RUNS.c)  # saves a second statement (SQLite 3.35+, Postgres)
     )
+    # RETURNING saves a second statement when the caller wants the row (SQLite 3.35+).
+    return stmt.returning(*_RUNS.c) if returning else stmt
+
+
+def _finish_values(
+    status: RunStatus,
+    answer: str | None,
+    trace: list[dict[str, Any]] | None,
+    usage: dict[str, int] | None,
+    error_code: str | None,
+) -> dict[str, Any]:
+    status, now = RunStatus(status), utcnow()
+    if status not in TERMINAL_STATUSES:
+        raise ValueError(f"finish needs a terminal status, got {status.value!r}")
+    values: dict[str, Any] = {"status": status.value, "updated_at": now, "finished_at": now}
+    given = {"answer": answer, "trace": trace, "usage": usage, "error_code": error_code}
+    return values | {name: value for name, value in given.items() if value is not None}

@@ -264,6 +264,17 @@ async def test_finishing_twice_keeps_the_first_result(store: RunStore) -> None:
     assert second == first
 
 
+async def test_end_writes_like_finish_once_and_says_whether_it_applied(store: RunStore) -> None:
+    await store.create(a_run())
+    assert await store.end("run-1", RunStatus.DONE, answer="437", trace=TRACE, usage=USAGE)
+    assert not await store.end("run-1", RunStatus.ERROR, answer="x", trace=[], usage={})
+    assert not await store.end("nope", RunStatus.DONE, answer="a", trace=[], usage={})
+    stored = await store.get("tenant-a", "run-1")
+    assert stored is not None and stored.status == RunStatus.DONE
+    assert (stored.answer, stored.trace, stored.usage) == ("437", TRACE, USAGE)
+    assert stored.finished_at is not None
+
+
 async def test_finish_does_not_touch_a_run_that_already_ended(store: RunStore) -> None:
     await store.create(a_run())
     cancelled = await store.set_status("run-1", RunStatus.CANCELLED)
