@@ -23,6 +23,15 @@ def settings() -> Settings:
     return Settings()
 
 
+def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop where it is installed (not on Windows), else asyncio's own."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
 def run_async(fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
     """Run an async command body; turn agentbus errors into one clear line and exit 2."""
 
@@ -30,7 +39,8 @@ def run_async(fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
         logs.configure(settings().log_level)
         try:
-            return asyncio.run(fn(*args, **kwargs))
+            with asyncio.Runner(loop_factory=loop_factory()) as runner:
+                return runner.run(fn(*args, **kwargs))
         except BusError as e:
             typer.echo(f"error [{e.code}]: {e}", err=True)
             sys.exit(2)

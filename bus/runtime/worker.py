@@ -196,6 +196,9 @@ class Worker:
                     # The entries stay pending to us; the reclaim loop picks them up later.
                     log.warning("broker unreachable while admitting steps", error=str(e))
                     await asyncio.sleep(1.0)
+                # Let the new steps start before the next blocking read is sent: that read
+                # then goes out while they wait on their first round trip, not ahead of them.
+                await asyncio.sleep(0)
 
     async def _admit(self, items: list[tuple[str, bytes, dict[bytes, bytes], int]]) -> None:
         """Decode a batch of entries, check them all in one round trip, start their steps."""

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from api import bootstrap
+from api.cli.common import loop_factory
 from bus import keys
 from bus.commands import Command, NoopTask, deadline_in, new_run_id
 from bus.noop import handle_noop
@@ -103,15 +104,16 @@ def main(
         settings = Settings(
             redis_url=redis_url, data_dir=Path(tmp), read_block_ms=1000, claim_idle_ms=60_000
         )
-        figures = asyncio.run(
-            run_hop_bench(
-                settings,
-                hops=hops,
-                latency_runs=latency_runs,
-                runs=runs,
-                concurrency=concurrency,
+        with asyncio.Runner(loop_factory=loop_factory()) as runner:
+            figures = runner.run(
+                run_hop_bench(
+                    settings,
+                    hops=hops,
+                    latency_runs=latency_runs,
+                    runs=runs,
+                    concurrency=concurrency,
+                )
             )
-        )
     if as_json:
         print(json.dumps(figures))
     else:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
+from api.cli.common import loop_factory
 from bus import embedded, keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish
@@ -125,15 +126,16 @@ def main(
                     raise SystemExit("agentbus up did not start")
                 time.sleep(0.1)
             time.sleep(0.5)
-            figures = asyncio.run(
-                drive(
-                    Settings(data_dir=data),
-                    mode=mode,
-                    accuracy=accuracy,
-                    runs=runs,
-                    concurrency=concurrency,
+            with asyncio.Runner(loop_factory=loop_factory()) as runner:
+                figures = runner.run(
+                    drive(
+                        Settings(data_dir=data),
+                        mode=mode,
+                        accuracy=accuracy,
+                        runs=runs,
+                        concurrency=concurrency,
+                    )
                 )
-            )
         finally:
             up.send_signal(signal.SIGTERM)
             up.wait(30)
