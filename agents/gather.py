@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
@@ -22,11 +23,23 @@ from agents.context import dumps
 from bus.commands import AgentTask, Command, GatherTask, MergeTask, RunState
 from bus.events import Citation, Citations
 from bus.keys import Role
+from bus.ledger import LedgerRecord
 from bus.runtime.context import Join, StepContext, StepResult, join_values
 from bus.runtime.worker import Handler
 
-#: A retrieval source: (command, query) -> ranked items {id, source, title, text}.
-Source = Callable[[Command, str], Awaitable[list[dict[str, Any]]]]
+
+@dataclass(frozen=True, slots=True)
+class SourceAnswer:
+    """What a source found, with the store records its search leaves (a web search's
+    audit row), which the gather step commits with its contribution."""
+
+    items: list[dict[str, Any]]
+    records: list[LedgerRecord] = field(default_factory=lambda: [])
+
+
+#: A retrieval source: (command, query) -> ranked items {id, source, title, text}, or a
+#: `SourceAnswer` when the search leaves records too.
+Source = Callable[[Command, str], Awaitable[list[dict[str, Any]] | SourceAnswer]]
 
 RRF_K = 60
 log = structlog.get_logger("agents.gather")
@@ -61,14 +74,18 @@ async def handle_gather(
     """Query one source within its budget and contribute the result to the join."""
     task = command.payload
     assert isinstance(task, GatherTask)
-    status, items = "ok", []
+    status, items, records = "ok", [], []
     search = sources.get(task.source)
     try:
         if search is None:
             status = "unknown_source"
         else:
             async with asyncio.timeout(budget_s):
-                items = await search(command, task.query)
+                found = await search(command, task.query)
+            if isinstance(found, SourceAnswer):
+                items, records = found.items, found.records
+            else:
+                items = found
     except TimeoutError:
         status = "timeout"
     except Exception as e:  # a failing source must not hold the others up
@@ -86,7 +103,7 @@ async def handle_gather(
     )
     value = dumps({"status": status, "items": items})
     join = Join(name=task.join, member=task.source, value=value, expected=task.expected, then=merge)
-    return StepResult(join=join)
+    return StepResult(join=join, records=records)
 
 
 def fuse(

@@ -103,21 +103,60 @@ def _install_error_handlers(app: FastAPI) -> None:
         return _error_response(Unavailable("Redis failed"))
 
 
+class _BodyOverLimit(Exception):
+    """Raised from ``receive`` when a body grows past the limit."""
+
+
 class _BodyLimit:
-    """Refuses requests whose declared body is larger than any valid request (413)."""
+    """Refuses bodies larger than any valid request (413), declared or not.
+
+    A declared ``Content-Length`` over the limit is refused before anything is read; a body
+    without one (chunked) is counted as it arrives and refused as soon as it passes the
+    limit, so no request makes the API hold more than ``max_bytes`` of it.
+    """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            length = dict(scope["headers"]).get(b"content-length")
-            if length is not None and length.isdigit() and int(length) > self.max_bytes:
-                error = BodyTooLarge(f"the body is over {self.max_bytes} bytes")
-                await _error_response(error)(scope, receive, send)
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        error = BodyTooLarge(f"the body is over {self.max_bytes} bytes")
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_bytes:
+            await _error_response(error)(scope, receive, send)
+            return
+        received, over, responded = 0, False, False
+
+        async def counted() -> Message:
+            nonlocal received, over
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    over = True
+                    raise _BodyOverLimit
+            return message
+
+        async def tracked(message: Message) -> None:
+            # The framework may turn the failed read into its own error response (FastAPI
+            # answers 400 "error parsing the body"): the 413 goes out instead.
+            nonlocal responded
+            if over:
+                if not responded and message["type"] == "http.response.start":
+                    responded = True
+                    await _error_response(error)(scope, receive, send)
                 return
-        await self.app(scope, receive, send)
+            responded = responded or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, tracked)
+        except _BodyOverLimit:
+            if not responded:
+                await _error_response(error)(scope, receive, send)
 
 
 class _Metrics:

@@ -19,7 +19,7 @@ from agents.llm.ports import LLM
 from agents.llm.ports import ToolSpec as LLMToolSpec
 from agents.planner import make_planner
 from agents.researcher import make_researcher
-from agents.sources import memory_source
+from agents.sources import WEB, memory_source, web_source
 from agents.verifier import make_verifier
 from api import limits
 from api.tenant_policies import StoredTenantPolicies
@@ -252,10 +252,18 @@ class Roles:
             tools=llm_tools(self.tools),
             runs=self.stores.runs,
             conversations=self.stores.conversations,
-            sources={"memory": memory_source(self.stores.conversations), **self.sources},
+            sources={
+                "memory": memory_source(self.stores.conversations),
+                WEB: web_source(GatewayDeps(registry=self.tools), self._policies()),
+                **self.sources,
+            },
             gather_budget_s=self.gather_budget_s,
             checkpoints=self.stores.checkpoints,
         )
+
+    def _policies(self) -> StoredTenantPolicies:
+        # Each tenant's stored preferences (PUT /api/v1/settings) overlay the deployment's.
+        return StoredTenantPolicies(gateway_policies(self.settings), self.stores.tenant_settings)
 
     def handler(self, role: Role) -> Handler:
         """The handler of one role."""
@@ -271,13 +279,8 @@ class Roles:
             case Role.GATEWAY:
                 # Audit rows leave with each step's commit; the recorder appends them.
                 tools = GatewayDeps(registry=self.tools)
-                # Each tenant's stored egress preferences (PUT /api/v1/settings) overlay
-                # the deployment's policy.
-                policies = StoredTenantPolicies(
-                    gateway_policies(self.settings), self.stores.tenant_settings
-                )
                 ledger = self.stores.audit is not None
-                return make_gateway_handler(tools, policies, self.mcp, audit_ledger=ledger)
+                return make_gateway_handler(tools, self._policies(), self.mcp, audit_ledger=ledger)
             case Role.PLANNER:
                 return make_planner(self._agent_deps())
             case Role.CRITIC:

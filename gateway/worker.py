@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from bus import keys
-from bus.commands import AgentTask, Command, ToolCallBatch, ToolCallRequest
+from bus.commands import AgentTask, Command, RunState, ToolCallBatch, ToolCallRequest
 from bus.events import ClientEvent, Done, ToolCallStarted, ToolResult
 from bus.ledger import LedgerRecord
 from bus.runtime.context import StepContext, StepResult
@@ -63,14 +63,19 @@ def tool_message(call: ToolCallRequest, outcome: ToolOutcome) -> dict[str, Any]:
 
 
 def call_policy(tenant: TenantPolicy, batch: ToolCallBatch) -> CallPolicy:
-    """The chain's policy for one call: the tenant's settings plus the run's.
+    """The chain's policy for one call of a batch: see `run_policy`."""
+    return run_policy(tenant, batch.state, batch.agent)
+
+
+def run_policy(tenant: TenantPolicy, state: RunState, agent: str) -> CallPolicy:
+    """The chain's policy for a call made for a run: the tenant's settings plus the run's.
 
     The run adds its high-risk approval, the hosts a person allowed at the egress gate,
     and in multi/custom mode the tenant's scoping of the researcher's tools (enforced
     here, whatever the model asked for).
     """
-    settings = batch.state.settings
-    scoped = batch.agent == "researcher" and settings.mode != "single"
+    settings = state.settings
+    scoped = agent == "researcher" and settings.mode != "single"
     agent_tools = settings.researcher_tools if scoped else None
     return CallPolicy(
         enabled_tools=tenant.enabled_tools,
@@ -79,7 +84,7 @@ def call_policy(tenant: TenantPolicy, batch: ToolCallBatch) -> CallPolicy:
         egress=EgressPolicy(
             enabled=tenant.egress_enabled,
             allowed_hosts=tenant.allowed_egress_hosts,
-            approved_hosts=frozenset(batch.state.approved_hosts),
+            approved_hosts=frozenset(state.approved_hosts),
         ),
     )
 

@@ -13,7 +13,8 @@ How the transaction runs depends on the database:
   same transaction through aiosqlite's worker thread took ~1 ms of thread hand-offs, which
   made SQL the largest cost of a run. A transaction that never yields is also never
   interleaved with another write of this process, so they cannot contend for SQLite's one
-  write lock. If another process holds the lock, the connection waits at most
+  write lock. If the lock is held (by another process, or by an aiosqlite transaction of
+  this one, which needs the loop to finish), the connection waits at most
   ``_SQLITE_WAIT_MS`` in SQLite's busy handler, then yields to the loop and tries again,
   for up to the store's usual busy timeout.
 * **Postgres**: on the async engine (asyncpg), the units running inside ``run_sync``.
@@ -40,7 +41,7 @@ T = TypeVar("T")
 Work = Callable[[Connection], Any]
 
 # How long one attempt may block the event loop waiting for another process's write.
-_SQLITE_WAIT_MS = 20
+_SQLITE_WAIT_MS = 5
 _BY_ENGINE: weakref.WeakKeyDictionary[AsyncEngine, GroupCommit] = weakref.WeakKeyDictionary()
 
 

@@ -132,6 +132,23 @@ async def test_errors_have_a_status_a_stable_code_and_a_hint(start_api) -> None:
     assert all(r.json()["error"]["hint"] for r in (too_long, bad_json, unknown, no_key))
 
 
+async def test_a_chunked_body_over_the_limit_is_refused_as_it_arrives(start_api) -> None:
+    api = await start_api(api_max_question_chars=100)  # limit: 100 * 4 + 64 KiB
+    auth = api.auth(await api.key())
+
+    async def chunks():  # no Content-Length: the server must count
+        for _ in range(1000):  # 4 MB in all
+            yield b" " * 4096
+
+    refused = await api.http.post("/api/v1/runs", content=chunks(), headers=auth)
+    small = await api.http.post("/api/v1/runs", json={"question": "q"}, headers=auth)
+
+    assert refused.status_code == 413, refused.text
+    assert refused.json()["error"]["code"] == "body_too_large"
+    assert small.status_code == 202  # the same client, the next request, is served
+    assert await stream_commands(api.redis, keys.Role.INTAKE) != []
+
+
 async def test_tenant_settings_are_admin_only_and_shape_new_runs(start_api) -> None:
     api = await start_api()
     user = api.auth(await api.key())
