@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from faststream.redis import RedisBroker
 
 from bus import embedded
+from bus.connection import connection_class
 from bus.errors import RedisUnavailable
 
 if TYPE_CHECKING:
@@ -26,6 +27,10 @@ def resolve_redis_url(settings: Settings) -> str:
 
 def make_broker(url: str, **options: Any) -> RedisBroker:
     """A RedisBroker for ``url`` (extra options go to the redis client)."""
+    # Pool checkouts that cost no event-loop cycle (bus.connection).
+    cls = connection_class(url)
+    if cls is not None:
+        options.setdefault("connection_class", cls)
     # FastStream logs each message at INFO; the runtime logs what matters itself.
     return RedisBroker(url, logger=None, **options)  # pyright: ignore[reportArgumentType]
 
