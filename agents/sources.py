@@ -4,16 +4,14 @@ documents (`retrieval.gather_source`) join when retrieval is wired."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from agents.gather import Source, SourceAnswer
 from bus.commands import AgentTask, Command, GatherTask, ToolCallRequest
 from bus.store import ConversationStore
 from gateway.audit import audit_record
-from gateway.chain import invoke
+from gateway.chain import invoke_recorded
 from gateway.context import CallContext, GatewayDeps
-from gateway.outcome import AuditRecord
 from gateway.ports import TenantPolicies
 from gateway.worker import run_policy
 
@@ -68,25 +66,20 @@ def web_source(deps: GatewayDeps, policies: TenantPolicies) -> Source:
         if not isinstance(task, GatherTask | AgentTask):
             return SourceAnswer([])
         tenant = await policies.for_tenant(command.tenant_id)
-        audits: list[AuditRecord] = []
-
-        async def capture(record: AuditRecord) -> None:
-            audits.append(record)
-
         ctx = CallContext(
             tenant_id=command.tenant_id,
             subject=command.subject,
             run_id=command.run_id,
             agent="gather",
             policy=run_policy(tenant, task.state, "gather"),
-            deps=replace(deps, on_outcome=capture),
+            deps=deps,
             groups=frozenset(command.groups),
         )
         call = ToolCallRequest(
             call_id=f"{command.step_id}:web", name="web_search", arguments={"query": query}
         )
-        outcome = await invoke(call, ctx)
-        records = [audit_record(f"{command.step_id}:{i}", a) for i, a in enumerate(audits)]
+        outcome, audit = await invoke_recorded(call, ctx)
+        records = [audit_record(f"{command.step_id}:0", audit)]
         if outcome.status != "ok" or not isinstance(outcome.result, dict):
             return SourceAnswer([], records)
         found: list[Any] = outcome.result.get("results") or []

@@ -34,8 +34,8 @@ def _buffered(parser: Any) -> bool | None:
     return bool(getattr(stream, "_buffer", b"")) or stream.at_eof()
 
 
-class BufferCheckConnection(Connection):
-    """A TCP connection with the cheap unread-data check (see the module docstring)."""
+class _BufferCheck(AbstractConnection):
+    """The cheap unread-data check (see the module docstring), for any connection class."""
 
     async def can_read_destructive(self) -> bool:
         """Whether data is waiting unread, from what was already received."""
@@ -46,16 +46,12 @@ class BufferCheckConnection(Connection):
         return await super().can_read_destructive() if found is None else found
 
 
-class BufferCheckUnixConnection(UnixDomainSocketConnection):
-    """A unix-socket connection with the cheap unread-data check."""
+class BufferCheckConnection(_BufferCheck, Connection):
+    """A TCP connection with the cheap unread-data check."""
 
-    async def can_read_destructive(self) -> bool:
-        """Whether data is waiting unread, from what was already received."""
-        try:
-            found = _buffered(self._parser)
-        except OSError:
-            return await super().can_read_destructive()
-        return await super().can_read_destructive() if found is None else found
+
+class BufferCheckUnixConnection(_BufferCheck, UnixDomainSocketConnection):
+    """A unix-socket connection with the cheap unread-data check."""
 
 
 def connection_class(url: str) -> type[AbstractConnection] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import structlog
@@ -104,3 +105,17 @@ async def invoke(call: ToolCall, ctx: CallContext) -> ToolOutcome:
             )
         )
     return outcome
+
+
+async def invoke_recorded(call: ToolCall, ctx: CallContext) -> tuple[ToolOutcome, AuditRecord]:
+    """`invoke`, handing back the call's audit record instead of passing it to ``on_outcome``.
+
+    For callers that write the record themselves, with their step's commit (the ledger).
+    """
+    captured: list[AuditRecord] = []
+
+    async def capture(record: AuditRecord) -> None:
+        captured.append(record)
+
+    outcome = await invoke(call, replace(ctx, deps=replace(ctx.deps, on_outcome=capture)))
+    return outcome, captured[0]

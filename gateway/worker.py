@@ -29,7 +29,7 @@ from bus.ledger import LedgerRecord
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 from gateway.audit import audit_record
-from gateway.chain import invoke
+from gateway.chain import invoke_recorded
 from gateway.context import CallContext, CallPolicy, GatewayDeps
 from gateway.egress.policy import EgressPolicy
 from gateway.mcp.hub import McpHub
@@ -181,22 +181,14 @@ async def _run_once(
     ctx: StepContext, call: ToolCallRequest, call_ctx: CallContext
 ) -> tuple[ToolOutcome, AuditRecord | None]:
     """Run a call through the chain; its outcome and audit record (the caller writes it)."""
-    captured: list[AuditRecord] = []
-
-    async def capture(record: AuditRecord) -> None:
-        captured.append(record)
-
-    capturing = replace(call_ctx, deps=replace(call_ctx.deps, on_outcome=capture))
     if not _side_effects(call, call_ctx):
-        outcome = await invoke(call, capturing)
-        return outcome, captured[0] if captured else None
+        return await invoke_recorded(call, call_ctx)
     key = keys.run_call(ctx.command.run_id, ctx.command.shard, call.call_id)
     stored = await ctx.redis.get(key)
     if stored is not None:
         recorded = RecordedCall.model_validate_json(stored)
         return recorded.outcome, recorded.audit
-    outcome = await invoke(call, capturing)
-    audit = captured[0] if captured else None
+    outcome, audit = await invoke_recorded(call, call_ctx)
     record = RecordedCall(outcome=outcome, audit=audit)
     await ctx.redis.set(key, record.model_dump_json(), ex=ctx.settings.run_ttl_s)
     return outcome, audit

@@ -26,6 +26,45 @@ async def ensure_group(redis: Redis, stream: str, group: str, *, from_start: boo
 
 
 @dataclass(frozen=True, slots=True)
+class Claimed:
+    """Entries taken over from consumers that went idle (see `claim_idle`).
+
+    Attributes:
+        cursor: where the next scan of the pending list starts.
+        entries: (entry id, fields) of each entry taken over.
+        deliveries: how often each was delivered, this time included.
+        lost: pending entries trimmed from the stream before anyone acked them.
+    """
+
+    cursor: str
+    entries: list[tuple[bytes, dict[bytes, bytes]]]
+    deliveries: dict[bytes, int]
+    lost: int
+
+
+async def claim_idle(
+    redis: Redis, stream: str, group: str, consumer: str, idle_ms: int, cursor: str, count: int
+) -> Claimed:
+    """XAUTOCLAIM up to ``count`` entries idle for ``idle_ms``, with their delivery counts."""
+    reply = await redis.xautoclaim(stream, group, consumer, idle_ms, start_id=cursor, count=count)
+    live = [(eid, f) for eid, f in reply[1] if eid is not None and f is not None]
+    # Redis 7 lists the ids of trimmed entries and drops them; 6.2 returns nil entries.
+    lost = len(reply[1]) - len(live) + (len(reply[2]) if len(reply) > 2 else 0)
+    deliveries: dict[bytes, int] = {}
+    if live:
+        pending = await redis.xpending_range(
+            stream,
+            group,
+            min=live[0][0],
+            max=live[-1][0],
+            count=len(live) * 4,
+            consumername=consumer,
+        )
+        deliveries = {p["message_id"]: int(p["times_delivered"]) for p in pending}
+    return Claimed(_s(reply[0]), live, deliveries, lost)
+
+
+@dataclass(frozen=True, slots=True)
 class GroupStats:
     """Backlog figures of one group on one stream."""
 

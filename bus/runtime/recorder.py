@@ -30,7 +30,7 @@ from bus import keys, wire
 from bus.ledger import LedgerRecord
 from bus.runtime import metrics
 from bus.runtime.deadletter import DeadLetter, dead_letter
-from bus.runtime.groups import ensure_group
+from bus.runtime.groups import claim_idle, ensure_group
 from bus.runtime.worker import consumer_name
 
 if TYPE_CHECKING:
@@ -249,31 +249,19 @@ class Recorder:
                     log.warning("reclaim failed", stream=stream, error=repr(e))
 
     async def _reclaim(self, stream: str) -> None:
-        reply = await self.redis.xautoclaim(
+        claimed = await claim_idle(
+            self.redis,
             stream,
             self.group,
             self.consumer,
             self.settings.claim_idle_ms,
-            start_id=self._reclaim_cursor[stream],
-            count=self.batch,
+            self._reclaim_cursor[stream],
+            self.batch,
         )
-        self._reclaim_cursor[stream] = wire_id(reply[0])
-        live = [(stream, eid, f) for eid, f in reply[1] if eid is not None and f is not None]
-        if not live:
+        self._reclaim_cursor[stream] = claimed.cursor
+        if claimed.lost:
+            log.error("ledger records were trimmed away unwritten", count=claimed.lost)
+        if not claimed.entries:
             return
-        pending = await self.redis.xpending_range(
-            stream,
-            self.group,
-            min=live[0][1],
-            max=live[-1][1],
-            count=len(live) * 4,
-            consumername=self.consumer,
-        )
-        deliveries = {p["message_id"]: int(p["times_delivered"]) for p in pending}
-        metrics.RECLAIMED.labels(str(_ROLE)).inc(len(live))
-        await self._record(live, deliveries)
-
-
-def wire_id(value: bytes | str) -> str:
-    """A stream id as text."""
-    return value.decode() if isinstance(value, bytes) else value
+        metrics.RECLAIMED.labels(str(_ROLE)).inc(len(claimed.entries))
+        await self._record([(stream, eid, f) for eid, f in claimed.entries], claimed.deliveries)

@@ -37,7 +37,7 @@ from bus.events import RunStatus, StepRetry
 from bus.runtime import metrics
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.deadletter import DeadLetter, dead_letter
-from bus.runtime.groups import ensure_group
+from bus.runtime.groups import claim_idle, ensure_group
 from bus.runtime.scripts import COMMIT
 
 if TYPE_CHECKING:
@@ -52,11 +52,6 @@ RunEndHook = Callable[[Command, RunStatus], Awaitable[None]]
 log = structlog.get_logger("bus.worker")
 
 
-def _s(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
-
-Entry = tuple[bytes, dict[bytes, bytes]]
 # What the commit script returns.
 _DUPLICATE, _COMMITTED, _CANCELLED = 0, 1, 2
 
@@ -477,31 +472,21 @@ class Worker:
                     log.warning("reclaim failed", stream=stream, error=repr(e))
 
     async def _reclaim(self, stream: str, count: int) -> None:
-        reply = await self.redis.xautoclaim(
+        claimed = await claim_idle(
+            self.redis,
             stream,
             self.group,
             self.consumer,
             self.settings.claim_idle_ms,
-            start_id=self._reclaim_cursor[stream],
-            count=count,
+            self._reclaim_cursor[stream],
+            count,
         )
-        self._reclaim_cursor[stream] = _s(reply[0])
-        live: list[Entry] = [(eid, f) for eid, f in reply[1] if eid is not None and f is not None]
-        # Pending entries trimmed away before anyone acked them: that work is lost
-        # (Redis 7 lists their ids and drops them; 6.2 returns nil entries).
-        lost = len(reply[1]) - len(live) + (len(reply[2]) if len(reply) > 2 else 0)
-        if lost:
-            log.error("pending entries were trimmed away", stream=stream, count=lost)
-        if not live:
+        self._reclaim_cursor[stream] = claimed.cursor
+        if claimed.lost:  # pending entries trimmed away before anyone acked them
+            log.error("pending entries were trimmed away", stream=stream, count=claimed.lost)
+        if not claimed.entries:
             return
-        pending = await self.redis.xpending_range(
-            stream,
-            self.group,
-            min=live[0][0],
-            max=live[-1][0],
-            count=len(live) * 4,
-            consumername=self.consumer,
+        metrics.RECLAIMED.labels(str(self.role)).inc(len(claimed.entries))
+        await self._admit(
+            [(stream, eid, f, claimed.deliveries.get(eid, 2)) for eid, f in claimed.entries]
         )
-        deliveries = {p["message_id"]: int(p["times_delivered"]) for p in pending}
-        metrics.RECLAIMED.labels(str(self.role)).inc(len(live))
-        await self._admit([(stream, eid, f, deliveries.get(eid, 2)) for eid, f in live])
