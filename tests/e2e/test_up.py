@@ -76,3 +76,54 @@ async def test_ask_renders_a_run_live_against_up(
         assert events[0]["type"] == "run_started" and events[-1]["type"] == "done"
         assert any(e["type"] == "interpreted" for e in events)  # a follow-up
         assert all("id" in e for e in events)
+
+
+async def test_up_with_helper_processes_shares_the_work_and_takes_them_down_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.bench.turn import _one_run
+
+    for key in [k for k in os.environ if k.startswith("AGENTBUS_")]:
+        monkeypatch.delenv(key)
+    data = tmp_path / "data"
+    env = {"AGENTBUS_DATA_DIR": str(data), "AGENTBUS_LLM": "scripted", "AGENTBUS_API_PORT": "0"}
+    with processes() as procs:
+        up = spawn(["up", "--processes", "2"], env, tmp_path / "up.log")
+        procs.append(up)
+
+        async def ready() -> bool:
+            return embedded.is_running(data) and "processes: 2" in (tmp_path / "up.log").read_text()
+
+        await wait_for(ready, within=30)
+        client = Redis.from_url(embedded.socket_url(data))
+        s = Settings(data_dir=data)
+
+        async def researchers() -> set[int]:
+            consumers = await client.xinfo_consumers("ab:{0}:role:researcher", "researcher")
+            return {int(c["name"].decode().split("-")[-2]) for c in consumers}
+
+        async def both_work() -> bool:
+            # Concurrent runs until the helper (still starting at first) has taken steps too.
+            done = await asyncio.gather(*(_one_run(client, s, "single") for _ in range(16)))
+            assert all(count == 5 for _, count in done)  # five events, `done` last
+            return len(await researchers()) == 2
+
+        await wait_for(both_work, within=60)
+        busy = await client.xinfo_consumers("ab:{0}:role:researcher", "researcher")
+        assert all(c["pending"] == 0 for c in busy)
+        pids = await researchers()
+        assert up.pid in pids  # up itself and one helper ran researcher steps
+        await client.aclose()
+        helper = next(pid for pid in pids if pid != up.pid)
+
+        up.send_signal(signal.SIGKILL)  # the helper must not outlive it
+        up.wait(10)
+
+        async def helper_gone() -> bool:
+            try:
+                os.kill(helper, 0)
+            except ProcessLookupError:
+                return True
+            return False
+
+        await wait_for(helper_gone, within=15)
