@@ -6,6 +6,8 @@ unchanged on Redis Cluster.
 
 from __future__ import annotations
 
+import hashlib
+
 # Commit a step: unless the step is already done, mark it done, publish the next
 # commands and the step's final events, and ack the source entry, all at once.
 # A crash before this leaves nothing; after it, everything.
@@ -60,6 +62,9 @@ end
 redis.call('XACK', KEYS[1], group, entry)
 return 1
 """
+
+#: What EVALSHA names the commit script by.
+COMMIT_SHA = hashlib.sha1(COMMIT.encode()).hexdigest()
 
 # Move an entry to the dead-letter stream and end its run, atomically.
 #

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
+from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bus import keys, wire
@@ -38,7 +38,8 @@ from bus.runtime import metrics
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.deadletter import DeadLetter, dead_letter
 from bus.runtime.groups import claim_idle, ensure_group
-from bus.runtime.scripts import COMMIT
+from bus.runtime.mux import mux_for
+from bus.runtime.scripts import COMMIT, COMMIT_SHA
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -103,7 +104,7 @@ class Worker:
         self._inflight: dict[tuple[str, bytes], asyncio.Task[None]] = {}
         self._slot_freed = asyncio.Event()
         self._stopping = asyncio.Event()
-        self._commit = redis.register_script(COMMIT)
+        self._mux = mux_for(redis)
         self._reclaim_cursor = dict.fromkeys(self.streams, "0-0")
         self.read_empty = False  # the last read returned nothing
 
@@ -357,8 +358,8 @@ class Worker:
             # Outside the run's hash tag, so not in the script: at least once, before it.
             await self.redis.xadd(reply_stream, {wire.DATA_FIELD: data}, maxlen=s.stream_maxlen)
         expire = s.events_ttl_s if prep.finished else 0
-        done = await self._commit(
-            keys=[
+        done = await self._run_commit(
+            [
                 stream,
                 keys.run_steps(command.run_id, shard),
                 keys.run_events(command.run_id, shard),
@@ -366,7 +367,7 @@ class Worker:
                 *(o[0] for o in prep.outputs),
                 *prep.join[0],
             ],
-            args=[
+            [
                 self.group,
                 entry_id,
                 command.step_id,
@@ -383,6 +384,14 @@ class Worker:
             ],
         )
         return int(done)
+
+    async def _run_commit(self, keys: list[str], args: list[Any]) -> Any:
+        """The commit script on the process's pipelined connection (`bus.runtime.mux`)."""
+        try:
+            return await self._mux.execute("EVALSHA", COMMIT_SHA, len(keys), *keys, *args)
+        except NoScriptError:  # a restarted or flushed server: load it, then once more
+            await self.redis.script_load(COMMIT)
+            return await self._mux.execute("EVALSHA", COMMIT_SHA, len(keys), *keys, *args)
 
     async def _end(
         self, stream: str, entry_id: bytes, command: Command, status: RunStatus, message: str

@@ -1,0 +1,131 @@
+"""One Redis connection shared by every step of a process, commands pipelined.
+
+A step's writes (its commit script, its streamed events) go out on one connection as soon
+as they are made, and a reader task hands each reply to its caller in order: Redis answers
+the commands of one connection in the order they arrived. That skips what redis-py's
+client does per command (a pool checkout, a retry wrapper, observability hooks, the
+release), which measured here ~45 µs of CPU per command under load and ~40 µs of latency
+at concurrency 1, and it lets concurrent steps' commands share socket writes.
+
+An error reply fails only its own command; a broken connection fails every command in
+flight (their callers retry, as they would with redis-py's client: the commit script is
+idempotent) and the next command opens a new connection. Blocking reads (XREADGROUP) do
+not come here: they would hold up every reply behind them. Writes are not flow-controlled
+(no ``drain``): what is buffered is bounded by the steps in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+    from redis.asyncio.connection import AbstractConnection
+
+_BY_CLIENT: weakref.WeakKeyDictionary[Redis, Mux] = weakref.WeakKeyDictionary()
+
+
+def mux_for(redis: Redis) -> Mux:
+    """The shared pipelined connection of ``redis``'s pool (made on first use)."""
+    mux = _BY_CLIENT.get(redis)
+    if mux is None:
+        mux = _BY_CLIENT[redis] = Mux(redis)
+    return mux
+
+
+class Mux:
+    """Pipelines commands over one connection taken from ``redis``'s pool."""
+
+    def __init__(self, redis: Redis) -> None:
+        self._redis = redis
+        self._conn: AbstractConnection | None = None
+        self._connecting: asyncio.Lock | None = None
+        self._waiting: collections.deque[asyncio.Future[Any]] = collections.deque()
+        self._reader: asyncio.Task[None] | None = None
+        self._unsent: list[bytes] = []
+
+    async def execute(self, *args: Any) -> Any:
+        """Send one command; its reply (an error reply raises ``ResponseError``).
+
+        Commands made in the same turn of the event loop leave in one write (corking):
+        under load that is one system call for many steps' commands.
+        """
+        conn = self._conn if self._conn is not None else await self._connect()
+        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        # No await between queueing the future and the command: replies come back in the
+        # order commands were written, and the futures must be in that order too.
+        self._waiting.append(done)
+        if not self._unsent:
+            asyncio.get_running_loop().call_soon(self._flush, conn)
+        self._unsent += conn.pack_command(*args)
+        return await done
+
+    def _flush(self, conn: AbstractConnection) -> None:
+        unsent, self._unsent = self._unsent, []
+        if self._conn is not conn:  # it broke meanwhile: those commands failed with it
+            return
+        try:
+            conn._writer.writelines(unsent)  # pyright: ignore[reportAttributeAccessIssue, reportPrivateUsage, reportOptionalMemberAccess, reportUnknownMemberType]
+        except Exception as e:
+            self._broken(conn, e)
+
+    async def _connect(self) -> AbstractConnection:
+        if self._connecting is None:
+            self._connecting = asyncio.Lock()
+        async with self._connecting:
+            if self._conn is None:
+                conn = await self._redis.connection_pool.get_connection()
+                self._conn = conn
+                self._reader = asyncio.get_running_loop().create_task(self._read(conn))
+            return self._conn
+
+    async def _read(self, conn: AbstractConnection) -> None:
+        try:
+            while True:
+                try:
+                    reply = await conn.read_response()
+                except ResponseError as e:  # an error reply: the stream is still in step
+                    self._pop().set_exception(e)
+                    continue
+                self._pop().set_result(reply)
+        except asyncio.CancelledError:  # shutting down: fail what waits, close nothing here
+            self._broken(conn, RedisConnectionError("connection closed"), disconnect=False)
+            raise
+        except BaseException as e:
+            self._broken(conn, e)
+
+    def _pop(self) -> asyncio.Future[Any]:
+        done = self._waiting.popleft()
+        if done.done():  # its caller was cancelled; the reply is dropped
+            return asyncio.get_running_loop().create_future()
+        return done
+
+    def _broken(
+        self, conn: AbstractConnection, error: BaseException, *, disconnect: bool = True
+    ) -> None:
+        """Fail everything in flight on ``conn`` and let the next command reconnect."""
+        if self._conn is not conn:
+            return
+        self._conn = None
+        failure = error if isinstance(error, Exception) else RedisConnectionError(str(error))
+        while self._waiting:
+            done = self._waiting.popleft()
+            if not done.done():
+                done.set_exception(failure)
+        if disconnect:
+            asyncio.get_running_loop().create_task(conn.disconnect(nowait=True))
+        if self._reader is not None and self._reader is not asyncio.current_task():
+            self._reader.cancel()
+        self._reader = None
+
+    async def aclose(self) -> None:
+        """Close the connection (commands in flight fail)."""
+        if self._conn is not None:
+            conn = self._conn
+            self._broken(conn, RedisConnectionError("closed"))
