@@ -68,9 +68,10 @@ class GroupCommit:
         self._flusher: asyncio.Task[None] | None = None
         self._where = safe_url(engine.url)
         self._sync: Engine | None = None
+        self._sync_conn: Connection | None = None
         if engine.dialect.name == "sqlite":
             self._sync = _inline_sqlite(engine)
-            weakref.finalize(engine, self._sync.dispose)
+            weakref.finalize(engine, self._close_sync)
 
     @property
     def dialect(self) -> str:
@@ -117,13 +118,30 @@ class GroupCommit:
                 return await conn.run_sync(lambda c: [unit(c) for unit in units])
         give_up = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
         while True:
+            conn = self._sync_conn or self._sync.connect()  # kept: no pool round per batch
+            self._sync_conn = conn
             try:
-                with self._sync.begin() as conn:
+                with conn.begin():
                     return [unit(conn) for unit in units]
             except OperationalError as e:
                 if "locked" not in str(e.orig) or time.monotonic() > give_up:
+                    self._drop_sync_conn()
                     raise
+            except Exception:
+                if conn.invalidated or conn.closed:
+                    self._drop_sync_conn()
+                raise
             await asyncio.sleep(0.002)  # another process is writing: let the loop run
+
+    def _close_sync(self) -> None:
+        self._drop_sync_conn()
+        if self._sync is not None:
+            self._sync.dispose()
+
+    def _drop_sync_conn(self) -> None:
+        if self._sync_conn is not None:
+            self._sync_conn.close()
+            self._sync_conn = None
 
     def _error(self, e: Exception, action: str) -> Exception:
         if isinstance(e, StoreError) or not isinstance(e, SQLAlchemyError | OSError):
