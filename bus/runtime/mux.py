@@ -62,13 +62,14 @@ class Mux:
         # order commands were written, and the futures must be in that order too.
         self._waiting.append(done)
         if not self._unsent:
-            asyncio.get_running_loop().call_soon(self._flush, conn)
+            asyncio.get_running_loop().call_soon(self._flush)
         self._unsent += conn.pack_command(*args)
         return await done
 
-    def _flush(self, conn: AbstractConnection) -> None:
+    def _flush(self) -> None:
         unsent, self._unsent = self._unsent, []
-        if self._conn is not conn:  # it broke meanwhile: those commands failed with it
+        conn = self._conn
+        if conn is None or not unsent:  # broke meanwhile (its commands failed), or sent
             return
         try:
             conn._writer.writelines(unsent)  # pyright: ignore[reportAttributeAccessIssue, reportPrivateUsage, reportOptionalMemberAccess, reportUnknownMemberType]
@@ -113,6 +114,7 @@ class Mux:
         if self._conn is not conn:
             return
         self._conn = None
+        self._unsent = []  # never sent: they fail with the rest
         failure = error if isinstance(error, Exception) else RedisConnectionError(str(error))
         while self._waiting:
             done = self._waiting.popleft()

@@ -59,3 +59,17 @@ async def test_a_dropped_connection_fails_in_flight_commands_and_the_next_reconn
         await asyncio.wait_for(blocked, 5)
     assert await mux.execute("ECHO", "again") == b"again"  # a new connection
     await mux.aclose()
+
+
+async def test_a_break_before_the_write_fails_the_queued_command_and_not_the_next(
+    real_redis: Redis,
+) -> None:
+    mux = Mux(real_redis)
+    assert await mux.execute("PING") == b"PONG"  # connected
+    queued = asyncio.ensure_future(mux.execute("ECHO", "lost"))
+    await asyncio.sleep(0)  # queued for the next write, not written yet
+    mux._broken(mux._conn, RedisConnectionError("dropped"))  # pyright: ignore[reportPrivateUsage, reportArgumentType]
+    with pytest.raises(RedisConnectionError):
+        await queued
+    assert await asyncio.wait_for(mux.execute("ECHO", "next"), 5) == b"next"
+    await mux.aclose()
