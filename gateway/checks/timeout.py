@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 from gateway.errors import ToolTimeout
 from gateway.ports import Caller, CallerAwareTool, EgressClient, Tool
+
+_AWARE: dict[type, bool] = {}
+
+
+def _caller_aware(tool: Tool) -> bool:
+    # A runtime Protocol check walks the object's attributes each time: once per tool
+    # class is enough (a tool's methods come from its class).
+    aware = _AWARE.get(type(tool))
+    if aware is None:
+        aware = _AWARE[type(tool)] = isinstance(tool, CallerAwareTool)
+    return aware
 
 
 async def run_with_timeout(
@@ -25,8 +36,8 @@ async def run_with_timeout(
     deadline = asyncio.timeout(timeout_s)
     try:
         async with deadline:
-            if caller is not None and isinstance(tool, CallerAwareTool):
-                return await tool.run_as(caller, args, net)
+            if caller is not None and _caller_aware(tool):
+                return await cast(CallerAwareTool, tool).run_as(caller, args, net)
             return await tool.run(args, net)
     except TimeoutError as e:
         if deadline.expired():
