@@ -197,7 +197,7 @@ class Worker:
                 await asyncio.sleep(0)
 
     async def _admit(self, items: list[tuple[str, bytes, dict[bytes, bytes], int]]) -> None:
-        """Decode a batch of entries, check them all in one round trip, start their steps."""
+        """Decode a batch of entries and start their steps (redeliveries checked first)."""
         ready: list[tuple[str, bytes, dict[bytes, bytes], int, Command]] = []
         for stream, entry_id, fields, delivery in items:
             if (stream, entry_id) in self._inflight:
