@@ -62,11 +62,6 @@ def tool_message(call: ToolCallRequest, outcome: ToolOutcome) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": call.call_id, "name": call.name, "content": content}
 
 
-def call_policy(tenant: TenantPolicy, batch: ToolCallBatch) -> CallPolicy:
-    """The chain's policy for one call of a batch: see `run_policy`."""
-    return run_policy(tenant, batch.state, batch.agent)
-
-
 def run_policy(tenant: TenantPolicy, state: RunState, agent: str) -> CallPolicy:
     """The chain's policy for a call made for a run: the tenant's settings plus the run's.
 
@@ -121,7 +116,7 @@ def make_gateway_handler(
             subject=command.subject,
             run_id=command.run_id,
             agent=batch.agent,
-            policy=call_policy(tenant, batch),
+            policy=run_policy(tenant, batch.state, batch.agent),
             deps=deps if registry is deps.registry else replace(deps, registry=registry),
             groups=frozenset(command.groups),
         )

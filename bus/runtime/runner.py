@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import signal
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
@@ -65,10 +64,6 @@ class Runner:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(sig, self._on_signal, sig)
                 installed.append(sig)
-        # What start-up built (modules, handlers, compiled schemas, statements) lives as long
-        # as the process: moved out of the collector's generations, no collection scans it
-        # again, which keeps the cyclic GC's pauses off the steps.
-        gc.freeze()
         helpers = [asyncio.create_task(self._stats_loop())]
         if self.burst:
             helpers.append(asyncio.create_task(self._burst_watch()))

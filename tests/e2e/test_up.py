@@ -18,21 +18,36 @@ from tests.processes import cli, processes, spawn
 from tests.support import noop_command, wait_for
 
 
+def embedded_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **settings: str
+) -> tuple[Path, dict[str, str]]:
+    """Nothing configured (embedded defaults) but a data folder, and ``settings``."""
+    for key in [k for k in os.environ if k.startswith("AGENTBUS_")]:
+        monkeypatch.delenv(key)
+    data = tmp_path / "data"
+    return data, {"AGENTBUS_DATA_DIR": str(data), "AGENTBUS_API_PORT": "0", **settings}
+
+
+async def until_up(data: Path, log: Path, banner: str = "roles:") -> None:
+    """Wait for the embedded Redis and ``banner`` in ``up``'s output."""
+
+    def shown() -> bool:  # a small local file: read it in place
+        return banner in log.read_text()
+
+    async def ready() -> bool:
+        return embedded.is_running(data) and shown()
+
+    await wait_for(ready, within=30)
+
+
 async def test_up_starts_everything_and_stops_cleanly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for key in [k for k in os.environ if k.startswith("AGENTBUS_")]:
-        monkeypatch.delenv(key)  # embedded defaults: nothing configured
-    data = tmp_path / "data"
-    env = {"AGENTBUS_DATA_DIR": str(data), "AGENTBUS_API_PORT": "0"}
+    data, env = embedded_env(tmp_path, monkeypatch)
     with processes() as procs:
         up = spawn(["up"], env, tmp_path / "up.log")
         procs.append(up)
-
-        async def ready() -> bool:
-            return embedded.is_running(data) and "roles:" in (tmp_path / "up.log").read_text()
-
-        await wait_for(ready, within=30)
+        await until_up(data, tmp_path / "up.log")
         assert (data / "agentbus.db").exists()  # the store was created and migrated
 
         s = Settings(data_dir=data)
@@ -55,17 +70,10 @@ async def test_up_starts_everything_and_stops_cleanly(
 async def test_ask_renders_a_run_live_against_up(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for key in [k for k in os.environ if k.startswith("AGENTBUS_")]:
-        monkeypatch.delenv(key)
-    data = tmp_path / "data"
-    env = {"AGENTBUS_DATA_DIR": str(data), "AGENTBUS_LLM": "scripted", "AGENTBUS_API_PORT": "0"}
+    data, env = embedded_env(tmp_path, monkeypatch, AGENTBUS_LLM="scripted")
     with processes() as procs:
         procs.append(spawn(["up"], env, tmp_path / "up.log"))
-
-        async def ready() -> bool:
-            return embedded.is_running(data) and "roles:" in (tmp_path / "up.log").read_text()
-
-        await wait_for(ready, within=30)
+        await until_up(data, tmp_path / "up.log")
         shown = await cli(["ask", "What is 23 × 19?"], env)
         assert "→ calculator" in shown and "← calculator ok" in shown
         assert "437" in shown.split("← calculator ok")[1]
@@ -83,18 +91,11 @@ async def test_up_with_helper_processes_shares_the_work_and_takes_them_down_with
 ) -> None:
     from tests.bench.turn import _one_run
 
-    for key in [k for k in os.environ if k.startswith("AGENTBUS_")]:
-        monkeypatch.delenv(key)
-    data = tmp_path / "data"
-    env = {"AGENTBUS_DATA_DIR": str(data), "AGENTBUS_LLM": "scripted", "AGENTBUS_API_PORT": "0"}
+    data, env = embedded_env(tmp_path, monkeypatch, AGENTBUS_LLM="scripted")
     with processes() as procs:
         up = spawn(["up", "--processes", "2"], env, tmp_path / "up.log")
         procs.append(up)
-
-        async def ready() -> bool:
-            return embedded.is_running(data) and "processes: 2" in (tmp_path / "up.log").read_text()
-
-        await wait_for(ready, within=30)
+        await until_up(data, tmp_path / "up.log", "processes: 2")
         client = Redis.from_url(embedded.socket_url(data))
         s = Settings(data_dir=data)
 

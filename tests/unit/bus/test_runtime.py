@@ -162,6 +162,23 @@ async def test_expired_step_is_not_started_and_the_run_ends_timeout(
     assert await redis.ttl(keys.run_events(cmd.run_id, 0)) <= s.events_ttl_s
 
 
+async def test_steps_commit_after_the_servers_script_cache_was_flushed(
+    redis: Redis, make_settings
+) -> None:
+    s = make_settings()
+    first, second = noop_command(hops=1), noop_command(hops=2)
+    worker = noop_worker(redis, s)
+    await worker.ensure_groups()
+    await publish(redis, first, s)
+    await drain([worker], redis)  # the commit script is loaded and used
+    await redis.script_flush()  # a restarted or flushed server forgets it
+    await publish(redis, second, s)
+    await drain([noop_worker(redis, s)], redis)
+    for cmd in (first, second):
+        events = await events_of(redis, cmd.run_id)
+        assert [e.type for e in events] == ["done"] and events[-1].status == "done"
+
+
 async def test_cancel_is_honoured_between_steps(redis: Redis, make_settings) -> None:
     s = make_settings()
     worker = noop_worker(redis, s)
