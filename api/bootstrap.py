@@ -28,7 +28,7 @@ from bus import wire
 from bus.commands import Command, RunResult
 from bus.embedded import EmbeddedRedis
 from bus.errors import BusError
-from bus.events import RunStatus
+from bus.events import FinalStatus, RunStatus
 from bus.keys import Role
 from bus.noop import handle_noop
 from bus.runtime.recorder import Applier, Recorder
@@ -45,7 +45,6 @@ from bus.store import (
     TenantSettingsStore,
     make_engine,
 )
-from bus.store import RunStatus as StoreStatus
 from bus.store.migrate import upgrade_async
 from gateway.audit import AUDIT_KIND, make_audit_applier
 from gateway.context import GatewayDeps
@@ -307,7 +306,7 @@ def run_end_recorder(runs: RunStore, redis: Redis | None = None) -> RunEndHook:
     answers for ``done``), so an external publisher never waits for a reply that won't come.
     """
 
-    async def record(command: Command, status: RunStatus) -> None:
+    async def record(command: Command, status: FinalStatus) -> None:
         if redis is not None:
             await limits.release(redis, command.tenant_id, command.run_id)
             if command.reply_to and status != "done":
@@ -321,7 +320,7 @@ def run_end_recorder(runs: RunStore, redis: Redis | None = None) -> RunEndHook:
         if status == "done":
             return  # the finalizer records `done` together with the answer and trace
         error_code = status
-        await runs.set_status(command.run_id, StoreStatus(status), error_code=error_code)
+        await runs.set_status(command.run_id, RunStatus(status), error_code=error_code)
 
     return record
 

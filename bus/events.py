@@ -7,13 +7,32 @@ Token events carry the ``step_id`` that produced them, so a client that sees a
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal
+from enum import StrEnum
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field, TypeAdapter
 
 from bus.commands import SCHEMA_VERSION, Frozen
 
-RunStatus = Literal["done", "error", "timeout", "cancelled", "rejected"]
+
+class RunStatus(StrEnum):
+    """Where a run is in its life (the store keeps it; see `FinalStatus` for its end)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUSPENDED = "suspended"
+    DONE = "done"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+    REJECTED = "rejected"
+
+
+#: How a run ended: what its ``done`` event carries (a plain string on the wire).
+FinalStatus = Literal["done", "error", "timeout", "cancelled", "rejected"]
+
+#: The statuses a run ends in; RunStatus(...) fails at import if the two drift apart.
+TERMINAL_STATUSES = frozenset(RunStatus(status) for status in get_args(FinalStatus))
 
 
 class Event(Frozen):
@@ -152,7 +171,7 @@ class Done(Event):
     """The last event of every run."""
 
     type: Literal["done"] = "done"
-    status: RunStatus
+    status: FinalStatus
     answer: str | None = None
     usage: dict[str, int] = {}
     stop_reason: str | None = Field(

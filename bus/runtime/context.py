@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from bus import keys, wire
 from bus.commands import Command
-from bus.events import ClientEvent, Done, ErrorEvent, RunStatus
+from bus.events import ClientEvent, Done, ErrorEvent, FinalStatus
 from bus.ledger import LedgerRecord
 
 if TYPE_CHECKING:
@@ -54,13 +54,13 @@ class StepResult:
 
     next: Sequence[Command] = ()
     events: Sequence[ClientEvent] = ()
-    finished: RunStatus | None = None
+    finished: FinalStatus | None = None
     replies: Sequence[tuple[str, str]] = ()
     join: Join | None = None
     records: Sequence[LedgerRecord] = ()
 
     @classmethod
-    def ending(cls, command: Command, status: RunStatus, message: str) -> StepResult:
+    def ending(cls, command: Command, status: FinalStatus, message: str) -> StepResult:
         """End the run here with ``status``: an ``error`` event, then ``done``."""
         run_id, step_id = command.run_id, command.step_id
         return cls(

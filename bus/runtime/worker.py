@@ -33,7 +33,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from bus import keys, wire
 from bus.commands import Command
 from bus.errors import MessageInvalid, MessageTooLarge
-from bus.events import RunStatus, StepRetry
+from bus.events import FinalStatus, StepRetry
 from bus.runtime import metrics
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.deadletter import DeadLetter, dead_letter
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from bus.settings import Settings
 
 Handler = Callable[[StepContext, Command], Awaitable[StepResult]]
-RunEndHook = Callable[[Command, RunStatus], Awaitable[None]]
+RunEndHook = Callable[[Command, FinalStatus], Awaitable[None]]
 
 log = structlog.get_logger("bus.worker")
 
@@ -63,7 +63,7 @@ class _Prepared:
 
     outputs: list[tuple[str, str]]
     events: list[str]
-    finished: RunStatus | None
+    finished: FinalStatus | None
     replies: list[tuple[str, str]]
     join: tuple[list[str], list[str | int]]
 
@@ -394,13 +394,13 @@ class Worker:
             return await self._mux.execute("EVALSHA", COMMIT_SHA, len(keys), *keys, *args)
 
     async def _end(
-        self, stream: str, entry_id: bytes, command: Command, status: RunStatus, message: str
+        self, stream: str, entry_id: bytes, command: Command, status: FinalStatus, message: str
     ) -> None:
         prepared = self._prepare(command, StepResult.ending(command, status, message))
         await self._run_ended(command, status)
         await self._apply(stream, entry_id, command, prepared)
 
-    async def _run_ended(self, command: Command, status: RunStatus) -> None:
+    async def _run_ended(self, command: Command, status: FinalStatus) -> None:
         # The run's end is already committed in Redis; a failing hook (say, the store
         # is down) is logged, not retried, so it cannot re-run a finished step.
         if self._on_run_end is None:

@@ -6,7 +6,6 @@ import builtins
 import functools
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
@@ -14,28 +13,13 @@ from sqlalchemy import Connection, Insert, Table, Update, and_, bindparam, or_, 
 from sqlalchemy.exc import IntegrityError
 
 from bus.errors import StoreError
+from bus.events import TERMINAL_STATUSES, RunStatus
 from bus.store.repository import Repository, insert_ignoring, utcnow
 from bus.store.tables import RunRow
 
 __all__ = ["TERMINAL_STATUSES", "RunRecord", "RunStatus", "RunStore", "utcnow"]
 
 
-class RunStatus(StrEnum):
-    """Where a run is in its life."""
-
-    QUEUED = "queued"
-    RUNNING = "running"
-    SUSPENDED = "suspended"
-    DONE = "done"
-    ERROR = "error"
-    TIMEOUT = "timeout"
-    CANCELLED = "cancelled"
-    REJECTED = "rejected"
-
-
-TERMINAL_STATUSES = frozenset(
-    {RunStatus.DONE, RunStatus.ERROR, RunStatus.TIMEOUT, RunStatus.CANCELLED, RunStatus.REJECTED}
-)
 _TERMINAL_VALUES = sorted(status.value for status in TERMINAL_STATUSES)
 _RUNS: Table = RunRow.__table__  # pyright: ignore[reportAssignmentType]
 
