@@ -35,8 +35,8 @@ from api.starter import Ask
 from bus import keys, wire
 from bus.commands import Question, ReplyTo, RunResult
 from bus.errors import MessageInvalid, StoreError
+from bus.runtime.consumer import consumer_name
 from bus.runtime.groups import ensure_group
-from bus.runtime.worker import consumer_name
 
 log = structlog.get_logger("api.admission")
 

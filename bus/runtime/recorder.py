@@ -6,8 +6,9 @@ after it committed. Appliers skip records whose key they already wrote, so a bat
 delivered again (the recorder died between commit and ack, or the database failed) changes
 nothing twice. When a batch fails, its records are tried one at a time; one that keeps
 failing stays pending and, after ``max_deliveries``, goes to the dead-letter stream
-(``agentbus dlq replay`` puts it back). Entries of a recorder that died are taken over with
-XAUTOCLAIM, as the step workers do.
+(``agentbus dlq replay`` puts it back). Reading, taking over the entries of a recorder that
+died, and dead-lettering are the consumer loop the step workers share
+(`bus.runtime.consumer`).
 
 It has the interface `bus.runtime.runner.Runner` drives (``run``, ``stop``, ``busy``,
 ``streams``, ``group``), so it runs beside the step workers in any process.
@@ -15,23 +16,17 @@ It has the interface `bus.runtime.runner.Runner` drives (``run``, ``stop``, ``bu
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import structlog
 from pydantic import ValidationError
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bus import keys, wire
 from bus.ledger import LedgerRecord
 from bus.runtime import metrics
-from bus.runtime.deadletter import DeadLetter, dead_letter
-from bus.runtime.groups import claim_idle, ensure_group
-from bus.runtime.worker import consumer_name
+from bus.runtime.consumer import Entry, StreamConsumer
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -45,7 +40,7 @@ log = structlog.get_logger("bus.recorder")
 _ROLE = keys.Role.RECORDER
 
 
-class Recorder:
+class Recorder(StreamConsumer):
     """Consumes the recorder streams of every shard.
 
     Args:
@@ -59,6 +54,9 @@ class Recorder:
             the steps themselves run. Records are durable in Redis meanwhile.
     """
 
+    # Records committed before any recorder ran are written too.
+    from_start = True
+
     def __init__(
         self,
         redis: Redis,
@@ -69,107 +67,45 @@ class Recorder:
         linger_s: float = 0.02,
         consumer: str | None = None,
     ) -> None:
-        self.redis = redis
-        self.settings = settings
+        super().__init__(_ROLE, redis, settings, consumer=consumer)
         self.appliers = dict(appliers)
         self.batch = batch
         self.linger_s = linger_s
-        self.consumer = consumer or consumer_name()
-        self.role = _ROLE
-        self.group = keys.group_name(_ROLE)
-        self.streams = [keys.role_stream(_ROLE, k) for k in range(settings.shards)]
-        self._stopping = asyncio.Event()
+        # Blocking reads of at most 200 ms, so stop() is noticed soon.
+        self.block_ms = min(settings.read_block_ms, 200)
         self._working = False
-        self._reclaim_cursor = dict.fromkeys(self.streams, "0-0")
-        self.read_empty = False
 
     @property
     def busy(self) -> bool:
         """True while a batch is being written or the last read delivered something."""
         return self._working or not self.read_empty
 
-    async def ensure_groups(self) -> None:
-        """Create the recorder group on every shard stream (idempotent)."""
-        for stream in self.streams:
-            await ensure_group(self.redis, stream, self.group, from_start=True)
+    def _room(self) -> int:
+        return self.batch
 
-    def stop(self) -> None:
-        """Stop reading; the batch in hand is finished first."""
-        self._stopping.set()
-
-    async def run(self) -> None:
-        """Record until ``stop()``."""
-        await self.ensure_groups()
-        reclaim = asyncio.create_task(self._reclaim_loop(), name="recorder-reclaim")
-        try:
-            await self._read_loop()
-        finally:
-            reclaim.cancel()
-            await asyncio.gather(reclaim, return_exceptions=True)
-
-    async def _read_loop(self) -> None:
-        streams = dict.fromkeys(self.streams, ">")
-        while not self._stopping.is_set():
-            try:
-                resp = await self.redis.xreadgroup(
-                    self.group,
-                    self.consumer,
-                    streams,  # type: ignore[arg-type]
-                    count=self.batch,
-                    block=min(self.settings.read_block_ms, 200),
-                )
-            except ResponseError as e:
-                if "NOGROUP" not in str(e) and "UNBLOCKED" not in str(e):
-                    raise
-                await self.ensure_groups()
-                continue
-            except (RedisConnectionError, RedisTimeoutError) as e:
-                log.warning("broker unreachable, retrying", error=str(e))
-                await asyncio.sleep(1.0)
-                continue
-            self.read_empty = not resp
-            entries = [(sb.decode(), eid, f) for sb, items in resp or () for eid, f in items]
-            if entries and len(entries) < self.batch and self.linger_s > 0:
-                await asyncio.sleep(self.linger_s)
-                try:
-                    more = await self.redis.xreadgroup(
-                        self.group,
-                        self.consumer,
-                        streams,  # type: ignore[arg-type]
-                        count=self.batch - len(entries),
-                    )
-                except (RedisConnectionError, RedisTimeoutError):
-                    more = None  # write what we have; the next read retries
-                entries += [(sb.decode(), eid, f) for sb, items in more or () for eid, f in items]
-            if entries:
-                await self._record(entries, deliveries={})
-
-    async def _record(
-        self,
-        entries: list[tuple[str, bytes, dict[bytes, bytes]]],
-        deliveries: Mapping[bytes, int],
-    ) -> None:
+    async def _take(self, entries: list[Entry]) -> None:
         self._working = True
         started = time.perf_counter()
         try:
-            parsed: list[tuple[str, bytes, LedgerRecord]] = []
-            for stream, entry_id, fields in entries:
+            parsed: list[tuple[Entry, LedgerRecord]] = []
+            for entry in entries:
                 try:
-                    record = LedgerRecord.model_validate_json(wire.raw_data(fields))
+                    record = LedgerRecord.model_validate_json(wire.raw_data(entry.fields))
                 except (ValidationError, ValueError) as e:
-                    await self._dead(stream, entry_id, fields, "unparseable", str(e), 1)
+                    await self._dead(entry, "unparseable", str(e))
                     continue
                 if record.kind not in self.appliers:
-                    error = f"no applier for records of kind {record.kind!r}"
-                    await self._dead(stream, entry_id, fields, "failed", error, 1)
+                    await self._dead(
+                        entry, "failed", f"no applier for records of kind {record.kind!r}"
+                    )
                     continue
-                parsed.append((stream, entry_id, record))
+                parsed.append((entry, record))
             try:
                 await self._apply(parsed)
                 done = parsed
             except Exception as e:
                 log.warning("batch failed; recording one at a time", error=repr(e))
-                done = await self._one_at_a_time(parsed, entries, deliveries)
+                done = await self._one_at_a_time(parsed)
             await self._ack(done)
             metrics.MESSAGES.labels(str(_ROLE), "ok").inc(len(done))
         finally:
@@ -177,91 +113,31 @@ class Recorder:
             metrics.STEP_SECONDS.labels(str(_ROLE)).observe(time.perf_counter() - started)
 
     async def _one_at_a_time(
-        self,
-        parsed: list[tuple[str, bytes, LedgerRecord]],
-        entries: list[tuple[str, bytes, dict[bytes, bytes]]],
-        deliveries: Mapping[bytes, int],
-    ) -> list[tuple[str, bytes, LedgerRecord]]:
+        self, parsed: list[tuple[Entry, LedgerRecord]]
+    ) -> list[tuple[Entry, LedgerRecord]]:
         """Apply each record alone; a failing one stays pending, or is dead after the cap."""
-        fields_of = {eid: f for _, eid, f in entries}
-        done: list[tuple[str, bytes, LedgerRecord]] = []
+        done: list[tuple[Entry, LedgerRecord]] = []
         for item in parsed:
-            stream, entry_id, _ = item
             try:
                 await self._apply([item])
             except Exception as e:
-                delivery = deliveries.get(entry_id, 1)
-                if delivery >= self.settings.max_deliveries:
-                    fields = fields_of[entry_id]
-                    await self._dead(stream, entry_id, fields, "failed", repr(e), delivery)
+                entry = item[0]
+                if entry.delivery >= self.settings.max_deliveries:
+                    await self._dead(entry, "failed", repr(e))
                 continue  # still pending: the reclaim loop brings it back
             done.append(item)
         return done
 
-    async def _apply(self, items: list[tuple[str, bytes, LedgerRecord]]) -> None:
+    async def _apply(self, items: list[tuple[Entry, LedgerRecord]]) -> None:
         by_kind: dict[str, list[LedgerRecord]] = {}
-        for _, _, record in items:
+        for _, record in items:
             by_kind.setdefault(record.kind, []).append(record)
         for kind, records in by_kind.items():
             await self.appliers[kind](records)
 
-    async def _ack(self, items: list[tuple[str, bytes, LedgerRecord]]) -> None:
+    async def _ack(self, items: list[tuple[Entry, LedgerRecord]]) -> None:
         by_stream: dict[str, list[bytes]] = {}
-        for stream, entry_id, _ in items:
-            by_stream.setdefault(stream, []).append(entry_id)
+        for entry, _ in items:
+            by_stream.setdefault(entry.stream, []).append(entry.id)
         for stream, ids in by_stream.items():
             await self.redis.xack(stream, self.group, *ids)
-
-    async def _dead(
-        self,
-        stream: str,
-        entry_id: bytes,
-        fields: dict[bytes, bytes],
-        reason: str,
-        error: str,
-        delivery: int,
-    ) -> None:
-        letter = DeadLetter(
-            stream=stream,
-            entry_id=entry_id.decode(),
-            group=self.group,
-            role=str(_ROLE),
-            reason=reason,
-            error=error[:2000],
-            deliveries=delivery,
-            data=fields.get(wire.DATA_FIELD.encode(), b"").decode(errors="replace"),
-        )
-        shard = self.streams.index(stream) if stream in self.streams else 0
-        if await dead_letter(self.redis, letter, shard, self.settings):
-            log.error("ledger record dead-lettered", reason=reason, error=error[:200])
-            metrics.DEAD_LETTERS.labels(str(_ROLE), reason).inc()
-
-    async def _reclaim_loop(self) -> None:
-        interval = max(0.05, min(5.0, self.settings.claim_idle_ms / 2000))
-        while True:
-            await asyncio.sleep(interval)
-            for stream in self.streams:
-                if self._stopping.is_set():
-                    return
-                try:
-                    await self._reclaim(stream)
-                except Exception as e:  # the loop must outlive any one failure
-                    log.warning("reclaim failed", stream=stream, error=repr(e))
-
-    async def _reclaim(self, stream: str) -> None:
-        claimed = await claim_idle(
-            self.redis,
-            stream,
-            self.group,
-            self.consumer,
-            self.settings.claim_idle_ms,
-            self._reclaim_cursor[stream],
-            self.batch,
-        )
-        self._reclaim_cursor[stream] = claimed.cursor
-        if claimed.lost:
-            log.error("ledger records were trimmed away unwritten", count=claimed.lost)
-        if not claimed.entries:
-            return
-        metrics.RECLAIMED.labels(str(_ROLE)).inc(len(claimed.entries))
-        await self._record([(stream, eid, f) for eid, f in claimed.entries], claimed.deliveries)

@@ -1,0 +1,123 @@
+"""A step's commit: its effects encoded and checked, then applied by one Lua script.
+
+The script (``scripts.COMMIT``) marks the step done, publishes the next commands, the
+step's events and ledger records, contributes to a join, and acks the entry, all at once
+or not at all. It goes out on the process's pipelined connection (`bus.runtime.mux`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import NoScriptError
+
+from bus import keys, wire
+from bus.errors import MessageTooLarge
+from bus.runtime.mux import mux_for
+from bus.runtime.scripts import COMMIT, COMMIT_SHA
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from bus.commands import Command
+    from bus.events import FinalStatus
+    from bus.runtime.consumer import Entry
+    from bus.runtime.context import StepResult
+    from bus.settings import Settings
+
+# What the commit script returns.
+DUPLICATE, COMMITTED, CANCELLED = 0, 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A step's effects, encoded and checked, ready for the commit script."""
+
+    outputs: list[tuple[str, str]]
+    events: list[str]
+    finished: FinalStatus | None
+    replies: list[tuple[str, str]]
+    join: tuple[list[str], list[str | int]]
+
+
+def prepare(command: Command, result: StepResult, settings: Settings) -> Prepared:
+    """Encode and check a step's effects (a bad result fails the step, not the commit)."""
+    outputs: list[tuple[str, str]] = []
+    for c in result.next:
+        data = wire.encode(c)
+        if c.shard != command.shard:
+            raise ValueError("a run's commands stay on its shard")
+        if len(data) > settings.max_message_bytes:
+            raise MessageTooLarge(
+                f"{c.role} command is {len(data)} bytes, over the "
+                f"{settings.max_message_bytes}-byte budget"
+            )
+        outputs.append((keys.role_stream(c.role, c.shard), data))
+    ledger = keys.role_stream(keys.Role.RECORDER, command.shard)
+    outputs += [(ledger, wire.encode(r)) for r in result.records]
+    events = [wire.encode(e) for e in result.events]
+    join: tuple[list[str], list[str | int]] = ([], [0])
+    if result.join is not None:
+        j = result.join
+        then = wire.encode(j.then)
+        join = (
+            [
+                keys.run_join(command.run_id, command.shard, j.name),
+                keys.role_stream(j.then.role, j.then.shard),
+            ],
+            [1, j.member, j.value, j.expected, then],
+        )
+    return Prepared(outputs, events, result.finished, list(result.replies), join)
+
+
+class Committer:
+    """Runs the commit script for one consumer group's entries."""
+
+    def __init__(self, redis: Redis, settings: Settings, group: str) -> None:
+        self.redis = redis
+        self.settings = settings
+        self.group = group
+        self._mux = mux_for(redis)
+
+    async def commit(self, entry: Entry, command: Command, prep: Prepared) -> int:
+        """Apply ``prep``: `COMMITTED`, `DUPLICATE` (another delivery already committed)
+        or `CANCELLED` (the run was cancelled; nothing was changed)."""
+        shard, s = command.shard, self.settings
+        for reply_stream, data in prep.replies:
+            # Outside the run's hash tag, so not in the script: at least once, before it.
+            await self.redis.xadd(reply_stream, {wire.DATA_FIELD: data}, maxlen=s.stream_maxlen)
+        expire = s.events_ttl_s if prep.finished else 0
+        done = await self._run(
+            [
+                entry.stream,
+                keys.run_steps(command.run_id, shard),
+                keys.run_events(command.run_id, shard),
+                keys.run_cancel(command.run_id, shard),
+                *(o[0] for o in prep.outputs),
+                *prep.join[0],
+            ],
+            [
+                self.group,
+                entry.id,
+                command.step_id,
+                s.run_ttl_s,
+                len(prep.outputs),
+                s.stream_maxlen,
+                s.events_maxlen,
+                expire,
+                len(prep.events),
+                0 if prep.finished else 1,  # a step that ends the run ends it regardless
+                *(o[1] for o in prep.outputs),
+                *prep.events,
+                *prep.join[1],
+            ],
+        )
+        return int(done)
+
+    async def _run(self, keys: list[str], args: list[Any]) -> Any:
+        try:
+            return await self._mux.execute("EVALSHA", COMMIT_SHA, len(keys), *keys, *args)
+        except NoScriptError:  # a restarted or flushed server: load it, then once more
+            await self.redis.script_load(COMMIT)
+            return await self._mux.execute("EVALSHA", COMMIT_SHA, len(keys), *keys, *args)
