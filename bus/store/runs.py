@@ -185,7 +185,7 @@ class RunStore(Repository):
             values["finished_at"] = now
         return await self._update_unless_ended(run_id, values, "update the run status")
 
-    async def finish(
+    async def end(
         self,
         run_id: str,
         status: RunStatus,
@@ -194,9 +194,10 @@ class RunStore(Repository):
         trace: builtins.list[dict[str, Any]] | None,
         usage: dict[str, int] | None,
         error_code: str | None = None,
-    ) -> RunRecord | None:
+    ) -> bool:
         """End a run and record what it leaves behind, all in one update.
 
+        The finalizer's write, on every run's path, so it does not read the run back.
         Guarded like ``set_status``: a run that has already ended is left exactly as it is,
         so a redelivered finalizer changes nothing.
 
@@ -209,36 +210,13 @@ class RunStore(Repository):
             error_code: why the run failed; None keeps the current one.
 
         Returns:
-            The run as stored afterwards (compare its fields to see whether this call
-            applied), or None if there is no such run.
-
-        Raises:
-            ValueError: ``status`` is not terminal.
-            StoreError: the database failed.
-        """
-        values = _finish_values(status, answer, trace, usage, error_code)
-        return await self._update_unless_ended(run_id, values, "finish the run")
-
-    async def end(
-        self,
-        run_id: str,
-        status: RunStatus,
-        *,
-        answer: str | None,
-        trace: builtins.list[dict[str, Any]] | None,
-        usage: dict[str, int] | None,
-        error_code: str | None = None,
-    ) -> bool:
-        """`finish` without reading the run back: the finalizer's write, on every run's path.
-
-        Returns:
             Whether this call ended the run (False: unknown, or it had already ended).
 
         Raises:
             ValueError: ``status`` is not terminal.
             StoreError: the database failed.
         """
-        values = _finish_values(status, answer, trace, usage, error_code)
+        values = _end_values(status, answer, trace, usage, error_code)
         stmt = _update_stmt(tuple(sorted(values)), returning=False)
         params = {f"v_{k}": v for k, v in values.items()} | {"run_id_": run_id}
 
@@ -251,8 +229,8 @@ class RunStore(Repository):
         self, run_id: str, values: dict[str, Any], action: str
     ) -> RunRecord | None:
         # The terminal check lives in the UPDATE's WHERE, so two workers racing to end the
-        # same run cannot both win: whichever commits first sticks. Group-committed: the
-        # finalizer of every run comes through here.
+        # same run cannot both win: whichever commits first sticks. Group-committed: every
+        # run's status changes (intake's ``running``, the run-end hook) come through here.
         stmt = _update_stmt(tuple(sorted(values)))
         params = {f"v_{k}": v for k, v in values.items()} | {"run_id_": run_id}
 
@@ -288,7 +266,7 @@ def _update_stmt(columns: tuple[str, ...], *, returning: bool = True) -> Update:
     return stmt.returning(*_RUNS.c) if returning else stmt
 
 
-def _finish_values(
+def _end_values(
     status: RunStatus,
     answer: str | None,
     trace: list[dict[str, Any]] | None,
@@ -297,7 +275,7 @@ def _finish_values(
 ) -> dict[str, Any]:
     status, now = RunStatus(status), utcnow()
     if status not in TERMINAL_STATUSES:
-        raise ValueError(f"finish needs a terminal status, got {status.value!r}")
+        raise ValueError(f"a run ends with a terminal status, not {status.value!r}")
     values: dict[str, Any] = {"status": status.value, "updated_at": now, "finished_at": now}
     given = {"answer": answer, "trace": trace, "usage": usage, "error_code": error_code}
     return values | {name: value for name, value in given.items() if value is not None}

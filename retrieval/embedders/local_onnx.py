@@ -130,7 +130,3 @@ class MiniLMEmbedder:
     async def embed_query(self, text: str) -> list[float]:
         """The query's vector (this model uses no query prefix)."""
         return (await self.embed([text]))[0]
-
-    async def warm_up(self) -> None:
-        """Load the model now rather than on the first request."""
-        await self.embed(["warm up"])

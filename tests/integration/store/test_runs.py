@@ -226,22 +226,22 @@ async def test_a_run_without_a_trace_stores_null(store: RunStore) -> None:
     assert (got.conversation_id, got.trace, got.usage) == (None, None, None)
 
 
-async def test_finish_records_status_answer_trace_and_usage(store: RunStore) -> None:
+async def test_end_records_status_answer_trace_and_usage(store: RunStore) -> None:
     await store.create(a_run())
     await store.set_status("run-1", RunStatus.RUNNING)
 
-    done = await store.finish("run-1", RunStatus.DONE, answer="437", trace=TRACE, usage=USAGE)
+    assert await store.end("run-1", RunStatus.DONE, answer="437", trace=TRACE, usage=USAGE)
 
+    done = await store.get("tenant-a", "run-1")
     assert done is not None and done.status is RunStatus.DONE
     assert (done.answer, done.trace, done.usage, done.error_code) == ("437", TRACE, USAGE, None)
     assert done.finished_at is not None
-    assert await store.get("tenant-a", "run-1") == done
 
 
-async def test_finish_with_an_error_code(store: RunStore) -> None:
+async def test_end_with_an_error_code(store: RunStore) -> None:
     await store.create(a_run())
 
-    ended = await store.finish(
+    assert await store.end(
         "run-1",
         RunStatus.ERROR,
         answer="I don't know.",
@@ -250,21 +250,23 @@ async def test_finish_with_an_error_code(store: RunStore) -> None:
         error_code="tool_loop_exhausted",
     )
 
+    ended = await store.get("tenant-a", "run-1")
     assert ended is not None
     assert (ended.status, ended.error_code) == (RunStatus.ERROR, "tool_loop_exhausted")
     assert (ended.trace, ended.usage) == ([], {})
 
 
-async def test_finishing_twice_keeps_the_first_result(store: RunStore) -> None:
+async def test_ending_twice_keeps_the_first_result(store: RunStore) -> None:
     await store.create(a_run())
-    first = await store.finish("run-1", RunStatus.DONE, answer="437", trace=TRACE, usage=USAGE)
+    assert await store.end("run-1", RunStatus.DONE, answer="437", trace=TRACE, usage=USAGE)
+    first = await store.get("tenant-a", "run-1")
 
-    second = await store.finish("run-1", RunStatus.DONE, answer="other", trace=[], usage={})
+    assert not await store.end("run-1", RunStatus.DONE, answer="other", trace=[], usage={})
 
-    assert second == first
+    assert await store.get("tenant-a", "run-1") == first
 
 
-async def test_end_writes_like_finish_once_and_says_whether_it_applied(store: RunStore) -> None:
+async def test_end_writes_once_and_says_whether_it_applied(store: RunStore) -> None:
     await store.create(a_run())
     assert await store.end("run-1", RunStatus.DONE, answer="437", trace=TRACE, usage=USAGE)
     assert not await store.end("run-1", RunStatus.ERROR, answer="x", trace=[], usage={})
@@ -275,52 +277,56 @@ async def test_end_writes_like_finish_once_and_says_whether_it_applied(store: Ru
     assert stored.finished_at is not None
 
 
-async def test_finish_does_not_touch_a_run_that_already_ended(store: RunStore) -> None:
+async def test_end_does_not_touch_a_run_that_already_ended(store: RunStore) -> None:
     await store.create(a_run())
     cancelled = await store.set_status("run-1", RunStatus.CANCELLED)
 
-    after = await store.finish("run-1", RunStatus.DONE, answer="late", trace=TRACE, usage=USAGE)
+    assert not await store.end("run-1", RunStatus.DONE, answer="late", trace=TRACE, usage=USAGE)
 
+    after = await store.get("tenant-a", "run-1")
     assert after == cancelled
     assert after is not None and (after.answer, after.trace, after.usage) == (None, None, None)
 
 
-async def test_finish_keeps_what_it_is_not_given(store: RunStore) -> None:
+async def test_end_keeps_what_it_is_not_given(store: RunStore) -> None:
     await store.create(a_run())
     await store.set_status("run-1", RunStatus.SUSPENDED, answer="draft")
 
-    ended = await store.finish("run-1", RunStatus.TIMEOUT, answer=None, trace=None, usage=None)
+    assert await store.end("run-1", RunStatus.TIMEOUT, answer=None, trace=None, usage=None)
 
+    ended = await store.get("tenant-a", "run-1")
     assert ended is not None and ended.status is RunStatus.TIMEOUT
     assert (ended.answer, ended.trace, ended.usage) == ("draft", None, None)
 
 
-async def test_racing_finishes_store_one_whole_result(store: RunStore) -> None:
+async def test_racing_ends_store_one_whole_result(store: RunStore) -> None:
     await store.create(a_run())
 
     results = await asyncio.gather(
-        store.finish("run-1", RunStatus.DONE, answer="a", trace=TRACE, usage=USAGE),
-        store.finish("run-1", RunStatus.ERROR, answer="b", trace=[], usage={}, error_code="x"),
+        store.end("run-1", RunStatus.DONE, answer="a", trace=TRACE, usage=USAGE),
+        store.end("run-1", RunStatus.ERROR, answer="b", trace=[], usage={}, error_code="x"),
     )
 
+    assert sorted(results) == [False, True]  # exactly one of them ended the run
     stored = await store.get("tenant-a", "run-1")
-    assert stored is not None and list(results) == [stored, stored]
+    assert stored is not None
     outcome = (stored.status, stored.answer, stored.trace, stored.usage, stored.error_code)
     assert outcome in [
         (RunStatus.DONE, "a", TRACE, USAGE, None),
         (RunStatus.ERROR, "b", [], {}, "x"),
     ]
+    assert outcome[0] == (RunStatus.DONE if results[0] else RunStatus.ERROR)
 
 
-async def test_finish_refuses_a_status_that_does_not_end_the_run(store: RunStore) -> None:
+async def test_end_refuses_a_status_that_does_not_end_the_run(store: RunStore) -> None:
     await store.create(a_run())
 
     with pytest.raises(ValueError, match="terminal"):
-        await store.finish("run-1", RunStatus.RUNNING, answer=None, trace=None, usage=None)
+        await store.end("run-1", RunStatus.RUNNING, answer=None, trace=None, usage=None)
 
 
-async def test_finish_of_an_unknown_run_is_none(store: RunStore) -> None:
-    assert await store.finish("nope", RunStatus.DONE, answer="a", trace=[], usage={}) is None
+async def test_end_of_an_unknown_run_is_false(store: RunStore) -> None:
+    assert not await store.end("nope", RunStatus.DONE, answer="a", trace=[], usage={})
 
 
 async def test_create_if_absent_creates_a_new_run(store: RunStore) -> None:
