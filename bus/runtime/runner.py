@@ -20,7 +20,7 @@ log = structlog.get_logger("bus.runner")
 
 
 class Consumer(Protocol):
-    """What the runner drives: a step `Worker` or the ledger's `Recorder`."""
+    """What the runner drives: a `StreamConsumer` (a step `Worker`, the ledger's `Recorder`)."""
 
     group: str
     streams: list[str]
