@@ -1,6 +1,6 @@
 """Wires retrieval from settings: store, embedder, reranker, searcher, ingestor.
 
-The composition root (``api.bootstrap``) opens one `Retrieval` per process with
+The composition root (``api.compose``) opens one `Retrieval` per process with
 `open_retrieval` and hands its parts to the gateway's ``search_docs`` tool and the
 retrieval role's handler. Local Qdrant locks its folder, so in embedded mode only the
 process running ``agentbus up`` may open it.

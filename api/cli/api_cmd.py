@@ -9,9 +9,9 @@ from typing import Annotated
 
 import typer
 
-from api import bootstrap
 from api.cli.common import run_async, settings
-from api.server import run_edge
+from api.compose import roles as bootstrap
+from api.http.server import run_edge
 
 
 @run_async

@@ -14,9 +14,9 @@ from redis.asyncio import Redis
 from rich.console import Console
 
 from agents import gates
-from api import bootstrap
 from api.cli.common import run_async, settings
 from api.cli.render import LiveRenderer
+from api.compose import roles as bootstrap
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish, read_events, request_cancel

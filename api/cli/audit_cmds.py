@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from api import bootstrap
 from api.cli.common import run_async, settings
+from api.compose import roles as bootstrap
 from bus.store import ChainReport
 
 audit_app = typer.Typer(help="The gateway's audit log.", no_args_is_help=True)

@@ -7,8 +7,9 @@ from typing import Annotated
 
 import typer
 
-from api import apikeys, bootstrap
+from api import credentials
 from api.cli.common import run_async, settings
+from api.compose import roles as bootstrap
 from bus.store import KeyRole
 
 app = typer.Typer(help="API keys: each maps to a tenant, a subject and a role.")
@@ -27,7 +28,7 @@ async def create(
     """Create a key and print it once (only its digest is stored)."""
     async with bootstrap.open_store(settings()) as stores:
         try:
-            minted = await apikeys.create_key(stores.keys, tenant, subject, role, name)
+            minted = await credentials.create_key(stores.keys, tenant, subject, role, name)
         except ValueError as e:
             typer.echo(f"error [invalid_request]: {e}", err=True)
             raise typer.Exit(2) from e

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 from prometheus_client import start_http_server
 
-from api import bootstrap
 from api.cli import (
     api_cmd,
     ask,
@@ -22,9 +21,10 @@ from api.cli import (
     tools_cmds,
 )
 from api.cli.common import run_async, settings
-from api.helpers import helper_processes, helper_roles
-from api.local_key import ensure_local_key, local_key_message
-from api.server import run_edge
+from api.compose import roles as bootstrap
+from api.compose.local_key import ensure_local_key, local_key_message
+from api.compose.processes import helper_processes, helper_roles
+from api.http.server import run_edge
 from bus.keys import Role
 from bus.runtime.runner import Runner
 

@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
-from api import bootstrap
 from api.cli.common import run_async, settings
+from api.compose import roles as bootstrap
 from bus import keys, schema
 from bus.runtime.deadletter import list_dead_letters, replay
 from bus.runtime.groups import group_stats

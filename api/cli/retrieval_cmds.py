@@ -89,7 +89,7 @@ async def _via_bus(
     bar: bool,
     deadline_s: float,
 ) -> tuple[dict[str, int], str]:
-    from api import bootstrap  # the broker wiring; only this path needs it
+    from api.compose import roles as bootstrap  # the broker wiring; only this path needs it
 
     tasks = split_tasks(docs, batch_chunks=s.ingest_batch_chunks, max_bytes=s.max_message_bytes)
     async with bootstrap.connect(s) as conn:

@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from agents import gates
-from api import bootstrap
 from api.cli.common import run_async, settings
+from api.compose import roles as bootstrap
 
 app = typer.Typer(help="Runs: resume a paused run.", no_args_is_help=True)
 

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from api import bootstrap
 from api.cli.common import run_async, settings
+from api.compose import roles as bootstrap
 from bus import keys
 from bus.commands import (
     Command,

@@ -2,6 +2,7 @@
 
 # Registers the checkpoints table on Base.metadata (what alembic compares against).
 from bus.store import gate_tables as gate_tables
+from bus.store.api_keys import ApiKeyRecord, ApiKeyStore, KeyRole
 from bus.store.audit import AuditEntry, AuditLogRecord, AuditReport, AuditStore, ChainReport
 from bus.store.checkpoints import (
     CheckpointRecord,
@@ -22,7 +23,6 @@ from bus.store.conversations import (
     MessageRole,
 )
 from bus.store.engine import make_engine
-from bus.store.keys import ApiKeyRecord, ApiKeyStore, KeyRole
 from bus.store.migrate import downgrade, downgrade_async, upgrade, upgrade_async
 from bus.store.runs import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore
 from bus.store.tenant_settings import TenantSettingsRecord, TenantSettingsStore

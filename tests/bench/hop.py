@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from api import bootstrap
 from api.cli.common import loop_factory
+from api.compose import roles as bootstrap
 from bus import keys
 from bus.commands import Command, NoopTask, deadline_in, new_run_id
 from bus.noop import handle_noop

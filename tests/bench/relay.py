@@ -170,7 +170,8 @@ def _free_port() -> int:
 @contextlib.contextmanager
 def _temporary_system(clients: int, token_delay_s: float) -> Iterator[tuple[str, str]]:
     """``agentbus up`` + ``agentbus api`` on a temporary data folder; yields (url, key)."""
-    from api import apikeys, bootstrap
+    from api import credentials
+    from api.compose import roles as bootstrap
     from bus import embedded
     from bus.settings import Settings
     from bus.store import KeyRole
@@ -201,7 +202,9 @@ def _temporary_system(clients: int, token_delay_s: float) -> Iterator[tuple[str,
 
             async def make_key() -> str:
                 async with bootstrap.open_store(Settings(data_dir=data)) as stores:
-                    minted = await apikeys.create_key(stores.keys, "bench", "bench", KeyRole.USER)
+                    minted = await credentials.create_key(
+                        stores.keys, "bench", "bench", KeyRole.USER
+                    )
                     return minted.key
 
             key = asyncio.run(make_key())
@@ -226,7 +229,7 @@ def _temporary_system(clients: int, token_delay_s: float) -> Iterator[tuple[str,
 def _key_from_environment() -> str | None:
     if key := os.environ.get("AGENTBUS_API_KEY"):
         return key
-    from api.local_key import read_local_key
+    from api.compose.local_key import read_local_key
     from bus.settings import Settings
 
     return read_local_key(Settings())

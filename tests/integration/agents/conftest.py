@@ -11,7 +11,7 @@ import pytest
 from redis.asyncio import Redis
 
 from agents.llm.ports import LLM
-from api import bootstrap
+from api.compose import roles as bootstrap
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.events import ClientEvent

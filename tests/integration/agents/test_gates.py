@@ -10,7 +10,7 @@ import pytest
 from agents import gates
 from agents.llm.ports import ChatMessage, LLMOptions, ToolSpec
 from agents.llm.scripted import ScriptedLLM, benchmark_turn, text, tool_call, turn
-from api import bootstrap
+from api.compose import roles as bootstrap
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish, read_events

@@ -19,8 +19,9 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from agents.llm.ports import LLM
 from agents.llm.scripted import ScriptedLLM
-from api import apikeys, bootstrap
-from api.server import run_edge
+from api import credentials
+from api.compose import roles as bootstrap
+from api.http.server import run_edge
 from bus import keys
 from bus.runtime.runner import Runner
 from bus.settings import Settings
@@ -48,7 +49,7 @@ class Api:
         self, tenant: str = "t1", subject: str = "alice", role: KeyRole = KeyRole.USER
     ) -> str:
         """A new API key."""
-        return (await apikeys.create_key(self.stores.keys, tenant, subject, role)).key
+        return (await credentials.create_key(self.stores.keys, tenant, subject, role)).key
 
     def auth(self, key: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}"}

@@ -5,9 +5,10 @@ from __future__ import annotations
 import stat
 from collections.abc import Callable
 
-from api import apikeys, bootstrap
-from api.auth import Authenticator
-from api.local_key import ensure_local_key, local_key_path, read_local_key
+from api import credentials
+from api.compose import roles as bootstrap
+from api.compose.local_key import ensure_local_key, local_key_path, read_local_key
+from api.http.auth import Authenticator
 from bus.settings import Settings
 
 
@@ -25,7 +26,7 @@ async def test_the_local_key_is_created_once_and_kept_private(
         assert mode == 0o600
         assert (who.tenant_id, who.subject, who.is_admin) == (s.tenant, s.subject, True)
 
-        kid = apikeys.key_id(key)
+        kid = credentials.key_id(key)
         assert kid is not None
         await stores.keys.revoke(kid)
         assert await ensure_local_key(s, stores.keys) is None  # a revocation is respected

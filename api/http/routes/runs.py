@@ -5,12 +5,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from api import metrics
-from api.access import describe, visible_run
-from api.errors import RunEnded
-from api.preferences import AskSettings
-from api.routes.common import Caller, Deps
-from api.starter import Ask
+from api.http import metrics
+from api.http.access import describe, visible_run
+from api.http.errors import RunEnded
+from api.http.preferences import AskSettings
+from api.http.routes.common import Caller, Deps
+from api.http.starter import Ask
 from bus.commands import RUN_ID_PATTERN
 from bus.publish import request_cancel
 

@@ -2,7 +2,7 @@
 
 from fastapi import APIRouter, WebSocket
 
-from api.ws_session import WsSession
+from api.http.ws_session import WsSession
 
 router = APIRouter(tags=["websocket"])
 

@@ -11,8 +11,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from api import apikeys
-from api.errors import AdminOnly, Unauthorized
+from api import credentials
+from api.http.errors import AdminOnly, Unauthorized
 from bus.store import ApiKeyRecord, ApiKeyStore, KeyRole
 
 _CACHE_LIMIT = 10_000
@@ -73,13 +73,13 @@ class Authenticator:
         """The principal of ``key``, or raise ``Unauthorized``."""
         if not key:
             raise Unauthorized("no API key was sent")
-        kid = apikeys.key_id(key)
+        kid = credentials.key_id(key)
         if kid is None:
             raise Unauthorized("the API key is malformed")
         record = await self._record(kid)
         # Key ids are not secret (they are listed and logged); only the digest comparison
-        # must not leak timing, and apikeys.matches is constant-time.
-        if record is None or not record.active or not apikeys.matches(key, record):
+        # must not leak timing, and credentials.matches is constant-time.
+        if record is None or not record.active or not credentials.matches(key, record):
             raise Unauthorized("the API key is unknown or revoked")
         return Principal(record.tenant_id, record.subject, record.role, record.id)
 

@@ -27,7 +27,7 @@ import structlog
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from api import metrics
+from api.http import metrics
 from bus import keys, wire
 
 if TYPE_CHECKING:

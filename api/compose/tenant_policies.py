@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from api.preferences import Preferences
+from api.http.preferences import Preferences
 from gateway.ports import TenantPolicies, TenantPolicy
 
 if TYPE_CHECKING:

@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING
 import uvicorn
 from fastapi import FastAPI
 
-from api.admission import QuestionAdmission
-from api.app import create_app
-from api.deps import make_deps
+from api.http.admission import QuestionAdmission
+from api.http.app import create_app
+from api.http.deps import make_deps
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from api.bootstrap import Stores
+    from api.compose.roles import Stores
     from bus.settings import Settings
 
 GRACEFUL_S = 5

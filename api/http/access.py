@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import ResponseError
 
-from api.errors import RunNotFound
+from api.http.errors import RunNotFound
 from bus import keys
 from bus.commands import RUN_ID_PATTERN
 from bus.store import RunRecord

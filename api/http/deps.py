@@ -5,16 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from api.auth import Authenticator
-from api.limits import TenantLimits
-from api.relay import Relay
-from api.starter import RunStarter
+from api.http.auth import Authenticator
+from api.http.limits import TenantLimits
+from api.http.relay import Relay
+from api.http.starter import RunStarter
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
     from agents.gates import AllowAlways
-    from api.bootstrap import Stores
+    from api.compose.roles import Stores
     from bus.settings import Settings
     from bus.store import (
         ApiKeyStore,
@@ -58,7 +58,7 @@ class ApiDeps:
 
 def make_deps(settings: Settings, redis: Redis, stores: Stores) -> ApiDeps:
     """Wire the API's dependencies from a Redis client and the store's repositories."""
-    from api.bootstrap import allow_always_hook  # the composition root imports this module
+    from api.compose.roles import allow_always_hook  # the composition root imports this module
 
     limits = TenantLimits(
         redis,

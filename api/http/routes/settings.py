@@ -3,8 +3,8 @@
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from api.preferences import Effective, Preferences, deployment_defaults, overlay
-from api.routes.common import Admin, Caller, Deps
+from api.http.preferences import Effective, Preferences, deployment_defaults, overlay
+from api.http.routes.common import Admin, Caller, Deps
 
 router = APIRouter(prefix="/api/v1/settings", tags=["settings"])
 

@@ -5,9 +5,9 @@ from datetime import datetime
 from fastapi import APIRouter, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from api import apikeys
-from api.errors import InvalidRequest, KeyNotFound
-from api.routes.common import Admin, Deps
+from api import credentials
+from api.http.errors import InvalidRequest, KeyNotFound
+from api.http.routes.common import Admin, Deps
 from bus.commands import NAME_PATTERN
 from bus.store import ApiKeyRecord, KeyRole
 
@@ -63,7 +63,7 @@ async def list_keys(deps: Deps, admin: Admin) -> KeyList:
 async def create_key(body: KeyCreate, deps: Deps, admin: Admin) -> KeyCreated:
     """Create a key in the admin's tenant; store the returned ``key``, it is shown once."""
     try:
-        minted = await apikeys.create_key(
+        minted = await credentials.create_key(
             deps.keys, admin.tenant_id, body.subject, body.role, body.name
         )
     except ValueError as e:

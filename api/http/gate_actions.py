@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from agents import gates
-from api.auth import Principal
-from api.deps import ApiDeps
-from api.errors import ApiError
+from api.http.auth import Principal
+from api.http.deps import ApiDeps
+from api.http.errors import ApiError
 from bus.store import GateConflict, GateError, GateExpired, GateForbidden, GateNotFound
 
 _STATUS = {GateNotFound: 404, GateForbidden: 403, GateConflict: 409, GateExpired: 410}

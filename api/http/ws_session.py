@@ -18,21 +18,21 @@ from pydantic import ValidationError
 from redis.exceptions import RedisError
 from starlette.websockets import WebSocket, WebSocketState
 
-from api import metrics
-from api import ws_protocol as proto
-from api.access import RunRef, plan_join, visible_run
-from api.auth import Principal, bearer_token
-from api.errors import ApiError, InvalidRequest, Unauthorized, Unavailable
-from api.feed import Frame, Outbox, RunFeed
-from api.gate_actions import resume_run
-from api.starter import Ask
+from api.http import metrics
+from api.http import ws_protocol as proto
+from api.http.access import RunRef, plan_join, visible_run
+from api.http.auth import Principal, bearer_token
+from api.http.errors import ApiError, InvalidRequest, Unauthorized, Unavailable
+from api.http.feed import Frame, Outbox, RunFeed
+from api.http.gate_actions import resume_run
+from api.http.starter import Ask
 from bus import keys
 from bus.commands import new_run_id
 from bus.errors import StoreError
 from bus.publish import request_cancel
 
 if TYPE_CHECKING:
-    from api.deps import ApiDeps
+    from api.http.deps import ApiDeps
 
 log = structlog.get_logger("api.ws")
 

@@ -1,7 +1,7 @@
 """The API keys repository: digests of keys, each mapped to a tenant, a subject and a role.
 
 The store never sees a key, only its digest; minting and checking keys is the API's job
-(``api.apikeys``). Lookups by key id are not tenant-scoped (authentication has no tenant
+(``api.credentials``). Lookups by key id are not tenant-scoped (authentication has no tenant
 yet); listing and revoking are.
 """
 

@@ -5,8 +5,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 from pydantic import BaseModel
 
-from api.errors import ConversationNotFound
-from api.routes.common import Caller, Deps
+from api.http.errors import ConversationNotFound
+from api.http.routes.common import Caller, Deps
 from bus.store import ConversationRecord, MessageRecord
 
 router = APIRouter(prefix="/api/v1/conversations", tags=["conversations"])

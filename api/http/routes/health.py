@@ -7,7 +7,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from api.routes.common import Deps
+from api.http.routes.common import Deps
 
 router = APIRouter(tags=["operations"])
 

@@ -15,12 +15,12 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
 
-from api import metrics
-from api.access import RunRef, plan_join, visible_run
-from api.deps import ApiDeps
-from api.errors import InvalidRequest
-from api.feed import Outbox, RunFeed
-from api.routes.common import Caller, Deps
+from api.http import metrics
+from api.http.access import RunRef, plan_join, visible_run
+from api.http.deps import ApiDeps
+from api.http.errors import InvalidRequest
+from api.http.feed import Outbox, RunFeed
+from api.http.routes.common import Caller, Deps
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
 

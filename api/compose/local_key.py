@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from api import apikeys
+from api import credentials
 from bus.store import KeyRole
 
 if TYPE_CHECKING:
@@ -43,10 +43,10 @@ async def ensure_local_key(settings: Settings, keys: ApiKeyStore) -> str | None:
     """
     saved = read_local_key(settings)
     if saved is not None:
-        kid = apikeys.key_id(saved)
+        kid = credentials.key_id(saved)
         if kid is not None and await keys.get(kid) is not None:
             return None
-    minted = await apikeys.create_key(
+    minted = await credentials.create_key(
         keys, settings.tenant, settings.subject, KeyRole.ADMIN, name="local"
     )
     _write_private(local_key_path(settings), minted.key + "\n")

@@ -21,11 +21,11 @@ from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api import metrics
-from api.asyncapi import build_asyncapi
-from api.deps import ApiDeps
-from api.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
-from api.routes import agents, conversations, events, gates, health, keys, runs, settings, ws
+from api.http import metrics
+from api.http.asyncapi import build_asyncapi
+from api.http.deps import ApiDeps
+from api.http.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
+from api.http.routes import agents, conversations, events, gates, health, keys, runs, settings, ws
 from bus.errors import StoreError
 
 log = structlog.get_logger("api")

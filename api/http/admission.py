@@ -27,11 +27,11 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from api import metrics
-from api.deps import ApiDeps
-from api.errors import ApiError, Unavailable
-from api.preferences import AskSettings
-from api.starter import Ask
+from api.http import metrics
+from api.http.deps import ApiDeps
+from api.http.errors import ApiError, Unavailable
+from api.http.preferences import AskSettings
+from api.http.starter import Ask
 from bus import keys, wire
 from bus.commands import Question, ReplyTo, RunResult
 from bus.errors import MessageInvalid, StoreError

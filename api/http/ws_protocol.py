@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from api.preferences import AskSettings
+from api.http.preferences import AskSettings
 from bus.commands import RUN_ID_PATTERN
 
 EVENT_ID_PATTERN = r"^\d{1,20}-\d{1,20}$"

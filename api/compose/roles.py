@@ -21,8 +21,8 @@ from agents.planner import make_planner
 from agents.researcher import make_researcher
 from agents.sources import WEB, memory_source, web_source
 from agents.verifier import make_verifier
-from api import limits
-from api.tenant_policies import StoredTenantPolicies
+from api.compose.tenant_policies import StoredTenantPolicies
+from api.http import limits
 from bus import broker as bus_broker
 from bus import wire
 from bus.commands import Command, RunResult

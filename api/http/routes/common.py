@@ -5,8 +5,8 @@ from typing import Annotated
 from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from api.auth import Principal
-from api.deps import ApiDeps
+from api.http.auth import Principal
+from api.http.deps import ApiDeps
 
 # Declares the scheme for /docs ("Authorize"); auto_error off so a missing key gets our
 # own 401 body instead of FastAPI's.

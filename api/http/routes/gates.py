@@ -6,8 +6,8 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents import gates
-from api.gate_actions import GateProblem, resume_run
-from api.routes.common import Caller, Deps
+from api.http.gate_actions import GateProblem, resume_run
+from api.http.routes.common import Caller, Deps
 from bus.store import GateError, GateNotFound
 
 router = APIRouter(prefix="/api/v1/runs", tags=["gates"])

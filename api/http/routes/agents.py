@@ -6,9 +6,9 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents import graph, prompts
-from api.errors import InvalidRequest
-from api.preferences import Preferences
-from api.routes.common import Admin, Caller, Deps
+from api.http.errors import InvalidRequest
+from api.http.preferences import Preferences
+from api.http.routes.common import Admin, Caller, Deps
 
 router = APIRouter(prefix="/api/v1", tags=["agents"])
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 
-from api.auth import Principal
-from api.errors import (
+from api.http.auth import Principal
+from api.http.errors import (
     IdempotencyKeyReused,
     InvalidRequest,
     QuestionTooLarge,
@@ -26,9 +26,9 @@ from api.errors import (
     TooManyActiveRuns,
     Unavailable,
 )
-from api.limits import TenantLimits
-from api.preferences import AskSettings, Effective, Preferences, deployment_defaults, overlay
-from api.preferences import run_settings as make_run_settings
+from api.http.limits import TenantLimits
+from api.http.preferences import AskSettings, Effective, Preferences, deployment_defaults, overlay
+from api.http.preferences import run_settings as make_run_settings
 from bus import keys, wire
 from bus.commands import AgentTask, Command, RunState, new_run_id
 
