@@ -10,8 +10,9 @@ from typing import Annotated
 import typer
 
 from api.cli.common import run_async, settings
-from api.compose import roles as bootstrap
-from api.http.server import run_edge
+from api.compose.connection import connect
+from api.compose.edge import run_edge
+from bus.store import open_store
 
 
 @run_async
@@ -32,7 +33,7 @@ async def api(
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    async with bootstrap.open_store(s, migrate=migrate) as stores, bootstrap.connect(s) as conn:
+    async with open_store(s, migrate=migrate) as stores, connect(s) as conn:
 
         def started(bound: int) -> None:
             typer.echo(f"agentbus api: http://{host or s.api_host}:{bound}  (docs at /docs)")

@@ -16,11 +16,13 @@ from rich.console import Console
 from agents import gates
 from api.cli.common import run_async, settings
 from api.cli.render import LiveRenderer
-from api.compose import roles as bootstrap
+from api.compose.connection import connect
+from api.compose.edge import allow_always_hook
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish, read_events, request_cancel
 from bus.settings import Settings
+from bus.store import open_store
 
 
 @run_async
@@ -71,7 +73,7 @@ async def ask(
     )
     console = Console(highlight=False)
     renderer = LiveRenderer(console)
-    async with bootstrap.connect(s) as conn:
+    async with connect(s) as conn:
         await publish(conn.redis, command, s)
         loop = asyncio.get_running_loop()
         cancel = lambda: asyncio.ensure_future(request_cancel(conn.redis, run_id, s))  # noqa: E731
@@ -109,7 +111,7 @@ async def _decide(s: Settings, redis: Redis, run_id: str, reason: str) -> None:
             "more_info",
         ]
     )
-    async with bootstrap.open_store(s) as stores:
+    async with open_store(s) as stores:
         assert stores.checkpoints is not None
         while True:
             decision = await asyncio.to_thread(
@@ -130,5 +132,5 @@ async def _decide(s: Settings, redis: Redis, run_id: str, reason: str) -> None:
             subject=s.subject,
             run_id=run_id,
             decision=decision,
-            allow_always=bootstrap.allow_always_hook(stores),
+            allow_always=allow_always_hook(stores),
         )

@@ -21,12 +21,15 @@ from api.cli import (
     tools_cmds,
 )
 from api.cli.common import run_async, settings
-from api.compose import roles as bootstrap
+from api.compose.connection import connect
+from api.compose.edge import run_edge
 from api.compose.local_key import ensure_local_key, local_key_message
 from api.compose.processes import helper_processes, helper_roles
-from api.http.server import run_edge
+from api.compose.roles import UP_ROLES, Roles, maybe_retrieval
+from api.compose.workers import build_workers
 from bus.keys import Role
 from bus.runtime.runner import Runner
+from bus.store import open_store
 
 app = typer.Typer(no_args_is_help=True, help="agentbus: multi-agent question answering on Redis.")
 app.add_typer(ops.streams_app, name="streams")
@@ -64,19 +67,17 @@ async def up(
     """Start the whole system on embedded defaults (Ctrl-C stops it)."""
     s = settings()
     async with (
-        bootstrap.open_store(s, migrate=True) as stores,
-        bootstrap.connect(s, embedded=True) as conn,
-        bootstrap.maybe_retrieval(s, True) as retrieval,
+        open_store(s, migrate=True) as stores,
+        connect(s, embedded=True) as conn,
+        maybe_retrieval(s, True) as retrieval,
     ):
-        roles = bootstrap.Roles(s, stores, retrieval=retrieval)
-        workers = bootstrap.build_workers(
-            bootstrap.UP_ROLES, conn.redis, s, roles, concurrency=concurrency
-        )
+        roles = Roles(s, stores, retrieval=retrieval)
+        workers = build_workers(UP_ROLES, conn.redis, s, roles, concurrency=concurrency)
         for w in workers:  # before anyone is told to publish: a new group starts at "$"
             await w.ensure_groups()
         typer.echo(f"agentbus up: redis {conn.url}, store {s.resolved_database_url()}")
         n = processes
-        typer.echo(f"llm: {s.llm}; roles: {', '.join(bootstrap.UP_ROLES)}; processes: {n}")
+        typer.echo(f"llm: {s.llm}; roles: {', '.join(UP_ROLES)}; processes: {n}")
         typer.echo('try: agentbus ask "What is 23 × 19?"')
         key = await ensure_local_key(s, stores.keys)  # first start only
         if key:
@@ -84,7 +85,7 @@ async def up(
         typer.echo(f"api: http://{s.api_host}:{s.api_port}/docs  (Ctrl-C to stop)")
         _serve_metrics(s.metrics_port)
         stop = asyncio.Event()
-        helpers = helper_roles(s, bootstrap.UP_ROLES)
+        helpers = helper_roles(s, UP_ROLES)
         with helper_processes(n - 1, helpers, conn.url, concurrency):
             edge = asyncio.create_task(run_edge(s, conn.redis, stores, stop))
             try:
@@ -111,12 +112,12 @@ async def worker(
         for role in roles
     )
     async with (
-        bootstrap.open_store(s) as stores,
-        bootstrap.connect(s) as conn,
-        bootstrap.maybe_retrieval(s, searches) as retrieval,
+        open_store(s) as stores,
+        connect(s) as conn,
+        maybe_retrieval(s, searches) as retrieval,
     ):
-        handlers = bootstrap.Roles(s, stores, retrieval=retrieval)
-        workers = bootstrap.build_workers(roles, conn.redis, s, handlers, concurrency=concurrency)
+        handlers = Roles(s, stores, retrieval=retrieval)
+        workers = build_workers(roles, conn.redis, s, handlers, concurrency=concurrency)
         _serve_metrics(s.metrics_port)
         await Runner(workers, conn.redis, burst=burst).run()
 

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from api.cli.common import run_async, settings
-from api.compose import roles as bootstrap
+from api.compose.connection import connect
 from bus import keys, schema
 from bus.runtime.deadletter import list_dead_letters, replay
 from bus.runtime.groups import group_stats
@@ -33,7 +33,7 @@ async def migrate(s: Settings) -> None:
 async def streams(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Show every role stream with its groups' lag and pending counts."""
     s = settings()
-    async with bootstrap.connect(s) as conn:
+    async with connect(s) as conn:
         rows = []
         for role in keys.Role:
             for shard in range(s.shards):
@@ -57,7 +57,7 @@ async def dlq_list(
 ) -> None:
     """List dead letters, newest first."""
     s = settings()
-    async with bootstrap.connect(s) as conn:
+    async with connect(s) as conn:
         letters = await list_dead_letters(conn.redis, s, count)
     for dead_id, letter in letters:
         if as_json:
@@ -76,7 +76,7 @@ async def dlq_list(
 async def dlq_replay(dead_id: Annotated[str, typer.Argument(help="SHARD/ENTRY_ID")]) -> None:
     """Put a dead letter back on its stream (after fixing what made it fail)."""
     s = settings()
-    async with bootstrap.connect(s) as conn:
+    async with connect(s) as conn:
         try:
             new_id = await replay(conn.redis, dead_id)
         except (ValueError, LookupError) as e:

@@ -89,10 +89,10 @@ async def _via_bus(
     bar: bool,
     deadline_s: float,
 ) -> tuple[dict[str, int], str]:
-    from api.compose import roles as bootstrap  # the broker wiring; only this path needs it
+    from api.compose.connection import connect  # the broker wiring; only this path needs it
 
     tasks = split_tasks(docs, batch_chunks=s.ingest_batch_chunks, max_bytes=s.max_message_bytes)
-    async with bootstrap.connect(s) as conn:
+    async with connect(s) as conn:
         redis = conn.redis
         job: Job = await publish_job(
             redis, s, tasks, tenant=tenant, subject=s.subject, deadline_s=deadline_s

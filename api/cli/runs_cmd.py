@@ -9,7 +9,9 @@ import typer
 
 from agents import gates
 from api.cli.common import run_async, settings
-from api.compose import roles as bootstrap
+from api.compose.connection import connect
+from api.compose.edge import allow_always_hook
+from bus.store import open_store
 
 app = typer.Typer(help="Runs: resume a paused run.", no_args_is_help=True)
 
@@ -24,7 +26,7 @@ async def resume(
 ) -> None:
     """Resume a run paused at a gate (as the CLI's tenant and subject)."""
     s = settings()
-    async with bootstrap.open_store(s) as stores, bootstrap.connect(s) as conn:
+    async with open_store(s) as stores, connect(s) as conn:
         assert stores.checkpoints is not None
         if decision == "more_info":
             info = await gates.more_info(stores.checkpoints, s.tenant, run_id)
@@ -39,6 +41,6 @@ async def resume(
             subject=s.subject,
             run_id=run_id,
             decision=decision,
-            allow_always=bootstrap.allow_always_hook(stores),
+            allow_always=allow_always_hook(stores),
         )
     typer.echo(f"resumed {run_id}: {decision}")

@@ -9,7 +9,8 @@ from typing import Annotated, Any
 import typer
 
 from api.cli.common import run_async, settings
-from api.compose import roles as bootstrap
+from api.compose.connection import connect
+from api.compose.roles import gateway_policies, make_registry
 from bus import keys
 from bus.commands import (
     Command,
@@ -39,10 +40,10 @@ async def tools_list(
 ) -> None:
     """List the tools a tenant may call: built-ins, plugins and its MCP servers' tools."""
     s = settings()
-    policy = await bootstrap.gateway_policies(s).for_tenant(tenant or s.tenant)
+    policy = await gateway_policies(s).for_tenant(tenant or s.tenant)
     hub = McpHub()
     try:
-        registry = await hub.registry_for(bootstrap.make_registry(s), policy.mcp_servers)
+        registry = await hub.registry_for(make_registry(s), policy.mcp_servers)
     finally:
         await hub.aclose()
     for spec in registry.list():
@@ -116,7 +117,7 @@ async def tools_call(
         ),
     )
     found: dict[str, Any] | None = None
-    async with bootstrap.connect(s) as conn:
+    async with connect(s) as conn:
         await publish(conn.redis, command, s)
         try:
             async with asyncio.timeout(wait):

@@ -1,18 +1,14 @@
-"""The composition root: settings → broker, store, model, tools, role handlers."""
+"""Each role's handler, built from the settings: the model, the tools, the sources."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-
-from faststream.redis import RedisBroker
-from redis.asyncio import Redis
 
 from agents.critic import make_critic
 from agents.deps import AgentDeps
 from agents.finalizer import make_finalizer
-from agents.gates import AllowAlways
 from agents.gather import Source, make_retrieval_router
 from agents.intake import make_intake
 from agents.llm.ports import LLM
@@ -22,32 +18,12 @@ from agents.researcher import make_researcher
 from agents.sources import WEB, memory_source, web_source
 from agents.verifier import make_verifier
 from api.compose.tenant_policies import StoredTenantPolicies
-from api.http import limits
-from bus import broker as bus_broker
-from bus import wire
-from bus.commands import Command, RunResult
-from bus.embedded import EmbeddedRedis
 from bus.errors import BusError
-from bus.events import RunStatus
 from bus.keys import Role
 from bus.noop import handle_noop
-from bus.runtime.recorder import Applier, Recorder
-from bus.runtime.runner import Consumer
-from bus.runtime.worker import Handler, RunEndHook, Worker
+from bus.runtime.worker import Handler
 from bus.settings import Settings
-from bus.store import (
-    ApiKeyStore,
-    AuditEntry,
-    AuditStore,
-    CheckpointStore,
-    ConversationStore,
-    RunStore,
-    TenantSettingsStore,
-    make_engine,
-)
-from bus.store import RunStatus as StoreStatus
-from bus.store.migrate import upgrade_async
-from gateway.audit import AUDIT_KIND, make_audit_applier
+from bus.store import Stores
 from gateway.context import GatewayDeps
 from gateway.errors import GatewayError
 from gateway.mcp.hub import McpHub
@@ -88,74 +64,14 @@ class ConfigError(BusError):
     code = "config_error"
 
 
-@dataclass
-class Connection:
-    """A connected broker and the Redis client the runtime uses."""
-
-    broker: RedisBroker
-    redis: Redis
-    url: str
-
-
 @contextlib.asynccontextmanager
-async def connect(settings: Settings, *, embedded: bool = False) -> AsyncIterator[Connection]:
-    """Connect to Redis; with ``embedded`` and no URL, start the embedded server first."""
-    server: EmbeddedRedis | None = None
-    if embedded and not settings.redis_url:
-        server = EmbeddedRedis(settings.data_dir)
-        url = server.start()
-    else:
-        url = bus_broker.resolve_redis_url(settings)
-    broker = bus_broker.make_broker(url)
-    try:
-        redis = await bus_broker.connect(broker)
-        yield Connection(broker, redis, url)
-    finally:
-        await broker.stop()
-        if server:
-            server.stop()
-
-
-@dataclass
-class Stores:
-    """The state store's repositories."""
-
-    runs: RunStore
-    conversations: ConversationStore
-    keys: ApiKeyStore
-    tenant_settings: TenantSettingsStore
-    audit: AuditStore | None = None
-    checkpoints: CheckpointStore | None = None
-
-
-@contextlib.asynccontextmanager
-async def maybe_retrieval(settings: Settings, needed: bool) -> AsyncIterator[Retrieval | None]:
+async def maybe_retrieval(settings: Settings, needed: bool) -> AsyncGenerator[Retrieval | None]:
     """Retrieval for the processes that search or ingest (local Qdrant: one process only)."""
     if not needed:
         yield None
         return
     async with open_retrieval(settings) as retrieval:
         yield retrieval
-
-
-@contextlib.asynccontextmanager
-async def open_store(settings: Settings, *, migrate: bool = False) -> AsyncIterator[Stores]:
-    """The state store (migrated to head first when ``migrate``)."""
-    url = settings.resolved_database_url()
-    if migrate:
-        await upgrade_async(url)
-    engine = make_engine(url)
-    try:
-        yield Stores(
-            runs=RunStore(engine),
-            conversations=ConversationStore(engine),
-            keys=ApiKeyStore(engine),
-            tenant_settings=TenantSettingsStore(engine),
-            audit=AuditStore(engine),
-            checkpoints=CheckpointStore(engine),
-        )
-    finally:
-        await engine.dispose()
 
 
 def make_llm(settings: Settings) -> LLM:
@@ -296,91 +212,3 @@ class Roles:
                     f"no handler for role {role!r} in this build",
                     hint=f"available: {', '.join(UP_ROLES)}",
                 )
-
-
-def run_end_recorder(runs: RunStore, redis: Redis | None = None) -> RunEndHook:
-    """A hook that records a run's final status in the store (idempotent).
-
-    With ``redis`` it also gives the run's concurrent-run slot back (``api.limits``): this
-    hook runs however a run ends, so the quota never waits for the run's deadline. And a
-    run that ends other than ``done`` answers its ``reply_to`` stream here (the finalizer
-    answers for ``done``), so an external publisher never waits for a reply that won't come.
-    """
-
-    async def record(command: Command, status: RunStatus) -> None:
-        if redis is not None:
-            await limits.release(redis, command.tenant_id, command.run_id)
-            if command.reply_to and status != "done":
-                result = RunResult(
-                    run_id=command.run_id,
-                    tenant_id=command.tenant_id,
-                    status=status,
-                    stop_reason=status,
-                )
-                await redis.xadd(command.reply_to, {wire.DATA_FIELD: wire.encode(result)})
-        if status == "done":
-            return  # the finalizer records `done` together with the answer and trace
-        error_code = status
-        await runs.set_status(command.run_id, StoreStatus(status), error_code=error_code)
-
-    return record
-
-
-def build_workers(
-    roles: Iterable[Role],
-    redis: Redis,
-    settings: Settings,
-    handlers: Roles,
-    *,
-    concurrency: int = 1,
-) -> list[Consumer]:
-    """One worker per role, each wired to its handler and the run-end recorder.
-
-    The ``recorder`` role is the ledger's consumer (`bus.runtime.recorder`), not a step
-    worker: it writes the records steps commit (audit rows) to the store in batches.
-    """
-    hook = run_end_recorder(handlers.stores.runs, redis)
-    workers: list[Consumer] = []
-    for role in roles:
-        if role == Role.RECORDER:
-            workers.append(Recorder(redis, settings, ledger_appliers(handlers.stores)))
-            continue
-        handler = handlers.handler(role)
-        workers.append(
-            Worker(role, handler, redis, settings, concurrency=concurrency, on_run_end=hook)
-        )
-    return workers
-
-
-def ledger_appliers(stores: Stores) -> dict[str, Applier]:
-    """How the recorder writes each kind of ledger record."""
-    return {AUDIT_KIND: make_audit_applier(stores.audit)} if stores.audit is not None else {}
-
-
-def allow_always_hook(stores: Stores) -> AllowAlways:
-    """``egress_allow_always``: add the host to the tenant's allowlist, enable egress, audit."""
-
-    async def persist(tenant_id: str, subject: str, run_id: str, host: str) -> None:
-        record = await stores.tenant_settings.get(tenant_id)
-        prefs = dict(record.settings) if record else {}
-        prefs["egress_hosts"] = sorted({*(prefs.get("egress_hosts") or []), host})
-        prefs["egress_enabled"] = True
-        await stores.tenant_settings.put(tenant_id, prefs, updated_by=subject)
-        if stores.audit is not None:
-            await stores.audit.append(
-                AuditEntry(
-                    tenant_id=tenant_id,
-                    subject=subject,
-                    run_id=run_id,
-                    agent="egress_gate",
-                    call_id=f"allow_always:{host}",
-                    tool="egress_allowlist",
-                    args={"host": host},
-                    status="ok",
-                    code="allow_always",
-                    message=f"{host} added to the tenant's egress allowlist",
-                    duration_ms=0.0,
-                )
-            )
-
-    return persist

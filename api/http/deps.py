@@ -1,20 +1,18 @@
-"""What the API's routes need, wired once by the composition root and handed to the app."""
+"""What the API's routes need, wired once by the composition root (``api.compose.edge``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from api.http.auth import Authenticator
-from api.http.limits import TenantLimits
-from api.http.relay import Relay
-from api.http.starter import RunStarter
-
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
     from agents.gates import AllowAlways
-    from api.compose.roles import Stores
+    from api.http.auth import Authenticator
+    from api.http.limits import TenantLimits
+    from api.http.relay import Relay
+    from api.http.starter import RunStarter
     from bus.settings import Settings
     from bus.store import (
         ApiKeyStore,
@@ -54,29 +52,3 @@ class ApiDeps:
     relay: Relay
     checkpoints: CheckpointStore | None = None
     allow_always: AllowAlways | None = None
-
-
-def make_deps(settings: Settings, redis: Redis, stores: Stores) -> ApiDeps:
-    """Wire the API's dependencies from a Redis client and the store's repositories."""
-    from api.compose.roles import allow_always_hook  # the composition root imports this module
-
-    limits = TenantLimits(
-        redis,
-        per_minute=settings.api_rate_per_minute,
-        burst=settings.api_rate_burst,
-        max_active=settings.api_max_active_runs,
-    )
-    return ApiDeps(
-        settings=settings,
-        redis=redis,
-        runs=stores.runs,
-        conversations=stores.conversations,
-        keys=stores.keys,
-        tenant_settings=stores.tenant_settings,
-        auth=Authenticator(stores.keys, cache_s=settings.api_key_cache_s),
-        limits=limits,
-        starter=RunStarter(redis, settings, stores.tenant_settings, limits),
-        relay=Relay(redis, shards=settings.shards, block_ms=settings.relay_block_ms),
-        checkpoints=stores.checkpoints,
-        allow_always=allow_always_hook(stores),
-    )

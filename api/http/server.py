@@ -1,24 +1,13 @@
-"""Serving the API in the current event loop, next to workers (``agentbus up``) or alone."""
+"""Serving the API app with uvicorn in the current event loop (the caller owns the loop)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from collections.abc import Callable, Generator
-from typing import TYPE_CHECKING
 
 import uvicorn
 from fastapi import FastAPI
-
-from api.http.admission import QuestionAdmission
-from api.http.app import create_app
-from api.http.deps import make_deps
-
-if TYPE_CHECKING:
-    from redis.asyncio import Redis
-
-    from api.compose.roles import Stores
-    from bus.settings import Settings
 
 GRACEFUL_S = 5
 
@@ -89,53 +78,3 @@ async def serve(
         for task in helpers:
             task.cancel()
         await asyncio.gather(*helpers, return_exceptions=True)
-
-
-async def run_edge(
-    settings: Settings,
-    redis: Redis,
-    stores: Stores,
-    stop_event: asyncio.Event,
-    *,
-    host: str | None = None,
-    port: int | None = None,
-    admission: bool = True,
-    on_started: Callable[[int], None] | None = None,
-) -> None:
-    """The API and (optionally) the admission of ``runs.questions``, until ``stop_event``.
-
-    This is what ``agentbus api`` runs, and what ``agentbus up`` can run beside its workers.
-    """
-    deps = make_deps(settings, redis, stores)
-    app = create_app(deps)
-    consumer = QuestionAdmission(deps) if admission else None
-    tasks: list[asyncio.Task[None]] = [
-        asyncio.create_task(
-            serve(
-                app,
-                host or settings.api_host,
-                settings.api_port if port is None else port,
-                stop_event,
-                ws_max_bytes=settings.ws_max_frame_bytes,
-                on_started=on_started,
-            )
-        )
-    ]
-    if consumer is not None:
-        tasks.append(asyncio.create_task(consumer.run()))
-    stopper = asyncio.create_task(stop_event.wait())
-    try:
-        # Either a stop request, or a part ending on its own (e.g. the port was taken).
-        await asyncio.wait({stopper, *tasks}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        if consumer is not None:
-            consumer.stop()
-        stop_event.set()
-        await asyncio.wait(tasks, timeout=GRACEFUL_S + 10)
-        for task in [*tasks, stopper]:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await asyncio.gather(stopper, return_exceptions=True)
-    for task in tasks:
-        if not task.cancelled() and (error := task.exception()) is not None:
-            raise error

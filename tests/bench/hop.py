@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from api.cli.common import loop_factory
-from api.compose import roles as bootstrap
+from api.compose.connection import connect
 from bus import keys
 from bus.commands import Command, NoopTask, deadline_in, new_run_id
 from bus.noop import handle_noop
@@ -52,7 +52,7 @@ async def run_hop_bench(
     settings: Settings, *, hops: int, latency_runs: int, runs: int, concurrency: int
 ) -> dict[str, float | int | str]:
     """Run both phases and return the figures."""
-    async with bootstrap.connect(settings, embedded=True) as conn:
+    async with connect(settings, embedded=True) as conn:
         redis = conn.redis
         worker = Worker(keys.Role.NOOP, handle_noop, redis, settings, concurrency=concurrency)
         await worker.ensure_groups()

@@ -171,10 +171,9 @@ def _free_port() -> int:
 def _temporary_system(clients: int, token_delay_s: float) -> Iterator[tuple[str, str]]:
     """``agentbus up`` + ``agentbus api`` on a temporary data folder; yields (url, key)."""
     from api import credentials
-    from api.compose import roles as bootstrap
     from bus import embedded
     from bus.settings import Settings
-    from bus.store import KeyRole
+    from bus.store import KeyRole, open_store
 
     agentbus = str(Path(sys.executable).with_name("agentbus"))
     with tempfile.TemporaryDirectory() as tmp:
@@ -201,7 +200,7 @@ def _temporary_system(clients: int, token_delay_s: float) -> Iterator[tuple[str,
             time.sleep(1.0)  # the store is migrated before Redis starts; let up settle
 
             async def make_key() -> str:
-                async with bootstrap.open_store(Settings(data_dir=data)) as stores:
+                async with open_store(Settings(data_dir=data)) as stores:
                     minted = await credentials.create_key(
                         stores.keys, "bench", "bench", KeyRole.USER
                     )

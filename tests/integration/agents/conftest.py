@@ -11,13 +11,15 @@ import pytest
 from redis.asyncio import Redis
 
 from agents.llm.ports import LLM
-from api.compose import roles as bootstrap
+from api.compose.roles import Roles
+from api.compose.workers import build_workers
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.events import ClientEvent
 from bus.publish import publish, read_events
 from bus.runtime.runner import Runner
 from bus.settings import Settings
+from bus.store import Stores, open_store
 
 ROLES = (
     keys.Role.INTAKE,
@@ -37,7 +39,7 @@ class System:
 
     redis: Redis
     settings: Settings
-    stores: bootstrap.Stores
+    stores: Stores
     llm: Any = None
 
     async def ask(
@@ -86,10 +88,10 @@ async def start_system(
         **overrides: Any,
     ) -> System:
         s = make_settings(**overrides)
-        store_ctx = bootstrap.open_store(s, migrate=True)
+        store_ctx = open_store(s, migrate=True)
         stores = await store_ctx.__aenter__()
         contexts.append(store_ctx)
-        roles = bootstrap.Roles(
+        roles = Roles(
             s,
             stores,
             llm=llm,
@@ -97,7 +99,7 @@ async def start_system(
             gather_budget_s=budget_s,
             retrieval=retrieval,
         )
-        workers = bootstrap.build_workers(ROLES, real_redis, s, roles, concurrency=4)
+        workers = build_workers(ROLES, real_redis, s, roles, concurrency=4)
         for w in workers:
             await w.ensure_groups()
         runner = Runner(workers, real_redis)

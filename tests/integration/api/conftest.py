@@ -20,14 +20,15 @@ from websockets.asyncio.client import ClientConnection, connect
 from agents.llm.ports import LLM
 from agents.llm.scripted import ScriptedLLM
 from api import credentials
-from api.compose import roles as bootstrap
-from api.http.server import run_edge
+from api.compose.edge import run_edge
+from api.compose.roles import UP_ROLES, Roles
+from api.compose.workers import build_workers
 from bus import keys
 from bus.runtime.runner import Runner
 from bus.settings import Settings
-from bus.store import KeyRole
+from bus.store import KeyRole, Stores, open_store
 
-ROLES = tuple(r for r in bootstrap.UP_ROLES if r != keys.Role.NOOP)
+ROLES = tuple(r for r in UP_ROLES if r != keys.Role.NOOP)
 
 
 @dataclass
@@ -37,7 +38,7 @@ class Api:
     base: str
     redis: Redis
     settings: Settings
-    stores: bootstrap.Stores
+    stores: Stores
     http: httpx.AsyncClient
     sockets: list[ClientConnection] = field(default_factory=list)
 
@@ -89,10 +90,10 @@ async def start_api(
 
     async def start(llm: LLM | None = None, **overrides: Any) -> Api:
         s = make_settings(**overrides)
-        store_ctx = bootstrap.open_store(s, migrate=True)
+        store_ctx = open_store(s, migrate=True)
         stores = await store_ctx.__aenter__()
-        roles = bootstrap.Roles(s, stores, llm=llm or ScriptedLLM())
-        workers = bootstrap.build_workers(ROLES, real_redis, s, roles, concurrency=4)
+        roles = Roles(s, stores, llm=llm or ScriptedLLM())
+        workers = build_workers(ROLES, real_redis, s, roles, concurrency=4)
         for w in workers:
             await w.ensure_groups()
         runner = Runner(workers, real_redis)
