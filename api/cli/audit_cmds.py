@@ -40,7 +40,7 @@ async def verify(
     rewritten together with the rows before it is only caught against such a copy.
     """
     s = settings()
-    async with open_store(s) as stores:
+    async with open_store(s.bus) as stores:
         if stores.audit is None:  # open_store always opens it; only a hand-made Stores lacks it
             raise ConfigError("this state store has no audit log")
         report = await stores.audit.verify(tenant)

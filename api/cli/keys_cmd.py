@@ -25,7 +25,7 @@ async def create(
     name: Annotated[str | None, typer.Option(help="A label to recognise it by.")] = None,
 ) -> None:
     """Create a key and print it once (only its digest is stored)."""
-    async with open_store(settings()) as stores:
+    async with open_store(settings().bus) as stores:
         try:
             minted = await credentials.create_key(stores.keys, tenant, subject, role, name)
         except ValueError as e:
@@ -47,7 +47,7 @@ async def list_keys(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
     """List keys (never the keys themselves)."""
-    async with open_store(settings()) as stores:
+    async with open_store(settings().bus) as stores:
         records = await stores.keys.list(tenant)
     for r in records:
         if as_json:
@@ -67,7 +67,7 @@ async def revoke(
     key_id: Annotated[str, typer.Argument(help="The key id (from `keys list`).")],
 ) -> None:
     """Revoke a key; API processes stop accepting it within AGENTBUS_API_KEY_CACHE_S."""
-    async with open_store(settings()) as stores:
+    async with open_store(settings().bus) as stores:
         record = await stores.keys.revoke(key_id)
     if record is None:
         typer.echo(f"error [key_not_found]: no key {key_id!r}; see `agentbus keys list`", err=True)

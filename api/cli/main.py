@@ -67,25 +67,25 @@ async def up(
     """Start the whole system on embedded defaults (Ctrl-C stops it)."""
     s = settings()
     async with (
-        open_store(s, migrate=True) as stores,
-        connect(s, embedded=True) as conn,
-        maybe_retrieval(s, True) as retrieval,
+        open_store(s.bus, migrate=True) as stores,
+        connect(s.bus, embedded=True) as conn,
+        maybe_retrieval(s.retrieval, True) as retrieval,
     ):
         roles = Roles(s, stores, retrieval=retrieval)
-        workers = build_workers(UP_ROLES, conn.redis, s, roles, concurrency=concurrency)
+        workers = build_workers(UP_ROLES, conn.redis, s.bus, roles, concurrency=concurrency)
         for w in workers:  # before anyone is told to publish: a new group starts at "$"
             await w.ensure_groups()
-        typer.echo(f"agentbus up: redis {conn.url}, store {s.resolved_database_url()}")
+        typer.echo(f"agentbus up: redis {conn.url}, store {s.bus.resolved_database_url()}")
         n = processes
-        typer.echo(f"llm: {s.llm}; roles: {', '.join(UP_ROLES)}; processes: {n}")
+        typer.echo(f"llm: {s.agents.llm}; roles: {', '.join(UP_ROLES)}; processes: {n}")
         typer.echo('try: agentbus ask "What is 23 × 19?"')
-        key = await ensure_local_key(s, stores.keys)  # first start only
+        key = await ensure_local_key(s.api, stores.keys)  # first start only
         if key:
-            typer.echo(local_key_message(key, s))
-        typer.echo(f"api: http://{s.api_host}:{s.api_port}/docs  (Ctrl-C to stop)")
-        _serve_metrics(s.metrics_port)
+            typer.echo(local_key_message(key, s.api))
+        typer.echo(f"api: http://{s.api.api_host}:{s.api.api_port}/docs  (Ctrl-C to stop)")
+        _serve_metrics(s.bus.metrics_port)
         stop = asyncio.Event()
-        helpers = helper_roles(s, UP_ROLES)
+        helpers = helper_roles(s.retrieval, UP_ROLES)
         with helper_processes(n - 1, helpers, conn.url, concurrency):
             edge = asyncio.create_task(run_edge(s, conn.redis, stores, stop))
             try:
@@ -108,17 +108,17 @@ async def worker(
     # ingest open it (a Qdrant server serves every process).
     searches = any(
         role in (Role.GATEWAY, Role.RETRIEVAL)
-        or (s.qdrant_url is not None and role == Role.RESEARCHER)
+        or (s.retrieval.qdrant_url is not None and role == Role.RESEARCHER)
         for role in roles
     )
     async with (
-        open_store(s) as stores,
-        connect(s) as conn,
-        maybe_retrieval(s, searches) as retrieval,
+        open_store(s.bus) as stores,
+        connect(s.bus) as conn,
+        maybe_retrieval(s.retrieval, searches) as retrieval,
     ):
         handlers = Roles(s, stores, retrieval=retrieval)
-        workers = build_workers(roles, conn.redis, s, handlers, concurrency=concurrency)
-        _serve_metrics(s.metrics_port)
+        workers = build_workers(roles, conn.redis, s.bus, handlers, concurrency=concurrency)
+        _serve_metrics(s.bus.metrics_port)
         await Runner(workers, conn.redis, burst=burst).run()
 
 

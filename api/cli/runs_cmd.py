@@ -26,19 +26,19 @@ async def resume(
 ) -> None:
     """Resume a run paused at a gate (as the CLI's tenant and subject)."""
     s = settings()
-    async with open_store(s) as stores, connect(s) as conn:
+    async with open_store(s.bus) as stores, connect(s.bus) as conn:
         assert stores.checkpoints is not None
         if decision == "more_info":
-            info = await gates.more_info(stores.checkpoints, s.tenant, run_id)
+            info = await gates.more_info(stores.checkpoints, s.api.tenant, run_id)
             typer.echo(json.dumps(info, indent=2))
             return
         await gates.resume(
             stores.checkpoints,
             stores.runs,
             conn.redis,
-            s,
-            tenant_id=s.tenant,
-            subject=s.subject,
+            s.bus,
+            tenant_id=s.api.tenant,
+            subject=s.api.subject,
             run_id=run_id,
             decision=decision,
             allow_always=allow_always_hook(stores),

@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 
 from bus import broker as bus_broker
 from bus.embedded import EmbeddedRedis
-from bus.settings import Settings
+from bus.settings import BusSettings
 
 
 @dataclass
@@ -24,7 +24,7 @@ class Connection:
 
 
 @contextlib.asynccontextmanager
-async def connect(settings: Settings, *, embedded: bool = False) -> AsyncGenerator[Connection]:
+async def connect(settings: BusSettings, *, embedded: bool = False) -> AsyncGenerator[Connection]:
     """Connect to Redis; with ``embedded`` and no URL, start the embedded server first."""
     server: EmbeddedRedis | None = None
     if embedded and not settings.redis_url:

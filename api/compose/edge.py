@@ -11,20 +11,34 @@ from collections.abc import Callable
 from redis.asyncio import Redis
 
 from agents.gates import AllowAlways
+from api.compose.settings import AppSettings
 from api.http.admission import QuestionAdmission
 from api.http.app import create_app
 from api.http.auth import Authenticator
 from api.http.deps import ApiDeps
 from api.http.limits import TenantLimits
+from api.http.preferences import Effective, deployment_defaults
 from api.http.relay import Relay
 from api.http.server import GRACEFUL_S, serve
 from api.http.starter import RunStarter
-from bus.settings import Settings
 from bus.store import AuditEntry, Stores
 
 
-def make_deps(settings: Settings, redis: Redis, stores: Stores) -> ApiDeps:
+def defaults_of(settings: AppSettings) -> Effective:
+    """The deployment's run settings, gathered from the packages that own them."""
+    return deployment_defaults(
+        model=settings.agents.llm_model,
+        egress_enabled=settings.gateway.egress_enabled,
+        allowed_egress_hosts=settings.gateway.allowed_egress_hosts,
+        timeout_s=settings.bus.run_deadline_s,
+        human_gate=settings.agents.agent_human_gate,
+    )
+
+
+def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDeps:
     """Wire the API's dependencies from a Redis client and the store's repositories."""
+    settings, bus = app_settings.api, app_settings.bus
+    defaults = defaults_of(app_settings)
     limits = TenantLimits(
         redis,
         per_minute=settings.api_rate_per_minute,
@@ -33,6 +47,8 @@ def make_deps(settings: Settings, redis: Redis, stores: Stores) -> ApiDeps:
     )
     return ApiDeps(
         settings=settings,
+        bus=bus,
+        defaults=defaults,
         redis=redis,
         runs=stores.runs,
         conversations=stores.conversations,
@@ -40,8 +56,8 @@ def make_deps(settings: Settings, redis: Redis, stores: Stores) -> ApiDeps:
         tenant_settings=stores.tenant_settings,
         auth=Authenticator(stores.keys, cache_s=settings.api_key_cache_s),
         limits=limits,
-        starter=RunStarter(redis, settings, stores.tenant_settings, limits),
-        relay=Relay(redis, shards=settings.shards, block_ms=settings.relay_block_ms),
+        starter=RunStarter(redis, settings, bus, defaults, stores.tenant_settings, limits),
+        relay=Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms),
         checkpoints=stores.checkpoints,
         allow_always=allow_always_hook(stores),
     )
@@ -77,7 +93,7 @@ def allow_always_hook(stores: Stores) -> AllowAlways:
 
 
 async def run_edge(
-    settings: Settings,
+    settings: AppSettings,
     redis: Redis,
     stores: Stores,
     stop_event: asyncio.Event,
@@ -98,10 +114,10 @@ async def run_edge(
         asyncio.create_task(
             serve(
                 app,
-                host or settings.api_host,
-                settings.api_port if port is None else port,
+                host or settings.api.api_host,
+                settings.api.api_port if port is None else port,
                 stop_event,
-                ws_max_bytes=settings.ws_max_frame_bytes,
+                ws_max_bytes=settings.api.ws_max_frame_bytes,
                 on_started=on_started,
             )
         )

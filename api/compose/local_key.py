@@ -1,6 +1,6 @@
 """The embedded mode's local API key: created on first start, printed once, kept in a file.
 
-The key is an admin key of ``Settings.tenant`` for ``Settings.subject`` (the same identity
+The key is an admin key of ``ApiSettings.tenant`` for ``ApiSettings.subject`` (the same identity
 the CLI uses), saved to ``<data_dir>/local-api-key`` with mode 0600 so local tools can
 read it and nobody else can.
 """
@@ -15,18 +15,18 @@ from api import credentials
 from bus.store import KeyRole
 
 if TYPE_CHECKING:
-    from bus.settings import Settings
+    from api.settings import ApiSettings
     from bus.store import ApiKeyStore
 
 LOCAL_KEY_FILE = "local-api-key"
 
 
-def local_key_path(settings: Settings) -> Path:
+def local_key_path(settings: ApiSettings) -> Path:
     """Where the local key is kept."""
     return settings.data_dir / LOCAL_KEY_FILE
 
 
-def read_local_key(settings: Settings) -> str | None:
+def read_local_key(settings: ApiSettings) -> str | None:
     """The saved local key, if there is one."""
     try:
         return local_key_path(settings).read_text().strip() or None
@@ -34,7 +34,7 @@ def read_local_key(settings: Settings) -> str | None:
         return None
 
 
-async def ensure_local_key(settings: Settings, keys: ApiKeyStore) -> str | None:
+async def ensure_local_key(settings: ApiSettings, keys: ApiKeyStore) -> str | None:
     """Create the local admin key unless one exists; returns a new key (print it once).
 
     Returns None when the saved key is still known to the store, including when it was
@@ -53,7 +53,7 @@ async def ensure_local_key(settings: Settings, keys: ApiKeyStore) -> str | None:
     return minted.key
 
 
-def local_key_message(key: str, settings: Settings) -> str:
+def local_key_message(key: str, settings: ApiSettings) -> str:
     """What to print for a new local key."""
     return (
         f"API key (admin of tenant {settings.tenant!r}; shown once, saved to "

@@ -20,13 +20,13 @@ from pathlib import Path
 
 from bus.embedded import die_with_parent
 from bus.keys import Role
-from bus.settings import Settings
+from retrieval.settings import RetrievalSettings
 
 #: Roles only the process holding the local Qdrant folder may run.
 _LOCAL_QDRANT_ROLES = frozenset({Role.RETRIEVAL, Role.GATEWAY})
 
 
-def helper_roles(settings: Settings, roles: Sequence[Role]) -> list[Role]:
+def helper_roles(settings: RetrievalSettings, roles: Sequence[Role]) -> list[Role]:
     """The roles a helper process runs."""
     if settings.qdrant_url is not None:
         return list(roles)

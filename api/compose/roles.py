@@ -15,25 +15,28 @@ from agents.llm.ports import LLM
 from agents.llm.ports import ToolSpec as LLMToolSpec
 from agents.planner import make_planner
 from agents.researcher import make_researcher
+from agents.settings import AgentSettings
 from agents.sources import WEB, memory_source, web_source
 from agents.verifier import make_verifier
+from api.compose.settings import AppSettings
 from api.compose.tenant_policies import StoredTenantPolicies
 from bus.errors import BusError
 from bus.keys import Role
 from bus.noop import handle_noop
 from bus.runtime.worker import Handler
-from bus.settings import Settings
 from bus.store import Stores
 from gateway.context import GatewayDeps
 from gateway.errors import GatewayError
 from gateway.mcp.hub import McpHub
 from gateway.plugins import load_plugins
 from gateway.registry import ToolRegistry
+from gateway.settings import GatewaySettings
 from gateway.tenants import DeploymentPolicies
 from gateway.tools import builtin_tools
 from gateway.tools.search_docs import SearchDocs
 from gateway.worker import make_gateway_handler
 from retrieval.gather_source import DOCUMENTS, documents_source
+from retrieval.settings import RetrievalSettings
 from retrieval.stack import Retrieval, open_retrieval
 from retrieval.worker import make_retrieval_handler
 
@@ -65,7 +68,9 @@ class ConfigError(BusError):
 
 
 @contextlib.asynccontextmanager
-async def maybe_retrieval(settings: Settings, needed: bool) -> AsyncGenerator[Retrieval | None]:
+async def maybe_retrieval(
+    settings: RetrievalSettings, needed: bool
+) -> AsyncGenerator[Retrieval | None]:
     """Retrieval for the processes that search or ingest (local Qdrant: one process only)."""
     if not needed:
         yield None
@@ -74,7 +79,7 @@ async def maybe_retrieval(settings: Settings, needed: bool) -> AsyncGenerator[Re
         yield retrieval
 
 
-def make_llm(settings: Settings) -> LLM:
+def make_llm(settings: AgentSettings) -> LLM:
     """The chat model the settings choose (loaded lazily on first use)."""
     if settings.llm == "scripted":
         from agents.llm.scripted import ScriptedLLM
@@ -101,21 +106,29 @@ def make_llm(settings: Settings) -> LLM:
 
 
 def make_registry(
-    settings: Settings | None = None, retrieval: Retrieval | None = None
+    settings: GatewaySettings | None = None,
+    retrieval: Retrieval | None = None,
+    *,
+    top_k: int = 5,
 ) -> ToolRegistry:
-    """The gateway's tools: built-ins, ``search_docs`` (with retrieval), then plugins."""
+    """The gateway's tools: built-ins, ``search_docs`` (with retrieval), then plugins.
+
+    Args:
+        settings: names the plugin tools; None loads none.
+        retrieval: the process's retrieval; without it there is no ``search_docs``.
+        top_k: the chunks ``search_docs`` returns unless the model asks for a number.
+    """
     try:
         plugins = load_plugins(settings.tool_plugins) if settings is not None else []
         docs = []
         if retrieval is not None:
-            top_k = settings.retrieval_top_k if settings is not None else 5
             docs = [SearchDocs(retrieval.searcher, default_top_k=top_k)]
         return ToolRegistry([*builtin_tools(), *docs, *plugins])
     except GatewayError as e:
         raise ConfigError(e.message, hint=e.hint) from e
 
 
-def gateway_policies(settings: Settings) -> DeploymentPolicies:
+def gateway_policies(settings: GatewaySettings) -> DeploymentPolicies:
     """Every tenant's gateway policy: the deployment's egress settings and MCP servers."""
     try:
         return DeploymentPolicies.from_settings(
@@ -139,9 +152,12 @@ def llm_tools(registry: ToolRegistry) -> list[LLMToolSpec]:
 
 @dataclass
 class Roles:
-    """Builds each role's handler on demand, so a gateway worker never loads a model."""
+    """Builds each role's handler on demand, so a gateway worker never loads a model.
 
-    settings: Settings
+    It holds the whole deployment's settings and gives each package only its part.
+    """
+
+    settings: AppSettings
     stores: Stores
     registry: ToolRegistry | None = None
     llm: LLM | None = None
@@ -156,13 +172,14 @@ class Roles:
         if self.registry is not None:
             self.tools = self.registry
         else:
-            self.tools = make_registry(self.settings, self.retrieval)
+            top_k = self.settings.retrieval.retrieval_top_k
+            self.tools = make_registry(self.settings.gateway, self.retrieval, top_k=top_k)
         if self.retrieval is not None:
             self.sources = {DOCUMENTS: documents_source(self.retrieval.searcher), **self.sources}
 
     def _agent_deps(self) -> AgentDeps:
         if self.llm is None:
-            self.llm = make_llm(self.settings)
+            self.llm = make_llm(self.settings.agents)
         return AgentDeps(
             llm=self.llm,
             tools=llm_tools(self.tools),
@@ -179,7 +196,8 @@ class Roles:
 
     def _policies(self) -> StoredTenantPolicies:
         # Each tenant's stored preferences (PUT /api/v1/settings) overlay the deployment's.
-        return StoredTenantPolicies(gateway_policies(self.settings), self.stores.tenant_settings)
+        deployment = gateway_policies(self.settings.gateway)
+        return StoredTenantPolicies(deployment, self.stores.tenant_settings)
 
     def handler(self, role: Role) -> Handler:
         """The handler of one role."""

@@ -15,7 +15,7 @@ from bus.keys import Role
 from bus.runtime.recorder import Applier, Recorder
 from bus.runtime.runner import Consumer
 from bus.runtime.worker import RunEndHook, Worker
-from bus.settings import Settings
+from bus.settings import BusSettings
 from bus.store import RunStatus as StoreStatus
 from bus.store import RunStore, Stores
 from gateway.audit import AUDIT_KIND, make_audit_applier
@@ -52,7 +52,7 @@ def run_end_recorder(runs: RunStore, redis: Redis | None = None) -> RunEndHook:
 def build_workers(
     roles: Iterable[Role],
     redis: Redis,
-    settings: Settings,
+    settings: BusSettings,
     handlers: Roles,
     *,
     concurrency: int = 1,

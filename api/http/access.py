@@ -22,7 +22,7 @@ from bus.store import RunRecord
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from bus.settings import Settings
+    from bus.settings import BusSettings
     from bus.store import RunStore
 
 _RUN_ID = re.compile(RUN_ID_PATTERN)
@@ -43,7 +43,7 @@ class RunRef:
 
 
 async def visible_run(
-    redis: Redis, runs: RunStore, settings: Settings, tenant_id: str, run_id: str
+    redis: Redis, runs: RunStore, settings: BusSettings, tenant_id: str, run_id: str
 ) -> RunRef:
     """The caller's run with this id, or raise ``RunNotFound``."""
     if not _RUN_ID.match(run_id):

@@ -69,7 +69,7 @@ class QuestionAdmission:
     def __init__(self, deps: ApiDeps, *, consumer: str | None = None, batch: int = 16) -> None:
         self.deps = deps
         self.redis = deps.redis
-        self.settings = deps.settings
+        self.settings = deps.bus
         self.consumer = consumer or consumer_name()
         self.batch = batch
         self._stopping = asyncio.Event()

@@ -55,7 +55,7 @@ def create_app(deps: ApiDeps) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.deps = deps
-    app.state.asyncapi = build_asyncapi(deps.settings, VERSION)
+    app.state.asyncapi = build_asyncapi(deps.bus, VERSION)
     for module in (runs, gates, agents, events, ws, settings, conversations, keys, health):
         app.include_router(module.router)
     _install_error_handlers(app)

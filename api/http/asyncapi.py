@@ -17,12 +17,12 @@ from bus import keys
 from bus.commands import Command, Question, RunResult
 from bus.events import ClientEvent
 from bus.runtime.deadletter import DeadLetter
-from bus.settings import Settings
+from bus.settings import BusSettings
 
 _AGENT_ROLES = [r for r in keys.Role if r is not keys.Role.NOOP]
 
 
-def _server_url(settings: Settings) -> str:
+def _server_url(settings: BusSettings) -> str:
     # Only scheme, host and port: the document is public, credentials must not leak.
     url = settings.redis_url or ""
     parts = urlsplit(url)
@@ -85,7 +85,7 @@ def _declare(broker: RedisBroker) -> None:
     )
 
 
-def build_asyncapi(settings: Settings, version: str = "0.1.0") -> dict[str, Any]:
+def build_asyncapi(settings: BusSettings, version: str = "0.1.0") -> dict[str, Any]:
     """The AsyncAPI document of the bus's channels, as JSON-ready data."""
     broker = RedisBroker(
         "redis://localhost:6379",

@@ -11,9 +11,11 @@ if TYPE_CHECKING:
     from agents.gates import AllowAlways
     from api.http.auth import Authenticator
     from api.http.limits import TenantLimits
+    from api.http.preferences import Effective
     from api.http.relay import Relay
     from api.http.starter import RunStarter
-    from bus.settings import Settings
+    from api.settings import ApiSettings
+    from bus.settings import BusSettings
     from bus.store import (
         ApiKeyStore,
         CheckpointStore,
@@ -28,7 +30,9 @@ class ApiDeps:
     """Dependencies of the API app (no module globals: every route reads these).
 
     Attributes:
-        settings: the deployment settings.
+        settings: the API's settings.
+        bus: the bus's settings (the edge publishes and reads run streams).
+        defaults: the deployment's run settings, before any tenant preference.
         redis: the shared Redis client.
         runs: the run store.
         conversations: the conversation store.
@@ -40,7 +44,9 @@ class ApiDeps:
         relay: the process's shared reader of run event streams.
     """
 
-    settings: Settings
+    settings: ApiSettings
+    bus: BusSettings
+    defaults: Effective
     redis: Redis
     runs: RunStore
     conversations: ConversationStore

@@ -44,7 +44,7 @@ async def resume_run(deps: ApiDeps, who: Principal, run_id: str, decision: str) 
             deps.checkpoints,
             deps.runs,
             deps.redis,
-            deps.settings,
+            deps.bus,
             tenant_id=who.tenant_id,
             subject=who.subject,
             run_id=run_id,

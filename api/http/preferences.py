@@ -12,7 +12,6 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bus.commands import RunSettings
-from bus.settings import Settings
 from gateway.egress.hosts import canonical_pattern
 from gateway.mcp.config import McpServerConfig
 
@@ -104,18 +103,33 @@ class AskSettings(BaseModel):
     approve_high_risk: bool = False
 
 
-def deployment_defaults(settings: Settings) -> Effective:
-    """The deployment's own values, before any tenant preference."""
+def deployment_defaults(
+    *,
+    model: str | None,
+    egress_enabled: bool,
+    allowed_egress_hosts: str,
+    timeout_s: float,
+    human_gate: bool,
+) -> Effective:
+    """The deployment's own values, before any tenant preference.
+
+    Args:
+        model: the configured model name (``AGENTBUS_LLM_MODEL``).
+        egress_enabled: tools may reach the internet (``AGENTBUS_EGRESS_ENABLED``).
+        allowed_egress_hosts: comma-separated hosts (``AGENTBUS_ALLOWED_EGRESS_HOSTS``).
+        timeout_s: the whole-run deadline (``AGENTBUS_RUN_DEADLINE_S``).
+        human_gate: approve answers before they are final (``AGENTBUS_AGENT_HUMAN_GATE``).
+    """
     return Effective(
-        model=settings.llm_model,
+        model=model,
         mode="single",
         accuracy="standard",
         think=False,
         use_tools=True,
-        egress_enabled=settings.egress_enabled,
-        egress_hosts=_hosts(settings.allowed_egress_hosts.split(",")) or [],
-        timeout_s=settings.run_deadline_s,
-        human_gate=settings.agent_human_gate,
+        egress_enabled=egress_enabled,
+        egress_hosts=_hosts(allowed_egress_hosts.split(",")) or [],
+        timeout_s=timeout_s,
+        human_gate=human_gate,
     )
 
 

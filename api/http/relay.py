@@ -69,7 +69,7 @@ class Relay:
     Args:
         redis: the shared client; each reader holds one of its pooled connections
             while blocked, so the pool needs ``shards`` + a few connections.
-        shards: how many shards runs are spread over (``Settings.shards``).
+        shards: how many shards runs are spread over (``BusSettings.shards``).
         block_ms: the XREAD BLOCK time; only bounds how often an idle reader loops.
         count: entries read per stream per XREAD.
     """

@@ -38,7 +38,7 @@ async def serve(
         host: address to bind.
         port: port to bind (0 picks a free one; ``on_started`` receives it).
         stop_event: set it to stop; open requests get ``GRACEFUL_S`` seconds to finish.
-        ws_max_bytes: largest websocket frame accepted (``Settings.ws_max_frame_bytes``).
+        ws_max_bytes: largest websocket frame accepted (``ApiSettings.ws_max_frame_bytes``).
         log_level: uvicorn's log level.
         on_started: called with the bound port once the server listens.
     """

@@ -27,7 +27,7 @@ from api.http.errors import (
     Unavailable,
 )
 from api.http.limits import TenantLimits
-from api.http.preferences import AskSettings, Effective, Preferences, deployment_defaults, overlay
+from api.http.preferences import AskSettings, Effective, Preferences, overlay
 from api.http.preferences import run_settings as make_run_settings
 from bus import keys, wire
 from bus.commands import AgentTask, Command, RunState, new_run_id
@@ -35,7 +35,8 @@ from bus.commands import AgentTask, Command, RunState, new_run_id
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from bus.settings import Settings
+    from api.settings import ApiSettings
+    from bus.settings import BusSettings
     from bus.store import TenantSettingsStore
 
 # KEYS: run owner key, intake stream (same hash tag). ARGV: tenant, ttl, maxlen, command.
@@ -78,7 +79,9 @@ class RunStarter:
 
     Args:
         redis: the shared Redis client.
-        settings: the deployment settings.
+        settings: the API's settings (question size, idempotency, cache time).
+        bus: the bus's settings (shards, stream cap, key lifetime).
+        defaults: the deployment's run settings, before any tenant preference.
         tenant_settings: the tenants' stored preferences.
         limits: the per-tenant rate limit and concurrent-run quota.
     """
@@ -86,12 +89,16 @@ class RunStarter:
     def __init__(
         self,
         redis: Redis,
-        settings: Settings,
+        settings: ApiSettings,
+        bus: BusSettings,
+        defaults: Effective,
         tenant_settings: TenantSettingsStore,
         limits: TenantLimits,
     ) -> None:
         self._redis = redis
         self._settings = settings
+        self._bus = bus
+        self._defaults = defaults
         self._tenant_settings = tenant_settings
         self._limits = limits
         self._publish = redis.register_script(_PUBLISH_ONCE)
@@ -107,7 +114,7 @@ class RunStarter:
             if len(self._prefs) > 10_000:
                 self._prefs.clear()
             hit = self._prefs[tenant_id] = (now + self._settings.api_key_cache_s, prefs)
-        return overlay(deployment_defaults(self._settings), hit[1])
+        return overlay(self._defaults, hit[1])
 
     def forget(self, tenant_id: str) -> None:
         """Drop a tenant's cached preferences (after they changed here)."""
@@ -181,7 +188,7 @@ class RunStarter:
         self, who: Principal, ask: Ask, run_id: str, conversation_id: str, *, replay: bool
     ) -> Started:
         effective = await self.effective(who.tenant_id)
-        s = self._settings
+        s = self._bus
         deadline = time.time() + effective.timeout_s
         verdict = await self._limits.acquire(who.tenant_id, run_id, deadline)
         if not verdict.allowed:

@@ -170,7 +170,7 @@ class WsSession:
             case proto.AskFrame():
                 self._room_for_one_more()
                 run_id = new_run_id()
-                ref = RunRef(run_id, keys.shard_of(run_id, self.settings.shards), None)
+                ref = RunRef(run_id, keys.shard_of(run_id, self.deps.bus.shards), None)
                 # Subscribed before publishing: the run's first events are relayed live,
                 # held back until `accepted` is queued ahead of them.
                 feed = self._feed(ref, "0-0")
@@ -200,7 +200,7 @@ class WsSession:
                     await self._follow(ref, plan.follow_after)
             case proto.CancelFrame():
                 await self._visible(who, frame.run_id)
-                await request_cancel(self.deps.redis, frame.run_id, self.settings)
+                await request_cancel(self.deps.redis, frame.run_id, self.deps.bus)
                 doc = {"type": "cancel_requested", "run_id": frame.run_id, "request_id": rid}
                 self.outbox.put_control(_control(doc))
             case proto.ResumeFrame():
@@ -219,7 +219,7 @@ class WsSession:
 
     async def _visible(self, who: Principal, run_id: str) -> RunRef:
         d = self.deps
-        return await visible_run(d.redis, d.runs, d.settings, who.tenant_id, run_id)
+        return await visible_run(d.redis, d.runs, d.bus, who.tenant_id, run_id)
 
     async def _follow(self, ref: RunRef, after: str) -> None:
         await self._feed(ref, after).start()

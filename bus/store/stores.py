@@ -17,7 +17,7 @@ from bus.store.runs import RunStore
 from bus.store.tenant_settings import TenantSettingsStore
 
 if TYPE_CHECKING:
-    from bus.settings import Settings
+    from bus.settings import BusSettings
 
 
 @dataclass
@@ -33,7 +33,7 @@ class Stores:
 
 
 @contextlib.asynccontextmanager
-async def open_store(settings: Settings, *, migrate: bool = False) -> AsyncGenerator[Stores]:
+async def open_store(settings: BusSettings, *, migrate: bool = False) -> AsyncGenerator[Stores]:
     """The state store (migrated to head first when ``migrate``)."""
     url = settings.resolved_database_url()
     if migrate:

@@ -23,7 +23,7 @@ from bus.noop import handle_noop
 from bus.publish import publish
 from bus.runtime.runner import Runner
 from bus.runtime.worker import Worker
-from bus.settings import Settings
+from bus.settings import BusSettings
 
 
 def _command(hops: int) -> Command:
@@ -49,7 +49,7 @@ async def _wait_done(redis, run_id: str) -> None:  # type: ignore[no-untyped-def
 
 
 async def run_hop_bench(
-    settings: Settings, *, hops: int, latency_runs: int, runs: int, concurrency: int
+    settings: BusSettings, *, hops: int, latency_runs: int, runs: int, concurrency: int
 ) -> dict[str, float | int | str]:
     """Run both phases and return the figures."""
     async with connect(settings, embedded=True) as conn:
@@ -101,7 +101,7 @@ def main(
 ) -> None:
     """Entry point for ``agentbus bench hop``."""
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(
+        settings = BusSettings(
             redis_url=redis_url, data_dir=Path(tmp), read_block_ms=1000, claim_idle_ms=60_000
         )
         with asyncio.Runner(loop_factory=loop_factory()) as runner:

@@ -172,7 +172,7 @@ def _temporary_system(clients: int, token_delay_s: float) -> Iterator[tuple[str,
     """``agentbus up`` + ``agentbus api`` on a temporary data folder; yields (url, key)."""
     from api import credentials
     from bus import embedded
-    from bus.settings import Settings
+    from bus.settings import BusSettings
     from bus.store import KeyRole, open_store
 
     agentbus = str(Path(sys.executable).with_name("agentbus"))
@@ -200,7 +200,7 @@ def _temporary_system(clients: int, token_delay_s: float) -> Iterator[tuple[str,
             time.sleep(1.0)  # the store is migrated before Redis starts; let up settle
 
             async def make_key() -> str:
-                async with open_store(Settings(data_dir=data)) as stores:
+                async with open_store(BusSettings(data_dir=data)) as stores:
                     minted = await credentials.create_key(
                         stores.keys, "bench", "bench", KeyRole.USER
                     )
@@ -229,9 +229,9 @@ def _key_from_environment() -> str | None:
     if key := os.environ.get("AGENTBUS_API_KEY"):
         return key
     from api.compose.local_key import read_local_key
-    from bus.settings import Settings
+    from api.settings import ApiSettings
 
-    return read_local_key(Settings())
+    return read_local_key(ApiSettings())
 
 
 def main(

@@ -111,7 +111,7 @@ async def list_runs(
 @router.get("/{run_id}", response_model=RunView)
 async def get_run(run_id: str, deps: Deps, caller: Caller) -> RunView:
     """Status, answer, trace and usage of one of the tenant's runs."""
-    ref = await visible_run(deps.redis, deps.runs, deps.settings, caller.tenant_id, run_id)
+    ref = await visible_run(deps.redis, deps.runs, deps.bus, caller.tenant_id, run_id)
     return RunView.model_validate(describe(ref.run_id, ref.record))
 
 
@@ -120,8 +120,8 @@ async def get_run(run_id: str, deps: Deps, caller: Caller) -> RunView:
 )
 async def cancel_run(run_id: str, deps: Deps, caller: Caller) -> CancelRequested:
     """Ask the run to stop; it ends ``cancelled`` between steps or while streaming."""
-    ref = await visible_run(deps.redis, deps.runs, deps.settings, caller.tenant_id, run_id)
+    ref = await visible_run(deps.redis, deps.runs, deps.bus, caller.tenant_id, run_id)
     if ref.record is not None and ref.record.is_terminal:
         raise RunEnded(f"run {run_id!r} already ended ({ref.record.status.value})")
-    await request_cancel(deps.redis, run_id, deps.settings)
+    await request_cancel(deps.redis, run_id, deps.bus)
     return CancelRequested(run_id=run_id)

@@ -3,7 +3,7 @@
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from api.http.preferences import Effective, Preferences, deployment_defaults, overlay
+from api.http.preferences import Effective, Preferences, overlay
 from api.http.routes.common import Admin, Caller, Deps
 
 router = APIRouter(prefix="/api/v1/settings", tags=["settings"])
@@ -22,7 +22,7 @@ class TenantSettingsView(BaseModel):
 async def _view(deps: Deps, tenant_id: str) -> TenantSettingsView:
     record = await deps.tenant_settings.get(tenant_id)
     prefs = Preferences() if record is None else Preferences.model_validate(record.settings)
-    defaults = deployment_defaults(deps.settings)
+    defaults = deps.defaults
     return TenantSettingsView(
         tenant_id=tenant_id,
         preferences=_shown(prefs),

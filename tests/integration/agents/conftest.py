@@ -12,13 +12,14 @@ from redis.asyncio import Redis
 
 from agents.llm.ports import LLM
 from api.compose.roles import Roles
+from api.compose.settings import AppSettings
 from api.compose.workers import build_workers
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.events import ClientEvent
 from bus.publish import publish, read_events
 from bus.runtime.runner import Runner
-from bus.settings import Settings
+from bus.settings import BusSettings
 from bus.store import Stores, open_store
 
 ROLES = (
@@ -38,7 +39,7 @@ class System:
     """Every single-mode role running in this process."""
 
     redis: Redis
-    settings: Settings
+    settings: BusSettings
     stores: Stores
     llm: Any = None
 
@@ -73,7 +74,7 @@ class System:
 
 @pytest.fixture
 async def start_system(
-    real_redis: Redis, make_settings: Callable[..., Settings]
+    real_redis: Redis, make_settings: Callable[..., AppSettings]
 ) -> AsyncIterator[Callable[[LLM], Any]]:
     """Call with a model to start the roles; they stop when the test ends."""
     runners: list[tuple[Runner, asyncio.Task[None]]] = []
@@ -88,7 +89,7 @@ async def start_system(
         **overrides: Any,
     ) -> System:
         s = make_settings(**overrides)
-        store_ctx = open_store(s, migrate=True)
+        store_ctx = open_store(s.bus, migrate=True)
         stores = await store_ctx.__aenter__()
         contexts.append(store_ctx)
         roles = Roles(
@@ -99,12 +100,12 @@ async def start_system(
             gather_budget_s=budget_s,
             retrieval=retrieval,
         )
-        workers = build_workers(ROLES, real_redis, s, roles, concurrency=4)
+        workers = build_workers(ROLES, real_redis, s.bus, roles, concurrency=4)
         for w in workers:
             await w.ensure_groups()
         runner = Runner(workers, real_redis)
         runners.append((runner, asyncio.create_task(runner.run())))
-        return System(real_redis, s, stores, llm)
+        return System(real_redis, s.bus, stores, llm)
 
     yield start
     for runner, task in runners:

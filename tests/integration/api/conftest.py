@@ -22,10 +22,10 @@ from agents.llm.scripted import ScriptedLLM
 from api import credentials
 from api.compose.edge import run_edge
 from api.compose.roles import UP_ROLES, Roles
+from api.compose.settings import AppSettings
 from api.compose.workers import build_workers
 from bus import keys
 from bus.runtime.runner import Runner
-from bus.settings import Settings
 from bus.store import KeyRole, Stores, open_store
 
 ROLES = tuple(r for r in UP_ROLES if r != keys.Role.NOOP)
@@ -37,7 +37,7 @@ class Api:
 
     base: str
     redis: Redis
-    settings: Settings
+    settings: AppSettings
     stores: Stores
     http: httpx.AsyncClient
     sockets: list[ClientConnection] = field(default_factory=list)
@@ -83,17 +83,17 @@ async def until_done(conn: ClientConnection, within: float = 20) -> list[dict[st
 
 @pytest.fixture
 async def start_api(
-    real_redis: Redis, make_settings: Callable[..., Settings]
+    real_redis: Redis, make_settings: Callable[..., AppSettings]
 ) -> AsyncIterator[Callable[..., Any]]:
     """Call with a model (default: the scripted benchmark turn) and setting overrides."""
     cleanups: list[Callable[[], Any]] = []
 
     async def start(llm: LLM | None = None, **overrides: Any) -> Api:
         s = make_settings(**overrides)
-        store_ctx = open_store(s, migrate=True)
+        store_ctx = open_store(s.bus, migrate=True)
         stores = await store_ctx.__aenter__()
         roles = Roles(s, stores, llm=llm or ScriptedLLM())
-        workers = build_workers(ROLES, real_redis, s, roles, concurrency=4)
+        workers = build_workers(ROLES, real_redis, s.bus, roles, concurrency=4)
         for w in workers:
             await w.ensure_groups()
         runner = Runner(workers, real_redis)

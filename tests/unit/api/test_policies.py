@@ -10,6 +10,8 @@ from pydantic import ValidationError
 from redis.asyncio import Redis
 
 from api import credentials
+from api.compose.edge import defaults_of
+from api.compose.settings import AppSettings
 from api.compose.tenant_policies import StoredTenantPolicies
 from api.http.auth import Authenticator, bearer_token
 from api.http.errors import Unauthorized
@@ -17,12 +19,10 @@ from api.http.limits import TenantLimits
 from api.http.preferences import (
     AskSettings,
     Preferences,
-    deployment_defaults,
     overlay,
     run_settings,
 )
 from api.http.ws_protocol import origin_allowed
-from bus.settings import Settings
 from bus.store import ApiKeyRecord, KeyRole, TenantSettingsRecord
 from gateway.tenants import DeploymentPolicies
 
@@ -118,7 +118,7 @@ async def test_the_run_quota_counts_runs_until_they_end_or_expire(fake_redis: Re
 
 
 def test_preferences_overlay_the_deployment_then_the_question() -> None:
-    defaults = deployment_defaults(Settings(egress_enabled=False, run_deadline_s=120))
+    defaults = defaults_of(AppSettings.load(egress_enabled=False, run_deadline_s=120))
     prefs = Preferences(think=True, egress_enabled=True, egress_hosts=["Example.COM", "*.x.org"])
 
     effective = overlay(defaults, prefs)
