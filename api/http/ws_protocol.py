@@ -11,6 +11,7 @@ Client → server:
             "use_tools", "approve_high_risk"}, "request_id"?}``
 ``join``    ``{"run_id", "last_event_id"?}``: the events after that id, then live ones.
 ``cancel``  ``{"run_id"}``
+``resume``  ``{"run_id", "decision", "conversation_id"?}``: decide a run paused at a gate.
 ``ping``    ``{}``
 ==========  ===========================================================================
 
@@ -25,7 +26,7 @@ Replies echo the ``request_id`` of the frame they answer.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -107,6 +108,15 @@ ClientFrame = Annotated[
     Field(discriminator="type"),
 ]
 CLIENT_FRAME: TypeAdapter[ClientFrame] = TypeAdapter(ClientFrame)
+
+
+def _frame_types() -> frozenset[str]:
+    union = get_args(ClientFrame)[0]
+    return frozenset(get_args(m.model_fields["type"].annotation)[0] for m in get_args(union))
+
+
+#: Every client frame's ``type``, read off the frame models (a hand-kept copy went stale).
+FRAME_TYPES = _frame_types()
 
 
 def origin_allowed(origin: str | None, host: str | None, allowed_csv: str) -> bool:

@@ -142,7 +142,7 @@ class WsSession:
             try:
                 frame = proto.CLIENT_FRAME.validate_json(text)
             except ValidationError as e:
-                raise _invalid(e) from None
+                raise frame_error(e) from None
             request_id = getattr(frame, "request_id", None)
             if isinstance(frame, proto.AuthFrame):
                 if self.principal is not None:
@@ -288,13 +288,11 @@ class WsSession:
         return doc
 
 
-def _invalid(e: ValidationError) -> InvalidRequest:
+def frame_error(e: ValidationError) -> InvalidRequest:
+    """The client's error for a frame that failed validation, naming the field at fault."""
     err = e.errors()[0]
     where = ".".join(str(p) for p in err["loc"] if not isinstance(p, int)) or "type"
     # The discriminated union puts the frame type first in the location; drop it.
     parts = where.split(".")
-    field = ".".join(parts[1:]) if len(parts) > 1 and parts[0] in _TYPES else where
+    field = ".".join(parts[1:]) if len(parts) > 1 and parts[0] in proto.FRAME_TYPES else where
     return InvalidRequest(f"{field}: {err['msg']}", field=field)
-
-
-_TYPES = {"auth", "ask", "join", "cancel", "ping"}
