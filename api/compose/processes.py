@@ -14,7 +14,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -36,7 +36,7 @@ def helper_roles(settings: RetrievalSettings, roles: Sequence[Role]) -> list[Rol
 @contextmanager
 def helper_processes(
     count: int, roles: Sequence[Role], redis_url: str, concurrency: int
-) -> Iterator[list[subprocess.Popen[bytes]]]:
+) -> Generator[list[subprocess.Popen[bytes]]]:
     """Start ``count`` worker processes on ``redis_url``; SIGTERM (drain) them on exit."""
     agentbus = str(Path(sys.executable).with_name("agentbus"))
     # One /metrics port per machine is the parent's; a helper's would collide with it.

@@ -8,8 +8,13 @@ from api.http.deps import ApiDeps
 from api.http.errors import ApiError
 from bus.store import GateConflict, GateError, GateExpired, GateForbidden, GateNotFound
 
-_STATUS = {GateNotFound: 404, GateForbidden: 403, GateConflict: 409, GateExpired: 410}
-_HINTS = {
+_STATUS: dict[type[GateError], int] = {
+    GateNotFound: 404,
+    GateForbidden: 403,
+    GateConflict: 409,
+    GateExpired: 410,
+}
+_HINTS: dict[type[GateError], str] = {
     GateNotFound: "check the run id; only your tenant's paused runs can be resumed",
     GateForbidden: "only the user who started the run can decide its gate",
     GateConflict: "this gate was already decided; join the run to follow it",
