@@ -34,7 +34,7 @@ VERSION = "0.1.0"
 
 
 def create_app(deps: ApiDeps) -> FastAPI:
-    """The API app; the caller serves it (``api.server.serve``) and owns ``deps``."""
+    """The API app; the caller serves it (``api.http.server.serve``) and owns ``deps``."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncGenerator[None]:

@@ -1,4 +1,4 @@
-"""``/api/v1/ws``: the websocket edge (protocol in ``api.ws_protocol``)."""
+"""``/api/v1/ws``: the websocket edge (protocol in ``api.http.ws_protocol``)."""
 
 from fastapi import APIRouter, WebSocket
 
