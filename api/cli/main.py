@@ -10,11 +10,11 @@ from prometheus_client import start_http_server
 
 from api.cli import (
     api_cmd,
+    api_keys_cmd,
     ask,
     audit_cmds,
     bench,
     graph_cmd,
-    keys_cmd,
     ops,
     retrieval_cmds,
     runs_cmd,
@@ -42,7 +42,7 @@ app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(retrieval_cmds.eval_app, name="eval")
 app.command()(retrieval_cmds.ingest)
 bench.app.command("retrieval")(retrieval_cmds.bench_retrieval)
-app.add_typer(keys_cmd.app, name="keys")
+app.add_typer(api_keys_cmd.app, name="keys")
 app.add_typer(tools_cmds.tools_app, name="tools")
 app.add_typer(audit_cmds.audit_app, name="audit")
 

@@ -25,7 +25,17 @@ from api.http import metrics
 from api.http.asyncapi import build_asyncapi
 from api.http.deps import ApiDeps
 from api.http.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
-from api.http.routes import agents, conversations, events, gates, health, keys, runs, settings, ws
+from api.http.routes import (
+    agents,
+    api_keys,
+    conversations,
+    events,
+    gates,
+    health,
+    runs,
+    settings,
+    ws,
+)
 from bus.errors import StoreError
 
 log = structlog.get_logger("api")
@@ -56,7 +66,7 @@ def create_app(deps: ApiDeps) -> FastAPI:
     )
     app.state.deps = deps
     app.state.asyncapi = build_asyncapi(deps.bus, VERSION)
-    for module in (runs, gates, agents, events, ws, settings, conversations, keys, health):
+    for module in (runs, gates, agents, events, ws, settings, conversations, api_keys, health):
         app.include_router(module.router)
     _install_error_handlers(app)
     # Bodies are small JSON documents; anything far larger is refused before it is read.
