@@ -25,7 +25,7 @@ from bus.errors import BusError
 from bus.events import ApprovalRequest
 from bus.publish import publish
 from bus.runtime.context import StepContext, StepResult
-from bus.settings import Settings
+from bus.settings import BusSettings
 from bus.store import (
     CheckpointRecord,
     CheckpointStore,
@@ -183,7 +183,7 @@ async def resume(
     checkpoints: CheckpointStore,
     runs: RunStore,
     redis: Redis,
-    settings: Settings,
+    settings: BusSettings,
     *,
     tenant_id: str,
     subject: str,

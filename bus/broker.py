@@ -13,10 +13,10 @@ from bus.errors import RedisUnavailable
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from bus.settings import Settings
+    from bus.settings import BusSettings
 
 
-def resolve_redis_url(settings: Settings) -> str:
+def resolve_redis_url(settings: BusSettings) -> str:
     """The configured Redis URL, or the running embedded server's socket."""
     if settings.redis_url:
         return settings.redis_url

@@ -12,10 +12,10 @@ from bus.events import ClientEvent, parse_event
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from bus.settings import Settings
+    from bus.settings import BusSettings
 
 
-async def publish(redis: Redis, command: Command, settings: Settings) -> str:
+async def publish(redis: Redis, command: Command, settings: BusSettings) -> str:
     """XADD a command to its role's stream on its shard; returns the entry id."""
     entry = await redis.xadd(
         keys.role_stream(command.role, command.shard),
@@ -26,7 +26,7 @@ async def publish(redis: Redis, command: Command, settings: Settings) -> str:
     return entry.decode()
 
 
-async def request_cancel(redis: Redis, run_id: str, settings: Settings) -> None:
+async def request_cancel(redis: Redis, run_id: str, settings: BusSettings) -> None:
     """Mark a run cancelled; workers honour it between steps and while streaming."""
     shard = keys.shard_of(run_id, settings.shards)
     await redis.set(keys.run_cancel(run_id, shard), b"1", ex=settings.run_ttl_s)

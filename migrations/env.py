@@ -8,7 +8,7 @@ from typing import Any
 from alembic import context
 from sqlalchemy.engine import Connection, make_url
 
-from bus.settings import Settings
+from bus.settings import BusSettings
 from bus.store.engine import make_engine
 from bus.store.tables import Base
 
@@ -20,7 +20,7 @@ def _url() -> str:
     # bus.store.migrate passes the URL in attributes; the settings are the fallback for a
     # hand-built Config.
     url = config.attributes.get("url") or config.get_main_option("sqlalchemy.url")
-    return url or Settings().resolved_database_url()
+    return url or BusSettings().resolved_database_url()
 
 
 def _configure(**kwargs: Any) -> None:

@@ -21,7 +21,7 @@ from retrieval.ingest import PreparedDocument
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from bus.settings import Settings
+    from bus.settings import BusSettings
 
 #: Bytes of a message kept for everything but the chunk texts (envelope, doc header).
 _ENVELOPE_BYTES = 8_192
@@ -75,7 +75,7 @@ class Job:
 
 async def publish_job(
     redis: Redis,
-    settings: Settings,
+    settings: BusSettings,
     tasks: Sequence[IngestTask],
     *,
     tenant: str,

@@ -1,6 +1,6 @@
 """Wires retrieval from settings: store, embedder, reranker, searcher, ingestor.
 
-The composition root (``api.bootstrap``) opens one `Retrieval` per process with
+The composition root (``api.compose``) opens one `Retrieval` per process with
 `open_retrieval` and hands its parts to the gateway's ``search_docs`` tool and the
 retrieval role's handler. Local Qdrant locks its folder, so in embedded mode only the
 process running ``agentbus up`` may open it.
@@ -23,20 +23,20 @@ from retrieval.search import SearchConfig, Searcher
 from retrieval.store import QdrantStore
 
 if TYPE_CHECKING:
-    from bus.settings import Settings
+    from retrieval.settings import RetrievalSettings
 
 
-def qdrant_path(settings: Settings) -> Path:
+def qdrant_path(settings: RetrievalSettings) -> Path:
     """The local-mode folder: ``qdrant_path`` or ``<data_dir>/qdrant``."""
     return settings.qdrant_path or settings.data_dir / "qdrant"
 
 
-def chunking_config(settings: Settings) -> ChunkingConfig:
+def chunking_config(settings: RetrievalSettings) -> ChunkingConfig:
     """Chunk size and overlap from the settings."""
     return ChunkingConfig(settings.chunk_max_chars, settings.chunk_overlap_chars)
 
 
-def search_config(settings: Settings) -> SearchConfig:
+def search_config(settings: RetrievalSettings) -> SearchConfig:
     """Search limits from the settings."""
     return SearchConfig(
         top_k=settings.retrieval_top_k,
@@ -59,7 +59,7 @@ class Retrieval:
 
 @contextlib.asynccontextmanager
 async def open_retrieval(
-    settings: Settings,
+    settings: RetrievalSettings,
     *,
     embedder: Embedder | None = None,
     reranker: Reranker | None = None,

@@ -16,16 +16,16 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from agents.llm.weights import QWEN25_CODER_05B, ensure_weights
-from bus.settings import Settings
+from api.compose.settings import AppSettings
 
 TEST_REDIS_URL = os.environ.get("AGENTBUS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
 
 
 @pytest.fixture
-def make_settings(tmp_path: Path) -> Callable[..., Settings]:
-    """Settings with fast timings for tests; keyword arguments override fields."""
+def make_settings(tmp_path: Path) -> Callable[..., AppSettings]:
+    """Every package's settings with fast timings for tests; keyword arguments override fields."""
 
-    def make(**overrides: Any) -> Settings:
+    def make(**overrides: Any) -> AppSettings:
         base: dict[str, Any] = {
             "data_dir": tmp_path / "data",
             "read_block_ms": 20,
@@ -34,7 +34,7 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
             "drain_timeout_s": 5.0,
         }
         base.update(overrides)
-        return Settings(**base)
+        return AppSettings.load(**base)
 
     return make
 

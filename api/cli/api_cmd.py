@@ -9,9 +9,10 @@ from typing import Annotated
 
 import typer
 
-from api import bootstrap
 from api.cli.common import run_async, settings
-from api.server import run_edge
+from api.compose.connection import connect
+from api.compose.edge import run_edge
+from bus.store import open_store
 
 
 @run_async
@@ -32,10 +33,10 @@ async def api(
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    async with bootstrap.open_store(s, migrate=migrate) as stores, bootstrap.connect(s) as conn:
+    async with open_store(s.bus, migrate=migrate) as stores, connect(s.bus) as conn:
 
         def started(bound: int) -> None:
-            typer.echo(f"agentbus api: http://{host or s.api_host}:{bound}  (docs at /docs)")
+            typer.echo(f"agentbus api: http://{host or s.api.api_host}:{bound}  (docs at /docs)")
 
         await run_edge(s, conn.redis, stores, stop, host=host, port=port, on_started=started)
         typer.echo("agentbus api: stopped")

@@ -14,13 +14,15 @@ from redis.asyncio import Redis
 from rich.console import Console
 
 from agents import gates
-from api import bootstrap
 from api.cli.common import run_async, settings
 from api.cli.render import LiveRenderer
+from api.compose.connection import connect
+from api.compose.edge import allow_always_hook
+from api.compose.settings import AppSettings
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish, read_events, request_cancel
-from bus.settings import Settings
+from bus.store import open_store
 
 
 @run_async
@@ -48,11 +50,11 @@ async def ask(
     conversation_id = conversation or new_run_id()
     command = Command(
         run_id=run_id,
-        tenant_id=s.tenant,
-        subject=s.subject,
-        shard=keys.shard_of(run_id, s.shards),
+        tenant_id=s.api.tenant,
+        subject=s.api.subject,
+        shard=keys.shard_of(run_id, s.bus.shards),
         role=keys.Role.INTAKE,
-        deadline=deadline_in(s.run_deadline_s),
+        deadline=deadline_in(s.bus.run_deadline_s),
         payload=AgentTask(
             state=RunState(
                 question=question,
@@ -71,10 +73,10 @@ async def ask(
     )
     console = Console(highlight=False)
     renderer = LiveRenderer(console)
-    async with bootstrap.connect(s) as conn:
-        await publish(conn.redis, command, s)
+    async with connect(s.bus) as conn:
+        await publish(conn.redis, command, s.bus)
         loop = asyncio.get_running_loop()
-        cancel = lambda: asyncio.ensure_future(request_cancel(conn.redis, run_id, s))  # noqa: E731
+        cancel = lambda: asyncio.ensure_future(request_cancel(conn.redis, run_id, s.bus))  # noqa: E731
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(signal.SIGINT, cancel)
         status = "done"
@@ -97,7 +99,7 @@ async def ask(
         raise typer.Exit(1)
 
 
-async def _decide(s: Settings, redis: Redis, run_id: str, reason: str) -> None:
+async def _decide(s: AppSettings, redis: Redis, run_id: str, reason: str) -> None:
     """Ask the person at the terminal for the gate's decision, then resume the run."""
     choices = (
         ["approve", "reject"]
@@ -109,14 +111,14 @@ async def _decide(s: Settings, redis: Redis, run_id: str, reason: str) -> None:
             "more_info",
         ]
     )
-    async with bootstrap.open_store(s) as stores:
+    async with open_store(s.bus) as stores:
         assert stores.checkpoints is not None
         while True:
             decision = await asyncio.to_thread(
                 typer.prompt, f"decision ({' / '.join(choices)})", default=choices[0]
             )
             if decision == "more_info":
-                info = await gates.more_info(stores.checkpoints, s.tenant, run_id)
+                info = await gates.more_info(stores.checkpoints, s.api.tenant, run_id)
                 typer.echo(json.dumps(info, indent=2))
                 continue
             if decision in choices:
@@ -125,10 +127,10 @@ async def _decide(s: Settings, redis: Redis, run_id: str, reason: str) -> None:
             stores.checkpoints,
             stores.runs,
             redis,
-            s,
-            tenant_id=s.tenant,
-            subject=s.subject,
+            s.bus,
+            tenant_id=s.api.tenant,
+            subject=s.api.subject,
             run_id=run_id,
             decision=decision,
-            allow_always=bootstrap.allow_always_hook(stores),
+            allow_always=allow_always_hook(stores),
         )

@@ -6,9 +6,9 @@ from typing import Annotated
 
 import typer
 
-from api import bootstrap
 from api.cli.common import run_async, settings
-from bus.store import ChainReport
+from api.compose.roles import ConfigError
+from bus.store import ChainReport, open_store
 
 audit_app = typer.Typer(help="The gateway's audit log.", no_args_is_help=True)
 
@@ -40,9 +40,9 @@ async def verify(
     rewritten together with the rows before it is only caught against such a copy.
     """
     s = settings()
-    async with bootstrap.open_store(s) as stores:
+    async with open_store(s.bus) as stores:
         if stores.audit is None:  # open_store always opens it; only a hand-made Stores lacks it
-            raise bootstrap.ConfigError("this state store has no audit log")
+            raise ConfigError("this state store has no audit log")
         report = await stores.audit.verify(tenant)
     if as_json:
         typer.echo(report.model_dump_json(indent=2))

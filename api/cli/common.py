@@ -10,17 +10,18 @@ from typing import Any, ParamSpec, TypeVar
 
 import typer
 
+from api.compose.settings import AppSettings
 from bus import logs
 from bus.errors import BusError
-from bus.settings import Settings
+from bus.settings import BusSettings
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
 
-def settings() -> Settings:
-    """Settings from the environment (``AGENTBUS_*``)."""
-    return Settings()
+def settings() -> AppSettings:
+    """Every package's settings from the environment (``AGENTBUS_*``)."""
+    return AppSettings.load()
 
 
 def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -37,7 +38,7 @@ def run_async(fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
-        logs.configure(settings().log_level)
+        logs.configure(BusSettings().log_level)
         try:
             with asyncio.Runner(loop_factory=loop_factory()) as runner:
                 return runner.run(fn(*args, **kwargs))

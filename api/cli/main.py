@@ -8,25 +8,28 @@ from typing import Annotated
 import typer
 from prometheus_client import start_http_server
 
-from api import bootstrap
 from api.cli import (
     api_cmd,
+    api_keys_cmd,
     ask,
     audit_cmds,
     bench,
     graph_cmd,
-    keys_cmd,
     ops,
     retrieval_cmds,
     runs_cmd,
     tools_cmds,
 )
 from api.cli.common import run_async, settings
-from api.helpers import helper_processes, helper_roles
-from api.local_key import ensure_local_key, local_key_message
-from api.server import run_edge
+from api.compose.connection import connect
+from api.compose.edge import run_edge
+from api.compose.local_key import ensure_local_key, local_key_message
+from api.compose.processes import helper_processes, helper_roles
+from api.compose.roles import UP_ROLES, Roles, maybe_retrieval
+from api.compose.workers import build_workers
 from bus.keys import Role
 from bus.runtime.runner import Runner
+from bus.store import open_store
 
 app = typer.Typer(no_args_is_help=True, help="agentbus: multi-agent question answering on Redis.")
 app.add_typer(ops.streams_app, name="streams")
@@ -39,7 +42,7 @@ app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(retrieval_cmds.eval_app, name="eval")
 app.command()(retrieval_cmds.ingest)
 bench.app.command("retrieval")(retrieval_cmds.bench_retrieval)
-app.add_typer(keys_cmd.app, name="keys")
+app.add_typer(api_keys_cmd.app, name="keys")
 app.add_typer(tools_cmds.tools_app, name="tools")
 app.add_typer(audit_cmds.audit_app, name="audit")
 
@@ -64,27 +67,25 @@ async def up(
     """Start the whole system on embedded defaults (Ctrl-C stops it)."""
     s = settings()
     async with (
-        bootstrap.open_store(s, migrate=True) as stores,
-        bootstrap.connect(s, embedded=True) as conn,
-        bootstrap.maybe_retrieval(s, True) as retrieval,
+        open_store(s.bus, migrate=True) as stores,
+        connect(s.bus, embedded=True) as conn,
+        maybe_retrieval(s.retrieval, True) as retrieval,
     ):
-        roles = bootstrap.Roles(s, stores, retrieval=retrieval)
-        workers = bootstrap.build_workers(
-            bootstrap.UP_ROLES, conn.redis, s, roles, concurrency=concurrency
-        )
+        roles = Roles(s, stores, retrieval=retrieval)
+        workers = build_workers(UP_ROLES, conn.redis, s.bus, roles, concurrency=concurrency)
         for w in workers:  # before anyone is told to publish: a new group starts at "$"
             await w.ensure_groups()
-        typer.echo(f"agentbus up: redis {conn.url}, store {s.resolved_database_url()}")
+        typer.echo(f"agentbus up: redis {conn.url}, store {s.bus.resolved_database_url()}")
         n = processes
-        typer.echo(f"llm: {s.llm}; roles: {', '.join(bootstrap.UP_ROLES)}; processes: {n}")
+        typer.echo(f"llm: {s.agents.llm}; roles: {', '.join(UP_ROLES)}; processes: {n}")
         typer.echo('try: agentbus ask "What is 23 × 19?"')
-        key = await ensure_local_key(s, stores.keys)  # first start only
+        key = await ensure_local_key(s.api, stores.keys)  # first start only
         if key:
-            typer.echo(local_key_message(key, s))
-        typer.echo(f"api: http://{s.api_host}:{s.api_port}/docs  (Ctrl-C to stop)")
-        _serve_metrics(s.metrics_port)
+            typer.echo(local_key_message(key, s.api))
+        typer.echo(f"api: http://{s.api.api_host}:{s.api.api_port}/docs  (Ctrl-C to stop)")
+        _serve_metrics(s.bus.metrics_port)
         stop = asyncio.Event()
-        helpers = helper_roles(s, bootstrap.UP_ROLES)
+        helpers = helper_roles(s.retrieval, UP_ROLES)
         with helper_processes(n - 1, helpers, conn.url, concurrency):
             edge = asyncio.create_task(run_edge(s, conn.redis, stores, stop))
             try:
@@ -107,17 +108,17 @@ async def worker(
     # ingest open it (a Qdrant server serves every process).
     searches = any(
         role in (Role.GATEWAY, Role.RETRIEVAL)
-        or (s.qdrant_url is not None and role == Role.RESEARCHER)
+        or (s.retrieval.qdrant_url is not None and role == Role.RESEARCHER)
         for role in roles
     )
     async with (
-        bootstrap.open_store(s) as stores,
-        bootstrap.connect(s) as conn,
-        bootstrap.maybe_retrieval(s, searches) as retrieval,
+        open_store(s.bus) as stores,
+        connect(s.bus) as conn,
+        maybe_retrieval(s.retrieval, searches) as retrieval,
     ):
-        handlers = bootstrap.Roles(s, stores, retrieval=retrieval)
-        workers = bootstrap.build_workers(roles, conn.redis, s, handlers, concurrency=concurrency)
-        _serve_metrics(s.metrics_port)
+        handlers = Roles(s, stores, retrieval=retrieval)
+        workers = build_workers(roles, conn.redis, s.bus, handlers, concurrency=concurrency)
+        _serve_metrics(s.bus.metrics_port)
         await Runner(workers, conn.redis, burst=burst).run()
 
 

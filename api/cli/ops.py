@@ -9,12 +9,11 @@ from typing import Annotated
 
 import typer
 
-from api import bootstrap
 from api.cli.common import run_async, settings
+from api.compose.connection import connect
 from bus import keys, schema
 from bus.runtime.deadletter import list_dead_letters, replay
 from bus.runtime.groups import group_stats
-from bus.settings import Settings
 from bus.store.migrate import upgrade_async
 
 streams_app = typer.Typer(help="Role streams: length, lag and pending per group.")
@@ -23,20 +22,15 @@ schema_app = typer.Typer(help="Message JSON Schemas.", no_args_is_help=True)
 db_app = typer.Typer(help="The state store.", no_args_is_help=True)
 
 
-async def migrate(s: Settings) -> None:
-    """Bring the state store's schema up to date."""
-    await upgrade_async(s.resolved_database_url())
-
-
 @streams_app.callback(invoke_without_command=True)
 @run_async
 async def streams(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Show every role stream with its groups' lag and pending counts."""
     s = settings()
-    async with bootstrap.connect(s) as conn:
+    async with connect(s.bus) as conn:
         rows = []
         for role in keys.Role:
-            for shard in range(s.shards):
+            for shard in range(s.bus.shards):
                 rows.extend(await group_stats(conn.redis, keys.role_stream(role, shard)))
     if as_json:
         for r in rows:
@@ -57,8 +51,8 @@ async def dlq_list(
 ) -> None:
     """List dead letters, newest first."""
     s = settings()
-    async with bootstrap.connect(s) as conn:
-        letters = await list_dead_letters(conn.redis, s, count)
+    async with connect(s.bus) as conn:
+        letters = await list_dead_letters(conn.redis, s.bus, count)
     for dead_id, letter in letters:
         if as_json:
             typer.echo(json.dumps({"id": dead_id, **letter.model_dump()}))
@@ -76,7 +70,7 @@ async def dlq_list(
 async def dlq_replay(dead_id: Annotated[str, typer.Argument(help="SHARD/ENTRY_ID")]) -> None:
     """Put a dead letter back on its stream (after fixing what made it fail)."""
     s = settings()
-    async with bootstrap.connect(s) as conn:
+    async with connect(s.bus) as conn:
         try:
             new_id = await replay(conn.redis, dead_id)
         except (ValueError, LookupError) as e:
@@ -96,6 +90,6 @@ def schema_export(directory: Annotated[Path, typer.Argument(help="Output folder.
 @run_async
 async def db_upgrade() -> None:
     """Apply the state store's migrations."""
-    s = settings()
-    await migrate(s)
-    typer.echo(f"store at head: {s.resolved_database_url()}")
+    url = settings().bus.resolved_database_url()
+    await upgrade_async(url)
+    typer.echo(f"store at head: {url}")

@@ -20,10 +20,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from api.cli.bench import _load as load_bench  # pyright: ignore[reportPrivateUsage]
 from api.cli.common import run_async, settings
+from api.compose.settings import AppSettings
 from bus import keys, wire
 from bus.events import parse_event
 from bus.runtime.groups import group_stats
-from bus.settings import Settings
 from retrieval.errors import RetrievalError
 from retrieval.ingest import PreparedDocument, prepare
 from retrieval.jobs import Job, job_status, publish_job, split_tasks
@@ -40,14 +40,16 @@ def _fail(e: RetrievalError) -> typer.Exit:
 
 
 def _prepare_all(
-    paths: list[Path], s: Settings, tenant: str, acl: list[str]
+    paths: list[Path], s: AppSettings, tenant: str, acl: list[str]
 ) -> tuple[list[PreparedDocument], list[str]]:
     prepared: list[PreparedDocument] = []
     failures: list[str] = []
     for path in discover(paths):
         try:
             doc = load_path(path)
-            prepared.append(prepare(doc, tenant=tenant, acl=acl, chunking=chunking_config(s)))
+            prepared.append(
+                prepare(doc, tenant=tenant, acl=acl, chunking=chunking_config(s.retrieval))
+            )
         except RetrievalError as e:
             failures.append(f"{path}: [{e.code}] {e.message}")
     return prepared, failures
@@ -65,15 +67,15 @@ def _progress(total: int, label: str, enabled: bool) -> Progress:
 
 
 async def _direct(
-    s: Settings, docs: list[PreparedDocument], tenant: str, bar: bool
+    s: AppSettings, docs: list[PreparedDocument], tenant: str, bar: bool
 ) -> dict[str, int]:
     totals = {"documents": 0, "embedded": 0, "relabelled": 0, "unchanged": 0, "deleted": 0}
-    async with open_retrieval(s) as r:
+    async with open_retrieval(s.retrieval) as r:
         with _progress(len(docs), "ingesting", bar) as progress:
             task = progress.add_task("ingest", total=len(docs))
             for doc in docs:
                 result = await r.ingestor.ingest(
-                    doc, tenant=tenant, batch_size=s.ingest_batch_chunks
+                    doc, tenant=tenant, batch_size=s.retrieval.ingest_batch_chunks
                 )
                 totals["documents"] += 1
                 for name in ("embedded", "relabelled", "unchanged", "deleted"):
@@ -83,19 +85,21 @@ async def _direct(
 
 
 async def _via_bus(
-    s: Settings,
+    s: AppSettings,
     docs: list[PreparedDocument],
     tenant: str,
     bar: bool,
     deadline_s: float,
 ) -> tuple[dict[str, int], str]:
-    from api import bootstrap  # the broker wiring; only this path needs it
+    from api.compose.connection import connect  # the broker wiring; only this path needs it
 
-    tasks = split_tasks(docs, batch_chunks=s.ingest_batch_chunks, max_bytes=s.max_message_bytes)
-    async with bootstrap.connect(s) as conn:
+    tasks = split_tasks(
+        docs, batch_chunks=s.retrieval.ingest_batch_chunks, max_bytes=s.bus.max_message_bytes
+    )
+    async with connect(s.bus) as conn:
         redis = conn.redis
         job: Job = await publish_job(
-            redis, s, tasks, tenant=tenant, subject=s.subject, deadline_s=deadline_s
+            redis, s.bus, tasks, tenant=tenant, subject=s.api.subject, deadline_s=deadline_s
         )
         stats = await group_stats(redis, keys.role_stream(keys.Role.RETRIEVAL, job.shard))
         if not any(g.group == keys.group_name(keys.Role.RETRIEVAL) and g.consumers for g in stats):
@@ -147,7 +151,7 @@ async def ingest(
 ) -> None:
     """Ingest documents: chunk, embed and store them for search_docs (idempotent)."""
     s = settings()
-    owner, groups = tenant or s.tenant, acl or []
+    owner, groups = tenant or s.api.tenant, acl or []
     try:
         docs, failures = _prepare_all(paths, s, owner, groups)
         chunks = sum(len(d.chunks) for d in docs)
@@ -156,7 +160,7 @@ async def ingest(
         status = "done"
         if not docs:
             counts: dict[str, int] = {}
-        elif s.qdrant_url or direct:
+        elif s.retrieval.qdrant_url or direct:
             counts = await _direct(s, docs, owner, not as_json)
         else:
             counts, status = await _via_bus(s, docs, owner, not as_json, deadline)
@@ -186,7 +190,7 @@ async def eval_retrieval(
     from retrieval.rerankers import make_reranker
 
     try:
-        scores, info = await evaluate(settings(), reranker=make_reranker(reranker))
+        scores, info = await evaluate(settings().retrieval, reranker=make_reranker(reranker))
     except RetrievalError as e:
         raise _fail(e) from e
     if as_json:

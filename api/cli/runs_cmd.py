@@ -8,8 +8,10 @@ from typing import Annotated
 import typer
 
 from agents import gates
-from api import bootstrap
 from api.cli.common import run_async, settings
+from api.compose.connection import connect
+from api.compose.edge import allow_always_hook
+from bus.store import open_store
 
 app = typer.Typer(help="Runs: resume a paused run.", no_args_is_help=True)
 
@@ -24,21 +26,21 @@ async def resume(
 ) -> None:
     """Resume a run paused at a gate (as the CLI's tenant and subject)."""
     s = settings()
-    async with bootstrap.open_store(s) as stores, bootstrap.connect(s) as conn:
+    async with open_store(s.bus) as stores, connect(s.bus) as conn:
         assert stores.checkpoints is not None
         if decision == "more_info":
-            info = await gates.more_info(stores.checkpoints, s.tenant, run_id)
+            info = await gates.more_info(stores.checkpoints, s.api.tenant, run_id)
             typer.echo(json.dumps(info, indent=2))
             return
         await gates.resume(
             stores.checkpoints,
             stores.runs,
             conn.redis,
-            s,
-            tenant_id=s.tenant,
-            subject=s.subject,
+            s.bus,
+            tenant_id=s.api.tenant,
+            subject=s.api.subject,
             run_id=run_id,
             decision=decision,
-            allow_always=bootstrap.allow_always_hook(stores),
+            allow_always=allow_always_hook(stores),
         )
     typer.echo(f"resumed {run_id}: {decision}")

@@ -8,8 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
-from api import bootstrap
 from api.cli.common import run_async, settings
+from api.compose.connection import connect
+from api.compose.roles import gateway_policies, make_registry
 from bus import keys
 from bus.commands import (
     Command,
@@ -39,10 +40,10 @@ async def tools_list(
 ) -> None:
     """List the tools a tenant may call: built-ins, plugins and its MCP servers' tools."""
     s = settings()
-    policy = await bootstrap.gateway_policies(s).for_tenant(tenant or s.tenant)
+    policy = await gateway_policies(s.gateway).for_tenant(tenant or s.api.tenant)
     hub = McpHub()
     try:
-        registry = await hub.registry_for(bootstrap.make_registry(s), policy.mcp_servers)
+        registry = await hub.registry_for(make_registry(s.gateway), policy.mcp_servers)
     finally:
         await hub.aclose()
     for spec in registry.list():
@@ -100,11 +101,11 @@ async def tools_call(
     run_id = new_run_id()
     command = Command(
         run_id=run_id,
-        tenant_id=tenant or s.tenant,
-        subject=s.subject,
-        shard=keys.shard_of(run_id, s.shards),
+        tenant_id=tenant or s.api.tenant,
+        subject=s.api.subject,
+        shard=keys.shard_of(run_id, s.bus.shards),
         role=keys.Role.GATEWAY,
-        deadline=deadline_in(min(wait, s.run_deadline_s)),
+        deadline=deadline_in(min(wait, s.bus.run_deadline_s)),
         payload=ToolCallBatch(
             agent=CLI_AGENT,
             calls=[ToolCallRequest(call_id=f"{run_id}-0", name=name, arguments=arguments)],
@@ -116,8 +117,8 @@ async def tools_call(
         ),
     )
     found: dict[str, Any] | None = None
-    async with bootstrap.connect(s) as conn:
-        await publish(conn.redis, command, s)
+    async with connect(s.bus) as conn:
+        await publish(conn.redis, command, s.bus)
         try:
             async with asyncio.timeout(wait):
                 async for _, event in read_events(conn.redis, run_id, command.shard):

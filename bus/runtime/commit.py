@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from bus.events import FinalStatus
     from bus.runtime.consumer import Entry
     from bus.runtime.context import StepResult
-    from bus.settings import Settings
+    from bus.settings import BusSettings
 
 # What the commit script returns.
 DUPLICATE, COMMITTED, CANCELLED = 0, 1, 2
@@ -41,7 +41,7 @@ class Prepared:
     join: tuple[list[str], list[str | int]]
 
 
-def prepare(command: Command, result: StepResult, settings: Settings) -> Prepared:
+def prepare(command: Command, result: StepResult, settings: BusSettings) -> Prepared:
     """Encode and check a step's effects (a bad result fails the step, not the commit)."""
     outputs: list[tuple[str, str]] = []
     for c in result.next:
@@ -74,7 +74,7 @@ def prepare(command: Command, result: StepResult, settings: Settings) -> Prepare
 class Committer:
     """Runs the commit script for one consumer group's entries."""
 
-    def __init__(self, redis: Redis, settings: Settings, group: str) -> None:
+    def __init__(self, redis: Redis, settings: BusSettings, group: str) -> None:
         self.redis = redis
         self.settings = settings
         self.group = group

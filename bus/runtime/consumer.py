@@ -33,7 +33,7 @@ from bus.runtime.groups import claim_idle, ensure_group
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from bus.settings import Settings
+    from bus.settings import BusSettings
 
 log = structlog.get_logger("bus.consumer")
 _DATA = wire.DATA_FIELD.encode()
@@ -75,7 +75,7 @@ class StreamConsumer(ABC):
     from_start = False
 
     def __init__(
-        self, role: keys.Role, redis: Redis, settings: Settings, *, consumer: str | None = None
+        self, role: keys.Role, redis: Redis, settings: BusSettings, *, consumer: str | None = None
     ) -> None:
         self.role = role
         self.redis = redis

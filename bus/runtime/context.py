@@ -14,7 +14,7 @@ from bus.ledger import LedgerRecord
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from bus.settings import Settings
+    from bus.settings import BusSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +79,7 @@ class StepContext:
     command: Command
     delivery: int
     redis: Redis
-    settings: Settings
+    settings: BusSettings
     _events_key: str = field(init=False)
 
     def __post_init__(self) -> None:

@@ -14,7 +14,7 @@ from bus.runtime.scripts import DEAD_LETTER
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from bus.settings import Settings
+    from bus.settings import BusSettings
 
 
 class DeadLetter(BaseModel):
@@ -40,7 +40,7 @@ def dead_letter_stream(shard: int) -> str:
     return f"{keys.DEAD_LETTER_STREAM}:{keys.tag(shard)}"
 
 
-async def dead_letter(redis: Redis, letter: DeadLetter, shard: int, settings: Settings) -> bool:
+async def dead_letter(redis: Redis, letter: DeadLetter, shard: int, settings: BusSettings) -> bool:
     """Move an entry to the dead-letter stream and end its run; False if already moved."""
     events: list[str] = []
     events_key = letter.stream
@@ -69,7 +69,7 @@ async def dead_letter(redis: Redis, letter: DeadLetter, shard: int, settings: Se
 
 
 async def list_dead_letters(
-    redis: Redis, settings: Settings, count: int = 100
+    redis: Redis, settings: BusSettings, count: int = 100
 ) -> list[tuple[str, DeadLetter]]:
     """The newest dead letters across shards, as (id, letter), newest first."""
     found: list[tuple[str, DeadLetter]] = []

@@ -31,7 +31,7 @@ from bus.runtime.consumer import Entry, StreamConsumer
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from bus.settings import Settings
+    from bus.settings import BusSettings
 
 #: Writes every record of one kind, in one transaction; must skip keys already written.
 Applier = Callable[[Sequence[LedgerRecord]], Awaitable[None]]
@@ -60,7 +60,7 @@ class Recorder(StreamConsumer):
     def __init__(
         self,
         redis: Redis,
-        settings: Settings,
+        settings: BusSettings,
         appliers: Mapping[str, Applier],
         *,
         batch: int = 256,

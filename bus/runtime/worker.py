@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.typing import StreamIdT
 
-    from bus.settings import Settings
+    from bus.settings import BusSettings
 
 Handler = Callable[[StepContext, Command], Awaitable[StepResult]]
 RunEndHook = Callable[[Command, FinalStatus], Awaitable[None]]
@@ -53,7 +53,7 @@ class Worker(StreamConsumer):
         role: keys.Role,
         handler: Handler,
         redis: Redis,
-        settings: Settings,
+        settings: BusSettings,
         *,
         concurrency: int = 1,
         consumer: str | None = None,

@@ -2,6 +2,7 @@
 
 # Registers the checkpoints table on Base.metadata (what alembic compares against).
 from bus.store import gate_tables as gate_tables
+from bus.store.api_keys import ApiKeyRecord, ApiKeyStore, KeyRole
 from bus.store.audit import AuditEntry, AuditLogRecord, AuditReport, AuditStore, ChainReport
 from bus.store.checkpoints import (
     CheckpointRecord,
@@ -22,9 +23,9 @@ from bus.store.conversations import (
     MessageRole,
 )
 from bus.store.engine import make_engine
-from bus.store.keys import ApiKeyRecord, ApiKeyStore, KeyRole
 from bus.store.migrate import downgrade, downgrade_async, upgrade, upgrade_async
 from bus.store.runs import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore
+from bus.store.stores import Stores, open_store
 from bus.store.tenant_settings import TenantSettingsRecord, TenantSettingsStore
 
 __all__ = [
@@ -54,11 +55,13 @@ __all__ = [
     "RunRecord",
     "RunStatus",
     "RunStore",
+    "Stores",
     "TenantSettingsRecord",
     "TenantSettingsStore",
     "downgrade",
     "downgrade_async",
     "make_engine",
+    "open_store",
     "upgrade",
     "upgrade_async",
 ]

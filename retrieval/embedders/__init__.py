@@ -8,10 +8,10 @@ from retrieval.errors import ConfigError
 from retrieval.ports import Embedder
 
 if TYPE_CHECKING:
-    from bus.settings import Settings
+    from retrieval.settings import RetrievalSettings
 
 
-def make_embedder(settings: Settings) -> Embedder:
+def make_embedder(settings: RetrievalSettings) -> Embedder:
     """The embedder the settings choose (models load lazily, on first use).
 
     Raises:

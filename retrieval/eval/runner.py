@@ -16,7 +16,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from bus.settings import Settings
 from retrieval.errors import RetrievalError
 from retrieval.eval.metrics import distinct, mrr_at, ndcg_at, recall_at
 from retrieval.ingest import prepare
@@ -25,6 +24,7 @@ from retrieval.models import Access
 from retrieval.ports import Embedder, Reranker
 from retrieval.rerankers import make_reranker
 from retrieval.search import SearchMethod
+from retrieval.settings import RetrievalSettings
 from retrieval.stack import open_retrieval
 
 TENANT = "eval"
@@ -64,7 +64,7 @@ class MethodScore:
 
 
 async def evaluate(
-    settings: Settings,
+    settings: RetrievalSettings,
     *,
     embedder: Embedder | None = None,
     reranker: Reranker | None = None,

@@ -15,15 +15,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from api import bootstrap
 from api.cli.common import loop_factory
+from api.compose.connection import connect
 from bus import keys
 from bus.commands import Command, NoopTask, deadline_in, new_run_id
 from bus.noop import handle_noop
 from bus.publish import publish
 from bus.runtime.runner import Runner
 from bus.runtime.worker import Worker
-from bus.settings import Settings
+from bus.settings import BusSettings
 
 
 def _command(hops: int) -> Command:
@@ -49,10 +49,10 @@ async def _wait_done(redis, run_id: str) -> None:  # type: ignore[no-untyped-def
 
 
 async def run_hop_bench(
-    settings: Settings, *, hops: int, latency_runs: int, runs: int, concurrency: int
+    settings: BusSettings, *, hops: int, latency_runs: int, runs: int, concurrency: int
 ) -> dict[str, float | int | str]:
     """Run both phases and return the figures."""
-    async with bootstrap.connect(settings, embedded=True) as conn:
+    async with connect(settings, embedded=True) as conn:
         redis = conn.redis
         worker = Worker(keys.Role.NOOP, handle_noop, redis, settings, concurrency=concurrency)
         await worker.ensure_groups()
@@ -101,7 +101,7 @@ def main(
 ) -> None:
     """Entry point for ``agentbus bench hop``."""
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(
+        settings = BusSettings(
             redis_url=redis_url, data_dir=Path(tmp), read_block_ms=1000, claim_idle_ms=60_000
         )
         with asyncio.Runner(loop_factory=loop_factory()) as runner:

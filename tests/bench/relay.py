@@ -170,10 +170,10 @@ def _free_port() -> int:
 @contextlib.contextmanager
 def _temporary_system(clients: int, token_delay_s: float) -> Iterator[tuple[str, str]]:
     """``agentbus up`` + ``agentbus api`` on a temporary data folder; yields (url, key)."""
-    from api import apikeys, bootstrap
+    from api import credentials
     from bus import embedded
-    from bus.settings import Settings
-    from bus.store import KeyRole
+    from bus.settings import BusSettings
+    from bus.store import KeyRole, open_store
 
     agentbus = str(Path(sys.executable).with_name("agentbus"))
     with tempfile.TemporaryDirectory() as tmp:
@@ -200,8 +200,10 @@ def _temporary_system(clients: int, token_delay_s: float) -> Iterator[tuple[str,
             time.sleep(1.0)  # the store is migrated before Redis starts; let up settle
 
             async def make_key() -> str:
-                async with bootstrap.open_store(Settings(data_dir=data)) as stores:
-                    minted = await apikeys.create_key(stores.keys, "bench", "bench", KeyRole.USER)
+                async with open_store(BusSettings(data_dir=data)) as stores:
+                    minted = await credentials.create_key(
+                        stores.keys, "bench", "bench", KeyRole.USER
+                    )
                     return minted.key
 
             key = asyncio.run(make_key())
@@ -226,10 +228,10 @@ def _temporary_system(clients: int, token_delay_s: float) -> Iterator[tuple[str,
 def _key_from_environment() -> str | None:
     if key := os.environ.get("AGENTBUS_API_KEY"):
         return key
-    from api.local_key import read_local_key
-    from bus.settings import Settings
+    from api.compose.local_key import read_local_key
+    from api.settings import ApiSettings
 
-    return read_local_key(Settings())
+    return read_local_key(ApiSettings())
 
 
 def main(

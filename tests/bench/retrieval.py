@@ -17,10 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from bus.settings import Settings
 from retrieval.eval.runner import eval_dir
 from retrieval.ingest import prepare
 from retrieval.models import Access, Document, Section
+from retrieval.settings import RetrievalSettings
 from retrieval.stack import open_retrieval
 
 TENANT = "bench"
@@ -66,7 +66,7 @@ async def main(*, chunks: int, queries: int, embedder: str, as_json: bool) -> di
     words = _vocabulary()
     docs = _documents(chunks, rng, words)
     with tempfile.TemporaryDirectory(prefix="agentbus-bench-") as tmp:
-        settings = Settings(data_dir=Path(tmp), embedder=embedder, reranker="none")  # type: ignore[arg-type]
+        settings = RetrievalSettings(data_dir=Path(tmp), embedder=embedder, reranker="none")  # type: ignore[arg-type]
         async with open_retrieval(settings) as r:
             sample = [_chunk_text(rng, words) for _ in range(256)]
             await r.embedder.embed(sample[:8])  # load the model outside the timings

@@ -24,7 +24,7 @@ from api.cli.common import loop_factory
 from bus import embedded, keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish
-from bus.settings import Settings
+from bus.settings import BusSettings
 
 
 def _command(mode: str, accuracy: str = "standard") -> Command:
@@ -45,7 +45,7 @@ def _command(mode: str, accuracy: str = "standard") -> Command:
 
 
 async def _one_run(
-    redis: Redis, settings: Settings, mode: str, accuracy: str = "standard"
+    redis: Redis, settings: BusSettings, mode: str, accuracy: str = "standard"
 ) -> tuple[float, int]:
     command = _command(mode, accuracy)
     stream, last, count = keys.run_events(command.run_id, 0), "0-0", 0
@@ -60,7 +60,7 @@ async def _one_run(
 
 
 async def drive(
-    settings: Settings, *, mode: str, runs: int, concurrency: int, accuracy: str = "standard"
+    settings: BusSettings, *, mode: str, runs: int, concurrency: int, accuracy: str = "standard"
 ) -> dict[str, float | int]:
     """Measure latency at concurrency 1, then throughput at ``concurrency``."""
     redis = Redis.from_url(embedded.socket_url(settings.data_dir))
@@ -129,7 +129,7 @@ def main(
             with asyncio.Runner(loop_factory=loop_factory()) as runner:
                 figures = runner.run(
                     drive(
-                        Settings(data_dir=data),
+                        BusSettings(data_dir=data),
                         mode=mode,
                         accuracy=accuracy,
                         runs=runs,

@@ -13,7 +13,7 @@ from redis.asyncio import Redis
 
 from bus import embedded
 from bus.publish import publish, read_events
-from bus.settings import Settings
+from bus.settings import BusSettings
 from tests.processes import cli, processes, spawn
 from tests.support import noop_command, wait_for
 
@@ -50,7 +50,7 @@ async def test_up_starts_everything_and_stops_cleanly(
         await until_up(data, tmp_path / "up.log")
         assert (data / "agentbus.db").exists()  # the store was created and migrated
 
-        s = Settings(data_dir=data)
+        s = BusSettings(data_dir=data)
         client = Redis.from_url(embedded.socket_url(data))
         cmd = noop_command(hops=3, tokens=["hi"])
         await publish(client, cmd, s)
@@ -97,7 +97,7 @@ async def test_up_with_helper_processes_shares_the_work_and_takes_them_down_with
         procs.append(up)
         await until_up(data, tmp_path / "up.log", "processes: 2")
         client = Redis.from_url(embedded.socket_url(data))
-        s = Settings(data_dir=data)
+        s = BusSettings(data_dir=data)
 
         async def researchers() -> set[int]:
             consumers = await client.xinfo_consumers("ab:{0}:role:researcher", "researcher")

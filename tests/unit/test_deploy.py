@@ -12,8 +12,8 @@ import yaml
 from typer.main import get_command
 
 from api.cli.main import app
+from api.compose.settings import env_names
 from bus import keys
-from bus.settings import Settings
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 ROLES = {str(r) for r in keys.Role if r is not keys.Role.NOOP}
@@ -66,7 +66,7 @@ def test_every_setting_named_in_deploy_exists() -> None:
     names: set[str] = set(compose()["x-agentbus"]["environment"])
     for doc in docs(DEPLOY / "k8s" / "config.yaml"):
         names |= set(doc.get("data", {})) | set(doc.get("stringData", {}))
-    fields = {f"AGENTBUS_{name.upper()}" for name in Settings.model_fields}
+    fields = env_names()
     assert names - NOT_SETTINGS <= fields, names - NOT_SETTINGS - fields
 
 

@@ -11,13 +11,16 @@ import pytest
 from redis.asyncio import Redis
 
 from agents.llm.ports import LLM
-from api import bootstrap
+from api.compose.roles import Roles
+from api.compose.settings import AppSettings
+from api.compose.workers import build_workers
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.events import ClientEvent
 from bus.publish import publish, read_events
 from bus.runtime.runner import Runner
-from bus.settings import Settings
+from bus.settings import BusSettings
+from bus.store import Stores, open_store
 
 ROLES = (
     keys.Role.INTAKE,
@@ -36,8 +39,8 @@ class System:
     """Every single-mode role running in this process."""
 
     redis: Redis
-    settings: Settings
-    stores: bootstrap.Stores
+    settings: BusSettings
+    stores: Stores
     llm: Any = None
 
     async def ask(
@@ -71,7 +74,7 @@ class System:
 
 @pytest.fixture
 async def start_system(
-    real_redis: Redis, make_settings: Callable[..., Settings]
+    real_redis: Redis, make_settings: Callable[..., AppSettings]
 ) -> AsyncIterator[Callable[[LLM], Any]]:
     """Call with a model to start the roles; they stop when the test ends."""
     runners: list[tuple[Runner, asyncio.Task[None]]] = []
@@ -86,10 +89,10 @@ async def start_system(
         **overrides: Any,
     ) -> System:
         s = make_settings(**overrides)
-        store_ctx = bootstrap.open_store(s, migrate=True)
+        store_ctx = open_store(s.bus, migrate=True)
         stores = await store_ctx.__aenter__()
         contexts.append(store_ctx)
-        roles = bootstrap.Roles(
+        roles = Roles(
             s,
             stores,
             llm=llm,
@@ -97,12 +100,12 @@ async def start_system(
             gather_budget_s=budget_s,
             retrieval=retrieval,
         )
-        workers = bootstrap.build_workers(ROLES, real_redis, s, roles, concurrency=4)
+        workers = build_workers(ROLES, real_redis, s.bus, roles, concurrency=4)
         for w in workers:
             await w.ensure_groups()
         runner = Runner(workers, real_redis)
         runners.append((runner, asyncio.create_task(runner.run())))
-        return System(real_redis, s, stores, llm)
+        return System(real_redis, s.bus, stores, llm)
 
     yield start
     for runner, task in runners:

@@ -10,7 +10,7 @@ import pytest
 from agents import gates
 from agents.llm.ports import ChatMessage, LLMOptions, ToolSpec
 from agents.llm.scripted import ScriptedLLM, benchmark_turn, text, tool_call, turn
-from api import bootstrap
+from api.compose.edge import allow_always_hook
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish, read_events
@@ -72,7 +72,7 @@ async def do_resume(system, run_id: str, decision: str, subject: str = "alice", 
         subject=subject,
         run_id=run_id,
         decision=decision,
-        allow_always=bootstrap.allow_always_hook(system.stores),
+        allow_always=allow_always_hook(system.stores),
     )
 
 

@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish
-from bus.settings import Settings
+from bus.settings import BusSettings
 from bus.store.migrate import upgrade_async
 from bus.transcript import fold
 from tests.conftest import TEST_REDIS_URL
@@ -65,7 +65,7 @@ async def test_killing_a_critic_replica_mid_step_still_finishes_once(
                 )
             ),
         )
-        await publish(real_redis, command, Settings(redis_url=TEST_REDIS_URL))
+        await publish(real_redis, command, BusSettings(redis_url=TEST_REDIS_URL))
 
         async def critic_busy() -> bool:
             return (await real_redis.xpending(critic_stream, "critic"))["pending"] > 0

@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 
 from agents.llm.scripted import ScriptedLLM, text, tool_call, turn
-from bus.settings import Settings
 from retrieval.embedders.hashing import HashingEmbedder
 from retrieval.ingest import prepare
 from retrieval.loaders import parse
+from retrieval.settings import RetrievalSettings
 from retrieval.stack import Retrieval, open_retrieval
 
 
 @pytest.fixture
 async def retrieval(tmp_path: Path) -> AsyncIterator[Retrieval]:
-    settings = Settings(data_dir=tmp_path, embedder="hashing")
+    settings = RetrievalSettings(data_dir=tmp_path, embedder="hashing")
     async with open_retrieval(settings, embedder=HashingEmbedder(), path=tmp_path / "q") as r:
         doc = parse(
             b"# Billing\n\nInvoices are sent on the first working day of each month.",

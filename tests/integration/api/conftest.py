@@ -19,14 +19,16 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from agents.llm.ports import LLM
 from agents.llm.scripted import ScriptedLLM
-from api import apikeys, bootstrap
-from api.server import run_edge
+from api import credentials
+from api.compose.edge import run_edge
+from api.compose.roles import UP_ROLES, Roles
+from api.compose.settings import AppSettings
+from api.compose.workers import build_workers
 from bus import keys
 from bus.runtime.runner import Runner
-from bus.settings import Settings
-from bus.store import KeyRole
+from bus.store import KeyRole, Stores, open_store
 
-ROLES = tuple(r for r in bootstrap.UP_ROLES if r != keys.Role.NOOP)
+ROLES = tuple(r for r in UP_ROLES if r != keys.Role.NOOP)
 
 
 @dataclass
@@ -35,8 +37,8 @@ class Api:
 
     base: str
     redis: Redis
-    settings: Settings
-    stores: bootstrap.Stores
+    settings: AppSettings
+    stores: Stores
     http: httpx.AsyncClient
     sockets: list[ClientConnection] = field(default_factory=list)
 
@@ -48,7 +50,7 @@ class Api:
         self, tenant: str = "t1", subject: str = "alice", role: KeyRole = KeyRole.USER
     ) -> str:
         """A new API key."""
-        return (await apikeys.create_key(self.stores.keys, tenant, subject, role)).key
+        return (await credentials.create_key(self.stores.keys, tenant, subject, role)).key
 
     def auth(self, key: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}"}
@@ -81,17 +83,17 @@ async def until_done(conn: ClientConnection, within: float = 20) -> list[dict[st
 
 @pytest.fixture
 async def start_api(
-    real_redis: Redis, make_settings: Callable[..., Settings]
+    real_redis: Redis, make_settings: Callable[..., AppSettings]
 ) -> AsyncIterator[Callable[..., Any]]:
     """Call with a model (default: the scripted benchmark turn) and setting overrides."""
     cleanups: list[Callable[[], Any]] = []
 
     async def start(llm: LLM | None = None, **overrides: Any) -> Api:
         s = make_settings(**overrides)
-        store_ctx = bootstrap.open_store(s, migrate=True)
+        store_ctx = open_store(s.bus, migrate=True)
         stores = await store_ctx.__aenter__()
-        roles = bootstrap.Roles(s, stores, llm=llm or ScriptedLLM())
-        workers = bootstrap.build_workers(ROLES, real_redis, s, roles, concurrency=4)
+        roles = Roles(s, stores, llm=llm or ScriptedLLM())
+        workers = build_workers(ROLES, real_redis, s.bus, roles, concurrency=4)
         for w in workers:
             await w.ensure_groups()
         runner = Runner(workers, real_redis)

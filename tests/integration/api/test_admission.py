@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from agents.llm.scripted import BENCHMARK_ANSWER
-from api.admission import QuestionAdmission, run_id_for
-from api.deps import make_deps
+from api.compose.edge import make_deps
+from api.http.admission import QuestionAdmission, run_id_for
 from bus import keys
 from bus.commands import RunResult
 from tests.support import stream_commands, wait_for

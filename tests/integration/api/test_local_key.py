@@ -5,17 +5,19 @@ from __future__ import annotations
 import stat
 from collections.abc import Callable
 
-from api import apikeys, bootstrap
-from api.auth import Authenticator
-from api.local_key import ensure_local_key, local_key_path, read_local_key
-from bus.settings import Settings
+from api import credentials
+from api.compose.local_key import ensure_local_key, local_key_path, read_local_key
+from api.compose.settings import AppSettings
+from api.http.auth import Authenticator
+from bus.store import open_store
 
 
 async def test_the_local_key_is_created_once_and_kept_private(
-    make_settings: Callable[..., Settings],
+    make_settings: Callable[..., AppSettings],
 ) -> None:
-    s = make_settings()
-    async with bootstrap.open_store(s, migrate=True) as stores:
+    settings = make_settings()
+    s = settings.api
+    async with open_store(settings.bus, migrate=True) as stores:
         key = await ensure_local_key(s, stores.keys)
         again = await ensure_local_key(s, stores.keys)
         who = await Authenticator(stores.keys).authenticate(read_local_key(s))
@@ -25,18 +27,19 @@ async def test_the_local_key_is_created_once_and_kept_private(
         assert mode == 0o600
         assert (who.tenant_id, who.subject, who.is_admin) == (s.tenant, s.subject, True)
 
-        kid = apikeys.key_id(key)
+        kid = credentials.key_id(key)
         assert kid is not None
         await stores.keys.revoke(kid)
         assert await ensure_local_key(s, stores.keys) is None  # a revocation is respected
 
 
 async def test_a_key_the_store_does_not_know_is_minted_again(
-    make_settings: Callable[..., Settings],
+    make_settings: Callable[..., AppSettings],
 ) -> None:
-    s = make_settings()
+    settings = make_settings()
+    s = settings.api
     local_key_path(s).parent.mkdir(parents=True, exist_ok=True)
     local_key_path(s).write_text("abk_0123456789ab_from-an-old-database\n")
-    async with bootstrap.open_store(s, migrate=True) as stores:
+    async with open_store(settings.bus, migrate=True) as stores:
         key = await ensure_local_key(s, stores.keys)
     assert key is not None and read_local_key(s) == key

@@ -162,11 +162,14 @@ async def test_frames_are_validated_and_size_limited(start_api) -> None:
 
     await conn.send(json.dumps({"type": "join", "run_id": "bad id!"}))
     invalid = await recv(conn)
+    await conn.send(json.dumps({"type": "resume", "run_id": "r1"}))  # no decision
+    undecided = await recv(conn)
     await conn.send(json.dumps({"type": "ask", "question": "x" * 4000}))
     with pytest.raises(ConnectionClosed) as closed:
         await recv(conn)
 
     assert invalid["code"] == "invalid_request" and invalid["field"] == "run_id"
+    assert undecided["code"] == "invalid_request" and undecided["field"] == "decision"
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
 
 

@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 
 from bus import keys
 from bus.publish import publish
-from bus.settings import Settings
+from bus.settings import BusSettings
 from bus.store.migrate import upgrade_async
 from bus.transcript import fold
 from tests.conftest import TEST_REDIS_URL
@@ -51,7 +51,7 @@ async def run_done(redis: Redis, run_id: str) -> bool:
 async def test_sigkill_mid_step_another_replica_finishes_exactly_once(
     real_redis: Redis, env: dict[str, str], tmp_path: Path
 ) -> None:
-    s = Settings(redis_url=TEST_REDIS_URL)
+    s = BusSettings(redis_url=TEST_REDIS_URL)
     tokens = ["alpha ", "beta ", "gamma ", "delta "]
     with processes() as procs:
         victim = spawn(["worker", "noop", "--concurrency", "4"], env, tmp_path / "a.log")
@@ -85,7 +85,7 @@ async def test_sigkill_mid_step_another_replica_finishes_exactly_once(
 async def test_poison_message_dead_lettered_by_a_worker_process_others_complete(
     real_redis: Redis, env: dict[str, str], tmp_path: Path
 ) -> None:
-    s = Settings(redis_url=TEST_REDIS_URL)
+    s = BusSettings(redis_url=TEST_REDIS_URL)
     poison, healthy = noop_command(fail_times=99), noop_command(hops=2, tokens=["ok"])
     with processes() as procs:
         procs.append(spawn(["worker", "noop"], env, tmp_path / "w.log"))
@@ -102,7 +102,7 @@ async def test_poison_message_dead_lettered_by_a_worker_process_others_complete(
 async def test_sigterm_drains_in_flight_step_then_burst_finishes(
     real_redis: Redis, env: dict[str, str], tmp_path: Path
 ) -> None:
-    s = Settings(redis_url=TEST_REDIS_URL)
+    s = BusSettings(redis_url=TEST_REDIS_URL)
     cmd = noop_command(hops=2, tokens=["one ", "two "], work_s=1.0)
     with processes() as procs:
         worker = spawn(["worker", "noop"], env, tmp_path / "w.log")

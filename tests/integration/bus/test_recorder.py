@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from api.compose.settings import AppSettings
 from bus import keys, wire
 from bus.commands import Command, NoopTask, deadline_in, new_run_id
 from bus.ledger import LedgerRecord
@@ -19,7 +20,6 @@ from bus.runtime.context import StepContext, StepResult
 from bus.runtime.deadletter import list_dead_letters
 from bus.runtime.recorder import Applier, Recorder
 from bus.runtime.worker import Worker
-from bus.settings import Settings
 from bus.store import AuditStore, make_engine, upgrade_async
 from gateway.audit import audit_record, make_audit_applier
 from gateway.outcome import AuditRecord, ToolOutcome
@@ -65,9 +65,9 @@ async def stop(recorder: Recorder, task: asyncio.Task[None]) -> None:
 
 
 async def test_a_committed_step_records_its_audit_row_once(
-    real_redis: Redis, make_settings: Callable[..., Settings], audit: AuditStore
+    real_redis: Redis, make_settings: Callable[..., AppSettings], audit: AuditStore
 ) -> None:
-    settings = make_settings()
+    settings = make_settings().bus
     run_id = new_run_id()
 
     async def gateway_like(ctx: StepContext, command: Command) -> StepResult:
@@ -107,9 +107,9 @@ async def test_a_committed_step_records_its_audit_row_once(
 
 
 async def test_a_failing_record_stays_pending_then_is_dead_lettered_and_the_rest_land(
-    real_redis: Redis, make_settings: Callable[..., Settings], audit: AuditStore
+    real_redis: Redis, make_settings: Callable[..., AppSettings], audit: AuditStore
 ) -> None:
-    settings = make_settings(claim_idle_ms=100, max_deliveries=3)
+    settings = make_settings(claim_idle_ms=100, max_deliveries=3).bus
     attempts: list[str] = []
 
     async def broken(records: Sequence[LedgerRecord]) -> None:
@@ -139,9 +139,9 @@ async def test_a_failing_record_stays_pending_then_is_dead_lettered_and_the_rest
 
 
 async def test_a_record_nobody_can_apply_is_dead_lettered_at_once(
-    real_redis: Redis, make_settings: Callable[..., Settings], audit: AuditStore
+    real_redis: Redis, make_settings: Callable[..., AppSettings], audit: AuditStore
 ) -> None:
-    settings = make_settings()
+    settings = make_settings().bus
     recorder = Recorder(real_redis, settings, {"audit": make_audit_applier(audit)})
     task = await running(recorder)
     try:

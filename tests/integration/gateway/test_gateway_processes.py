@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 from bus import keys
 from bus.commands import Command, RunState, ToolCallBatch, ToolCallRequest, deadline_in, new_run_id
 from bus.publish import publish
-from bus.settings import Settings
+from bus.settings import BusSettings
 from bus.store import AuditStore, make_engine
 from bus.store.migrate import upgrade_async
 from tests.conftest import TEST_REDIS_URL
@@ -101,7 +101,7 @@ async def test_a_side_effect_runs_once_when_its_step_is_redelivered_after_sigkil
         procs.append(victim)
         procs.append(spawn(["worker", "recorder"], env, tmp_path / "r.log"))
         await wait_for(lambda: group_exists(real_redis), within=30)
-        await publish(real_redis, command, Settings(redis_url=TEST_REDIS_URL))
+        await publish(real_redis, command, BusSettings(redis_url=TEST_REDIS_URL))
         # The side effect happened and its outcome is recorded; the step is not done, so
         # its audit row has not left with a commit yet.
         await wait_for(lambda: real_redis.exists(record), within=30)

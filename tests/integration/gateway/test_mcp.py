@@ -16,6 +16,7 @@ import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 from redis.asyncio import Redis
 
+from api.compose.settings import AppSettings
 from bus import keys
 from bus.commands import (
     Command,
@@ -26,7 +27,6 @@ from bus.commands import (
     deadline_in,
 )
 from bus.runtime.context import StepContext
-from bus.settings import Settings
 from gateway.chain import invoke
 from gateway.context import CallContext, CallPolicy, GatewayDeps
 from gateway.errors import SsrfBlocked
@@ -200,7 +200,7 @@ async def test_agentbus_tools_list_shows_the_deployments_mcp_tools(tmp_path: Pat
 
 
 async def test_the_gateway_worker_gives_a_tenant_its_mcp_servers_tools(
-    hub: McpHub, fake_redis: Redis, make_settings: Callable[..., Settings]
+    hub: McpHub, fake_redis: Redis, make_settings: Callable[..., AppSettings]
 ) -> None:
     handler = make_gateway_handler(
         GatewayDeps(registry=ToolRegistry([Calculator()])),
@@ -219,6 +219,6 @@ async def test_the_gateway_worker_gives_a_tenant_its_mcp_servers_tools(
             then="end",
         ),
     )
-    result = await handler(StepContext(cmd, 1, fake_redis, make_settings()), cmd)
+    result = await handler(StepContext(cmd, 1, fake_redis, make_settings().bus), cmd)
     [tool_result, done] = result.events
     assert (tool_result.status, tool_result.result["content"], done.type) == ("ok", "3", "done")

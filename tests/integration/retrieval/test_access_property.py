@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bus.settings import Settings
+from api.compose.settings import AppSettings
 from retrieval.embedders.hashing import HashingEmbedder
 from retrieval.ingest import indexed_text
 from retrieval.models import PUBLIC, Access, StoredChunk, normalise_acl
@@ -31,8 +31,10 @@ _examples = itertools.count()
 
 
 @pytest.fixture
-async def retrieval(make_settings: Callable[..., Settings]) -> AsyncIterator[Retrieval]:
-    async with open_retrieval(make_settings(reranker="none"), embedder=HashingEmbedder(32)) as r:
+async def retrieval(make_settings: Callable[..., AppSettings]) -> AsyncIterator[Retrieval]:
+    async with open_retrieval(
+        make_settings(reranker="none").retrieval, embedder=HashingEmbedder(32)
+    ) as r:
         yield r
 
 

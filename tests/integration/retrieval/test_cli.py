@@ -14,9 +14,9 @@ from redis.asyncio import Redis
 from typer.testing import CliRunner
 
 from api.cli import retrieval_cmds
+from api.compose.settings import AppSettings
 from bus import keys
 from bus.runtime.worker import Worker
-from bus.settings import Settings
 from retrieval.embedders.hashing import HashingEmbedder
 from retrieval.eval.runner import evaluate, table
 from retrieval.ingest import prepare
@@ -73,18 +73,20 @@ def test_direct_ingest_is_idempotent_and_reports_as_json(
 
 @pytest.mark.connected
 async def test_ingest_over_the_bus_follows_the_job_to_done(
-    real_redis: Redis, make_settings: Callable[..., Settings], tmp_path: Path
+    real_redis: Redis, make_settings: Callable[..., AppSettings], tmp_path: Path
 ) -> None:
     from tests.conftest import TEST_REDIS_URL
 
     settings = make_settings(redis_url=TEST_REDIS_URL, embedder="hashing")
     docs = [
-        prepare(load_path(p), tenant="t9", acl=["lab"], chunking=chunking_config(settings))
+        prepare(
+            load_path(p), tenant="t9", acl=["lab"], chunking=chunking_config(settings.retrieval)
+        )
         for p in sorted(_docs(tmp_path / "docs").iterdir())
     ]
-    async with open_retrieval(settings, embedder=HashingEmbedder(384)) as r:
+    async with open_retrieval(settings.retrieval, embedder=HashingEmbedder(384)) as r:
         worker = Worker(
-            keys.Role.RETRIEVAL, make_retrieval_handler(r.ingestor), real_redis, settings
+            keys.Role.RETRIEVAL, make_retrieval_handler(r.ingestor), real_redis, settings.bus
         )
         async with running([worker], real_redis):
             counts, status = await asyncio.wait_for(
@@ -98,10 +100,10 @@ async def test_ingest_over_the_bus_follows_the_job_to_done(
 
 
 async def test_eval_scores_every_method_on_the_shipped_questions(
-    make_settings: Callable[..., Settings],
+    make_settings: Callable[..., AppSettings],
 ) -> None:
     scores, info = await evaluate(
-        make_settings(), embedder=HashingEmbedder(256), reranker=NoopReranker()
+        make_settings().retrieval, embedder=HashingEmbedder(256), reranker=NoopReranker()
     )
     assert [s.method for s in scores] == ["dense", "keyword", "hybrid", "hybrid+rerank"]
     assert info["documents"] >= 12 and info["questions"] >= 30
@@ -119,8 +121,8 @@ async def test_bench_prints_one_json_line(capsys: pytest.CaptureFixture[str]) ->
 
 
 @pytest.mark.slow
-async def test_eval_with_the_local_models(make_settings: Callable[..., Settings]) -> None:
-    scores, info = await evaluate(make_settings())
+async def test_eval_with_the_local_models(make_settings: Callable[..., AppSettings]) -> None:
+    scores, info = await evaluate(make_settings().retrieval)
     assert info["embedder"] == "all-MiniLM-L6-v2-int8" and info["reranker"] == "nanoranker"
     by_method = {s.method: s for s in scores}
     assert by_method["hybrid"].recall_at_5 >= 0.9

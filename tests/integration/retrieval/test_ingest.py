@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from bus.settings import Settings
+from api.compose.settings import AppSettings
 from retrieval.embedders.hashing import HashingEmbedder
 from retrieval.errors import CollectionMismatch, StoreLocked
 from retrieval.ingest import DocumentResult, prepare
 from retrieval.loaders import parse
 from retrieval.models import Access
+from retrieval.settings import RetrievalSettings
 from retrieval.stack import Retrieval, open_retrieval, qdrant_path
 
 DOC = """# Deploying
@@ -28,12 +29,12 @@ Local mode is a brute-force scan. Use a Qdrant server past twenty thousand chunk
 
 
 @pytest.fixture
-def settings(make_settings: Callable[..., Settings]) -> Settings:
-    return make_settings(reranker="none")
+def settings(make_settings: Callable[..., AppSettings]) -> RetrievalSettings:
+    return make_settings(reranker="none").retrieval
 
 
 @pytest.fixture
-async def retrieval(settings: Settings) -> AsyncIterator[Retrieval]:
+async def retrieval(settings: RetrievalSettings) -> AsyncIterator[Retrieval]:
     async with open_retrieval(settings) as r:
         yield r
 
@@ -84,7 +85,7 @@ async def test_a_shorter_version_and_an_acl_change_need_no_new_embeddings(
 
 
 async def test_documents_survive_a_restart_and_the_folder_is_exclusive(
-    settings: Settings,
+    settings: RetrievalSettings,
 ) -> None:
     async with open_retrieval(settings) as r:
         await _ingest(r, DOC)

@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 from redis.asyncio import Redis
 
+from api.compose.settings import AppSettings
 from bus import keys
 from bus.runtime.worker import Worker
-from bus.settings import Settings
 from retrieval.embedders.hashing import HashingEmbedder
 from retrieval.ingest import prepare
 from retrieval.jobs import job_status, publish_job, split_tasks
@@ -38,31 +38,35 @@ LONG = "# Manual\n\n" + "\n\n".join(
 
 
 @pytest.fixture
-def settings(make_settings: Callable[..., Settings]) -> Settings:
+def settings(make_settings: Callable[..., AppSettings]) -> AppSettings:
     return make_settings(ingest_batch_chunks=2, reranker="none")
 
 
 @pytest.fixture
-async def retrieval(settings: Settings) -> AsyncIterator[Retrieval]:
-    async with open_retrieval(settings, embedder=HashingEmbedder(64)) as r:
+async def retrieval(settings: AppSettings) -> AsyncIterator[Retrieval]:
+    async with open_retrieval(settings.retrieval, embedder=HashingEmbedder(64)) as r:
         yield r
 
 
-def _workers(r: Retrieval, redis: Redis, settings: Settings, n: int = 2) -> list[Worker]:
+def _workers(r: Retrieval, redis: Redis, settings: AppSettings, n: int = 2) -> list[Worker]:
     handler = make_retrieval_handler(r.ingestor)
-    return [Worker(keys.Role.RETRIEVAL, handler, redis, settings, concurrency=2) for _ in range(n)]
+    return [
+        Worker(keys.Role.RETRIEVAL, handler, redis, settings.bus, concurrency=2) for _ in range(n)
+    ]
 
 
-async def _job(r: Retrieval, redis: Redis, settings: Settings, text: str) -> tuple[str, int]:
+async def _job(r: Retrieval, redis: Redis, settings: AppSettings, text: str) -> tuple[str, int]:
     doc = prepare(parse(text.encode(), source="manual.md"), tenant="t1", chunking=r.chunking)
-    tasks = split_tasks([doc], batch_chunks=settings.ingest_batch_chunks, max_bytes=65_536)
-    job = await publish_job(redis, settings, tasks, tenant="t1", subject="cli")
+    tasks = split_tasks(
+        [doc], batch_chunks=settings.retrieval.ingest_batch_chunks, max_bytes=65_536
+    )
+    job = await publish_job(redis, settings.bus, tasks, tenant="t1", subject="cli")
     await drain(_workers(r, redis, settings), redis)
     return job.job_id, job.shard
 
 
 async def test_a_split_job_is_stored_once_and_ends_with_one_done_event(
-    redis: Redis, retrieval: Retrieval, settings: Settings
+    redis: Redis, retrieval: Retrieval, settings: AppSettings
 ) -> None:
     job_id, shard = await _job(retrieval, redis, settings, LONG)
     status = await job_status(redis, job_id, shard)
@@ -86,7 +90,7 @@ async def test_a_split_job_is_stored_once_and_ends_with_one_done_event(
 
 
 async def test_a_redelivered_batch_is_harmless(
-    redis: Redis, retrieval: Retrieval, settings: Settings
+    redis: Redis, retrieval: Retrieval, settings: AppSettings
 ) -> None:
     job_id, shard = await _job(retrieval, redis, settings, LONG)
     # Replay every batch as if a worker had crashed after storing but before acking.

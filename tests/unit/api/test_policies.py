@@ -9,36 +9,42 @@ import pytest
 from pydantic import ValidationError
 from redis.asyncio import Redis
 
-from api import apikeys
-from api.auth import Authenticator, bearer_token
-from api.errors import Unauthorized
-from api.limits import TenantLimits
-from api.preferences import AskSettings, Preferences, deployment_defaults, overlay, run_settings
-from api.tenant_policies import StoredTenantPolicies
-from api.ws_protocol import origin_allowed
-from bus.settings import Settings
+from api import credentials
+from api.compose.edge import defaults_of
+from api.compose.settings import AppSettings
+from api.compose.tenant_policies import StoredTenantPolicies
+from api.http.auth import Authenticator, bearer_token
+from api.http.errors import Unauthorized
+from api.http.limits import TenantLimits
+from api.http.preferences import (
+    AskSettings,
+    Preferences,
+    overlay,
+    run_settings,
+)
+from api.http.ws_protocol import origin_allowed
 from bus.store import ApiKeyRecord, KeyRole, TenantSettingsRecord
 from gateway.tenants import DeploymentPolicies
 
 
 def test_a_minted_key_parses_and_matches_only_its_record() -> None:
-    one = apikeys.mint("t1", "alice", KeyRole.USER)
-    other = apikeys.mint("t1", "alice", KeyRole.USER)
+    one = credentials.mint("t1", "alice", KeyRole.USER)
+    other = credentials.mint("t1", "alice", KeyRole.USER)
 
-    assert apikeys.key_id(one.key) == one.record.id
-    assert apikeys.matches(one.key, one.record)
-    assert not apikeys.matches(one.key, other.record)
+    assert credentials.key_id(one.key) == one.record.id
+    assert credentials.matches(one.key, one.record)
+    assert not credentials.matches(one.key, other.record)
     assert one.key not in one.record.model_dump_json()  # only the digest is stored
 
 
 @pytest.mark.parametrize("bad", ["", "abk_", "abk_XYZ123456789_s", "sk_0123456789ab_s", "abk_0123"])
 def test_malformed_keys_have_no_id(bad: str) -> None:
-    assert apikeys.key_id(bad) is None
+    assert credentials.key_id(bad) is None
 
 
 def test_tenant_names_follow_the_bus_pattern() -> None:
     with pytest.raises(ValueError, match="tenant"):
-        apikeys.mint("a tenant", "alice", KeyRole.USER)
+        credentials.mint("a tenant", "alice", KeyRole.USER)
 
 
 class FakeKeys:
@@ -52,7 +58,7 @@ class FakeKeys:
 
 
 async def test_the_authenticator_caches_checked_keys_for_a_while() -> None:
-    minted = apikeys.mint("t1", "alice", KeyRole.ADMIN)
+    minted = credentials.mint("t1", "alice", KeyRole.ADMIN)
     store = FakeKeys(minted.record)
     now = [0.0]
     auth = Authenticator(store, cache_s=5, clock=lambda: now[0])  # type: ignore[arg-type]
@@ -68,7 +74,7 @@ async def test_the_authenticator_caches_checked_keys_for_a_while() -> None:
 
 @pytest.mark.parametrize("revoked", [False, True])
 async def test_wrong_unknown_and_revoked_keys_are_all_unauthorized(revoked: bool) -> None:
-    minted = apikeys.mint("t1", "alice", KeyRole.USER)
+    minted = credentials.mint("t1", "alice", KeyRole.USER)
     record = minted.record
     if revoked:
         record = record.model_copy(update={"revoked_at": record.created_at})
@@ -112,7 +118,7 @@ async def test_the_run_quota_counts_runs_until_they_end_or_expire(fake_redis: Re
 
 
 def test_preferences_overlay_the_deployment_then_the_question() -> None:
-    defaults = deployment_defaults(Settings(egress_enabled=False, run_deadline_s=120))
+    defaults = defaults_of(AppSettings.load(egress_enabled=False, run_deadline_s=120))
     prefs = Preferences(think=True, egress_enabled=True, egress_hosts=["Example.COM", "*.x.org"])
 
     effective = overlay(defaults, prefs)

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 from redis.asyncio import Redis
 
-from api.feed import Outbox, RunFeed
-from api.relay import Relay
+from api.http.feed import Outbox, RunFeed
+from api.http.relay import Relay
 from bus import keys
 from tests.support import wait_for
 

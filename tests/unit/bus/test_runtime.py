@@ -26,7 +26,7 @@ def noop_worker(redis: Redis, settings, **kw) -> Worker:  # type: ignore[no-unty
 
 
 async def test_chain_runs_to_done_with_one_command_per_step(redis: Redis, make_settings) -> None:
-    s = make_settings()
+    s = make_settings().bus
     worker = noop_worker(redis, s, concurrency=4)
     await worker.ensure_groups()
     cmd = noop_command(hops=5, tokens=["a", "b"])
@@ -45,7 +45,7 @@ async def test_chain_runs_to_done_with_one_command_per_step(redis: Redis, make_s
 async def test_groups_are_created_at_start_not_by_reading_from_zero(
     redis: Redis, make_settings
 ) -> None:
-    s = make_settings()
+    s = make_settings().bus
     old = noop_command()
     await publish(redis, old, s)  # before the group exists: not for this group
     worker = noop_worker(redis, s)
@@ -58,7 +58,7 @@ async def test_groups_are_created_at_start_not_by_reading_from_zero(
 async def test_duplicate_delivery_of_a_done_step_changes_nothing(
     redis: Redis, make_settings
 ) -> None:
-    s = make_settings()
+    s = make_settings().bus
     worker = noop_worker(redis, s)
     await worker.ensure_groups()
     cmd = noop_command(hops=2, tokens=["x"])
@@ -79,7 +79,7 @@ async def test_duplicate_delivery_of_a_done_step_changes_nothing(
 async def test_failing_step_is_retried_with_step_retry_and_no_duplicate_text(
     redis: Redis, make_settings
 ) -> None:
-    s = make_settings()
+    s = make_settings().bus
     worker = noop_worker(redis, s)
     await worker.ensure_groups()
     cmd = noop_command(hops=1, tokens=["hello"], fail_times=2)
@@ -96,7 +96,7 @@ async def test_failing_step_is_retried_with_step_retry_and_no_duplicate_text(
 async def test_poison_message_is_dead_lettered_after_three_deliveries_others_go_on(
     redis: Redis, make_settings
 ) -> None:
-    s = make_settings()
+    s = make_settings().bus
     worker = noop_worker(redis, s, concurrency=2)
     await worker.ensure_groups()
     poison = noop_command(hops=1, fail_times=99)
@@ -123,7 +123,7 @@ async def test_poison_message_is_dead_lettered_after_three_deliveries_others_go_
 
 
 async def test_unparseable_message_is_dead_lettered_at_once(redis: Redis, make_settings) -> None:
-    s = make_settings()
+    s = make_settings().bus
     worker = noop_worker(redis, s)
     await worker.ensure_groups()
     stream = keys.role_stream(NOOP, 0)
@@ -143,7 +143,7 @@ async def test_unparseable_message_is_dead_lettered_at_once(redis: Redis, make_s
 async def test_expired_step_is_not_started_and_the_run_ends_timeout(
     redis: Redis, make_settings
 ) -> None:
-    s = make_settings()
+    s = make_settings().bus
     started: list[str] = []
 
     async def handler(ctx: StepContext, command: Command) -> StepResult:
@@ -165,7 +165,7 @@ async def test_expired_step_is_not_started_and_the_run_ends_timeout(
 async def test_steps_commit_after_the_servers_script_cache_was_flushed(
     redis: Redis, make_settings
 ) -> None:
-    s = make_settings()
+    s = make_settings().bus
     first, second = noop_command(hops=1), noop_command(hops=2)
     worker = noop_worker(redis, s)
     await worker.ensure_groups()
@@ -180,7 +180,7 @@ async def test_steps_commit_after_the_servers_script_cache_was_flushed(
 
 
 async def test_cancel_is_honoured_between_steps(redis: Redis, make_settings) -> None:
-    s = make_settings()
+    s = make_settings().bus
     worker = noop_worker(redis, s)
     await worker.ensure_groups()
     cmd = noop_command(hops=3)
@@ -193,7 +193,7 @@ async def test_cancel_is_honoured_between_steps(redis: Redis, make_settings) -> 
 
 
 async def test_pending_step_of_a_dead_consumer_is_reclaimed(redis: Redis, make_settings) -> None:
-    s = make_settings(claim_idle_ms=200)
+    s = make_settings(claim_idle_ms=200).bus
     stream = keys.role_stream(NOOP, 0)
     dead = noop_worker(redis, s, consumer="dead-consumer")
     await dead.ensure_groups()
@@ -211,7 +211,7 @@ async def test_pending_step_of_a_dead_consumer_is_reclaimed(redis: Redis, make_s
 
 
 async def test_long_step_keeps_its_claim(redis: Redis, make_settings) -> None:
-    s = make_settings(claim_idle_ms=200, heartbeat_ms=50)
+    s = make_settings(claim_idle_ms=200, heartbeat_ms=50).bus
     first = noop_worker(redis, s, consumer="first")
     second = noop_worker(redis, s, consumer="second")
     await first.ensure_groups()
@@ -223,7 +223,7 @@ async def test_long_step_keeps_its_claim(redis: Redis, make_settings) -> None:
 
 
 async def test_group_is_recreated_when_the_stream_vanishes(redis: Redis, make_settings) -> None:
-    s = make_settings()
+    s = make_settings().bus
     worker = noop_worker(redis, s)
     await worker.ensure_groups()
     await redis.delete(keys.role_stream(NOOP, 0))  # e.g. FLUSHDB in an operator's hands
@@ -241,7 +241,7 @@ async def test_group_is_recreated_when_the_stream_vanishes(redis: Redis, make_se
 
 
 async def test_run_end_hook_sees_final_status(redis: Redis, make_settings) -> None:
-    s = make_settings()
+    s = make_settings().bus
     ended: list[tuple[str, str]] = []
 
     async def on_end(command: Command, status: str) -> None:
@@ -264,7 +264,7 @@ def test_wire_roundtrip_keeps_the_command() -> None:
 
 
 async def test_runs_on_every_shard_complete(redis: Redis, make_settings) -> None:
-    s = make_settings(shards=4)
+    s = make_settings(shards=4).bus
     worker = noop_worker(redis, s, concurrency=4)
     await worker.ensure_groups()
     cmds = []
@@ -280,7 +280,7 @@ async def test_runs_on_every_shard_complete(redis: Redis, make_settings) -> None
 
 
 async def test_finished_run_keys_expire_after_events_ttl(redis: Redis, make_settings) -> None:
-    s = make_settings(events_ttl_s=120, run_ttl_s=3600)
+    s = make_settings(events_ttl_s=120, run_ttl_s=3600).bus
     worker = noop_worker(redis, s)
     await worker.ensure_groups()
     cmd = noop_command(hops=2)
@@ -293,7 +293,7 @@ async def test_finished_run_keys_expire_after_events_ttl(redis: Redis, make_sett
 async def test_oversized_command_fails_the_step_and_is_dead_lettered(
     redis: Redis, make_settings
 ) -> None:
-    s = make_settings(max_message_bytes=2048)
+    s = make_settings(max_message_bytes=2048).bus
 
     async def bloated(ctx: StepContext, command: Command) -> StepResult:
         big = NoopTask(hops_left=0, tokens=["x" * 4096])
@@ -318,7 +318,7 @@ async def test_metrics_count_outcomes(redis: Redis, make_settings) -> None:
         )
         return value or 0.0
 
-    s = make_settings()
+    s = make_settings().bus
     before_ok, before_dead = sample("ok"), sample("dead_lettered")
     worker = noop_worker(redis, s)
     await worker.ensure_groups()
@@ -334,7 +334,7 @@ async def test_join_publishes_its_command_once_when_the_last_member_arrives(
 ) -> None:
     from bus.runtime.context import Join, join_values
 
-    s = make_settings()
+    s = make_settings().bus
     seen: dict[str, dict[str, str]] = {}
 
     async def handler(ctx: StepContext, command: Command) -> StepResult:
@@ -367,7 +367,7 @@ async def test_an_error_that_cannot_succeed_on_retry_is_dead_lettered_at_once(
     class Unfixable(Exception):
         retryable = False
 
-    s = make_settings()
+    s = make_settings().bus
     calls: list[int] = []
 
     async def handler(ctx: StepContext, command: Command) -> StepResult:
@@ -388,7 +388,7 @@ async def test_blobs_live_under_the_run_and_cannot_reach_another_runs(
 ) -> None:
     import pytest
 
-    s = make_settings()
+    s = make_settings().bus
     mine, other = noop_command(), noop_command()
     ctx = StepContext(mine, 1, redis, s)
     key = await ctx.put_blob("tool-output", b"x" * 10_000)

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from api.compose.settings import AppSettings
 from bus import keys
 from bus.commands import Command, RunSettings, RunState, ToolCallBatch, ToolCallRequest, deadline_in
 from bus.runtime.context import StepContext, StepResult
-from bus.settings import Settings
 from gateway.context import GatewayDeps
 from gateway.errors import ToolError
 from gateway.outcome import AuditRecord
@@ -57,9 +57,9 @@ def req(name: str, call_id: str = "c1", **args: Any) -> ToolCallRequest:
 
 
 @pytest.fixture
-def step(fake_redis: Redis, make_settings: Callable[..., Settings]) -> Any:
+def step(fake_redis: Redis, make_settings: Callable[..., AppSettings]) -> Any:
     async def run(handler: Any, cmd: Command, delivery: int = 1) -> StepResult:
-        return await handler(StepContext(cmd, delivery, fake_redis, make_settings()), cmd)
+        return await handler(StepContext(cmd, delivery, fake_redis, make_settings().bus), cmd)
 
     return run
 

@@ -9,7 +9,7 @@ from agents.sources import WEB, web_source
 from bus import keys
 from bus.commands import Command, GatherTask, RunSettings, RunState, deadline_in, new_run_id
 from bus.runtime.context import StepContext
-from bus.settings import Settings
+from bus.settings import BusSettings
 from gateway.context import GatewayDeps
 from gateway.ports import TenantPolicy
 from gateway.registry import ToolRegistry
@@ -52,7 +52,7 @@ def source(server: LocalServer, resolver: FakeResolver, policy: TenantPolicy):  
 
 async def gather(server: LocalServer, resolver: FakeResolver, policy: TenantPolicy):  # type: ignore[no-untyped-def]
     command = gather_command()
-    ctx = StepContext(command, 1, None, Settings())  # type: ignore[arg-type]
+    ctx = StepContext(command, 1, None, BusSettings())  # type: ignore[arg-type]
     result = await handle_gather(ctx, command, {WEB: source(server, resolver, policy)}, 5.0)
     assert result.join is not None
     return command, json.loads(result.join.value), list(result.records)

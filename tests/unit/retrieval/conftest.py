@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bus.settings import Settings
+from api.compose.settings import AppSettings
 from retrieval.embedders.hashing import HashingEmbedder
 from retrieval.ingest import DocumentResult, prepare
 from retrieval.loaders import parse
@@ -15,10 +15,10 @@ from retrieval.stack import Retrieval, open_retrieval
 
 
 @pytest.fixture
-async def retrieval(make_settings: Callable[..., Settings]) -> AsyncIterator[Retrieval]:
+async def retrieval(make_settings: Callable[..., AppSettings]) -> AsyncIterator[Retrieval]:
     """Retrieval on a local Qdrant folder under tmp_path (hashing embedder: fast)."""
     settings = make_settings(embedder="hashing", reranker="none", chunk_max_chars=300)
-    async with open_retrieval(settings, embedder=HashingEmbedder(64)) as r:
+    async with open_retrieval(settings.retrieval, embedder=HashingEmbedder(64)) as r:
         yield r
 
 

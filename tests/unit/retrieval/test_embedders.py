@@ -88,6 +88,6 @@ async def test_openai_errors_are_embedder_failures(server: _Server) -> None:
 
 def test_openai_needs_url_model_and_size(make_settings) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ConfigError, match="EMBEDDING_DIM"):
-        make_embedder(make_settings(embedder="openai", embedding_base_url="http://x/v1"))
-    assert make_embedder(make_settings(embedder="hashing", embedding_dim=32)).dim == 32
-    assert make_embedder(make_settings()).name == "all-MiniLM-L6-v2-int8"
+        make_embedder(make_settings(embedder="openai", embedding_base_url="http://x/v1").retrieval)
+    assert make_embedder(make_settings(embedder="hashing", embedding_dim=32).retrieval).dim == 32
+    assert make_embedder(make_settings().retrieval).name == "all-MiniLM-L6-v2-int8"

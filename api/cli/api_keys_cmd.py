@@ -1,0 +1,75 @@
+"""``agentbus keys``: create, list and revoke API keys (operator commands, any tenant)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from api import credentials
+from api.cli.common import run_async, settings
+from bus.store import KeyRole, open_store
+
+app = typer.Typer(help="API keys: each maps to a tenant, a subject and a role.")
+
+
+@app.command("create")
+@run_async
+async def create(
+    tenant: Annotated[str, typer.Option(help="The tenant the key acts for.")],
+    subject: Annotated[str, typer.Option(help="Who holds it (a user or a system).")],
+    role: Annotated[KeyRole, typer.Option(help="user | admin (admin manages keys, settings).")] = (
+        KeyRole.USER
+    ),
+    name: Annotated[str | None, typer.Option(help="A label to recognise it by.")] = None,
+) -> None:
+    """Create a key and print it once (only its digest is stored)."""
+    async with open_store(settings().bus) as stores:
+        try:
+            minted = await credentials.create_key(stores.keys, tenant, subject, role, name)
+        except ValueError as e:
+            typer.echo(f"error [invalid_request]: {e}", err=True)
+            raise typer.Exit(2) from e
+    # Only the key on stdout, so `KEY=$(agentbus keys create ...)` works.
+    typer.echo(
+        f"key {minted.record.id}: {role.value} of tenant {tenant!r} for {subject!r}; "
+        "shown once, store it now:",
+        err=True,
+    )
+    typer.echo(minted.key)
+
+
+@app.command("list")
+@run_async
+async def list_keys(
+    tenant: Annotated[str | None, typer.Option(help="Only this tenant's keys.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """List keys (never the keys themselves)."""
+    async with open_store(settings().bus) as stores:
+        records = await stores.keys.list(tenant)
+    for r in records:
+        if as_json:
+            typer.echo(json.dumps(r.model_dump(mode="json", exclude={"key_hash"})))
+            continue
+        state = f"revoked {r.revoked_at:%Y-%m-%d %H:%M}" if r.revoked_at else "active"
+        typer.echo(
+            f"{r.id}  {r.tenant_id:16} {r.subject:16} {r.role.value:6} {state:24} {r.name or ''}"
+        )
+    if not records and not as_json:
+        typer.echo("no keys")
+
+
+@app.command("revoke")
+@run_async
+async def revoke(
+    key_id: Annotated[str, typer.Argument(help="The key id (from `keys list`).")],
+) -> None:
+    """Revoke a key; API processes stop accepting it within AGENTBUS_API_KEY_CACHE_S."""
+    async with open_store(settings().bus) as stores:
+        record = await stores.keys.revoke(key_id)
+    if record is None:
+        typer.echo(f"error [key_not_found]: no key {key_id!r}; see `agentbus keys list`", err=True)
+        raise typer.Exit(2)
+    typer.echo(f"revoked {record.id} ({record.role.value} of tenant {record.tenant_id!r})")

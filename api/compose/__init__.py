@@ -1,0 +1,1 @@
+"""The composition root: settings, connections, role handlers and worker processes."""

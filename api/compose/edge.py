@@ -1,0 +1,142 @@
+"""The HTTP edge of a process: its dependencies wired from the stores, then served.
+
+``agentbus api`` runs :func:`run_edge` alone; ``agentbus up`` runs it beside its workers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from redis.asyncio import Redis
+
+from agents.gates import AllowAlways
+from api.compose.settings import AppSettings
+from api.http.admission import QuestionAdmission
+from api.http.app import create_app
+from api.http.auth import Authenticator
+from api.http.deps import ApiDeps
+from api.http.limits import TenantLimits
+from api.http.preferences import Effective, deployment_defaults
+from api.http.relay import Relay
+from api.http.server import GRACEFUL_S, serve
+from api.http.starter import RunStarter
+from bus.store import AuditEntry, Stores
+
+
+def defaults_of(settings: AppSettings) -> Effective:
+    """The deployment's run settings, gathered from the packages that own them."""
+    return deployment_defaults(
+        model=settings.agents.llm_model,
+        egress_enabled=settings.gateway.egress_enabled,
+        allowed_egress_hosts=settings.gateway.allowed_egress_hosts,
+        timeout_s=settings.bus.run_deadline_s,
+        human_gate=settings.agents.agent_human_gate,
+    )
+
+
+def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDeps:
+    """Wire the API's dependencies from a Redis client and the store's repositories."""
+    settings, bus = app_settings.api, app_settings.bus
+    defaults = defaults_of(app_settings)
+    limits = TenantLimits(
+        redis,
+        per_minute=settings.api_rate_per_minute,
+        burst=settings.api_rate_burst,
+        max_active=settings.api_max_active_runs,
+    )
+    return ApiDeps(
+        settings=settings,
+        bus=bus,
+        defaults=defaults,
+        redis=redis,
+        runs=stores.runs,
+        conversations=stores.conversations,
+        keys=stores.keys,
+        tenant_settings=stores.tenant_settings,
+        auth=Authenticator(stores.keys, cache_s=settings.api_key_cache_s),
+        limits=limits,
+        starter=RunStarter(redis, settings, bus, defaults, stores.tenant_settings, limits),
+        relay=Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms),
+        checkpoints=stores.checkpoints,
+        allow_always=allow_always_hook(stores),
+    )
+
+
+def allow_always_hook(stores: Stores) -> AllowAlways:
+    """``egress_allow_always``: add the host to the tenant's allowlist, enable egress, audit."""
+
+    async def persist(tenant_id: str, subject: str, run_id: str, host: str) -> None:
+        record = await stores.tenant_settings.get(tenant_id)
+        prefs = dict(record.settings) if record else {}
+        prefs["egress_hosts"] = sorted({*(prefs.get("egress_hosts") or []), host})
+        prefs["egress_enabled"] = True
+        await stores.tenant_settings.put(tenant_id, prefs, updated_by=subject)
+        if stores.audit is not None:
+            await stores.audit.append(
+                AuditEntry(
+                    tenant_id=tenant_id,
+                    subject=subject,
+                    run_id=run_id,
+                    agent="egress_gate",
+                    call_id=f"allow_always:{host}",
+                    tool="egress_allowlist",
+                    args={"host": host},
+                    status="ok",
+                    code="allow_always",
+                    message=f"{host} added to the tenant's egress allowlist",
+                    duration_ms=0.0,
+                )
+            )
+
+    return persist
+
+
+async def run_edge(
+    settings: AppSettings,
+    redis: Redis,
+    stores: Stores,
+    stop_event: asyncio.Event,
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    admission: bool = True,
+    on_started: Callable[[int], None] | None = None,
+) -> None:
+    """The API and (optionally) the admission of ``runs.questions``, until ``stop_event``.
+
+    This is what ``agentbus api`` runs, and what ``agentbus up`` can run beside its workers.
+    """
+    deps = make_deps(settings, redis, stores)
+    app = create_app(deps)
+    consumer = QuestionAdmission(deps) if admission else None
+    tasks: list[asyncio.Task[None]] = [
+        asyncio.create_task(
+            serve(
+                app,
+                host or settings.api.api_host,
+                settings.api.api_port if port is None else port,
+                stop_event,
+                ws_max_bytes=settings.api.ws_max_frame_bytes,
+                on_started=on_started,
+            )
+        )
+    ]
+    if consumer is not None:
+        tasks.append(asyncio.create_task(consumer.run()))
+    stopper = asyncio.create_task(stop_event.wait())
+    try:
+        # Either a stop request, or a part ending on its own (e.g. the port was taken).
+        await asyncio.wait({stopper, *tasks}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if consumer is not None:
+            consumer.stop()
+        stop_event.set()
+        await asyncio.wait(tasks, timeout=GRACEFUL_S + 10)
+        for task in [*tasks, stopper]:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(stopper, return_exceptions=True)
+    for task in tasks:
+        if not task.cancelled() and (error := task.exception()) is not None:
+            raise error

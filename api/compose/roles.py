@@ -1,0 +1,232 @@
+"""Each role's handler, built from the settings: the model, the tools, the sources."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
+
+from agents.critic import make_critic
+from agents.deps import AgentDeps
+from agents.finalizer import make_finalizer
+from agents.gather import Source, make_retrieval_router
+from agents.intake import make_intake
+from agents.llm.ports import LLM
+from agents.llm.ports import ToolSpec as LLMToolSpec
+from agents.planner import make_planner
+from agents.researcher import make_researcher
+from agents.settings import AgentSettings
+from agents.sources import WEB, memory_source, web_source
+from agents.verifier import make_verifier
+from api.compose.settings import AppSettings
+from api.compose.tenant_policies import StoredTenantPolicies
+from bus.errors import BusError
+from bus.keys import Role
+from bus.noop import handle_noop
+from bus.runtime.worker import Handler
+from bus.store import Stores
+from gateway.context import GatewayDeps
+from gateway.errors import GatewayError
+from gateway.mcp.hub import McpHub
+from gateway.plugins import load_plugins
+from gateway.registry import ToolRegistry
+from gateway.settings import GatewaySettings
+from gateway.tenants import DeploymentPolicies
+from gateway.tools import builtin_tools
+from gateway.tools.search_docs import SearchDocs
+from gateway.worker import make_gateway_handler
+from retrieval.gather_source import DOCUMENTS, documents_source
+from retrieval.settings import RetrievalSettings
+from retrieval.stack import Retrieval, open_retrieval
+from retrieval.worker import make_retrieval_handler
+
+#: Roles `agentbus up` runs in one process.
+UP_ROLES = (
+    Role.INTAKE,
+    Role.PLANNER,
+    Role.RETRIEVAL,
+    Role.RESEARCHER,
+    Role.GATEWAY,
+    Role.CRITIC,
+    Role.VERIFIER,
+    Role.FINALIZER,
+    Role.NOOP,
+    Role.RECORDER,
+)
+
+
+class UnknownRole(BusError):
+    """A worker was asked for a role this build has no handler for."""
+
+    code = "unknown_role"
+
+
+class ConfigError(BusError):
+    """A setting is missing or inconsistent."""
+
+    code = "config_error"
+
+
+@contextlib.asynccontextmanager
+async def maybe_retrieval(
+    settings: RetrievalSettings, needed: bool
+) -> AsyncGenerator[Retrieval | None]:
+    """Retrieval for the processes that search or ingest (local Qdrant: one process only)."""
+    if not needed:
+        yield None
+        return
+    async with open_retrieval(settings) as retrieval:
+        yield retrieval
+
+
+def make_llm(settings: AgentSettings) -> LLM:
+    """The chat model the settings choose (loaded lazily on first use)."""
+    if settings.llm == "scripted":
+        from agents.llm.scripted import ScriptedLLM
+
+        return ScriptedLLM(token_delay=settings.llm_token_delay_s)
+    if settings.llm == "openai":
+        from agents.llm.openai_compat import OpenAICompatConfig, OpenAICompatLLM
+
+        if not (settings.llm_base_url and settings.llm_model):
+            raise ConfigError(
+                "AGENTBUS_LLM=openai needs AGENTBUS_LLM_BASE_URL and AGENTBUS_LLM_MODEL",
+                hint="e.g. AGENTBUS_LLM_BASE_URL=http://127.0.0.1:8080/v1",
+            )
+        return OpenAICompatLLM(
+            OpenAICompatConfig(
+                base_url=settings.llm_base_url,
+                api_key=settings.llm_api_key,
+                model=settings.llm_model,
+            )
+        )
+    from agents.llm.local import LocalLLM
+
+    return LocalLLM(settings.data_dir / "models")
+
+
+def make_registry(
+    settings: GatewaySettings | None = None,
+    retrieval: Retrieval | None = None,
+    *,
+    top_k: int = 5,
+) -> ToolRegistry:
+    """The gateway's tools: built-ins, ``search_docs`` (with retrieval), then plugins.
+
+    Args:
+        settings: names the plugin tools; None loads none.
+        retrieval: the process's retrieval; without it there is no ``search_docs``.
+        top_k: the chunks ``search_docs`` returns unless the model asks for a number.
+    """
+    try:
+        plugins = load_plugins(settings.tool_plugins) if settings is not None else []
+        docs = []
+        if retrieval is not None:
+            docs = [SearchDocs(retrieval.searcher, default_top_k=top_k)]
+        return ToolRegistry([*builtin_tools(), *docs, *plugins])
+    except GatewayError as e:
+        raise ConfigError(e.message, hint=e.hint) from e
+
+
+def gateway_policies(settings: GatewaySettings) -> DeploymentPolicies:
+    """Every tenant's gateway policy: the deployment's egress settings and MCP servers."""
+    try:
+        return DeploymentPolicies.from_settings(
+            egress_enabled=settings.egress_enabled,
+            allowed_egress_hosts=settings.allowed_egress_hosts,
+            mcp_servers=settings.mcp_servers,
+        )
+    except (GatewayError, ValueError) as e:
+        raise ConfigError(
+            str(e), hint="check AGENTBUS_ALLOWED_EGRESS_HOSTS and AGENTBUS_MCP_SERVERS"
+        ) from e
+
+
+def llm_tools(registry: ToolRegistry) -> list[LLMToolSpec]:
+    """The registry's tools as the model sees them."""
+    return [
+        LLMToolSpec(name=s.name, description=s.description, parameters=s.input_schema)
+        for s in registry.list()
+    ]
+
+
+@dataclass
+class Roles:
+    """Builds each role's handler on demand, so a gateway worker never loads a model.
+
+    It holds the whole deployment's settings and gives each package only its part.
+    """
+
+    settings: AppSettings
+    stores: Stores
+    registry: ToolRegistry | None = None
+    llm: LLM | None = None
+    mcp: McpHub = field(default_factory=McpHub)
+    sources: dict[str, Source] = field(default_factory=lambda: {})
+    retrieval: Retrieval | None = None
+    gather_budget_s: float = 5.0
+    tools: ToolRegistry = field(init=False)
+
+    def __post_init__(self) -> None:
+        # Plugin tools are named in the settings, so the default registry is built here.
+        if self.registry is not None:
+            self.tools = self.registry
+        else:
+            top_k = self.settings.retrieval.retrieval_top_k
+            self.tools = make_registry(self.settings.gateway, self.retrieval, top_k=top_k)
+        if self.retrieval is not None:
+            self.sources = {DOCUMENTS: documents_source(self.retrieval.searcher), **self.sources}
+
+    def _agent_deps(self) -> AgentDeps:
+        if self.llm is None:
+            self.llm = make_llm(self.settings.agents)
+        return AgentDeps(
+            llm=self.llm,
+            tools=llm_tools(self.tools),
+            runs=self.stores.runs,
+            conversations=self.stores.conversations,
+            sources={
+                "memory": memory_source(self.stores.conversations),
+                WEB: web_source(GatewayDeps(registry=self.tools), self._policies()),
+                **self.sources,
+            },
+            gather_budget_s=self.gather_budget_s,
+            checkpoints=self.stores.checkpoints,
+        )
+
+    def _policies(self) -> StoredTenantPolicies:
+        # Each tenant's stored preferences (PUT /api/v1/settings) overlay the deployment's.
+        deployment = gateway_policies(self.settings.gateway)
+        return StoredTenantPolicies(deployment, self.stores.tenant_settings)
+
+    def handler(self, role: Role) -> Handler:
+        """The handler of one role."""
+        match role:
+            case Role.NOOP:
+                return handle_noop
+            case Role.INTAKE:
+                return make_intake(self._agent_deps())
+            case Role.RESEARCHER:
+                return make_researcher(self._agent_deps())
+            case Role.FINALIZER:
+                return make_finalizer(self._agent_deps())
+            case Role.GATEWAY:
+                # Audit rows leave with each step's commit; the recorder appends them.
+                tools = GatewayDeps(registry=self.tools)
+                ledger = self.stores.audit is not None
+                return make_gateway_handler(tools, self._policies(), self.mcp, audit_ledger=ledger)
+            case Role.PLANNER:
+                return make_planner(self._agent_deps())
+            case Role.CRITIC:
+                return make_critic(self._agent_deps())
+            case Role.VERIFIER:
+                return make_verifier(self._agent_deps())
+            case Role.RETRIEVAL:
+                deps = self._agent_deps()
+                ingest = make_retrieval_handler(self.retrieval.ingestor) if self.retrieval else None
+                return make_retrieval_router(deps.sources, deps.gather_budget_s, ingest=ingest)
+            case _:
+                raise UnknownRole(
+                    f"no handler for role {role!r} in this build",
+                    hint=f"available: {', '.join(UP_ROLES)}",
+                )

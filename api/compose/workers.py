@@ -1,0 +1,79 @@
+"""A process's workers: one per role, wired to its handler, the run-end hook and the ledger."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from redis.asyncio import Redis
+
+from api.compose.roles import Roles
+from api.http import limits
+from bus import wire
+from bus.commands import Command, RunResult
+from bus.events import FinalStatus, RunStatus
+from bus.keys import Role
+from bus.runtime.recorder import Applier, Recorder
+from bus.runtime.runner import Consumer
+from bus.runtime.worker import RunEndHook, Worker
+from bus.settings import BusSettings
+from bus.store import RunStore, Stores
+from gateway.audit import AUDIT_KIND, make_audit_applier
+
+
+def run_end_recorder(runs: RunStore, redis: Redis | None = None) -> RunEndHook:
+    """A hook that records a run's final status in the store (idempotent).
+
+    With ``redis`` it also gives the run's concurrent-run slot back (``api.http.limits``):
+    this hook runs however a run ends, so the quota never waits for the run's deadline. And
+    a run that ends other than ``done`` answers its ``reply_to`` stream here (the finalizer
+    answers for ``done``), so an external publisher never waits for a reply that won't come.
+    """
+
+    async def record(command: Command, status: FinalStatus) -> None:
+        if redis is not None:
+            await limits.release(redis, command.tenant_id, command.run_id)
+            if command.reply_to and status != "done":
+                result = RunResult(
+                    run_id=command.run_id,
+                    tenant_id=command.tenant_id,
+                    status=status,
+                    stop_reason=status,
+                )
+                await redis.xadd(command.reply_to, {wire.DATA_FIELD: wire.encode(result)})
+        if status == "done":
+            return  # the finalizer records `done` together with the answer and trace
+        error_code = status
+        await runs.set_status(command.run_id, RunStatus(status), error_code=error_code)
+
+    return record
+
+
+def build_workers(
+    roles: Iterable[Role],
+    redis: Redis,
+    settings: BusSettings,
+    handlers: Roles,
+    *,
+    concurrency: int = 1,
+) -> list[Consumer]:
+    """One worker per role, each wired to its handler and the run-end recorder.
+
+    The ``recorder`` role is the ledger's consumer (`bus.runtime.recorder`), not a step
+    worker: it writes the records steps commit (audit rows) to the store in batches.
+    """
+    hook = run_end_recorder(handlers.stores.runs, redis)
+    workers: list[Consumer] = []
+    for role in roles:
+        if role == Role.RECORDER:
+            workers.append(Recorder(redis, settings, ledger_appliers(handlers.stores)))
+            continue
+        handler = handlers.handler(role)
+        workers.append(
+            Worker(role, handler, redis, settings, concurrency=concurrency, on_run_end=hook)
+        )
+    return workers
+
+
+def ledger_appliers(stores: Stores) -> dict[str, Applier]:
+    """How the recorder writes each kind of ledger record."""
+    return {AUDIT_KIND: make_audit_applier(stores.audit)} if stores.audit is not None else {}

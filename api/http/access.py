@@ -1,0 +1,171 @@
+"""Which runs a caller may see, and the snapshot of a run whose early events are gone.
+
+A run is the caller's when its owner key in Redis (written when the API published it)
+names the caller's tenant, or, for runs started elsewhere (the CLI) or whose Redis keys
+expired, when the store has it under the caller's tenant. Anything else is "not found":
+another tenant's run id never answers differently from an id that does not exist.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import ResponseError
+
+from api.http.errors import RunNotFound
+from bus import keys
+from bus.commands import RUN_ID_PATTERN
+from bus.store import RunRecord
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from bus.settings import BusSettings
+    from bus.store import RunStore
+
+_RUN_ID = re.compile(RUN_ID_PATTERN)
+
+
+@dataclass(frozen=True, slots=True)
+class RunRef:
+    """A run the caller may see."""
+
+    run_id: str
+    shard: int
+    record: RunRecord | None  # None while only Redis knows it (intake has not run yet)
+
+    @property
+    def events_key(self) -> str:
+        """The run's event stream."""
+        return keys.run_events(self.run_id, self.shard)
+
+
+async def visible_run(
+    redis: Redis, runs: RunStore, settings: BusSettings, tenant_id: str, run_id: str
+) -> RunRef:
+    """The caller's run with this id, or raise ``RunNotFound``."""
+    if not _RUN_ID.match(run_id):
+        raise RunNotFound(f"no run {run_id[:80]!r}")
+    shard = keys.shard_of(run_id, settings.shards)
+    owner = await redis.get(keys.run_owner(run_id, shard))
+    if owner is not None and owner.decode() != tenant_id:
+        raise RunNotFound(f"no run {run_id!r}")
+    record = await runs.get(tenant_id, run_id)
+    if record is None and owner is None:
+        raise RunNotFound(f"no run {run_id!r}")
+    return RunRef(run_id, shard, record)
+
+
+def describe(run_id: str, record: RunRecord | None) -> dict[str, Any]:
+    """A run as the REST API and snapshots show it (``queued`` until intake stored it)."""
+    if record is None:
+        return {"id": run_id, "status": "queued"}
+    return {
+        "id": record.id,
+        "status": record.status.value,
+        "mode": record.mode,
+        "question": record.question,
+        "answer": record.answer,
+        "error_code": record.error_code,
+        "conversation_id": record.conversation_id,
+        "created_at": record.created_at.isoformat(),
+        "finished_at": record.finished_at.isoformat() if record.finished_at else None,
+        "trace": record.trace,
+        "usage": record.usage,
+    }
+
+
+def _id(value: bytes | str) -> tuple[int, int]:
+    text = value.decode() if isinstance(value, bytes) else value
+    ms, _, seq = text.partition("-")
+    return int(ms), int(seq or 0)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamState:
+    """What a join needs to know about a run's event stream."""
+
+    exists: bool
+    last_id: str = "0-0"
+    first_id: str | None = None
+    length: int = 0
+    entries_added: int | None = None  # Redis 7+ only
+    max_deleted_id: str | None = None  # Redis 7+ only (XDEL; trimming does not move it)
+
+
+async def stream_state(redis: Redis, stream: str) -> StreamState:
+    """Existence, first and last ids of an event stream (and what was deleted, on Redis 7)."""
+    try:
+        info = await redis.xinfo_stream(stream)
+    except ResponseError as e:
+        if "no such key" in str(e).lower():
+            return StreamState(exists=False)
+        raise
+    first = info.get("first-entry")
+    deleted = info.get("max-deleted-entry-id")
+    added = info.get("entries-added")
+    return StreamState(
+        exists=True,
+        last_id=_s(info["last-generated-id"]),
+        first_id=_s(first[0]) if first else None,
+        length=int(info["length"]),
+        entries_added=None if added is None else int(added),
+        max_deleted_id=None if deleted is None else _s(deleted),
+    )
+
+
+def needs_snapshot(state: StreamState, after: str, record: RunRecord | None) -> bool:
+    """Whether events after ``after`` are gone, so the client must start from a snapshot.
+
+    A stream that no longer exists lost everything once its run ended (it expires
+    ``events_ttl_s`` later); before intake ran it just does not exist yet. Trimming
+    removes the oldest entries, so events are missing when ``after`` is older than the
+    first entry left and something was removed (Redis 7 counts ``entries-added``; on 6.2
+    any id but ``0-0`` older than the first entry is taken as trimmed).
+    """
+    if not state.exists:
+        return record is not None and record.is_terminal
+    if state.max_deleted_id is not None and _id(state.max_deleted_id) > _id(after):
+        return True
+    if state.first_id is None or _id(state.first_id) <= _id(after):
+        return False
+    if state.entries_added is not None:
+        return state.entries_added > state.length
+    return after != "0-0"
+
+
+def _s(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+@dataclass(frozen=True, slots=True)
+class JoinPlan:
+    """How to serve a client that (re)joins a run after event ``after``.
+
+    Attributes:
+        snapshot: the run as stored, to send first when the missed events are gone (or
+            nothing newer will come); None when the events themselves can be replayed.
+        follow_after: the event id to follow the stream from; None when the run is over
+            and the snapshot is all there is.
+    """
+
+    snapshot: dict[str, Any] | None
+    follow_after: str | None
+
+
+async def plan_join(redis: Redis, ref: RunRef, after: str) -> JoinPlan:
+    """Replay from ``after`` when possible, else a snapshot and the live events after it."""
+    state = await stream_state(redis, ref.events_key)
+    record = ref.record
+    over = record is not None and record.is_terminal
+    if needs_snapshot(state, after, record) or (over and _id(state.last_id) <= _id(after)):
+        snapshot = {
+            "type": "snapshot",
+            "run_id": ref.run_id,
+            "last_event_id": state.last_id,
+            "run": describe(ref.run_id, record),
+        }
+        return JoinPlan(snapshot, None if over else state.last_id)
+    return JoinPlan(None, after)

@@ -1,0 +1,195 @@
+"""The FastAPI app: REST and websocket edge over the bus, stateless between requests.
+
+Everything a request needs comes from the ``ApiDeps`` given to :func:`create_app`; the
+only per-process state is the relay (which streams this process reads for its clients)
+and short caches of checked keys and tenant preferences, none of which a restart loses
+anything by dropping. Any number of replicas can run behind a load balancer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import structlog
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from redis.exceptions import RedisError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from api.http import metrics
+from api.http.asyncapi import build_asyncapi
+from api.http.deps import ApiDeps
+from api.http.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
+from api.http.routes import (
+    agents,
+    api_keys,
+    conversations,
+    events,
+    gates,
+    health,
+    runs,
+    settings,
+    ws,
+)
+from bus.errors import StoreError
+
+log = structlog.get_logger("api")
+
+VERSION = "0.1.0"
+
+
+def create_app(deps: ApiDeps) -> FastAPI:
+    """The API app; the caller serves it (``api.http.server.serve``) and owns ``deps``."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
+        await deps.relay.start()
+        try:
+            yield
+        finally:
+            await deps.relay.stop()
+
+    app = FastAPI(
+        title="agentbus",
+        version=VERSION,
+        description=(
+            "Ask questions answered by agents on Redis Streams. Authenticate with "
+            "`Authorization: Bearer <api key>`. Live events: websocket /api/v1/ws or SSE "
+            "/api/v1/runs/{run_id}/events. Bus channels: /asyncapi."
+        ),
+        lifespan=lifespan,
+    )
+    app.state.deps = deps
+    app.state.asyncapi = build_asyncapi(deps.bus, VERSION)
+    for module in (runs, gates, agents, events, ws, settings, conversations, api_keys, health):
+        app.include_router(module.router)
+    _install_error_handlers(app)
+    # Bodies are small JSON documents; anything far larger is refused before it is read.
+    max_body = deps.settings.api_max_question_chars * 4 + 64 * 1024
+    app.add_middleware(_BodyLimit, max_bytes=max_body)
+    app.add_middleware(_Metrics)
+    return app
+
+
+def _error_response(error: ApiError) -> JSONResponse:
+    metrics.REJECTED.labels(error.code).inc()
+    return JSONResponse(error.body(), status_code=error.status, headers=error.headers())
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def api_error(_request: Request, exc: ApiError) -> JSONResponse:
+        return _error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        err: dict[str, Any] = exc.errors()[0]
+        # ("body", "settings", "mode") -> settings.mode; ("header", "Idempotency-Key") too.
+        loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path")]
+        where = ".".join(p for p in loc if not p.isdigit()) or "body"
+        return _error_response(InvalidRequest(f"{where}: {err.get('msg')}", field=where))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 404:
+            return _error_response(NotFound("no such endpoint", hint="see /docs"))
+        error = ApiError(str(exc.detail), hint="see /docs")
+        error.status, error.code = exc.status_code, f"http_{exc.status_code}"
+        return _error_response(error)
+
+    @app.exception_handler(StoreError)
+    async def store_down(_request: Request, exc: StoreError) -> JSONResponse:
+        log.error("store failed", error=str(exc))
+        return _error_response(Unavailable("the state store failed"))
+
+    @app.exception_handler(RedisError)
+    async def redis_down(_request: Request, exc: RedisError) -> JSONResponse:
+        log.error("redis failed", error=str(exc))
+        return _error_response(Unavailable("Redis failed"))
+
+
+class _BodyOverLimit(Exception):
+    """Raised from ``receive`` when a body grows past the limit."""
+
+
+class _BodyLimit:
+    """Refuses bodies larger than any valid request (413), declared or not.
+
+    A declared ``Content-Length`` over the limit is refused before anything is read; a body
+    without one (chunked) is counted as it arrives and refused as soon as it passes the
+    limit, so no request makes the API hold more than ``max_bytes`` of it.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        error = BodyTooLarge(f"the body is over {self.max_bytes} bytes")
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_bytes:
+            await _error_response(error)(scope, receive, send)
+            return
+        received, over, responded = 0, False, False
+
+        async def counted() -> Message:
+            nonlocal received, over
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    over = True
+                    raise _BodyOverLimit
+            return message
+
+        async def tracked(message: Message) -> None:
+            # The framework may turn the failed read into its own error response (FastAPI
+            # answers 400 "error parsing the body"): the 413 goes out instead.
+            nonlocal responded
+            if over:
+                if not responded and message["type"] == "http.response.start":
+                    responded = True
+                    await _error_response(error)(scope, receive, send)
+                return
+            responded = responded or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, tracked)
+        except _BodyOverLimit:
+            if not responded:
+                await _error_response(error)(scope, receive, send)
+
+
+class _Metrics:
+    """Counts requests by route template (not raw path: run ids would explode the labels)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def observe(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                route = scope.get("route")
+                name = getattr(route, "path", "unmatched")
+                metrics.REQUESTS.labels(name, scope["method"], str(status)).inc()
+                metrics.REQUEST_SECONDS.labels(name).observe(time.perf_counter() - started)
+            await send(message)
+
+        await self.app(scope, receive, observe)

@@ -1,0 +1,60 @@
+"""What the API's routes need, wired once by the composition root (``api.compose.edge``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from agents.gates import AllowAlways
+    from api.http.auth import Authenticator
+    from api.http.limits import TenantLimits
+    from api.http.preferences import Effective
+    from api.http.relay import Relay
+    from api.http.starter import RunStarter
+    from api.settings import ApiSettings
+    from bus.settings import BusSettings
+    from bus.store import (
+        ApiKeyStore,
+        CheckpointStore,
+        ConversationStore,
+        RunStore,
+        TenantSettingsStore,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiDeps:
+    """Dependencies of the API app (no module globals: every route reads these).
+
+    Attributes:
+        settings: the API's settings.
+        bus: the bus's settings (the edge publishes and reads run streams).
+        defaults: the deployment's run settings, before any tenant preference.
+        redis: the shared Redis client.
+        runs: the run store.
+        conversations: the conversation store.
+        keys: the API key store.
+        tenant_settings: the tenants' preferences.
+        auth: turns API keys into principals.
+        limits: per-tenant rate limit and concurrent-run quota.
+        starter: admits and publishes runs.
+        relay: the process's shared reader of run event streams.
+    """
+
+    settings: ApiSettings
+    bus: BusSettings
+    defaults: Effective
+    redis: Redis
+    runs: RunStore
+    conversations: ConversationStore
+    keys: ApiKeyStore
+    tenant_settings: TenantSettingsStore
+    auth: Authenticator
+    limits: TenantLimits
+    starter: RunStarter
+    relay: Relay
+    checkpoints: CheckpointStore | None = None
+    allow_always: AllowAlways | None = None

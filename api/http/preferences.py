@@ -1,0 +1,160 @@
+"""Tenant preferences: what a tenant admin may set, and how it overlays the deployment.
+
+Three layers, later ones win where they say something: the deployment's settings
+(``AGENTBUS_*``), the tenant's stored preferences (``PUT /api/v1/settings``), and what one
+question asks for (mode, accuracy, think, use tools, approve high-risk).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from bus.commands import RunSettings
+from gateway.egress.hosts import canonical_pattern
+from gateway.mcp.config import McpServerConfig
+
+Mode = Literal["single", "multi", "custom"]
+Accuracy = Literal["standard", "accurate"]
+MAX_TIMEOUT_S = 3600.0
+
+
+def _hosts(value: list[str] | None) -> list[str] | None:
+    if value is None:
+        return None
+    # Canonical and deduplicated, so what is stored is what the gateway will compare.
+    return sorted({canonical_pattern(v) for v in value if v.strip()})
+
+
+class Preferences(BaseModel):
+    """A tenant's stored preferences; a field left null takes the deployment default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    mode: Mode | None = None
+    accuracy: Accuracy | None = None
+    think: bool | None = None
+    use_tools: bool | None = None
+    egress_enabled: bool | None = None
+    egress_hosts: list[str] | None = Field(
+        default=None, max_length=200, description="Hosts, *.suffix wildcards, IPs, or '*'."
+    )
+    timeout_s: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S)
+    human_gate: bool | None = Field(default=None, description="Approve answers (multi).")
+    sources: list[str] | None = Field(
+        default=None, max_length=8, description="Retrieval sources multi mode may gather from."
+    )
+    agent_prompts: dict[str, str] | None = Field(
+        default=None, description="Per-agent system prompts (see /api/v1/agents/config)."
+    )
+    researcher_tools: list[str] | None = Field(
+        default=None, max_length=200, description="Tools the researcher may call (multi)."
+    )
+    enabled_tools: list[str] | None = Field(
+        default=None, max_length=200, description="The tools this tenant uses (None: all)."
+    )
+    mcp_servers: list[McpServerConfig] | None = Field(
+        default=None,
+        max_length=20,
+        description="The tenant's own MCP servers: streamable-HTTP URLs only (a stdio "
+        "command would run on the gateway's host, so only the deployment may set one).",
+    )
+
+    _canonical_hosts = field_validator("egress_hosts")(_hosts)
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _http_only(cls, value: list[McpServerConfig] | None) -> list[McpServerConfig] | None:
+        if value is not None and any(server.command is not None for server in value):
+            raise ValueError("a tenant's MCP servers are URLs; stdio commands are deployment-only")
+        return value
+
+
+class Effective(BaseModel):
+    """The tenant's settings after the overlay: what a run started now would use."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str | None
+    mode: Mode
+    accuracy: Accuracy
+    think: bool
+    use_tools: bool
+    egress_enabled: bool
+    egress_hosts: list[str]
+    timeout_s: float
+    human_gate: bool = False
+    sources: list[str] = []
+    agent_prompts: dict[str, str] = {}
+    researcher_tools: list[str] | None = None
+
+
+class AskSettings(BaseModel):
+    """What one question may choose for itself (the websocket ``ask`` and ``POST /runs``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: Mode | None = None
+    accuracy: Accuracy | None = None
+    think: bool | None = None
+    use_tools: bool | None = None
+    approve_high_risk: bool = False
+
+
+def deployment_defaults(
+    *,
+    model: str | None,
+    egress_enabled: bool,
+    allowed_egress_hosts: str,
+    timeout_s: float,
+    human_gate: bool,
+) -> Effective:
+    """The deployment's own values, before any tenant preference.
+
+    Args:
+        model: the configured model name (``AGENTBUS_LLM_MODEL``).
+        egress_enabled: tools may reach the internet (``AGENTBUS_EGRESS_ENABLED``).
+        allowed_egress_hosts: comma-separated hosts (``AGENTBUS_ALLOWED_EGRESS_HOSTS``).
+        timeout_s: the whole-run deadline (``AGENTBUS_RUN_DEADLINE_S``).
+        human_gate: approve answers before they are final (``AGENTBUS_AGENT_HUMAN_GATE``).
+    """
+    return Effective(
+        model=model,
+        mode="single",
+        accuracy="standard",
+        think=False,
+        use_tools=True,
+        egress_enabled=egress_enabled,
+        egress_hosts=_hosts(allowed_egress_hosts.split(",")) or [],
+        timeout_s=timeout_s,
+        human_gate=human_gate,
+    )
+
+
+def overlay(defaults: Effective, preferences: Preferences | None) -> Effective:
+    """The defaults with the tenant's non-null preferences on top."""
+    if preferences is None:
+        return defaults
+    # Only what a run's settings snapshot holds; tool and MCP choices go to the gateway.
+    given = preferences.model_dump(exclude_none=True, include=set(Effective.model_fields))
+    return defaults.model_copy(update=given)
+
+
+def run_settings(effective: Effective, ask: AskSettings) -> RunSettings:
+    """The settings snapshot a run starts with: the tenant's, then the question's choices."""
+    chosen = ask.model_dump(exclude_none=True, exclude={"approve_high_risk"})
+    merged = effective.model_copy(update=chosen)
+    return RunSettings(
+        mode=merged.mode,
+        accuracy=merged.accuracy,
+        think=merged.think,
+        use_tools=merged.use_tools,
+        approve_high_risk=ask.approve_high_risk,
+        model=merged.model,
+        human_gate=merged.human_gate,
+        sources=merged.sources,
+        agent_prompts=merged.agent_prompts,
+        researcher_tools=merged.researcher_tools,
+    )

@@ -1,0 +1,94 @@
+"""``/api/v1/agents/config`` (per-tenant agent prompts and tool scoping) and ``/graph``."""
+
+from typing import Any
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents import graph, prompts
+from api.http.errors import InvalidRequest
+from api.http.preferences import Preferences
+from api.http.routes.common import Admin, Caller, Deps
+
+router = APIRouter(prefix="/api/v1", tags=["agents"])
+
+
+class AgentOverride(BaseModel):
+    """One agent's system prompt; empty falls back to the default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    prompt: str = Field(default="", max_length=8000)
+
+
+class AgentsConfig(BaseModel):
+    """What an admin may change: prompts per agent and the researcher's tools."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agents: list[AgentOverride] = []
+    researcher_tools: list[str] | None = None
+
+
+async def _prefs(deps: Deps, tenant_id: str) -> dict[str, Any]:
+    record = await deps.tenant_settings.get(tenant_id)
+    return dict(record.settings) if record else {}
+
+
+@router.get("/agents/config")
+async def get_config(deps: Deps, caller: Caller) -> dict[str, Any]:
+    """The roster with each agent's default prompt and the tenant's saved override."""
+    saved = await _prefs(deps, caller.tenant_id)
+    overrides: dict[str, str] = saved.get("agent_prompts") or {}
+    return {
+        "agents": [
+            {"name": name, "default_prompt": default, "prompt": overrides.get(name, "")}
+            for name, default in prompts.DEFAULTS.items()
+        ],
+        "researcher_tools": saved.get("researcher_tools"),
+    }
+
+
+@router.put("/agents/config")
+async def put_config(body: AgentsConfig, deps: Deps, admin: Admin) -> dict[str, Any]:
+    """Save prompt overrides and tool scoping (multi/custom mode); unknown agents: 422."""
+    unknown = sorted({a.name for a in body.agents} - set(prompts.DEFAULTS))
+    if unknown:
+        raise InvalidRequest(
+            f"unknown agent(s): {', '.join(unknown)}",
+            hint=f"agents are: {', '.join(prompts.DEFAULTS)}",
+            field="agents",
+        )
+    prefs = await _prefs(deps, admin.tenant_id)
+    prompts_now = {a.name: a.prompt for a in body.agents if a.prompt.strip()}
+    prefs["agent_prompts"] = prompts_now
+    prefs["researcher_tools"] = body.researcher_tools
+    Preferences.model_validate(prefs)  # what the starter will read back must stay valid
+    await deps.tenant_settings.put(admin.tenant_id, prefs, updated_by=admin.subject)
+    deps.starter.forget(admin.tenant_id)  # runs started from now on use it
+    return await get_config(deps, admin)
+
+
+@router.get("/graph")
+async def get_graph(
+    caller: Caller,
+    mode: str = Query("multi", pattern="^(single|multi|custom)$"),
+    accuracy: str = Query("standard", pattern="^(standard|accurate)$"),
+) -> dict[str, Any]:
+    """The agent graph of a mode (the same as ``agentbus graph show``)."""
+    return {
+        "mode": mode,
+        "accuracy": accuracy,
+        "mermaid": graph.mermaid(mode, accuracy),
+        "edges": [_edge(e) for e in graph.edges(mode)],
+    }
+
+
+def _edge(edge: graph.Edge) -> dict[str, str | None]:
+    return {
+        "source": edge.source,
+        "outcome": edge.outcome,
+        "target": edge.target,
+        "when": edge.when,
+    }

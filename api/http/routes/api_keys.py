@@ -1,0 +1,81 @@
+"""``/api/v1/keys``: an admin manages its own tenant's API keys."""
+
+from datetime import datetime
+
+from fastapi import APIRouter, status
+from pydantic import BaseModel, ConfigDict, Field
+
+from api import credentials
+from api.http.errors import InvalidRequest, KeyNotFound
+from api.http.routes.common import Admin, Deps
+from bus.commands import NAME_PATTERN
+from bus.store import ApiKeyRecord, KeyRole
+
+router = APIRouter(prefix="/api/v1/keys", tags=["keys"])
+
+
+class KeyCreate(BaseModel):
+    """A key for a subject of the admin's tenant."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    subject: str = Field(pattern=NAME_PATTERN, max_length=128)
+    role: KeyRole = KeyRole.USER
+    name: str | None = Field(default=None, max_length=120)
+
+
+class KeyView(BaseModel):
+    """A key as listed: never the key itself."""
+
+    id: str
+    tenant_id: str
+    subject: str
+    role: KeyRole
+    name: str | None
+    created_at: datetime
+    revoked_at: datetime | None
+
+    @classmethod
+    def of(cls, record: ApiKeyRecord) -> "KeyView":
+        """The listed form of a stored key."""
+        return cls.model_validate(record.model_dump(exclude={"key_hash"}))
+
+
+class KeyCreated(KeyView):
+    """A new key; ``key`` is shown this once and cannot be read again."""
+
+    key: str
+
+
+class KeyList(BaseModel):
+    """The tenant's keys, oldest first."""
+
+    keys: list[KeyView]
+
+
+@router.get("", response_model=KeyList)
+async def list_keys(deps: Deps, admin: Admin) -> KeyList:
+    """The admin's tenant's keys (revoked ones included)."""
+    return KeyList(keys=[KeyView.of(k) for k in await deps.keys.list(admin.tenant_id)])
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, response_model=KeyCreated)
+async def create_key(body: KeyCreate, deps: Deps, admin: Admin) -> KeyCreated:
+    """Create a key in the admin's tenant; store the returned ``key``, it is shown once."""
+    try:
+        minted = await credentials.create_key(
+            deps.keys, admin.tenant_id, body.subject, body.role, body.name
+        )
+    except ValueError as e:
+        raise InvalidRequest(str(e), field="subject") from e
+    return KeyCreated(**KeyView.of(minted.record).model_dump(), key=minted.key)
+
+
+@router.delete("/{key_id}", response_model=KeyView)
+async def revoke_key(key_id: str, deps: Deps, admin: Admin) -> KeyView:
+    """Revoke a key of the admin's tenant (every replica stops accepting it within seconds)."""
+    record = await deps.keys.revoke(key_id, admin.tenant_id)
+    if record is None:
+        raise KeyNotFound(f"no key {key_id[:40]!r}")
+    deps.auth.forget(key_id)
+    return KeyView.of(record)

@@ -1,0 +1,39 @@
+"""What every route shares: the app's dependencies and the authenticated caller."""
+
+from typing import Annotated
+
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from api.http.auth import Principal
+from api.http.deps import ApiDeps
+
+# Declares the scheme for /docs ("Authorize"); auto_error off so a missing key gets our
+# own 401 body instead of FastAPI's.
+_bearer = HTTPBearer(auto_error=False, description="An API key from `agentbus keys create`.")
+
+
+def get_deps(request: Request) -> ApiDeps:
+    """The dependencies ``create_app`` was given."""
+    deps: ApiDeps = request.app.state.deps
+    return deps
+
+
+async def get_principal(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
+) -> Principal:
+    """The caller, from its bearer API key (401 otherwise)."""
+    token = credentials.credentials if credentials is not None else None
+    return await get_deps(request).auth.authenticate(token)
+
+
+async def get_admin(principal: Annotated[Principal, Depends(get_principal)]) -> Principal:
+    """The caller, who must hold an admin key of its tenant (403 otherwise)."""
+    principal.require_admin()
+    return principal
+
+
+Deps = Annotated[ApiDeps, Depends(get_deps)]
+Caller = Annotated[Principal, Depends(get_principal)]
+Admin = Annotated[Principal, Depends(get_admin)]

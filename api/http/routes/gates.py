@@ -1,0 +1,51 @@
+"""``/api/v1/runs/{run_id}/resume`` and ``/gate``: decide a run paused at a durable gate."""
+
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents import gates
+from api.http.gate_actions import GateProblem, resume_run
+from api.http.routes.common import Caller, Deps
+from bus.store import GateError, GateNotFound
+
+router = APIRouter(prefix="/api/v1/runs", tags=["gates"])
+
+
+class Resume(BaseModel):
+    """A decision verb; the gate's host and arguments always come from the checkpoint."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: str = Field(
+        description="approve | reject (answer gate); egress_allow_once | "
+        "egress_allow_always | egress_deny (egress gate)."
+    )
+    conversation_id: str | None = None
+
+
+class Resumed(BaseModel):
+    """The run continues; follow it as before (SSE or websocket join)."""
+
+    run_id: str
+    decision: str
+    status: str = "running"
+
+
+@router.post("/{run_id}/resume", response_model=Resumed)
+async def resume(run_id: str, body: Resume, deps: Deps, caller: Caller) -> Resumed:
+    """Resume a paused run: 404 foreign/unknown, 403 other user, 409 twice, 410 expired."""
+    await resume_run(deps, caller, run_id, body.decision)
+    return Resumed(run_id=run_id, decision=body.decision)
+
+
+@router.get("/{run_id}/gate")
+async def gate_details(run_id: str, deps: Deps, caller: Caller) -> dict[str, Any]:
+    """The open gate's details with redacted arguments (the ``more_info`` view)."""
+    if deps.checkpoints is None:
+        raise GateProblem.of(GateNotFound("gates need a state store"))
+    try:
+        return await gates.more_info(deps.checkpoints, caller.tenant_id, run_id)
+    except GateError as e:
+        raise GateProblem.of(e) from e

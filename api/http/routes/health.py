@@ -1,0 +1,54 @@
+"""Probes and documents: ``/healthz``, ``/readyz``, ``/metrics``, ``/asyncapi``."""
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from api.http.routes.common import Deps
+
+router = APIRouter(tags=["operations"])
+
+READY_TIMEOUT_S = 2.0
+
+
+@router.get("/healthz")
+async def healthz() -> dict[str, str]:
+    """Liveness: the process serves requests."""
+    return {"status": "ok"}
+
+
+@router.get("/readyz")
+async def readyz(deps: Deps) -> JSONResponse:
+    """Readiness: Redis and the state store answer (503 naming what does not)."""
+    checks: dict[str, str] = {}
+    probes: dict[str, Any] = {
+        "redis": deps.redis.ping(),
+        # Any tenant-scoped read touches the database; this id cannot exist.
+        "store": deps.runs.get("-", "-"),
+    }
+    for name, probe in probes.items():
+        try:
+            await asyncio.wait_for(probe, READY_TIMEOUT_S)
+            checks[name] = "ok"
+        except Exception as e:  # any failure means not ready; say which and why
+            checks[name] = f"failed: {type(e).__name__}: {str(e)[:200]}"
+    ready = all(v == "ok" for v in checks.values())
+    return JSONResponse(
+        {"status": "ready" if ready else "not_ready", "checks": checks},
+        status_code=200 if ready else 503,
+    )
+
+
+@router.get("/metrics", include_in_schema=False)
+async def prometheus_metrics() -> Response:
+    """Prometheus metrics of this process."""
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+
+@router.get("/asyncapi", summary="AsyncAPI 3.0 document of the bus channels")
+async def asyncapi(request: Request) -> JSONResponse:
+    """The Redis Streams channels (questions, role streams, run events, replies)."""
+    return JSONResponse(request.app.state.asyncapi)

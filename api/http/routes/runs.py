@@ -1,0 +1,127 @@
+"""``/api/v1/runs``: start a run, list and read runs, cancel one."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query, Response, status
+from pydantic import BaseModel, ConfigDict, Field
+
+from api.http import metrics
+from api.http.access import describe, visible_run
+from api.http.errors import RunEnded
+from api.http.preferences import AskSettings
+from api.http.routes.common import Caller, Deps
+from api.http.starter import Ask
+from bus.commands import RUN_ID_PATTERN
+from bus.publish import request_cancel
+
+router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
+
+
+class RunCreate(BaseModel):
+    """A question to answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # No max_length here: an over-long question is a 413 with its own code, not a 422.
+    question: str = Field(min_length=1, description="The question.")
+    conversation_id: str | None = Field(
+        default=None, pattern=RUN_ID_PATTERN, description="Continue this conversation."
+    )
+    settings: AskSettings = AskSettings()
+
+
+class RunAccepted(BaseModel):
+    """A published run; follow it at ``events_url`` (SSE) or with a websocket ``join``."""
+
+    run_id: str
+    conversation_id: str
+    status: str = "queued"
+    events_url: str
+    replayed: bool = Field(description="True when an Idempotency-Key retry found this run.")
+
+
+class RunView(BaseModel):
+    """A run as the store holds it (``queued`` until intake has admitted it)."""
+
+    id: str
+    status: str
+    mode: str | None = None
+    question: str | None = None
+    answer: str | None = None
+    error_code: str | None = None
+    conversation_id: str | None = None
+    created_at: str | None = None
+    finished_at: str | None = None
+    trace: list[dict[str, Any]] | None = None
+    usage: dict[str, int] | None = None
+
+
+class RunPage(BaseModel):
+    """One page of runs, newest first; pass ``next_before`` as ``before`` for the next."""
+
+    runs: list[RunView]
+    next_before: str | None
+
+
+class CancelRequested(BaseModel):
+    """The cancel was recorded; the run ends ``cancelled`` at its next step or token batch."""
+
+    run_id: str
+    cancel_requested: bool = True
+
+
+@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=RunAccepted)
+async def create_run(
+    body: RunCreate,
+    deps: Deps,
+    caller: Caller,
+    response: Response,
+    idempotency_key: Annotated[
+        str | None,
+        Header(max_length=255, description="Retrying with the same key returns the same run."),
+    ] = None,
+) -> RunAccepted:
+    """Publish a question; the run's events stream at ``events_url``."""
+    ask = Ask(body.question, body.conversation_id, body.settings)
+    started = await deps.starter.start(caller, ask, idempotency_key=idempotency_key)
+    if not started.replayed:
+        metrics.RUNS_STARTED.labels("rest").inc()
+    response.headers["Location"] = f"/api/v1/runs/{started.run_id}"
+    return RunAccepted(
+        run_id=started.run_id,
+        conversation_id=started.conversation_id,
+        events_url=f"/api/v1/runs/{started.run_id}/events",
+        replayed=started.replayed,
+    )
+
+
+@router.get("", response_model=RunPage)
+async def list_runs(
+    deps: Deps,
+    caller: Caller,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    before: Annotated[str | None, Query(pattern=RUN_ID_PATTERN)] = None,
+) -> RunPage:
+    """The caller's tenant's runs, newest first (runs appear once intake admitted them)."""
+    records = await deps.runs.list(caller.tenant_id, limit=limit, before=before)
+    views = [RunView.model_validate(describe(r.id, r)) for r in records]
+    return RunPage(runs=views, next_before=views[-1].id if len(views) == limit else None)
+
+
+@router.get("/{run_id}", response_model=RunView)
+async def get_run(run_id: str, deps: Deps, caller: Caller) -> RunView:
+    """Status, answer, trace and usage of one of the tenant's runs."""
+    ref = await visible_run(deps.redis, deps.runs, deps.bus, caller.tenant_id, run_id)
+    return RunView.model_validate(describe(ref.run_id, ref.record))
+
+
+@router.post(
+    "/{run_id}/cancel", status_code=status.HTTP_202_ACCEPTED, response_model=CancelRequested
+)
+async def cancel_run(run_id: str, deps: Deps, caller: Caller) -> CancelRequested:
+    """Ask the run to stop; it ends ``cancelled`` between steps or while streaming."""
+    ref = await visible_run(deps.redis, deps.runs, deps.bus, caller.tenant_id, run_id)
+    if ref.record is not None and ref.record.is_terminal:
+        raise RunEnded(f"run {run_id!r} already ended ({ref.record.status.value})")
+    await request_cancel(deps.redis, run_id, deps.bus)
+    return CancelRequested(run_id=run_id)

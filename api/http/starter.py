@@ -1,0 +1,233 @@
+"""Starting a run: limits, idempotency, the settings overlay, and publishing it exactly once.
+
+Every entry point (``POST /runs``, the websocket ``ask``, externally published questions)
+goes through :class:`RunStarter`. A run is published by one Lua script that records its
+owner and XADDs its intake command together: publishing the same run id again (a client
+retry with the same ``Idempotency-Key``, a redelivered ``runs.questions`` entry) is a
+no-op, and a retry after a crash between claiming a key and publishing still publishes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from redis.exceptions import RedisError
+
+from api.http.auth import Principal
+from api.http.errors import (
+    IdempotencyKeyReused,
+    InvalidRequest,
+    QuestionTooLarge,
+    RateLimited,
+    TooManyActiveRuns,
+    Unavailable,
+)
+from api.http.limits import TenantLimits
+from api.http.preferences import AskSettings, Effective, Preferences, overlay
+from api.http.preferences import run_settings as make_run_settings
+from bus import keys, wire
+from bus.commands import AgentTask, Command, RunState, new_run_id
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from api.settings import ApiSettings
+    from bus.settings import BusSettings
+    from bus.store import TenantSettingsStore
+
+# KEYS: run owner key, intake stream (same hash tag). ARGV: tenant, ttl, maxlen, command.
+# Returns 1 published, 0 already published for this tenant, -1 the id is another tenant's.
+_PUBLISH_ONCE = """
+local owner = redis.call('GET', KEYS[1])
+if owner then
+  if owner == ARGV[1] then return 0 end
+  return -1
+end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'data', ARGV[4])
+return 1
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """A question to start a run with."""
+
+    question: str
+    conversation_id: str | None = None
+    settings: AskSettings = field(default_factory=AskSettings)
+    run_id: str | None = None
+    reply_to: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A run that was published (or had been, for a retry)."""
+
+    run_id: str
+    conversation_id: str
+    shard: int
+    replayed: bool = False
+
+
+class RunStarter:
+    """Admits and publishes runs for authenticated callers.
+
+    Args:
+        redis: the shared Redis client.
+        settings: the API's settings (question size, idempotency, cache time).
+        bus: the bus's settings (shards, stream cap, key lifetime).
+        defaults: the deployment's run settings, before any tenant preference.
+        tenant_settings: the tenants' stored preferences.
+        limits: the per-tenant rate limit and concurrent-run quota.
+    """
+
+    def __init__(
+        self,
+        redis: Redis,
+        settings: ApiSettings,
+        bus: BusSettings,
+        defaults: Effective,
+        tenant_settings: TenantSettingsStore,
+        limits: TenantLimits,
+    ) -> None:
+        self._redis = redis
+        self._settings = settings
+        self._bus = bus
+        self._defaults = defaults
+        self._tenant_settings = tenant_settings
+        self._limits = limits
+        self._publish = redis.register_script(_PUBLISH_ONCE)
+        self._prefs: dict[str, tuple[float, Preferences | None]] = {}
+
+    async def effective(self, tenant_id: str) -> Effective:
+        """The tenant's settings after the overlay (cached for ``api_key_cache_s``)."""
+        now = time.monotonic()
+        hit = self._prefs.get(tenant_id)
+        if hit is None or hit[0] <= now:
+            record = await self._tenant_settings.get(tenant_id)
+            prefs = None if record is None else Preferences.model_validate(record.settings)
+            if len(self._prefs) > 10_000:
+                self._prefs.clear()
+            hit = self._prefs[tenant_id] = (now + self._settings.api_key_cache_s, prefs)
+        return overlay(self._defaults, hit[1])
+
+    def forget(self, tenant_id: str) -> None:
+        """Drop a tenant's cached preferences (after they changed here)."""
+        self._prefs.pop(tenant_id, None)
+
+    async def start(
+        self, who: Principal, ask: Ask, *, idempotency_key: str | None = None
+    ) -> Started:
+        """Check limits and publish the run's intake command.
+
+        Raises:
+            QuestionTooLarge, InvalidRequest: the question is unacceptable.
+            IdempotencyKeyReused: the key was used before for a different request.
+            RateLimited, TooManyActiveRuns: a tenant limit says no (with Retry-After).
+            Unavailable: Redis failed.
+        """
+        if len(ask.question) > self._settings.api_max_question_chars:
+            raise QuestionTooLarge(
+                f"the question has {len(ask.question)} characters; the limit is "
+                f"{self._settings.api_max_question_chars}",
+                field="question",
+            )
+        if not ask.question.strip():
+            raise InvalidRequest("the question is empty", field="question")
+        try:
+            return await self._start(who, ask, idempotency_key)
+        except RedisError as e:
+            raise Unavailable(f"cannot reach Redis: {e}") from e
+
+    async def _start(self, who: Principal, ask: Ask, idem: str | None) -> Started:
+        run_id = ask.run_id or new_run_id()
+        conversation_id = ask.conversation_id or new_run_id()
+        idem_key = None
+        if idem is not None:
+            idem_key = keys.idempotency(who.tenant_id, hashlib.sha256(idem.encode()).hexdigest())
+            earlier = await self._claim(idem_key, ask, run_id, conversation_id)
+            if earlier is not None:
+                run_id, conversation_id = earlier
+                return await self._publish_run(who, ask, run_id, conversation_id, replay=True)
+        try:
+            verdict = await self._limits.check_rate(who.tenant_id)
+            if not verdict.allowed:
+                raise RateLimited(
+                    f"tenant {who.tenant_id!r} may start {self._limits.per_minute} runs a minute",
+                    retry_after=verdict.retry_after_s,
+                )
+            return await self._publish_run(who, ask, run_id, conversation_id, replay=False)
+        except BaseException:
+            if idem_key is not None:  # let a later retry with the same key try again
+                await self._redis.delete(idem_key)
+            raise
+
+    async def _claim(
+        self, idem_key: str, ask: Ask, run_id: str, conversation_id: str
+    ) -> tuple[str, str] | None:
+        """Claim the idempotency key for this run; an earlier claim's (run, conversation)."""
+        fingerprint = _fingerprint(ask)
+        value = json.dumps({"run": run_id, "conv": conversation_id, "fp": fingerprint})
+        ttl = self._settings.api_idempotency_ttl_s
+        if await self._redis.set(idem_key, value, nx=True, ex=ttl):
+            return None
+        raw = await self._redis.get(idem_key)
+        if raw is None:  # expired between the two calls: claim it again
+            return await self._claim(idem_key, ask, run_id, conversation_id)
+        earlier = json.loads(raw)
+        if earlier["fp"] != fingerprint:
+            raise IdempotencyKeyReused("this Idempotency-Key was used for another request")
+        return earlier["run"], earlier["conv"]
+
+    async def _publish_run(
+        self, who: Principal, ask: Ask, run_id: str, conversation_id: str, *, replay: bool
+    ) -> Started:
+        effective = await self.effective(who.tenant_id)
+        s = self._bus
+        deadline = time.time() + effective.timeout_s
+        verdict = await self._limits.acquire(who.tenant_id, run_id, deadline)
+        if not verdict.allowed:
+            raise TooManyActiveRuns(
+                f"tenant {who.tenant_id!r} already has {self._limits.max_active} runs in flight",
+                retry_after=verdict.retry_after_s,
+            )
+        shard = keys.shard_of(run_id, s.shards)
+        command = Command(
+            run_id=run_id,
+            tenant_id=who.tenant_id,
+            subject=who.subject,
+            shard=shard,
+            role=keys.Role.INTAKE,
+            deadline=deadline,
+            reply_to=ask.reply_to,
+            payload=AgentTask(
+                state=RunState(
+                    question=ask.question,
+                    conversation_id=conversation_id,
+                    settings=make_run_settings(effective, ask.settings),
+                )
+            ),
+        )
+        outcome = await self._publish(
+            keys=[keys.run_owner(run_id, shard), keys.role_stream(keys.Role.INTAKE, shard)],
+            args=[who.tenant_id, s.run_ttl_s, s.stream_maxlen, wire.encode(command)],
+        )
+        if int(outcome) < 0:
+            await self._limits.release(who.tenant_id, run_id)
+            raise InvalidRequest(f"run id {run_id!r} is taken", field="run_id")
+        return Started(run_id, conversation_id, shard, replayed=replay or int(outcome) == 0)
+
+
+def _fingerprint(ask: Ask) -> str:
+    doc = {
+        "q": ask.question,
+        "c": ask.conversation_id,
+        "s": ask.settings.model_dump(),
+        "r": ask.reply_to,
+    }
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32]

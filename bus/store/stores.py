@@ -1,0 +1,52 @@
+"""Every repository of the state store over one engine, opened and closed together."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from bus.store.api_keys import ApiKeyStore
+from bus.store.audit import AuditStore
+from bus.store.checkpoints import CheckpointStore
+from bus.store.conversations import ConversationStore
+from bus.store.engine import make_engine
+from bus.store.migrate import upgrade_async
+from bus.store.runs import RunStore
+from bus.store.tenant_settings import TenantSettingsStore
+
+if TYPE_CHECKING:
+    from bus.settings import BusSettings
+
+
+@dataclass
+class Stores:
+    """The state store's repositories."""
+
+    runs: RunStore
+    conversations: ConversationStore
+    keys: ApiKeyStore
+    tenant_settings: TenantSettingsStore
+    audit: AuditStore | None = None
+    checkpoints: CheckpointStore | None = None
+
+
+@contextlib.asynccontextmanager
+async def open_store(settings: BusSettings, *, migrate: bool = False) -> AsyncGenerator[Stores]:
+    """The state store (migrated to head first when ``migrate``)."""
+    url = settings.resolved_database_url()
+    if migrate:
+        await upgrade_async(url)
+    engine = make_engine(url)
+    try:
+        yield Stores(
+            runs=RunStore(engine),
+            conversations=ConversationStore(engine),
+            keys=ApiKeyStore(engine),
+            tenant_settings=TenantSettingsStore(engine),
+            audit=AuditStore(engine),
+            checkpoints=CheckpointStore(engine),
+        )
+    finally:
+        await engine.dispose()

@@ -1,0 +1,54 @@
+"""Retrieval's settings: the vector store, the embedder and reranker, search and chunking."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+
+from bus.settings import EnvSettings
+
+
+class RetrievalSettings(EnvSettings):
+    """Qdrant, embeddings, reranking, search limits and chunking (``AGENTBUS_QDRANT_*`` etc.)."""
+
+    qdrant_url: str | None = Field(default=None, description="Qdrant server URL.")
+    qdrant_path: Path | None = Field(
+        default=None, description="Qdrant local-mode folder; default data_dir/qdrant."
+    )
+    qdrant_collection: str = Field(
+        default="agentbus_chunks",
+        pattern=r"^[A-Za-z0-9_-]{1,64}$",
+        description="The one Qdrant collection of this deployment (every tenant's chunks).",
+    )
+    qdrant_api_key: SecretStr | None = Field(default=None, description="Qdrant server key.")
+    embedder: Literal["local", "openai", "hashing"] = Field(
+        default="local",
+        description="Embedder: local (MiniLM ONNX) | openai (compatible /embeddings) | hashing.",
+    )
+    embedding_base_url: str | None = Field(
+        default=None, description="OpenAI-compatible root incl. /v1 (embedder=openai)."
+    )
+    embedding_api_key: SecretStr | None = Field(default=None, description="(embedder=openai)")
+    embedding_model: str | None = Field(default=None, description="Model (embedder=openai).")
+    embedding_dim: int | None = Field(
+        default=None, ge=1, description="Vector size (embedder=openai; e.g. 1536)."
+    )
+    reranker: Literal["none", "nanoranker"] = Field(
+        default="none", description="Reranker after fusion: none | nanoranker (ONNX, offline)."
+    )
+    retrieval_top_k: int = Field(default=5, ge=1, le=50, description="Chunks search returns.")
+    retrieval_prefetch_limit: int = Field(
+        default=40, ge=1, le=1000, description="Candidates per prefetch (dense, keyword)."
+    )
+    retrieval_rerank_candidates: int = Field(
+        default=20, ge=1, le=200, description="Fused candidates the reranker sees."
+    )
+    chunk_max_chars: int = Field(default=1000, ge=200, le=8000, description="Chunk size cap.")
+    chunk_overlap_chars: int = Field(
+        default=150, ge=0, le=2000, description="Trailing sentences repeated in the next chunk."
+    )
+    ingest_batch_chunks: int = Field(
+        default=64, ge=1, le=512, description="Chunks per ingest message on the bus."
+    )
