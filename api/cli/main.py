@@ -6,7 +6,6 @@ import asyncio
 from typing import Annotated
 
 import typer
-from prometheus_client import start_http_server
 
 from api import bootstrap
 from api.cli import (
@@ -26,6 +25,7 @@ from api.helpers import helper_processes, helper_roles
 from api.local_key import ensure_local_key, local_key_message
 from api.server import run_edge
 from bus.keys import Role
+from bus.runtime import health
 from bus.runtime.runner import Runner
 
 app = typer.Typer(no_args_is_help=True, help="agentbus: multi-agent question answering on Redis.")
@@ -82,7 +82,7 @@ async def up(
         if key:
             typer.echo(local_key_message(key, s))
         typer.echo(f"api: http://{s.api_host}:{s.api_port}/docs  (Ctrl-C to stop)")
-        _serve_metrics(s.metrics_port)
+        beat = _serve_health(s.metrics_port)
         stop = asyncio.Event()
         helpers = helper_roles(s, bootstrap.UP_ROLES)
         with helper_processes(n - 1, helpers, conn.url, concurrency):
@@ -92,6 +92,8 @@ async def up(
             finally:
                 stop.set()
                 await edge
+                if beat is not None:
+                    beat.cancel()
 
 
 @app.command()
@@ -117,10 +119,19 @@ async def worker(
     ):
         handlers = bootstrap.Roles(s, stores, retrieval=retrieval)
         workers = bootstrap.build_workers(roles, conn.redis, s, handlers, concurrency=concurrency)
-        _serve_metrics(s.metrics_port)
-        await Runner(workers, conn.redis, burst=burst).run()
+        beat = _serve_health(s.metrics_port)
+        try:
+            await Runner(workers, conn.redis, burst=burst).run()
+        finally:
+            if beat is not None:
+                beat.cancel()
 
 
-def _serve_metrics(port: int | None) -> None:
-    if port:
-        start_http_server(port)
+def _serve_health(port: int | None) -> asyncio.Task[None] | None:
+    """Serve /metrics, /healthz and /readyz on ``port``; the loop's heartbeat task."""
+    if not port:
+        return None
+    status = health.Health()
+    health.serve(port, status)
+    status.ready()  # the workers are built and connected; they create their groups first
+    return asyncio.create_task(status.beat())
