@@ -13,6 +13,7 @@ from api.cli import (
     ask,
     audit_cmds,
     bench,
+    deploy_cmd,
     graph_cmd,
     keys_cmd,
     ops,
@@ -34,6 +35,7 @@ app.add_typer(ops.dlq_app, name="dlq")
 app.add_typer(ops.schema_app, name="schema")
 app.add_typer(ops.db_app, name="db")
 app.add_typer(bench.app, name="bench")
+app.add_typer(deploy_cmd.app, name="deploy")
 app.add_typer(graph_cmd.app, name="graph")
 app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(retrieval_cmds.eval_app, name="eval")
