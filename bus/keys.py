@@ -55,6 +55,11 @@ def group_name(role: Role | str) -> str:
     return str(role)
 
 
+def stats_lease(group: str) -> str:
+    """Held by the one replica of a role that exports the role's stream lag and pending."""
+    return f"{PREFIX}:stats:exporter:{group}"
+
+
 def run_events(run_id: str, shard: int) -> str:
     """The run's client event stream (plan, tokens, tool steps, verdicts, done)."""
     return f"{PREFIX}:{tag(shard)}:run:{run_id}:events"

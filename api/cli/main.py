@@ -6,7 +6,6 @@ import asyncio
 from typing import Annotated
 
 import typer
-from prometheus_client import start_http_server
 
 from api.cli import (
     api_cmd,
@@ -14,6 +13,7 @@ from api.cli import (
     ask,
     audit_cmds,
     bench,
+    deploy_cmd,
     graph_cmd,
     ops,
     retrieval_cmds,
@@ -28,6 +28,7 @@ from api.compose.processes import helper_processes, helper_roles
 from api.compose.roles import UP_ROLES, Roles, maybe_retrieval
 from api.compose.workers import build_workers
 from bus.keys import Role
+from bus.runtime import health
 from bus.runtime.runner import Runner
 from bus.store import open_store
 
@@ -37,6 +38,7 @@ app.add_typer(ops.dlq_app, name="dlq")
 app.add_typer(ops.schema_app, name="schema")
 app.add_typer(ops.db_app, name="db")
 app.add_typer(bench.app, name="bench")
+app.add_typer(deploy_cmd.app, name="deploy")
 app.add_typer(graph_cmd.app, name="graph")
 app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(retrieval_cmds.eval_app, name="eval")
@@ -83,7 +85,7 @@ async def up(
         if key:
             typer.echo(local_key_message(key, s.api))
         typer.echo(f"api: http://{s.api.api_host}:{s.api.api_port}/docs  (Ctrl-C to stop)")
-        _serve_metrics(s.bus.metrics_port)
+        beat = _serve_health(s.bus.metrics_port)
         stop = asyncio.Event()
         helpers = helper_roles(s.retrieval, UP_ROLES)
         with helper_processes(n - 1, helpers, conn.url, concurrency):
@@ -93,6 +95,8 @@ async def up(
             finally:
                 stop.set()
                 await edge
+                if beat is not None:
+                    beat.cancel()
 
 
 @app.command()
@@ -118,10 +122,19 @@ async def worker(
     ):
         handlers = Roles(s, stores, retrieval=retrieval)
         workers = build_workers(roles, conn.redis, s.bus, handlers, concurrency=concurrency)
-        _serve_metrics(s.bus.metrics_port)
-        await Runner(workers, conn.redis, burst=burst).run()
+        beat = _serve_health(s.bus.metrics_port)
+        try:
+            await Runner(workers, conn.redis, burst=burst).run()
+        finally:
+            if beat is not None:
+                beat.cancel()
 
 
-def _serve_metrics(port: int | None) -> None:
-    if port:
-        start_http_server(port)
+def _serve_health(port: int | None) -> asyncio.Task[None] | None:
+    """Serve /metrics, /healthz and /readyz on ``port``; the loop's heartbeat task."""
+    if not port:
+        return None
+    status = health.Health()
+    health.serve(port, status)
+    status.ready()  # the workers are built and connected; they create their groups first
+    return asyncio.create_task(status.beat())

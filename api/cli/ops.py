@@ -14,7 +14,8 @@ from api.compose.connection import connect
 from bus import keys, schema
 from bus.runtime.deadletter import list_dead_letters, replay
 from bus.runtime.groups import group_stats
-from bus.store.migrate import upgrade_async
+from bus.store.engine import safe_url
+from bus.store.migrate import upgrade_async, wait_for_head
 
 streams_app = typer.Typer(help="Role streams: length, lag and pending per group.")
 dlq_app = typer.Typer(help="The dead-letter streams.", no_args_is_help=True)
@@ -88,8 +89,26 @@ def schema_export(directory: Annotated[Path, typer.Argument(help="Output folder.
 
 @db_app.command("upgrade")
 @run_async
-async def db_upgrade() -> None:
-    """Apply the state store's migrations."""
+async def db_upgrade(
+    grant_to: Annotated[
+        str | None,
+        typer.Option(
+            help="Postgres: the application's role, granted read/write on the tables "
+            "(it owns none, so row-level security applies to it)."
+        ),
+    ] = None,
+) -> None:
+    """Apply the state store's migrations (concurrent runs wait for each other)."""
     url = settings().bus.resolved_database_url()
-    await upgrade_async(url)
-    typer.echo(f"store at head: {url}")
+    await upgrade_async(url, grant_to=grant_to)
+    typer.echo(f"store at head: {safe_url(url)}")
+
+
+@db_app.command("wait")
+@run_async
+async def db_wait(
+    seconds: Annotated[float, typer.Option("--timeout", min=0, help="Seconds to wait.")] = 300.0,
+) -> None:
+    """Wait until the store is migrated to this version's head (exit 2 on timeout)."""
+    head = await wait_for_head(settings().bus.resolved_database_url(), seconds)
+    typer.echo(f"store at head {head}")

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
+from bus import keys
 from bus.runtime import metrics
 from bus.runtime.groups import group_stats
 
@@ -104,15 +106,46 @@ class Runner:
                 return
 
     async def _stats_loop(self) -> None:
+        # Lag and pending are facts of the deployment, not of a replica: one replica of
+        # each role (the holder of a short lease) exports them, so a dashboard or a
+        # scaler summing them over replicas counts each stream once.
+        token = uuid.uuid4().hex
+        ttl_ms = int(self.stats_interval_s * 3000)
         while True:
             for worker in self.workers:
-                for stream in worker.streams:
-                    try:
-                        stats = await group_stats(self.redis, stream)
-                    except Exception as e:  # metrics must never stop the worker
-                        log.warning("stats failed", stream=stream, error=str(e))
-                        continue
-                    for g in stats:
-                        metrics.GROUP_LAG.labels(stream, g.group).set(g.lag)
-                        metrics.GROUP_PENDING.labels(stream, g.group).set(g.pending)
+                try:
+                    if await self._hold_lease(worker.group, token, ttl_ms):
+                        await self._export(worker)
+                    else:
+                        self._unexport(worker)
+                except Exception as e:  # metrics must never stop the worker
+                    log.warning("stats failed", group=worker.group, error=str(e))
             await asyncio.sleep(self.stats_interval_s)
+
+    async def _hold_lease(self, group: str, token: str, ttl_ms: int) -> bool:
+        lease = self.redis.register_script(_LEASE)
+        return bool(await lease(keys=[keys.stats_lease(group)], args=[token, ttl_ms]))
+
+    async def _export(self, worker: Consumer) -> None:
+        for stream in worker.streams:
+            for g in await group_stats(self.redis, stream):
+                metrics.GROUP_LAG.labels(stream, g.group).set(g.lag)
+                metrics.GROUP_PENDING.labels(stream, g.group).set(g.pending)
+
+    @staticmethod
+    def _unexport(worker: Consumer) -> None:
+        for stream in worker.streams:
+            for gauge in (metrics.GROUP_LAG, metrics.GROUP_PENDING):
+                with contextlib.suppress(KeyError):
+                    gauge.remove(stream, worker.group)
+
+
+#: Take the lease when free, or renew it when ours; 1 when held.
+_LEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1]
+   or redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
