@@ -42,6 +42,7 @@ from bus.store import (
     CheckpointStore,
     ConversationStore,
     RunStore,
+    Scope,
     TenantSettingsStore,
     make_engine,
 )
@@ -321,7 +322,8 @@ def run_end_recorder(runs: RunStore, redis: Redis | None = None) -> RunEndHook:
         if status == "done":
             return  # the finalizer records `done` together with the answer and trace
         error_code = status
-        await runs.set_status(command.run_id, StoreStatus(status), error_code=error_code)
+        owner = Scope.user(command.tenant_id, command.subject)
+        await runs.set_status(owner, command.run_id, StoreStatus(status), error_code=error_code)
 
     return record
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from bus.settings import Settings
     from bus.store import (
         ApiKeyStore,
+        AuditStore,
         CheckpointStore,
         ConversationStore,
         RunStore,
@@ -40,6 +41,9 @@ class ApiDeps:
         limits: per-tenant rate limit and concurrent-run quota.
         starter: admits and publishes runs.
         relay: the process's shared reader of run event streams.
+        checkpoints: the paused runs.
+        allow_always: persists an ``egress_allow_always`` decision.
+        audit: the audit log (admins' reads of other users' data are written to it).
     """
 
     settings: Settings
@@ -54,6 +58,7 @@ class ApiDeps:
     relay: Relay
     checkpoints: CheckpointStore | None = None
     allow_always: AllowAlways | None = None
+    audit: AuditStore | None = None
 
 
 def make_deps(settings: Settings, redis: Redis, stores: Stores) -> ApiDeps:
@@ -75,8 +80,9 @@ def make_deps(settings: Settings, redis: Redis, stores: Stores) -> ApiDeps:
         tenant_settings=stores.tenant_settings,
         auth=Authenticator(stores.keys, cache_s=settings.api_key_cache_s),
         limits=limits,
-        starter=RunStarter(redis, settings, stores.tenant_settings, limits),
+        starter=RunStarter(redis, settings, stores.tenant_settings, limits, stores.conversations),
         relay=Relay(redis, shards=settings.shards, block_ms=settings.relay_block_ms),
         checkpoints=stores.checkpoints,
         allow_always=allow_always_hook(stores),
+        audit=stores.audit,
     )

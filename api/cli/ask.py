@@ -21,6 +21,7 @@ from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish, read_events, request_cancel
 from bus.settings import Settings
+from bus.store import Scope
 
 
 @run_async
@@ -109,6 +110,7 @@ async def _decide(s: Settings, redis: Redis, run_id: str, reason: str) -> None:
             "more_info",
         ]
     )
+    me = Scope.user(s.tenant, s.subject)
     async with bootstrap.open_store(s) as stores:
         assert stores.checkpoints is not None
         while True:
@@ -116,7 +118,7 @@ async def _decide(s: Settings, redis: Redis, run_id: str, reason: str) -> None:
                 typer.prompt, f"decision ({' / '.join(choices)})", default=choices[0]
             )
             if decision == "more_info":
-                info = await gates.more_info(stores.checkpoints, s.tenant, run_id)
+                info = await gates.more_info(stores.checkpoints, me, run_id)
                 typer.echo(json.dumps(info, indent=2))
                 continue
             if decision in choices:
@@ -126,8 +128,7 @@ async def _decide(s: Settings, redis: Redis, run_id: str, reason: str) -> None:
             stores.runs,
             redis,
             s,
-            tenant_id=s.tenant,
-            subject=s.subject,
+            scope=me,
             run_id=run_id,
             decision=decision,
             allow_always=bootstrap.allow_always_hook(stores),

@@ -10,6 +10,7 @@ import typer
 from agents import gates
 from api import bootstrap
 from api.cli.common import run_async, settings
+from bus.store import Scope
 
 app = typer.Typer(help="Runs: resume a paused run.", no_args_is_help=True)
 
@@ -26,8 +27,9 @@ async def resume(
     s = settings()
     async with bootstrap.open_store(s) as stores, bootstrap.connect(s) as conn:
         assert stores.checkpoints is not None
+        me = Scope.user(s.tenant, s.subject)
         if decision == "more_info":
-            info = await gates.more_info(stores.checkpoints, s.tenant, run_id)
+            info = await gates.more_info(stores.checkpoints, me, run_id)
             typer.echo(json.dumps(info, indent=2))
             return
         await gates.resume(
@@ -35,8 +37,7 @@ async def resume(
             stores.runs,
             conn.redis,
             s,
-            tenant_id=s.tenant,
-            subject=s.subject,
+            scope=me,
             run_id=run_id,
             decision=decision,
             allow_always=bootstrap.allow_always_hook(stores),

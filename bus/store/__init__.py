@@ -25,6 +25,7 @@ from bus.store.engine import make_engine
 from bus.store.keys import ApiKeyRecord, ApiKeyStore, KeyRole
 from bus.store.migrate import downgrade, downgrade_async, upgrade, upgrade_async
 from bus.store.runs import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore
+from bus.store.scope import Scope
 from bus.store.tenant_settings import TenantSettingsRecord, TenantSettingsStore
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "RunRecord",
     "RunStatus",
     "RunStore",
+    "Scope",
     "TenantSettingsRecord",
     "TenantSettingsStore",
     "downgrade",
