@@ -25,7 +25,18 @@ from api import metrics
 from api.asyncapi import build_asyncapi
 from api.deps import ApiDeps
 from api.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
-from api.routes import agents, conversations, events, gates, health, keys, runs, settings, ws
+from api.routes import (
+    agents,
+    audit,
+    conversations,
+    events,
+    gates,
+    health,
+    keys,
+    runs,
+    settings,
+    ws,
+)
 from bus.errors import StoreError
 
 log = structlog.get_logger("api")
@@ -56,7 +67,7 @@ def create_app(deps: ApiDeps) -> FastAPI:
     )
     app.state.deps = deps
     app.state.asyncapi = build_asyncapi(deps.settings, VERSION)
-    for module in (runs, gates, agents, events, ws, settings, conversations, keys, health):
+    for module in (runs, gates, agents, events, ws, settings, conversations, audit, keys, health):
         app.include_router(module.router)
     _install_error_handlers(app)
     # Bodies are small JSON documents; anything far larger is refused before it is read.
