@@ -8,7 +8,7 @@ from bus.commands import AgentTask, Command, RunResult
 from bus.events import ClientEvent, Done, parse_event
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
-from bus.store import MessageRole, RunStatus
+from bus.store import MessageRole, RunStatus, Scope
 from bus.transcript import trace_entries
 from retrieval.citations import check_answer_citations
 
@@ -31,7 +31,9 @@ def make_finalizer(deps: AgentDeps) -> Handler:
         status = RunStatus.REJECTED if rejected else RunStatus.DONE
         rows = await ctx.redis.xrange(ctx.events_key)
         trace = trace_entries(parse_event(wire.raw_data(fields)) for _, fields in rows)
+        owner = Scope.user(command.tenant_id, command.subject)
         await deps.runs.end(
+            owner,
             command.run_id,
             status,
             answer=None if rejected else answer,
@@ -42,7 +44,7 @@ def make_finalizer(deps: AgentDeps) -> Handler:
             turn = ((MessageRole.USER, state.question), (MessageRole.ASSISTANT, answer))
             for role, content in turn:
                 await deps.conversations.append(
-                    command.tenant_id, state.conversation_id, role, content, command.run_id
+                    owner, state.conversation_id, role, content, command.run_id
                 )
         done = Done(
             run_id=command.run_id,

@@ -3,8 +3,9 @@
 Suspending writes the checkpoint (run state, and for egress the blocked host, tool and
 redacted arguments), marks the run ``suspended`` and emits ``approval_request``; the step
 publishes nothing, so no process holds the run. :func:`resume` (the API, the websocket and
-``agentbus runs resume``) loads the checkpoint under the caller's tenant, takes only a
-decision verb from the caller and publishes the continuation.
+``agentbus runs resume``) loads the checkpoint under the caller's scope (only the user who
+started the run may resume it), takes only a decision verb from the caller and publishes
+the continuation.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from bus.store import (
     GateNotFound,
     RunStatus,
     RunStore,
+    Scope,
 )
 from bus.store.repository import utcnow
 from gateway.redact import redact
@@ -77,9 +79,10 @@ async def suspend(
         created_at=now,
         expires_at=now + timedelta(seconds=deps.gate_ttl_s),
     )
-    if await deps.checkpoints.open_for(command.tenant_id, command.run_id) is None:
+    owner = Scope.user(command.tenant_id, command.subject)
+    if await deps.checkpoints.open_for(owner, command.run_id) is None:
         await deps.checkpoints.create(record)
-    await deps.runs.set_status(command.run_id, RunStatus.SUSPENDED)
+    await deps.runs.set_status(owner, command.run_id, RunStatus.SUSPENDED)
     request = ApprovalRequest(
         run_id=command.run_id,
         step_id=command.step_id,
@@ -185,8 +188,7 @@ async def resume(
     redis: Redis,
     settings: BusSettings,
     *,
-    tenant_id: str,
-    subject: str,
+    scope: Scope,
     run_id: str,
     decision: str,
     allow_always: AllowAlways | None = None,
@@ -196,13 +198,13 @@ async def resume(
     The gate's reason, host and arguments come from the checkpoint, never the caller.
 
     Raises:
-        GateNotFound: no gate of this tenant for the run (also another tenant's run).
-        GateForbidden: the run belongs to another subject of the tenant.
+        GateNotFound: the scope sees no gate for the run (another user's or tenant's run).
+        GateForbidden: the scope sees the run (a tenant admin) but another user owns it.
         GateConflict: the gate was already resumed.
         GateExpired: the gate expired.
         BadDecision: the verb does not fit the gate.
     """
-    gate = await checkpoints.open_for(tenant_id, run_id)
+    gate = await checkpoints.open_for(scope, run_id)
     if gate is not None:  # check the verb before the gate is used up
         allowed = ANSWER_DECISIONS if gate.reason == "approve_answer" else EGRESS_DECISIONS
         if decision not in allowed:
@@ -210,22 +212,27 @@ async def resume(
                 f"{decision!r} does not answer a {gate.reason} gate",
                 hint=f"one of: {', '.join(sorted(allowed))}",
             )
-    claimed = await checkpoints.claim(tenant_id, subject, run_id, decision)
+    claimed = await checkpoints.claim(scope, run_id, decision)
     command = continuation(claimed, decision, settings.shards, settings.run_deadline_s)
     if decision == "egress_allow_always" and allow_always is not None and claimed.blocked_host:
-        await allow_always(tenant_id, subject, run_id, claimed.blocked_host)
-    await runs.set_status(run_id, RunStatus.RUNNING)
+        await allow_always(claimed.tenant_id, claimed.subject, run_id, claimed.blocked_host)
+    await runs.set_status(Scope.user(claimed.tenant_id, claimed.subject), run_id, RunStatus.RUNNING)
     await publish(redis, command, settings)
     return command
 
 
-async def more_info(checkpoints: CheckpointStore, tenant_id: str, run_id: str) -> dict[str, Any]:
-    """The open egress gate's details with redacted arguments (the ``more_info`` view)."""
-    gate = await checkpoints.open_for(tenant_id, run_id)
+async def more_info(checkpoints: CheckpointStore, scope: Scope, run_id: str) -> dict[str, Any]:
+    """The open gate's details with redacted arguments (the ``more_info`` view).
+
+    Raises:
+        GateNotFound: the scope sees no open gate for the run.
+    """
+    gate = await checkpoints.open_for(scope, run_id)
     if gate is None:
         raise GateNotFound(f"no open gate for run {run_id}")
     return {
         "run_id": run_id,
+        "subject": gate.subject,
         "reason": gate.reason,
         "blocked_host": gate.blocked_host,
         "tool": gate.tool,

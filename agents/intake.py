@@ -9,7 +9,7 @@ from bus.commands import AgentTask, Command
 from bus.events import ClientEvent, Interpreted, RunStarted
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
-from bus.store import ConversationNotFound, MessageRecord, RunRecord, RunStatus
+from bus.store import ConversationNotFound, MessageRecord, RunRecord, RunStatus, Scope
 
 AGENT = "intake"
 
@@ -58,14 +58,15 @@ def make_intake(deps: AgentDeps) -> Handler:
         )
         history: list[ChatMessage] = []
         if state.conversation_id:
+            # The conversation is the caller's: admission refused anyone else's id, and a
+            # race that lost it since still ends the run here, with nothing written to it.
+            owner = Scope.user(command.tenant_id, command.subject)
             try:
-                await deps.conversations.ensure(
-                    command.tenant_id, command.subject, state.conversation_id, state.question
-                )
+                await deps.conversations.ensure(owner, state.conversation_id, state.question)
             except ConversationNotFound:
                 return StepResult.ending(command, "error", "no such conversation")
             records = await deps.conversations.history(
-                command.tenant_id, state.conversation_id, limit=deps.history_turns
+                owner, state.conversation_id, limit=deps.history_turns
             )
             history = _chat(records)
         # Built after the store writes, so its timestamp is when clients can see it.

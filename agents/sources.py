@@ -8,7 +8,7 @@ from typing import Any
 
 from agents.gather import Source, SourceAnswer
 from bus.commands import AgentTask, Command, GatherTask, ToolCallRequest
-from bus.store import ConversationStore
+from bus.store import ConversationStore, Scope
 from gateway.audit import audit_record
 from gateway.chain import invoke_recorded
 from gateway.context import CallContext, GatewayDeps
@@ -30,7 +30,8 @@ def memory_source(conversations: ConversationStore, limit: int = 50) -> Source:
         state = task.state if isinstance(task, GatherTask | AgentTask) else None
         if state is None or not state.conversation_id:
             return []
-        history = await conversations.history(command.tenant_id, state.conversation_id, limit)
+        owner = Scope.user(command.tenant_id, command.subject)
+        history = await conversations.history(owner, state.conversation_id, limit)
         wanted = _terms(query)
         scored = [(len(wanted & _terms(m.content)), m) for m in history]
         ranked = sorted((p for p in scored if p[0] > 0), key=lambda p: p[0], reverse=True)

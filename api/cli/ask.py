@@ -22,7 +22,7 @@ from api.compose.settings import AppSettings
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish, read_events, request_cancel
-from bus.store import open_store
+from bus.store import Scope, open_store
 
 
 @run_async
@@ -111,6 +111,7 @@ async def _decide(s: AppSettings, redis: Redis, run_id: str, reason: str) -> Non
             "more_info",
         ]
     )
+    me = Scope.user(s.api.tenant, s.api.subject)
     async with open_store(s.bus) as stores:
         assert stores.checkpoints is not None
         while True:
@@ -118,7 +119,7 @@ async def _decide(s: AppSettings, redis: Redis, run_id: str, reason: str) -> Non
                 typer.prompt, f"decision ({' / '.join(choices)})", default=choices[0]
             )
             if decision == "more_info":
-                info = await gates.more_info(stores.checkpoints, s.api.tenant, run_id)
+                info = await gates.more_info(stores.checkpoints, me, run_id)
                 typer.echo(json.dumps(info, indent=2))
                 continue
             if decision in choices:
@@ -128,8 +129,7 @@ async def _decide(s: AppSettings, redis: Redis, run_id: str, reason: str) -> Non
             stores.runs,
             redis,
             s.bus,
-            tenant_id=s.api.tenant,
-            subject=s.api.subject,
+            scope=me,
             run_id=run_id,
             decision=decision,
             allow_always=allow_always_hook(stores),

@@ -1,14 +1,18 @@
-"""``agentbus audit``: check the gateway's hash-chained audit log."""
+"""``agentbus audit``: read and check the hash-chained audit log (an operator's tools)."""
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Annotated
 
 import typer
 
 from api.cli.common import run_async, settings
 from api.compose.roles import ConfigError
-from bus.store import ChainReport, open_store
+from bus.commands import RUN_ID_PATTERN
+from bus.store import AuditLogRecord, ChainReport, Scope, open_store
+from gateway.redact import redact
 
 audit_app = typer.Typer(help="The gateway's audit log.", no_args_is_help=True)
 
@@ -53,3 +57,60 @@ async def verify(
             typer.echo(line)
     if not report.ok:
         raise typer.Exit(1)
+
+
+def _line(row: AuditLogRecord) -> str:
+    args = json.dumps(redact(row.args_value()), ensure_ascii=False)
+    return (
+        f"{row.seq:>6} {row.created_at.isoformat(timespec='seconds')} {row.subject} "
+        f"run={row.run_id or '-'} {row.agent} {row.tool} call={row.call_id or '-'} "
+        f"{row.status}/{row.code} {args}" + (f" {row.message}" if row.message else "")
+    )
+
+
+@audit_app.command("list")
+@run_async
+async def list_rows(
+    tenant: Annotated[
+        str | None, typer.Option(help="Whose log (default: AGENTBUS_TENANT).")
+    ] = None,
+    subject: Annotated[
+        str | None, typer.Option(help="Only this user's rows (default: every user's).")
+    ] = None,
+    run_id: Annotated[str | None, typer.Option(help="Only this run's rows.")] = None,
+    conversation_id: Annotated[
+        str | None, typer.Option(help="Only the rows of this conversation's runs.")
+    ] = None,
+    before: Annotated[
+        int | None, typer.Option(min=1, help="Only rows older than this seq (paging).")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="The most rows to show.")] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="The rows as JSON lines.")] = False,
+) -> None:
+    """Show a tenant's audit rows, newest first, arguments redacted.
+
+    Reads the store directly (it needs the database's credentials, like `audit verify`);
+    API clients use GET /api/v1/audit, which shows a user only their own rows.
+    """
+    for value, name in ((run_id, "--run-id"), (conversation_id, "--conversation-id")):
+        if value is not None and not re.match(RUN_ID_PATTERN, value):
+            raise typer.BadParameter(f"{value!r} is not an id", param_hint=name)
+    s = settings()
+    tenant = tenant or s.api.tenant
+    scope = Scope.user(tenant, subject) if subject else Scope.tenant(tenant)
+    async with open_store(s.bus) as stores:
+        if stores.audit is None:  # open_store always opens it; only a hand-made Stores lacks it
+            raise ConfigError("this state store has no audit log")
+        rows = await stores.audit.list(
+            scope, limit, before, run_id=run_id, conversation_id=conversation_id
+        )
+    for row in rows:
+        if as_json:
+            doc = row.model_dump(mode="json") | {"args": redact(row.args_value())}
+            typer.echo(json.dumps(doc, ensure_ascii=False))
+        else:
+            typer.echo(_line(row))
+    if not rows and not as_json:
+        typer.echo(f"no audit rows for tenant {tenant}")
+    elif len(rows) == limit and not as_json:
+        typer.echo(f"(more: --before {rows[-1].seq})")

@@ -11,7 +11,7 @@ from agents import gates
 from api.cli.common import run_async, settings
 from api.compose.connection import connect
 from api.compose.edge import allow_always_hook
-from bus.store import open_store
+from bus.store import Scope, open_store
 
 app = typer.Typer(help="Runs: resume a paused run.", no_args_is_help=True)
 
@@ -28,8 +28,9 @@ async def resume(
     s = settings()
     async with open_store(s.bus) as stores, connect(s.bus) as conn:
         assert stores.checkpoints is not None
+        me = Scope.user(s.api.tenant, s.api.subject)
         if decision == "more_info":
-            info = await gates.more_info(stores.checkpoints, s.api.tenant, run_id)
+            info = await gates.more_info(stores.checkpoints, me, run_id)
             typer.echo(json.dumps(info, indent=2))
             return
         await gates.resume(
@@ -37,8 +38,7 @@ async def resume(
             stores.runs,
             conn.redis,
             s.bus,
-            tenant_id=s.api.tenant,
-            subject=s.api.subject,
+            scope=me,
             run_id=run_id,
             decision=decision,
             allow_always=allow_always_hook(stores),

@@ -56,10 +56,13 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         tenant_settings=stores.tenant_settings,
         auth=Authenticator(stores.keys, cache_s=settings.api_key_cache_s),
         limits=limits,
-        starter=RunStarter(redis, settings, bus, defaults, stores.tenant_settings, limits),
+        starter=RunStarter(
+            redis, settings, bus, defaults, stores.tenant_settings, limits, stores.conversations
+        ),
         relay=Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms),
         checkpoints=stores.checkpoints,
         allow_always=allow_always_hook(stores),
+        audit=stores.audit,
     )
 
 

@@ -16,7 +16,7 @@ from bus.runtime.recorder import Applier, Recorder
 from bus.runtime.runner import Consumer
 from bus.runtime.worker import RunEndHook, Worker
 from bus.settings import BusSettings
-from bus.store import RunStore, Stores
+from bus.store import RunStore, Scope, Stores
 from gateway.audit import AUDIT_KIND, make_audit_applier
 
 
@@ -43,7 +43,8 @@ def run_end_recorder(runs: RunStore, redis: Redis | None = None) -> RunEndHook:
         if status == "done":
             return  # the finalizer records `done` together with the answer and trace
         error_code = status
-        await runs.set_status(command.run_id, RunStatus(status), error_code=error_code)
+        owner = Scope.user(command.tenant_id, command.subject)
+        await runs.set_status(owner, command.run_id, RunStatus(status), error_code=error_code)
 
     return record
 

@@ -1,9 +1,12 @@
 """Which runs a caller may see, and the snapshot of a run whose early events are gone.
 
-A run is the caller's when its owner key in Redis (written when the API published it)
-names the caller's tenant, or, for runs started elsewhere (the CLI) or whose Redis keys
-expired, when the store has it under the caller's tenant. Anything else is "not found":
-another tenant's run id never answers differently from an id that does not exist.
+A run belongs to the user who started it. Its owner key in Redis (written when the API
+published it) names the tenant and user; the store has the run under both once intake has
+run (and for runs started elsewhere, such as the CLI, or whose Redis keys expired). The
+caller sees a run it owns; a tenant admin also sees every run of its tenant, and each such
+read is audited (`api.oversight`). Anything else is "not found": another user's or
+tenant's run id never answers differently from an id that does not exist. Changing a run
+(cancel) is its owner's alone: an admin who sees it gets 403.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import ResponseError
 
-from api.http.errors import RunNotFound
+from api.http.errors import NotOwner, RunNotFound
+from api.http.oversight import audit_read
 from bus import keys
 from bus.commands import RUN_ID_PATTERN
 from bus.store import RunRecord
@@ -22,8 +26,8 @@ from bus.store import RunRecord
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from bus.settings import BusSettings
-    from bus.store import RunStore
+    from api.http.auth import Principal
+    from api.http.deps import ApiDeps
 
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 
@@ -35,6 +39,7 @@ class RunRef:
     run_id: str
     shard: int
     record: RunRecord | None  # None while only Redis knows it (intake has not run yet)
+    subject: str = ""  # who started it
 
     @property
     def events_key(self) -> str:
@@ -42,20 +47,46 @@ class RunRef:
         return keys.run_events(self.run_id, self.shard)
 
 
+def owner_value(tenant_id: str, subject: str) -> str:
+    """What a run's owner key holds (names have no '/', so it splits back unambiguously)."""
+    return f"{tenant_id}/{subject}"
+
+
 async def visible_run(
-    redis: Redis, runs: RunStore, settings: BusSettings, tenant_id: str, run_id: str
+    deps: ApiDeps, who: Principal, run_id: str, *, read: str | None = "read_run"
 ) -> RunRef:
-    """The caller's run with this id, or raise ``RunNotFound``."""
+    """The run with this id if ``who`` may see it, or raise ``RunNotFound``.
+
+    Args:
+        deps: the API's dependencies.
+        who: the caller.
+        run_id: the run.
+        read: what an admin's read of another user's run is audited as; None when the
+            caller means to change the run, which only its owner may (403 otherwise).
+
+    Raises:
+        RunNotFound: the caller may not see the run, or there is none.
+        NotOwner: the caller sees the run (an admin) but wants to change another's.
+    """
     if not _RUN_ID.match(run_id):
         raise RunNotFound(f"no run {run_id[:80]!r}")
-    shard = keys.shard_of(run_id, settings.shards)
-    owner = await redis.get(keys.run_owner(run_id, shard))
-    if owner is not None and owner.decode() != tenant_id:
+    shard = keys.shard_of(run_id, deps.bus.shards)
+    raw = await deps.redis.get(keys.run_owner(run_id, shard))
+    tenant, _, subject = (raw.decode() if raw is not None else "").partition("/")
+    if raw is not None and tenant != who.tenant_id:
         raise RunNotFound(f"no run {run_id!r}")
-    record = await runs.get(tenant_id, run_id)
-    if record is None and owner is None:
+    record = await deps.runs.get(who.scope, run_id)
+    if record is not None:
+        subject = record.subject
+    # Only Redis knows it (intake has not stored it yet): the owner key says whose it is.
+    elif raw is None or not subject or not who.scope.sees(tenant, subject):
         raise RunNotFound(f"no run {run_id!r}")
-    return RunRef(run_id, shard, record)
+    if read is None:
+        if not who.scope.owns(subject):
+            raise NotOwner(f"run {run_id!r} belongs to another user")
+    else:
+        await audit_read(deps.audit, who, what=read, owners=[subject], target=run_id, run_id=run_id)
+    return RunRef(run_id, shard, record, subject)
 
 
 def describe(run_id: str, record: RunRecord | None) -> dict[str, Any]:
@@ -64,6 +95,7 @@ def describe(run_id: str, record: RunRecord | None) -> dict[str, Any]:
         return {"id": run_id, "status": "queued"}
     return {
         "id": record.id,
+        "subject": record.subject,
         "status": record.status.value,
         "mode": record.mode,
         "question": record.question,

@@ -38,7 +38,7 @@ from bus.errors import MessageInvalid, StoreError
 from bus.runtime.consumer import consumer_name
 from bus.runtime.groups import ensure_group
 
-log = structlog.get_logger("api.admission")
+log = structlog.get_logger("api.http.admission")
 
 _REPLY_TO: TypeAdapter[str | None] = TypeAdapter(ReplyTo)
 _ASK_FIELDS = ("mode", "accuracy", "think", "use_tools", "approve_high_risk")

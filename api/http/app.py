@@ -28,6 +28,7 @@ from api.http.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Un
 from api.http.routes import (
     agents,
     api_keys,
+    audit,
     conversations,
     events,
     gates,
@@ -66,7 +67,18 @@ def create_app(deps: ApiDeps) -> FastAPI:
     )
     app.state.deps = deps
     app.state.asyncapi = build_asyncapi(deps.bus, VERSION)
-    for module in (runs, gates, agents, events, ws, settings, conversations, api_keys, health):
+    for module in (
+        runs,
+        gates,
+        agents,
+        events,
+        ws,
+        settings,
+        conversations,
+        audit,
+        api_keys,
+        health,
+    ):
         app.include_router(module.router)
     _install_error_handlers(app)
     # Bodies are small JSON documents; anything far larger is refused before it is read.

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 
 from api import credentials
 from api.http.errors import AdminOnly, Unauthorized
-from bus.store import ApiKeyRecord, ApiKeyStore, KeyRole
+from bus.store import ApiKeyRecord, ApiKeyStore, KeyRole, Scope
 
 _CACHE_LIMIT = 10_000
 
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """The authenticated caller; every read and write is scoped to ``tenant_id``."""
+    """The authenticated caller; every read and write is scoped to `scope`."""
 
     tenant_id: str
     subject: str
@@ -31,6 +31,13 @@ class Principal:
     def is_admin(self) -> bool:
         """Whether the caller may manage its tenant's keys and settings."""
         return self.role is KeyRole.ADMIN
+
+    @property
+    def scope(self) -> Scope:
+        """What the caller may see: its own runs and conversations; an admin, the tenant's."""
+        if self.is_admin:
+            return Scope.admin(self.tenant_id, self.subject)
+        return Scope.user(self.tenant_id, self.subject)
 
     def require_admin(self) -> None:
         """Raise ``AdminOnly`` unless the caller holds an admin key."""

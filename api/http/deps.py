@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from bus.settings import BusSettings
     from bus.store import (
         ApiKeyStore,
+        AuditStore,
         CheckpointStore,
         ConversationStore,
         RunStore,
@@ -42,6 +43,9 @@ class ApiDeps:
         limits: per-tenant rate limit and concurrent-run quota.
         starter: admits and publishes runs.
         relay: the process's shared reader of run event streams.
+        checkpoints: the paused runs.
+        allow_always: persists an ``egress_allow_always`` decision.
+        audit: the audit log (admins' reads of other users' data are written to it).
     """
 
     settings: ApiSettings
@@ -58,3 +62,4 @@ class ApiDeps:
     relay: Relay
     checkpoints: CheckpointStore | None = None
     allow_always: AllowAlways | None = None
+    audit: AuditStore | None = None

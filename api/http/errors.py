@@ -74,23 +74,31 @@ class AdminOnly(ApiError):
     hint = "use an admin key of your tenant (`agentbus keys create --role admin`)"
 
 
+class NotOwner(ApiError):
+    """The caller may read this (a tenant admin) but only its owner may change it."""
+
+    code = "not_owner"
+    status = 403
+    hint = "only the user who started it may continue, cancel, resume or delete it"
+
+
 class NotFound(ApiError):
-    """No such thing for this tenant (also when another tenant owns the id)."""
+    """No such thing for this caller (also when another user or tenant owns the id)."""
 
     code = "not_found"
     status = 404
-    hint = "check the id; ids of other tenants are never visible"
+    hint = "check the id; ids of other users and tenants are never visible"
 
 
 class RunNotFound(NotFound):
-    """No run with this id for the caller's tenant."""
+    """No run with this id for the caller (it may be another user's or tenant's)."""
 
     code = "run_not_found"
     hint = "check the run id; list your runs with GET /api/v1/runs"
 
 
 class ConversationNotFound(NotFound):
-    """No conversation with this id for the caller's tenant."""
+    """No conversation with this id for the caller (it may be another user's or tenant's)."""
 
     code = "conversation_not_found"
     hint = "check the id; list yours with GET /api/v1/conversations"

@@ -15,7 +15,7 @@ _STATUS: dict[type[GateError], int] = {
     GateExpired: 410,
 }
 _HINTS: dict[type[GateError], str] = {
-    GateNotFound: "check the run id; only your tenant's paused runs can be resumed",
+    GateNotFound: "check the run id; only the user who started a run can resume it",
     GateForbidden: "only the user who started the run can decide its gate",
     GateConflict: "this gate was already decided; join the run to follow it",
     GateExpired: "the gate expired; ask the question again",
@@ -50,8 +50,7 @@ async def resume_run(deps: ApiDeps, who: Principal, run_id: str, decision: str) 
             deps.runs,
             deps.redis,
             deps.bus,
-            tenant_id=who.tenant_id,
-            subject=who.subject,
+            scope=who.scope,
             run_id=run_id,
             decision=decision,
             allow_always=deps.allow_always,

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 Sink = Callable[[str, bytes], None]
 """Receives (entry id, the entry's ``data`` field) for each new entry, in stream order."""
 
-log = structlog.get_logger("api.relay")
+log = structlog.get_logger("api.http.relay")
 
 _DATA = wire.DATA_FIELD.encode()
 WAKE_TTL_S = 3600

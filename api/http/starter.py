@@ -2,9 +2,11 @@
 
 Every entry point (``POST /runs``, the websocket ``ask``, externally published questions)
 goes through :class:`RunStarter`. A run is published by one Lua script that records its
-owner and XADDs its intake command together: publishing the same run id again (a client
-retry with the same ``Idempotency-Key``, a redelivered ``runs.questions`` entry) is a
-no-op, and a retry after a crash between claiming a key and publishing still publishes.
+owner (tenant and user) and XADDs its intake command together: publishing the same run id
+again (a client retry with the same ``Idempotency-Key``, a redelivered ``runs.questions``
+entry) is a no-op, and a retry after a crash between claiming a key and publishing still
+publishes. A ``conversation_id`` must be free or the caller's own: another user's or
+tenant's is refused (404 ``conversation_not_found``) before anything is claimed or sent.
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 
+from api.http.access import owner_value
 from api.http.auth import Principal
 from api.http.errors import (
+    ConversationNotFound,
     IdempotencyKeyReused,
     InvalidRequest,
+    NotOwner,
     QuestionTooLarge,
     RateLimited,
     TooManyActiveRuns,
@@ -31,16 +36,18 @@ from api.http.preferences import AskSettings, Effective, Preferences, overlay
 from api.http.preferences import run_settings as make_run_settings
 from bus import keys, wire
 from bus.commands import AgentTask, Command, RunState, new_run_id
+from bus.errors import StoreError
+from bus.store import ConversationNotFound as NoSuchConversation
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
     from api.settings import ApiSettings
     from bus.settings import BusSettings
-    from bus.store import TenantSettingsStore
+    from bus.store import ConversationStore, TenantSettingsStore
 
-# KEYS: run owner key, intake stream (same hash tag). ARGV: tenant, ttl, maxlen, command.
-# Returns 1 published, 0 already published for this tenant, -1 the id is another tenant's.
+# KEYS: run owner key, intake stream (same hash tag). ARGV: owner, ttl, maxlen, command.
+# Returns 1 published, 0 already published for this owner, -1 the id is someone else's.
 _PUBLISH_ONCE = """
 local owner = redis.call('GET', KEYS[1])
 if owner then
@@ -84,6 +91,7 @@ class RunStarter:
         defaults: the deployment's run settings, before any tenant preference.
         tenant_settings: the tenants' stored preferences.
         limits: the per-tenant rate limit and concurrent-run quota.
+        conversations: the conversations, to refuse another user's conversation id.
     """
 
     def __init__(
@@ -94,6 +102,7 @@ class RunStarter:
         defaults: Effective,
         tenant_settings: TenantSettingsStore,
         limits: TenantLimits,
+        conversations: ConversationStore,
     ) -> None:
         self._redis = redis
         self._settings = settings
@@ -101,6 +110,7 @@ class RunStarter:
         self._defaults = defaults
         self._tenant_settings = tenant_settings
         self._limits = limits
+        self._conversations = conversations
         self._publish = redis.register_script(_PUBLISH_ONCE)
         self._prefs: dict[str, tuple[float, Preferences | None]] = {}
 
@@ -127,6 +137,8 @@ class RunStarter:
 
         Raises:
             QuestionTooLarge, InvalidRequest: the question is unacceptable.
+            ConversationNotFound: the conversation id is another user's or tenant's.
+            NotOwner: an admin named another user's conversation (it may read, not add).
             IdempotencyKeyReused: the key was used before for a different request.
             RateLimited, TooManyActiveRuns: a tenant limit says no (with Retry-After).
             Unavailable: Redis failed.
@@ -144,12 +156,25 @@ class RunStarter:
         except RedisError as e:
             raise Unavailable(f"cannot reach Redis: {e}") from e
 
+    async def _check_conversation(self, who: Principal, conversation_id: str) -> None:
+        """Refuse a conversation id the caller does not own; a free id starts a new one."""
+        try:
+            found = await self._conversations.probe(who.scope, conversation_id)
+        except NoSuchConversation as e:
+            raise ConversationNotFound(f"no conversation {conversation_id!r}") from e
+        except StoreError as e:
+            raise Unavailable(f"cannot check the conversation: {e}") from e
+        if found is not None and found.subject != who.subject:
+            raise NotOwner(f"conversation {conversation_id!r} belongs to another user")
+
     async def _start(self, who: Principal, ask: Ask, idem: str | None) -> Started:
         run_id = ask.run_id or new_run_id()
         conversation_id = ask.conversation_id or new_run_id()
         idem_key = None
         if idem is not None:
-            idem_key = keys.idempotency(who.tenant_id, hashlib.sha256(idem.encode()).hexdigest())
+            # Per user, not only per tenant: another user's retry must never find this run.
+            digest = hashlib.sha256(f"{who.subject}\n{idem}".encode()).hexdigest()
+            idem_key = keys.idempotency(who.tenant_id, digest)
             earlier = await self._claim(idem_key, ask, run_id, conversation_id)
             if earlier is not None:
                 run_id, conversation_id = earlier
@@ -161,6 +186,8 @@ class RunStarter:
                     f"tenant {who.tenant_id!r} may start {self._limits.per_minute} runs a minute",
                     retry_after=verdict.retry_after_s,
                 )
+            if ask.conversation_id is not None:
+                await self._check_conversation(who, ask.conversation_id)
             return await self._publish_run(who, ask, run_id, conversation_id, replay=False)
         except BaseException:
             if idem_key is not None:  # let a later retry with the same key try again
@@ -215,7 +242,12 @@ class RunStarter:
         )
         outcome = await self._publish(
             keys=[keys.run_owner(run_id, shard), keys.role_stream(keys.Role.INTAKE, shard)],
-            args=[who.tenant_id, s.run_ttl_s, s.stream_maxlen, wire.encode(command)],
+            args=[
+                owner_value(who.tenant_id, who.subject),
+                s.run_ttl_s,
+                s.stream_maxlen,
+                wire.encode(command),
+            ],
         )
         if int(outcome) < 0:
             await self._limits.release(who.tenant_id, run_id)

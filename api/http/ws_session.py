@@ -191,7 +191,7 @@ class WsSession:
                 self.outbox.put_control(_control(accepted))
                 await feed.go_live()
             case proto.JoinFrame():
-                ref = await self._visible(who, frame.run_id)
+                ref = await visible_run(self.deps, who, frame.run_id, read="read_run_events")
                 self._room_for_one_more(frame.run_id)
                 plan = await plan_join(self.deps.redis, ref, frame.last_event_id)
                 if plan.snapshot is not None:
@@ -199,7 +199,7 @@ class WsSession:
                 if plan.follow_after is not None:
                     await self._follow(ref, plan.follow_after)
             case proto.CancelFrame():
-                await self._visible(who, frame.run_id)
+                await visible_run(self.deps, who, frame.run_id, read=None)
                 await request_cancel(self.deps.redis, frame.run_id, self.deps.bus)
                 doc = {"type": "cancel_requested", "run_id": frame.run_id, "request_id": rid}
                 self.outbox.put_control(_control(doc))
@@ -216,10 +216,6 @@ class WsSession:
                 f"this connection already follows {proto.MAX_RUNS_PER_CONNECTION} runs",
                 hint="wait for a run to finish, or open another connection",
             )
-
-    async def _visible(self, who: Principal, run_id: str) -> RunRef:
-        d = self.deps
-        return await visible_run(d.redis, d.runs, d.bus, who.tenant_id, run_id)
 
     async def _follow(self, ref: RunRef, after: str) -> None:
         await self._feed(ref, after).start()

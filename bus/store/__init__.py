@@ -25,6 +25,7 @@ from bus.store.conversations import (
 from bus.store.engine import make_engine
 from bus.store.migrate import downgrade, downgrade_async, upgrade, upgrade_async
 from bus.store.runs import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore
+from bus.store.scope import Scope
 from bus.store.stores import Stores, open_store
 from bus.store.tenant_settings import TenantSettingsRecord, TenantSettingsStore
 
@@ -55,6 +56,7 @@ __all__ = [
     "RunRecord",
     "RunStatus",
     "RunStore",
+    "Scope",
     "Stores",
     "TenantSettingsRecord",
     "TenantSettingsStore",

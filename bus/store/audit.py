@@ -24,9 +24,11 @@ from sqlalchemy import (
     Select,
     Table,
     Update,
+    and_,
     bindparam,
     func,
     insert,
+    or_,
     select,
     update,
 )
@@ -43,7 +45,8 @@ from bus.store.audit_chain import (
     walk_chain,
 )
 from bus.store.repository import Repository, insert_ignoring, insert_ignoring_conflicts, utcnow
-from bus.store.tables import AuditHeadRow, AuditRow
+from bus.store.scope import Scope, apply_scope_sync
+from bus.store.tables import AuditHeadRow, AuditRow, RunRow
 
 _AUDIT: Table = AuditRow.__table__  # pyright: ignore[reportAssignmentType]
 _HEADS: Table = AuditHeadRow.__table__  # pyright: ignore[reportAssignmentType]
@@ -97,8 +100,17 @@ class AuditEntry(BaseModel):
     record_key: str | None = Field(default=None, max_length=200)
 
 
+#: The ``agent`` of rows the API writes about its own actions (an admin reading a run or a
+#: conversation of another user). A row about a conversation carries its id as ``call_id``.
+API_AGENT = "api"
+
+
 class AuditStore(Repository):
-    """Appends to and verifies the audit log; rows are never updated or deleted here.
+    """Appends to, reads and verifies the audit log; rows are never updated or deleted here.
+
+    Appends and checks work on a tenant's whole chain; reads are scoped like runs: a user
+    sees the rows whose subject is theirs (their runs' tool calls, their own actions), a
+    tenant-wide scope every row of the tenant.
 
     Args:
         db: an engine (the store makes its own session factory) or a session factory. The
@@ -123,7 +135,9 @@ class AuditStore(Repository):
         Raises:
             StoreError: the database failed (nothing was written).
         """
-        async with self._session("append to the audit log") as session:
+        async with self._scoped(
+            Scope.tenant(entry.tenant_id), "append to the audit log"
+        ) as session:
             return await self._append_in(session, entry, once_per_call)
 
     async def append_many(self, entries: Sequence[tuple[AuditEntry, bool]]) -> int:
@@ -148,9 +162,11 @@ class AuditStore(Repository):
         group = self._group_commit()
 
         def work(conn: Connection) -> int:
-            return sum(
-                _append_batch(conn, group.dialect, t, items) for t, items in by_tenant.items()
-            )
+            written = 0
+            for tenant, items in by_tenant.items():
+                apply_scope_sync(conn, Scope.tenant(tenant))
+                written += _append_batch(conn, group.dialect, tenant, items)
+            return written
 
         return await group.run(work, "append to the audit log")
 
@@ -192,20 +208,44 @@ class AuditStore(Repository):
         return AuditLogRecord.model_validate(row)
 
     async def list(
-        self, tenant_id: str, limit: int = 50, before_seq: int | None = None
+        self,
+        scope: Scope,
+        limit: int = 50,
+        before_seq: int | None = None,
+        *,
+        run_id: str | None = None,
+        conversation_id: str | None = None,
     ) -> builtins.list[AuditLogRecord]:
-        """The tenant's rows, newest first; ``before_seq`` pages back through older ones.
+        """The rows ``scope`` sees, newest first; ``before_seq`` pages back through older ones.
+
+        Args:
+            scope: a user sees the rows whose subject is theirs; a tenant-wide scope (an
+                admin) every row of the tenant.
+            limit: the most rows to return.
+            before_seq: only rows older than this position of the tenant's chain.
+            run_id: only the rows of this run.
+            conversation_id: only the rows of this conversation's runs, and rows about
+                the conversation itself (see ``API_AGENT``).
 
         Raises:
             ValueError: ``limit`` is below 1.
         """
         if limit < 1:
             raise ValueError(f"limit must be at least 1, got {limit}")
-        stmt = select(AuditRow).where(AuditRow.tenant_id == tenant_id)
+        stmt = select(AuditRow).where(scope.where(AuditRow))
         if before_seq is not None:
             stmt = stmt.where(AuditRow.seq < before_seq)
-        stmt = stmt.order_by(AuditRow.seq.desc()).limit(limit)
-        async with self._session("read the audit log") as session:
+        if run_id is not None:
+            stmt = stmt.where(AuditRow.run_id == run_id)
+        if conversation_id is not None:
+            runs = select(RunRow.id).where(
+                RunRow.conversation_id == conversation_id, scope.where(RunRow)
+            )
+            about = and_(AuditRow.agent == API_AGENT, AuditRow.call_id == conversation_id)
+            stmt = stmt.where(or_(AuditRow.run_id.in_(runs), about))
+        # Newest first across tenants too (the operator's scope); seq alone within one.
+        stmt = stmt.order_by(AuditRow.seq.desc(), AuditRow.id.desc()).limit(limit)
+        async with self._scoped(scope, "read the audit log") as session:
             return [AuditLogRecord.model_validate(r) for r in await session.scalars(stmt)]
 
     async def verify(self, tenant_id: str | None = None, *, page_size: int = 1000) -> AuditReport:
@@ -221,7 +261,8 @@ class AuditStore(Repository):
         Raises:
             StoreError: the database failed.
         """
-        async with self._session("read the audit heads") as session:
+        scope = Scope.operator() if tenant_id is None else Scope.tenant(tenant_id)
+        async with self._scoped(scope, "read the audit heads") as session:
             heads_stmt = select(AuditHeadRow.tenant_id, AuditHeadRow.seq, AuditHeadRow.last_hash)
             tenants_stmt = select(AuditRow.tenant_id).group_by(AuditRow.tenant_id)
             if tenant_id is not None:
@@ -241,7 +282,7 @@ class AuditStore(Repository):
             if up_to_seq is not None:
                 stmt = stmt.where(AuditRow.seq <= up_to_seq)
             stmt = stmt.order_by(AuditRow.seq).limit(page_size)
-            async with self._session("read the audit log") as session:
+            async with self._scoped(Scope.tenant(tenant_id), "read the audit log") as session:
                 return [AuditLogRecord.model_validate(r) for r in await session.scalars(stmt)]
 
         return read
@@ -249,7 +290,7 @@ class AuditStore(Repository):
     async def count(self, tenant_id: str) -> int:
         """How many rows the tenant's chain has."""
         stmt = select(func.count()).select_from(AuditRow).where(AuditRow.tenant_id == tenant_id)
-        async with self._session("count audit rows") as session:
+        async with self._scoped(Scope.tenant(tenant_id), "count audit rows") as session:
             return int(await session.scalar(stmt) or 0)
 
 

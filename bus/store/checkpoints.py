@@ -1,20 +1,19 @@
-"""The checkpoints repository: runs paused at a gate, resumed at most once, tenant-isolated.
+"""The checkpoints repository: runs paused at a gate, resumed at most once, by their owner.
 
 A run that stops at a gate writes a checkpoint; a resume claims it. Every statement runs
-under the caller's tenant: in the WHERE clause on every backend and, on Postgres, also by
-row-level security (each transaction first sets ``app.tenant_id``; see migration 0006).
+under the caller's `Scope`: in the WHERE clause on every backend and, on Postgres, also by
+row-level security (each transaction first sets the scope; see `bus.store.scope`).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Self
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
-from sqlalchemy import select, text, update
+from sqlalchemy import select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import Insert
@@ -22,6 +21,7 @@ from sqlalchemy.sql.dml import Insert
 from bus.errors import StoreError
 from bus.store.gate_tables import CheckpointRow
 from bus.store.repository import Repository, utcnow
+from bus.store.scope import Scope
 
 __all__ = [
     "CheckpointRecord",
@@ -35,9 +35,6 @@ __all__ = [
     "GateReason",
 ]
 
-# Transaction-local (third argument true): the setting ends with the transaction, so a pooled
-# connection never carries one tenant's id into another's transaction.
-_SET_TENANT = text("SELECT set_config('app.tenant_id', :tenant, true)")
 DECISION_MAX_CHARS = 32
 
 
@@ -56,14 +53,14 @@ class GateAlreadyOpen(GateError):
 
 
 class GateNotFound(GateError):
-    """The tenant has no paused run with this id (it may be another tenant's run)."""
+    """No paused run with this id for the caller (it may be another user's or tenant's)."""
 
     code = "gate_not_found"
-    hint = "check the run id; only the tenant that started a run can resume it"
+    hint = "check the run id; only the user who started a run can resume it"
 
 
 class GateForbidden(GateError):
-    """The gate belongs to another subject of the same tenant."""
+    """The caller sees the gate (a tenant admin) but it belongs to another user."""
 
     code = "gate_forbidden"
     hint = "only the user who started the run can resume it"
@@ -157,7 +154,8 @@ def _insert_unless_taken(session: AsyncSession, values: dict[str, Any]) -> Inser
 class CheckpointStore(Repository):
     """Writes, finds and resumes the checkpoints of paused runs.
 
-    A checkpoint belongs to the tenant of its run; to any other tenant it does not exist.
+    A checkpoint belongs to the user who started its run: a tenant admin may read it, only
+    that user may resume it, and to anyone else it does not exist.
 
     Args:
         db: an engine (the store makes its own session factory) or a session factory. The
@@ -172,27 +170,27 @@ class CheckpointStore(Repository):
             StoreError: the checkpoint id is taken, or the database failed.
         """
         values = record.model_dump() | {"reason": record.reason.value}
-        async with self._tenant_session(record.tenant_id, "pause the run") as session:
+        owner = Scope.user(record.tenant_id, record.subject)
+        async with self._scoped(owner, "pause the run") as session:
             stmt = _insert_unless_taken(session, values).returning(CheckpointRow.id)
             if await session.scalar(stmt) is not None:
                 return record
-            if await self._open_row(session, record.tenant_id, record.run_id) is not None:
+            if await self._open_row(session, owner, record.run_id) is not None:
                 raise GateAlreadyOpen(f"run {record.run_id!r} already waits at a gate")
             raise StoreError(
                 f"checkpoint {record.id!r} already exists",
                 hint="gate ids must be unique; generate them with uuid4().hex",
             )
 
-    async def open_for(self, tenant_id: str, run_id: str) -> CheckpointRecord | None:
-        """The tenant's run's open checkpoint, or None (also when another tenant owns it)."""
-        async with self._tenant_session(tenant_id, "read the paused run") as session:
-            row = await self._open_row(session, tenant_id, run_id)
+    async def open_for(self, scope: Scope, run_id: str) -> CheckpointRecord | None:
+        """The run's open checkpoint if ``scope`` sees it, else None."""
+        async with self._scoped(scope, "read the paused run") as session:
+            row = await self._open_row(session, scope, run_id)
             return None if row is None else CheckpointRecord.model_validate(row)
 
     async def claim(
         self,
-        tenant_id: str,
-        subject: str,
+        scope: Scope,
         run_id: str,
         decision: str,
         now: datetime | None = None,
@@ -204,8 +202,8 @@ class CheckpointStore(Repository):
         ``GateConflict``. A refused claim changes nothing.
 
         Args:
-            tenant_id: the caller's tenant; another tenant's run is not found.
-            subject: the caller; it must be the subject the run paused for.
+            scope: the caller; it must own the run. Another user's or tenant's run is not
+                found, unless the scope sees it (an admin), which is forbidden.
             run_id: the paused run.
             decision: the decision verb, stored as given (the caller validates it).
             now: the time of the resume (default: the current time); aware.
@@ -214,8 +212,8 @@ class CheckpointStore(Repository):
             The checkpoint as stored afterwards, with ``resumed_at`` and ``decision`` set.
 
         Raises:
-            GateNotFound: the tenant has no checkpoint for this run (unknown or foreign run).
-            GateForbidden: the run paused for another subject of the tenant.
+            GateNotFound: the scope sees no checkpoint for this run (unknown or foreign run).
+            GateForbidden: the scope sees the run (an admin) but another user owns it.
             GateConflict: the run has no open gate (it was already resumed).
             GateExpired: the open gate expired at or before ``now``.
             ValueError: ``decision`` is empty or too long, or ``now`` is naive.
@@ -230,9 +228,8 @@ class CheckpointStore(Repository):
         stmt = (
             update(CheckpointRow)
             .where(
-                CheckpointRow.tenant_id == tenant_id,
+                scope.where(CheckpointRow, owner=True),
                 CheckpointRow.run_id == run_id,
-                CheckpointRow.subject == subject,
                 CheckpointRow.resumed_at.is_(None),
                 CheckpointRow.expires_at > now,
             )
@@ -240,38 +237,27 @@ class CheckpointStore(Repository):
             .returning(CheckpointRow)
             .execution_options(synchronize_session=False)
         )
-        async with self._tenant_session(tenant_id, "resume the run") as session:
+        async with self._scoped(scope, "resume the run") as session:
             row = await session.scalar(stmt)
             if row is not None:
                 return CheckpointRecord.model_validate(row)
-            raise await self._refusal(session, tenant_id, subject, run_id, now)
+            raise await self._refusal(session, scope, run_id, now)
 
-    async def history(self, tenant_id: str, run_id: str) -> list[CheckpointRecord]:
-        """Every checkpoint of the tenant's run, oldest first (empty for a foreign run)."""
+    async def history(self, scope: Scope, run_id: str) -> list[CheckpointRecord]:
+        """Every checkpoint of the run ``scope`` sees, oldest first (empty for another's)."""
         stmt = (
             select(CheckpointRow)
-            .where(CheckpointRow.tenant_id == tenant_id, CheckpointRow.run_id == run_id)
+            .where(scope.where(CheckpointRow), CheckpointRow.run_id == run_id)
             .order_by(CheckpointRow.created_at, CheckpointRow.id)
         )
-        async with self._tenant_session(tenant_id, "read the run's gates") as session:
+        async with self._scoped(scope, "read the run's gates") as session:
             return [CheckpointRecord.model_validate(row) for row in await session.scalars(stmt)]
 
-    @asynccontextmanager
-    async def _tenant_session(
-        self, tenant_id: str, action: str
-    ) -> AsyncGenerator[AsyncSession, None]:
-        """A session whose transaction runs as ``tenant_id`` for row-level security."""
-        async with self._session(action) as session:
-            # SQLite has no row-level security; the WHERE clauses scope every statement.
-            if session.get_bind().dialect.name == "postgresql":
-                await session.execute(_SET_TENANT, {"tenant": tenant_id})
-            yield session
-
     @staticmethod
-    async def _open_row(session: AsyncSession, tenant_id: str, run_id: str) -> CheckpointRow | None:
+    async def _open_row(session: AsyncSession, scope: Scope, run_id: str) -> CheckpointRow | None:
         return await session.scalar(
             select(CheckpointRow).where(
-                CheckpointRow.tenant_id == tenant_id,
+                scope.where(CheckpointRow),
                 CheckpointRow.run_id == run_id,
                 CheckpointRow.resumed_at.is_(None),
             )
@@ -279,22 +265,22 @@ class CheckpointStore(Repository):
 
     @staticmethod
     async def _refusal(
-        session: AsyncSession, tenant_id: str, subject: str, run_id: str, now: datetime
+        session: AsyncSession, scope: Scope, run_id: str, now: datetime
     ) -> GateError:
         """Why a claim's UPDATE matched nothing, as the error to raise."""
         rows: Sequence[CheckpointRow] = (
             await session.scalars(
                 select(CheckpointRow)
-                .where(CheckpointRow.tenant_id == tenant_id, CheckpointRow.run_id == run_id)
+                .where(scope.where(CheckpointRow), CheckpointRow.run_id == run_id)
                 .order_by(CheckpointRow.created_at.desc(), CheckpointRow.id.desc())
             )
         ).all()
         if not rows:
-            # The same words whether the run is unknown or another tenant's: nothing leaks.
+            # The same words whether the run is unknown or another's: nothing leaks.
             return GateNotFound(f"run {run_id!r} is not paused at a gate")
         # The open gate if there is one, else the latest: a run has one subject anyway.
         gate = next((row for row in rows if row.resumed_at is None), rows[0])
-        if gate.subject != subject:
+        if not scope.owns(gate.subject):
             return GateForbidden(f"run {run_id!r} belongs to another user")
         if gate.resumed_at is not None:
             return GateConflict(f"the gate of run {run_id!r} was already resumed")

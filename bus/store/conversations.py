@@ -1,4 +1,4 @@
-"""The conversations repository: threads of messages, each one owned by a single tenant."""
+"""The conversations repository: threads of messages, each owned by one user of one tenant."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ from sqlalchemy import delete, select, update
 
 from bus.errors import StoreError
 from bus.store.repository import Repository, insert_ignoring_conflicts, utcnow
+from bus.store.scope import Scope
 from bus.store.tables import ConversationRow, MessageRow
 
 TITLE_MAX_CHARS = 120
 
 
 class ConversationNotFound(StoreError):
-    """The tenant has no conversation with this id (it may belong to another tenant)."""
+    """No conversation with this id for the caller (it may be another user's or tenant's)."""
 
     code = "conversation_not_found"
     hint = "start a new conversation, or pass the id of one of your own"
@@ -70,11 +71,17 @@ def make_title(text: str | None) -> str | None:
     return " ".join(text.split())[:TITLE_MAX_CHARS] or None
 
 
+class _Free(Exception):
+    """Rolls a probe's insert back: the id was free."""
+
+
 class ConversationStore(Repository):
     """Reads and writes conversations and their messages.
 
-    A conversation belongs to the tenant that created it; to any other tenant it does not
-    exist, whatever its id.
+    A conversation belongs to the user (subject) of the tenant who started it. Reads see
+    it under that user's scope or a tenant-wide one (an admin); writes (continuing it,
+    appending, deleting) only under the owner's. To anyone else it does not exist,
+    whatever its id.
 
     Args:
         db: an engine (the store makes its own session factory) or a session factory. The
@@ -82,58 +89,83 @@ class ConversationStore(Repository):
     """
 
     async def ensure(
-        self, tenant_id: str, subject: str, conversation_id: str, title: str | None
+        self, owner: Scope, conversation_id: str, title: str | None
     ) -> ConversationRecord:
-        """The tenant's conversation with this id, created first if it does not exist.
+        """The owner's conversation with this id, created first if it does not exist.
 
-        Idempotent for the tenant: an existing conversation comes back unchanged (its title
-        and subject stay as they were first stored).
+        Idempotent for the owner: an existing conversation comes back unchanged (its title
+        stays as it was first stored).
 
         Args:
-            tenant_id: who owns the conversation.
-            subject: who started it.
+            owner: the tenant and user who own (or now start) the conversation.
             conversation_id: its id, chosen by the caller.
             title: its title, usually the first question; folded to one line of at most
                 120 characters.
 
         Raises:
-            ConversationNotFound: the id belongs to another tenant's conversation.
+            ConversationNotFound: the id belongs to another user's or tenant's conversation.
             StoreError: the database failed.
         """
-        now = utcnow()
-        values = {
-            "id": conversation_id,
-            "tenant_id": tenant_id,
-            "subject": subject,
-            "title": make_title(title),
-            "created_at": now,
-            "updated_at": now,
-        }
-        async with self._session("create the conversation") as session:
+        values = _new_row(owner, conversation_id, title)
+        async with self._scoped(owner, "create the conversation") as session:
             # Insert-or-nothing, then read: race-free on both databases, and a conversation
-            # of another tenant is never overwritten.
+            # of another user or tenant is never overwritten.
             await session.execute(
                 insert_ignoring_conflicts(session, ConversationRow, values, ["id"])
             )
             row = await session.scalar(
-                select(ConversationRow).where(ConversationRow.id == conversation_id)
+                select(ConversationRow).where(
+                    ConversationRow.id == conversation_id, owner.where(ConversationRow, owner=True)
+                )
             )
-            if row is None or row.tenant_id != tenant_id:
+            if row is None:
                 raise ConversationNotFound(f"no conversation {conversation_id!r}")
             return ConversationRecord.model_validate(row)
 
-    async def get(self, tenant_id: str, conversation_id: str) -> ConversationRecord | None:
-        """The tenant's conversation with this id, or None (also when another tenant owns it)."""
-        async with self._session("read the conversation") as session:
+    async def probe(self, scope: Scope, conversation_id: str) -> ConversationRecord | None:
+        """Whether a run of ``scope`` may name this conversation id; writes nothing.
+
+        Returns:
+            None when the id is free (the run will start the conversation), the
+            conversation when ``scope`` sees it (compare its subject to tell an admin's
+            view of another user's conversation from the caller's own).
+
+        Raises:
+            ConversationNotFound: another user or tenant has a conversation with this id.
+            StoreError: the database failed.
+        """
+        # The insert is rolled back whatever happens. It asks the unique index, which sees
+        # every row, whether the id is taken; a SELECT could not tell on Postgres, where
+        # row-level security hides other users' rows from this transaction.
+        values = _new_row(scope, conversation_id, None)
+        try:
+            async with self._scoped(scope, "check the conversation") as session:
+                stmt = insert_ignoring_conflicts(session, ConversationRow, values, ["id"])
+                if await session.scalar(stmt.returning(ConversationRow.id)) is not None:
+                    raise _Free
+                row = await session.scalar(
+                    select(ConversationRow).where(
+                        ConversationRow.id == conversation_id, scope.where(ConversationRow)
+                    )
+                )
+        except _Free:
+            return None
+        if row is None:
+            raise ConversationNotFound(f"no conversation {conversation_id!r}")
+        return ConversationRecord.model_validate(row)
+
+    async def get(self, scope: Scope, conversation_id: str) -> ConversationRecord | None:
+        """The conversation with this id if ``scope`` sees it, else None."""
+        async with self._scoped(scope, "read the conversation") as session:
             row = await session.scalar(
                 select(ConversationRow).where(
-                    ConversationRow.id == conversation_id, ConversationRow.tenant_id == tenant_id
+                    ConversationRow.id == conversation_id, scope.where(ConversationRow)
                 )
             )
             return None if row is None else ConversationRecord.model_validate(row)
 
-    async def list(self, tenant_id: str, limit: int = 50) -> builtins.list[ConversationRecord]:
-        """The tenant's conversations, the most recently active first.
+    async def list(self, scope: Scope, limit: int = 50) -> builtins.list[ConversationRecord]:
+        """The conversations ``scope`` sees, the most recently active first.
 
         Raises:
             ValueError: ``limit`` is below 1.
@@ -141,20 +173,20 @@ class ConversationStore(Repository):
         _check_limit(limit)
         stmt = (
             select(ConversationRow)
-            .where(ConversationRow.tenant_id == tenant_id)
+            .where(scope.where(ConversationRow))
             .order_by(ConversationRow.updated_at.desc(), ConversationRow.id.desc())
             .limit(limit)
         )
-        async with self._session("list conversations") as session:
+        async with self._scoped(scope, "list conversations") as session:
             rows = await session.scalars(stmt)
             return [ConversationRecord.model_validate(row) for row in rows]
 
     async def history(
-        self, tenant_id: str, conversation_id: str, limit: int = 20
+        self, scope: Scope, conversation_id: str, limit: int = 20
     ) -> builtins.list[MessageRecord]:
         """The last ``limit`` messages of the conversation, oldest first.
 
-        Another tenant's conversation, or an unknown id, has no messages.
+        A conversation ``scope`` does not see, or an unknown id, has no messages.
 
         Raises:
             ValueError: ``limit`` is below 1.
@@ -162,17 +194,22 @@ class ConversationStore(Repository):
         _check_limit(limit)
         stmt = (
             select(MessageRow)
-            .where(MessageRow.conversation_id == conversation_id, MessageRow.tenant_id == tenant_id)
+            .join(ConversationRow, ConversationRow.id == MessageRow.conversation_id)
+            .where(
+                MessageRow.conversation_id == conversation_id,
+                MessageRow.tenant_id == ConversationRow.tenant_id,
+                scope.where(ConversationRow),
+            )
             .order_by(MessageRow.id.desc())
             .limit(limit)
         )
-        async with self._session("read the conversation history") as session:
+        async with self._scoped(scope, "read the conversation history") as session:
             rows = await session.scalars(stmt)
             return [MessageRecord.model_validate(row) for row in reversed(rows.all())]
 
     async def append(
         self,
-        tenant_id: str,
+        owner: Scope,
         conversation_id: str,
         role: MessageRole,
         content: str,
@@ -185,30 +222,30 @@ class ConversationStore(Repository):
         without a run is never deduplicated.
 
         Args:
-            tenant_id: who owns the conversation.
+            owner: the tenant and user who own the conversation.
             conversation_id: the conversation to add to.
             role: who wrote the message.
             content: the message text.
             run_id: the run the message belongs to.
 
         Raises:
-            ConversationNotFound: the tenant has no conversation with this id.
+            ConversationNotFound: the owner has no conversation with this id.
             StoreError: the database failed.
         """
         now = utcnow()
         values = {
             "conversation_id": conversation_id,
-            "tenant_id": tenant_id,
+            "tenant_id": owner.tenant_id,
             "run_id": run_id,
             "role": MessageRole(role).value,
             "content": content,
             "created_at": now,
         }
         conflict_on = ["conversation_id", "run_id", "role"]
-        async with self._session("append to the conversation") as session:
+        async with self._scoped(owner, "append to the conversation") as session:
             owned = await session.scalar(
                 select(ConversationRow.id).where(
-                    ConversationRow.id == conversation_id, ConversationRow.tenant_id == tenant_id
+                    ConversationRow.id == conversation_id, owner.where(ConversationRow, owner=True)
                 )
             )
             if owned is None:
@@ -223,20 +260,33 @@ class ConversationStore(Repository):
                 .execution_options(synchronize_session=False)
             )
 
-    async def delete(self, tenant_id: str, conversation_id: str) -> bool:
-        """Delete the tenant's conversation and, by cascade, its messages.
+    async def delete(self, owner: Scope, conversation_id: str) -> bool:
+        """Delete the owner's conversation and, by cascade, its messages.
 
         Returns:
-            Whether it existed; False also when another tenant owns the id (it is untouched).
+            Whether it existed; False also when another user or tenant owns the id (it is
+            untouched, even for an admin: admins read, owners delete).
         """
         stmt = (
             delete(ConversationRow)
-            .where(ConversationRow.id == conversation_id, ConversationRow.tenant_id == tenant_id)
+            .where(ConversationRow.id == conversation_id, owner.where(ConversationRow, owner=True))
             .returning(ConversationRow.id)
             .execution_options(synchronize_session=False)
         )
-        async with self._session("delete the conversation") as session:
+        async with self._scoped(owner, "delete the conversation") as session:
             return await session.scalar(stmt) is not None
+
+
+def _new_row(owner: Scope, conversation_id: str, title: str | None) -> dict[str, object]:
+    now = utcnow()
+    return {
+        "id": conversation_id,
+        "tenant_id": owner.tenant_id,
+        "subject": owner.subject,
+        "title": make_title(title),
+        "created_at": now,
+        "updated_at": now,
+    }
 
 
 def _check_limit(limit: int) -> None:

@@ -22,8 +22,9 @@ OPEN_GATE = "resumed_at IS NULL"
 class CheckpointRow(Base):
     """A run paused at a gate: what it needs to continue, and how the gate was decided.
 
-    On Postgres, row-level security (migration 0006) hides every row whose ``tenant_id`` is
-    not the transaction's ``app.tenant_id`` setting.
+    On Postgres, row-level security (migration 0008) hides every row outside the
+    transaction's scope (``bus.store.scope``): another tenant's, or another user's unless
+    the scope covers every user of the tenant.
     """
 
     __tablename__ = "checkpoints"

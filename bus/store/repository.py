@@ -15,6 +15,7 @@ from sqlalchemy.sql.dml import Insert
 from bus.errors import StoreError
 from bus.store.engine import safe_url
 from bus.store.group_commit import GroupCommit, for_engine
+from bus.store.scope import Scope, apply_scope
 from bus.store.tables import Base
 
 
@@ -97,3 +98,10 @@ class Repository:
             # the driver's message alone says what went wrong.
             cause = e.orig if isinstance(e, DBAPIError) else e
             raise StoreError(f"could not {action} in {self._where}: {cause}") from e
+
+    @asynccontextmanager
+    async def _scoped(self, scope: Scope, action: str) -> AsyncGenerator[AsyncSession, None]:
+        """`_session` whose transaction runs as ``scope`` for row-level security (Postgres)."""
+        async with self._session(action) as session:
+            await apply_scope(session, scope)
+            yield session

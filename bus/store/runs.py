@@ -1,4 +1,5 @@
-"""The runs repository: every read is scoped to a tenant, every write is idempotent."""
+"""The runs repository: every read is scoped to a user (or a tenant admin), every write is
+idempotent and made by the run's owner."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from bus.errors import StoreError
 from bus.events import TERMINAL_STATUSES, RunStatus
 from bus.store.repository import Repository, insert_ignoring, utcnow
+from bus.store.scope import Scope, apply_scope_sync
 from bus.store.tables import RunRow
 
 __all__ = ["TERMINAL_STATUSES", "RunRecord", "RunStatus", "RunStore", "utcnow"]
@@ -57,9 +59,18 @@ class RunRecord(BaseModel):
         """Whether the run has ended and can no longer change."""
         return self.status in TERMINAL_STATUSES
 
+    @property
+    def owner(self) -> Scope:
+        """The scope of the user who started the run."""
+        return Scope.user(self.tenant_id, self.subject)
+
 
 class RunStore(Repository):
     """Reads and writes runs.
+
+    A run belongs to the user who started it: reads see it under that user's scope or a
+    tenant-wide one (an admin), writes only under the owner's. To anyone else it does not
+    exist, whatever its id.
 
     Args:
         db: an engine (the store makes its own session factory) or a session factory. The
@@ -68,7 +79,7 @@ class RunStore(Repository):
 
     async def create(self, run: RunRecord) -> RunRecord:
         """Insert a new run; raises ``StoreError`` if its id is taken or the database fails."""
-        async with self._session("create the run") as session:
+        async with self._scoped(run.owner, "create the run") as session:
             session.add(RunRow(**(run.model_dump() | {"status": run.status.value})))
             try:
                 await session.flush()
@@ -89,20 +100,20 @@ class RunStore(Repository):
             has a run with this id, that run comes back unchanged (not ``run``).
 
         Raises:
-            StoreError: another tenant owns the id, or the database failed.
+            StoreError: another tenant or user owns the id, or the database failed.
         """
         values = run.model_dump() | {"status": run.status.value}
         group = self._group_commit()
+        owner = run.owner
 
         def work(conn: Connection) -> tuple[RunRecord, bool]:
+            apply_scope_sync(conn, owner)
             if conn.execute(_insert_stmt(group.dialect), values).scalar() is not None:
                 return run, True
-            row = conn.execute(_SELECT_ONE, {"run_id_": run.id}).mappings().first()
+            row = conn.execute(_SELECT_ONE, _owner_params(owner, run.id)).mappings().first()
             if row is None:
-                # Deleted between the two statements: nothing to return, nothing created.
-                raise StoreError(f"run {run.id!r} vanished while it was being created")
-            if row["tenant_id"] != run.tenant_id:
-                # Say no more than create() would: nothing of the other tenant's run leaks.
+                # Another owner's run (or deleted in between). Say no more than create()
+                # would: nothing of the other run leaks.
                 raise StoreError(
                     f"run {run.id!r} already exists",
                     hint="run ids must be unique; let the bus generate them",
@@ -111,35 +122,34 @@ class RunStore(Repository):
 
         return await group.run(work, "create the run")
 
-    async def get(self, tenant_id: str, run_id: str) -> RunRecord | None:
-        """The tenant's run with this id, or None (also when another tenant owns it)."""
-        async with self._session("read the run") as session:
+    async def get(self, scope: Scope, run_id: str) -> RunRecord | None:
+        """The run with this id if ``scope`` sees it, else None (also when it is another's)."""
+        async with self._scoped(scope, "read the run") as session:
             row = await session.scalar(
-                select(RunRow).where(RunRow.id == run_id, RunRow.tenant_id == tenant_id)
+                select(RunRow).where(RunRow.id == run_id, scope.where(RunRow))
             )
             return None if row is None else RunRecord.model_validate(row)
 
     async def list(
-        self, tenant_id: str, limit: int = 50, before: str | None = None
+        self, scope: Scope, limit: int = 50, before: str | None = None
     ) -> Sequence[RunRecord]:
-        """The tenant's runs, newest first, one page at a time.
+        """The runs ``scope`` sees (a user's own, or the tenant's), newest first, by pages.
 
         Args:
-            tenant_id: whose runs to list.
+            scope: whose runs to list.
             limit: the most runs to return (at least 1).
             before: the id of the last run of the previous page; only older runs follow.
-                An id the tenant does not own gives an empty page.
+                An id the scope does not see gives an empty page.
         """
         if limit < 1:
             raise ValueError(f"limit must be at least 1, got {limit}")
-        stmt = select(RunRow).where(RunRow.tenant_id == tenant_id)
+        visible = scope.where(RunRow)
+        stmt = select(RunRow).where(visible)
         if before is not None:
             # A keyset cursor on (created_at, id): stable under concurrent inserts and
             # correct when several runs share a timestamp, unlike an offset or a bare time.
             cursor_at = (
-                select(RunRow.created_at)
-                .where(RunRow.tenant_id == tenant_id, RunRow.id == before)
-                .scalar_subquery()
+                select(RunRow.created_at).where(visible, RunRow.id == before).scalar_subquery()
             )
             stmt = stmt.where(
                 or_(
@@ -148,12 +158,13 @@ class RunStore(Repository):
                 )
             )
         stmt = stmt.order_by(RunRow.created_at.desc(), RunRow.id.desc()).limit(limit)
-        async with self._session("list runs") as session:
+        async with self._scoped(scope, "list runs") as session:
             rows = await session.scalars(stmt)
             return [RunRecord.model_validate(row) for row in rows]
 
     async def set_status(
         self,
+        scope: Scope,
         run_id: str,
         status: RunStatus,
         *,
@@ -166,6 +177,7 @@ class RunStore(Repository):
         ``done``, ``done`` twice) must be harmless: it changes nothing and is not an error.
 
         Args:
+            scope: the run's owner (another scope finds no run).
             run_id: the run to update.
             status: the new status; a terminal one also sets ``finished_at``.
             answer: the answer to store; None keeps the current one.
@@ -183,10 +195,11 @@ class RunStore(Repository):
             values["error_code"] = error_code
         if status in TERMINAL_STATUSES:
             values["finished_at"] = now
-        return await self._update_unless_ended(run_id, values, "update the run status")
+        return await self._update_unless_ended(scope, run_id, values, "update the run status")
 
     async def end(
         self,
+        scope: Scope,
         run_id: str,
         status: RunStatus,
         *,
@@ -202,6 +215,7 @@ class RunStore(Repository):
         so a redelivered finalizer changes nothing.
 
         Args:
+            scope: the run's owner (another scope finds no run).
             run_id: the run to end.
             status: a terminal status.
             answer: the final answer; None keeps the current one.
@@ -218,26 +232,28 @@ class RunStore(Repository):
         """
         values = _end_values(status, answer, trace, usage, error_code)
         stmt = _update_stmt(tuple(sorted(values)), returning=False)
-        params = {f"v_{k}": v for k, v in values.items()} | {"run_id_": run_id}
+        params = {f"v_{k}": v for k, v in values.items()} | _owner_params(scope, run_id)
 
         def work(conn: Connection) -> bool:
+            apply_scope_sync(conn, scope)
             return conn.execute(stmt, params).rowcount == 1
 
         return await self._group_commit().run(work, "finish the run")
 
     async def _update_unless_ended(
-        self, run_id: str, values: dict[str, Any], action: str
+        self, scope: Scope, run_id: str, values: dict[str, Any], action: str
     ) -> RunRecord | None:
         # The terminal check lives in the UPDATE's WHERE, so two workers racing to end the
         # same run cannot both win: whichever commits first sticks. Group-committed: every
         # run's status changes (intake's ``running``, the run-end hook) come through here.
         stmt = _update_stmt(tuple(sorted(values)))
-        params = {f"v_{k}": v for k, v in values.items()} | {"run_id_": run_id}
+        params = {f"v_{k}": v for k, v in values.items()} | _owner_params(scope, run_id)
 
         def work(conn: Connection) -> RunRecord | None:
+            apply_scope_sync(conn, scope)
             row = conn.execute(stmt, params).mappings().first()
-            if row is None:  # not updated: unknown, or already ended
-                row = conn.execute(_SELECT_ONE, {"run_id_": run_id}).mappings().first()
+            if row is None:  # not updated: unknown, another's, or already ended
+                row = conn.execute(_SELECT_ONE, _owner_params(scope, run_id)).mappings().first()
             return None if row is None else RunRecord.model_validate(dict(row))
 
         return await self._group_commit().run(work, action)
@@ -245,7 +261,17 @@ class RunStore(Repository):
 
 # The run path's statements are built once, with bound parameters, so each execution
 # reuses its compiled form instead of building and cache-keying a new statement.
-_SELECT_ONE = select(_RUNS).where(_RUNS.c.id == bindparam("run_id_"))
+# Writes and their read-backs are the owner's: the tenant and subject are in every WHERE.
+_OWNED = and_(
+    _RUNS.c.id == bindparam("run_id_"),
+    _RUNS.c.tenant_id == bindparam("owner_tenant_"),
+    _RUNS.c.subject == bindparam("owner_subject_"),
+)
+_SELECT_ONE = select(_RUNS).where(_OWNED)
+
+
+def _owner_params(scope: Scope, run_id: str) -> dict[str, str]:
+    return {"run_id_": run_id, "owner_tenant_": scope.tenant_id, "owner_subject_": scope.subject}
 
 
 @functools.cache
@@ -259,7 +285,7 @@ def _update_stmt(columns: tuple[str, ...], *, returning: bool = True) -> Update:
     # The terminal check lives in the WHERE: see `RunStore._update_unless_ended`.
     stmt = (
         update(_RUNS)
-        .where(_RUNS.c.id == bindparam("run_id_"), _RUNS.c.status.not_in(_TERMINAL_VALUES))
+        .where(_OWNED, _RUNS.c.status.not_in(_TERMINAL_VALUES))
         .values({c: bindparam(f"v_{c}") for c in columns})
     )
     # RETURNING saves a second statement when the caller wants the row (SQLite 3.35+).

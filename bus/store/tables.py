@@ -72,7 +72,11 @@ class RunRow(Base):
     """One question a tenant asked, and how it ended."""
 
     __tablename__ = "runs"
-    __table_args__ = (Index("ix_runs_tenant_id_created_at", "tenant_id", "created_at"),)
+    __table_args__ = (
+        Index("ix_runs_tenant_id_created_at", "tenant_id", "created_at"),
+        # A user's own runs, newest first (GET /api/v1/runs for a user key).
+        Index("ix_runs_tenant_id_subject_created_at", "tenant_id", "subject", "created_at"),
+    )
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     tenant_id: Mapped[str] = mapped_column(String(64))
@@ -97,7 +101,12 @@ class ConversationRow(Base):
     """A thread of questions and answers; each run of it adds a user and an assistant message."""
 
     __tablename__ = "conversations"
-    __table_args__ = (Index("ix_conversations_tenant_id_updated_at", "tenant_id", "updated_at"),)
+    __table_args__ = (
+        Index("ix_conversations_tenant_id_updated_at", "tenant_id", "updated_at"),
+        Index(
+            "ix_conversations_tenant_id_subject_updated_at", "tenant_id", "subject", "updated_at"
+        ),
+    )
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     tenant_id: Mapped[str] = mapped_column(String(64))
@@ -148,6 +157,8 @@ class AuditRow(Base):
         UniqueConstraint("tenant_id", "seq"),
         # Finds a side-effecting call's row on redelivery, so it is written once.
         Index("ix_audit_log_tenant_id_call_id", "tenant_id", "call_id"),
+        # GET /api/v1/audit?run_id=...
+        Index("ix_audit_log_tenant_id_run_id", "tenant_id", "run_id"),
         # A ledger record written twice (a recorder crashed before its ack) is kept once.
         Index("uq_audit_log_tenant_id_record_key", "tenant_id", "record_key", unique=True),
     )

@@ -17,6 +17,7 @@ from sqlalchemy.sql.dml import Insert
 
 from bus.errors import StoreError
 from bus.store.repository import Repository, utcnow
+from bus.store.scope import Scope
 from bus.store.tables import TenantSettingsRow
 
 
@@ -60,7 +61,7 @@ class TenantSettingsStore(Repository):
 
     async def get(self, tenant_id: str) -> TenantSettingsRecord | None:
         """The tenant's preferences, or None when it never stored any."""
-        async with self._session("read the tenant settings") as session:
+        async with self._scoped(Scope.tenant(tenant_id), "read the tenant settings") as session:
             row = await session.scalar(
                 select(TenantSettingsRow).where(TenantSettingsRow.tenant_id == tenant_id)
             )
@@ -76,7 +77,7 @@ class TenantSettingsStore(Repository):
             "updated_at": utcnow(),
             "updated_by": updated_by,
         }
-        async with self._session("store the tenant settings") as session:
+        async with self._scoped(Scope.tenant(tenant_id), "store the tenant settings") as session:
             await session.execute(_upsert(session, values))
             row = await session.scalar(
                 select(TenantSettingsRow).where(TenantSettingsRow.tenant_id == tenant_id)
@@ -93,5 +94,5 @@ class TenantSettingsStore(Repository):
             .returning(TenantSettingsRow.tenant_id)
             .execution_options(synchronize_session=False)
         )
-        async with self._session("delete the tenant settings") as session:
+        async with self._scoped(Scope.tenant(tenant_id), "delete the tenant settings") as session:
             return await session.scalar(stmt) is not None

@@ -1,11 +1,17 @@
-"""``/api/v1/conversations``: the tenant's conversations (list, read, delete)."""
+"""``/api/v1/conversations``: the caller's conversations (list, read, delete).
+
+A conversation belongs to the user who started it. A tenant admin may also list and read
+every conversation of its tenant (each read of another user's is audited), but only the
+owner may delete one: an admin gets 403, anyone else 404.
+"""
 
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response, status
 from pydantic import BaseModel
 
-from api.http.errors import ConversationNotFound
+from api.http.errors import ConversationNotFound, NotOwner
+from api.http.oversight import audit_read
 from api.http.routes.common import Caller, Deps
 from bus.store import ConversationRecord, MessageRecord
 
@@ -13,7 +19,7 @@ router = APIRouter(prefix="/api/v1/conversations", tags=["conversations"])
 
 
 class ConversationList(BaseModel):
-    """The tenant's conversations, most recently active first."""
+    """The caller's conversations (an admin's: the tenant's), most recently active first."""
 
     conversations: list[ConversationRecord]
 
@@ -29,8 +35,13 @@ class ConversationView(BaseModel):
 async def list_conversations(
     deps: Deps, caller: Caller, limit: Annotated[int, Query(ge=1, le=200)] = 50
 ) -> ConversationList:
-    """The tenant's conversations."""
-    return ConversationList(conversations=await deps.conversations.list(caller.tenant_id, limit))
+    """The caller's conversations; an admin's, the tenant's (audited)."""
+    found = await deps.conversations.list(caller.scope, limit)
+    others = [c.id for c in found if c.subject != caller.subject]
+    await audit_read(
+        deps.audit, caller, what="list_conversations", owners=(c.subject for c in found), ids=others
+    )
+    return ConversationList(conversations=found)
 
 
 @router.get("/{conversation_id}", response_model=ConversationView)
@@ -41,16 +52,28 @@ async def get_conversation(
     limit: Annotated[int, Query(ge=1, le=500, description="Latest messages to return.")] = 100,
 ) -> ConversationView:
     """One conversation with its messages."""
-    found = await deps.conversations.get(caller.tenant_id, conversation_id)
+    found = await deps.conversations.get(caller.scope, conversation_id)
     if found is None:
         raise ConversationNotFound(f"no conversation {conversation_id[:80]!r}")
-    history = await deps.conversations.history(caller.tenant_id, conversation_id, limit)
+    await audit_read(
+        deps.audit,
+        caller,
+        what="read_conversation",
+        owners=[found.subject],
+        target=conversation_id,
+    )
+    history = await deps.conversations.history(caller.scope, conversation_id, limit)
     return ConversationView(conversation=found, messages=history)
 
 
 @router.delete("/{conversation_id}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_conversation(conversation_id: str, deps: Deps, caller: Caller) -> Response:
-    """Delete a conversation and its messages."""
-    if not await deps.conversations.delete(caller.tenant_id, conversation_id):
+    """Delete one of the caller's conversations and its messages."""
+    found = await deps.conversations.get(caller.scope, conversation_id)
+    if found is None:
+        raise ConversationNotFound(f"no conversation {conversation_id[:80]!r}")
+    if found.subject != caller.subject:
+        raise NotOwner(f"conversation {conversation_id[:80]!r} belongs to another user")
+    if not await deps.conversations.delete(caller.scope, conversation_id):
         raise ConversationNotFound(f"no conversation {conversation_id[:80]!r}")
     return Response(status_code=status.HTTP_204_NO_CONTENT)

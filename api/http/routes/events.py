@@ -50,7 +50,7 @@ async def run_events(
     after: Annotated[str | None, Query(description="Resume after this event id.")] = None,
 ) -> StreamingResponse:
     """Follow a run's events until ``done`` (replaying those after ``Last-Event-ID``)."""
-    ref = await visible_run(deps.redis, deps.runs, deps.bus, caller.tenant_id, run_id)
+    ref = await visible_run(deps, caller, run_id, read="read_run_events")
     start = check_event_id(last_event_id or after or "0-0", "Last-Event-ID")
     return StreamingResponse(
         _stream(deps, ref, start),

@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents import gates
 from api.http.gate_actions import GateProblem, resume_run
+from api.http.oversight import audit_read
 from api.http.routes.common import Caller, Deps
 from bus.store import GateError, GateNotFound
 
@@ -35,17 +36,25 @@ class Resumed(BaseModel):
 
 @router.post("/{run_id}/resume", response_model=Resumed)
 async def resume(run_id: str, body: Resume, deps: Deps, caller: Caller) -> Resumed:
-    """Resume a paused run: 404 foreign/unknown, 403 other user, 409 twice, 410 expired."""
+    """Resume a paused run: 404 unknown or another's, 403 an admin on another user's run,
+    409 twice, 410 expired."""
     await resume_run(deps, caller, run_id, body.decision)
     return Resumed(run_id=run_id, decision=body.decision)
 
 
 @router.get("/{run_id}/gate")
 async def gate_details(run_id: str, deps: Deps, caller: Caller) -> dict[str, Any]:
-    """The open gate's details with redacted arguments (the ``more_info`` view)."""
+    """The open gate's details with redacted arguments (the ``more_info`` view).
+
+    The caller's own run's gate; an admin may read any of the tenant's (audited).
+    """
     if deps.checkpoints is None:
         raise GateProblem.of(GateNotFound("gates need a state store"))
     try:
-        return await gates.more_info(deps.checkpoints, caller.tenant_id, run_id)
+        info = await gates.more_info(deps.checkpoints, caller.scope, run_id)
     except GateError as e:
         raise GateProblem.of(e) from e
+    await audit_read(
+        deps.audit, caller, what="read_gate", owners=[info["subject"]], target=run_id, run_id=run_id
+    )
+    return info

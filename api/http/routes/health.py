@@ -8,6 +8,7 @@ from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from api.http.routes.common import Deps
+from bus.store import Scope
 
 router = APIRouter(tags=["operations"])
 
@@ -27,7 +28,7 @@ async def readyz(deps: Deps) -> JSONResponse:
     probes: dict[str, Any] = {
         "redis": deps.redis.ping(),
         # Any tenant-scoped read touches the database; this id cannot exist.
-        "store": deps.runs.get("-", "-"),
+        "store": deps.runs.get(Scope.user("-", "-"), "-"),
     }
     # At once, so the answer comes within READY_TIMEOUT_S (the probes' timeout is longer).
     results = await asyncio.gather(

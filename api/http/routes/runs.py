@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.http import metrics
 from api.http.access import describe, visible_run
 from api.http.errors import RunEnded
+from api.http.oversight import audit_read
 from api.http.preferences import AskSettings
 from api.http.routes.common import Caller, Deps
 from api.http.starter import Ask
@@ -44,6 +45,7 @@ class RunView(BaseModel):
     """A run as the store holds it (``queued`` until intake has admitted it)."""
 
     id: str
+    subject: str | None = Field(default=None, description="The user who started it.")
     status: str
     mode: str | None = None
     question: str | None = None
@@ -102,16 +104,23 @@ async def list_runs(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     before: Annotated[str | None, Query(pattern=RUN_ID_PATTERN)] = None,
 ) -> RunPage:
-    """The caller's tenant's runs, newest first (runs appear once intake admitted them)."""
-    records = await deps.runs.list(caller.tenant_id, limit=limit, before=before)
+    """The caller's runs, newest first; an admin's, the tenant's (audited).
+
+    Runs appear once intake admitted them.
+    """
+    records = await deps.runs.list(caller.scope, limit=limit, before=before)
+    others = [r.id for r in records if r.subject != caller.subject]
+    await audit_read(
+        deps.audit, caller, what="list_runs", owners=(r.subject for r in records), ids=others
+    )
     views = [RunView.model_validate(describe(r.id, r)) for r in records]
     return RunPage(runs=views, next_before=views[-1].id if len(views) == limit else None)
 
 
 @router.get("/{run_id}", response_model=RunView)
 async def get_run(run_id: str, deps: Deps, caller: Caller) -> RunView:
-    """Status, answer, trace and usage of one of the tenant's runs."""
-    ref = await visible_run(deps.redis, deps.runs, deps.bus, caller.tenant_id, run_id)
+    """Status, answer, trace and usage of one of the caller's runs (an admin's: the tenant's)."""
+    ref = await visible_run(deps, caller, run_id)
     return RunView.model_validate(describe(ref.run_id, ref.record))
 
 
@@ -120,7 +129,7 @@ async def get_run(run_id: str, deps: Deps, caller: Caller) -> RunView:
 )
 async def cancel_run(run_id: str, deps: Deps, caller: Caller) -> CancelRequested:
     """Ask the run to stop; it ends ``cancelled`` between steps or while streaming."""
-    ref = await visible_run(deps.redis, deps.runs, deps.bus, caller.tenant_id, run_id)
+    ref = await visible_run(deps, caller, run_id, read=None)
     if ref.record is not None and ref.record.is_terminal:
         raise RunEnded(f"run {run_id!r} already ended ({ref.record.status.value})")
     await request_cancel(deps.redis, run_id, deps.bus)

@@ -14,9 +14,11 @@ from api.compose.edge import allow_always_hook
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish, read_events
-from bus.store import GateConflict, GateForbidden, GateNotFound
+from bus.store import GateConflict, GateForbidden, GateNotFound, Scope
 from bus.transcript import fold
 from tests.integration.agents.test_multi_mode import role_of
+
+ALICE = Scope.user("t1", "alice")
 
 
 def critic_ok() -> ScriptedLLM:
@@ -62,14 +64,13 @@ async def until(system, run_id: str, kind: str, after: str = "0-0") -> tuple[str
     raise AssertionError(f"no {kind}")
 
 
-async def do_resume(system, run_id: str, decision: str, subject: str = "alice", tenant="t1"):
+async def do_resume(system, run_id: str, decision: str, scope: Scope = ALICE):
     return await gates.resume(
         system.stores.checkpoints,
         system.stores.runs,
         system.redis,
         system.settings,
-        tenant_id=tenant,
-        subject=subject,
+        scope=scope,
         run_id=run_id,
         decision=decision,
         allow_always=allow_always_hook(system.stores),
@@ -84,13 +85,15 @@ async def test_answer_gate_approve_then_done(start_system) -> None:
     assert request.reason == "approve_answer" and "437" in request.answer
     assert request.critique == "supported."
     assert "done" not in [e.type for e in events]  # the live stream ends without done
-    run = await system.stores.runs.get("t1", command.run_id)
+    run = await system.stores.runs.get(ALICE, command.run_id)
     assert run is not None and run.status == "suspended"
 
     with pytest.raises(GateNotFound):
-        await do_resume(system, command.run_id, "approve", tenant="t2")
+        await do_resume(system, command.run_id, "approve", Scope.user("t2", "alice"))
+    with pytest.raises(GateNotFound):
+        await do_resume(system, command.run_id, "approve", Scope.user("t1", "bob"))
     with pytest.raises(GateForbidden):
-        await do_resume(system, command.run_id, "approve", subject="bob")
+        await do_resume(system, command.run_id, "approve", Scope.admin("t1", "root"))
     with pytest.raises(gates.BadDecision):
         await do_resume(system, command.run_id, "egress_deny")
     await do_resume(system, command.run_id, "approve")
@@ -98,7 +101,7 @@ async def test_answer_gate_approve_then_done(start_system) -> None:
         await do_resume(system, command.run_id, "approve")
     _, rest = await until(system, command.run_id, "done", after=last)
     assert rest[-1].status == "done" and "437" in rest[-1].answer
-    history = await system.stores.conversations.history("t1", "c-gates")
+    history = await system.stores.conversations.history(ALICE, "c-gates")
     assert [m.role for m in history] == ["user", "assistant"]
 
 
@@ -109,8 +112,8 @@ async def test_answer_gate_reject_ends_rejected_without_committing(start_system)
     await do_resume(system, command.run_id, "reject")
     _, rest = await until(system, command.run_id, "done", after=last)
     assert rest[-1].status == "rejected" and rest[-1].answer is None
-    assert await system.stores.conversations.history("t1", "c-gates") == []
-    run = await system.stores.runs.get("t1", command.run_id)
+    assert await system.stores.conversations.history(ALICE, "c-gates") == []
+    run = await system.stores.runs.get(ALICE, command.run_id)
     assert run is not None and run.status == "rejected"
 
 
@@ -141,7 +144,7 @@ async def test_egress_gate_retries_only_the_blocked_call(start_system, decision:
     request = events[-1]
     assert (request.reason, request.tool) == ("egress_approval", "web_search")
     assert request.blocked_host == "html.duckduckgo.com" and request.args == {"query": "agentbus"}
-    info = await gates.more_info(system.stores.checkpoints, "t1", command.run_id)
+    info = await gates.more_info(system.stores.checkpoints, ALICE, command.run_id)
     assert info["blocked_host"] == "html.duckduckgo.com"
 
     await do_resume(system, command.run_id, decision)
@@ -158,7 +161,7 @@ async def test_egress_gate_retries_only_the_blocked_call(start_system, decision:
     assert fold(everything).answer.endswith("Done searching.")
 
     prefs = await system.stores.tenant_settings.get("t1")
-    audit = await system.stores.audit.list("t1")
+    audit = await system.stores.audit.list(Scope.tenant("t1"))
     if decision == "egress_allow_always":
         assert prefs is not None and prefs.settings["egress_hosts"] == ["html.duckduckgo.com"]
         assert prefs.settings["egress_enabled"] is True

@@ -16,7 +16,10 @@ from agents.llm.scripted import (
     turn,
 )
 from bus.events import ClientEvent
+from bus.store import Scope
 from bus.transcript import fold
+
+ALICE = Scope.user("t1", "alice")
 
 
 def types(events: Sequence[ClientEvent]) -> list[str]:
@@ -46,7 +49,7 @@ async def test_tool_loop_calculator_then_answer(start_system) -> None:
     second_request = llm.requests[1][0]
     assert second_request[-1].role == "tool" and "437" in second_request[-1].content
     assert second_request[0].role == "system" and "Today is" in second_request[0].content
-    run = await system.stores.runs.get("t1", events[0].run_id)
+    run = await system.stores.runs.get(ALICE, events[0].run_id)
     assert run is not None and run.status == "done" and run.answer == BENCHMARK_ANSWER
     kinds = [entry["type"] for entry in run.trace or []]
     assert kinds == ["run_started", "tool_call", "tool_result", "answer"]
@@ -106,7 +109,7 @@ async def test_deadline_ends_the_run_with_timeout(start_system) -> None:
     events = await system.ask("slow", deadline_s=0.3)
     assert events[-1].status == "timeout"
     assert any(e.type == "error" and e.code == "timeout" for e in events)
-    run = await system.stores.runs.get("t1", events[0].run_id)
+    run = await system.stores.runs.get(ALICE, events[0].run_id)
     assert run is not None and run.status == "timeout"
 
 
@@ -135,7 +138,7 @@ async def test_first_question_skips_contextualization_follow_up_uses_it(start_sy
         "And its population?",
     ]
     assert any("population of Paris" in m.content for m in research if m.role == "system")
-    history = await system.stores.conversations.history("t1", "conv1")
+    history = await system.stores.conversations.history(ALICE, "conv1")
     assert [(m.role, m.content) for m in history] == [
         ("user", "Tell me about Paris."),
         ("assistant", "answer to: Tell me about Paris."),

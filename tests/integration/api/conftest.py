@@ -81,6 +81,14 @@ async def until_done(conn: ClientConnection, within: float = 20) -> list[dict[st
                 return frames
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_backend(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """Settings overrides for each state store: SQLite, and Postgres as a role RLS binds."""
+    if request.param == "sqlite":
+        return {}
+    return {"database_url": request.getfixturevalue("postgres_app_url")}
+
+
 @pytest.fixture
 async def start_api(
     real_redis: Redis, make_settings: Callable[..., AppSettings]

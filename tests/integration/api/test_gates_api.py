@@ -33,7 +33,7 @@ async def gated_tenant(api) -> tuple[str, str]:
 
 async def test_resume_over_rest_checks_tenant_subject_verb_and_once(start_api) -> None:
     api = await start_api()
-    _, alice = await gated_tenant(api)
+    admin, alice = await gated_tenant(api)
     run_id = await paused(api, alice)
     url = f"/api/v1/runs/{run_id}/resume"
 
@@ -47,7 +47,11 @@ async def test_resume_over_rest_checks_tenant_subject_verb_and_once(start_api) -
     hidden = await api.http.get(f"/api/v1/runs/{run_id}/gate", headers=api.auth(other_tenant))
     assert hidden.status_code == 404
     assert (await resume(other_tenant, "approve")).status_code == 404
-    forbidden = await resume(other_user, "approve")
+    unseen = await resume(other_user, "approve")  # another user: as if it did not exist
+    assert unseen.status_code == 404 and unseen.json()["error"]["code"] == "gate_not_found"
+    admin_gate = await api.http.get(f"/api/v1/runs/{run_id}/gate", headers=api.auth(admin))
+    assert admin_gate.status_code == 200 and admin_gate.json()["subject"] == "alice"
+    forbidden = await resume(admin, "approve")  # an admin sees it but may not decide it
     assert forbidden.status_code == 403 and forbidden.json()["error"]["code"] == "gate_forbidden"
     assert (await resume(alice, "egress_deny")).status_code == 422
     assert (await resume(alice, "approve")).status_code == 200

@@ -8,6 +8,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from agents.llm.scripted import BENCHMARK_ANSWER, ScriptedLLM
+from api.http.access import owner_value
 from bus import keys, wire
 from bus.events import Answer, RunStarted
 from tests.integration.api.conftest import recv, until_done
@@ -109,7 +110,7 @@ async def test_a_client_too_slow_is_cut_off_with_where_to_resume(start_api) -> N
     api = await start_api(ws_buffer_events=10)
     key = await api.key()
     run_id, stream = "slowrun", keys.run_events("slowrun", 0)
-    await api.redis.set(keys.run_owner(run_id, 0), "t1")
+    await api.redis.set(keys.run_owner(run_id, 0), owner_value("t1", "alice"))
     for i in range(40):  # more than the buffer, delivered in one read
         event = (
             RunStarted(run_id=run_id, question="q") if i == 0 else Answer(run_id=run_id, delta="x")

@@ -20,7 +20,7 @@ from bus.runtime.context import StepContext, StepResult
 from bus.runtime.deadletter import list_dead_letters
 from bus.runtime.recorder import Applier, Recorder
 from bus.runtime.worker import Worker
-from bus.store import AuditStore, make_engine, upgrade_async
+from bus.store import AuditStore, Scope, make_engine, upgrade_async
 from gateway.audit import audit_record, make_audit_applier
 from gateway.outcome import AuditRecord, ToolOutcome
 from tests.support import wait_for
@@ -101,7 +101,7 @@ async def test_a_committed_step_records_its_audit_row_once(
         worker.stop()
         await stop(recorder, recorder_task)
         await asyncio.wait_for(worker_task, 10)
-    rows = await audit.list("t1")
+    rows = await audit.list(Scope.tenant("t1"))
     assert [(r.run_id, r.call_id, r.tool) for r in rows] == [(run_id, "c1", "calculator")]
     assert (await audit.verify()).ok
 

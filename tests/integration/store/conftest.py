@@ -1,86 +1,37 @@
 """Fixtures for the state-store conformance suite: every test runs on SQLite and Postgres.
 
-Postgres is expected at AGENTBUS_TEST_POSTGRES_DSN (default: the local trust-auth server).
-When it can't be reached the postgres tests fail, unless AGENTBUS_SKIP_POSTGRES=1 says
-skipping is intended; a silently skipped backend would hide a broken adapter.
+On Postgres the store runs as a role bound by row-level security (see
+``tests/integration/conftest.py``), so every test also shows the store sets its scope on
+each transaction; ``superuser_engine`` looks past the policies where a test must.
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
-import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TypeVar
 
-import asyncpg
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bus.store import ConversationStore, RunStore, make_engine, upgrade_async
-
-PG_ADMIN_DSN = os.environ.get(
-    "AGENTBUS_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test"
-)
-T = TypeVar("T")
-
-
-def run_in_thread(make_coro: Callable[[], Awaitable[T]]) -> T:
-    """Run a coroutine to completion on a private loop in another thread.
-
-    Sync fixtures use this so they never create, set or close an event loop in the thread
-    where pytest-asyncio runs the tests.
-    """
-
-    async def main() -> T:
-        return await make_coro()
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, main()).result()
-
-
-async def _execute(dsn: str, *statements: str) -> None:
-    conn = await asyncpg.connect(dsn, timeout=5)
-    try:
-        for statement in statements:
-            await conn.execute(statement)
-    finally:
-        await conn.close()
-
-
-@pytest.fixture(scope="session")
-def postgres_database() -> Iterator[str]:
-    """A fresh database for this test session, dropped at the end; yields its DSN."""
-    name = f"agentbus_test_{uuid.uuid4().hex[:12]}"
-    try:
-        run_in_thread(lambda: _execute(PG_ADMIN_DSN, f'CREATE DATABASE "{name}"'))
-    except (OSError, asyncpg.PostgresError) as e:
-        problem = f"PostgreSQL is not usable at {PG_ADMIN_DSN}: {e!r}"
-        if os.environ.get("AGENTBUS_SKIP_POSTGRES") == "1":
-            pytest.skip(f"{problem} (AGENTBUS_SKIP_POSTGRES=1)")
-        pytest.fail(
-            f"{problem}. Start it, point AGENTBUS_TEST_POSTGRES_DSN at a server where user "
-            "postgres may CREATE DATABASE, or set AGENTBUS_SKIP_POSTGRES=1 to skip these tests.",
-            pytrace=False,
-        )
-    dsn = PG_ADMIN_DSN.rsplit("/", 1)[0] + f"/{name}"
-    try:
-        yield dsn
-    finally:
-        run_in_thread(lambda: _execute(PG_ADMIN_DSN, f'DROP DATABASE "{name}" WITH (FORCE)'))
+from tests.integration.conftest import as_asyncpg
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """An async URL of an empty database, once per backend."""
+    """An async URL of an empty database, once per backend (Postgres: as the app role)."""
     if request.param == "sqlite":
         return f"sqlite+aiosqlite:///{tmp_path / 'store.db'}"
-    dsn: str = request.getfixturevalue("postgres_database")
-    # One database per session, emptied per test: cheaper than CREATE DATABASE each time.
-    run_in_thread(lambda: _execute(dsn, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public"))
-    return dsn.replace("postgresql://", "postgresql+asyncpg://", 1)
+    url: str = request.getfixturevalue("postgres_app_url")
+    return url
+
+
+@pytest.fixture
+def superuser_url(store_url: str, request: pytest.FixtureRequest) -> str:
+    """The same database as ``store_url``, as a user row-level security does not bind."""
+    if store_url.startswith("sqlite"):
+        return store_url
+    return as_asyncpg(request.getfixturevalue("postgres_database"))
 
 
 @pytest.fixture
@@ -92,6 +43,19 @@ async def engine(store_url: str) -> AsyncIterator[AsyncEngine]:
         yield engine
     finally:
         await engine.dispose()
+
+
+@pytest.fixture
+async def superuser_engine(engine: AsyncEngine, superuser_url: str) -> AsyncIterator[AsyncEngine]:
+    """An engine on ``engine``'s database that row-level security does not bind."""
+    if superuser_url.startswith("sqlite"):
+        yield engine
+        return
+    other = make_engine(superuser_url)
+    try:
+        yield other
+    finally:
+        await other.dispose()
 
 
 @pytest.fixture

@@ -11,11 +11,14 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bus.store import AuditEntry, AuditStore, make_engine
+from bus.store import AuditEntry, AuditStore, RunRecord, RunStore, Scope, make_engine
 from bus.store.audit_chain import GENESIS
 from gateway.audit import make_audit_hook
 from gateway.chain import invoke
 from tests.unit.gateway.fakes import Echo, call, context
+
+T1 = Scope.admin("t1", "root")
+T2 = Scope.admin("t2", "root")
 
 
 @pytest.fixture
@@ -58,7 +61,7 @@ async def test_appends_form_a_chain_that_verifies(audit: AuditStore) -> None:
     assert (first.seq, first.prev_hash) == (1, GENESIS)
     assert (second.seq, second.prev_hash) == (2, first.row_hash)
     assert first.args_value()["ü"] == [1, 2.5, None]
-    stored = await audit.list("t1")
+    stored = await audit.list(T1)
     assert [r.seq for r in stored] == [2, 1]
     assert stored[1] == first  # read back exactly as written, hash included
 
@@ -76,7 +79,7 @@ async def test_appends_form_a_chain_that_verifies(audit: AuditStore) -> None:
 async def test_each_tenant_has_its_own_chain(audit: AuditStore) -> None:
     await fill(audit, 2, "t1")
     await fill(audit, 3, "t2")
-    assert [r.seq for r in await audit.list("t2")] == [3, 2, 1]
+    assert [r.seq for r in await audit.list(T2)] == [3, 2, 1]
     report = await audit.verify()
     assert [(c.tenant_id, c.rows) for c in report.chains] == [("t1", 2), ("t2", 3)]
     only = await audit.verify("t2")
@@ -84,11 +87,11 @@ async def test_each_tenant_has_its_own_chain(audit: AuditStore) -> None:
 
 
 async def test_an_edited_row_is_the_first_broken_row(
-    audit: AuditStore, engine: AsyncEngine
+    audit: AuditStore, superuser_engine: AsyncEngine
 ) -> None:
     await fill(audit, 4)
-    await sql(engine, "UPDATE audit_log SET code = 'ok_edited' WHERE seq = 2")
-    await sql(engine, "UPDATE audit_log SET args = '{}' WHERE seq = 3")
+    await sql(superuser_engine, "UPDATE audit_log SET code = 'ok_edited' WHERE seq = 2")
+    await sql(superuser_engine, "UPDATE audit_log SET args = '{}' WHERE seq = 3")
     [chain] = (await audit.verify()).chains
     assert chain.broken is not None and chain.rows == 1
     assert chain.broken.seq == 2 and "edited" in chain.broken.reason
@@ -96,13 +99,13 @@ async def test_an_edited_row_is_the_first_broken_row(
 
 
 async def test_an_edit_with_a_recomputed_hash_breaks_the_next_link(
-    audit: AuditStore, engine: AsyncEngine
+    audit: AuditStore, superuser_engine: AsyncEngine
 ) -> None:
     await fill(audit, 3)
-    [row] = [r for r in await audit.list("t1") if r.seq == 2]
+    [row] = [r for r in await audit.list(T1) if r.seq == 2]
     forged = row.model_copy(update={"status": "error", "code": "tool_error"})
     await sql(
-        engine,
+        superuser_engine,
         "UPDATE audit_log SET status = 'error', code = 'tool_error', row_hash = :h WHERE seq = 2",
         h=forged.expected_hash(),
     )
@@ -116,18 +119,18 @@ async def test_an_edit_with_a_recomputed_hash_breaks_the_next_link(
     [(1, 2, "deleted or inserted"), (3, 4, "deleted or inserted"), (5, 5, "at the end")],
 )
 async def test_a_deleted_row_is_detected(
-    audit: AuditStore, engine: AsyncEngine, deleted: int, broken_seq: int, words: str
+    audit: AuditStore, superuser_engine: AsyncEngine, deleted: int, broken_seq: int, words: str
 ) -> None:
     await fill(audit, 5)
-    await sql(engine, "DELETE FROM audit_log WHERE seq = :s", s=deleted)
+    await sql(superuser_engine, "DELETE FROM audit_log WHERE seq = :s", s=deleted)
     [chain] = (await audit.verify()).chains
     assert chain.broken is not None and chain.broken.seq == broken_seq
     assert words in chain.broken.reason
 
 
-async def test_a_deleted_head_is_detected(audit: AuditStore, engine: AsyncEngine) -> None:
+async def test_a_deleted_head_is_detected(audit: AuditStore, superuser_engine: AsyncEngine) -> None:
     await fill(audit, 2)
-    await sql(engine, "DELETE FROM audit_heads")
+    await sql(superuser_engine, "DELETE FROM audit_heads")
     [chain] = (await audit.verify()).chains
     assert chain.broken is not None and "no head" in chain.broken.reason
 
@@ -154,7 +157,7 @@ async def test_concurrent_appends_from_several_pools_keep_one_line(
             await e.dispose()
     report = await audit.verify()
     assert report.ok and report.chains[0].rows == 24
-    assert sorted(r.seq for r in await audit.list("t1", limit=100)) == list(range(1, 25))
+    assert sorted(r.seq for r in await audit.list(T1, limit=100)) == list(range(1, 25))
 
 
 async def test_concurrent_appends_from_several_processes_keep_one_line(
@@ -179,7 +182,7 @@ async def test_concurrent_appends_from_several_processes_keep_one_line(
     report = await audit.verify()
     assert report.ok, report
     assert report.chains[0].rows == 45
-    calls = {r.call_id for r in await audit.list("t1", limit=100)}
+    calls = {r.call_id for r in await audit.list(T1, limit=100)}
     assert len(calls) == 45
 
 
@@ -188,7 +191,7 @@ async def test_the_gateway_hook_stores_redacted_calls(audit: AuditStore) -> None
     ctx = replace(ctx, deps=replace(ctx.deps, on_outcome=make_audit_hook(audit)))
     await invoke(call("echo", {"text": "hi", "api_key": "sk-live-123"}), ctx)
     await invoke(call("nope", {"password": "hunter2"}), ctx)
-    first, second = reversed(await audit.list("t1"))
+    first, second = reversed(await audit.list(T1))
     assert first.args_value() == {"text": "hi", "api_key": "[REDACTED]"}
     assert (first.tool, first.tool_version, first.status, first.agent) == (
         "echo",
@@ -212,3 +215,51 @@ async def test_group_commit_keeps_one_verifiable_chain_per_tenant(audit: AuditSt
     assert await audit.count("t1") == 26 + 1 and await audit.count("t2") == 14
     report = await audit.verify()
     assert report.ok, report
+
+
+# --- reading the log: scoped like runs, filtered, paged -------------------------------------
+
+
+async def test_a_user_reads_the_rows_of_their_own_runs_and_an_admin_the_tenants(
+    audit: AuditStore,
+) -> None:
+    await audit.append(entry(0, run_id="ra"))
+    await audit.append(entry(1, run_id="rb", subject="bob"))
+    await audit.append(entry(2, run_id="rx", tenant="t2"))
+
+    assert [r.run_id for r in await audit.list(Scope.user("t1", "alice"))] == ["ra"]
+    assert [r.run_id for r in await audit.list(Scope.user("t1", "bob"))] == ["rb"]
+    assert [r.run_id for r in await audit.list(T1)] == ["rb", "ra"]
+    assert await audit.list(Scope.user("t2", "mallory")) == []
+    assert [r.run_id for r in await audit.list(T2)] == ["rx"]
+
+
+async def test_rows_filter_by_run_and_conversation_and_page_back_by_seq(
+    audit: AuditStore, engine: AsyncEngine
+) -> None:
+    runs = RunStore(engine)
+    for run_id, conversation in (("r1", "c1"), ("r2", "c1"), ("r3", "c2")):
+        await runs.create(
+            RunRecord(
+                id=run_id,
+                tenant_id="t1",
+                subject="alice",
+                mode="single",
+                question="q",
+                conversation_id=conversation,
+            )
+        )
+    for n, run_id in enumerate(("r1", "r2", "r3", "r1", "none")):
+        await audit.append(entry(n, run_id=run_id))
+    # A row about the conversation itself: an admin read it.
+    await audit.append(entry(9, run_id="", agent="api", call_id="c1", subject="root"))
+    alice = Scope.user("t1", "alice")
+
+    assert [r.seq for r in await audit.list(alice, run_id="r1")] == [4, 1]
+    assert [r.seq for r in await audit.list(alice, conversation_id="c1")] == [4, 2, 1]
+    assert [r.seq for r in await audit.list(T1, conversation_id="c1")] == [6, 4, 2, 1]
+    assert [r.seq for r in await audit.list(T1, conversation_id="c2")] == [3]
+    assert await audit.list(Scope.user("t1", "bob"), conversation_id="c1") == []
+    first = await audit.list(T1, limit=2)
+    rest = await audit.list(T1, limit=10, before_seq=first[-1].seq)
+    assert [r.seq for r in first + rest] == [6, 5, 4, 3, 2, 1]

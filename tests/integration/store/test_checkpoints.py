@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
-from sqlalchemy import event, inspect, text
-from sqlalchemy.engine import Connection
-from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy import inspect, text
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bus.errors import StoreError
 from bus.store import (
@@ -25,12 +21,17 @@ from bus.store import (
     GateForbidden,
     GateNotFound,
     GateReason,
+    Scope,
     make_engine,
 )
 from bus.store.migrate import downgrade_async, upgrade_async
 
 T0 = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
 TTL = timedelta(hours=1)
+ALICE = Scope.user("tenant-a", "alice")
+B_ALICE = Scope.user("tenant-b", "alice")
+BOB = Scope.user("tenant-a", "bob")
+ADMIN = Scope.admin("tenant-a", "root")
 ONLY_POSTGRES = pytest.mark.parametrize(
     "store_url", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
 )
@@ -69,21 +70,21 @@ async def test_create_then_open_for_returns_the_same_gate(gates: CheckpointStore
 
     assert await gates.create(gate) == gate
 
-    assert await gates.open_for("tenant-a", "run-1") == gate
-    assert await gates.history("tenant-a", "run-1") == [gate]
+    assert await gates.open_for(ALICE, "run-1") == gate
+    assert await gates.history(ALICE, "run-1") == [gate]
 
 
 async def test_an_answer_gate_needs_no_host_and_keeps_null_args(
-    gates: CheckpointStore, engine: AsyncEngine
+    gates: CheckpointStore, superuser_engine: AsyncEngine
 ) -> None:
     gate = a_gate(reason=GateReason.APPROVE_ANSWER, blocked_host=None, tool=None, args=None)
 
     await gates.create(gate)
 
-    assert await gates.open_for("tenant-a", "run-1") == gate
-    async with engine.connect() as conn:
-        # SQL NULL, not the JSON text 'null'. (No tenant set: on Postgres this raw query
-        # sees rows only because the suite connects as a superuser, who bypasses RLS.)
+    assert await gates.open_for(ALICE, "run-1") == gate
+    async with superuser_engine.connect() as conn:
+        # SQL NULL, not the JSON text 'null'. (No scope set: on Postgres this raw query
+        # sees rows only because a superuser bypasses row-level security.)
         nulls = await conn.scalar(text("SELECT count(*) FROM checkpoints WHERE args IS NULL"))
     assert nulls == 1
 
@@ -91,28 +92,28 @@ async def test_an_answer_gate_needs_no_host_and_keeps_null_args(
 async def test_another_tenant_sees_no_gate(gates: CheckpointStore) -> None:
     await gates.create(a_gate(tenant_id="tenant-b"))
 
-    assert await gates.open_for("tenant-a", "run-1") is None
-    assert await gates.history("tenant-a", "run-1") == []
-    assert await gates.open_for("tenant-b", "run-1") is not None
+    assert await gates.open_for(ALICE, "run-1") is None
+    assert await gates.history(ALICE, "run-1") == []
+    assert await gates.open_for(B_ALICE, "run-1") is not None
 
 
 async def test_claim_marks_the_gate_resumed(gates: CheckpointStore) -> None:
     await gates.create(a_gate())
     now = T0 + timedelta(minutes=5)
 
-    claimed = await gates.claim("tenant-a", "alice", "run-1", "egress_allow_once", now)
+    claimed = await gates.claim(ALICE, "run-1", "egress_allow_once", now)
 
     assert claimed == a_gate(resumed_at=now, decision="egress_allow_once")
     assert not claimed.is_open
-    assert await gates.open_for("tenant-a", "run-1") is None
-    assert await gates.history("tenant-a", "run-1") == [claimed]
+    assert await gates.open_for(ALICE, "run-1") is None
+    assert await gates.history(ALICE, "run-1") == [claimed]
 
 
 async def test_claim_defaults_to_the_current_time(gates: CheckpointStore) -> None:
     before = datetime.now(UTC)
     await gates.create(a_gate(created_at=before, expires_at=before + TTL))
 
-    claimed = await gates.claim("tenant-a", "alice", "run-1", "approve")
+    claimed = await gates.claim(ALICE, "run-1", "approve")
 
     assert claimed.resumed_at is not None and before <= claimed.resumed_at <= datetime.now(UTC)
 
@@ -123,37 +124,53 @@ async def test_a_foreign_run_is_not_found_exactly_like_an_unknown_one(
     await gates.create(a_gate("gate-b", "run-b", tenant_id="tenant-b"))
 
     with pytest.raises(GateNotFound) as foreign:
-        await gates.claim("tenant-a", "alice", "run-b", "approve", T0)
+        await gates.claim(ALICE, "run-b", "approve", T0)
     with pytest.raises(GateNotFound) as unknown:
-        await gates.claim("tenant-a", "alice", "run-x", "approve", T0)
+        await gates.claim(ALICE, "run-x", "approve", T0)
 
     assert foreign.value.code == unknown.value.code == "gate_not_found"
     assert str(foreign.value).replace("run-b", "?") == str(unknown.value).replace("run-x", "?")
     assert isinstance(foreign.value, StoreError)
-    assert await gates.open_for("tenant-b", "run-b") is not None
+    assert await gates.open_for(B_ALICE, "run-b") is not None
 
 
-async def test_another_subject_is_forbidden_and_the_gate_stays_open(
+async def test_another_user_finds_no_gate_and_the_gate_stays_open(
     gates: CheckpointStore,
 ) -> None:
     gate = await gates.create(a_gate())
 
+    with pytest.raises(GateNotFound) as caught:
+        await gates.claim(BOB, "run-1", "egress_allow_always", T0)
+
+    assert caught.value.code == "gate_not_found"
+    assert await gates.open_for(BOB, "run-1") is None
+    assert await gates.history(BOB, "run-1") == []
+    assert await gates.open_for(ALICE, "run-1") == gate
+
+
+async def test_an_admin_reads_another_users_gate_but_may_not_resume_it(
+    gates: CheckpointStore,
+) -> None:
+    gate = await gates.create(a_gate())
+
+    assert await gates.open_for(ADMIN, "run-1") == gate
     with pytest.raises(GateForbidden) as caught:
-        await gates.claim("tenant-a", "mallory", "run-1", "egress_allow_always", T0)
+        await gates.claim(ADMIN, "run-1", "egress_allow_always", T0)
 
     assert caught.value.code == "gate_forbidden"
-    assert await gates.open_for("tenant-a", "run-1") == gate
+    assert await gates.open_for(ALICE, "run-1") == gate
+    assert await gates.open_for(Scope.admin("tenant-b", "root"), "run-1") is None
 
 
 async def test_a_second_claim_is_a_conflict(gates: CheckpointStore) -> None:
     await gates.create(a_gate())
-    first = await gates.claim("tenant-a", "alice", "run-1", "egress_deny", T0)
+    first = await gates.claim(ALICE, "run-1", "egress_deny", T0)
 
     with pytest.raises(GateConflict) as caught:
-        await gates.claim("tenant-a", "alice", "run-1", "egress_allow_once", T0)
+        await gates.claim(ALICE, "run-1", "egress_allow_once", T0)
 
     assert caught.value.code == "gate_conflict"
-    assert await gates.history("tenant-a", "run-1") == [first]
+    assert await gates.history(ALICE, "run-1") == [first]
 
 
 async def test_an_expired_gate_is_refused_and_left_open(gates: CheckpointStore) -> None:
@@ -161,10 +178,10 @@ async def test_an_expired_gate_is_refused_and_left_open(gates: CheckpointStore) 
 
     for late in (T0 + TTL, T0 + TTL + timedelta(days=1)):
         with pytest.raises(GateExpired) as caught:
-            await gates.claim("tenant-a", "alice", "run-1", "approve", late)
+            await gates.claim(ALICE, "run-1", "approve", late)
         assert caught.value.code == "gate_expired"
 
-    assert await gates.open_for("tenant-a", "run-1") == gate
+    assert await gates.open_for(ALICE, "run-1") == gate
     assert gate.is_expired(T0 + TTL) and not gate.is_expired(T0)
 
 
@@ -175,7 +192,7 @@ async def test_a_run_waits_at_one_gate_at_a_time(gates: CheckpointStore) -> None
         await gates.create(a_gate("gate-2", step=5))
 
     assert caught.value.code == "gate_already_open"
-    assert await gates.history("tenant-a", "run-1") == [first]
+    assert await gates.history(ALICE, "run-1") == [first]
 
 
 async def test_a_taken_gate_id_is_a_plain_store_error(gates: CheckpointStore) -> None:
@@ -185,20 +202,20 @@ async def test_a_taken_gate_id_is_a_plain_store_error(gates: CheckpointStore) ->
         await gates.create(a_gate(run_id="run-2"))
 
     assert type(caught.value) is StoreError
-    assert await gates.open_for("tenant-a", "run-2") is None
+    assert await gates.open_for(ALICE, "run-2") is None
 
 
 async def test_a_resumed_run_may_pause_again(gates: CheckpointStore) -> None:
     await gates.create(a_gate())
-    first = await gates.claim("tenant-a", "alice", "run-1", "egress_allow_once", T0)
+    first = await gates.claim(ALICE, "run-1", "egress_allow_once", T0)
     later = T0 + timedelta(minutes=1)
     second = await gates.create(
         a_gate("gate-2", step=7, blocked_host="b.example", created_at=later, expires_at=later + TTL)
     )
 
-    assert await gates.open_for("tenant-a", "run-1") == second
-    assert await gates.history("tenant-a", "run-1") == [first, second]
-    resumed = await gates.claim("tenant-a", "alice", "run-1", "egress_deny", later)
+    assert await gates.open_for(ALICE, "run-1") == second
+    assert await gates.history(ALICE, "run-1") == [first, second]
+    resumed = await gates.claim(ALICE, "run-1", "egress_deny", later)
     assert (resumed.id, resumed.decision) == ("gate-2", "egress_deny")
 
 
@@ -206,14 +223,14 @@ async def test_concurrent_claims_resume_the_gate_once(gates: CheckpointStore) ->
     await gates.create(a_gate())
 
     results = await asyncio.gather(
-        *(gates.claim("tenant-a", "alice", "run-1", f"d{i}", T0) for i in range(5)),
+        *(gates.claim(ALICE, "run-1", f"d{i}", T0) for i in range(5)),
         return_exceptions=True,
     )
 
     won = [r for r in results if isinstance(r, CheckpointRecord)]
     assert len(won) == 1
     assert all(isinstance(r, GateConflict) for r in results if r not in won)
-    assert await gates.history("tenant-a", "run-1") == won
+    assert await gates.history(ALICE, "run-1") == won
 
 
 @pytest.mark.parametrize(
@@ -236,10 +253,10 @@ async def test_claim_refuses_bad_arguments(gates: CheckpointStore) -> None:
     await gates.create(a_gate())
 
     with pytest.raises(ValueError, match="decision"):
-        await gates.claim("tenant-a", "alice", "run-1", "", T0)
+        await gates.claim(ALICE, "run-1", "", T0)
     with pytest.raises(ValueError, match="naive"):
-        await gates.claim("tenant-a", "alice", "run-1", "approve", datetime(2025, 1, 1))
-    assert await gates.open_for("tenant-a", "run-1") is not None
+        await gates.claim(ALICE, "run-1", "approve", datetime(2025, 1, 1))
+    assert await gates.open_for(ALICE, "run-1") is not None
 
 
 async def test_0006_downgrades_to_0005_and_back(store_url: str) -> None:
@@ -259,95 +276,6 @@ async def _tables(url: str) -> set[str]:
             return await conn.run_sync(lambda sync: set(inspect(sync).get_table_names()))
     finally:
         await engine.dispose()
-
-
-# --- Postgres row-level security -------------------------------------------------------------
-
-
-@pytest.fixture
-async def rls_role(engine: AsyncEngine) -> AsyncIterator[str]:
-    """A role that is not a superuser (superusers bypass RLS), allowed to use checkpoints."""
-    role = f"agentbus_rls_{uuid.uuid4().hex[:12]}"
-    async with engine.begin() as conn:
-        await conn.execute(text(f"CREATE ROLE {role} NOLOGIN"))
-        await conn.execute(text(f"GRANT USAGE ON SCHEMA public TO {role}"))
-        await conn.execute(text(f"GRANT SELECT, INSERT, UPDATE ON checkpoints TO {role}"))
-    try:
-        yield role
-    finally:
-        async with engine.begin() as conn:
-            await conn.execute(text(f"DROP OWNED BY {role}"))
-            await conn.execute(text(f"DROP ROLE {role}"))
-
-
-async def _ids(conn: AsyncConnection, where: str = "", **params: str) -> list[str]:
-    rows = await conn.execute(text(f"SELECT id FROM checkpoints {where} ORDER BY id"), params)
-    return list(rows.scalars())
-
-
-@ONLY_POSTGRES
-async def test_row_level_security_hides_other_tenants_rows(
-    gates: CheckpointStore, engine: AsyncEngine, rls_role: str
-) -> None:
-    await gates.create(a_gate("gate-a", "run-a", tenant_id="tenant-a"))
-    await gates.create(a_gate("gate-b", "run-b", tenant_id="tenant-b"))
-
-    async with engine.connect() as conn:
-        async with conn.begin():
-            assert await _ids(conn) == ["gate-a", "gate-b"]  # the superuser bypasses RLS
-        async with conn.begin():
-            await conn.execute(text(f"SET LOCAL ROLE {rls_role}"))
-            # Unset (the store's last transaction-local setting ended with it): nothing.
-            assert await _ids(conn) == []
-            await conn.execute(text("SELECT set_config('app.tenant_id', 'tenant-a', true)"))
-            assert await _ids(conn) == ["gate-a"]
-            assert await _ids(conn, "WHERE id = :id", id="gate-b") == []
-            assert await _ids(conn, "WHERE tenant_id = :t", t="tenant-b") == []
-            changed = await conn.execute(
-                text("UPDATE checkpoints SET decision = 'approve' WHERE id = 'gate-b'")
-            )
-            assert changed.rowcount == 0
-        with pytest.raises(DBAPIError, match="row-level security"):
-            async with conn.begin():
-                await conn.execute(text(f"SET LOCAL ROLE {rls_role}"))
-                await conn.execute(text("SELECT set_config('app.tenant_id', 'tenant-a', true)"))
-                await conn.execute(
-                    text(
-                        "UPDATE checkpoints SET tenant_id = 'tenant-b', decision = NULL"
-                        " WHERE id = 'gate-a'"
-                    )
-                )
-    assert await gates.open_for("tenant-b", "run-b") is not None
-
-
-@ONLY_POSTGRES
-async def test_the_store_works_as_a_role_bound_by_row_level_security(
-    store_url: str, engine: AsyncEngine, rls_role: str
-) -> None:
-    restricted = make_engine(store_url)
-
-    def become_role(conn: Connection) -> None:
-        conn.exec_driver_sql(f"SET LOCAL ROLE {rls_role}")
-
-    event.listen(restricted.sync_engine, "begin", become_role)
-    try:
-        gates = CheckpointStore(restricted)
-        # Each insert passes WITH CHECK only because the store sets its tenant first.
-        await gates.create(a_gate("gate-a", "run-a", tenant_id="tenant-a"))
-        await gates.create(a_gate("gate-b", "run-b", tenant_id="tenant-b"))
-
-        assert (await gates.open_for("tenant-a", "run-a") or a_gate()).id == "gate-a"
-        assert await gates.open_for("tenant-a", "run-b") is None
-        with pytest.raises(GateNotFound):
-            await gates.claim("tenant-a", "alice", "run-b", "approve", T0)
-        claimed = await gates.claim("tenant-b", "alice", "run-b", "approve", T0)
-        assert claimed.decision == "approve"
-        with pytest.raises(GateConflict):
-            await gates.claim("tenant-b", "alice", "run-b", "approve", T0)
-        async with restricted.connect() as conn:
-            assert await conn.scalar(text("SELECT current_user")) == rls_role
-    finally:
-        await restricted.dispose()
 
 
 @ONLY_POSTGRES

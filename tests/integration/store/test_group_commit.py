@@ -14,9 +14,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bus.errors import StoreError
 from bus.store.group_commit import for_engine
+from bus.store.scope import Scope, apply_scope_sync
 
 
-async def test_concurrent_units_share_transactions_and_all_commit(engine: AsyncEngine) -> None:
+async def test_concurrent_units_share_transactions_and_all_commit(
+    engine: AsyncEngine, superuser_engine: AsyncEngine
+) -> None:
     group = for_engine(engine)
     assert for_engine(engine) is group  # one per engine: repositories share it
     transactions: list[int] = []
@@ -24,6 +27,7 @@ async def test_concurrent_units_share_transactions_and_all_commit(engine: AsyncE
     def unit(n: int):  # type: ignore[no-untyped-def]
         def work(conn: Connection) -> int:
             transactions.append(id(conn))
+            apply_scope_sync(conn, Scope.tenant(f"t{n}"))  # Postgres: the row's tenant
             conn.execute(
                 text(
                     "INSERT INTO tenant_settings (tenant_id, settings, updated_at, updated_by) "
@@ -38,7 +42,7 @@ async def test_concurrent_units_share_transactions_and_all_commit(engine: AsyncE
     results = await asyncio.gather(*(group.run(unit(n), "insert") for n in range(40)))
     assert results == list(range(40))
     assert len(set(transactions)) < 40  # several units rode in one transaction
-    async with engine.connect() as conn:
+    async with superuser_engine.connect() as conn:
         count = (await conn.execute(text("SELECT count(*) FROM tenant_settings"))).scalar()
     assert count == 40
 
@@ -48,6 +52,7 @@ async def test_a_failing_unit_fails_only_its_own_caller(engine: AsyncEngine) -> 
 
     def insert(tenant: str):  # type: ignore[no-untyped-def]
         def work(conn: Connection) -> str:
+            apply_scope_sync(conn, Scope.tenant(tenant))
             conn.execute(
                 text(
                     "INSERT INTO tenant_settings (tenant_id, settings, updated_at, updated_by) "

@@ -17,6 +17,7 @@ from bus.store import (
     MessageRole,
     RunRecord,
     RunStore,
+    Scope,
     downgrade,
     make_engine,
     upgrade,
@@ -25,8 +26,9 @@ from bus.store import (
 from bus.store.migrate import downgrade_async
 from bus.store.tables import Base
 
-HEAD = "0007"  # the newest revision
+HEAD = "0008"  # the newest revision
 BASELINE = "0001"
+OWNER = Scope.user("t", "s")
 
 
 def _read_schema(conn: Connection) -> dict[str, Any]:
@@ -92,7 +94,7 @@ async def test_upgrading_twice_is_a_no_op_that_keeps_data(store_url: str) -> Non
 
         await upgrade_async(store_url)
 
-        assert await store.get("t", "r1") == run
+        assert await store.get(OWNER, "r1") == run
     finally:
         await engine.dispose()
     assert (await schema_of(store_url))["version"] == HEAD
@@ -119,7 +121,7 @@ async def test_0002_upgrades_a_baseline_database_and_keeps_its_runs(store_url: s
 
     engine = make_engine(store_url)
     try:
-        run = await RunStore(engine).get("t", "r1")
+        run = await RunStore(engine).get(OWNER, "r1")
     finally:
         await engine.dispose()
     assert run is not None and run.question == "q"
@@ -143,8 +145,8 @@ async def test_0002_downgrades_to_the_baseline_and_back(store_url: str) -> None:
             )
         )
         conversations = ConversationStore(engine)
-        await conversations.ensure("t", "s", "c1", "q")
-        await conversations.append("t", "c1", MessageRole.USER, "q", "r1")
+        await conversations.ensure(OWNER, "c1", "q")
+        await conversations.append(OWNER, "c1", MessageRole.USER, "q", "r1")
     finally:
         await engine.dispose()
 
@@ -164,7 +166,7 @@ async def test_0002_downgrades_to_the_baseline_and_back(store_url: str) -> None:
     assert {"conversations", "messages"} <= schema["tables"]
     engine = make_engine(store_url)
     try:
-        run = await RunStore(engine).get("t", "r1")
+        run = await RunStore(engine).get(OWNER, "r1")
     finally:
         await engine.dispose()
     assert run is not None and run.trace is None

@@ -8,9 +8,11 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from bus.errors import StoreError
-from bus.store import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore, make_engine
+from bus.store import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore, Scope, make_engine
 
 T0 = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
+ALICE = Scope.user("tenant-a", "alice")
+B_ALICE = Scope.user("tenant-b", "alice")
 
 
 def a_run(run_id: str = "run-1", tenant_id: str = "tenant-a", **changes: object) -> RunRecord:
@@ -30,11 +32,11 @@ async def test_create_then_get_returns_the_same_run(store: RunStore) -> None:
     created = await store.create(run)
 
     assert created == run
-    assert await store.get("tenant-a", "run-1") == run
+    assert await store.get(ALICE, "run-1") == run
 
 
 async def test_get_unknown_run_is_none(store: RunStore) -> None:
-    assert await store.get("tenant-a", "nope") is None
+    assert await store.get(ALICE, "nope") is None
 
 
 async def test_create_with_a_taken_id_raises_store_error(store: RunStore) -> None:
@@ -42,22 +44,22 @@ async def test_create_with_a_taken_id_raises_store_error(store: RunStore) -> Non
 
     with pytest.raises(StoreError, match="already exists"):
         await store.create(a_run(tenant_id="tenant-b"))
-    assert (await store.get("tenant-a", "run-1")) is not None
+    assert (await store.get(ALICE, "run-1")) is not None
 
 
 async def test_a_tenant_cannot_read_another_tenants_run(store: RunStore) -> None:
     await store.create(a_run("run-b", tenant_id="tenant-b"))
 
-    assert await store.get("tenant-a", "run-b") is None
-    assert await store.list("tenant-a") == []
-    assert [r.id for r in await store.list("tenant-b")] == ["run-b"]
+    assert await store.get(ALICE, "run-b") is None
+    assert await store.list(ALICE) == []
+    assert [r.id for r in await store.list(B_ALICE)] == ["run-b"]
 
 
 async def test_timestamps_come_back_aware_in_utc(store: RunStore) -> None:
     plus_two = timezone(timedelta(hours=2))
     await store.create(a_run(created_at=datetime(2025, 1, 1, 14, 0, tzinfo=plus_two)))
 
-    got = await store.get("tenant-a", "run-1")
+    got = await store.get(ALICE, "run-1")
 
     assert got is not None
     assert got.created_at == T0
@@ -67,22 +69,22 @@ async def test_timestamps_come_back_aware_in_utc(store: RunStore) -> None:
 async def test_running_then_done_records_answer_and_finish_time(store: RunStore) -> None:
     await store.create(a_run())
 
-    running = await store.set_status("run-1", RunStatus.RUNNING)
-    done = await store.set_status("run-1", RunStatus.DONE, answer="A named set of readers.")
+    running = await store.set_status(ALICE, "run-1", RunStatus.RUNNING)
+    done = await store.set_status(ALICE, "run-1", RunStatus.DONE, answer="A named set of readers.")
 
     assert running is not None and running.status is RunStatus.RUNNING
     assert running.finished_at is None
     assert done is not None and done.status is RunStatus.DONE and done.is_terminal
     assert done.answer == "A named set of readers."
     assert done.finished_at is not None and done.finished_at >= done.created_at
-    assert await store.get("tenant-a", "run-1") == done
+    assert await store.get(ALICE, "run-1") == done
 
 
 async def test_setting_the_same_terminal_status_twice_changes_nothing(store: RunStore) -> None:
     await store.create(a_run())
-    first = await store.set_status("run-1", RunStatus.ERROR, error_code="llm_failed")
+    first = await store.set_status(ALICE, "run-1", RunStatus.ERROR, error_code="llm_failed")
 
-    second = await store.set_status("run-1", RunStatus.ERROR, error_code="other")
+    second = await store.set_status(ALICE, "run-1", RunStatus.ERROR, error_code="other")
 
     assert second == first
     assert second is not None and second.error_code == "llm_failed"
@@ -93,9 +95,9 @@ async def test_a_terminal_run_never_goes_back_to_running(
     store: RunStore, terminal: RunStatus
 ) -> None:
     await store.create(a_run())
-    ended = await store.set_status("run-1", terminal)
+    ended = await store.set_status(ALICE, "run-1", terminal)
 
-    after = await store.set_status("run-1", RunStatus.RUNNING)
+    after = await store.set_status(ALICE, "run-1", RunStatus.RUNNING)
 
     assert after == ended
     assert after is not None and after.status is terminal
@@ -103,9 +105,9 @@ async def test_a_terminal_run_never_goes_back_to_running(
 
 async def test_a_terminal_status_is_not_replaced_by_another(store: RunStore) -> None:
     await store.create(a_run())
-    await store.set_status("run-1", RunStatus.CANCELLED)
+    await store.set_status(ALICE, "run-1", RunStatus.CANCELLED)
 
-    after = await store.set_status("run-1", RunStatus.DONE, answer="late answer")
+    after = await store.set_status(ALICE, "run-1", RunStatus.DONE, answer="late answer")
 
     assert after is not None
     assert after.status is RunStatus.CANCELLED and after.answer is None
@@ -115,11 +117,11 @@ async def test_racing_terminal_updates_have_one_winner(store: RunStore) -> None:
     await store.create(a_run())
 
     results = await asyncio.gather(
-        store.set_status("run-1", RunStatus.DONE, answer="yes"),
-        store.set_status("run-1", RunStatus.TIMEOUT, error_code="deadline"),
+        store.set_status(ALICE, "run-1", RunStatus.DONE, answer="yes"),
+        store.set_status(ALICE, "run-1", RunStatus.TIMEOUT, error_code="deadline"),
     )
 
-    stored = await store.get("tenant-a", "run-1")
+    stored = await store.get(ALICE, "run-1")
     assert stored is not None and stored.is_terminal
     assert list(results) == [stored, stored]
     if stored.status is RunStatus.DONE:
@@ -130,9 +132,9 @@ async def test_racing_terminal_updates_have_one_winner(store: RunStore) -> None:
 
 async def test_a_suspended_run_resumes(store: RunStore) -> None:
     await store.create(a_run())
-    suspended = await store.set_status("run-1", RunStatus.SUSPENDED)
+    suspended = await store.set_status(ALICE, "run-1", RunStatus.SUSPENDED)
 
-    resumed = await store.set_status("run-1", RunStatus.RUNNING)
+    resumed = await store.set_status(ALICE, "run-1", RunStatus.RUNNING)
 
     assert suspended is not None and suspended.finished_at is None
     assert resumed is not None and resumed.status is RunStatus.RUNNING
@@ -140,15 +142,15 @@ async def test_a_suspended_run_resumes(store: RunStore) -> None:
 
 async def test_set_status_keeps_the_answer_when_none_is_given(store: RunStore) -> None:
     await store.create(a_run())
-    await store.set_status("run-1", RunStatus.SUSPENDED, answer="draft")
+    await store.set_status(ALICE, "run-1", RunStatus.SUSPENDED, answer="draft")
 
-    after = await store.set_status("run-1", RunStatus.DONE)
+    after = await store.set_status(ALICE, "run-1", RunStatus.DONE)
 
     assert after is not None and after.answer == "draft"
 
 
 async def test_set_status_of_an_unknown_run_is_none(store: RunStore) -> None:
-    assert await store.set_status("nope", RunStatus.DONE) is None
+    assert await store.set_status(ALICE, "nope", RunStatus.DONE) is None
 
 
 async def test_list_pages_newest_first_without_gaps_or_repeats(store: RunStore) -> None:
@@ -161,24 +163,24 @@ async def test_list_pages_newest_first_without_gaps_or_repeats(store: RunStore) 
 
     pages: list[list[str]] = []
     before: str | None = None
-    while page := await store.list("tenant-a", limit=2, before=before):
+    while page := await store.list(ALICE, limit=2, before=before):
         pages.append([r.id for r in page])
         before = page[-1].id
 
     assert pages == [["run-4", "run-3"], ["run-2", "run-1"], ["run-0", "run-5"]]
-    assert [r.id for r in await store.list("tenant-a", limit=3)] == ["run-4", "run-3", "run-2"]
+    assert [r.id for r in await store.list(ALICE, limit=3)] == ["run-4", "run-3", "run-2"]
 
 
 async def test_list_with_another_tenants_cursor_is_empty(store: RunStore) -> None:
     await store.create(a_run("mine", created_at=T0))
     await store.create(a_run("theirs", tenant_id="tenant-b", created_at=T0 + timedelta(days=1)))
 
-    assert await store.list("tenant-a", before="theirs") == []
+    assert await store.list(ALICE, before="theirs") == []
 
 
 async def test_list_refuses_a_limit_below_one(store: RunStore) -> None:
     with pytest.raises(ValueError, match="limit"):
-        await store.list("tenant-a", limit=0)
+        await store.list(ALICE, limit=0)
 
 
 async def test_an_unreachable_database_raises_store_error() -> None:
@@ -186,7 +188,7 @@ async def test_an_unreachable_database_raises_store_error() -> None:
     engine = make_engine("postgresql+asyncpg://postgres@127.0.0.1:1/nowhere")
     try:
         with pytest.raises(StoreError, match=r"127\.0\.0\.1:1") as caught:
-            await RunStore(engine).get("tenant-a", "run-1")
+            await RunStore(engine).get(ALICE, "run-1")
     finally:
         await engine.dispose()
     assert isinstance(caught.value.__cause__, OSError)
@@ -212,7 +214,7 @@ async def test_conversation_trace_and_usage_round_trip(store: RunStore) -> None:
 
     await store.create(run)
 
-    got = await store.get("tenant-a", "run-1")
+    got = await store.get(ALICE, "run-1")
     assert got == run
     assert got is not None and got.trace == TRACE and got.usage == USAGE
 
@@ -220,7 +222,7 @@ async def test_conversation_trace_and_usage_round_trip(store: RunStore) -> None:
 async def test_a_run_without_a_trace_stores_null(store: RunStore) -> None:
     await store.create(a_run())
 
-    got = await store.get("tenant-a", "run-1")
+    got = await store.get(ALICE, "run-1")
 
     assert got is not None
     assert (got.conversation_id, got.trace, got.usage) == (None, None, None)
@@ -228,11 +230,11 @@ async def test_a_run_without_a_trace_stores_null(store: RunStore) -> None:
 
 async def test_end_records_status_answer_trace_and_usage(store: RunStore) -> None:
     await store.create(a_run())
-    await store.set_status("run-1", RunStatus.RUNNING)
+    await store.set_status(ALICE, "run-1", RunStatus.RUNNING)
 
-    assert await store.end("run-1", RunStatus.DONE, answer="437", trace=TRACE, usage=USAGE)
+    assert await store.end(ALICE, "run-1", RunStatus.DONE, answer="437", trace=TRACE, usage=USAGE)
 
-    done = await store.get("tenant-a", "run-1")
+    done = await store.get(ALICE, "run-1")
     assert done is not None and done.status is RunStatus.DONE
     assert (done.answer, done.trace, done.usage, done.error_code) == ("437", TRACE, USAGE, None)
     assert done.finished_at is not None
@@ -242,6 +244,7 @@ async def test_end_with_an_error_code(store: RunStore) -> None:
     await store.create(a_run())
 
     assert await store.end(
+        ALICE,
         "run-1",
         RunStatus.ERROR,
         answer="I don't know.",
@@ -250,7 +253,7 @@ async def test_end_with_an_error_code(store: RunStore) -> None:
         error_code="tool_loop_exhausted",
     )
 
-    ended = await store.get("tenant-a", "run-1")
+    ended = await store.get(ALICE, "run-1")
     assert ended is not None
     assert (ended.status, ended.error_code) == (RunStatus.ERROR, "tool_loop_exhausted")
     assert (ended.trace, ended.usage) == ([], {})
@@ -258,20 +261,20 @@ async def test_end_with_an_error_code(store: RunStore) -> None:
 
 async def test_ending_twice_keeps_the_first_result(store: RunStore) -> None:
     await store.create(a_run())
-    assert await store.end("run-1", RunStatus.DONE, answer="437", trace=TRACE, usage=USAGE)
-    first = await store.get("tenant-a", "run-1")
+    assert await store.end(ALICE, "run-1", RunStatus.DONE, answer="437", trace=TRACE, usage=USAGE)
+    first = await store.get(ALICE, "run-1")
 
-    assert not await store.end("run-1", RunStatus.DONE, answer="other", trace=[], usage={})
+    assert not await store.end(ALICE, "run-1", RunStatus.DONE, answer="other", trace=[], usage={})
 
-    assert await store.get("tenant-a", "run-1") == first
+    assert await store.get(ALICE, "run-1") == first
 
 
 async def test_end_writes_once_and_says_whether_it_applied(store: RunStore) -> None:
     await store.create(a_run())
-    assert await store.end("run-1", RunStatus.DONE, answer="437", trace=TRACE, usage=USAGE)
-    assert not await store.end("run-1", RunStatus.ERROR, answer="x", trace=[], usage={})
-    assert not await store.end("nope", RunStatus.DONE, answer="a", trace=[], usage={})
-    stored = await store.get("tenant-a", "run-1")
+    assert await store.end(ALICE, "run-1", RunStatus.DONE, answer="437", trace=TRACE, usage=USAGE)
+    assert not await store.end(ALICE, "run-1", RunStatus.ERROR, answer="x", trace=[], usage={})
+    assert not await store.end(ALICE, "nope", RunStatus.DONE, answer="a", trace=[], usage={})
+    stored = await store.get(ALICE, "run-1")
     assert stored is not None and stored.status == RunStatus.DONE
     assert (stored.answer, stored.trace, stored.usage) == ("437", TRACE, USAGE)
     assert stored.finished_at is not None
@@ -279,22 +282,24 @@ async def test_end_writes_once_and_says_whether_it_applied(store: RunStore) -> N
 
 async def test_end_does_not_touch_a_run_that_already_ended(store: RunStore) -> None:
     await store.create(a_run())
-    cancelled = await store.set_status("run-1", RunStatus.CANCELLED)
+    cancelled = await store.set_status(ALICE, "run-1", RunStatus.CANCELLED)
 
-    assert not await store.end("run-1", RunStatus.DONE, answer="late", trace=TRACE, usage=USAGE)
+    assert not await store.end(
+        ALICE, "run-1", RunStatus.DONE, answer="late", trace=TRACE, usage=USAGE
+    )
 
-    after = await store.get("tenant-a", "run-1")
+    after = await store.get(ALICE, "run-1")
     assert after == cancelled
     assert after is not None and (after.answer, after.trace, after.usage) == (None, None, None)
 
 
 async def test_end_keeps_what_it_is_not_given(store: RunStore) -> None:
     await store.create(a_run())
-    await store.set_status("run-1", RunStatus.SUSPENDED, answer="draft")
+    await store.set_status(ALICE, "run-1", RunStatus.SUSPENDED, answer="draft")
 
-    assert await store.end("run-1", RunStatus.TIMEOUT, answer=None, trace=None, usage=None)
+    assert await store.end(ALICE, "run-1", RunStatus.TIMEOUT, answer=None, trace=None, usage=None)
 
-    ended = await store.get("tenant-a", "run-1")
+    ended = await store.get(ALICE, "run-1")
     assert ended is not None and ended.status is RunStatus.TIMEOUT
     assert (ended.answer, ended.trace, ended.usage) == ("draft", None, None)
 
@@ -303,12 +308,12 @@ async def test_racing_ends_store_one_whole_result(store: RunStore) -> None:
     await store.create(a_run())
 
     results = await asyncio.gather(
-        store.end("run-1", RunStatus.DONE, answer="a", trace=TRACE, usage=USAGE),
-        store.end("run-1", RunStatus.ERROR, answer="b", trace=[], usage={}, error_code="x"),
+        store.end(ALICE, "run-1", RunStatus.DONE, answer="a", trace=TRACE, usage=USAGE),
+        store.end(ALICE, "run-1", RunStatus.ERROR, answer="b", trace=[], usage={}, error_code="x"),
     )
 
     assert sorted(results) == [False, True]  # exactly one of them ended the run
-    stored = await store.get("tenant-a", "run-1")
+    stored = await store.get(ALICE, "run-1")
     assert stored is not None
     outcome = (stored.status, stored.answer, stored.trace, stored.usage, stored.error_code)
     assert outcome in [
@@ -322,29 +327,29 @@ async def test_end_refuses_a_status_that_does_not_end_the_run(store: RunStore) -
     await store.create(a_run())
 
     with pytest.raises(ValueError, match="terminal"):
-        await store.end("run-1", RunStatus.RUNNING, answer=None, trace=None, usage=None)
+        await store.end(ALICE, "run-1", RunStatus.RUNNING, answer=None, trace=None, usage=None)
 
 
 async def test_end_of_an_unknown_run_is_false(store: RunStore) -> None:
-    assert not await store.end("nope", RunStatus.DONE, answer="a", trace=[], usage={})
+    assert not await store.end(ALICE, "nope", RunStatus.DONE, answer="a", trace=[], usage={})
 
 
 async def test_create_if_absent_creates_a_new_run(store: RunStore) -> None:
     run = a_run(created_at=T0, updated_at=T0, conversation_id="conv-1")
 
     assert await store.create_if_absent(run) == (run, True)
-    assert await store.get("tenant-a", "run-1") == run
+    assert await store.get(ALICE, "run-1") == run
 
 
 async def test_create_if_absent_returns_the_stored_run_when_redelivered(store: RunStore) -> None:
     first = await store.create(a_run(created_at=T0, updated_at=T0))
-    await store.set_status("run-1", RunStatus.RUNNING)
+    await store.set_status(ALICE, "run-1", RunStatus.RUNNING)
 
     stored, created = await store.create_if_absent(a_run(question="a different question"))
 
     assert created is False
     assert stored.question == first.question and stored.status is RunStatus.RUNNING
-    assert stored == await store.get("tenant-a", "run-1")
+    assert stored == await store.get(ALICE, "run-1")
 
 
 async def test_create_if_absent_refuses_another_tenants_id(store: RunStore) -> None:
@@ -354,8 +359,8 @@ async def test_create_if_absent_refuses_another_tenants_id(store: RunStore) -> N
         await store.create_if_absent(a_run())
 
     assert "tenant-b" not in str(caught.value)
-    assert await store.get("tenant-b", "run-1") == theirs
-    assert await store.get("tenant-a", "run-1") is None
+    assert await store.get(B_ALICE, "run-1") == theirs
+    assert await store.get(ALICE, "run-1") is None
 
 
 async def test_racing_create_if_absent_creates_once(store: RunStore) -> None:
@@ -363,4 +368,55 @@ async def test_racing_create_if_absent_creates_once(store: RunStore) -> None:
 
     assert sorted(created for _, created in results) == [False, False, False, False, True]
     assert len({run.id for run, _ in results}) == 1
-    assert [r.id for r in await store.list("tenant-a")] == ["run-1"]
+    assert [r.id for r in await store.list(ALICE)] == ["run-1"]
+
+
+# --- a run belongs to the user who started it ------------------------------------------------
+
+BOB = Scope.user("tenant-a", "bob")
+ADMIN = Scope.admin("tenant-a", "root")
+
+
+async def test_another_user_of_the_tenant_does_not_see_the_run(store: RunStore) -> None:
+    run = await store.create(a_run(created_at=T0))
+    await store.create(a_run("bobs", subject="bob", created_at=T0 + timedelta(seconds=1)))
+
+    assert await store.get(BOB, "run-1") is None
+    assert [r.id for r in await store.list(BOB)] == ["bobs"]
+    assert [r.id for r in await store.list(ALICE)] == ["run-1"]
+    assert await store.list(BOB, before="run-1") == []  # another's cursor: an empty page
+    assert await store.get(ALICE, "run-1") == run
+
+
+async def test_only_the_owner_changes_a_run(store: RunStore) -> None:
+    await store.create(a_run())
+
+    assert await store.set_status(BOB, "run-1", RunStatus.CANCELLED) is None
+    assert await store.set_status(ADMIN, "run-1", RunStatus.CANCELLED) is None
+    assert await store.finish(BOB, "run-1", RunStatus.DONE, answer="x", trace=[], usage={}) is None
+    assert not await store.end(ADMIN, "run-1", RunStatus.DONE, answer="x", trace=[], usage={})
+
+    stored = await store.get(ALICE, "run-1")
+    assert stored is not None and stored.status is RunStatus.QUEUED and stored.answer is None
+
+
+async def test_an_admin_reads_and_lists_every_run_of_its_tenant_only(store: RunStore) -> None:
+    await store.create(a_run("a1", created_at=T0))
+    await store.create(a_run("b1", subject="bob", created_at=T0 + timedelta(seconds=1)))
+    await store.create(a_run("x1", tenant_id="tenant-b", created_at=T0 + timedelta(seconds=2)))
+
+    assert [r.id for r in await store.list(ADMIN)] == ["b1", "a1"]
+    assert [r.id for r in await store.list(ADMIN, limit=1, before="b1")] == ["a1"]
+    assert (await store.get(ADMIN, "b1") or a_run()).subject == "bob"
+    assert await store.get(ADMIN, "x1") is None
+    assert await store.get(Scope.admin("tenant-b", "root"), "a1") is None
+
+
+async def test_create_if_absent_refuses_another_users_id(store: RunStore) -> None:
+    theirs = await store.create(a_run(subject="bob"))
+
+    with pytest.raises(StoreError, match="already exists") as caught:
+        await store.create_if_absent(a_run())
+
+    assert "bob" not in str(caught.value)
+    assert await store.get(BOB, "run-1") == theirs
