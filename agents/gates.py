@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -120,7 +120,12 @@ def blocked_call(state: RunState) -> dict[str, Any] | None:
 
 
 def continuation(
-    checkpoint: CheckpointRecord, decision: str, shards: int, deadline_s: float
+    checkpoint: CheckpointRecord,
+    decision: str,
+    shards: int,
+    deadline_s: float,
+    *,
+    groups: Sequence[str] = (),
 ) -> Command:
     """The command that continues a paused run after ``decision`` (already validated)."""
     state = RunState.model_validate(checkpoint.state)
@@ -171,6 +176,7 @@ def continuation(
         role=role,
         step=checkpoint.step + 1,
         deadline=deadline_in(deadline_s),
+        groups=tuple(groups),
         payload=payload,
     )
 
@@ -190,10 +196,13 @@ async def resume(
     run_id: str,
     decision: str,
     allow_always: AllowAlways | None = None,
+    groups: Sequence[str] = (),
 ) -> Command:
     """Continue a paused run with ``decision``; returns the published continuation.
 
-    The gate's reason, host and arguments come from the checkpoint, never the caller.
+    The gate's reason, host and arguments come from the checkpoint, never the caller. The
+    run goes on with the resuming caller's ACL groups (the same subject, who may hold
+    another key by now).
 
     Raises:
         GateNotFound: no gate of this tenant for the run (also another tenant's run).
@@ -211,7 +220,9 @@ async def resume(
                 hint=f"one of: {', '.join(sorted(allowed))}",
             )
     claimed = await checkpoints.claim(tenant_id, subject, run_id, decision)
-    command = continuation(claimed, decision, settings.shards, settings.run_deadline_s)
+    command = continuation(
+        claimed, decision, settings.shards, settings.run_deadline_s, groups=groups
+    )
     if decision == "egress_allow_always" and allow_always is not None and claimed.blocked_host:
         await allow_always(tenant_id, subject, run_id, claimed.blocked_host)
     await runs.set_status(run_id, RunStatus.RUNNING)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from api import signing
 from api.auth import Authenticator
 from api.limits import TenantLimits
 from api.relay import Relay
@@ -40,6 +41,9 @@ class ApiDeps:
         limits: per-tenant rate limit and concurrent-run quota.
         starter: admits and publishes runs.
         relay: the process's shared reader of run event streams.
+        checkpoints: paused runs (durable gates).
+        allow_always: persists an ``egress_allow_always`` decision, audited.
+        signing_master: what keys' signing secrets derive from (``api.signing``).
     """
 
     settings: Settings
@@ -54,12 +58,14 @@ class ApiDeps:
     relay: Relay
     checkpoints: CheckpointStore | None = None
     allow_always: AllowAlways | None = None
+    signing_master: bytes | None = None
 
 
 def make_deps(settings: Settings, redis: Redis, stores: Stores) -> ApiDeps:
     """Wire the API's dependencies from a Redis client and the store's repositories."""
     from api.bootstrap import allow_always_hook  # the composition root imports this module
 
+    master = signing.master_key(settings)
     limits = TenantLimits(
         redis,
         per_minute=settings.api_rate_per_minute,
@@ -73,10 +79,11 @@ def make_deps(settings: Settings, redis: Redis, stores: Stores) -> ApiDeps:
         conversations=stores.conversations,
         keys=stores.keys,
         tenant_settings=stores.tenant_settings,
-        auth=Authenticator(stores.keys, cache_s=settings.api_key_cache_s),
+        auth=Authenticator(stores.keys, cache_s=settings.api_key_cache_s, signing_master=master),
         limits=limits,
         starter=RunStarter(redis, settings, stores.tenant_settings, limits),
         relay=Relay(redis, shards=settings.shards, block_ms=settings.relay_block_ms),
         checkpoints=stores.checkpoints,
         allow_always=allow_always_hook(stores),
+        signing_master=master,
     )

@@ -47,6 +47,7 @@ async def resume_run(deps: ApiDeps, who: Principal, run_id: str, decision: str) 
             deps.settings,
             tenant_id=who.tenant_id,
             subject=who.subject,
+            groups=who.groups,
             run_id=run_id,
             decision=decision,
             allow_always=deps.allow_always,

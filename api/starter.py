@@ -19,6 +19,7 @@ from redis.exceptions import RedisError
 
 from api.auth import Principal
 from api.errors import (
+    CriticalToolNotApproved,
     IdempotencyKeyReused,
     InvalidRequest,
     QuestionTooLarge,
@@ -133,9 +134,37 @@ class RunStarter:
         if not ask.question.strip():
             raise InvalidRequest("the question is empty", field="question")
         try:
+            if ask.settings.approve_critical:
+                await self._check_critical(who, ask.settings.approve_critical)
             return await self._start(who, ask, idempotency_key)
         except RedisError as e:
             raise Unavailable(f"cannot reach Redis: {e}") from e
+
+    async def published(self, who: Principal, run_id: str) -> bool:
+        """Whether the caller's tenant already published the run ``run_id``.
+
+        For re-admitting an entry whose admission died after publishing: the run must not
+        start twice, nor count against the tenant's rate a second time.
+        """
+        shard = keys.shard_of(run_id, self._settings.shards)
+        try:
+            owner = await self._redis.get(keys.run_owner(run_id, shard))
+        except RedisError as e:
+            raise Unavailable(f"cannot reach Redis: {e}") from e
+        if isinstance(owner, bytes):
+            owner = owner.decode()
+        return owner == who.tenant_id
+
+    async def _check_critical(self, who: Principal, asked: list[str]) -> None:
+        """Refuse a run that asks for CRITICAL tools its tenant's admin has not approved."""
+        approved = set((await self.effective(who.tenant_id)).approved_critical_tools)
+        missing = sorted(set(asked) - approved)
+        if missing:
+            raise CriticalToolNotApproved(
+                f"tenant {who.tenant_id!r} has not approved the CRITICAL tool(s) "
+                f"{', '.join(missing)}",
+                field="settings.approve_critical",
+            )
 
     async def _start(self, who: Principal, ask: Ask, idem: str | None) -> Started:
         run_id = ask.run_id or new_run_id()
@@ -198,6 +227,7 @@ class RunStarter:
             role=keys.Role.INTAKE,
             deadline=deadline,
             reply_to=ask.reply_to,
+            groups=who.groups,
             payload=AgentTask(
                 state=RunState(
                     question=ask.question,

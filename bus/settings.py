@@ -103,6 +103,9 @@ class Settings(BaseSettings):
     )
     tenant: str = Field(default="local", description="Tenant of runs started from the CLI.")
     subject: str = Field(default="cli", description="Subject of runs started from the CLI.")
+    groups: str = Field(
+        default="", description="Comma-separated ACL groups of runs started from the CLI."
+    )
 
     shards: int = Field(default=1, ge=1, le=1024, description="Run shards (hash tags).")
     max_deliveries: int = Field(default=3, ge=1, description="Deliveries before dead-letter.")
@@ -156,6 +159,17 @@ class Settings(BaseSettings):
     )
     api_key_cache_s: float = Field(
         default=5.0, ge=0, description="How long a checked API key is trusted before re-reading."
+    )
+    signing_key: SecretStr | None = Field(
+        default=None,
+        description="Master key (32+ bytes) that API keys' signing secrets derive from; the "
+        "same in every API process. Unset: a random key kept in data_dir/signing-key.",
+    )
+    api_signature_max_age_s: int = Field(
+        default=300, ge=10, description="Signed questions older (or newer) than this are refused."
+    )
+    api_questions_maxlen: int = Field(
+        default=100_000, ge=100, description="Approximate cap on runs.questions' backlog."
     )
     ws_max_frame_bytes: int = Field(
         default=64 * 1024, ge=1024, description="Largest websocket frame a client may send."

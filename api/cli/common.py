@@ -23,6 +23,11 @@ def settings() -> Settings:
     return Settings()
 
 
+def cli_groups(s: Settings) -> tuple[str, ...]:
+    """The ACL groups of runs the CLI starts (``AGENTBUS_GROUPS``, comma-separated)."""
+    return tuple(sorted({g.strip() for g in s.groups.split(",") if g.strip()}))
+
+
 def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     """uvloop's event loop where it is installed (not on Windows), else asyncio's own."""
     try:

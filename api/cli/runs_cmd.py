@@ -9,7 +9,7 @@ import typer
 
 from agents import gates
 from api import bootstrap
-from api.cli.common import run_async, settings
+from api.cli.common import cli_groups, run_async, settings
 
 app = typer.Typer(help="Runs: resume a paused run.", no_args_is_help=True)
 
@@ -37,6 +37,7 @@ async def resume(
             s,
             tenant_id=s.tenant,
             subject=s.subject,
+            groups=cli_groups(s),
             run_id=run_id,
             decision=decision,
             allow_always=bootstrap.allow_always_hook(stores),
