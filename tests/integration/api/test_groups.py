@@ -12,8 +12,6 @@ import asyncio
 import hashlib
 import hmac
 import json
-import os
-import sys
 import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -36,6 +34,7 @@ from tests.integration.api.conftest import recv, until_done
 from tests.integration.api.test_admission import reply
 from tests.integration.api.test_gates_api import paused
 from tests.integration.api.test_rest import sse
+from tests.processes import cli
 from tests.support import events_of
 
 SECRET = "budget.md"  # t1, finance only
@@ -172,24 +171,14 @@ async def test_a_resumed_run_goes_on_with_the_resumers_groups(start_api) -> None
     assert [c["groups"] for c in commands if c["run_id"] == run_id] == [["finance"]]
 
 
-async def cli(*args: str, groups: str, data_dir: Path) -> str:
-    """Run ``agentbus ARGS`` as another process against the test Redis; its output."""
-    env = os.environ | {
+def identity(groups: str, data_dir: Path) -> dict[str, str]:
+    """The CLI's configured identity, on the test Redis."""
+    return {
         "AGENTBUS_REDIS_URL": TEST_REDIS_URL,
         "AGENTBUS_DATA_DIR": str(data_dir),
         "AGENTBUS_TENANT": "t1",
         "AGENTBUS_GROUPS": groups,
     }
-    proc = await asyncio.create_subprocess_exec(
-        str(Path(sys.executable).parent / "agentbus"),
-        *args,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 240)
-    assert proc.returncode == 0, err.decode()
-    return out.decode()
 
 
 def lines(out: str) -> list[dict[str, Any]]:
@@ -204,8 +193,8 @@ async def test_the_cli_runs_with_its_configured_groups(
 
     # Two processes at once (a CLI process takes seconds to start on a busy host).
     asked, called = await asyncio.gather(
-        cli("ask", "budget?", "--json", groups="finance,sales", data_dir=tmp_path),
-        cli("tools", "call", "search_docs", '{"query": "budget"}', groups="", data_dir=tmp_path),
+        cli(["ask", "budget?", "--json"], identity("finance,sales", tmp_path)),
+        cli(["tools", "call", "search_docs", '{"query": "budget"}'], identity("", tmp_path)),
     )
 
     assert found(lines(asked)) == {SECRET, PUBLIC}
