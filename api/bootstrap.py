@@ -358,29 +358,31 @@ def ledger_appliers(stores: Stores) -> dict[str, Applier]:
 
 
 def allow_always_hook(stores: Stores) -> AllowAlways:
-    """``egress_allow_always``: add the host to the tenant's allowlist, enable egress, audit."""
+    """``egress_allow_always``: add the host to the tenant's allowlist, enable egress, audit.
+
+    The allowlist and its audit row are written in one transaction.
+    """
 
     async def persist(tenant_id: str, subject: str, run_id: str, host: str) -> None:
         record = await stores.tenant_settings.get(tenant_id)
         prefs = dict(record.settings) if record else {}
         prefs["egress_hosts"] = sorted({*(prefs.get("egress_hosts") or []), host})
         prefs["egress_enabled"] = True
-        await stores.tenant_settings.put(tenant_id, prefs, updated_by=subject)
-        if stores.audit is not None:
-            await stores.audit.append(
-                AuditEntry(
-                    tenant_id=tenant_id,
-                    subject=subject,
-                    run_id=run_id,
-                    agent="egress_gate",
-                    call_id=f"allow_always:{host}",
-                    tool="egress_allowlist",
-                    args={"host": host},
-                    status="ok",
-                    code="allow_always",
-                    message=f"{host} added to the tenant's egress allowlist",
-                    duration_ms=0.0,
-                )
+        audit = [
+            AuditEntry(
+                tenant_id=tenant_id,
+                subject=subject,
+                run_id=run_id,
+                agent="egress_gate",
+                call_id=f"allow_always:{host}",
+                tool="egress_allowlist",
+                args={"host": host},
+                status="ok",
+                code="allow_always",
+                message=f"{host} added to the tenant's egress allowlist",
+                duration_ms=0.0,
             )
+        ]
+        await stores.tenant_settings.put(tenant_id, prefs, updated_by=subject, audit=audit)
 
     return persist

@@ -119,8 +119,12 @@ class RunStarter:
     ) -> Started:
         """Check limits and publish the run's intake command.
 
+        The run carries the caller's ACL groups (``Command.groups``), which every
+        retrieval of the run filters by.
+
         Raises:
             QuestionTooLarge, InvalidRequest: the question is unacceptable.
+            CriticalToolNotApproved: it asks for a CRITICAL tool its tenant did not approve.
             IdempotencyKeyReused: the key was used before for a different request.
             RateLimited, TooManyActiveRuns: a tenant limit says no (with Retry-After).
             Unavailable: Redis failed.
