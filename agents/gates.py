@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -123,7 +123,12 @@ def blocked_call(state: RunState) -> dict[str, Any] | None:
 
 
 def continuation(
-    checkpoint: CheckpointRecord, decision: str, shards: int, deadline_s: float
+    checkpoint: CheckpointRecord,
+    decision: str,
+    shards: int,
+    deadline_s: float,
+    *,
+    groups: Sequence[str] = (),
 ) -> Command:
     """The command that continues a paused run after ``decision`` (already validated)."""
     state = RunState.model_validate(checkpoint.state)
@@ -174,6 +179,7 @@ def continuation(
         role=role,
         step=checkpoint.step + 1,
         deadline=deadline_in(deadline_s),
+        groups=tuple(groups),
         payload=payload,
     )
 
@@ -192,10 +198,13 @@ async def resume(
     run_id: str,
     decision: str,
     allow_always: AllowAlways | None = None,
+    groups: Sequence[str] = (),
 ) -> Command:
     """Continue a paused run with ``decision``; returns the published continuation.
 
-    The gate's reason, host and arguments come from the checkpoint, never the caller.
+    The gate's reason, host and arguments come from the checkpoint, never the caller. The
+    run goes on with the resuming caller's ACL groups (the same subject, who may hold
+    another key by now).
 
     Raises:
         GateNotFound: the scope sees no gate for the run (another user's or tenant's run).
@@ -213,7 +222,9 @@ async def resume(
                 hint=f"one of: {', '.join(sorted(allowed))}",
             )
     claimed = await checkpoints.claim(scope, run_id, decision)
-    command = continuation(claimed, decision, settings.shards, settings.run_deadline_s)
+    command = continuation(
+        claimed, decision, settings.shards, settings.run_deadline_s, groups=groups
+    )
     if decision == "egress_allow_always" and allow_always is not None and claimed.blocked_host:
         await allow_always(claimed.tenant_id, claimed.subject, run_id, claimed.blocked_host)
     await runs.set_status(Scope.user(claimed.tenant_id, claimed.subject), run_id, RunStatus.RUNNING)

@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bus.commands import NAME_PATTERN
@@ -18,6 +19,8 @@ from bus.store import ApiKeyRecord, ApiKeyStore, KeyRole
 
 PREFIX = "abk_"
 ID_HEX = 12
+#: Most ACL groups one key may carry (``Command.groups`` holds at most this many).
+MAX_GROUPS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,18 +51,29 @@ def matches(key: str, record: ApiKeyRecord) -> bool:
     return hmac.compare_digest(digest(key), record.key_hash)
 
 
-def mint(tenant_id: str, subject: str, role: KeyRole, name: str | None = None) -> MintedKey:
+def mint(
+    tenant_id: str,
+    subject: str,
+    role: KeyRole,
+    name: str | None = None,
+    groups: Sequence[str] = (),
+) -> MintedKey:
     """A fresh key for a tenant and subject (not stored yet).
 
     Raises:
-        ValueError: the tenant or subject is not a valid name (they travel in every
-            command, so they follow the bus's name pattern; tenants are at most 64 chars).
+        ValueError: the tenant, subject or a group is not a valid name (they travel in
+            every command, so they follow the bus's name pattern; tenants are at most 64
+            chars), or there are more than 64 groups.
     """
-    for what, value, longest in (("tenant", tenant_id, 64), ("subject", subject, 128)):
+    named = [("tenant", tenant_id, 64), ("subject", subject, 128)]
+    named += [("group", g, 128) for g in groups]
+    for what, value, longest in named:
         if not re.fullmatch(NAME_PATTERN, value) or len(value) > longest:
             raise ValueError(
                 f"{what} {value!r} must be 1-{longest} characters of letters, digits and _.@:-"
             )
+    if len(set(groups)) > MAX_GROUPS:
+        raise ValueError(f"a key holds at most {MAX_GROUPS} groups")
     kid = secrets.token_hex(ID_HEX // 2)
     key = f"{PREFIX}{kid}_{secrets.token_urlsafe(32)}"
     record = ApiKeyRecord(
@@ -69,6 +83,7 @@ def mint(tenant_id: str, subject: str, role: KeyRole, name: str | None = None) -
         subject=subject,
         role=role,
         name=name,
+        groups=tuple(groups),
     )
     return MintedKey(key, record)
 
@@ -79,8 +94,9 @@ async def create_key(
     subject: str,
     role: KeyRole = KeyRole.USER,
     name: str | None = None,
+    groups: Sequence[str] = (),
 ) -> MintedKey:
     """Mint a key and store its digest; the caller shows ``key`` once."""
-    minted = mint(tenant_id, subject, role, name)
+    minted = mint(tenant_id, subject, role, name, groups)
     await store.create(minted.record)
     return minted

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 
 from bus.settings import EnvSettings
 
@@ -47,3 +47,17 @@ class ApiSettings(EnvSettings):
     )
     tenant: str = Field(default="local", description="Tenant of runs started from the CLI.")
     subject: str = Field(default="cli", description="Subject of runs started from the CLI.")
+    groups: str = Field(
+        default="", description="Comma-separated ACL groups of runs started from the CLI."
+    )
+    signing_key: SecretStr | None = Field(
+        default=None,
+        description="Master key (32+ bytes) that API keys' signing secrets derive from; the "
+        "same in every API process. Unset: a random key kept in data_dir/signing-key.",
+    )
+    api_signature_max_age_s: int = Field(
+        default=300, ge=10, description="Signed questions older (or newer) than this are refused."
+    )
+    api_questions_maxlen: int = Field(
+        default=100_000, ge=100, description="Approximate cap on runs.questions' backlog."
+    )

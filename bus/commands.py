@@ -11,13 +11,15 @@ import time
 import uuid
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from bus.keys import PREFIX, Role
 
 SCHEMA_VERSION = 1
 RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 NAME_PATTERN = r"^[A-Za-z0-9_.@:-]{1,128}$"
+#: A tool's name, as the gateway's registry requires it.
+TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 #: An ACL entry: a group name, or ``*`` for every user of the tenant.
 ACL_PATTERN = r"^(\*|[A-Za-z0-9_.@:-]{1,128})$"
 
@@ -71,6 +73,12 @@ class RunSettings(Frozen):
     )
     researcher_tools: list[str] | None = Field(
         default=None, description="Tools the researcher may call in multi/custom (None = all)."
+    )
+    approve_critical: list[Annotated[str, Field(pattern=TOOL_NAME_PATTERN)]] = Field(
+        default=[],
+        max_length=32,
+        description="CRITICAL tools this run asks to use, by name; each must also be "
+        "approved by the tenant's admin (approved_critical_tools in the settings).",
     )
 
 
@@ -272,10 +280,35 @@ def deadline_in(seconds: float) -> float:
 
 
 class Question(Frozen):
-    """What an external system XADDs to ``runs.questions`` to start a run."""
+    """What an external system XADDs to ``runs.questions`` to start a run.
+
+    It proves its key one of two ways: ``api_key`` (the key itself, deleted from the
+    stream at admission), or ``key_id`` + ``signed_at`` with the entry's ``signature``
+    field holding the hex HMAC-SHA256 of this JSON's exact bytes, keyed with the key's
+    signing secret (the key never travels).
+    """
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "oneOf": [{"required": ["api_key"]}, {"required": ["key_id", "signed_at"]}]
+        }
+    )
 
     schema_version: Literal[1] = SCHEMA_VERSION
-    api_key: str = Field(min_length=8, max_length=256, description="A tenant API key.")
+    api_key: str | None = Field(
+        default=None, min_length=8, max_length=256, description="A tenant API key."
+    )
+    key_id: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-f]{12}$",
+        description="Instead of api_key: the key's id; the entry's `signature` field signs "
+        "this JSON with the key's signing secret.",
+    )
+    signed_at: int | None = Field(
+        default=None,
+        ge=0,
+        description="With key_id: Unix seconds when it was signed (bounds replay).",
+    )
     question: str = Field(min_length=1, max_length=32_000)
     conversation_id: str | None = Field(default=None, pattern=RUN_ID_PATTERN)
     run_id: str | None = Field(
@@ -283,6 +316,14 @@ class Question(Frozen):
     )
     settings: RunSettings = RunSettings()
     reply_to: ReplyTo = None
+
+    @model_validator(mode="after")
+    def _one_credential(self) -> Question:
+        if (self.api_key is None) == (self.key_id is None):
+            raise ValueError("give either api_key or key_id (with signed_at), not both")
+        if (self.key_id is None) != (self.signed_at is None):
+            raise ValueError("key_id and signed_at go together")
+        return self
 
 
 class RunResult(Frozen):

@@ -124,3 +124,8 @@ def tenant_rate(tenant_id: str) -> str:
 def relay_wake(relay_id: str, shard: int) -> str:
     """A relay's private stream on one shard; an entry re-issues its blocking XREAD."""
     return f"{PREFIX}:{tag(shard)}:relay:{relay_id}:wake"
+
+
+def question_signature(signature: str) -> str:
+    """Marks a signed question's signature as used (by the entry id holding it)."""
+    return f"{PREFIX}:qsig:{signature}"

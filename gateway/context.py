@@ -21,9 +21,10 @@ class CallPolicy(BaseModel):
     Attributes:
         enabled_tools: tools the tenant enabled; None means every registered tool.
         agent_tools: tools this agent may call; None means no per-agent restriction.
-        approve_high_risk: the run's "approve high-risk" setting (HIGH and CRITICAL).
-        approved_critical_tools: CRITICAL tools explicitly approved for this run; a CRITICAL
-            tool needs both this and `approve_high_risk`.
+        approve_high_risk: the run's "approve high-risk" setting (HIGH tools).
+        approved_critical_tools: CRITICAL tools this run asked for by name.
+        tenant_critical_tools: CRITICAL tools the tenant's admin approved; a CRITICAL tool
+            runs only when it is in both sets.
         egress: the tenant's egress allowlist plus the run's approved hosts.
     """
 
@@ -33,6 +34,7 @@ class CallPolicy(BaseModel):
     agent_tools: frozenset[str] | None = None
     approve_high_risk: bool = False
     approved_critical_tools: frozenset[str] = frozenset()
+    tenant_critical_tools: frozenset[str] = frozenset()
     egress: EgressPolicy = EgressPolicy()
 
     def may_call(self, name: str) -> bool:

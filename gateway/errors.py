@@ -60,6 +60,17 @@ class ApprovalRequired(GatewayError):
     hint = "answer without this tool, or tell the user it needs high-risk approval for the run"
 
 
+class CriticalNotApproved(GatewayError):
+    """A CRITICAL tool the run's tenant has not approved (whatever the run asked for)."""
+
+    code = "critical_tool_not_approved"
+    status = "refused"
+    hint = (
+        "answer without this tool; a tenant admin must add it to approved_critical_tools "
+        "before any run may use it"
+    )
+
+
 class SchemaInvalid(GatewayError):
     """The call's arguments do not match the tool's input schema."""
 

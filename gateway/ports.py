@@ -168,12 +168,15 @@ class TenantPolicy:
         allowed_egress_hosts: hosts tools may reach (exact, ``*.suffix`` or ``*``); the
             SSRF guard applies whatever this says.
         mcp_servers: the tenant's MCP servers, whose tools join its registry.
+        critical_tools: CRITICAL tools the tenant's admin approved; a run may call one only
+            if it also asked for it by name.
     """
 
     enabled_tools: frozenset[str] | None = None
     egress_enabled: bool = False
     allowed_egress_hosts: frozenset[str] = frozenset()
     mcp_servers: tuple[McpServerConfig, ...] = ()
+    critical_tools: frozenset[str] = frozenset()
 
     def overlay(
         self,
@@ -182,6 +185,7 @@ class TenantPolicy:
         egress_enabled: bool | None = None,
         allowed_egress_hosts: frozenset[str] | None = None,
         mcp_servers: tuple[McpServerConfig, ...] | None = None,
+        critical_tools: frozenset[str] | None = None,
     ) -> TenantPolicy:
         """A copy with the tenant's own settings replacing these where given (not None)."""
         return TenantPolicy(
@@ -191,6 +195,7 @@ class TenantPolicy:
                 self.allowed_egress_hosts if allowed_egress_hosts is None else allowed_egress_hosts
             ),
             mcp_servers=self.mcp_servers if mcp_servers is None else mcp_servers,
+            critical_tools=self.critical_tools if critical_tools is None else critical_tools,
         )
 
 

@@ -65,9 +65,10 @@ def tool_message(call: ToolCallRequest, outcome: ToolOutcome) -> dict[str, Any]:
 def run_policy(tenant: TenantPolicy, state: RunState, agent: str) -> CallPolicy:
     """The chain's policy for a call made for a run: the tenant's settings plus the run's.
 
-    The run adds its high-risk approval, the hosts a person allowed at the egress gate,
-    and in multi/custom mode the tenant's scoping of the researcher's tools (enforced
-    here, whatever the model asked for).
+    The run adds its high-risk approval, the CRITICAL tools it asked for (which run only
+    if the tenant approved them too), the hosts a person allowed at the egress gate, and
+    in multi/custom mode the tenant's scoping of the researcher's tools (enforced here,
+    whatever the model asked for).
     """
     settings = state.settings
     scoped = agent == "researcher" and settings.mode != "single"
@@ -76,6 +77,8 @@ def run_policy(tenant: TenantPolicy, state: RunState, agent: str) -> CallPolicy:
         enabled_tools=tenant.enabled_tools,
         agent_tools=frozenset(agent_tools) if agent_tools is not None else None,
         approve_high_risk=settings.approve_high_risk,
+        approved_critical_tools=frozenset(settings.approve_critical),
+        tenant_critical_tools=tenant.critical_tools,
         egress=EgressPolicy(
             enabled=tenant.egress_enabled,
             allowed_hosts=tenant.allowed_egress_hosts,

@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from api import credentials
+from api import credentials, signing
 from api.cli.common import run_async, settings
 from bus.store import KeyRole, open_store
 
-app = typer.Typer(help="API keys: each maps to a tenant, a subject and a role.")
+app = typer.Typer(help="API keys: each maps to a tenant, a subject, a role and ACL groups.")
 
 
 @app.command("create")
@@ -23,17 +23,42 @@ async def create(
         KeyRole.USER
     ),
     name: Annotated[str | None, typer.Option(help="A label to recognise it by.")] = None,
+    group: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="An ACL group of the holder (repeatable): its runs read documents "
+            "ingested with --acl GROUP."
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print the key, its id and its signing secret as JSON."),
+    ] = False,
 ) -> None:
     """Create a key and print it once (only its digest is stored)."""
-    async with open_store(settings().bus) as stores:
+    s = settings()
+    async with open_store(s.bus) as stores:
         try:
-            minted = await credentials.create_key(stores.keys, tenant, subject, role, name)
+            minted = await credentials.create_key(
+                stores.keys, tenant, subject, role, name, group or []
+            )
         except ValueError as e:
             typer.echo(f"error [invalid_request]: {e}", err=True)
             raise typer.Exit(2) from e
+    record = minted.record
+    if as_json:
+        doc = record.model_dump(mode="json", exclude={"key_hash"}) | {
+            "key": minted.key,
+            "signing_secret": signing.signing_secret(
+                signing.master_key(s.api.signing_key, s.bus.data_dir), record.id
+            ),
+        }
+        typer.echo(json.dumps(doc))
+        return
     # Only the key on stdout, so `KEY=$(agentbus keys create ...)` works.
+    groups = f" in groups {', '.join(record.groups)}" if record.groups else ""
     typer.echo(
-        f"key {minted.record.id}: {role.value} of tenant {tenant!r} for {subject!r}; "
+        f"key {record.id}: {role.value} of tenant {tenant!r} for {subject!r}{groups}; "
         "shown once, store it now:",
         err=True,
     )
@@ -55,7 +80,8 @@ async def list_keys(
             continue
         state = f"revoked {r.revoked_at:%Y-%m-%d %H:%M}" if r.revoked_at else "active"
         typer.echo(
-            f"{r.id}  {r.tenant_id:16} {r.subject:16} {r.role.value:6} {state:24} {r.name or ''}"
+            f"{r.id}  {r.tenant_id:16} {r.subject:16} {r.role.value:6} {state:24} "
+            f"{','.join(r.groups) or '-':16} {r.name or ''}"
         )
     if not records and not as_json:
         typer.echo("no keys")

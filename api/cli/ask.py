@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 from rich.console import Console
 
 from agents import gates
-from api.cli.common import run_async, settings
+from api.cli.common import cli_groups, run_async, settings
 from api.cli.render import LiveRenderer
 from api.compose.connection import connect
 from api.compose.edge import allow_always_hook
@@ -42,9 +42,19 @@ async def ask(
         str, typer.Option(help="Retrieval sources for multi mode, comma-separated.")
     ] = "",
     approve_high_risk: Annotated[bool, typer.Option(help="Allow HIGH-risk tools.")] = False,
+    approve_critical: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A CRITICAL tool the run may use (repeatable; the tenant must have approved it)."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON event per line.")] = False,
 ) -> None:
-    """Ask a question; the run's events stream to the terminal as they happen."""
+    """Ask a question; the run's events stream to the terminal as they happen.
+
+    The run is the CLI's identity's: ``AGENTBUS_TENANT``, ``AGENTBUS_SUBJECT`` and the ACL
+    groups in ``AGENTBUS_GROUPS``.
+    """
     s = settings()
     run_id = new_run_id()
     conversation_id = conversation or new_run_id()
@@ -55,6 +65,7 @@ async def ask(
         shard=keys.shard_of(run_id, s.bus.shards),
         role=keys.Role.INTAKE,
         deadline=deadline_in(s.bus.run_deadline_s),
+        groups=cli_groups(s),
         payload=AgentTask(
             state=RunState(
                 question=question,
@@ -66,6 +77,7 @@ async def ask(
                     use_tools=tools,
                     human_gate=human_gate,
                     approve_high_risk=approve_high_risk,
+                    approve_critical=sorted(set(approve_critical or [])),
                     sources=[x.strip() for x in sources.split(",") if x.strip()],
                 ),
             )
@@ -130,6 +142,7 @@ async def _decide(s: AppSettings, redis: Redis, run_id: str, reason: str) -> Non
             redis,
             s.bus,
             scope=me,
+            groups=cli_groups(s),
             run_id=run_id,
             decision=decision,
             allow_always=allow_always_hook(stores),

@@ -24,6 +24,11 @@ def settings() -> AppSettings:
     return AppSettings.load()
 
 
+def cli_groups(s: AppSettings) -> tuple[str, ...]:
+    """The ACL groups of runs the CLI starts (``AGENTBUS_GROUPS``, comma-separated)."""
+    return tuple(sorted({g.strip() for g in s.api.groups.split(",") if g.strip()}))
+
+
 def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     """uvloop's event loop where it is installed (not on Windows), else asyncio's own."""
     try:

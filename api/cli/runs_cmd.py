@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from agents import gates
-from api.cli.common import run_async, settings
+from api.cli.common import cli_groups, run_async, settings
 from api.compose.connection import connect
 from api.compose.edge import allow_always_hook
 from bus.store import Scope, open_store
@@ -39,6 +39,7 @@ async def resume(
             conn.redis,
             s.bus,
             scope=me,
+            groups=cli_groups(s),
             run_id=run_id,
             decision=decision,
             allow_always=allow_always_hook(stores),

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from api.cli.common import run_async, settings
+from api.cli.common import cli_groups, run_async, settings
 from api.compose.connection import connect
 from api.compose.roles import gateway_policies, make_registry
 from bus import keys
@@ -83,6 +83,13 @@ async def tools_call(
     approve_high_risk: Annotated[
         bool, typer.Option("--approve-high-risk", help="Allow HIGH (not CRITICAL) risk tools.")
     ] = False,
+    approve_critical: Annotated[
+        bool,
+        typer.Option(
+            "--approve-critical",
+            help="Ask for this CRITICAL tool (runs only if the tenant approved it).",
+        ),
+    ] = False,
     wait: Annotated[float, typer.Option(min=1, help="Seconds to wait for the gateway.")] = 60,
 ) -> None:
     """Call one tool through the gateway over the bus and print the outcome as JSON.
@@ -106,12 +113,16 @@ async def tools_call(
         shard=keys.shard_of(run_id, s.bus.shards),
         role=keys.Role.GATEWAY,
         deadline=deadline_in(min(wait, s.bus.run_deadline_s)),
+        groups=cli_groups(s),
         payload=ToolCallBatch(
             agent=CLI_AGENT,
             calls=[ToolCallRequest(call_id=f"{run_id}-0", name=name, arguments=arguments)],
             state=RunState(
                 question=f"agentbus tools call {name}"[:200],
-                settings=RunSettings(approve_high_risk=approve_high_risk),
+                settings=RunSettings(
+                    approve_high_risk=approve_high_risk,
+                    approve_critical=[name] if approve_critical else [],
+                ),
             ),
             then="end",
         ),

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from redis.asyncio import Redis
 
 from agents.gates import AllowAlways
+from api import signing
 from api.compose.settings import AppSettings
 from api.http.admission import QuestionAdmission
 from api.http.app import create_app
@@ -38,6 +39,7 @@ def defaults_of(settings: AppSettings) -> Effective:
 def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDeps:
     """Wire the API's dependencies from a Redis client and the store's repositories."""
     settings, bus = app_settings.api, app_settings.bus
+    master = signing.master_key(settings.signing_key, bus.data_dir)
     defaults = defaults_of(app_settings)
     limits = TenantLimits(
         redis,
@@ -54,7 +56,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         conversations=stores.conversations,
         keys=stores.keys,
         tenant_settings=stores.tenant_settings,
-        auth=Authenticator(stores.keys, cache_s=settings.api_key_cache_s),
+        auth=Authenticator(stores.keys, cache_s=settings.api_key_cache_s, signing_master=master),
         limits=limits,
         starter=RunStarter(
             redis, settings, bus, defaults, stores.tenant_settings, limits, stores.conversations
@@ -63,34 +65,37 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         checkpoints=stores.checkpoints,
         allow_always=allow_always_hook(stores),
         audit=stores.audit,
+        signing_master=master,
     )
 
 
 def allow_always_hook(stores: Stores) -> AllowAlways:
-    """``egress_allow_always``: add the host to the tenant's allowlist, enable egress, audit."""
+    """``egress_allow_always``: add the host to the tenant's allowlist, enable egress, audit.
+
+    The allowlist and its audit row are written in one transaction.
+    """
 
     async def persist(tenant_id: str, subject: str, run_id: str, host: str) -> None:
         record = await stores.tenant_settings.get(tenant_id)
         prefs = dict(record.settings) if record else {}
         prefs["egress_hosts"] = sorted({*(prefs.get("egress_hosts") or []), host})
         prefs["egress_enabled"] = True
-        await stores.tenant_settings.put(tenant_id, prefs, updated_by=subject)
-        if stores.audit is not None:
-            await stores.audit.append(
-                AuditEntry(
-                    tenant_id=tenant_id,
-                    subject=subject,
-                    run_id=run_id,
-                    agent="egress_gate",
-                    call_id=f"allow_always:{host}",
-                    tool="egress_allowlist",
-                    args={"host": host},
-                    status="ok",
-                    code="allow_always",
-                    message=f"{host} added to the tenant's egress allowlist",
-                    duration_ms=0.0,
-                )
+        audit = [
+            AuditEntry(
+                tenant_id=tenant_id,
+                subject=subject,
+                run_id=run_id,
+                agent="egress_gate",
+                call_id=f"allow_always:{host}",
+                tool="egress_allowlist",
+                args={"host": host},
+                status="ok",
+                code="allow_always",
+                message=f"{host} added to the tenant's egress allowlist",
+                duration_ms=0.0,
             )
+        ]
+        await stores.tenant_settings.put(tenant_id, prefs, updated_by=subject, audit=audit)
 
     return persist
 

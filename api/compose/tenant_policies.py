@@ -1,8 +1,8 @@
 """The gateway's per-tenant policy from the tenants' stored preferences.
 
 Implements ``gateway.ports.TenantPolicies``: the deployment's policy with a tenant's own
-``enabled_tools``, ``egress_enabled`` / ``egress_hosts`` and (URL-only) ``mcp_servers``
-(``PUT /api/v1/settings``) on top. Cached per tenant
+``enabled_tools``, ``egress_enabled`` / ``egress_hosts``, (URL-only) ``mcp_servers`` and
+``approved_critical_tools`` (``PUT /api/v1/settings``) on top. Cached per tenant
 for a few seconds, so a batch of tool calls does not cost a SQL read each.
 """
 
@@ -47,6 +47,7 @@ class StoredTenantPolicies:
             prefs = Preferences.model_validate(record.settings)
             hosts = None if prefs.egress_hosts is None else frozenset(prefs.egress_hosts)
             tools = None if prefs.enabled_tools is None else frozenset(prefs.enabled_tools)
+            critical = prefs.approved_critical_tools
             servers = None
             if prefs.mcp_servers is not None:  # the tenant's URLs next to the deployment's
                 servers = (*policy.mcp_servers, *prefs.mcp_servers)
@@ -55,6 +56,7 @@ class StoredTenantPolicies:
                 egress_enabled=prefs.egress_enabled,
                 allowed_egress_hosts=hosts,
                 mcp_servers=servers,
+                critical_tools=None if critical is None else frozenset(critical),
             )
         if len(self._cache) > 10_000:
             self._cache.clear()

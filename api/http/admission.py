@@ -1,16 +1,23 @@
 """Admission of questions that other systems XADD to ``runs.questions`` (no HTTP needed).
 
-An entry is one field, ``data``, holding a :class:`bus.commands.Question` as JSON. Each API
-process runs one consumer of the ``admission`` group, so admission scales with the API.
-Per entry: parse and validate, authenticate the key, apply the tenant's limits and
-settings, publish the intake command (through the same :class:`RunStarter` as REST), ack.
+An entry is one field, ``data``, holding a :class:`bus.commands.Question` as JSON (plus a
+``signature`` field when the question is signed instead of carrying its key: see
+``api.signing``). Each API process runs one consumer of the ``admission`` group, so
+admission scales with the API. Per entry: parse and validate, authenticate the key (or
+verify the signature, its age and that it was not used before), apply the tenant's limits
+and settings, publish the intake command (through the same :class:`RunStarter` as REST),
+then delete the entry.
 
-* The run id is the question's own, or derived from the entry id (``q-<entry id>``), so a
-  redelivered entry publishes nothing new (the publish script is idempotent per run id).
-* A bad entry (not JSON, invalid, unknown key, over a limit) is acked at once, logged, and
+* No secret rests on the bus: once an entry is admitted or rejected, XACK and XDEL remove
+  it in one MULTI (with an approximate XTRIM capping whatever backlog is left), so the
+  stream holds only entries not yet admitted.
+* The run id is the question's own, or derived from the entry id (``q-<entry id>``), so an
+  entry redelivered after its run was published (the admitter died before deleting it)
+  publishes nothing new and is not counted against the tenant's rate again.
+* A bad entry (not JSON, invalid, unknown key, bad or stale signature, over a limit) is
   answered on its ``reply_to`` stream (when it names a valid one) with a ``RunResult`` of
-  status ``rejected`` and the error code in ``stop_reason``; it never blocks the entries
-  after it.
+  status ``rejected`` and the error code in ``stop_reason``, then deleted; it never blocks
+  the entries after it.
 * A transient failure (Redis or the store down) leaves the entry pending; it is retried
   by reclaim and rejected with ``internal_error`` after ``max_deliveries``.
 """
@@ -20,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 
 import structlog
 from pydantic import TypeAdapter, ValidationError
@@ -27,9 +35,17 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from api import signing
 from api.http import metrics
+from api.http.auth import Principal
 from api.http.deps import ApiDeps
-from api.http.errors import ApiError, Unavailable
+from api.http.errors import (
+    ApiError,
+    SignatureExpired,
+    SignatureReplayed,
+    Unauthorized,
+    Unavailable,
+)
 from api.http.preferences import AskSettings
 from api.http.starter import Ask
 from bus import keys, wire
@@ -41,7 +57,8 @@ from bus.runtime.groups import ensure_group
 log = structlog.get_logger("api.http.admission")
 
 _REPLY_TO: TypeAdapter[str | None] = TypeAdapter(ReplyTo)
-_ASK_FIELDS = ("mode", "accuracy", "think", "use_tools", "approve_high_risk")
+_ASK_FIELDS = ("mode", "accuracy", "think", "use_tools", "approve_high_risk", "approve_critical")
+_SIGNATURE = signing.SIGNATURE_FIELD.encode()
 
 
 def run_id_for(entry_id: str) -> str:
@@ -124,13 +141,26 @@ class QuestionAdmission:
             outcome = "rejected"
             log.warning("question rejected", entry=entry_id, code=e.code, error=str(e))
             await self._reply_rejected(entry_id, fields, e.code)
-        await self.redis.xack(keys.QUESTIONS_STREAM, keys.ADMISSION_GROUP, entry_id)
+        await self._settle(entry_id)
         metrics.ADMISSIONS.labels(outcome).inc()
         return outcome
 
+    async def _settle(self, entry_id: str) -> None:
+        """Ack and delete the entry (it may hold a key) in one MULTI; cap the backlog."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.xack(keys.QUESTIONS_STREAM, keys.ADMISSION_GROUP, entry_id)
+            pipe.xdel(keys.QUESTIONS_STREAM, entry_id)
+            pipe.xtrim(
+                keys.QUESTIONS_STREAM,
+                maxlen=self.deps.settings.api_questions_maxlen,
+                approximate=True,
+            )
+            await pipe.execute()
+
     async def _admit(self, entry_id: str, fields: dict[bytes, bytes]) -> None:
         try:
-            question = Question.model_validate_json(wire.raw_data(fields))
+            data = wire.raw_data(fields)
+            question = Question.model_validate_json(data)
         except MessageInvalid as e:
             raise Rejected("invalid_question", str(e)) from e
         except ValidationError as e:
@@ -138,13 +168,16 @@ class QuestionAdmission:
             where = ".".join(str(p) for p in err["loc"]) or "(root)"
             raise Rejected("invalid_question", f"{where}: {err['msg']}") from e
         try:
-            who = await self.deps.auth.authenticate(question.api_key)
+            who = await self._authenticate(entry_id, question, data, fields)
+            run_id = question.run_id or run_id_for(entry_id)
+            if await self.deps.starter.published(who, run_id):
+                return  # admitted before; the admitter died before deleting the entry
             chosen = question.settings.model_dump(include=question.settings.model_fields_set)
             ask = Ask(
                 question=question.question,
                 conversation_id=question.conversation_id,
                 settings=AskSettings(**{k: v for k, v in chosen.items() if k in _ASK_FIELDS}),
-                run_id=question.run_id or run_id_for(entry_id),
+                run_id=run_id,
                 reply_to=question.reply_to,
             )
             started = await self.deps.starter.start(who, ask)
@@ -154,6 +187,29 @@ class QuestionAdmission:
             raise Rejected(e.code, e.message) from e
         if not started.replayed:
             metrics.RUNS_STARTED.labels("stream").inc()
+
+    async def _authenticate(
+        self, entry_id: str, question: Question, data: bytes, fields: dict[bytes, bytes]
+    ) -> Principal:
+        """The question's principal: from its key, or from its key id and signature."""
+        if question.api_key is not None:
+            return await self.deps.auth.authenticate(question.api_key)
+        assert question.key_id is not None and question.signed_at is not None
+        signature = fields.get(_SIGNATURE, b"").decode(errors="replace")
+        if not signature:
+            raise Unauthorized(f"a question with key_id needs a {signing.SIGNATURE_FIELD!r} field")
+        who = await self.deps.auth.authenticate_signed(question.key_id, data, signature)
+        window = self.deps.settings.api_signature_max_age_s
+        if abs(time.time() - question.signed_at) > window:
+            raise SignatureExpired(f"signed_at is more than {window} s away from the server's time")
+        # One entry per signature: a copy of a signed entry (same bytes, new entry id) is a
+        # replay. The mark outlives every moment at which signed_at would still be accepted.
+        mark = keys.question_signature(signature)
+        if not await self.redis.set(mark, entry_id, nx=True, ex=2 * window + 60):
+            holder = await self.redis.get(mark)
+            if holder is not None and _text(holder) != entry_id:
+                raise SignatureReplayed("this signature was already used by another entry")
+        return who
 
     async def _reply_rejected(self, entry_id: str, fields: dict[bytes, bytes], code: str) -> None:
         reply_to, run_id = _loose_reply_to(fields), None
@@ -205,6 +261,10 @@ class QuestionAdmission:
             delivery = int(pending[0]["times_delivered"]) if pending else 2
             await self.handle(eid, fields, delivery=delivery)
         return next_cursor
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def _loose_reply_to(fields: dict[bytes, bytes]) -> str | None:

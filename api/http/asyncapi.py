@@ -38,8 +38,10 @@ def _declare(broker: RedisBroker) -> None:
         title=keys.QUESTIONS_STREAM,
         description=(
             "External publishers XADD a Question here as one field: data=<Question JSON> "
-            "(not FastStream's wire format). The answer is XADDed to the Question's "
-            "reply_to stream as a RunResult."
+            "(not FastStream's wire format), plus signature=<hex HMAC-SHA256 of data's "
+            "bytes under the key's signing secret> when it carries key_id instead of "
+            "api_key. Admitted or rejected, the entry is deleted. The answer is XADDed to "
+            "the Question's reply_to stream as a RunResult."
         ),
     )
     async def questions(body: Question) -> None:  # pragma: no cover - never consumed

@@ -1,8 +1,9 @@
-"""Who is calling: an API key becomes a ``Principal`` (tenant, subject, role).
+"""Who is calling: an API key becomes a ``Principal`` (tenant, subject, role, groups).
 
 Checked keys are cached in the process for ``api_key_cache_s`` (default 5 s), so a busy
 client does not cost one SQL read per request; a revocation therefore takes effect within
-that time on every replica. Unknown, malformed and revoked keys all fail the same way.
+that time on every replica. Unknown, malformed and revoked keys all fail the same way, and
+so does a signed question (``api.signing``) whose signature does not verify.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from api import credentials
+from api import credentials, signing
 from api.http.errors import AdminOnly, Unauthorized
 from bus.store import ApiKeyRecord, ApiKeyStore, KeyRole, Scope
 
@@ -26,6 +27,7 @@ class Principal:
     subject: str
     role: KeyRole
     key_id: str
+    groups: tuple[str, ...] = ()
 
     @property
     def is_admin(self) -> bool:
@@ -45,6 +47,10 @@ class Principal:
             raise AdminOnly("this needs an admin key of your tenant")
 
 
+def _principal(record: ApiKeyRecord) -> Principal:
+    return Principal(record.tenant_id, record.subject, record.role, record.id, record.groups)
+
+
 def bearer_token(authorization: str | None) -> str | None:
     """The token of an ``Authorization: Bearer <token>`` header, or None."""
     if not authorization:
@@ -62,6 +68,8 @@ class Authenticator:
         keys: the key store.
         cache_s: how long a checked key is trusted without re-reading the store.
         clock: monotonic seconds (tests pass a fake).
+        signing_master: the deployment's signing master key (``api.signing``); without it
+            signed questions are refused.
     """
 
     def __init__(
@@ -70,10 +78,12 @@ class Authenticator:
         *,
         cache_s: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
+        signing_master: bytes | None = None,
     ) -> None:
         self._keys = keys
         self._cache_s = cache_s
         self._now = clock
+        self._master = signing_master
         self._cache: dict[str, tuple[float, ApiKeyRecord]] = {}
 
     async def authenticate(self, key: str | None) -> Principal:
@@ -88,7 +98,18 @@ class Authenticator:
         # must not leak timing, and credentials.matches is constant-time.
         if record is None or not record.active or not credentials.matches(key, record):
             raise Unauthorized("the API key is unknown or revoked")
-        return Principal(record.tenant_id, record.subject, record.role, record.id)
+        return _principal(record)
+
+    async def authenticate_signed(self, key_id: str, data: bytes, signature: str) -> Principal:
+        """The principal of the key ``key_id`` if ``signature`` signs ``data`` with its
+        signing secret, or raise ``Unauthorized`` (the entry's freshness is the caller's)."""
+        if self._master is None:
+            raise Unauthorized("this API does not accept signed questions")
+        record = await self._record(key_id)
+        secret = signing.signing_secret(self._master, key_id)
+        if record is None or not record.active or not signing.verify(secret, data, signature):
+            raise Unauthorized("the key id is unknown or revoked, or the signature is wrong")
+        return _principal(record)
 
     def forget(self, key_id: str) -> None:
         """Drop a key from this process's cache (after revoking it here)."""

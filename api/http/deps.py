@@ -44,8 +44,9 @@ class ApiDeps:
         starter: admits and publishes runs.
         relay: the process's shared reader of run event streams.
         checkpoints: the paused runs.
-        allow_always: persists an ``egress_allow_always`` decision.
+        allow_always: persists an ``egress_allow_always`` decision, audited.
         audit: the audit log (admins' reads of other users' data are written to it).
+        signing_master: what keys' signing secrets derive from (``api.signing``).
     """
 
     settings: ApiSettings
@@ -63,3 +64,4 @@ class ApiDeps:
     checkpoints: CheckpointStore | None = None
     allow_always: AllowAlways | None = None
     audit: AuditStore | None = None
+    signing_master: bytes | None = None

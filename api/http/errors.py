@@ -173,3 +173,30 @@ class Unavailable(ApiError):
     code = "unavailable"
     status = 503
     hint = "retry shortly; if it persists, check Redis and the state store (/readyz)"
+
+
+class CriticalToolNotApproved(ApiError):
+    """A run asked for a CRITICAL tool that its tenant's admin has not approved."""
+
+    code = "critical_tool_not_approved"
+    status = 403
+    hint = (
+        "ask a tenant admin to add the tool to approved_critical_tools "
+        "(PUT /api/v1/settings), or ask without it"
+    )
+
+
+class SignatureExpired(ApiError):
+    """A signed question's ``signed_at`` is outside the accepted window."""
+
+    code = "signature_expired"
+    status = 401
+    hint = "sign each question when you send it (signed_at: Unix seconds, a synced clock)"
+
+
+class SignatureReplayed(ApiError):
+    """A signed question's signature was already used by another entry."""
+
+    code = "signature_replayed"
+    status = 409
+    hint = "sign every question afresh; a signed entry is admitted once"

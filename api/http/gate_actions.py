@@ -51,6 +51,7 @@ async def resume_run(deps: ApiDeps, who: Principal, run_id: str, decision: str) 
             deps.redis,
             deps.bus,
             scope=who.scope,
+            groups=who.groups,
             run_id=run_id,
             decision=decision,
             allow_always=deps.allow_always,

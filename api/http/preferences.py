@@ -2,19 +2,21 @@
 
 Three layers, later ones win where they say something: the deployment's settings
 (``AGENTBUS_*``), the tenant's stored preferences (``PUT /api/v1/settings``), and what one
-question asks for (mode, accuracy, think, use tools, approve high-risk).
+question asks for (mode, accuracy, think, use tools, approve high-risk, the CRITICAL tools
+it asks to use: only among those the tenant's admin approved).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bus.commands import RunSettings
+from bus.commands import TOOL_NAME_PATTERN, RunSettings
 from gateway.egress.hosts import canonical_pattern
 from gateway.mcp.config import McpServerConfig
 
+ToolName = Annotated[str, Field(pattern=TOOL_NAME_PATTERN)]
 Mode = Literal["single", "multi", "custom"]
 Accuracy = Literal["standard", "accurate"]
 MAX_TIMEOUT_S = 3600.0
@@ -55,6 +57,12 @@ class Preferences(BaseModel):
     enabled_tools: list[str] | None = Field(
         default=None, max_length=200, description="The tools this tenant uses (None: all)."
     )
+    approved_critical_tools: list[ToolName] | None = Field(
+        default=None,
+        max_length=64,
+        description="CRITICAL tools a run may ask for (approve_critical); every change is "
+        "audited. Kept when the field is left out; [] withdraws every approval.",
+    )
     mcp_servers: list[McpServerConfig] | None = Field(
         default=None,
         max_length=20,
@@ -63,6 +71,11 @@ class Preferences(BaseModel):
     )
 
     _canonical_hosts = field_validator("egress_hosts")(_hosts)
+
+    @field_validator("approved_critical_tools")
+    @classmethod
+    def _sorted_names(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else sorted(set(value))
 
     @field_validator("mcp_servers")
     @classmethod
@@ -89,6 +102,7 @@ class Effective(BaseModel):
     sources: list[str] = []
     agent_prompts: dict[str, str] = {}
     researcher_tools: list[str] | None = None
+    approved_critical_tools: list[str] = []
 
 
 class AskSettings(BaseModel):
@@ -101,6 +115,12 @@ class AskSettings(BaseModel):
     think: bool | None = None
     use_tools: bool | None = None
     approve_high_risk: bool = False
+    approve_critical: list[ToolName] = Field(
+        default=[],
+        max_length=32,
+        description="CRITICAL tools this run asks to use; each must be approved by the "
+        "tenant's admin (otherwise 403 critical_tool_not_approved).",
+    )
 
 
 def deployment_defaults(
@@ -144,7 +164,7 @@ def overlay(defaults: Effective, preferences: Preferences | None) -> Effective:
 
 def run_settings(effective: Effective, ask: AskSettings) -> RunSettings:
     """The settings snapshot a run starts with: the tenant's, then the question's choices."""
-    chosen = ask.model_dump(exclude_none=True, exclude={"approve_high_risk"})
+    chosen = ask.model_dump(exclude_none=True, exclude={"approve_high_risk", "approve_critical"})
     merged = effective.model_copy(update=chosen)
     return RunSettings(
         mode=merged.mode,
@@ -152,6 +172,7 @@ def run_settings(effective: Effective, ask: AskSettings) -> RunSettings:
         think=merged.think,
         use_tools=merged.use_tools,
         approve_high_risk=ask.approve_high_risk,
+        approve_critical=sorted(set(ask.approve_critical)),
         model=merged.model,
         human_gate=merged.human_gate,
         sources=merged.sources,

@@ -23,6 +23,7 @@ from api.http.access import owner_value
 from api.http.auth import Principal
 from api.http.errors import (
     ConversationNotFound,
+    CriticalToolNotApproved,
     IdempotencyKeyReused,
     InvalidRequest,
     NotOwner,
@@ -135,10 +136,14 @@ class RunStarter:
     ) -> Started:
         """Check limits and publish the run's intake command.
 
+        The run carries the caller's ACL groups (``Command.groups``), which every
+        retrieval of the run filters by.
+
         Raises:
             QuestionTooLarge, InvalidRequest: the question is unacceptable.
             ConversationNotFound: the conversation id is another user's or tenant's.
             NotOwner: an admin named another user's conversation (it may read, not add).
+            CriticalToolNotApproved: it asks for a CRITICAL tool its tenant did not approve.
             IdempotencyKeyReused: the key was used before for a different request.
             RateLimited, TooManyActiveRuns: a tenant limit says no (with Retry-After).
             Unavailable: Redis failed.
@@ -152,6 +157,8 @@ class RunStarter:
         if not ask.question.strip():
             raise InvalidRequest("the question is empty", field="question")
         try:
+            if ask.settings.approve_critical:
+                await self._check_critical(who, ask.settings.approve_critical)
             return await self._start(who, ask, idempotency_key)
         except RedisError as e:
             raise Unavailable(f"cannot reach Redis: {e}") from e
@@ -166,6 +173,32 @@ class RunStarter:
             raise Unavailable(f"cannot check the conversation: {e}") from e
         if found is not None and found.subject != who.subject:
             raise NotOwner(f"conversation {conversation_id!r} belongs to another user")
+
+    async def published(self, who: Principal, run_id: str) -> bool:
+        """Whether the caller already published the run ``run_id``.
+
+        For re-admitting an entry whose admission died after publishing: the run must not
+        start twice, nor count against the tenant's rate a second time.
+        """
+        shard = keys.shard_of(run_id, self._bus.shards)
+        try:
+            owner = await self._redis.get(keys.run_owner(run_id, shard))
+        except RedisError as e:
+            raise Unavailable(f"cannot reach Redis: {e}") from e
+        if isinstance(owner, bytes):
+            owner = owner.decode()
+        return owner == owner_value(who.tenant_id, who.subject)
+
+    async def _check_critical(self, who: Principal, asked: list[str]) -> None:
+        """Refuse a run that asks for CRITICAL tools its tenant's admin has not approved."""
+        approved = set((await self.effective(who.tenant_id)).approved_critical_tools)
+        missing = sorted(set(asked) - approved)
+        if missing:
+            raise CriticalToolNotApproved(
+                f"tenant {who.tenant_id!r} has not approved the CRITICAL tool(s) "
+                f"{', '.join(missing)}",
+                field="settings.approve_critical",
+            )
 
     async def _start(self, who: Principal, ask: Ask, idem: str | None) -> Started:
         run_id = ask.run_id or new_run_id()
@@ -232,6 +265,7 @@ class RunStarter:
             role=keys.Role.INTAKE,
             deadline=deadline,
             reply_to=ask.reply_to,
+            groups=who.groups,
             payload=AgentTask(
                 state=RunState(
                     question=ask.question,

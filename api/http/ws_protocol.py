@@ -8,7 +8,7 @@ Client → server:
 ``auth``    ``{"api_key"}``: only when no ``Authorization: Bearer`` header was sent; must
             be the first frame, within 10 s.
 ``ask``     ``{"question", "conversation_id"?, "settings"?: {"mode", "accuracy", "think",
-            "use_tools", "approve_high_risk"}, "request_id"?}``
+            "use_tools", "approve_high_risk", "approve_critical"}, "request_id"?}``
 ``join``    ``{"run_id", "last_event_id"?}``: the events after that id, then live ones.
 ``cancel``  ``{"run_id"}``
 ``resume``  ``{"run_id", "decision", "conversation_id"?}``: decide a run paused at a gate.

@@ -1,4 +1,5 @@
-"""The API keys repository: digests of keys, each mapped to a tenant, a subject and a role.
+"""The API keys repository: digests of keys, each mapped to a tenant, a subject, a role and
+the holder's ACL groups.
 
 The store never sees a key, only its digest; minting and checking keys is the API's job
 (``api.credentials``). Lookups by key id are not tenant-scoped (authentication has no tenant
@@ -10,11 +11,13 @@ from __future__ import annotations
 import builtins
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Annotated
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
+from bus.commands import NAME_PATTERN
 from bus.errors import StoreError
 from bus.store.repository import Repository, utcnow
 from bus.store.tables import ApiKeyRow
@@ -40,6 +43,14 @@ class ApiKeyRecord(BaseModel):
     name: str | None = Field(default=None, max_length=120)
     created_at: AwareDatetime = Field(default_factory=utcnow)
     revoked_at: AwareDatetime | None = None
+    groups: tuple[Annotated[str, Field(pattern=NAME_PATTERN)], ...] = Field(
+        default=(), max_length=64, description="The holder's ACL groups (sorted, unique)."
+    )
+
+    @field_validator("groups")
+    @classmethod
+    def _sorted_unique(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(sorted(set(value)))
 
     @field_validator("created_at", "revoked_at")
     @classmethod
@@ -63,7 +74,8 @@ class ApiKeyStore(Repository):
     async def create(self, key: ApiKeyRecord) -> ApiKeyRecord:
         """Insert a key; raises ``StoreError`` if its id is taken or the database fails."""
         async with self._session("create the API key") as session:
-            session.add(ApiKeyRow(**(key.model_dump() | {"role": key.role.value})))
+            values = key.model_dump() | {"role": key.role.value, "groups": list(key.groups)}
+            session.add(ApiKeyRow(**values))
             try:
                 await session.flush()
             except IntegrityError as e:

@@ -138,7 +138,7 @@ class AuditStore(Repository):
         async with self._scoped(
             Scope.tenant(entry.tenant_id), "append to the audit log"
         ) as session:
-            return await self._append_in(session, entry, once_per_call)
+            return await append_in(session, entry, once_per_call)
 
     async def append_many(self, entries: Sequence[tuple[AuditEntry, bool]]) -> int:
         """Append several calls in one transaction (group commit), in order.
@@ -169,43 +169,6 @@ class AuditStore(Repository):
             return written
 
         return await group.run(work, "append to the audit log")
-
-    async def _append_in(
-        self, session: AsyncSession, entry: AuditEntry, once_per_call: bool
-    ) -> AuditLogRecord | None:
-        tenant = entry.tenant_id
-        head_values = {"tenant_id": tenant, "seq": 0, "last_hash": GENESIS}
-        # First statement is a write: on SQLite it takes the write lock now (see the
-        # module docstring); on Postgres it creates the head of a new chain.
-        await session.execute(
-            insert_ignoring_conflicts(session, AuditHeadRow, head_values, ["tenant_id"])
-        )
-        head = (
-            await session.execute(
-                select(AuditHeadRow.seq, AuditHeadRow.last_hash)
-                .where(AuditHeadRow.tenant_id == tenant)
-                .with_for_update()
-            )
-        ).one()
-        if once_per_call:
-            seen = await session.scalar(
-                select(AuditRow.id)
-                .where(AuditRow.tenant_id == tenant, AuditRow.call_id == entry.call_id)
-                .limit(1)
-            )
-            if seen is not None:
-                return None
-        values = _row_values(entry, seq=head.seq + 1, prev_hash=head.last_hash)
-        row = AuditRow(**values)
-        session.add(row)
-        await session.flush()
-        await session.execute(
-            update(AuditHeadRow)
-            .where(AuditHeadRow.tenant_id == tenant)
-            .values(seq=values["seq"], last_hash=values["row_hash"])
-            .execution_options(synchronize_session=False)
-        )
-        return AuditLogRecord.model_validate(row)
 
     async def list(
         self,
@@ -294,6 +257,46 @@ class AuditStore(Repository):
             return int(await session.scalar(stmt) or 0)
 
 
+async def append_in(
+    session: AsyncSession, entry: AuditEntry, once_per_call: bool = False
+) -> AuditLogRecord | None:
+    """`AuditStore.append` inside a transaction the caller holds, so a change and its
+    audit row commit together (or neither does)."""
+    tenant = entry.tenant_id
+    head_values = {"tenant_id": tenant, "seq": 0, "last_hash": GENESIS}
+    # First statement is a write: on SQLite it takes the write lock now (see the
+    # module docstring); on Postgres it creates the head of a new chain.
+    await session.execute(
+        insert_ignoring_conflicts(session, AuditHeadRow, head_values, ["tenant_id"])
+    )
+    head = (
+        await session.execute(
+            select(AuditHeadRow.seq, AuditHeadRow.last_hash)
+            .where(AuditHeadRow.tenant_id == tenant)
+            .with_for_update()
+        )
+    ).one()
+    if once_per_call:
+        seen = await session.scalar(
+            select(AuditRow.id)
+            .where(AuditRow.tenant_id == tenant, AuditRow.call_id == entry.call_id)
+            .limit(1)
+        )
+        if seen is not None:
+            return None
+    values = _row_values(entry, seq=head.seq + 1, prev_hash=head.last_hash)
+    row = AuditRow(**values)
+    session.add(row)
+    await session.flush()
+    await session.execute(
+        update(AuditHeadRow)
+        .where(AuditHeadRow.tenant_id == tenant)
+        .values(seq=values["seq"], last_hash=values["row_hash"])
+        .execution_options(synchronize_session=False)
+    )
+    return AuditLogRecord.model_validate(row)
+
+
 def _row_values(entry: AuditEntry, *, seq: int, prev_hash: str) -> dict[str, Any]:
     values: dict[str, Any] = entry.model_dump(exclude={"args"}) | {
         "seq": seq,
@@ -311,7 +314,7 @@ def _append_batch(
 ) -> int:
     """Extend one tenant's chain by ``items`` (skipping those already written); row count."""
     t = _statements(dialect)
-    # First statement is a write: see `AuditStore._append_in`.
+    # First statement is a write: see `append_in`.
     conn.execute(t.new_head, {"tenant_id": tenant, "seq": 0, "last_hash": GENESIS})
     head = conn.execute(t.head, {"tenant": tenant}).one()
     wanted_keys = sorted({e.record_key for e, _ in items if e.record_key})

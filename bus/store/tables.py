@@ -218,6 +218,9 @@ class ApiKeyRow(Base):
     name: Mapped[str | None] = mapped_column(String(120))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # The holder's ACL groups (a JSON list of names): every run started with the key
+    # carries them, and retrieval reads only documents whose ACL names one of them.
+    groups: Mapped[list[str]] = mapped_column(JSON(), default=list)
 
 
 class TenantSettingsRow(Base):

@@ -6,6 +6,7 @@ deployment defaults is the API's business (``api.http.preferences``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import Insert
 
 from bus.errors import StoreError
+from bus.store.audit import AuditEntry, append_in
 from bus.store.repository import Repository, utcnow
 from bus.store.scope import Scope
 from bus.store.tables import TenantSettingsRow
@@ -68,9 +70,24 @@ class TenantSettingsStore(Repository):
             return None if row is None else TenantSettingsRecord.model_validate(row)
 
     async def put(
-        self, tenant_id: str, settings: dict[str, Any], updated_by: str
+        self,
+        tenant_id: str,
+        settings: dict[str, Any],
+        updated_by: str,
+        *,
+        audit: Sequence[AuditEntry] = (),
     ) -> TenantSettingsRecord:
-        """Replace the tenant's preferences with ``settings`` (created if absent)."""
+        """Replace the tenant's preferences with ``settings`` (created if absent).
+
+        ``audit`` rows join the tenant's audit chain in the same transaction: the change is
+        stored with its audit rows or not at all.
+
+        Raises:
+            ValueError: an audit row belongs to another tenant.
+            StoreError: the database failed (nothing was written).
+        """
+        if any(entry.tenant_id != tenant_id for entry in audit):
+            raise ValueError("a tenant's settings change is audited in its own chain only")
         values = {
             "tenant_id": tenant_id,
             "settings": settings,
@@ -84,7 +101,10 @@ class TenantSettingsStore(Repository):
             )
             if row is None:  # deleted between the two statements
                 raise StoreError(f"settings of tenant {tenant_id!r} vanished while stored")
-            return TenantSettingsRecord.model_validate(row)
+            stored = TenantSettingsRecord.model_validate(row)
+            for entry in audit:
+                await append_in(session, entry)
+            return stored
 
     async def delete(self, tenant_id: str) -> bool:
         """Forget the tenant's preferences (back to the deployment defaults)."""

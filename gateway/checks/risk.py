@@ -1,29 +1,38 @@
-"""Check 3, risk approval: HIGH and CRITICAL tools need the run's explicit approval."""
+"""Check 3, risk approval: HIGH and CRITICAL tools need explicit approval."""
 
 from __future__ import annotations
 
 from gateway.context import CallPolicy
-from gateway.errors import ApprovalRequired
+from gateway.errors import ApprovalRequired, CriticalNotApproved
 from gateway.registry import Risk, ToolSpec
 
 
 def check_risk(spec: ToolSpec, policy: CallPolicy) -> None:
-    """Refuse a HIGH/CRITICAL tool the run has not approved.
+    """Refuse a HIGH/CRITICAL tool that has not been approved.
 
-    HIGH needs the run's ``approve_high_risk``. CRITICAL needs that *and* the tool named in
-    ``approved_critical_tools``: a blanket switch must never be enough for the worst tools.
+    HIGH needs the run's ``approve_high_risk``. CRITICAL needs two approvals by name, and
+    no blanket switch is ever enough: the tenant's admin approved the tool
+    (``tenant_critical_tools``) and the run asked for it (``approved_critical_tools``).
 
     Raises:
-        ApprovalRequired: the approval is missing.
+        CriticalNotApproved: a CRITICAL tool the tenant has not approved.
+        ApprovalRequired: a HIGH tool without the run's approval, or a CRITICAL one the
+            run did not ask for.
     """
-    if spec.risk not in (Risk.HIGH, Risk.CRITICAL):
+    if spec.risk is Risk.CRITICAL:
+        if spec.name not in policy.tenant_critical_tools:
+            raise CriticalNotApproved(
+                f"the tool {spec.name!r} is CRITICAL risk and the tenant's admin has not "
+                "approved it"
+            )
+        if spec.name not in policy.approved_critical_tools:
+            raise ApprovalRequired(
+                f"the tool {spec.name!r} is CRITICAL risk and this run did not ask for it",
+                hint="answer without this tool, or tell the user to ask again with "
+                f"approve_critical: [{spec.name!r}]",
+            )
         return
-    if not policy.approve_high_risk:
+    if spec.risk is Risk.HIGH and not policy.approve_high_risk:
         raise ApprovalRequired(
-            f"the tool {spec.name!r} is {spec.risk.value} risk and this run has not approved "
-            "high-risk tools"
-        )
-    if spec.risk is Risk.CRITICAL and spec.name not in policy.approved_critical_tools:
-        raise ApprovalRequired(
-            f"the tool {spec.name!r} is CRITICAL risk and must be approved by name for this run"
+            f"the tool {spec.name!r} is HIGH risk and this run has not approved high-risk tools"
         )

@@ -1,11 +1,12 @@
 """``/api/v1/keys``: an admin manages its own tenant's API keys."""
 
 from datetime import datetime
+from typing import Annotated
 
 from fastapi import APIRouter, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from api import credentials
+from api import credentials, signing
 from api.http.errors import InvalidRequest, KeyNotFound
 from api.http.routes.common import Admin, Deps
 from bus.commands import NAME_PATTERN
@@ -22,6 +23,12 @@ class KeyCreate(BaseModel):
     subject: str = Field(pattern=NAME_PATTERN, max_length=128)
     role: KeyRole = KeyRole.USER
     name: str | None = Field(default=None, max_length=120)
+    groups: list[Annotated[str, Field(pattern=NAME_PATTERN)]] = Field(
+        default=[],
+        max_length=credentials.MAX_GROUPS,
+        description="The holder's ACL groups: runs started with the key read documents "
+        "ingested with one of these (--acl GROUP) besides the tenant's '*' ones.",
+    )
 
 
 class KeyView(BaseModel):
@@ -32,6 +39,7 @@ class KeyView(BaseModel):
     subject: str
     role: KeyRole
     name: str | None
+    groups: list[str]
     created_at: datetime
     revoked_at: datetime | None
 
@@ -42,9 +50,13 @@ class KeyView(BaseModel):
 
 
 class KeyCreated(KeyView):
-    """A new key; ``key`` is shown this once and cannot be read again."""
+    """A new key; ``key`` and ``signing_secret`` are shown this once."""
 
     key: str
+    signing_secret: str | None = Field(
+        description="Signs questions on runs.questions instead of sending the key "
+        "(HMAC-SHA256 of the entry's data; see the README)."
+    )
 
 
 class KeyList(BaseModel):
@@ -64,11 +76,16 @@ async def create_key(body: KeyCreate, deps: Deps, admin: Admin) -> KeyCreated:
     """Create a key in the admin's tenant; store the returned ``key``, it is shown once."""
     try:
         minted = await credentials.create_key(
-            deps.keys, admin.tenant_id, body.subject, body.role, body.name
+            deps.keys, admin.tenant_id, body.subject, body.role, body.name, body.groups
         )
     except ValueError as e:
         raise InvalidRequest(str(e), field="subject") from e
-    return KeyCreated(**KeyView.of(minted.record).model_dump(), key=minted.key)
+    secret = None
+    if deps.signing_master is not None:
+        secret = signing.signing_secret(deps.signing_master, minted.record.id)
+    return KeyCreated(
+        **KeyView.of(minted.record).model_dump(), key=minted.key, signing_secret=secret
+    )
 
 
 @router.delete("/{key_id}", response_model=KeyView)

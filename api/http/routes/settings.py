@@ -1,12 +1,21 @@
-"""``/api/v1/settings``: the tenant's preferences over the deployment defaults."""
+"""``/api/v1/settings``: the tenant's preferences over the deployment defaults.
+
+A change to ``approved_critical_tools`` (the CRITICAL tools runs may ask for) is written
+to the tenant's audit log in the same transaction as the settings themselves.
+"""
+
+import uuid
 
 from fastapi import APIRouter
 from pydantic import BaseModel
 
+from api.http.auth import Principal
 from api.http.preferences import Effective, Preferences, overlay
 from api.http.routes.common import Admin, Caller, Deps
+from bus.store import AuditEntry
 
 router = APIRouter(prefix="/api/v1/settings", tags=["settings"])
+CRITICAL = "approved_critical_tools"
 
 
 class TenantSettingsView(BaseModel):
@@ -54,13 +63,40 @@ async def put_settings(body: Preferences, deps: Deps, admin: Admin) -> TenantSet
     """Replace the tenant's preferences (admin keys only); null fields take the defaults.
 
     The agents' prompts and tool scoping are kept unless given: they are managed at
-    ``/api/v1/agents/config``.
+    ``/api/v1/agents/config``. So are the approved CRITICAL tools (``[]`` withdraws them
+    all); every change to them is audited.
     """
     prefs = body.model_dump(mode="json", exclude_none=True)
     record = await deps.tenant_settings.get(admin.tenant_id)
-    for kept in ("agent_prompts", "researcher_tools"):
+    for kept in ("agent_prompts", "researcher_tools", CRITICAL):
         if kept not in prefs and record is not None and kept in record.settings:
             prefs[kept] = record.settings[kept]
-    await deps.tenant_settings.put(admin.tenant_id, prefs, updated_by=admin.subject)
+    before = set(record.settings.get(CRITICAL) or []) if record is not None else set()
+    audit = _critical_change(admin, before, set(prefs.get(CRITICAL) or []))
+    await deps.tenant_settings.put(admin.tenant_id, prefs, updated_by=admin.subject, audit=audit)
     deps.starter.forget(admin.tenant_id)
     return await _view(deps, admin.tenant_id)
+
+
+def _critical_change(admin: Principal, before: set[str], after: set[str]) -> list[AuditEntry]:
+    """The audit row of a change to the tenant's approved CRITICAL tools (none if none)."""
+    if before == after:
+        return []
+    approved, withdrawn = sorted(after - before), sorted(before - after)
+    said = [f"approved {', '.join(approved)}"] if approved else []
+    said += [f"withdrew {', '.join(withdrawn)}"] if withdrawn else []
+    return [
+        AuditEntry(
+            tenant_id=admin.tenant_id,
+            subject=admin.subject,
+            run_id="",
+            agent="settings",
+            call_id=f"settings:{uuid.uuid4().hex}",
+            tool=CRITICAL,
+            args={"approved": approved, "withdrawn": withdrawn, "now": sorted(after)},
+            status="ok",
+            code="critical_tools_changed",
+            message=f"{admin.subject} {' and '.join(said)} (key {admin.key_id})",
+            duration_ms=0.0,
+        )
+    ]

@@ -47,10 +47,17 @@ class Api:
         return self.base.replace("http://", "ws://") + "/api/v1/ws"
 
     async def key(
-        self, tenant: str = "t1", subject: str = "alice", role: KeyRole = KeyRole.USER
+        self,
+        tenant: str = "t1",
+        subject: str = "alice",
+        role: KeyRole = KeyRole.USER,
+        groups: tuple[str, ...] = (),
     ) -> str:
         """A new API key."""
-        return (await credentials.create_key(self.stores.keys, tenant, subject, role)).key
+        minted = await credentials.create_key(
+            self.stores.keys, tenant, subject, role, groups=groups
+        )
+        return minted.key
 
     def auth(self, key: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}"}
@@ -93,14 +100,15 @@ def store_backend(request: pytest.FixtureRequest) -> dict[str, Any]:
 async def start_api(
     real_redis: Redis, make_settings: Callable[..., AppSettings]
 ) -> AsyncIterator[Callable[..., Any]]:
-    """Call with a model (default: the scripted benchmark turn) and setting overrides."""
+    """Call with a model (default: the scripted benchmark turn), optionally retrieval for
+    the workers, and setting overrides."""
     cleanups: list[Callable[[], Any]] = []
 
-    async def start(llm: LLM | None = None, **overrides: Any) -> Api:
+    async def start(llm: LLM | None = None, *, retrieval: Any = None, **overrides: Any) -> Api:
         s = make_settings(**overrides)
         store_ctx = open_store(s.bus, migrate=True)
         stores = await store_ctx.__aenter__()
-        roles = Roles(s, stores, llm=llm or ScriptedLLM())
+        roles = Roles(s, stores, llm=llm or ScriptedLLM(), retrieval=retrieval)
         workers = build_workers(ROLES, real_redis, s.bus, roles, concurrency=4)
         for w in workers:
             await w.ensure_groups()

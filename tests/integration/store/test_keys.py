@@ -67,3 +67,17 @@ async def test_revoke_scoped_to_another_tenant_touches_nothing(keys: ApiKeyStore
     assert await keys.revoke("k1", tenant_id="tenant-b") is None
     stored = await keys.get("k1")
     assert stored is not None and stored.active
+
+
+async def test_a_keys_groups_are_stored_sorted_and_unique(keys: ApiKeyStore) -> None:
+    await keys.create(a_key("k1", groups=("sales", "finance", "sales")))
+    await keys.create(a_key("k2"))
+
+    got = await keys.get("k1")
+    assert got is not None and got.groups == ("finance", "sales")
+    assert [k.groups for k in await keys.list("tenant-a")] == [("finance", "sales"), ()]
+
+
+async def test_a_group_name_follows_the_bus_pattern() -> None:
+    with pytest.raises(ValueError, match="groups"):
+        a_key(groups=("not a group",))

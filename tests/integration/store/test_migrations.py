@@ -13,6 +13,7 @@ from sqlalchemy.engine import Connection
 
 from bus.errors import StoreError
 from bus.store import (
+    ApiKeyStore,
     ConversationStore,
     MessageRole,
     RunRecord,
@@ -26,7 +27,7 @@ from bus.store import (
 from bus.store.migrate import downgrade_async
 from bus.store.tables import Base
 
-HEAD = "0008"  # the newest revision
+HEAD = "0009"  # the newest revision
 BASELINE = "0001"
 OWNER = Scope.user("t", "s")
 
@@ -170,6 +171,26 @@ async def test_0002_downgrades_to_the_baseline_and_back(store_url: str) -> None:
     finally:
         await engine.dispose()
     assert run is not None and run.trace is None
+
+
+async def test_0008_gives_existing_keys_no_groups(store_url: str) -> None:
+    await upgrade_async(store_url, "0007")
+    engine = make_engine(store_url)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(
+                text(
+                    "INSERT INTO api_keys (id, key_hash, tenant_id, subject, role, created_at)"
+                    f" VALUES ('k1', '{'0' * 64}', 't', 's', 'user', CURRENT_TIMESTAMP)"
+                )
+            )
+
+        await upgrade_async(store_url)
+
+        key = await ApiKeyStore(engine).get("k1")
+    finally:
+        await engine.dispose()
+    assert key is not None and key.groups == ()
 
 
 async def _insert_baseline_run(url: str) -> None:

@@ -150,12 +150,16 @@ def test_origin_check(origin: str | None, allowed_csv: str, ok: bool) -> None:
     assert origin_allowed(origin, "api.local:8080", allowed_csv) is ok
 
 
-async def test_the_gateway_sees_each_tenants_stored_egress_preferences() -> None:
+async def test_the_gateway_sees_each_tenants_stored_egress_and_critical_tools() -> None:
     class FakePrefs:
         async def get(self, tenant_id: str) -> TenantSettingsRecord | None:
             if tenant_id != "t1":
                 return None
-            doc = {"egress_enabled": True, "egress_hosts": ["docs.example.com"]}
+            doc = {
+                "egress_enabled": True,
+                "egress_hosts": ["docs.example.com"],
+                "approved_critical_tools": ["wipe_cache"],
+            }
             return TenantSettingsRecord(
                 tenant_id="t1", settings=doc, updated_at=datetime.now(UTC), updated_by="root"
             )
@@ -167,3 +171,12 @@ async def test_the_gateway_sees_each_tenants_stored_egress_preferences() -> None
 
     assert mine.egress_enabled and mine.allowed_egress_hosts == frozenset({"docs.example.com"})
     assert not other.egress_enabled and other.allowed_egress_hosts == frozenset()
+    assert (mine.critical_tools, other.critical_tools) == (frozenset({"wipe_cache"}), frozenset())
+
+
+def test_a_run_asks_for_critical_tools_by_name_only() -> None:
+    ask = AskSettings(approve_critical=["wipe_cache", "wipe_cache"], approve_high_risk=True)
+    made = run_settings(defaults_of(AppSettings.load()), ask)
+    assert made.approve_critical == ["wipe_cache"]
+    with pytest.raises(ValidationError):
+        AskSettings(approve_critical=["rm -rf"])

@@ -56,6 +56,16 @@ def test_schema_export_writes_valid_schemas_that_accept_real_messages(tmp_path: 
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"api_key": "ak_12345678", "question": ""}, question_schema)
     assert Question(api_key="ak_12345678", question="hi").settings.mode == "single"
+    signed = {"key_id": "0123456789ab", "signed_at": 1_700_000_000, "question": "2+2?"}
+    jsonschema.validate(signed, question_schema)
+    Question.model_validate(signed)
+    for bad in ({"question": "q"}, {**signed, "api_key": "ak_12345678"}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, question_schema)
+        with pytest.raises(ValidationError, match="api_key or key_id"):
+            Question.model_validate(bad)
+    with pytest.raises(ValidationError, match="go together"):
+        Question.model_validate({"key_id": "0123456789ab", "question": "q"})
 
 
 def test_events_roundtrip_and_transcript_drops_a_retried_steps_tokens() -> None:

@@ -60,34 +60,41 @@ async def test_permission_is_checked_before_the_arguments() -> None:
 # 3. risk approval
 
 
+TENANT_OK = {"tenant_critical_tools": frozenset({"echo"})}
+RUN_ASKS = {"approved_critical_tools": frozenset({"echo"})}
+
+
 @pytest.mark.parametrize(
-    ("risk", "policy", "allowed"),
+    ("risk", "policy", "refusal"),
     [
-        (Risk.LOW, {}, True),
-        (Risk.MEDIUM, {}, True),
-        (Risk.HIGH, {}, False),
-        (Risk.HIGH, {"approve_high_risk": True}, True),
-        (Risk.CRITICAL, {"approve_high_risk": True}, False),
-        (Risk.CRITICAL, {"approved_critical_tools": frozenset({"echo"})}, False),
+        (Risk.LOW, {}, None),
+        (Risk.MEDIUM, {}, None),
+        (Risk.HIGH, {}, "approval_required"),
+        (Risk.HIGH, {"approve_high_risk": True}, None),
+        # CRITICAL: no blanket switch is enough; the tenant and the run approve it by name.
+        (Risk.CRITICAL, {"approve_high_risk": True}, "critical_tool_not_approved"),
+        (Risk.CRITICAL, RUN_ASKS, "critical_tool_not_approved"),
+        (Risk.CRITICAL, TENANT_OK | {"approve_high_risk": True}, "approval_required"),
+        (Risk.CRITICAL, TENANT_OK | RUN_ASKS, None),
         (
             Risk.CRITICAL,
-            {"approve_high_risk": True, "approved_critical_tools": frozenset({"echo"})},
-            True,
+            TENANT_OK | {"approved_critical_tools": frozenset({"other"})},
+            "approval_required",
         ),
         (
             Risk.CRITICAL,
-            {"approve_high_risk": True, "approved_critical_tools": frozenset({"other"})},
-            False,
+            RUN_ASKS | {"tenant_critical_tools": frozenset({"other"})},
+            "critical_tool_not_approved",
         ),
     ],
 )
-async def test_risk_approval(risk: Risk, policy: dict[str, Any], allowed: bool) -> None:
+async def test_risk_approval(risk: Risk, policy: dict[str, Any], refusal: str | None) -> None:
     echo = Echo(risk=risk)
     outcome = await invoke(call("echo", {"text": "x"}), context(echo, **policy))
-    if allowed:
+    if refusal is None:
         assert outcome.status is OutcomeStatus.OK
     else:
-        assert (outcome.status, outcome.code) == (OutcomeStatus.REFUSED, "approval_required")
+        assert (outcome.status, outcome.code) == (OutcomeStatus.REFUSED, refusal)
         assert risk.value in outcome.message
         assert echo.calls == []
 
