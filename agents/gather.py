@@ -19,7 +19,7 @@ from typing import Any
 import structlog
 
 from agents import graph
-from agents.context import dumps
+from agents.model_input import dumps
 from bus.commands import AgentTask, Command, GatherTask, MergeTask, RunState
 from bus.events import Citation, Citations
 from bus.keys import Role

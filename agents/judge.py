@@ -8,7 +8,7 @@ judge's worker keeps nothing between the steps.
 
 from __future__ import annotations
 
-from agents import context, graph, messages, prompts
+from agents import graph, messages, model_input, prompts
 from agents.deps import AgentDeps
 from agents.gather import fan_out
 from agents.llm.ports import ChatMessage, LLMOptions, TextDelta, ToolCall
@@ -44,7 +44,7 @@ async def review_input(
         state = moved
     s = state.settings
     system = prompts.for_agent(node, s.agent_prompts, s.mode)
-    return None, state, context.review_messages(system, state, state.judge.get("findings", ""))
+    return None, state, model_input.review_messages(system, state, state.judge.get("findings", ""))
 
 
 async def advance(
@@ -78,7 +78,7 @@ async def _tool_pass(
         return state
     thread = messages.load(judge.get("messages", []))
     if not thread:
-        thread = context.review_messages(prompts.VERIFY_TOOLS, state)
+        thread = model_input.review_messages(prompts.VERIFY_TOOLS, state)
     offered = tools if hops < VERIFIER_TOOL_HOPS else []
     text: list[str] = []
     calls: list[ToolCall] = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from agents import context, gates, graph, messages, prompts
+from agents import gates, graph, messages, model_input, prompts
 from agents.deps import AgentDeps
 from agents.llm.ports import (
     ChatMessage,
@@ -68,7 +68,7 @@ def make_researcher(deps: AgentDeps) -> Handler:
             if blocked is not None:  # the egress gate: a person decides, the run waits
                 return await gates.suspend(ctx, deps, state, "egress_approval", blocked=blocked)
         history = messages.load(state.messages)
-        prompt = context.research_messages(state)
+        prompt = model_input.research_messages(state)
         tools = scoped_tools(deps, state)
         batcher = TokenBatcher(ctx, AGENT)
         text: list[str] = []

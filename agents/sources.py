@@ -10,8 +10,8 @@ from agents.gather import Source, SourceAnswer
 from bus.commands import AgentTask, Command, GatherTask, ToolCallRequest
 from bus.store import ConversationStore
 from gateway.audit import audit_record
+from gateway.call_context import CallContext, GatewayDeps
 from gateway.chain import invoke_recorded
-from gateway.context import CallContext, GatewayDeps
 from gateway.ports import TenantPolicies
 from gateway.worker import run_policy
 

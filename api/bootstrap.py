@@ -48,7 +48,7 @@ from bus.store import (
 from bus.store import RunStatus as StoreStatus
 from bus.store.migrate import upgrade_async
 from gateway.audit import AUDIT_KIND, make_audit_applier
-from gateway.context import GatewayDeps
+from gateway.call_context import GatewayDeps
 from gateway.errors import GatewayError
 from gateway.mcp.hub import McpHub
 from gateway.plugins import load_plugins

@@ -8,6 +8,7 @@ from typing import Any
 
 import structlog
 
+from gateway.call_context import CallContext
 from gateway.checks.egress import egress_for
 from gateway.checks.input_schema import check_input, parse_args
 from gateway.checks.lookup import lookup
@@ -16,7 +17,6 @@ from gateway.checks.output_size import cap_output
 from gateway.checks.permission import check_permission
 from gateway.checks.risk import check_risk
 from gateway.checks.timeout import run_with_timeout
-from gateway.context import CallContext
 from gateway.errors import GatewayError
 from gateway.outcome import AuditRecord, OutcomeStatus, ToolOutcome
 from gateway.ports import ToolCall

@@ -29,8 +29,8 @@ from bus.ledger import LedgerRecord
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 from gateway.audit import audit_record
+from gateway.call_context import CallContext, CallPolicy, GatewayDeps
 from gateway.chain import invoke_recorded
-from gateway.context import CallContext, CallPolicy, GatewayDeps
 from gateway.egress.policy import EgressPolicy
 from gateway.mcp.hub import McpHub
 from gateway.outcome import AuditRecord, ToolOutcome

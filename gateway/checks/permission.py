@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.context import CallPolicy
+from gateway.call_context import CallPolicy
 from gateway.errors import PermissionDenied
 from gateway.registry import ToolSpec
 

@@ -27,8 +27,8 @@ from bus.commands import (
 )
 from bus.runtime.context import StepContext
 from bus.settings import Settings
+from gateway.call_context import CallContext, CallPolicy, GatewayDeps
 from gateway.chain import invoke
-from gateway.context import CallContext, CallPolicy, GatewayDeps
 from gateway.errors import SsrfBlocked
 from gateway.mcp.config import McpServerConfig
 from gateway.mcp.connection import McpConnection

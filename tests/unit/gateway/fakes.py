@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bus.commands import ToolCallRequest
-from gateway.context import CallContext, CallPolicy, GatewayDeps
+from gateway.call_context import CallContext, CallPolicy, GatewayDeps
 from gateway.outcome import AuditRecord
 from gateway.ports import EgressClient
 from gateway.registry import Risk, ToolRegistry, ToolSpec

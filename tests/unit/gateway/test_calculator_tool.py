@@ -7,8 +7,8 @@ import math
 import pytest
 
 from bus.commands import ToolCallRequest
+from gateway.call_context import CallContext, CallPolicy, GatewayDeps
 from gateway.chain import invoke
-from gateway.context import CallContext, CallPolicy, GatewayDeps
 from gateway.errors import InvalidArgument
 from gateway.registry import ToolRegistry
 from gateway.tools.calculator import Calculator, evaluate

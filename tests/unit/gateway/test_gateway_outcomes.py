@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from gateway.call_context import CallContext, GatewayDeps
 from gateway.chain import invoke
-from gateway.context import CallContext, GatewayDeps
 from gateway.errors import ToolError
 from gateway.outcome import AuditRecord, OutcomeStatus, ToolOutcome
 from tests.unit.gateway.fakes import Echo, Scripted, call, context

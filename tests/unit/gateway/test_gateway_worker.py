@@ -12,7 +12,7 @@ from bus import keys
 from bus.commands import Command, RunSettings, RunState, ToolCallBatch, ToolCallRequest, deadline_in
 from bus.runtime.context import StepContext, StepResult
 from bus.settings import Settings
-from gateway.context import GatewayDeps
+from gateway.call_context import GatewayDeps
 from gateway.errors import ToolError
 from gateway.outcome import AuditRecord
 from gateway.ports import EgressClient, TenantPolicy

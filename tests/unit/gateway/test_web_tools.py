@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from bus.commands import ToolCallRequest
+from gateway.call_context import CallContext, CallPolicy, GatewayDeps
 from gateway.chain import invoke
-from gateway.context import CallContext, CallPolicy, GatewayDeps
 from gateway.egress.policy import EgressPolicy
 from gateway.outcome import OutcomeStatus, ToolOutcome
 from gateway.registry import ToolRegistry

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from bus.commands import ToolCallRequest
+from gateway.call_context import CallContext, CallPolicy, GatewayDeps
 from gateway.chain import invoke
-from gateway.context import CallContext, CallPolicy, GatewayDeps
 from gateway.errors import ToolError
 from gateway.registry import ToolRegistry
 from gateway.tools.search_docs import SearchDocs
