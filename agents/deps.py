@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from agents.llm.ports import LLM, ToolSpec
+from agents.llm.ports import LLM, ToolDefinition
 from bus.store import CheckpointStore, ConversationStore, RunStore
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ class AgentDeps:
     """
 
     llm: LLM
-    tools: Sequence[ToolSpec]
+    tools: Sequence[ToolDefinition]
     runs: RunStore
     conversations: ConversationStore
     clock: Callable[[], datetime] = field(default=_now)

@@ -18,7 +18,7 @@ from agents.llm.ports import (
     ReasoningDelta,
     TextDelta,
     ToolCall,
-    ToolSpec,
+    ToolDefinition,
     Usage,
 )
 from agents.streaming import TokenBatcher
@@ -44,7 +44,7 @@ def add_usage(total: dict[str, int], usage: Usage | None, agent: str) -> dict[st
     return out
 
 
-def scoped_tools(deps: AgentDeps, state: RunState) -> list[ToolSpec]:
+def scoped_tools(deps: AgentDeps, state: RunState) -> list[ToolDefinition]:
     """The tools offered to the researcher: none without tools; the tenant's scope in multi."""
     s = state.settings
     if not s.use_tools:

@@ -15,8 +15,7 @@ from agents.finalizer import make_finalizer
 from agents.gates import AllowAlways
 from agents.gather import Source, make_retrieval_router
 from agents.intake import make_intake
-from agents.llm.ports import LLM
-from agents.llm.ports import ToolSpec as LLMToolSpec
+from agents.llm.ports import LLM, ToolDefinition
 from agents.planner import make_planner
 from agents.researcher import make_researcher
 from agents.sources import WEB, memory_source, web_source
@@ -213,10 +212,10 @@ def gateway_policies(settings: Settings) -> DeploymentPolicies:
         ) from e
 
 
-def llm_tools(registry: ToolRegistry) -> list[LLMToolSpec]:
+def llm_tools(registry: ToolRegistry) -> list[ToolDefinition]:
     """The registry's tools as the model sees them."""
     return [
-        LLMToolSpec(name=s.name, description=s.description, parameters=s.input_schema)
+        ToolDefinition(name=s.name, description=s.description, parameters=s.input_schema)
         for s in registry.list()
     ]
 

@@ -12,7 +12,8 @@ from gateway.egress.client import HttpEgressClient
 from gateway.egress.policy import EgressPolicy
 from gateway.egress.ssrf import system_resolver
 from gateway.ports import Caller, OutcomeHook, Resolver
-from gateway.registry import ToolRegistry, ToolSpec
+from gateway.registry import ToolRegistry
+from gateway.spec import ToolSpec
 
 
 class CallPolicy(BaseModel):

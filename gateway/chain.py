@@ -19,13 +19,13 @@ from gateway.checks.risk import check_risk
 from gateway.checks.timeout import run_with_timeout
 from gateway.errors import GatewayError
 from gateway.outcome import AuditRecord, OutcomeStatus, ToolOutcome
-from gateway.ports import ToolCall
+from gateway.ports import ToolInvocation
 from gateway.redact import redact
 
 log = structlog.get_logger(__name__)
 
 
-async def _run_chain(call: ToolCall, ctx: CallContext) -> ToolOutcome:
+async def _run_chain(call: ToolInvocation, ctx: CallContext) -> ToolOutcome:
     entry = lookup(ctx.deps.registry, call.name, ctx.policy)
     spec = entry.spec
     check_permission(spec, ctx.policy, ctx.agent)
@@ -51,7 +51,7 @@ def _audit_args(raw: Any) -> Any:
         )
 
 
-async def invoke(call: ToolCall, ctx: CallContext) -> ToolOutcome:
+async def invoke(call: ToolInvocation, ctx: CallContext) -> ToolOutcome:
     """Run one tool call through the chain and return its outcome.
 
     In order: lookup → permission → risk approval → input schema → egress (decided per
@@ -107,7 +107,9 @@ async def invoke(call: ToolCall, ctx: CallContext) -> ToolOutcome:
     return outcome
 
 
-async def invoke_recorded(call: ToolCall, ctx: CallContext) -> tuple[ToolOutcome, AuditRecord]:
+async def invoke_recorded(
+    call: ToolInvocation, ctx: CallContext
+) -> tuple[ToolOutcome, AuditRecord]:
     """`invoke`, handing back the call's audit record instead of passing it to ``on_outcome``.
 
     For callers that write the record themselves, with their step's commit (the ledger).

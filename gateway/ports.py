@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-if TYPE_CHECKING:
-    from gateway.mcp.config import McpServerConfig
-    from gateway.outcome import AuditRecord
-    from gateway.registry import ToolSpec
+from gateway.mcp.config import McpServerConfig
+from gateway.outcome import AuditRecord
+from gateway.spec import ToolSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +67,8 @@ class EgressClient(Protocol):
         ...
 
 
-class ToolCall(Protocol):
-    """One tool call as the model made it; `bus.commands.ToolCallRequest` is one.
+class ToolInvocation(Protocol):
+    """What `gateway.chain.invoke` runs: one call; `bus.commands.ToolCallRequest` is one.
 
     `arguments` is normally a dict; JSON text of an object is accepted too, and anything
     else is rejected by the input-schema check, so a bad call still gets an outcome.

@@ -117,7 +117,7 @@ class ChatMessage(BaseModel):
         return cls(role="tool", content=content, tool_call_id=call.id, name=call.name)
 
 
-class ToolSpec(BaseModel):
+class ToolDefinition(BaseModel):
     """A tool the model may call: name, what it does, and a JSON Schema for its arguments."""
 
     model_config = _FROZEN
@@ -148,7 +148,7 @@ class LLM(Protocol):
     def stream(
         self,
         messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] = (),
+        tools: Sequence[ToolDefinition] = (),
         options: LLMOptions | None = None,
     ) -> AsyncIterator[LLMEvent]:
         """Run one model turn and yield its events as they are produced.
@@ -159,7 +159,7 @@ class LLM(Protocol):
         ...
 
 
-def check_request(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> None:
+def check_request(messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> None:
     """Reject requests no backend can answer, the same way in every adapter.
 
     Raises:

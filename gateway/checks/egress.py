@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 
 from gateway.call_context import CallContext
 from gateway.ports import EgressClient
-from gateway.registry import ToolSpec
+from gateway.spec import ToolSpec
 
 
 @asynccontextmanager

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gateway.call_context import CallPolicy
 from gateway.errors import PermissionDenied
-from gateway.registry import ToolSpec
+from gateway.spec import ToolSpec
 
 
 def check_permission(spec: ToolSpec, policy: CallPolicy, agent: str) -> None:

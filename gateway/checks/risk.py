@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gateway.call_context import CallPolicy
 from gateway.errors import ApprovalRequired
-from gateway.registry import Risk, ToolSpec
+from gateway.spec import Risk, ToolSpec
 
 
 def check_risk(spec: ToolSpec, policy: CallPolicy) -> None:

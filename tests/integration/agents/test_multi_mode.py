@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Iterator, Sequence
 
 from agents import prompts
-from agents.llm.ports import ChatMessage, LLMOptions, ToolSpec
+from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, benchmark_turn, text, tool_call, turn
 from bus.events import ClientEvent
 from bus.transcript import fold
@@ -27,7 +27,9 @@ def role_of(messages: Sequence[ChatMessage], options: LLMOptions) -> str:
 def scripted(critic: Iterator[str], verifier: Iterator[str] | None = None) -> ScriptedLLM:
     """Planner plans, researcher calls the calculator then answers, judges follow scripts."""
 
-    def script(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: LLMOptions):
+    def script(
+        messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
+    ):
         role = role_of(messages, options)
         if role == "planner":
             return turn(text("- use the calculator\n- answer"))

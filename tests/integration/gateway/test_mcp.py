@@ -34,7 +34,8 @@ from gateway.mcp.config import McpServerConfig
 from gateway.mcp.connection import McpConnection
 from gateway.mcp.hub import McpHub
 from gateway.ports import TenantPolicy
-from gateway.registry import Risk, ToolRegistry
+from gateway.registry import ToolRegistry
+from gateway.spec import Risk
 from gateway.tenants import DeploymentPolicies
 from gateway.tools import Calculator
 from gateway.worker import make_gateway_handler

@@ -9,7 +9,8 @@ from bus.commands import ToolCallRequest
 from gateway.call_context import CallContext, CallPolicy, GatewayDeps
 from gateway.outcome import AuditRecord
 from gateway.ports import EgressClient
-from gateway.registry import Risk, ToolRegistry, ToolSpec
+from gateway.registry import ToolRegistry
+from gateway.spec import Risk, ToolSpec
 
 OBJECT_OUT = {"type": "object"}
 

@@ -12,7 +12,7 @@ import pytest
 from gateway.chain import invoke
 from gateway.outcome import OutcomeStatus
 from gateway.ports import EgressClient
-from gateway.registry import Risk
+from gateway.spec import Risk
 from tests.unit.gateway.fakes import Echo, Scripted, call, context
 
 

@@ -9,7 +9,8 @@ from pydantic import ValidationError
 
 from gateway.errors import RegistryError, UnknownTool
 from gateway.ports import EgressClient, Tool
-from gateway.registry import Risk, ToolRegistry, ToolSpec
+from gateway.registry import ToolRegistry
+from gateway.spec import Risk, ToolSpec
 from gateway.tools import builtin_tools
 
 INPUT = {"type": "object", "properties": {"x": {"type": "integer"}}}
