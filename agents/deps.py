@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from agents.llm.ports import LLM, ToolDefinition
 from bus.store import CheckpointStore, ConversationStore, RunStore
+from gateway.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from agents.gather import Source
@@ -16,6 +17,14 @@ if TYPE_CHECKING:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def tool_definitions(registry: ToolRegistry) -> list[ToolDefinition]:
+    """The gateway's tools as the model is offered them: name, description, input schema."""
+    return [
+        ToolDefinition(name=s.name, description=s.description, parameters=s.input_schema)
+        for s in registry.list()
+    ]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -11,7 +11,7 @@ from bus.commands import AgentTask, Command, GatherTask, ToolCallRequest
 from bus.store import ConversationStore
 from gateway.audit import audit_record
 from gateway.call_context import CallContext, GatewayDeps
-from gateway.chain import invoke_recorded
+from gateway.chain import invoke
 from gateway.ports import TenantPolicies
 from gateway.worker import run_policy
 
@@ -78,7 +78,7 @@ def web_source(deps: GatewayDeps, policies: TenantPolicies) -> Source:
         call = ToolCallRequest(
             call_id=f"{command.step_id}:web", name="web_search", arguments={"query": query}
         )
-        outcome, audit = await invoke_recorded(call, ctx)
+        outcome, audit = await invoke(call, ctx)
         records = [audit_record(f"{command.step_id}:0", audit)]
         if outcome.status != "ok" or not isinstance(outcome.result, dict):
             return SourceAnswer([], records)

@@ -10,12 +10,12 @@ from faststream.redis import RedisBroker
 from redis.asyncio import Redis
 
 from agents.critic import make_critic
-from agents.deps import AgentDeps
+from agents.deps import AgentDeps, tool_definitions
 from agents.finalizer import make_finalizer
 from agents.gates import AllowAlways
 from agents.gather import Source, make_retrieval_router
 from agents.intake import make_intake
-from agents.llm.ports import LLM, ToolDefinition
+from agents.llm.ports import LLM
 from agents.planner import make_planner
 from agents.researcher import make_researcher
 from agents.sources import WEB, memory_source, web_source
@@ -212,14 +212,6 @@ def gateway_policies(settings: Settings) -> DeploymentPolicies:
         ) from e
 
 
-def llm_tools(registry: ToolRegistry) -> list[ToolDefinition]:
-    """The registry's tools as the model sees them."""
-    return [
-        ToolDefinition(name=s.name, description=s.description, parameters=s.input_schema)
-        for s in registry.list()
-    ]
-
-
 @dataclass
 class Roles:
     """Builds each role's handler on demand, so a gateway worker never loads a model."""
@@ -248,7 +240,7 @@ class Roles:
             self.llm = make_llm(self.settings)
         return AgentDeps(
             llm=self.llm,
-            tools=llm_tools(self.tools),
+            tools=tool_definitions(self.tools),
             runs=self.stores.runs,
             conversations=self.stores.conversations,
             sources={
@@ -278,8 +270,7 @@ class Roles:
             case Role.GATEWAY:
                 # Audit rows leave with each step's commit; the recorder appends them.
                 tools = GatewayDeps(registry=self.tools)
-                ledger = self.stores.audit is not None
-                return make_gateway_handler(tools, self._policies(), self.mcp, audit_ledger=ledger)
+                return make_gateway_handler(tools, self._policies(), self.mcp)
             case Role.PLANNER:
                 return make_planner(self._agent_deps())
             case Role.CRITIC:

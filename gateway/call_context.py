@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
 from gateway.egress.client import HttpEgressClient
 from gateway.egress.policy import EgressPolicy
 from gateway.egress.ssrf import system_resolver
-from gateway.ports import Caller, OutcomeHook, Resolver
+from gateway.ports import Caller, Resolver
 from gateway.registry import ToolRegistry
 from gateway.spec import ToolSpec
 
@@ -54,7 +54,6 @@ class GatewayDeps:
         ssl_context: TLS trust (tests inject a local CA); system default when None.
         max_redirects: redirect hops an egress request may follow.
         max_response_bytes: bytes of a response body kept before it is cut.
-        on_outcome: called with an `AuditRecord` after every call (the audit log).
     """
 
     registry: ToolRegistry
@@ -63,7 +62,6 @@ class GatewayDeps:
     ssl_context: ssl.SSLContext | None = None
     max_redirects: int = 5
     max_response_bytes: int = 2_000_000
-    on_outcome: OutcomeHook | None = field(default=None)
 
     def egress_client(self, spec: ToolSpec, policy: EgressPolicy) -> HttpEgressClient:
         """An egress client for one call of the tool `spec`, under `policy`."""

@@ -1,4 +1,4 @@
-"""Ports of the gateway: tools, their network access, the audit hook, per-tenant policy."""
+"""Ports of the gateway: tools, their network access, per-tenant policy."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from gateway.mcp.config import McpServerConfig
-from gateway.outcome import AuditRecord
 from gateway.spec import ToolSpec
 
 
@@ -146,14 +145,6 @@ class Resolver(Protocol):
 
     async def __call__(self, host: str, port: int) -> Sequence[str]:
         """All addresses for `host`; an empty sequence or an `OSError` means it did not resolve."""
-        ...
-
-
-class OutcomeHook(Protocol):
-    """Receives every finished call; the worker plugs the audit log in here."""
-
-    async def __call__(self, record: AuditRecord) -> None:
-        """Record one call. An exception here propagates out of `invoke` (see its docs)."""
         ...
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from jsonschema import Draft202012Validator
 
@@ -78,9 +77,3 @@ class ToolRegistry:
     def list(self) -> list[ToolSpec]:
         """Every declaration, sorted by name."""
         return [self._tools[n].spec for n in self.names()]
-
-    def schemas_for_llm(
-        self, allowed: set[str] | frozenset[str] | None = None
-    ) -> list[dict[str, Any]]:
-        """OpenAI-style function specs of the tools in `allowed` (all tools when None)."""
-        return [s.llm_schema() for s in self.list() if allowed is None or s.name in allowed]

@@ -70,14 +70,3 @@ class ToolSpec(BaseModel):
     @classmethod
     def _lower_hosts(cls, hosts: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(h.strip().lower().rstrip(".") for h in hosts if h.strip())
-
-    def llm_schema(self) -> dict[str, Any]:
-        """This tool as an OpenAI-style function spec."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.input_schema,
-            },
-        }

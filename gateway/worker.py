@@ -5,12 +5,12 @@ instructions), or, for a batch sent with ``then="end"`` (``agentbus tools call``
 run after its ``tool_result`` events. The tenant's policy (enabled tools, egress, MCP
 servers) is looked up once per batch through the `TenantPolicies` port.
 
-Every call's audit record leaves with the step: on the bus (``audit_ledger``) it is a
-ledger record in the step's commit, which a recorder appends to the hash-chained log in
-batches, so the log write is off the tool step's critical path and lands exactly when the
-step commits. A side-effecting tool runs at most once per call id: its outcome, with its
-audit record, is stored in Redis under the call id before the step commits; a redelivered
-call returns the stored outcome and record instead of running again.
+Every call's audit record leaves with the step, as a ledger record in the step's commit,
+which a recorder appends to the hash-chained log in batches, so the log write is off the
+tool step's critical path and lands exactly when the step commits. A side-effecting tool
+runs at most once per call id: its outcome, with its audit record, is stored in Redis under
+the call id before the step commits; a redelivered call returns the stored outcome and
+record instead of running again.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 from gateway.audit import audit_record
 from gateway.call_context import CallContext, CallPolicy, GatewayDeps
-from gateway.chain import invoke_recorded
+from gateway.chain import invoke
 from gateway.egress.policy import EgressPolicy
 from gateway.mcp.hub import McpHub
 from gateway.outcome import AuditRecord, ToolOutcome
@@ -88,18 +88,13 @@ def make_gateway_handler(
     deps: GatewayDeps,
     policies: TenantPolicies,
     mcp: McpHub | None = None,
-    *,
-    audit_ledger: bool = False,
 ) -> Handler:
     """The gateway role's handler.
 
     Args:
-        deps: the registry of built-in and plugin tools, network settings, the audit hook.
+        deps: the registry of built-in and plugin tools, network settings.
         policies: each tenant's enabled tools, egress settings and MCP servers.
         mcp: the MCP sessions; without it, tenants' MCP servers are ignored.
-        audit_ledger: return each call's audit record with the step's commit, for the
-            recorder to append (`gateway.audit.make_audit_applier`), instead of calling
-            ``deps.on_outcome`` during the step.
     """
 
     async def handle(ctx: StepContext, command: Command) -> StepResult:
@@ -141,11 +136,8 @@ def make_gateway_handler(
                 outcome, audit = await _run_once(ctx, call, call_ctx)
             finally:
                 await shown
-            if audit is not None and audit_ledger:
-                key = f"{command.step_id}:{index}"
-                records.append(audit_record(key, audit))
-            elif audit is not None and deps.on_outcome is not None:
-                await deps.on_outcome(audit)
+            if audit is not None:
+                records.append(audit_record(f"{command.step_id}:{index}", audit))
             events.append(_result_event(command, batch.agent, call, outcome))
             messages.append(tool_message(call, outcome))
         if batch.then == "end":
@@ -177,13 +169,13 @@ async def _run_once(
 ) -> tuple[ToolOutcome, AuditRecord | None]:
     """Run a call through the chain; its outcome and audit record (the caller writes it)."""
     if not _side_effects(call, call_ctx):
-        return await invoke_recorded(call, call_ctx)
+        return await invoke(call, call_ctx)
     key = keys.run_call(ctx.command.run_id, ctx.command.shard, call.call_id)
     stored = await ctx.redis.get(key)
     if stored is not None:
         recorded = RecordedCall.model_validate_json(stored)
         return recorded.outcome, recorded.audit
-    outcome, audit = await invoke_recorded(call, call_ctx)
+    outcome, audit = await invoke(call, call_ctx)
     record = RecordedCall(outcome=outcome, audit=audit)
     await ctx.redis.set(key, record.model_dump_json(), ex=ctx.settings.run_ttl_s)
     return outcome, audit

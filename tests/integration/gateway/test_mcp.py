@@ -70,7 +70,8 @@ def context(registry: ToolRegistry, **policy: Any) -> CallContext:
 async def call(registry: ToolRegistry, name: str, args: dict[str, Any], **policy: Any) -> Any:
     policy.setdefault("approve_high_risk", True)
     request = ToolCallRequest(call_id="c1", name=name, arguments=args)
-    return await invoke(request, context(registry, **policy))
+    outcome, _ = await invoke(request, context(registry, **policy))
+    return outcome
 
 
 async def test_stdio_server_tools_are_listed_with_their_schemas(hub: McpHub) -> None:

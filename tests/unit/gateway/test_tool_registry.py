@@ -39,17 +39,6 @@ def test_builtin_tools_satisfy_the_protocol_and_register() -> None:
     assert registry.get("calculator").spec.hosts == ()
 
 
-def test_schemas_for_llm_are_openai_function_specs() -> None:
-    registry = ToolRegistry(builtin_tools())
-    schemas = registry.schemas_for_llm({"calculator", "current_time", "not_registered"})
-    assert [s["function"]["name"] for s in schemas] == ["calculator", "current_time"]
-    first = schemas[0]
-    assert first["type"] == "function"
-    assert first["function"]["parameters"]["required"] == ["expression"]
-    assert len(registry.schemas_for_llm(None)) == 4
-    assert registry.schemas_for_llm(set()) == []
-
-
 def test_duplicate_names_are_refused() -> None:
     registry = ToolRegistry([Named("a")])
     with pytest.raises(RegistryError):

@@ -71,7 +71,8 @@ def allow(*hosts: str) -> EgressPolicy:
 
 
 async def run(ctx: CallContext, tool: str, **args: Any) -> ToolOutcome:
-    return await invoke(ToolCallRequest(call_id="c", name=tool, arguments=args), ctx)
+    outcome, _ = await invoke(ToolCallRequest(call_id="c", name=tool, arguments=args), ctx)
+    return outcome
 
 
 async def test_web_search_parses_organic_results(
