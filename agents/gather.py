@@ -24,6 +24,7 @@ from bus.commands import AgentTask, Command, GatherTask, MergeTask, RunState
 from bus.events import Citation, Citations
 from bus.keys import Role
 from bus.ledger import LedgerRecord
+from bus.run_state import EvidenceItem
 from bus.runtime.context import Join, StepContext, StepResult, join_values
 from bus.runtime.worker import Handler
 
@@ -108,9 +109,12 @@ async def handle_gather(
 
 def fuse(
     branches: Mapping[str, list[dict[str, Any]]], per_source_chars: int, top_k: int
-) -> list[dict[str, Any]]:
-    """Cross-source RRF over each source's ranking, each source within a text budget."""
-    scored: list[tuple[float, dict[str, Any]]] = []
+) -> list[EvidenceItem]:
+    """Cross-source RRF over each source's ranking, each source within a text budget.
+
+    The fused items are numbered ``ref`` 1..k in rank order and tagged with their source.
+    """
+    scored: list[tuple[float, str, dict[str, Any]]] = []
     for source, items in branches.items():
         used = 0
         for rank, item in enumerate(items):
@@ -118,10 +122,20 @@ def fuse(
             if used + len(text) > per_source_chars and used:
                 break
             used += len(text)
-            scored.append((1.0 / (RRF_K + rank + 1), {**item, "source_kind": source}))
-    scored.sort(key=lambda pair: pair[0], reverse=True)
-    fused = [item for _, item in scored[:top_k]]
-    return [{**item, "ref": i + 1} for i, item in enumerate(fused)]
+            scored.append((1.0 / (RRF_K + rank + 1), source, item))
+    scored.sort(key=lambda found: found[0], reverse=True)
+    return [
+        EvidenceItem(
+            ref=ref,
+            source_kind=source,
+            id=str(item.get("id", "")),
+            source=str(item.get("source", "")),
+            title=str(item.get("title", "")),
+            heading=str(item.get("heading", "")),
+            text=str(item.get("text", "")),
+        )
+        for ref, (_, source, item) in enumerate(scored[:top_k], 1)
+    ]
 
 
 async def handle_merge(
@@ -139,11 +153,11 @@ async def handle_merge(
         agent="merge",
         items=[
             Citation(
-                ref=e["ref"],
-                source=str(e.get("source", "")),
-                title=str(e.get("title", "")),
-                snippet=str(e.get("text", ""))[:200],
-                source_kind=e["source_kind"],
+                ref=e.ref,
+                source=e.source,
+                title=e.title,
+                snippet=e.text[:200],
+                source_kind=e.source_kind,
             )
             for e in evidence
         ],
@@ -153,7 +167,8 @@ async def handle_merge(
         state = state.model_copy(update={"evidence": evidence})
         target = graph.next_role(state.settings, "merge", "merged")
     else:
-        state = state.model_copy(update={"judge": {**state.judge, "recheck": evidence}})
+        judge = state.judge.model_copy(update={"recheck": evidence})
+        state = state.model_copy(update={"judge": judge})
         target = graph.NODE_ROLES[task.return_to]
     return StepResult(next=[command.follow(target, AgentTask(state=state))], events=[citations])
 

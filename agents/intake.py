@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents import graph, messages, prompts
+from agents import graph, prompts
 from agents.deps import AgentDeps
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta
 from bus.commands import AgentTask, Command
@@ -93,7 +93,7 @@ def make_intake(deps: AgentDeps) -> Handler:
         chat.append(ChatMessage.user(state.question))
         new_state = state.model_copy(
             update={
-                "messages": messages.dump(chat),
+                "messages": chat,
                 "interpreted": interpreted,
                 "base_len": len(chat),
             }

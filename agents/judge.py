@@ -8,12 +8,13 @@ judge's worker keeps nothing between the steps.
 
 from __future__ import annotations
 
-from agents import graph, messages, model_input, prompts
+from agents import graph, model_input, prompts
 from agents.deps import AgentDeps
 from agents.gather import fan_out
-from agents.llm.ports import ChatMessage, LLMOptions, TextDelta, ToolCall
-from bus.commands import AgentTask, Command, RunState, ToolCallBatch, ToolCallRequest
+from agents.llm.ports import LLMOptions, TextDelta
+from bus.commands import AgentTask, Command, ToolCallBatch, ToolCallRequest
 from bus.keys import Role
+from bus.run_state import ChatMessage, RunState, ToolCall
 from bus.runtime.context import StepResult
 
 VERIFIER_TOOL_HOPS = 2
@@ -37,46 +38,45 @@ async def review_input(
     if not isinstance(task, AgentTask):
         raise TypeError(f"{node} got a {task.kind} payload")
     state = task.state
-    if runs_fact_check(node, state) and state.judge.get("phase") != "done":
+    if runs_fact_check(node, state) and state.judge.phase != "done":
         moved = await advance(node, command, state, deps)
         if isinstance(moved, StepResult):
             return moved, state, []
         state = moved
     s = state.settings
     system = prompts.for_agent(node, s.agent_prompts, s.mode)
-    return None, state, model_input.review_messages(system, state, state.judge.get("findings", ""))
+    return None, state, model_input.review_messages(system, state, state.judge.findings)
 
 
 async def advance(
     node: str, command: Command, state: RunState, deps: AgentDeps
 ) -> StepResult | RunState:
     """Run the fact-check's next move: a step to publish, or the state once it is done."""
-    judge = dict(state.judge)
-    phase = judge.get("phase")
-    if phase is None and state.settings.sources:
-        judge["phase"] = "recheck"
-        rechecking = state.model_copy(update={"judge": judge})
+    judge = state.judge
+    if judge.phase is None and state.settings.sources:
+        rechecking = state.model_copy(
+            update={"judge": judge.model_copy(update={"phase": "recheck"})}
+        )
         return StepResult(next=fan_out(command, rechecking, "recheck", node))
-    if phase in (None, "recheck"):
-        judge["phase"] = "tools"
-    if judge["phase"] == "tools":
+    if judge.phase in (None, "recheck"):
+        judge = judge.model_copy(update={"phase": "tools"})
+    if judge.phase == "tools":
         step = await _tool_pass(node, command, state.model_copy(update={"judge": judge}), deps)
         if isinstance(step, StepResult):
             return step
-        judge = dict(step.judge)
-    judge["phase"] = "done"
-    return state.model_copy(update={"judge": judge})
+        judge = step.judge
+    return state.model_copy(update={"judge": judge.model_copy(update={"phase": "done"})})
 
 
 async def _tool_pass(
     node: str, command: Command, state: RunState, deps: AgentDeps
 ) -> StepResult | RunState:
-    judge = dict(state.judge)
+    judge = state.judge
     tools = list(deps.tools) if state.settings.use_tools else []
-    hops = int(judge.get("hops", 0))
+    hops = judge.hops
     if not tools:
         return state
-    thread = messages.load(judge.get("messages", []))
+    thread = judge.messages
     if not thread:
         thread = model_input.review_messages(prompts.VERIFY_TOOLS, state)
     offered = tools if hops < VERIFIER_TOOL_HOPS else []
@@ -92,7 +92,7 @@ async def _tool_pass(
         assistant = ChatMessage.assistant(
             "".join(text), [c.model_copy(update={"id": i}) for i, c in zip(ids, calls, strict=True)]
         )
-        judge.update(messages=messages.dump([*thread, assistant]), hops=hops + 1)
+        judge = judge.model_copy(update={"messages": [*thread, assistant], "hops": hops + 1})
         batch = ToolCallBatch(
             agent=node,
             thread="judge",
@@ -103,5 +103,5 @@ async def _tool_pass(
             state=state.model_copy(update={"judge": judge}),
         )
         return StepResult(next=[command.follow(Role.GATEWAY, batch)])
-    judge["findings"] = "".join(text).strip()
-    return state.model_copy(update={"judge": judge})
+    findings = "".join(text).strip()
+    return state.model_copy(update={"judge": judge.model_copy(update={"findings": findings})})

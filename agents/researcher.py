@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from agents import gates, graph, messages, model_input, prompts
+from agents import gates, graph, model_input, prompts
 from agents.deps import AgentDeps
 from agents.llm.ports import (
     ChatMessage,
@@ -67,7 +67,7 @@ def make_researcher(deps: AgentDeps) -> Handler:
             blocked = gates.blocked_call(state)
             if blocked is not None:  # the egress gate: a person decides, the run waits
                 return await gates.suspend(ctx, deps, state, "egress_approval", blocked=blocked)
-        history = messages.load(state.messages)
+        history = state.messages
         prompt = model_input.research_messages(state)
         tools = scoped_tools(deps, state)
         batcher = TokenBatcher(ctx, AGENT)
@@ -97,9 +97,7 @@ def make_researcher(deps: AgentDeps) -> Handler:
                 result = _to_gateway(command, state, history, answer, calls, spent)
         else:
             done = [*history, ChatMessage.assistant(answer)]
-            new_state = state.model_copy(
-                update={"messages": messages.dump(done), "draft": answer, "usage": spent}
-            )
+            new_state = state.model_copy(update={"messages": done, "draft": answer, "usage": spent})
             target = graph.next_role(state.settings, "researcher", "answer")
             result = StepResult(next=[command.follow(target, AgentTask(state=new_state))])
         return dataclasses.replace(result, events=[*tail, *result.events])
@@ -125,9 +123,7 @@ def _to_gateway(
     assistant = ChatMessage.assistant(
         answer, [c.model_copy(update={"id": cid}) for cid, c in zip(ids, calls, strict=True)]
     )
-    new_state = state.model_copy(
-        update={"messages": messages.dump([*history, assistant]), "usage": spent}
-    )
+    new_state = state.model_copy(update={"messages": [*history, assistant], "usage": spent})
     target = graph.next_role(state.settings, "researcher", "tool_calls")
     batch = ToolCallBatch(agent=AGENT, calls=requests, state=new_state)
     return StepResult(next=[command.follow(target, batch)])

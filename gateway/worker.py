@@ -26,6 +26,7 @@ from bus import keys
 from bus.commands import AgentTask, Command, RunState, ToolCallBatch, ToolCallRequest
 from bus.events import ClientEvent, Done, ToolCallStarted, ToolResult
 from bus.ledger import LedgerRecord
+from bus.run_state import ChatMessage
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 from gateway.audit import audit_record
@@ -47,7 +48,7 @@ class RecordedCall(BaseModel):
     audit: AuditRecord | None = None
 
 
-def tool_message(call: ToolCallRequest, outcome: ToolOutcome) -> dict[str, Any]:
+def tool_message(call: ToolCallRequest, outcome: ToolOutcome) -> ChatMessage:
     """The TOOL-role message the model reads: the outcome as JSON data."""
     body: dict[str, Any] = {"status": outcome.status, "code": outcome.code}
     if outcome.message:
@@ -59,7 +60,7 @@ def tool_message(call: ToolCallRequest, outcome: ToolOutcome) -> dict[str, Any]:
     if outcome.blocked_host:
         body["blocked_host"] = outcome.blocked_host
     content = json.dumps(body, ensure_ascii=False, default=str)
-    return {"role": "tool", "tool_call_id": call.call_id, "name": call.name, "content": content}
+    return ChatMessage(role="tool", tool_call_id=call.call_id, name=call.name, content=content)
 
 
 def run_policy(tenant: TenantPolicy, state: RunState, agent: str) -> CallPolicy:
@@ -144,10 +145,8 @@ def make_gateway_handler(
             done = Done(run_id=command.run_id, step_id=command.step_id, status="done")
             return StepResult(events=[*events, done], finished="done", records=records)
         if batch.thread == "judge":  # a judge's verify-only pass keeps its own thread
-            judge = {
-                **state.judge,
-                "messages": [*state.judge.get("messages", []), *messages[len(state.messages) :]],
-            }
+            thread = [*state.judge.messages, *messages[len(state.messages) :]]
+            judge = state.judge.model_copy(update={"messages": thread})
             new_state = state.model_copy(update={"judge": judge})
         else:
             new_state = state.model_copy(

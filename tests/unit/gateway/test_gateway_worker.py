@@ -72,7 +72,7 @@ async def test_results_go_back_to_the_agent_as_tool_messages(step: Any) -> None:
     [back] = result.next
     assert back.role == keys.Role.RESEARCHER and back.step == 1
     [message] = back.payload.state.messages
-    assert message["role"] == "tool" and '"result": 4' in message["content"]
+    assert message.role == "tool" and '"result": 4' in message.content
     [event] = result.events
     assert (event.type, event.status, event.duration_ms is not None) == ("tool_result", "ok", True)
 
