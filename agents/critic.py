@@ -13,11 +13,11 @@ import re
 from agents import gates, graph, judge
 from agents.deps import AgentDeps
 from agents.llm.ports import LLMOptions, TextDelta, Usage
-from agents.researcher import add_usage
+from agents.state import add_usage, another_attempt, retry_state
 from agents.streaming import TokenBatcher
 from bus.commands import AgentTask, Command
 from bus.events import Critique
-from bus.run_state import CritiqueVerdict, JudgeProgress, Review, RunState
+from bus.run_state import CritiqueVerdict, Review
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 
@@ -32,26 +32,6 @@ def parse_critique(text: str) -> tuple[CritiqueVerdict, str]:
     if not match:
         return "OK", text.strip()
     return _VERDICTS[match.group(1).upper()], text[match.end() :].strip()
-
-
-def another_attempt(state: RunState) -> bool:
-    """True while the reflection loop may send the run back once more."""
-    return state.attempts + 1 < graph.MAX_ATTEMPTS
-
-
-def retry_state(state: RunState, feedback: Review) -> RunState:
-    """The state for another attempt: the researcher's turns dropped, feedback kept."""
-    base = state.messages[: state.base_len] if state.base_len else state.messages
-    return state.model_copy(
-        update={
-            "attempts": state.attempts + 1,
-            "messages": base,
-            "draft": None,
-            "tool_hops": 0,
-            "judge": JudgeProgress(),
-            "critiques": [*state.critiques, feedback],
-        }
-    )
 
 
 def make_critic(deps: AgentDeps) -> Handler:

@@ -5,14 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
 from agents.llm.ports import LLM, ToolDefinition
+from agents.sources import Source
 from bus.store import CheckpointStore, ConversationStore, RunStore
 from gateway.registry import ToolRegistry
-
-if TYPE_CHECKING:
-    from agents.gather import Source
 
 
 def _now() -> datetime:

@@ -6,7 +6,6 @@ message, never as instructions.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from agents import prompts
@@ -60,8 +59,3 @@ def review_messages(system: str, state: RunState, findings: str = "") -> list[Ch
         data += f"\n\nFact-check findings:\n{findings}"
     review = prompts.REVIEW.format(question=state.question, draft=state.draft or "")
     return [ChatMessage.system(system), ChatMessage.system(data), ChatMessage.user(review)]
-
-
-def dumps(value: object) -> str:
-    """Compact JSON for join contributions and blobs."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)

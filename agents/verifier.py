@@ -14,10 +14,9 @@ from typing import Any
 import jsonschema
 
 from agents import gates, graph, judge
-from agents.critic import another_attempt, retry_state
 from agents.deps import AgentDeps
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta, Usage
-from agents.researcher import add_usage
+from agents.state import add_usage, another_attempt, retry_state
 from bus.commands import AgentTask, Command
 from bus.events import Verdict
 from bus.run_state import Review, RunState

@@ -13,12 +13,13 @@ from agents.critic import make_critic
 from agents.deps import AgentDeps, tool_definitions
 from agents.finalizer import make_finalizer
 from agents.gates import AllowAlways
-from agents.gather import Source, make_retrieval_router
+from agents.gather import make_retrieval_router
+from agents.graph import next_role
 from agents.intake import make_intake
 from agents.llm.ports import LLM
 from agents.planner import make_planner
 from agents.researcher import make_researcher
-from agents.sources import WEB, memory_source, web_source
+from agents.sources import WEB, Source, memory_source, web_source
 from agents.verifier import make_verifier
 from api import limits
 from api.tenant_policies import StoredTenantPolicies
@@ -270,7 +271,7 @@ class Roles:
             case Role.GATEWAY:
                 # Audit rows leave with each step's commit; the recorder appends them.
                 tools = GatewayDeps(registry=self.tools)
-                return make_gateway_handler(tools, self._policies(), self.mcp)
+                return make_gateway_handler(tools, self._policies(), self.mcp, route=next_role)
             case Role.PLANNER:
                 return make_planner(self._agent_deps())
             case Role.CRITIC:

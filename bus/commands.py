@@ -64,24 +64,52 @@ class ToolCallRequest(Frozen):
     arguments: dict[str, Any] = {}
 
 
-class ToolCallBatch(Frozen):
-    """Tool calls for the gateway, with the state the researcher continues from.
+ToolPurpose = Literal["research", "fact_check"]
+"""Why an agent calls tools: the researcher's research, or the last judge's fact-check."""
 
-    ``then`` says what the gateway does with the outcomes: ``return`` them to ``agent`` as
-    TOOL messages (an agent's call), or ``end`` the run after the ``tool_result`` events
-    (``agentbus tools call``: a run of one batch, read back from its events).
+
+class ToolCallBatch(Frozen):
+    """Tool calls for the gateway, with the state the caller continues from.
+
+    ``then`` says what the gateway does with the outcomes: ``return`` them as a
+    `ToolResults` to the node the graph names for the batch's ``purpose``, or ``end`` the
+    run after the ``tool_result`` events (``agentbus tools call``: a run of one batch, read
+    back from its events). ``agent`` labels the calls in events and the audit log.
     """
 
     kind: Literal["tool_calls"] = "tool_calls"
-    agent: str = "researcher"
+    agent: str = Field(default="researcher", pattern=r"^[a-z_]{1,32}$")
+    purpose: ToolPurpose = "research"
     calls: list[ToolCallRequest]
     state: RunState
     then: Literal["return", "end"] = "return"
-    thread: Literal["messages", "judge"] = Field(
-        default="messages",
-        description="Where the TOOL messages go: the researcher's conversation, or the "
-        "last judge's fact-check (state.judge['messages']).",
-    )
+
+
+class ToolCallResult(Frozen):
+    """How one call ended, as the gateway returns it to the calling agent (data, never
+    instructions): the status and code, a message the model can act on, the result."""
+
+    call_id: str
+    name: str
+    status: Literal["ok", "error", "refused", "egress_blocked"]
+    code: str
+    message: str = ""
+    result: Any = None
+    truncated: bool = False
+    blocked_host: str | None = None
+
+
+class ToolResults(Frozen):
+    """The gateway's answer to a `ToolCallBatch`: each call's result, in call order.
+
+    The calling agent appends them to its own thread (the researcher's conversation, or the
+    fact-check's) and counts the round trip; the gateway never edits the state.
+    """
+
+    kind: Literal["tool_results"] = "tool_results"
+    purpose: ToolPurpose = "research"
+    results: list[ToolCallResult]
+    state: RunState
 
 
 class NoopTask(Frozen):
@@ -143,21 +171,22 @@ class GatherTask(Frozen):
     join: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="The join's name.")
     expected: int = Field(ge=1, le=16, description="Branches in this gather.")
     purpose: Literal["evidence", "recheck"] = "evidence"
-    return_to: str = Field(default="researcher", description="Node after the merge.")
     state: RunState
 
 
 class MergeTask(Frozen):
-    """Join the gather branches: fuse their results into the run's evidence."""
+    """Join the gather branches: fuse their results into the run's evidence (or, for a
+    ``recheck``, into the fact-check's)."""
 
     kind: Literal["merge"] = "merge"
     join: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
     purpose: Literal["evidence", "recheck"] = "evidence"
-    return_to: str = "researcher"
     state: RunState
 
 
-AnyPayload = AgentTask | ToolCallBatch | NoopTask | IngestTask | GatherTask | MergeTask
+AnyPayload = (
+    AgentTask | ToolCallBatch | ToolResults | NoopTask | IngestTask | GatherTask | MergeTask
+)
 Payload = Annotated[AnyPayload, Field(discriminator="kind")]
 
 

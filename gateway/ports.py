@@ -1,4 +1,4 @@
-"""Ports of the gateway: tools, their network access, per-tenant policy."""
+"""Ports of the gateway: tools, their network access, per-tenant policy, the route back."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from bus.keys import Role
+from bus.run_state import RunSettings
 from gateway.mcp.config import McpServerConfig
 from gateway.spec import ToolSpec
 
@@ -182,6 +184,18 @@ class TenantPolicy:
             ),
             mcp_servers=self.mcp_servers if mcp_servers is None else mcp_servers,
         )
+
+
+class Route(Protocol):
+    """Where a node's output goes next: the agent graph (``agents.graph.next_role``).
+
+    The composition root wires it in, so the gateway sends results back along the graph's
+    edges without knowing which agents there are.
+    """
+
+    def __call__(self, settings: RunSettings, source: str, outcome: str) -> Role:
+        """The role whose stream gets the output of ``source`` on ``outcome``."""
+        ...
 
 
 class TenantPolicies(Protocol):

@@ -1,9 +1,11 @@
 """The gateway role: runs a batch of tool calls through the policy chain.
 
-Each call's outcome goes back to the calling agent as a TOOL message (data, never
-instructions), or, for a batch sent with ``then="end"`` (``agentbus tools call``), ends the
-run after its ``tool_result`` events. The tenant's policy (enabled tools, egress, MCP
-servers) is looked up once per batch through the `TenantPolicies` port.
+The outcomes go back as a `ToolResults` payload (data, never instructions) to the node the
+agent graph names for the batch's purpose (the `Route` wired in by the composition root);
+the calling agent appends them to its own thread. A batch sent with ``then="end"``
+(``agentbus tools call``) ends the run after its ``tool_result`` events instead. The
+tenant's policy (enabled tools, egress, MCP servers) is looked up once per batch through
+the `TenantPolicies` port.
 
 Every call's audit record leaves with the step, as a ledger record in the step's commit,
 which a recorder appends to the hash-chained log in batches, so the log write is off the
@@ -16,27 +18,26 @@ record instead of running again.
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import replace
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from bus import keys
-from bus.commands import AgentTask, Command, RunState, ToolCallBatch, ToolCallRequest
+from bus.commands import Command, ToolCallBatch, ToolCallRequest, ToolCallResult, ToolResults
 from bus.events import ClientEvent, Done, ToolCallStarted, ToolResult
 from bus.ledger import LedgerRecord
-from bus.run_state import ChatMessage
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 from gateway.audit import audit_record
-from gateway.call_context import CallContext, CallPolicy, GatewayDeps
+from gateway.call_context import CallContext, GatewayDeps, call_context
 from gateway.chain import invoke
-from gateway.egress.policy import EgressPolicy
 from gateway.mcp.hub import McpHub
 from gateway.outcome import AuditRecord, ToolOutcome
-from gateway.ports import TenantPolicies, TenantPolicy
+from gateway.ports import Route, TenantPolicies
 from gateway.redact import redact
+
+#: This role's node in the agent graph.
+NODE = "gateway"
 
 
 class RecordedCall(BaseModel):
@@ -45,43 +46,20 @@ class RecordedCall(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     outcome: ToolOutcome
-    audit: AuditRecord | None = None
+    audit: AuditRecord
 
 
-def tool_message(call: ToolCallRequest, outcome: ToolOutcome) -> ChatMessage:
-    """The TOOL-role message the model reads: the outcome as JSON data."""
-    body: dict[str, Any] = {"status": outcome.status, "code": outcome.code}
-    if outcome.message:
-        body["message"] = outcome.message
-    if outcome.status == "ok":
-        body["result"] = outcome.result
-    if outcome.truncated:
-        body["truncated"] = True
-    if outcome.blocked_host:
-        body["blocked_host"] = outcome.blocked_host
-    content = json.dumps(body, ensure_ascii=False, default=str)
-    return ChatMessage(role="tool", tool_call_id=call.call_id, name=call.name, content=content)
-
-
-def run_policy(tenant: TenantPolicy, state: RunState, agent: str) -> CallPolicy:
-    """The chain's policy for a call made for a run: the tenant's settings plus the run's.
-
-    The run adds its high-risk approval, the hosts a person allowed at the egress gate,
-    and in multi/custom mode the tenant's scoping of the researcher's tools (enforced
-    here, whatever the model asked for).
-    """
-    settings = state.settings
-    scoped = agent == "researcher" and settings.mode != "single"
-    agent_tools = settings.researcher_tools if scoped else None
-    return CallPolicy(
-        enabled_tools=tenant.enabled_tools,
-        agent_tools=frozenset(agent_tools) if agent_tools is not None else None,
-        approve_high_risk=settings.approve_high_risk,
-        egress=EgressPolicy(
-            enabled=tenant.egress_enabled,
-            allowed_hosts=tenant.allowed_egress_hosts,
-            approved_hosts=frozenset(state.approved_hosts),
-        ),
+def call_result(call: ToolCallRequest, outcome: ToolOutcome) -> ToolCallResult:
+    """What the calling agent gets back for one call."""
+    return ToolCallResult(
+        call_id=call.call_id,
+        name=call.name,
+        status=outcome.status.value,
+        code=outcome.code,
+        message=outcome.message,
+        result=outcome.result,
+        truncated=outcome.truncated,
+        blocked_host=outcome.blocked_host,
     )
 
 
@@ -89,6 +67,8 @@ def make_gateway_handler(
     deps: GatewayDeps,
     policies: TenantPolicies,
     mcp: McpHub | None = None,
+    *,
+    route: Route,
 ) -> Handler:
     """The gateway role's handler.
 
@@ -96,29 +76,25 @@ def make_gateway_handler(
         deps: the registry of built-in and plugin tools, network settings.
         policies: each tenant's enabled tools, egress settings and MCP servers.
         mcp: the MCP sessions; without it, tenants' MCP servers are ignored.
+        route: where results go back (the agent graph's edges from the gateway).
     """
 
     async def handle(ctx: StepContext, command: Command) -> StepResult:
         batch = command.payload
         if not isinstance(batch, ToolCallBatch):
             raise TypeError(f"gateway got a {batch.kind} payload")
-        state = batch.state
         tenant = await policies.for_tenant(command.tenant_id)
-        registry = deps.registry
+        tools = deps
         if mcp is not None and tenant.mcp_servers:
             registry = await mcp.registry_for(deps.registry, tenant.mcp_servers)
-        call_ctx = CallContext(
-            tenant_id=command.tenant_id,
-            subject=command.subject,
-            run_id=command.run_id,
-            agent=batch.agent,
-            policy=run_policy(tenant, batch.state, batch.agent),
-            deps=deps if registry is deps.registry else replace(deps, registry=registry),
-            groups=frozenset(command.groups),
+            tools = replace(deps, registry=registry)
+        scoped = batch.purpose == "research"
+        call_ctx = call_context(
+            command, batch.state, tenant, tools, agent=batch.agent, scoped=scoped
         )
         events: list[ClientEvent] = []
         records: list[LedgerRecord] = []
-        messages = list(state.messages)
+        results: list[ToolCallResult] = []
         for index, call in enumerate(batch.calls):
             # The call is shown before its result; the write overlaps the call itself.
             shown = asyncio.create_task(
@@ -137,23 +113,15 @@ def make_gateway_handler(
                 outcome, audit = await _run_once(ctx, call, call_ctx)
             finally:
                 await shown
-            if audit is not None:
-                records.append(audit_record(f"{command.step_id}:{index}", audit))
+            records.append(audit_record(f"{command.step_id}:{index}", audit))
             events.append(_result_event(command, batch.agent, call, outcome))
-            messages.append(tool_message(call, outcome))
+            results.append(call_result(call, outcome))
         if batch.then == "end":
             done = Done(run_id=command.run_id, step_id=command.step_id, status="done")
             return StepResult(events=[*events, done], finished="done", records=records)
-        if batch.thread == "judge":  # a judge's verify-only pass keeps its own thread
-            thread = [*state.judge.messages, *messages[len(state.messages) :]]
-            judge = state.judge.model_copy(update={"messages": thread})
-            new_state = state.model_copy(update={"judge": judge})
-        else:
-            new_state = state.model_copy(
-                update={"messages": messages, "tool_hops": state.tool_hops + 1}
-            )
-        back = command.follow(keys.Role(batch.agent), AgentTask(state=new_state))
-        return StepResult(next=[back], events=events, records=records)
+        target = route(batch.state.settings, NODE, batch.purpose)
+        answer = ToolResults(purpose=batch.purpose, results=results, state=batch.state)
+        return StepResult(next=[command.follow(target, answer)], events=events, records=records)
 
     return handle
 
@@ -165,7 +133,7 @@ def _side_effects(call: ToolCallRequest, call_ctx: CallContext) -> bool:
 
 async def _run_once(
     ctx: StepContext, call: ToolCallRequest, call_ctx: CallContext
-) -> tuple[ToolOutcome, AuditRecord | None]:
+) -> tuple[ToolOutcome, AuditRecord]:
     """Run a call through the chain; its outcome and audit record (the caller writes it)."""
     if not _side_effects(call, call_ctx):
         return await invoke(call, call_ctx)

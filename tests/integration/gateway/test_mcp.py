@@ -16,6 +16,7 @@ import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 from redis.asyncio import Redis
 
+from agents.graph import next_role
 from bus import keys
 from bus.commands import (
     Command,
@@ -208,6 +209,7 @@ async def test_the_gateway_worker_gives_a_tenant_its_mcp_servers_tools(
         GatewayDeps(registry=ToolRegistry([Calculator()])),
         DeploymentPolicies(TenantPolicy(mcp_servers=(STDIO,))),
         hub,
+        route=next_role,
     )
     cmd = Command(
         run_id="run-1",

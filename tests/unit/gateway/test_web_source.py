@@ -27,7 +27,6 @@ def gather_command(query: str = "python docs") -> Command:
         join="evidence-2",
         expected=1,
         purpose="evidence",
-        return_to="researcher",
         state=state,
     )
     return Command(

@@ -7,13 +7,14 @@ from typing import Any
 import pytest
 
 from agents.deps import tool_definitions
+from agents.state import tool_message
 from bus.commands import ToolCallRequest
 from gateway.call_context import CallContext, CallPolicy, GatewayDeps
 from gateway.chain import invoke
 from gateway.errors import ToolError
 from gateway.registry import ToolRegistry
 from gateway.tools.search_docs import SearchDocs
-from gateway.worker import tool_message
+from gateway.worker import call_result
 from retrieval.citations import check_answer_citations
 from retrieval.stack import Retrieval
 from tests.unit.retrieval.conftest import add
@@ -57,14 +58,14 @@ async def test_search_docs_returns_numbered_chunks_of_the_callers_tenant_only(
     assert [r["source"] for r in other.result["results"]] == ["b.md"]
 
 
-async def test_citations_check_against_the_tool_message_the_gateway_built(
+async def test_citations_check_against_the_tool_message_built_from_the_gateways_result(
     retrieval: Retrieval,
 ) -> None:
     await add(retrieval, "redis.md", "# Redis\n\nRedis streams keep entries until trimmed.")
     registry = ToolRegistry([SearchDocs(retrieval.searcher)])
     call = _call("redis streams")
     outcome, _ = await invoke(call, _ctx(registry, "t1"))
-    messages = [tool_message(call, outcome)]
+    messages = [tool_message(call_result(call, outcome))]
     checked = check_answer_citations("Entries stay until trimmed [1]. Also [2].", messages)
     assert checked.answer == "Entries stay until trimmed [1]. Also."
     assert checked.stripped == 1
