@@ -93,7 +93,8 @@ async def _tool_pass(
     node: str, command: Command, state: RunState, deps: AgentDeps
 ) -> StepResult | RunState:
     judge = state.judge
-    tools = list(deps.tools) if state.settings.use_tools else []
+    # Exactly the researcher's tools: a fact-check must not reach what the tenant scoped out.
+    tools = shared.scoped_tools(deps.tools, state.settings)
     if not tools:
         return state
     thread = judge.messages or model_input.review_messages(prompts.VERIFY_TOOLS, state)

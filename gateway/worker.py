@@ -88,10 +88,9 @@ def make_gateway_handler(
         if mcp is not None and tenant.mcp_servers:
             registry = await mcp.registry_for(deps.registry, tenant.mcp_servers)
             tools = replace(deps, registry=registry)
-        scoped = batch.purpose == "research"
-        call_ctx = call_context(
-            command, batch.state, tenant, tools, agent=batch.agent, scoped=scoped
-        )
+        # Every call in a batch is a model's choice (the researcher's or the fact-check's),
+        # so the tenant's tool scope applies to all of them.
+        call_ctx = call_context(command, batch.state, tenant, tools, agent=batch.agent, scoped=True)
         events: list[ClientEvent] = []
         records: list[LedgerRecord] = []
         results: list[ToolCallResult] = []

@@ -168,6 +168,30 @@ async def test_researcher_tool_scoping_is_enforced_by_the_gateway(start_system) 
     assert offered == ["current_time"]
 
 
+async def test_the_fact_check_gets_exactly_the_researchers_scoped_tools(start_system) -> None:
+    def script(messages, tools, options):
+        role = role_of(messages, options)
+        if role == "planner":
+            return turn(text("- answer"))
+        if role == "critic":
+            return turn(text("OK"))
+        if role == "fact_check":
+            if messages[-1].role == "tool":
+                return turn(text("Could not recompute."))
+            # The model asks for a tool the tenant scoped out.
+            return turn(tool_call("calculator", {"expression": "23*19"}))
+        return turn(text("437"))
+
+    llm = ScriptedLLM(script)
+    system = await start_system(llm)
+    events = await system.ask("What is 23 × 19?", mode="multi", researcher_tools=["current_time"])
+    fact_check = [r for r in llm.requests if role_of(r[0], r[2]) == "fact_check"]
+    assert [t.name for t in fact_check[0][1]] == ["current_time"]
+    [result] = of_type(events, "tool_result")
+    assert (result.agent, result.tool, result.code) == ("critic", "calculator", "permission_denied")
+    assert events[-1].status == "done"
+
+
 async def test_fact_check_tool_pass_goes_through_the_gateway(start_system) -> None:
     def script(messages, tools, options):
         role = role_of(messages, options)

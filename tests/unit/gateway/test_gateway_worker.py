@@ -116,6 +116,28 @@ async def test_fact_check_results_go_back_to_the_last_judge(
     assert back.payload.results[0].result == {"expression": "6*7", "result": 42}
 
 
+@pytest.mark.parametrize(
+    ("purpose", "agent"), [("research", "researcher"), ("fact_check", "critic")]
+)
+async def test_the_tenant_tool_scope_binds_the_fact_check_too(
+    step: Any, purpose: str, agent: str
+) -> None:
+    deps = GatewayDeps(registry=ToolRegistry([Calculator(), Echo()]))
+    handler = make_gateway_handler(deps, policies(), route=next_role)
+    cmd = command(
+        req("calculator", expression="6*7"),
+        req("echo", call_id="c2", text="hi"),
+        purpose=purpose,
+        agent=agent,
+        mode="multi",
+        researcher_tools=["echo"],
+    )
+    [back] = (await step(handler, cmd)).next
+    refused, allowed = back.payload.results
+    assert (refused.status, refused.code) == ("refused", "permission_denied")
+    assert allowed.status == "ok"
+
+
 async def test_then_end_finishes_the_run_after_the_results(step: Any) -> None:
     handler = make_gateway_handler(
         GatewayDeps(registry=ToolRegistry([Calculator()])), policies(), route=next_role
