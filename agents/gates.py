@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal
 
 from redis.asyncio import Redis
 
@@ -32,6 +32,7 @@ from bus.store import (
     CheckpointRecord,
     CheckpointStore,
     GateNotFound,
+    GateReason,
     RunStatus,
     RunStore,
 )
@@ -52,7 +53,7 @@ async def suspend(
     ctx: StepContext,
     deps: AgentDeps,
     state: RunState,
-    reason: str,
+    reason: Literal["approve_answer", "egress_approval"],
     *,
     answer: str | None = None,
     critique: str | None = None,
@@ -69,7 +70,7 @@ async def suspend(
         run_id=command.run_id,
         tenant_id=command.tenant_id,
         subject=command.subject,
-        reason=reason,
+        reason=GateReason(reason),
         step=command.step,
         state=state.model_dump(mode="json"),
         blocked_host=blocked.host if blocked else None,
@@ -85,7 +86,7 @@ async def suspend(
         run_id=command.run_id,
         step_id=command.step_id,
         agent="gate",
-        reason=reason,  # type: ignore[arg-type]
+        reason=reason,
         answer=answer,
         critique=critique,
         blocked_host=record.blocked_host,

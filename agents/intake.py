@@ -44,7 +44,6 @@ def make_intake(deps: AgentDeps) -> Handler:
         if not isinstance(task, AgentTask):
             raise TypeError(f"intake got a {task.kind} payload")
         state = task.state
-        ids = {"run_id": command.run_id, "step_id": command.step_id, "agent": AGENT}
         await deps.runs.create_if_absent(
             RunRecord(
                 id=command.run_id,
@@ -70,7 +69,9 @@ def make_intake(deps: AgentDeps) -> Handler:
             history = _chat(records)
         # Built after the store writes, so its timestamp is when clients can see it.
         started = RunStarted(
-            **ids,
+            run_id=command.run_id,
+            step_id=command.step_id,
+            agent=AGENT,
             question=state.question,
             mode=state.settings.mode,
             conversation_id=state.conversation_id,
@@ -85,7 +86,11 @@ def make_intake(deps: AgentDeps) -> Handler:
             await ctx.emit(started)
             events = []
             interpreted = await contextualize(deps.llm, history, state.question)
-            events.append(Interpreted(**ids, text=interpreted))
+            events.append(
+                Interpreted(
+                    run_id=command.run_id, step_id=command.step_id, agent=AGENT, text=interpreted
+                )
+            )
             chat += [
                 *history,
                 ChatMessage.system(prompts.INTERPRETED.format(interpreted=interpreted)),
