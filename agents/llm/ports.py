@@ -20,7 +20,7 @@ The stream contract, in short:
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,7 +37,6 @@ class ReasoningDelta(BaseModel):
     """A piece of the model's reasoning (shown dimmed; not part of the answer)."""
 
     model_config = _FROZEN
-    kind: Literal["reasoning"] = "reasoning"
     text: str
 
 
@@ -45,7 +44,6 @@ class TextDelta(BaseModel):
     """A piece of the answer text."""
 
     model_config = _FROZEN
-    kind: Literal["text"] = "text"
     text: str
 
 
@@ -53,7 +51,6 @@ class Usage(BaseModel):
     """Tokens spent by one ``stream`` call (0 where the backend did not report them)."""
 
     model_config = _FROZEN
-    kind: Literal["usage"] = "usage"
     prompt_tokens: int = Field(default=0, ge=0)
     completion_tokens: int = Field(default=0, ge=0)
 
