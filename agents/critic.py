@@ -13,43 +13,25 @@ import re
 from agents import gates, graph, judge
 from agents.deps import AgentDeps
 from agents.llm.ports import LLMOptions, TextDelta, Usage
-from agents.researcher import add_usage
+from agents.state import add_usage, another_attempt, retry_state
 from agents.streaming import TokenBatcher
-from bus.commands import AgentTask, Command, RunState
+from bus.commands import AgentTask, Command
 from bus.events import Critique
+from bus.run_state import CritiqueVerdict, Review
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 
 AGENT = "critic"
+_VERDICTS: dict[str, CritiqueVerdict] = {"OK": "OK", "REVISE": "REVISE", "REPLAN": "REPLAN"}
 _VERDICT = re.compile(r"^\W*(OK|REVISE|REPLAN)\b[\s:.,-]*", re.IGNORECASE)
 
 
-def parse_critique(text: str) -> tuple[str, str]:
+def parse_critique(text: str) -> tuple[CritiqueVerdict, str]:
     """(verdict, reason); a reply that starts with no verdict counts as OK (shown, not applied)."""
     match = _VERDICT.match(text)
     if not match:
         return "OK", text.strip()
-    return match.group(1).upper(), text[match.end() :].strip()
-
-
-def another_attempt(state: RunState) -> bool:
-    """True while the reflection loop may send the run back once more."""
-    return state.attempts + 1 < graph.MAX_ATTEMPTS
-
-
-def retry_state(state: RunState, feedback: dict[str, str]) -> RunState:
-    """The state for another attempt: the researcher's turns dropped, feedback kept."""
-    base = state.messages[: state.base_len] if state.base_len else state.messages
-    return state.model_copy(
-        update={
-            "attempts": state.attempts + 1,
-            "messages": base,
-            "draft": None,
-            "tool_hops": 0,
-            "judge": {},
-            "critiques": [*state.critiques, feedback],
-        }
-    )
+    return _VERDICTS[match.group(1).upper()], text[match.end() :].strip()
 
 
 def make_critic(deps: AgentDeps) -> Handler:
@@ -70,12 +52,12 @@ def make_critic(deps: AgentDeps) -> Handler:
             elif isinstance(event, Usage):
                 usage = event
         verdict, reason = parse_critique("".join(parts))
-        review = {"agent": AGENT, "verdict": verdict, "reason": reason}
+        review = Review(agent=AGENT, verdict=verdict, reason=reason)
         shown = Critique(
             run_id=command.run_id,
             step_id=command.step_id,
             agent=AGENT,
-            verdict=verdict,  # type: ignore[arg-type]
+            verdict=verdict,
             reason=reason,
         )
         state = state.model_copy(update={"usage": add_usage(state.usage, usage, AGENT)})
@@ -85,14 +67,7 @@ def make_critic(deps: AgentDeps) -> Handler:
             state = retry_state(state, review)
         else:
             outcome = "ok"
-            state = state.model_copy(
-                update={
-                    "critiques": [
-                        *state.critiques,
-                        {"agent": AGENT, "verdict": verdict, "reason": reason},
-                    ]
-                }
-            )
+            state = state.model_copy(update={"critiques": [*state.critiques, review]})
         if graph.next_node(s, "critic", outcome) == "answer_gate":
             paused = await gates.suspend(
                 ctx, deps, state, "approve_answer", answer=state.draft, critique=reason

@@ -5,17 +5,23 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
-from agents.llm.ports import LLM, ToolSpec
+from agents.llm.ports import LLM, ToolDefinition
+from agents.sources import Source
 from bus.store import CheckpointStore, ConversationStore, RunStore
-
-if TYPE_CHECKING:
-    from agents.gather import Source
+from gateway.registry import ToolRegistry
 
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def tool_definitions(registry: ToolRegistry) -> list[ToolDefinition]:
+    """The gateway's tools as the model is offered them: name, description, input schema."""
+    return [
+        ToolDefinition(name=s.name, description=s.description, parameters=s.input_schema)
+        for s in registry.list()
+    ]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,7 +42,7 @@ class AgentDeps:
     """
 
     llm: LLM
-    tools: Sequence[ToolSpec]
+    tools: Sequence[ToolDefinition]
     runs: RunStore
     conversations: ConversationStore
     clock: Callable[[], datetime] = field(default=_now)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from agents.deps import AgentDeps
 from bus import wire
 from bus.commands import AgentTask, Command, RunResult
@@ -28,7 +30,8 @@ def make_finalizer(deps: AgentDeps) -> Handler:
         answer = checked.answer
         # A rejected answer (answer-approval gate) ends the run without being committed.
         rejected = state.stop_reason == "rejected"
-        status = RunStatus.REJECTED if rejected else RunStatus.DONE
+        final: Literal["done", "rejected"] = "rejected" if rejected else "done"
+        status = RunStatus(final)
         rows = await ctx.redis.xrange(ctx.events_key)
         trace = trace_entries(parse_event(wire.raw_data(fields)) for _, fields in rows)
         owner = Scope.user(command.tenant_id, command.subject)
@@ -50,7 +53,7 @@ def make_finalizer(deps: AgentDeps) -> Handler:
             run_id=command.run_id,
             step_id=command.step_id,
             agent=AGENT,
-            status=status.value,  # type: ignore[arg-type]
+            status=final,
             answer=None if rejected else answer,
             usage=state.usage,
             stop_reason=state.stop_reason,
@@ -70,6 +73,6 @@ def make_finalizer(deps: AgentDeps) -> Handler:
         events: list[ClientEvent] = [done]
         if checked.citations or checked.stripped:
             events.insert(0, checked.event(command.run_id, command.step_id, agent=AGENT))
-        return StepResult(events=events, finished=status.value, replies=replies)  # type: ignore[arg-type]
+        return StepResult(events=events, finished=final, replies=replies)
 
     return handle

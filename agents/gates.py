@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal
 
 from redis.asyncio import Redis
 
@@ -25,12 +26,14 @@ from bus.commands import AgentTask, Command, RunState, ToolCallBatch, ToolCallRe
 from bus.errors import BusError
 from bus.events import ApprovalRequest
 from bus.publish import publish
+from bus.run_state import ChatMessage
 from bus.runtime.context import StepContext, StepResult
 from bus.settings import BusSettings
 from bus.store import (
     CheckpointRecord,
     CheckpointStore,
     GateNotFound,
+    GateReason,
     RunStatus,
     RunStore,
     Scope,
@@ -52,29 +55,28 @@ async def suspend(
     ctx: StepContext,
     deps: AgentDeps,
     state: RunState,
-    reason: str,
+    reason: Literal["approve_answer", "egress_approval"],
     *,
     answer: str | None = None,
     critique: str | None = None,
-    blocked: dict[str, Any] | None = None,
+    blocked: BlockedCall | None = None,
 ) -> StepResult:
     """Pause the run at a gate: checkpoint, ``suspended`` status, ``approval_request``."""
     command = ctx.command
     if deps.checkpoints is None:
         raise RuntimeError("a gate needs a state store")
-    blocked = blocked or {}
-    args = redact(blocked.get("args")) if blocked.get("args") is not None else None
+    args = redact(blocked.args) if blocked is not None else None
     now = utcnow()
     record = CheckpointRecord(
         id=uuid.uuid5(uuid.NAMESPACE_URL, command.step_id).hex,  # a redelivery writes the same
         run_id=command.run_id,
         tenant_id=command.tenant_id,
         subject=command.subject,
-        reason=reason,
+        reason=GateReason(reason),
         step=command.step,
         state=state.model_dump(mode="json"),
-        blocked_host=blocked.get("host"),
-        tool=blocked.get("tool"),
+        blocked_host=blocked.host if blocked else None,
+        tool=blocked.tool if blocked else None,
         args=args,
         created_at=now,
         expires_at=now + timedelta(seconds=deps.gate_ttl_s),
@@ -87,7 +89,7 @@ async def suspend(
         run_id=command.run_id,
         step_id=command.step_id,
         agent="gate",
-        reason=reason,  # type: ignore[arg-type]
+        reason=reason,
         answer=answer,
         critique=critique,
         blocked_host=record.blocked_host,
@@ -97,28 +99,37 @@ async def suspend(
     return StepResult(events=[request])
 
 
-def blocked_call(state: RunState) -> dict[str, Any] | None:
+@dataclass(frozen=True, slots=True)
+class BlockedCall:
+    """A tool call the egress check stopped: which call, of which tool, to which host."""
+
+    call_id: str
+    tool: str
+    host: str | None
+    args: dict[str, Any]
+
+
+def blocked_call(state: RunState) -> BlockedCall | None:
     """The first tool call of the last batch that came back ``egress_blocked``, if any."""
-    calls: dict[str, dict[str, Any]] = {}
-    for message in state.messages:
-        for call in message.get("tool_calls", ()):
-            calls[call["id"]] = call
+    results: list[ChatMessage] = []
     for message in reversed(state.messages):
-        if message.get("role") != "tool":
+        if message.role != "tool":
             break
+        results.insert(0, message)
+    for message in results:
         try:
-            body = json.loads(message.get("content", ""))
+            body = json.loads(message.content)
         except ValueError:
             continue
-        if body.get("status") == "egress_blocked":
-            call = calls.get(message.get("tool_call_id", ""), {})
-            return {
-                "call_id": message.get("tool_call_id"),
-                "tool": message.get("name"),
-                "host": body.get("blocked_host"),
-                "args": call.get("arguments", {}),
-                "message": message,
-            }
+        if isinstance(body, dict) and body.get("status") == "egress_blocked":
+            call_id = message.tool_call_id or ""
+            call = next((c for m in state.messages for c in m.tool_calls if c.id == call_id), None)
+            return BlockedCall(
+                call_id=call_id,
+                tool=message.name or "",
+                host=str(body.get("blocked_host") or "") or None,
+                args=dict(call.arguments) if call else {},
+            )
     return None
 
 
@@ -142,22 +153,21 @@ def continuation(
     else:
         if decision not in EGRESS_DECISIONS:
             raise BadDecision(f"{decision!r} does not answer an egress gate")
-        found = blocked_call(state) or {}
-        call_id = str(found.get("call_id", ""))
-        others = [m for m in state.messages if m.get("tool_call_id") != call_id]
+        found = blocked_call(state)
+        call_id = found.call_id if found else ""
+        others = [m for m in state.messages if m.tool_call_id != call_id]
         if decision == "egress_deny":
-            denied = {
-                "role": "tool",
-                "tool_call_id": call_id,
-                "name": checkpoint.tool or "",
-                "content": json.dumps(
-                    {
-                        "status": "refused",
-                        "code": "egress_denied",
-                        "message": f"A person denied access to {checkpoint.blocked_host}.",
-                    }
-                ),
+            refusal = {
+                "status": "refused",
+                "code": "egress_denied",
+                "message": f"A person denied access to {checkpoint.blocked_host}.",
             }
+            denied = ChatMessage(
+                role="tool",
+                tool_call_id=call_id,
+                name=checkpoint.tool or "",
+                content=json.dumps(refusal),
+            )
             state = state.model_copy(update={"messages": [*others, denied]})
             role = graph.next_role(state.settings, "egress_gate", "deny")
             payload = AgentTask(state=state)
@@ -168,7 +178,7 @@ def continuation(
             state = state.model_copy(update={"messages": others, "approved_hosts": approved})
             role = graph.next_role(state.settings, "egress_gate", "allow")
             call = ToolCallRequest(
-                call_id=call_id, name=checkpoint.tool or "", arguments=dict(found.get("args", {}))
+                call_id=call_id, name=checkpoint.tool or "", arguments=found.args if found else {}
             )
             payload = ToolCallBatch(calls=[call], state=state)
     return Command(

@@ -1,71 +1,34 @@
-"""Gather → merge: fan a query out to retrieval sources in parallel, then fuse the results.
+"""Gather → merge, the retrieval role: query the sources in parallel, then fuse the results.
 
-The planner (or a judge re-checking) publishes one gather branch per chosen source; each
-branch is a separate message handled by any retrieval worker. A branch that fails or runs
-past its budget contributes nothing instead of holding the others up. The branch that
-completes the join publishes the merge (a join barrier keyed by run and step in Redis);
-the merge fuses the branches with cross-source reciprocal rank fusion under a per-source
-budget and streams the unified citations, tagged with their source.
+The planner (or a judge re-checking) publishes one gather branch per chosen source
+(`agents.sources.fan_out`); each branch is a separate message handled by any retrieval
+worker. A branch that fails or runs past its budget contributes nothing instead of holding
+the others up. The branch that completes the join publishes the merge (a join barrier
+keyed by run and step in Redis); the merge fuses the branches with cross-source reciprocal
+rank fusion under a per-source budget, streams the unified citations, tagged with their
+source, and routes on along the graph (``merged`` for evidence, ``rechecked`` for a judge).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 import structlog
 
 from agents import graph
-from agents.context import dumps
-from bus.commands import AgentTask, Command, GatherTask, MergeTask, RunState
+from agents.sources import Source, SourceAnswer
+from bus.commands import AgentTask, Command, GatherTask, MergeTask
 from bus.events import Citation, Citations
-from bus.keys import Role
 from bus.ledger import LedgerRecord
+from bus.run_state import EvidenceItem
 from bus.runtime.context import Join, StepContext, StepResult, join_values
 from bus.runtime.worker import Handler
 
-
-@dataclass(frozen=True, slots=True)
-class SourceAnswer:
-    """What a source found, with the store records its search leaves (a web search's
-    audit row), which the gather step commits with its contribution."""
-
-    items: list[dict[str, Any]]
-    records: list[LedgerRecord] = field(default_factory=lambda: [])
-
-
-#: A retrieval source: (command, query) -> ranked items {id, source, title, text}, or a
-#: `SourceAnswer` when the search leaves records too.
-Source = Callable[[Command, str], Awaitable[list[dict[str, Any]] | SourceAnswer]]
-
 RRF_K = 60
 log = structlog.get_logger("agents.gather")
-
-
-def fan_out(command: Command, state: RunState, purpose: str, return_to: str) -> list[Command]:
-    """One gather branch per chosen source (all sources when none was chosen)."""
-    sources = state.chosen_sources or state.settings.sources
-    join = f"{purpose}-{command.step + 1}"
-    query = state.interpreted or state.question
-    return [
-        command.follow(
-            Role.RETRIEVAL,
-            GatherTask(
-                source=name,
-                query=query,
-                join=join,
-                expected=len(sources),
-                purpose=purpose,  # type: ignore[arg-type]
-                return_to=return_to,
-                state=state,
-            ),
-            branch=name,
-        )
-        for name in sources
-    ]
 
 
 async def handle_gather(
@@ -74,7 +37,9 @@ async def handle_gather(
     """Query one source within its budget and contribute the result to the join."""
     task = command.payload
     assert isinstance(task, GatherTask)
-    status, items, records = "ok", [], []
+    status: str = "ok"
+    items: list[dict[str, Any]] = []
+    records: list[LedgerRecord] = []
     search = sources.get(task.source)
     try:
         if search is None:
@@ -91,26 +56,25 @@ async def handle_gather(
     except Exception as e:  # a failing source must not hold the others up
         log.warning("source failed", source=task.source, error=repr(e))
         status = "error"
-    merge = command.model_copy(
-        update={
-            "step": command.step + 1,
-            "branch": None,
-            "role": Role.RETRIEVAL,
-            "payload": MergeTask(
-                join=task.join, purpose=task.purpose, return_to=task.return_to, state=task.state
-            ),
-        }
+    merge = command.follow(
+        graph.next_role(task.state.settings, "gather", "gathered"),
+        MergeTask(join=task.join, purpose=task.purpose, state=task.state),
     )
-    value = dumps({"status": status, "items": items})
+    value = json.dumps(
+        {"status": status, "items": items}, ensure_ascii=False, separators=(",", ":"), default=str
+    )
     join = Join(name=task.join, member=task.source, value=value, expected=task.expected, then=merge)
     return StepResult(join=join, records=records)
 
 
 def fuse(
     branches: Mapping[str, list[dict[str, Any]]], per_source_chars: int, top_k: int
-) -> list[dict[str, Any]]:
-    """Cross-source RRF over each source's ranking, each source within a text budget."""
-    scored: list[tuple[float, dict[str, Any]]] = []
+) -> list[EvidenceItem]:
+    """Cross-source RRF over each source's ranking, each source within a text budget.
+
+    The fused items are numbered ``ref`` 1..k in rank order and tagged with their source.
+    """
+    scored: list[tuple[float, str, dict[str, Any]]] = []
     for source, items in branches.items():
         used = 0
         for rank, item in enumerate(items):
@@ -118,10 +82,20 @@ def fuse(
             if used + len(text) > per_source_chars and used:
                 break
             used += len(text)
-            scored.append((1.0 / (RRF_K + rank + 1), {**item, "source_kind": source}))
-    scored.sort(key=lambda pair: pair[0], reverse=True)
-    fused = [item for _, item in scored[:top_k]]
-    return [{**item, "ref": i + 1} for i, item in enumerate(fused)]
+            scored.append((1.0 / (RRF_K + rank + 1), source, item))
+    scored.sort(key=lambda found: found[0], reverse=True)
+    return [
+        EvidenceItem(
+            ref=ref,
+            source_kind=source,
+            id=str(item.get("id", "")),
+            source=str(item.get("source", "")),
+            title=str(item.get("title", "")),
+            heading=str(item.get("heading", "")),
+            text=str(item.get("text", "")),
+        )
+        for ref, (_, source, item) in enumerate(scored[:top_k], 1)
+    ]
 
 
 async def handle_merge(
@@ -139,11 +113,11 @@ async def handle_merge(
         agent="merge",
         items=[
             Citation(
-                ref=e["ref"],
-                source=str(e.get("source", "")),
-                title=str(e.get("title", "")),
-                snippet=str(e.get("text", ""))[:200],
-                source_kind=e["source_kind"],
+                ref=e.ref,
+                source=e.source,
+                title=e.title,
+                snippet=e.text[:200],
+                source_kind=e.source_kind,
             )
             for e in evidence
         ],
@@ -151,10 +125,12 @@ async def handle_merge(
     state = task.state
     if task.purpose == "evidence":
         state = state.model_copy(update={"evidence": evidence})
-        target = graph.next_role(state.settings, "merge", "merged")
+        outcome = "merged"
     else:
-        state = state.model_copy(update={"judge": {**state.judge, "recheck": evidence}})
-        target = graph.NODE_ROLES[task.return_to]
+        judge = state.judge.model_copy(update={"recheck": evidence})
+        state = state.model_copy(update={"judge": judge})
+        outcome = "rechecked"
+    target = graph.next_role(state.settings, "merge", outcome)
     return StepResult(next=[command.follow(target, AgentTask(state=state))], events=[citations])
 
 

@@ -1,16 +1,20 @@
 """The agent graph as data: which node follows which, on which outcome, under which condition.
 
-Workers never hard-code their successor: they call :func:`next_role` with the outcome of
-their step and the run's settings. ``agentbus graph show`` prints the same edges as Mermaid.
+Every route of a run is an edge here, the fact-check's and the gather fan-out's included:
+workers never name their successor, they ask :func:`next_role` (or :func:`has_edge`) with
+the outcome of their step and the run's settings. The gateway gets :func:`next_role` from
+the composition root, so its results go back along these edges too. ``agentbus graph show``
+and ``GET /api/v1/graph`` draw the same edges as Mermaid.
 
 Modes: ``single`` (intake → researcher ⇄ gateway → finalizer), ``multi`` (planner, optional
-gather/merge, researcher, critic with bounded reflection, verifier in ``accurate``) and
-``custom`` (the multi graph run with the tenant's agent overrides).
+gather/merge, researcher, critic with bounded reflection, verifier in ``accurate``, the last
+judge's fact-check) and ``custom`` (the multi graph run with the tenant's agent overrides).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from bus.commands import RunSettings
@@ -21,15 +25,33 @@ MAX_ATTEMPTS = 2
 
 Condition = Callable[[RunSettings], bool]
 
-CONDITIONS: dict[str, Condition] = {
+_BASIC: dict[str, Condition] = {
     "has_sources": lambda s: bool(s.sources),
     "no_sources": lambda s: not s.sources,
     "accurate": lambda s: s.accuracy == "accurate",
     "standard": lambda s: s.accuracy != "accurate",
     "gated": lambda s: s.human_gate,
     "ungated": lambda s: not s.human_gate,
-    "standard_gated": lambda s: s.accuracy != "accurate" and s.human_gate,
-    "standard_ungated": lambda s: s.accuracy != "accurate" and not s.human_gate,
+    "fact_check": lambda s: s.verifier_check,
+    "tools": lambda s: s.use_tools,
+}
+
+
+def _all_of(*names: str) -> Condition:
+    checks = [_BASIC[n] for n in names]
+    return lambda s: all(check(s) for check in checks)
+
+
+#: Conditions by name: the basic ones, and the conjunctions edges need.
+CONDITIONS: dict[str, Condition] = {
+    **_BASIC,
+    "standard_gated": _all_of("standard", "gated"),
+    "standard_ungated": _all_of("standard", "ungated"),
+    # The fact-check runs in the last judge: the critic in standard, the verifier in accurate.
+    "standard_recheck": _all_of("standard", "fact_check", "has_sources"),
+    "standard_tool_check": _all_of("standard", "fact_check", "tools"),
+    "accurate_recheck": _all_of("accurate", "fact_check", "has_sources"),
+    "accurate_tool_check": _all_of("accurate", "fact_check", "tools"),
 }
 
 
@@ -58,10 +80,13 @@ NODE_ROLES: dict[str, Role] = {
     # continuation to the node after the gate.
 }
 
+#: Where every run starts.
+START = "intake"
+
 SINGLE: tuple[Edge, ...] = (
     Edge("intake", "admitted", "researcher"),
     Edge("researcher", "tool_calls", "gateway"),
-    Edge("gateway", "tool_results", "researcher"),
+    Edge("gateway", "research", "researcher"),
     Edge("researcher", "answer", "finalizer"),
 )
 
@@ -72,19 +97,29 @@ MULTI: tuple[Edge, ...] = (
     Edge("gather", "gathered", "merge"),
     Edge("merge", "merged", "researcher"),
     Edge("researcher", "tool_calls", "gateway"),
-    Edge("gateway", "tool_results", "researcher"),
+    Edge("gateway", "research", "researcher"),
+    Edge("researcher", "egress_blocked", "egress_gate"),
+    Edge("egress_gate", "allow", "gateway"),
+    Edge("egress_gate", "deny", "researcher"),
     Edge("researcher", "answer", "critic"),
+    # The critic's fact-check (standard): re-query the sources, then a verify-only tool pass.
+    Edge("critic", "recheck", "gather", "standard_recheck"),
+    Edge("merge", "rechecked", "critic", "standard"),
+    Edge("critic", "fact_check", "gateway", "standard_tool_check"),
+    Edge("gateway", "fact_check", "critic", "standard"),
     Edge("critic", "revise", "researcher"),
     Edge("critic", "replan", "planner"),
     Edge("critic", "ok", "verifier", "accurate"),
     Edge("critic", "ok", "answer_gate", "standard_gated"),
     Edge("critic", "ok", "finalizer", "standard_ungated"),
+    # The verifier's fact-check (accurate).
+    Edge("verifier", "recheck", "gather", "accurate_recheck"),
+    Edge("merge", "rechecked", "verifier", "accurate"),
+    Edge("verifier", "fact_check", "gateway", "accurate_tool_check"),
+    Edge("gateway", "fact_check", "verifier", "accurate"),
     Edge("verifier", "pass", "answer_gate", "gated"),
     Edge("verifier", "pass", "finalizer", "ungated"),
     Edge("verifier", "revise", "researcher"),
-    Edge("researcher", "egress_blocked", "egress_gate"),
-    Edge("egress_gate", "allow", "gateway"),
-    Edge("egress_gate", "deny", "researcher"),
     Edge("answer_gate", "approve", "finalizer"),
     Edge("answer_gate", "reject", "finalizer"),
 )
@@ -104,6 +139,11 @@ def edges(mode: str, settings: RunSettings | None = None) -> tuple[Edge, ...]:
     return tuple(e for e in graph if e.when is None or CONDITIONS[e.when](settings))
 
 
+def has_edge(settings: RunSettings, source: str, outcome: str) -> bool:
+    """True if a run with these settings can leave ``source`` on ``outcome``."""
+    return any(e.source == source and e.outcome == outcome for e in edges(settings.mode, settings))
+
+
 def next_node(settings: RunSettings, source: str, outcome: str) -> str:
     """The node after ``source`` on ``outcome`` for a run with these settings."""
     for edge in edges(settings.mode, settings):
@@ -117,27 +157,51 @@ def next_role(settings: RunSettings, source: str, outcome: str) -> Role:
     return NODE_ROLES[next_node(settings, source, outcome)]
 
 
-def last_judge(settings: RunSettings) -> str:
-    """The judge that runs the fact-check: the verifier in accurate mode, else the critic."""
-    if settings.mode == "single":
-        return "none"
-    return "verifier" if settings.accuracy == "accurate" else "critic"
+def reachable(active: Iterable[Edge], start: str = START) -> list[Edge]:
+    """The edges a run can take from ``start``, in their order."""
+    active = list(active)
+    seen = {start}
+    grew = True
+    while grew:
+        grew = False
+        for e in active:
+            if e.source in seen and e.target not in seen:
+                seen.add(e.target)
+                grew = True
+    return [e for e in active if e.source in seen]
+
+
+def _variants(mode: str, accuracy: str) -> list[RunSettings]:
+    # Every combination of the settings the conditions read, at this mode and accuracy.
+    return [
+        RunSettings.model_validate(
+            {
+                "mode": mode,
+                "accuracy": accuracy,
+                "human_gate": gated,
+                "sources": sources,
+                "verifier_check": checked,
+                "use_tools": tools,
+            }
+        )
+        for gated, sources, checked, tools in itertools.product(
+            (False, True), ([], ["documents"]), (False, True), (False, True)
+        )
+    ]
 
 
 def mermaid(mode: str, accuracy: str = "standard") -> str:
-    """The graph of a mode and accuracy as a Mermaid flowchart (conditions as labels)."""
-    # Keep an edge if its condition can hold at this accuracy (gates on or off).
-    variants = [
-        RunSettings(mode=mode, accuracy=accuracy, human_gate=gate, sources=["documents"])  # type: ignore[arg-type]
-        for gate in (False, True)
-    ]
+    """The graph of a mode and accuracy as a Mermaid flowchart (conditions as labels).
+
+    An edge is drawn if some run of this mode and accuracy can take it (gates, sources,
+    fact-check and tools on or off).
+    """
+    taken: set[Edge] = set()
+    for settings in _variants(mode, accuracy):
+        taken.update(reachable(edges(mode, settings)))
     lines = ["flowchart LR"]
     for e in GRAPHS.get(mode, SINGLE):
-        bound = e.when is not None and ("accurate" in e.when or "standard" in e.when)
-        if bound and not any(CONDITIONS[e.when](v) for v in variants):  # type: ignore[index]
-            continue
-        if accuracy != "accurate" and "verifier" in (e.source, e.target):
-            continue
-        label = e.outcome if e.when is None else f"{e.outcome} [{e.when}]"
-        lines.append(f"    {e.source} -->|{label}| {e.target}")
+        if e in taken:
+            label = e.outcome if e.when is None else f"{e.outcome} [{e.when}]"
+            lines.append(f"    {e.source} -->|{label}| {e.target}")
     return "\n".join(lines)

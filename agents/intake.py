@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents import graph, messages, prompts
+from agents import graph, prompts
 from agents.deps import AgentDeps
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta
 from bus.commands import AgentTask, Command
@@ -44,7 +44,6 @@ def make_intake(deps: AgentDeps) -> Handler:
         if not isinstance(task, AgentTask):
             raise TypeError(f"intake got a {task.kind} payload")
         state = task.state
-        ids = {"run_id": command.run_id, "step_id": command.step_id, "agent": AGENT}
         await deps.runs.create_if_absent(
             RunRecord(
                 id=command.run_id,
@@ -71,7 +70,9 @@ def make_intake(deps: AgentDeps) -> Handler:
             history = _chat(records)
         # Built after the store writes, so its timestamp is when clients can see it.
         started = RunStarted(
-            **ids,
+            run_id=command.run_id,
+            step_id=command.step_id,
+            agent=AGENT,
             question=state.question,
             mode=state.settings.mode,
             conversation_id=state.conversation_id,
@@ -86,7 +87,11 @@ def make_intake(deps: AgentDeps) -> Handler:
             await ctx.emit(started)
             events = []
             interpreted = await contextualize(deps.llm, history, state.question)
-            events.append(Interpreted(**ids, text=interpreted))
+            events.append(
+                Interpreted(
+                    run_id=command.run_id, step_id=command.step_id, agent=AGENT, text=interpreted
+                )
+            )
             chat += [
                 *history,
                 ChatMessage.system(prompts.INTERPRETED.format(interpreted=interpreted)),
@@ -94,7 +99,7 @@ def make_intake(deps: AgentDeps) -> Handler:
         chat.append(ChatMessage.user(state.question))
         new_state = state.model_copy(
             update={
-                "messages": messages.dump(chat),
+                "messages": chat,
                 "interpreted": interpreted,
                 "base_len": len(chat),
             }

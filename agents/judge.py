@@ -1,27 +1,45 @@
 """The judge fact-check, run by the last judge (critic in standard, verifier in accurate).
 
 Two independent, bounded checks, each failing open: a re-query of the retrieval sources
-(a gather whose merge returns here) and a verify-only tool pass of at most
-``VERIFIER_TOOL_HOPS`` gateway round trips. Progress lives in ``state.judge``, so the
-judge's worker keeps nothing between the steps.
+(a gather whose merge comes back here) and a verify-only tool pass of at most
+``VERIFIER_TOOL_HOPS`` gateway round trips. Whether a judge runs them, and where their
+steps go, is the graph's ``recheck`` and ``fact_check`` edges. Progress lives in
+``state.judge`` (`bus.run_state.JudgeProgress`), so the judge's worker keeps nothing
+between the steps.
 """
 
 from __future__ import annotations
 
-from agents import context, graph, messages, prompts
+from agents import graph, model_input, prompts
+from agents import state as shared
 from agents.deps import AgentDeps
-from agents.gather import fan_out
-from agents.llm.ports import ChatMessage, LLMOptions, TextDelta, ToolCall
-from bus.commands import AgentTask, Command, RunState, ToolCallBatch, ToolCallRequest
-from bus.keys import Role
+from agents.llm.ports import LLMOptions, TextDelta
+from agents.sources import fan_out
+from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
+from bus.run_state import ChatMessage, RunState, ToolCall
 from bus.runtime.context import StepResult
 
 VERIFIER_TOOL_HOPS = 2
 
 
 def runs_fact_check(node: str, state: RunState) -> bool:
-    """True when this judge is the last one and the fact-check is on."""
-    return state.settings.verifier_check and graph.last_judge(state.settings) == node
+    """True when the graph gives this judge a fact-check for this run."""
+    s = state.settings
+    return graph.has_edge(s, node, "recheck") or graph.has_edge(s, node, "fact_check")
+
+
+def arrived(node: str, command: Command) -> RunState:
+    """The state a judge's step starts from: the fact-check's tool results are appended to
+    the fact-check's own thread (the researcher's is never touched), one more round trip."""
+    task = command.payload
+    if isinstance(task, ToolResults):
+        judge = task.state.judge
+        thread = shared.with_results(judge.messages, task.results)
+        update = {"messages": thread, "hops": judge.hops + 1}
+        return task.state.model_copy(update={"judge": judge.model_copy(update=update)})
+    if isinstance(task, AgentTask):
+        return task.state
+    raise TypeError(f"{node} got a {task.kind} payload")
 
 
 async def review_input(
@@ -33,53 +51,54 @@ async def review_input(
         A step to publish while the fact-check is under way (None once it is done), the
         state, and the messages the judge's own call reads.
     """
-    task = command.payload
-    if not isinstance(task, AgentTask):
-        raise TypeError(f"{node} got a {task.kind} payload")
-    state = task.state
-    if runs_fact_check(node, state) and state.judge.get("phase") != "done":
+    state = arrived(node, command)
+    if state.judge.phase != "done" and runs_fact_check(node, state):
         moved = await advance(node, command, state, deps)
         if isinstance(moved, StepResult):
             return moved, state, []
         state = moved
     s = state.settings
     system = prompts.for_agent(node, s.agent_prompts, s.mode)
-    return None, state, context.review_messages(system, state, state.judge.get("findings", ""))
+    return None, state, model_input.review_messages(system, state, state.judge.findings)
 
 
 async def advance(
     node: str, command: Command, state: RunState, deps: AgentDeps
 ) -> StepResult | RunState:
-    """Run the fact-check's next move: a step to publish, or the state once it is done."""
-    judge = dict(state.judge)
-    phase = judge.get("phase")
-    if phase is None and state.settings.sources:
-        judge["phase"] = "recheck"
-        rechecking = state.model_copy(update={"judge": judge})
-        return StepResult(next=fan_out(command, rechecking, "recheck", node))
-    if phase in (None, "recheck"):
-        judge["phase"] = "tools"
-    if judge["phase"] == "tools":
+    """Run the fact-check's next move: a step to publish, or the state once it is done.
+
+    Not started: re-query the sources (if the graph has this judge's ``recheck`` edge).
+    Then (or after the re-query) the tool pass, one model turn per step, until the model
+    stops calling tools or ``VERIFIER_TOOL_HOPS`` round trips are spent. Then ``done``.
+    """
+    s = state.settings
+    judge = state.judge
+    if judge.phase is None and graph.has_edge(s, node, "recheck"):
+        rechecking = state.model_copy(
+            update={"judge": judge.model_copy(update={"phase": "recheck"})}
+        )
+        to = graph.next_role(s, node, "recheck")
+        return StepResult(next=fan_out(command, rechecking, "recheck", to))
+    if judge.phase in (None, "recheck"):
+        judge = judge.model_copy(update={"phase": "tools"})
+    if judge.phase == "tools" and graph.has_edge(s, node, "fact_check"):
         step = await _tool_pass(node, command, state.model_copy(update={"judge": judge}), deps)
         if isinstance(step, StepResult):
             return step
-        judge = dict(step.judge)
-    judge["phase"] = "done"
-    return state.model_copy(update={"judge": judge})
+        judge = step.judge
+    return state.model_copy(update={"judge": judge.model_copy(update={"phase": "done"})})
 
 
 async def _tool_pass(
     node: str, command: Command, state: RunState, deps: AgentDeps
 ) -> StepResult | RunState:
-    judge = dict(state.judge)
-    tools = list(deps.tools) if state.settings.use_tools else []
-    hops = int(judge.get("hops", 0))
+    judge = state.judge
+    # Exactly the researcher's tools: a fact-check must not reach what the tenant scoped out.
+    tools = shared.scoped_tools(deps.tools, state.settings)
     if not tools:
         return state
-    thread = messages.load(judge.get("messages", []))
-    if not thread:
-        thread = context.review_messages(prompts.VERIFY_TOOLS, state)
-    offered = tools if hops < VERIFIER_TOOL_HOPS else []
+    thread = judge.messages or model_input.review_messages(prompts.VERIFY_TOOLS, state)
+    offered = tools if judge.hops < VERIFIER_TOOL_HOPS else []
     text: list[str] = []
     calls: list[ToolCall] = []
     async for event in deps.llm.stream(thread, offered, LLMOptions(max_tokens=400)):
@@ -88,20 +107,16 @@ async def _tool_pass(
         elif isinstance(event, ToolCall):
             calls.append(event)
     if calls and offered:
-        ids = [f"j{command.step}c{i}" for i in range(len(calls))]
-        assistant = ChatMessage.assistant(
-            "".join(text), [c.model_copy(update={"id": i}) for i, c in zip(ids, calls, strict=True)]
-        )
-        judge.update(messages=messages.dump([*thread, assistant]), hops=hops + 1)
+        calls = shared.own_calls(calls, f"j{command.step}")
+        assistant = ChatMessage.assistant("".join(text), calls)
+        asking = judge.model_copy(update={"messages": [*thread, assistant]})
         batch = ToolCallBatch(
             agent=node,
-            thread="judge",
-            calls=[
-                ToolCallRequest(call_id=i, name=c.name, arguments=c.arguments)
-                for i, c in zip(ids, calls, strict=True)
-            ],
-            state=state.model_copy(update={"judge": judge}),
+            purpose="fact_check",
+            calls=shared.requests(calls),
+            state=state.model_copy(update={"judge": asking}),
         )
-        return StepResult(next=[command.follow(Role.GATEWAY, batch)])
-    judge["findings"] = "".join(text).strip()
-    return state.model_copy(update={"judge": judge})
+        to = graph.next_role(state.settings, node, "fact_check")
+        return StepResult(next=[command.follow(to, batch)])
+    findings = "".join(text).strip()
+    return state.model_copy(update={"judge": judge.model_copy(update={"findings": findings})})

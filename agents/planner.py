@@ -7,9 +7,9 @@ import re
 
 from agents import graph, prompts
 from agents.deps import AgentDeps
-from agents.gather import fan_out
 from agents.llm.ports import ChatMessage, LLMOptions, ReasoningDelta, TextDelta, Usage
-from agents.researcher import add_usage
+from agents.sources import fan_out
+from agents.state import add_usage
 from agents.streaming import TokenBatcher
 from bus.commands import AgentTask, Command
 from bus.events import Plan
@@ -88,11 +88,9 @@ def make_planner(deps: AgentDeps) -> Handler:
         )
         plan_event = Plan(run_id=command.run_id, step_id=command.step_id, agent=AGENT, steps=steps)
         events = [*tail, plan_event]
-        if graph.next_node(s, "planner", "planned") == "gather":
-            return StepResult(
-                next=fan_out(command, new_state, "evidence", "researcher"), events=events
-            )
         target = graph.next_role(s, "planner", "planned")
+        if graph.next_node(s, "planner", "planned") == "gather":
+            return StepResult(next=fan_out(command, new_state, "evidence", target), events=events)
         return StepResult(next=[command.follow(target, AgentTask(state=new_state))], events=events)
 
     return handle

@@ -1,75 +1,60 @@
 """The researcher: one model turn per step; tool calls go to the gateway, never run here.
 
 A step streams the turn's reasoning and answer tokens, then either publishes the tool
-calls for the gateway (which sends the results back to this role as TOOL messages) or
-hands the answer to the next role. After ``max_tool_hops`` gateway round trips a further
-tool request ends the run with a fixed "I don't know" answer (``tool_loop_exhausted``).
+calls for the gateway or hands the answer to the next role. The gateway's results come
+back as a `ToolResults` payload, which this role appends to its own thread as TOOL
+messages (data, never instructions), counting the round trip. After ``max_tool_hops``
+round trips a further tool request ends the run with a fixed "I don't know" answer
+(``tool_loop_exhausted``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from agents import context, gates, graph, messages, prompts
+from agents import gates, graph, model_input, prompts
 from agents.deps import AgentDeps
-from agents.llm.ports import (
-    ChatMessage,
-    LLMOptions,
-    ReasoningDelta,
-    TextDelta,
-    ToolCall,
-    ToolSpec,
-    Usage,
-)
+from agents.llm.ports import LLMOptions, ReasoningDelta, TextDelta, Usage
+from agents.state import add_usage, own_calls, requests, scoped_tools, with_results
 from agents.streaming import TokenBatcher
-from bus.commands import AgentTask, Command, RunState, ToolCallBatch, ToolCallRequest
+from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
 from bus.events import Answer
+from bus.run_state import ChatMessage, RunState, ToolCall
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 
 AGENT = "researcher"
 
 
-def add_usage(total: dict[str, int], usage: Usage | None, agent: str) -> dict[str, int]:
-    """Token counts per agent and overall, accumulated over the run."""
-    if usage is None:
-        return total
-    out = dict(total)
-    for key, value in (
-        ("prompt_tokens", usage.prompt_tokens),
-        ("completion_tokens", usage.completion_tokens),
-        (f"{agent}_tokens", usage.total_tokens),
-    ):
-        out[key] = out.get(key, 0) + value
-    return out
-
-
-def scoped_tools(deps: AgentDeps, state: RunState) -> list[ToolSpec]:
-    """The tools offered to the researcher: none without tools; the tenant's scope in multi."""
-    s = state.settings
-    if not s.use_tools:
-        return []
-    if s.mode == "single" or s.researcher_tools is None:
-        return list(deps.tools)
-    allowed = set(s.researcher_tools)
-    return [t for t in deps.tools if t.name in allowed]
+def arrived(command: Command) -> RunState:
+    """The state a step starts from: the gateway's results appended, one more round trip."""
+    task = command.payload
+    if isinstance(task, ToolResults):
+        state = task.state
+        return state.model_copy(
+            update={
+                "messages": with_results(state.messages, task.results),
+                "tool_hops": state.tool_hops + 1,
+            }
+        )
+    if isinstance(task, AgentTask):
+        return task.state
+    raise TypeError(f"researcher got a {task.kind} payload")
 
 
 def make_researcher(deps: AgentDeps) -> Handler:
     """The researcher role's handler."""
 
     async def handle(ctx: StepContext, command: Command) -> StepResult:
-        task = command.payload
-        if not isinstance(task, AgentTask):
-            raise TypeError(f"researcher got a {task.kind} payload")
-        state = task.state
-        if state.settings.mode != "single" and deps.checkpoints is not None:
+        state = arrived(command)
+        gated = deps.checkpoints is not None
+        if gated and graph.has_edge(state.settings, AGENT, "egress_blocked"):
             blocked = gates.blocked_call(state)
             if blocked is not None:  # the egress gate: a person decides, the run waits
                 return await gates.suspend(ctx, deps, state, "egress_approval", blocked=blocked)
-        history = messages.load(state.messages)
-        prompt = context.research_messages(state)
-        tools = scoped_tools(deps, state)
+        history = state.messages
+        prompt = model_input.research_messages(state)
+        tools = scoped_tools(deps.tools, state.settings)
         batcher = TokenBatcher(ctx, AGENT)
         text: list[str] = []
         calls: list[ToolCall] = []
@@ -97,10 +82,8 @@ def make_researcher(deps: AgentDeps) -> Handler:
                 result = _to_gateway(command, state, history, answer, calls, spent)
         else:
             done = [*history, ChatMessage.assistant(answer)]
-            new_state = state.model_copy(
-                update={"messages": messages.dump(done), "draft": answer, "usage": spent}
-            )
-            target = graph.next_role(state.settings, "researcher", "answer")
+            new_state = state.model_copy(update={"messages": done, "draft": answer, "usage": spent})
+            target = graph.next_role(state.settings, AGENT, "answer")
             result = StepResult(next=[command.follow(target, AgentTask(state=new_state))])
         return dataclasses.replace(result, events=[*tail, *result.events])
 
@@ -115,21 +98,11 @@ def _to_gateway(
     calls: list[ToolCall],
     spent: dict[str, int],
 ) -> StepResult:
-    # Our own call ids, deterministic per run step: the gateway's exactly-once record
-    # is keyed by them, and the model only needs them to pair calls with results.
-    ids = [f"s{command.step}c{i}" for i in range(len(calls))]
-    requests = [
-        ToolCallRequest(call_id=cid, name=c.name, arguments=c.arguments)
-        for cid, c in zip(ids, calls, strict=True)
-    ]
-    assistant = ChatMessage.assistant(
-        answer, [c.model_copy(update={"id": cid}) for cid, c in zip(ids, calls, strict=True)]
-    )
-    new_state = state.model_copy(
-        update={"messages": messages.dump([*history, assistant]), "usage": spent}
-    )
-    target = graph.next_role(state.settings, "researcher", "tool_calls")
-    batch = ToolCallBatch(agent=AGENT, calls=requests, state=new_state)
+    calls = own_calls(calls, f"s{command.step}")
+    assistant = ChatMessage.assistant(answer, calls)
+    new_state = state.model_copy(update={"messages": [*history, assistant], "usage": spent})
+    target = graph.next_role(state.settings, AGENT, "tool_calls")
+    batch = ToolCallBatch(agent=AGENT, calls=requests(calls), state=new_state)
     return StepResult(next=[command.follow(target, batch)])
 
 
@@ -138,6 +111,6 @@ def _exhausted(command: Command, state: RunState, spent: dict[str, int]) -> Step
     new_state = state.model_copy(
         update={"draft": answer, "usage": spent, "stop_reason": "tool_loop_exhausted"}
     )
-    target = graph.next_role(state.settings, "researcher", "answer")
+    target = graph.next_role(state.settings, AGENT, "answer")
     shown = Answer(run_id=command.run_id, step_id=command.step_id, agent=AGENT, delta=answer)
     return StepResult(next=[command.follow(target, AgentTask(state=new_state))], events=[shown])

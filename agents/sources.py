@@ -1,19 +1,68 @@
-"""Retrieval sources the gather step can query: conversation memory and the web here;
-documents (`retrieval.gather_source`) join when retrieval is wired."""
+"""Retrieval sources a gather step can query, and the fan-out that queries them.
+
+Conversation memory and the web are here; documents (`retrieval.gather_source`) join when
+retrieval is wired. The planner (and a judge re-checking) fans a query out with
+:func:`fan_out`; the retrieval role (`agents.gather`) runs each branch and the merge.
+"""
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
-from agents.gather import Source, SourceAnswer
 from bus.commands import AgentTask, Command, GatherTask, ToolCallRequest
+from bus.keys import Role
+from bus.ledger import LedgerRecord
+from bus.run_state import RunState
 from bus.store import ConversationStore, Scope
 from gateway.audit import audit_record
-from gateway.chain import invoke_recorded
-from gateway.context import CallContext, GatewayDeps
+from gateway.call_context import GatewayDeps, call_context
+from gateway.chain import invoke
 from gateway.ports import TenantPolicies
-from gateway.worker import run_policy
+
+
+@dataclass(frozen=True, slots=True)
+class SourceAnswer:
+    """What a source found, with the store records its search leaves (a web search's
+    audit row), which the gather step commits with its contribution."""
+
+    items: list[dict[str, Any]]
+    records: list[LedgerRecord] = field(default_factory=lambda: [])
+
+
+#: A retrieval source: (command, query) -> ranked items {id, source, title, text}, or a
+#: `SourceAnswer` when the search leaves records too.
+Source = Callable[[Command, str], Awaitable[list[dict[str, Any]] | SourceAnswer]]
+
+
+def fan_out(
+    command: Command, state: RunState, purpose: Literal["evidence", "recheck"], to: Role
+) -> list[Command]:
+    """One gather branch per chosen source (all sources when none was chosen), to role ``to``.
+
+    The caller asks the graph for ``to`` (its edge to ``gather``).
+    """
+    sources = state.chosen_sources or state.settings.sources
+    join = f"{purpose}-{command.step + 1}"
+    query = state.interpreted or state.question
+    return [
+        command.follow(
+            to,
+            GatherTask(
+                source=name,
+                query=query,
+                join=join,
+                expected=len(sources),
+                purpose=purpose,
+                state=state,
+            ),
+            branch=name,
+        )
+        for name in sources
+    ]
+
 
 _WORD = re.compile(r"\w{3,}")
 
@@ -67,19 +116,12 @@ def web_source(deps: GatewayDeps, policies: TenantPolicies) -> Source:
         if not isinstance(task, GatherTask | AgentTask):
             return SourceAnswer([])
         tenant = await policies.for_tenant(command.tenant_id)
-        ctx = CallContext(
-            tenant_id=command.tenant_id,
-            subject=command.subject,
-            run_id=command.run_id,
-            agent="gather",
-            policy=run_policy(tenant, task.state, "gather"),
-            deps=deps,
-            groups=frozenset(command.groups),
-        )
+        # Not a call the model chose: the tenant's tool scope for models does not apply.
+        ctx = call_context(command, task.state, tenant, deps, agent="gather", scoped=False)
         call = ToolCallRequest(
             call_id=f"{command.step_id}:web", name="web_search", arguments={"query": query}
         )
-        outcome, audit = await invoke_recorded(call, ctx)
+        outcome, audit = await invoke(call, ctx)
         records = [audit_record(f"{command.step_id}:0", audit)]
         if outcome.status != "ok" or not isinstance(outcome.result, dict):
             return SourceAnswer([], records)

@@ -14,12 +14,12 @@ from typing import Any
 import jsonschema
 
 from agents import gates, graph, judge
-from agents.critic import another_attempt, retry_state
 from agents.deps import AgentDeps
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta, Usage
-from agents.researcher import add_usage
-from bus.commands import AgentTask, Command, RunState
+from agents.state import add_usage, another_attempt, retry_state
+from bus.commands import AgentTask, Command
 from bus.events import Verdict
+from bus.run_state import Review, RunState
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 
@@ -78,17 +78,16 @@ def make_verifier(deps: AgentDeps) -> Handler:
             verdict=doc["verdict"],
             reasons=doc["reasons"],
         )
+        reason = "; ".join(doc["reasons"]) or doc["verdict"]
+        review = Review(agent=AGENT, verdict=doc["verdict"], reason=reason)
         state = state.model_copy(
             update={
                 "usage": add_usage(state.usage, usage, AGENT),
-                "verdicts": [*state.verdicts, doc],
+                "verdicts": [*state.verdicts, review],
             }
         )
         if doc["verdict"] != "pass" and another_attempt(state):
-            reason = "; ".join(doc["reasons"]) or doc["verdict"]
-            state = retry_state(
-                state, {"agent": AGENT, "verdict": doc["verdict"], "reason": reason}
-            )
+            state = retry_state(state, review)
             target = graph.next_role(s, "verifier", "revise")
         elif graph.next_node(s, "verifier", "pass") == "answer_gate":
             paused = await gates.suspend(
@@ -108,4 +107,4 @@ def make_verifier(deps: AgentDeps) -> Handler:
 
 
 def _last_critique(state: RunState) -> str | None:
-    return str(state.critiques[-1].get("reason", "")) if state.critiques else None
+    return state.critiques[-1].reason if state.critiques else None

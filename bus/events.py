@@ -12,7 +12,9 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field, TypeAdapter
 
-from bus.commands import SCHEMA_VERSION, Frozen
+from bus.commands import SCHEMA_VERSION
+from bus.frozen import Frozen
+from bus.run_state import CritiqueVerdict, VerifierVerdict
 
 
 class RunStatus(StrEnum):
@@ -110,7 +112,7 @@ class Critique(Event):
     """The critic's review (shown, never applied to the answer)."""
 
     type: Literal["critique"] = "critique"
-    verdict: Literal["OK", "REVISE", "REPLAN"]
+    verdict: CritiqueVerdict
     reason: str = ""
 
 
@@ -118,7 +120,7 @@ class Verdict(Event):
     """The verifier's schema-checked verdict."""
 
     type: Literal["verdict"] = "verdict"
-    verdict: Literal["pass", "needs_revision", "fail"]
+    verdict: VerifierVerdict
     reasons: list[str] = []
 
 

@@ -1,4 +1,8 @@
-"""The audit hook: every finished call becomes a row of the tenant's hash-chained audit log."""
+"""Every tool call's audit record becomes a row of the tenant's hash-chained audit log.
+
+The gateway worker commits each record with its step as a ledger record (`audit_record`);
+the recorder appends them (`make_audit_applier`).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,6 @@ from bus.ledger import LedgerRecord
 from bus.runtime.recorder import Applier
 from bus.store.audit import AuditEntry, AuditStore
 from gateway.outcome import AuditRecord
-from gateway.ports import OutcomeHook
 
 # Column widths of bus.store.tables.AuditRow; a model may send any name it likes.
 _NAME_MAX = 255
@@ -61,18 +64,3 @@ def make_audit_applier(audit_store: AuditStore) -> Applier:
         await audit_store.append_many(entries)
 
     return apply
-
-
-def make_audit_hook(audit_store: AuditStore) -> OutcomeHook:
-    """An `OutcomeHook` (for `GatewayDeps.on_outcome`) that appends each call to `audit_store`.
-
-    For the gateway run in-process, outside the bus (the bus's gateway sends its rows
-    through the ledger instead). Concurrent calls share a transaction (the store's group
-    commit). A side-effecting call's row is written once per call id. A failure propagates
-    (see `gateway.chain.invoke`), so the call is retried rather than left unaudited.
-    """
-
-    async def append(record: AuditRecord) -> None:
-        await audit_store.append_many([(entry_of(record), record.side_effects)])
-
-    return append

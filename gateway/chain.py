@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from typing import Any
 
 import structlog
 
+from gateway.call_context import CallContext
 from gateway.checks.egress import egress_for
 from gateway.checks.input_schema import check_input, parse_args
 from gateway.checks.lookup import lookup
@@ -16,16 +16,15 @@ from gateway.checks.output_size import cap_output
 from gateway.checks.permission import check_permission
 from gateway.checks.risk import check_risk
 from gateway.checks.timeout import run_with_timeout
-from gateway.context import CallContext
 from gateway.errors import GatewayError
 from gateway.outcome import AuditRecord, OutcomeStatus, ToolOutcome
-from gateway.ports import ToolCall
+from gateway.ports import ToolInvocation
 from gateway.redact import redact
 
 log = structlog.get_logger(__name__)
 
 
-async def _run_chain(call: ToolCall, ctx: CallContext) -> ToolOutcome:
+async def _run_chain(call: ToolInvocation, ctx: CallContext) -> ToolOutcome:
     entry = lookup(ctx.deps.registry, call.name, ctx.policy)
     spec = entry.spec
     check_permission(spec, ctx.policy, ctx.agent)
@@ -51,24 +50,24 @@ def _audit_args(raw: Any) -> Any:
         )
 
 
-async def invoke(call: ToolCall, ctx: CallContext) -> ToolOutcome:
-    """Run one tool call through the chain and return its outcome.
+async def invoke(call: ToolInvocation, ctx: CallContext) -> tuple[ToolOutcome, AuditRecord]:
+    """Run one tool call through the chain; its outcome and the call's audit record.
 
     In order: lookup → permission → risk approval → input schema → egress (decided per
-    outbound request by the tool's egress client) → timeout → output schema → output size
-    → `on_outcome` (the audit hook, with redacted arguments and result).
+    outbound request by the tool's egress client) → timeout → output schema → output size.
+    The audit record carries redacted arguments and result; the caller writes it (the
+    gateway worker commits it with its step, for the recorder to append).
 
     A bad call never raises: refusals and failures, including exceptions from the tool
     itself, become an outcome whose message the model can act on (never a traceback; the
-    traceback goes to the log). Only an exception from `on_outcome` propagates, so that
-    the worker leaves the message unacknowledged when the audit could not be written.
+    traceback goes to the log).
 
     Args:
         call: the call as the model made it.
         ctx: who is calling, their policy, and the gateway's dependencies.
 
     Returns:
-        The outcome, with `duration_ms` measured over the whole chain.
+        The outcome, with `duration_ms` measured over the whole chain, and its audit record.
     """
     started = time.perf_counter()
     try:
@@ -85,37 +84,23 @@ async def invoke(call: ToolCall, ctx: CallContext) -> ToolOutcome:
                 "try different arguments or another tool"
             ),
         )
-    duration_ms = (time.perf_counter() - started) * 1000
-    outcome = outcome.with_duration(duration_ms)
-    if ctx.deps.on_outcome is not None:
-        spec = ctx.deps.registry.get(call.name).spec if call.name in ctx.deps.registry else None
-        await ctx.deps.on_outcome(
-            AuditRecord(
-                tenant_id=ctx.tenant_id,
-                subject=ctx.subject,
-                run_id=ctx.run_id,
-                agent=ctx.agent,
-                call_id=call.call_id,
-                tool=call.name,
-                args=_audit_args(call.arguments),
-                outcome=outcome.model_copy(update={"result": redact(outcome.result)}),
-                duration_ms=outcome.duration_ms,
-                tool_version=spec.version if spec else None,
-                side_effects=spec.side_effects if spec else False,
-            )
-        )
-    return outcome
+    outcome = outcome.with_duration((time.perf_counter() - started) * 1000)
+    return outcome, _audit(call, ctx, outcome)
 
 
-async def invoke_recorded(call: ToolCall, ctx: CallContext) -> tuple[ToolOutcome, AuditRecord]:
-    """`invoke`, handing back the call's audit record instead of passing it to ``on_outcome``.
-
-    For callers that write the record themselves, with their step's commit (the ledger).
-    """
-    captured: list[AuditRecord] = []
-
-    async def capture(record: AuditRecord) -> None:
-        captured.append(record)
-
-    outcome = await invoke(call, replace(ctx, deps=replace(ctx.deps, on_outcome=capture)))
-    return outcome, captured[0]
+def _audit(call: ToolInvocation, ctx: CallContext, outcome: ToolOutcome) -> AuditRecord:
+    registry = ctx.deps.registry
+    spec = registry.get(call.name).spec if call.name in registry else None
+    return AuditRecord(
+        tenant_id=ctx.tenant_id,
+        subject=ctx.subject,
+        run_id=ctx.run_id,
+        agent=ctx.agent,
+        call_id=call.call_id,
+        tool=call.name,
+        args=_audit_args(call.arguments),
+        outcome=outcome.model_copy(update={"result": redact(outcome.result)}),
+        duration_ms=outcome.duration_ms,
+        tool_version=spec.version if spec else None,
+        side_effects=spec.side_effects if spec else False,
+    )

@@ -1,4 +1,4 @@
-"""The one typed result every tool call ends in, and the record handed to the audit hook."""
+"""The one typed result every tool call ends in, and its audit record."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ class ToolOutcome(BaseModel):
 
 
 class AuditRecord(BaseModel):
-    """Who called what, and how it ended: what `on_outcome` receives for every call.
+    """Who called what, and how it ended: what `gateway.chain.invoke` returns with each outcome.
 
     Args and result are already deep-redacted (see `gateway.redact`). `tool_version` and
     `side_effects` come from the tool's declaration (None / False for an unknown tool).

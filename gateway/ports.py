@@ -1,15 +1,15 @@
-"""Ports of the gateway: tools, their network access, the audit hook, per-tenant policy."""
+"""Ports of the gateway: tools, their network access, per-tenant policy, the route back."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-if TYPE_CHECKING:
-    from gateway.mcp.config import McpServerConfig
-    from gateway.outcome import AuditRecord
-    from gateway.registry import ToolSpec
+from bus.keys import Role
+from bus.run_state import RunSettings
+from gateway.mcp.config import McpServerConfig
+from gateway.spec import ToolSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +68,8 @@ class EgressClient(Protocol):
         ...
 
 
-class ToolCall(Protocol):
-    """One tool call as the model made it; `bus.commands.ToolCallRequest` is one.
+class ToolInvocation(Protocol):
+    """What `gateway.chain.invoke` runs: one call; `bus.commands.ToolCallRequest` is one.
 
     `arguments` is normally a dict; JSON text of an object is accepted too, and anything
     else is rejected by the input-schema check, so a bad call still gets an outcome.
@@ -150,14 +150,6 @@ class Resolver(Protocol):
         ...
 
 
-class OutcomeHook(Protocol):
-    """Receives every finished call; the worker plugs the audit log in here."""
-
-    async def __call__(self, record: AuditRecord) -> None:
-        """Record one call. An exception here propagates out of `invoke` (see its docs)."""
-        ...
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TenantPolicy:
     """One tenant's gateway settings: the deployment defaults with the tenant's own on top.
@@ -197,6 +189,18 @@ class TenantPolicy:
             mcp_servers=self.mcp_servers if mcp_servers is None else mcp_servers,
             critical_tools=self.critical_tools if critical_tools is None else critical_tools,
         )
+
+
+class Route(Protocol):
+    """Where a node's output goes next: the agent graph (``agents.graph.next_role``).
+
+    The composition root wires it in, so the gateway sends results back along the graph's
+    edges without knowing which agents there are.
+    """
+
+    def __call__(self, settings: RunSettings, source: str, outcome: str) -> Role:
+        """The role whose stream gets the output of ``source`` on ``outcome``."""
+        ...
 
 
 class TenantPolicies(Protocol):

@@ -1,41 +1,43 @@
 """The gateway role: runs a batch of tool calls through the policy chain.
 
-Each call's outcome goes back to the calling agent as a TOOL message (data, never
-instructions), or, for a batch sent with ``then="end"`` (``agentbus tools call``), ends the
-run after its ``tool_result`` events. The tenant's policy (enabled tools, egress, MCP
-servers) is looked up once per batch through the `TenantPolicies` port.
+The outcomes go back as a `ToolResults` payload (data, never instructions) to the node the
+agent graph names for the batch's purpose (the `Route` wired in by the composition root);
+the calling agent appends them to its own thread. A batch sent with ``then="end"``
+(``agentbus tools call``) ends the run after its ``tool_result`` events instead. The
+tenant's policy (enabled tools, egress, MCP servers) is looked up once per batch through
+the `TenantPolicies` port.
 
-Every call's audit record leaves with the step: on the bus (``audit_ledger``) it is a
-ledger record in the step's commit, which a recorder appends to the hash-chained log in
-batches, so the log write is off the tool step's critical path and lands exactly when the
-step commits. A side-effecting tool runs at most once per call id: its outcome, with its
-audit record, is stored in Redis under the call id before the step commits; a redelivered
-call returns the stored outcome and record instead of running again.
+Every call's audit record leaves with the step, as a ledger record in the step's commit,
+which a recorder appends to the hash-chained log in batches, so the log write is off the
+tool step's critical path and lands exactly when the step commits. A side-effecting tool
+runs at most once per call id: its outcome, with its audit record, is stored in Redis under
+the call id before the step commits; a redelivered call returns the stored outcome and
+record instead of running again.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import replace
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from bus import keys
-from bus.commands import AgentTask, Command, RunState, ToolCallBatch, ToolCallRequest
+from bus.commands import Command, ToolCallBatch, ToolCallRequest, ToolCallResult, ToolResults
 from bus.events import ClientEvent, Done, ToolCallStarted, ToolResult
 from bus.ledger import LedgerRecord
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 from gateway.audit import audit_record
-from gateway.chain import invoke_recorded
-from gateway.context import CallContext, CallPolicy, GatewayDeps
-from gateway.egress.policy import EgressPolicy
+from gateway.call_context import CallContext, GatewayDeps, call_context
+from gateway.chain import invoke
 from gateway.mcp.hub import McpHub
 from gateway.outcome import AuditRecord, ToolOutcome
-from gateway.ports import TenantPolicies, TenantPolicy
+from gateway.ports import Route, TenantPolicies
 from gateway.redact import redact
+
+#: This role's node in the agent graph.
+NODE = "gateway"
 
 
 class RecordedCall(BaseModel):
@@ -44,46 +46,20 @@ class RecordedCall(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     outcome: ToolOutcome
-    audit: AuditRecord | None = None
+    audit: AuditRecord
 
 
-def tool_message(call: ToolCallRequest, outcome: ToolOutcome) -> dict[str, Any]:
-    """The TOOL-role message the model reads: the outcome as JSON data."""
-    body: dict[str, Any] = {"status": outcome.status, "code": outcome.code}
-    if outcome.message:
-        body["message"] = outcome.message
-    if outcome.status == "ok":
-        body["result"] = outcome.result
-    if outcome.truncated:
-        body["truncated"] = True
-    if outcome.blocked_host:
-        body["blocked_host"] = outcome.blocked_host
-    content = json.dumps(body, ensure_ascii=False, default=str)
-    return {"role": "tool", "tool_call_id": call.call_id, "name": call.name, "content": content}
-
-
-def run_policy(tenant: TenantPolicy, state: RunState, agent: str) -> CallPolicy:
-    """The chain's policy for a call made for a run: the tenant's settings plus the run's.
-
-    The run adds its high-risk approval, the CRITICAL tools it asked for (which run only
-    if the tenant approved them too), the hosts a person allowed at the egress gate, and
-    in multi/custom mode the tenant's scoping of the researcher's tools (enforced here,
-    whatever the model asked for).
-    """
-    settings = state.settings
-    scoped = agent == "researcher" and settings.mode != "single"
-    agent_tools = settings.researcher_tools if scoped else None
-    return CallPolicy(
-        enabled_tools=tenant.enabled_tools,
-        agent_tools=frozenset(agent_tools) if agent_tools is not None else None,
-        approve_high_risk=settings.approve_high_risk,
-        approved_critical_tools=frozenset(settings.approve_critical),
-        tenant_critical_tools=tenant.critical_tools,
-        egress=EgressPolicy(
-            enabled=tenant.egress_enabled,
-            allowed_hosts=tenant.allowed_egress_hosts,
-            approved_hosts=frozenset(state.approved_hosts),
-        ),
+def call_result(call: ToolCallRequest, outcome: ToolOutcome) -> ToolCallResult:
+    """What the calling agent gets back for one call."""
+    return ToolCallResult(
+        call_id=call.call_id,
+        name=call.name,
+        status=outcome.status.value,
+        code=outcome.code,
+        message=outcome.message,
+        result=outcome.result,
+        truncated=outcome.truncated,
+        blocked_host=outcome.blocked_host,
     )
 
 
@@ -92,40 +68,32 @@ def make_gateway_handler(
     policies: TenantPolicies,
     mcp: McpHub | None = None,
     *,
-    audit_ledger: bool = False,
+    route: Route,
 ) -> Handler:
     """The gateway role's handler.
 
     Args:
-        deps: the registry of built-in and plugin tools, network settings, the audit hook.
+        deps: the registry of built-in and plugin tools, network settings.
         policies: each tenant's enabled tools, egress settings and MCP servers.
         mcp: the MCP sessions; without it, tenants' MCP servers are ignored.
-        audit_ledger: return each call's audit record with the step's commit, for the
-            recorder to append (`gateway.audit.make_audit_applier`), instead of calling
-            ``deps.on_outcome`` during the step.
+        route: where results go back (the agent graph's edges from the gateway).
     """
 
     async def handle(ctx: StepContext, command: Command) -> StepResult:
         batch = command.payload
         if not isinstance(batch, ToolCallBatch):
             raise TypeError(f"gateway got a {batch.kind} payload")
-        state = batch.state
         tenant = await policies.for_tenant(command.tenant_id)
-        registry = deps.registry
+        tools = deps
         if mcp is not None and tenant.mcp_servers:
             registry = await mcp.registry_for(deps.registry, tenant.mcp_servers)
-        call_ctx = CallContext(
-            tenant_id=command.tenant_id,
-            subject=command.subject,
-            run_id=command.run_id,
-            agent=batch.agent,
-            policy=run_policy(tenant, batch.state, batch.agent),
-            deps=deps if registry is deps.registry else replace(deps, registry=registry),
-            groups=frozenset(command.groups),
-        )
+            tools = replace(deps, registry=registry)
+        # Every call in a batch is a model's choice (the researcher's or the fact-check's),
+        # so the tenant's tool scope applies to all of them.
+        call_ctx = call_context(command, batch.state, tenant, tools, agent=batch.agent, scoped=True)
         events: list[ClientEvent] = []
         records: list[LedgerRecord] = []
-        messages = list(state.messages)
+        results: list[ToolCallResult] = []
         for index, call in enumerate(batch.calls):
             # The call is shown before its result; the write overlaps the call itself.
             shown = asyncio.create_task(
@@ -144,28 +112,15 @@ def make_gateway_handler(
                 outcome, audit = await _run_once(ctx, call, call_ctx)
             finally:
                 await shown
-            if audit is not None and audit_ledger:
-                key = f"{command.step_id}:{index}"
-                records.append(audit_record(key, audit))
-            elif audit is not None and deps.on_outcome is not None:
-                await deps.on_outcome(audit)
+            records.append(audit_record(f"{command.step_id}:{index}", audit))
             events.append(_result_event(command, batch.agent, call, outcome))
-            messages.append(tool_message(call, outcome))
+            results.append(call_result(call, outcome))
         if batch.then == "end":
             done = Done(run_id=command.run_id, step_id=command.step_id, status="done")
             return StepResult(events=[*events, done], finished="done", records=records)
-        if batch.thread == "judge":  # a judge's verify-only pass keeps its own thread
-            judge = {
-                **state.judge,
-                "messages": [*state.judge.get("messages", []), *messages[len(state.messages) :]],
-            }
-            new_state = state.model_copy(update={"judge": judge})
-        else:
-            new_state = state.model_copy(
-                update={"messages": messages, "tool_hops": state.tool_hops + 1}
-            )
-        back = command.follow(keys.Role(batch.agent), AgentTask(state=new_state))
-        return StepResult(next=[back], events=events, records=records)
+        target = route(batch.state.settings, NODE, batch.purpose)
+        answer = ToolResults(purpose=batch.purpose, results=results, state=batch.state)
+        return StepResult(next=[command.follow(target, answer)], events=events, records=records)
 
     return handle
 
@@ -177,16 +132,16 @@ def _side_effects(call: ToolCallRequest, call_ctx: CallContext) -> bool:
 
 async def _run_once(
     ctx: StepContext, call: ToolCallRequest, call_ctx: CallContext
-) -> tuple[ToolOutcome, AuditRecord | None]:
+) -> tuple[ToolOutcome, AuditRecord]:
     """Run a call through the chain; its outcome and audit record (the caller writes it)."""
     if not _side_effects(call, call_ctx):
-        return await invoke_recorded(call, call_ctx)
+        return await invoke(call, call_ctx)
     key = keys.run_call(ctx.command.run_id, ctx.command.shard, call.call_id)
     stored = await ctx.redis.get(key)
     if stored is not None:
         recorded = RecordedCall.model_validate_json(stored)
         return recorded.outcome, recorded.audit
-    outcome, audit = await invoke_recorded(call, call_ctx)
+    outcome, audit = await invoke(call, call_ctx)
     record = RecordedCall(outcome=outcome, audit=audit)
     await ctx.redis.set(key, record.model_dump_json(), ex=ctx.settings.run_ttl_s)
     return outcome, audit

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bus.events import Citation, Citations
+from bus.run_state import ChatMessage, EvidenceItem
 from retrieval.models import Hit
 
 #: The tool whose results citations may point at.
@@ -62,14 +63,14 @@ class RetrievedChunk:
     source_kind: str = "documents"
 
 
-def retrieved_refs(messages: Sequence[Mapping[str, Any]]) -> dict[int, RetrievedChunk]:
+def retrieved_refs(messages: Sequence[ChatMessage]) -> dict[int, RetrievedChunk]:
     """Citation numbers shown to the model in a run, from its TOOL messages."""
     found: dict[int, RetrievedChunk] = {}
     for message in messages:
-        if message.get("role") != "tool" or message.get("name") != SEARCH_TOOL:
+        if message.role != "tool" or message.name != SEARCH_TOOL:
             continue
         try:
-            body = json.loads(message.get("content") or "")
+            body = json.loads(message.content)
         except (TypeError, ValueError):
             continue
         if not isinstance(body, dict) or body.get("status") != "ok":
@@ -87,20 +88,14 @@ def retrieved_refs(messages: Sequence[Mapping[str, Any]]) -> dict[int, Retrieved
     return found
 
 
-def evidence_refs(evidence: Sequence[Mapping[str, Any]]) -> dict[int, RetrievedChunk]:
-    """Citation numbers of a multi-mode run's merged evidence (items with ``ref``)."""
-    found: dict[int, RetrievedChunk] = {}
-    for item in evidence:
-        try:
-            ref = int(item["ref"])
-            found[ref] = RetrievedChunk(
-                ref, str(item.get("id", "")), str(item.get("source", "")),
-                str(item.get("title", "")), str(item.get("text", "")),
-                str(item.get("source_kind", "documents")),
-            )  # fmt: skip
-        except (KeyError, TypeError, ValueError):
-            continue
-    return found
+def evidence_refs(evidence: Sequence[EvidenceItem]) -> dict[int, RetrievedChunk]:
+    """Citation numbers of a multi-mode run's merged evidence."""
+    return {
+        item.ref: RetrievedChunk(
+            item.ref, item.id, item.source, item.title, item.text, item.source_kind
+        )
+        for item in evidence
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,8 +155,8 @@ def check_citations(answer: str, retrieved: Mapping[int, RetrievedChunk]) -> Che
 
 def check_answer_citations(
     answer: str,
-    messages: Sequence[Mapping[str, Any]],
-    evidence: Sequence[Mapping[str, Any]] = (),
+    messages: Sequence[ChatMessage],
+    evidence: Sequence[EvidenceItem] = (),
 ) -> CheckedAnswer:
     """`check_citations` against what the run retrieved.
 

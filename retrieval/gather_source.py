@@ -1,4 +1,4 @@
-"""The ``documents`` source for multi-mode gather steps (``agents.gather.Source``).
+"""The ``documents`` source for multi-mode gather steps (``agents.sources.Source``).
 
 A gather branch runs on a retrieval worker with the run's command, so the search is
 filtered by the command's tenant and ACL groups exactly like ``search_docs``.

@@ -32,7 +32,7 @@ from agents.llm.ports import (
     ReasoningDelta,
     TextDelta,
     ToolCall,
-    ToolSpec,
+    ToolDefinition,
     Usage,
     check_request,
 )
@@ -141,7 +141,7 @@ class LocalLLM:
     async def stream(
         self,
         messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] = (),
+        tools: Sequence[ToolDefinition] = (),
         options: LLMOptions | None = None,
     ) -> AsyncIterator[LLMEvent]:
         """Reason (if asked), choose a tool (if offered), else stream the answer."""
@@ -180,7 +180,7 @@ class LocalLLM:
         yield Usage(prompt_tokens=usage[0], completion_tokens=usage[1])
 
     async def _choose_tool(
-        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], usage: list[int]
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], usage: list[int]
     ) -> ToolCall | None:
         """Ask for a schema-constrained decision; None means answer without a tool."""
         request = self._request(prompts.decision_messages(messages, tools), 256)

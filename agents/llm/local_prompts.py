@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agents.llm.ports import ChatMessage, ToolSpec
+from agents.llm.ports import ChatMessage, ToolDefinition
 
 Wire = dict[str, str]
 
@@ -97,7 +97,9 @@ def reasoning_messages(messages: Sequence[ChatMessage]) -> list[Wire]:
     return _with_system(system, REASON, turns)
 
 
-def decision_messages(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> list[Wire]:
+def decision_messages(
+    messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]
+) -> list[Wire]:
     """Messages asking which tool to call, if any, with few-shot examples."""
     system, turns = flatten(messages)
     lines = [
@@ -116,7 +118,9 @@ def decision_messages(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
     return _with_system(system, text, turns)
 
 
-def decision_schema(tools: Sequence[ToolSpec], *, strict_arguments: bool = True) -> dict[str, Any]:
+def decision_schema(
+    tools: Sequence[ToolDefinition], *, strict_arguments: bool = True
+) -> dict[str, Any]:
     """JSON schema for ``{"action": "answer"}`` or a call of one offered tool.
 
     Args:

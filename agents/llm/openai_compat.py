@@ -30,7 +30,7 @@ from agents.errors import (
     LLMUnavailable,
 )
 from agents.llm.openai_stream import StreamFailed, parse_stream
-from agents.llm.ports import ChatMessage, LLMEvent, LLMOptions, ToolSpec, check_request
+from agents.llm.ports import ChatMessage, LLMEvent, LLMOptions, ToolDefinition, check_request
 
 _RETRY_STATUSES = frozenset({408, 425, 429})
 
@@ -113,7 +113,7 @@ class OpenAICompatLLM:
     async def stream(
         self,
         messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] = (),
+        tools: Sequence[ToolDefinition] = (),
         options: LLMOptions | None = None,
     ) -> AsyncIterator[LLMEvent]:
         """Stream one completion; see the module docstring for the retry rule.
@@ -184,7 +184,7 @@ class OpenAICompatLLM:
 def build_body(
     config: OpenAICompatConfig,
     messages: Sequence[ChatMessage],
-    tools: Sequence[ToolSpec],
+    tools: Sequence[ToolDefinition],
     options: LLMOptions,
 ) -> dict[str, Any]:
     """The JSON request body for one streamed chat completion."""

@@ -1,4 +1,8 @@
-"""The LLM port: messages, tool schemas and options in; a stream of typed events out.
+"""The LLM port: messages, tool definitions and options in; a stream of typed events out.
+
+The messages and the tool calls a model makes are the run state's own types
+(`bus.run_state.ChatMessage`, `bus.run_state.ToolCall`), so a model's turn goes into the
+state as it is.
 
 Every adapter (OpenAI-compatible endpoint, local offline model, scripted model) implements
 :class:`LLM` and passes the shared contract suite in ``tests/unit/agents/llm/contract.py``.
@@ -16,11 +20,12 @@ The stream contract, in short:
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import Annotated, Any, Literal, Protocol, Self, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from agents.errors import LLMBadRequest
+from bus.run_state import ChatMessage, ToolCall
 
 INVALID_ARGUMENTS_KEY = "__invalid_json__"
 """Key under which a tool call's raw arguments are kept when they were not a JSON object."""
@@ -32,7 +37,6 @@ class ReasoningDelta(BaseModel):
     """A piece of the model's reasoning (shown dimmed; not part of the answer)."""
 
     model_config = _FROZEN
-    kind: Literal["reasoning"] = "reasoning"
     text: str
 
 
@@ -40,25 +44,13 @@ class TextDelta(BaseModel):
     """A piece of the answer text."""
 
     model_config = _FROZEN
-    kind: Literal["text"] = "text"
     text: str
-
-
-class ToolCall(BaseModel):
-    """A complete tool call: the id the result must echo, the tool name and its arguments."""
-
-    model_config = _FROZEN
-    kind: Literal["tool_call"] = "tool_call"
-    id: str = Field(min_length=1)
-    name: str = Field(min_length=1)
-    arguments: dict[str, Any] = Field(default_factory=dict)
 
 
 class Usage(BaseModel):
     """Tokens spent by one ``stream`` call (0 where the backend did not report them)."""
 
     model_config = _FROZEN
-    kind: Literal["usage"] = "usage"
     prompt_tokens: int = Field(default=0, ge=0)
     completion_tokens: int = Field(default=0, ge=0)
 
@@ -68,56 +60,11 @@ class Usage(BaseModel):
         return self.prompt_tokens + self.completion_tokens
 
 
-LLMEvent = Annotated[ReasoningDelta | TextDelta | ToolCall | Usage, Field(discriminator="kind")]
-"""One item of an LLM stream."""
+LLMEvent = ReasoningDelta | TextDelta | ToolCall | Usage
+"""One item of an LLM stream (`ToolCall` is the run state's, `bus.run_state.ToolCall`)."""
 
 
-class ChatMessage(BaseModel):
-    """One message of a conversation, in the roles every chat model understands.
-
-    ``tool_calls`` appear only on assistant messages; a tool message carries the
-    ``tool_call_id`` and tool ``name`` it answers, and its content is data, never instructions.
-    """
-
-    model_config = _FROZEN
-    role: Literal["system", "user", "assistant", "tool"]
-    content: str = ""
-    tool_calls: tuple[ToolCall, ...] = ()
-    tool_call_id: str | None = None
-    name: str | None = None
-
-    @model_validator(mode="after")
-    def _check_role_fields(self) -> Self:
-        if self.tool_calls and self.role != "assistant":
-            raise ValueError("only assistant messages carry tool_calls")
-        if self.role == "tool" and not (self.tool_call_id and self.name):
-            raise ValueError("a tool message needs tool_call_id and name")
-        if self.role != "tool" and (self.tool_call_id or self.name):
-            raise ValueError("tool_call_id and name belong to tool messages")
-        return self
-
-    @classmethod
-    def system(cls, content: str) -> ChatMessage:
-        """A system message."""
-        return cls(role="system", content=content)
-
-    @classmethod
-    def user(cls, content: str) -> ChatMessage:
-        """A user message."""
-        return cls(role="user", content=content)
-
-    @classmethod
-    def assistant(cls, content: str = "", tool_calls: Sequence[ToolCall] = ()) -> ChatMessage:
-        """An assistant message, optionally with the tool calls it made."""
-        return cls(role="assistant", content=content, tool_calls=tuple(tool_calls))
-
-    @classmethod
-    def tool(cls, call: ToolCall, content: str) -> ChatMessage:
-        """The result of ``call``, to send back to the model."""
-        return cls(role="tool", content=content, tool_call_id=call.id, name=call.name)
-
-
-class ToolSpec(BaseModel):
+class ToolDefinition(BaseModel):
     """A tool the model may call: name, what it does, and a JSON Schema for its arguments."""
 
     model_config = _FROZEN
@@ -148,7 +95,7 @@ class LLM(Protocol):
     def stream(
         self,
         messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] = (),
+        tools: Sequence[ToolDefinition] = (),
         options: LLMOptions | None = None,
     ) -> AsyncIterator[LLMEvent]:
         """Run one model turn and yield its events as they are produced.
@@ -159,7 +106,7 @@ class LLM(Protocol):
         ...
 
 
-def check_request(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> None:
+def check_request(messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> None:
     """Reject requests no backend can answer, the same way in every adapter.
 
     Raises:

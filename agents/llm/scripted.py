@@ -28,7 +28,7 @@ from agents.llm.ports import (
     ReasoningDelta,
     TextDelta,
     ToolCall,
-    ToolSpec,
+    ToolDefinition,
     Usage,
     check_request,
 )
@@ -36,7 +36,7 @@ from agents.llm.ports import (
 Turn = Sequence[LLMEvent]
 """The events one ``stream`` call yields, in order."""
 
-TurnFunction = Callable[[Sequence[ChatMessage], Sequence[ToolSpec], LLMOptions], Turn]
+TurnFunction = Callable[[Sequence[ChatMessage], Sequence[ToolDefinition], LLMOptions], Turn]
 """Chooses the turn from the request, for scripts that branch on input."""
 
 _TOKEN = re.compile(r"\s*\S+|\s+")
@@ -93,7 +93,7 @@ def turn(*parts: LLMEvent | Iterable[LLMEvent]) -> list[LLMEvent]:
 
 
 def benchmark_turn(
-    messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: LLMOptions
+    messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
 ) -> Turn:
     """The benchmark: a ``calculator`` call for 23 * 19, then a 40-token answer with 437.
 
@@ -168,7 +168,9 @@ class ScriptedLLM:
         self._cycle = cycle
         self._name = name
         self._cursor = 0
-        self.requests: list[tuple[tuple[ChatMessage, ...], tuple[ToolSpec, ...], LLMOptions]] = []
+        self.requests: list[
+            tuple[tuple[ChatMessage, ...], tuple[ToolDefinition, ...], LLMOptions]
+        ] = []
         """Every request received, in order, for tests to inspect."""
 
     @property
@@ -177,7 +179,7 @@ class ScriptedLLM:
         return self._name
 
     def _next_turn(
-        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: LLMOptions
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
     ) -> Turn:
         if callable(self._script):
             return self._script(messages, tools, options)
@@ -192,7 +194,7 @@ class ScriptedLLM:
     async def stream(
         self,
         messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] = (),
+        tools: Sequence[ToolDefinition] = (),
         options: LLMOptions | None = None,
     ) -> AsyncIterator[LLMEvent]:
         """Yield the next scripted turn, pausing ``token_delay`` before each delta."""

@@ -7,16 +7,16 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 
 from agents.critic import make_critic
-from agents.deps import AgentDeps
+from agents.deps import AgentDeps, tool_definitions
 from agents.finalizer import make_finalizer
-from agents.gather import Source, make_retrieval_router
+from agents.gather import make_retrieval_router
+from agents.graph import next_role
 from agents.intake import make_intake
 from agents.llm.ports import LLM
-from agents.llm.ports import ToolSpec as LLMToolSpec
 from agents.planner import make_planner
 from agents.researcher import make_researcher
 from agents.settings import AgentSettings
-from agents.sources import WEB, memory_source, web_source
+from agents.sources import WEB, Source, memory_source, web_source
 from agents.verifier import make_verifier
 from api.compose.settings import AppSettings
 from api.compose.tenant_policies import StoredTenantPolicies
@@ -25,7 +25,7 @@ from bus.keys import Role
 from bus.noop import handle_noop
 from bus.runtime.worker import Handler
 from bus.store import Stores
-from gateway.context import GatewayDeps
+from gateway.call_context import GatewayDeps
 from gateway.errors import GatewayError
 from gateway.mcp.hub import McpHub
 from gateway.plugins import load_plugins
@@ -142,14 +142,6 @@ def gateway_policies(settings: GatewaySettings) -> DeploymentPolicies:
         ) from e
 
 
-def llm_tools(registry: ToolRegistry) -> list[LLMToolSpec]:
-    """The registry's tools as the model sees them."""
-    return [
-        LLMToolSpec(name=s.name, description=s.description, parameters=s.input_schema)
-        for s in registry.list()
-    ]
-
-
 @dataclass
 class Roles:
     """Builds each role's handler on demand, so a gateway worker never loads a model.
@@ -182,7 +174,7 @@ class Roles:
             self.llm = make_llm(self.settings.agents)
         return AgentDeps(
             llm=self.llm,
-            tools=llm_tools(self.tools),
+            tools=tool_definitions(self.tools),
             runs=self.stores.runs,
             conversations=self.stores.conversations,
             sources={
@@ -213,8 +205,7 @@ class Roles:
             case Role.GATEWAY:
                 # Audit rows leave with each step's commit; the recorder appends them.
                 tools = GatewayDeps(registry=self.tools)
-                ledger = self.stores.audit is not None
-                return make_gateway_handler(tools, self._policies(), self.mcp, audit_ledger=ledger)
+                return make_gateway_handler(tools, self._policies(), self.mcp, route=next_role)
             case Role.PLANNER:
                 return make_planner(self._agent_deps())
             case Role.CRITIC:

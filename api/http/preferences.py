@@ -12,7 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bus.commands import TOOL_NAME_PATTERN, RunSettings
+from bus.commands import RunSettings
+from bus.run_state import TOOL_NAME_PATTERN
 from gateway.egress.hosts import canonical_pattern
 from gateway.mcp.config import McpServerConfig
 

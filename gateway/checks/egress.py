@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 
-from gateway.context import CallContext
+from gateway.call_context import CallContext
 from gateway.ports import EgressClient
-from gateway.registry import ToolSpec
+from gateway.spec import ToolSpec
 
 
 @asynccontextmanager

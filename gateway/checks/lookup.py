@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.context import CallPolicy
+from gateway.call_context import CallPolicy
 from gateway.errors import UnknownTool
 from gateway.registry import RegisteredTool, ToolRegistry
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gateway.context import CallPolicy
+from gateway.call_context import CallPolicy
 from gateway.errors import PermissionDenied
-from gateway.registry import ToolSpec
+from gateway.spec import ToolSpec
 
 
 def check_permission(spec: ToolSpec, policy: CallPolicy, agent: str) -> None:

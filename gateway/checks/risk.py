@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gateway.context import CallPolicy
+from gateway.call_context import CallPolicy
 from gateway.errors import ApprovalRequired, CriticalNotApproved
-from gateway.registry import Risk, ToolSpec
+from gateway.spec import Risk, ToolSpec
 
 
 def check_risk(spec: ToolSpec, policy: CallPolicy) -> None:

@@ -93,14 +93,6 @@ class EgressPolicy(BaseModel):
             approved_hosts=self.approved_hosts,
         )
 
-    def with_approved(self, *hosts: str) -> EgressPolicy:
-        """A copy that also lets through hosts a human approved for this run."""
-        return EgressPolicy(
-            enabled=self.enabled,
-            allowed_hosts=self.allowed_hosts,
-            approved_hosts=self.approved_hosts | frozenset(hosts),
-        )
-
     def decide(self, host: str) -> EgressDecision:
         """Whether a canonical host (see `gateway.egress.ssrf.parse_target`) may be contacted."""
         if host in self.approved_hosts:

@@ -9,7 +9,7 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from gateway.errors import ConfigInvalid
-from gateway.registry import Risk
+from gateway.spec import Risk
 
 
 class McpServerConfig(BaseModel):

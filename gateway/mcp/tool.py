@@ -22,7 +22,7 @@ from gateway.errors import ToolError
 from gateway.mcp.config import McpServerConfig
 from gateway.mcp.connection import McpConnection
 from gateway.ports import EgressClient
-from gateway.registry import ToolSpec
+from gateway.spec import ToolSpec
 
 log = structlog.get_logger(__name__)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")

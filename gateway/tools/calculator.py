@@ -10,7 +10,7 @@ from typing import Any
 
 from gateway.errors import InvalidArgument
 from gateway.ports import EgressClient
-from gateway.registry import Risk, ToolSpec
+from gateway.spec import Risk, ToolSpec
 
 Number = int | float
 

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from gateway.errors import InvalidArgument
 from gateway.ports import EgressClient
-from gateway.registry import Risk, ToolSpec
+from gateway.spec import Risk, ToolSpec
 
 
 def _utc_now() -> datetime:

@@ -7,7 +7,7 @@ from typing import Any
 
 from gateway.errors import ToolError
 from gateway.ports import EgressClient, EgressResponse
-from gateway.registry import Risk, ToolSpec
+from gateway.spec import Risk, ToolSpec
 from gateway.tools.html_text import html_to_text, normalise_whitespace
 
 _HTML = frozenset({"text/html", "application/xhtml+xml"})

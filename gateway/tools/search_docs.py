@@ -12,7 +12,7 @@ from typing import Any
 
 from gateway.errors import ToolError
 from gateway.ports import Caller, EgressClient
-from gateway.registry import Risk, ToolSpec
+from gateway.spec import Risk, ToolSpec
 from retrieval.citations import SEARCH_TOOL, numbered
 from retrieval.errors import RetrievalError
 from retrieval.models import Access

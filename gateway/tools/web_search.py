@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 from gateway.errors import ToolError
 from gateway.ports import EgressClient
-from gateway.registry import Risk, ToolSpec
+from gateway.spec import Risk, ToolSpec
 
 DEFAULT_ENDPOINT = "https://html.duckduckgo.com/html/"
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pytest
 
 from agents import gates
-from agents.llm.ports import ChatMessage, LLMOptions, ToolSpec
+from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, benchmark_turn, text, tool_call, turn
 from api.compose.edge import allow_always_hook
 from bus import keys
@@ -22,7 +22,9 @@ ALICE = Scope.user("t1", "alice")
 
 
 def critic_ok() -> ScriptedLLM:
-    def script(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: LLMOptions):
+    def script(
+        messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
+    ):
         role = role_of(messages, options)
         if role == "planner":
             return turn(text("- compute"))
@@ -120,7 +122,9 @@ async def test_answer_gate_reject_ends_rejected_without_committing(start_system)
 def egress_script() -> ScriptedLLM:
     """Calculator + web search in one turn; the search is blocked (egress is off)."""
 
-    def script(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: LLMOptions):
+    def script(
+        messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
+    ):
         role = role_of(messages, options)
         if role == "planner":
             return turn(text("- search"))

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Iterator, Sequence
 
 from agents import prompts
-from agents.llm.ports import ChatMessage, LLMOptions, ToolSpec
+from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, benchmark_turn, text, tool_call, turn
 from bus.events import ClientEvent
 from bus.transcript import fold
@@ -27,7 +27,9 @@ def role_of(messages: Sequence[ChatMessage], options: LLMOptions) -> str:
 def scripted(critic: Iterator[str], verifier: Iterator[str] | None = None) -> ScriptedLLM:
     """Planner plans, researcher calls the calculator then answers, judges follow scripts."""
 
-    def script(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: LLMOptions):
+    def script(
+        messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
+    ):
         role = role_of(messages, options)
         if role == "planner":
             return turn(text("- use the calculator\n- answer"))
@@ -164,6 +166,30 @@ async def test_researcher_tool_scoping_is_enforced_by_the_gateway(start_system) 
     assert (result.tool, result.code) == ("calculator", "permission_denied")
     offered = [t.name for t in llm.requests[1][1]]
     assert offered == ["current_time"]
+
+
+async def test_the_fact_check_gets_exactly_the_researchers_scoped_tools(start_system) -> None:
+    def script(messages, tools, options):
+        role = role_of(messages, options)
+        if role == "planner":
+            return turn(text("- answer"))
+        if role == "critic":
+            return turn(text("OK"))
+        if role == "fact_check":
+            if messages[-1].role == "tool":
+                return turn(text("Could not recompute."))
+            # The model asks for a tool the tenant scoped out.
+            return turn(tool_call("calculator", {"expression": "23*19"}))
+        return turn(text("437"))
+
+    llm = ScriptedLLM(script)
+    system = await start_system(llm)
+    events = await system.ask("What is 23 × 19?", mode="multi", researcher_tools=["current_time"])
+    fact_check = [r for r in llm.requests if role_of(r[0], r[2]) == "fact_check"]
+    assert [t.name for t in fact_check[0][1]] == ["current_time"]
+    [result] = of_type(events, "tool_result")
+    assert (result.agent, result.tool, result.code) == ("critic", "calculator", "permission_denied")
+    assert events[-1].status == "done"
 
 
 async def test_fact_check_tool_pass_goes_through_the_gateway(start_system) -> None:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 
 from agents import prompts
-from agents.llm.ports import ChatMessage, LLMOptions, ToolSpec
+from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import (
     BENCHMARK_ANSWER,
     ScriptedLLM,
@@ -115,7 +115,7 @@ async def test_deadline_ends_the_run_with_timeout(start_system) -> None:
 
 async def test_first_question_skips_contextualization_follow_up_uses_it(start_system) -> None:
     def script(
-        messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: LLMOptions
+        messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
     ) -> list:
         if messages[0].content == prompts.CONTEXTUALIZE:
             return turn(text("What is the population of Paris?"))

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.ports import EgressClient, Tool
-from gateway.registry import Risk, ToolSpec
+from gateway.spec import Risk, ToolSpec
 
 _OUT = {"type": "object"}
 

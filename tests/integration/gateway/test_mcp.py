@@ -16,6 +16,7 @@ import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 from redis.asyncio import Redis
 
+from agents.graph import next_role
 from api.compose.settings import AppSettings
 from bus import keys
 from bus.commands import (
@@ -27,14 +28,15 @@ from bus.commands import (
     deadline_in,
 )
 from bus.runtime.context import StepContext
+from gateway.call_context import CallContext, CallPolicy, GatewayDeps
 from gateway.chain import invoke
-from gateway.context import CallContext, CallPolicy, GatewayDeps
 from gateway.errors import SsrfBlocked
 from gateway.mcp.config import McpServerConfig
 from gateway.mcp.connection import McpConnection
 from gateway.mcp.hub import McpHub
 from gateway.ports import TenantPolicy
-from gateway.registry import Risk, ToolRegistry
+from gateway.registry import ToolRegistry
+from gateway.spec import Risk
 from gateway.tenants import DeploymentPolicies
 from gateway.tools import Calculator
 from gateway.worker import make_gateway_handler
@@ -69,7 +71,8 @@ def context(registry: ToolRegistry, **policy: Any) -> CallContext:
 async def call(registry: ToolRegistry, name: str, args: dict[str, Any], **policy: Any) -> Any:
     policy.setdefault("approve_high_risk", True)
     request = ToolCallRequest(call_id="c1", name=name, arguments=args)
-    return await invoke(request, context(registry, **policy))
+    outcome, _ = await invoke(request, context(registry, **policy))
+    return outcome
 
 
 async def test_stdio_server_tools_are_listed_with_their_schemas(hub: McpHub) -> None:
@@ -206,6 +209,7 @@ async def test_the_gateway_worker_gives_a_tenant_its_mcp_servers_tools(
         GatewayDeps(registry=ToolRegistry([Calculator()])),
         DeploymentPolicies(TenantPolicy(mcp_servers=(STDIO,))),
         hub,
+        route=next_role,
     )
     cmd = Command(
         run_id="run-1",

@@ -23,12 +23,14 @@ from agents.llm.ports import (
     ReasoningDelta,
     TextDelta,
     ToolCall,
-    ToolSpec,
+    ToolDefinition,
     Usage,
 )
 from tests.unit.agents.llm.contract import canonical_turn
 
-Responder = Callable[[Sequence[ChatMessage], Sequence[ToolSpec], LLMOptions], Sequence[LLMEvent]]
+Responder = Callable[
+    [Sequence[ChatMessage], Sequence[ToolDefinition], LLMOptions], Sequence[LLMEvent]
+]
 
 
 @dataclass
@@ -156,7 +158,9 @@ def _split(text: str, pieces: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
-def _decode_request(body: dict[str, Any]) -> tuple[list[ChatMessage], list[ToolSpec], LLMOptions]:
+def _decode_request(
+    body: dict[str, Any],
+) -> tuple[list[ChatMessage], list[ToolDefinition], LLMOptions]:
     """Read the wire request back into port types, as a real server would interpret it."""
     messages: list[ChatMessage] = []
     names: dict[str, str] = {}
@@ -187,7 +191,7 @@ def _decode_request(body: dict[str, Any]) -> tuple[list[ChatMessage], list[ToolS
                 )
             )
     tools = [
-        ToolSpec(
+        ToolDefinition(
             name=t["function"]["name"],
             description=t["function"].get("description", ""),
             parameters=t["function"].get("parameters", {}),

@@ -26,7 +26,7 @@ from agents.llm.ports import (
     ReasoningDelta,
     TextDelta,
     ToolCall,
-    ToolSpec,
+    ToolDefinition,
     Usage,
 )
 from agents.llm.scripted import Turn, text, tool_call, turn
@@ -108,7 +108,7 @@ async def test_request_body_follows_the_openai_wire_format(server: FakeOpenAISer
 async def test_arguments_split_over_many_chunks_are_assembled(server: FakeOpenAIServer) -> None:
     arguments = {"expression": "(23 * 19) + 1", "note": "ünïcødé ✓", "nested": {"a": [1, 2]}}
 
-    def two_calls(m: Sequence[ChatMessage], t: Sequence[ToolSpec], o: LLMOptions) -> Turn:
+    def two_calls(m: Sequence[ChatMessage], t: Sequence[ToolDefinition], o: LLMOptions) -> Turn:
         return turn(tool_call("calculator", arguments, id="a"), tool_call("current_time", id="b"))
 
     server.respond = two_calls
@@ -250,11 +250,11 @@ async def test_a_non_sse_answer_is_a_bad_response(server: FakeOpenAIServer) -> N
 
 async def test_tool_name_must_be_plain() -> None:
     with pytest.raises(ValueError, match="pattern"):
-        ToolSpec(name="bad name!")
+        ToolDefinition(name="bad name!")
 
 
 async def test_scripted_answers_survive_the_wire(server: FakeOpenAIServer) -> None:
-    def lines(m: Sequence[ChatMessage], t: Sequence[ToolSpec], o: LLMOptions) -> Turn:
+    def lines(m: Sequence[ChatMessage], t: Sequence[ToolDefinition], o: LLMOptions) -> Turn:
         return turn(text("line one\nline two\n\n  indented"))
 
     server.respond = lines

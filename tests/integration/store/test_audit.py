@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -13,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bus.store import AuditEntry, AuditStore, RunRecord, RunStore, Scope, make_engine
 from bus.store.audit_chain import GENESIS
-from gateway.audit import make_audit_hook
+from gateway.audit import entry_of
 from gateway.chain import invoke
 from tests.unit.gateway.fakes import Echo, call, context
 
@@ -186,11 +185,11 @@ async def test_concurrent_appends_from_several_processes_keep_one_line(
     assert len(calls) == 45
 
 
-async def test_the_gateway_hook_stores_redacted_calls(audit: AuditStore) -> None:
+async def test_the_gateway_records_are_stored_redacted(audit: AuditStore) -> None:
     ctx = context(Echo())
-    ctx = replace(ctx, deps=replace(ctx.deps, on_outcome=make_audit_hook(audit)))
-    await invoke(call("echo", {"text": "hi", "api_key": "sk-live-123"}), ctx)
-    await invoke(call("nope", {"password": "hunter2"}), ctx)
+    for args in ({"text": "hi", "api_key": "sk-live-123"}, {"password": "hunter2"}):
+        _, record = await invoke(call("echo" if "text" in args else "nope", args), ctx)
+        await audit.append_many([(entry_of(record), record.side_effects)])
     first, second = reversed(await audit.list(T1))
     assert first.args_value() == {"text": "hi", "api_key": "[REDACTED]"}
     assert (first.tool, first.tool_version, first.status, first.agent) == (

@@ -1,10 +1,11 @@
-"""The agent graph: routing by mode, accuracy and gates, and its Mermaid form."""
+"""The agent graph: routing by mode, accuracy and gates, the fact-check's routes, Mermaid."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,13 +14,19 @@ from bus.commands import RunSettings
 from bus.keys import Role
 
 
+def settings(**values: Any) -> RunSettings:
+    return RunSettings.model_validate({"mode": "multi", **values})
+
+
 def test_single_mode_routes_researcher_to_gateway_and_finalizer() -> None:
     s = RunSettings(mode="single")
     assert graph.next_role(s, "intake", "admitted") == Role.RESEARCHER
     assert graph.next_role(s, "researcher", "tool_calls") == Role.GATEWAY
+    assert graph.next_role(s, "gateway", "research") == Role.RESEARCHER
     assert graph.next_role(s, "researcher", "answer") == Role.FINALIZER
     with pytest.raises(graph.NoEdge):
         graph.next_node(s, "critic", "ok")
+    assert not graph.has_edge(s, "researcher", "egress_blocked")  # no gates in single mode
 
 
 @pytest.mark.parametrize(
@@ -34,16 +41,71 @@ def test_single_mode_routes_researcher_to_gateway_and_finalizer() -> None:
 def test_multi_mode_critic_ok_goes_where_accuracy_and_gate_say(
     accuracy: str, gate: bool, after_critic: str
 ) -> None:
-    s = RunSettings(mode="multi", accuracy=accuracy, human_gate=gate)  # type: ignore[arg-type]
+    s = settings(accuracy=accuracy, human_gate=gate)
     assert graph.next_node(s, "critic", "ok") == after_critic
     assert graph.next_node(s, "critic", "replan") == "planner"
-    assert graph.last_judge(s) == ("verifier" if accuracy == "accurate" else "critic")
 
 
 def test_planner_gathers_only_when_sources_exist() -> None:
-    assert graph.next_node(RunSettings(mode="multi"), "planner", "planned") == "researcher"
-    with_sources = RunSettings(mode="multi", sources=["documents"])
+    assert graph.next_node(settings(), "planner", "planned") == "researcher"
+    with_sources = settings(sources=["documents"])
     assert graph.next_node(with_sources, "planner", "planned") == "gather"
+    assert graph.next_role(with_sources, "gather", "gathered") == Role.RETRIEVAL
+    assert graph.next_node(with_sources, "gather", "gathered") == "merge"
+    assert graph.next_role(with_sources, "merge", "merged") == Role.RESEARCHER
+
+
+@pytest.mark.parametrize(("accuracy", "judge"), [("standard", "critic"), ("accurate", "verifier")])
+def test_the_last_judge_owns_the_fact_check_and_its_routes_come_back_to_it(
+    accuracy: str, judge: str
+) -> None:
+    s = settings(accuracy=accuracy, sources=["documents"])
+    other = "verifier" if judge == "critic" else "critic"
+    assert graph.has_edge(s, judge, "recheck") and graph.has_edge(s, judge, "fact_check")
+    assert not graph.has_edge(s, other, "recheck") and not graph.has_edge(s, other, "fact_check")
+    assert graph.next_node(s, judge, "recheck") == "gather"
+    assert graph.next_node(s, "merge", "rechecked") == judge
+    assert graph.next_role(s, judge, "fact_check") == Role.GATEWAY
+    assert graph.next_node(s, "gateway", "fact_check") == judge
+
+
+def test_the_fact_check_parts_follow_the_settings() -> None:
+    assert not graph.has_edge(settings(), "critic", "recheck")  # no sources to re-query
+    assert graph.has_edge(settings(), "critic", "fact_check")
+    assert not graph.has_edge(settings(use_tools=False), "critic", "fact_check")
+    off = settings(verifier_check=False, sources=["documents"])
+    assert not graph.has_edge(off, "critic", "recheck")
+    assert not graph.has_edge(off, "critic", "fact_check")
+
+
+def test_every_edge_names_known_nodes_and_conditions() -> None:
+    gates = {"answer_gate", "egress_gate"}
+    for mode, edges in graph.GRAPHS.items():
+        for e in edges:
+            assert {e.source, e.target} <= set(graph.NODE_ROLES) | gates, (mode, e)
+            assert e.when is None or e.when in graph.CONDITIONS, (mode, e)
+
+
+def test_mermaid_draws_the_reachable_topology_fact_check_and_fan_out_included() -> None:
+    standard = graph.mermaid("multi", "standard")
+    assert "critic -->|recheck [standard_recheck]| gather" in standard
+    assert "merge -->|rechecked [standard]| critic" in standard
+    assert "critic -->|fact_check [standard_tool_check]| gateway" in standard
+    assert "gateway -->|fact_check [standard]| critic" in standard
+    assert "planner -->|planned [has_sources]| gather" in standard
+    assert "gather -->|gathered| merge" in standard
+    assert "verifier" not in standard  # unreachable at standard accuracy
+    accurate = graph.mermaid("multi", "accurate")
+    assert "critic -->|ok [accurate]| verifier" in accurate
+    assert "gateway -->|fact_check [accurate]| verifier" in accurate
+    assert "fact_check [standard" not in accurate  # the critic does not fact-check here
+    single = graph.mermaid("single")
+    assert single.splitlines()[1:] == [
+        "    intake -->|admitted| researcher",
+        "    researcher -->|tool_calls| gateway",
+        "    gateway -->|research| researcher",
+        "    researcher -->|answer| finalizer",
+    ]
 
 
 def test_graph_show_prints_the_mode_as_mermaid() -> None:
@@ -56,6 +118,5 @@ def test_graph_show_prints_the_mode_as_mermaid() -> None:
     ).stdout
     assert shown == graph.mermaid("multi", "accurate") + "\n"
     assert "critic -->|ok [accurate]| verifier" in shown
-    assert "verifier" not in graph.mermaid("multi", "standard")
     bad = subprocess.run([agentbus, "graph", "show", "--mode", "solo"], capture_output=True)
     assert bad.returncode == 2

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from bus.commands import ToolCallRequest
-from gateway.context import CallContext, CallPolicy, GatewayDeps
-from gateway.outcome import AuditRecord
+from gateway.call_context import CallContext, CallPolicy, GatewayDeps
 from gateway.ports import EgressClient
-from gateway.registry import Risk, ToolRegistry, ToolSpec
+from gateway.registry import ToolRegistry
+from gateway.spec import Risk, ToolSpec
 
 OBJECT_OUT = {"type": "object"}
 
@@ -59,18 +59,14 @@ class Scripted:
         return await self._behaviour(args, net)
 
 
-def context(*tools: Any, records: list[AuditRecord] | None = None, **policy: Any) -> CallContext:
-    async def hook(record: AuditRecord) -> None:
-        if records is not None:
-            records.append(record)
-
+def context(*tools: Any, **policy: Any) -> CallContext:
     return CallContext(
         tenant_id="t1",
         subject="alice",
         run_id="run-1",
         agent="researcher",
         policy=CallPolicy(**policy),
-        deps=GatewayDeps(registry=ToolRegistry(tools), on_outcome=hook),
+        deps=GatewayDeps(registry=ToolRegistry(tools)),
     )
 
 

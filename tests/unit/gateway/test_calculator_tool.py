@@ -7,8 +7,8 @@ import math
 import pytest
 
 from bus.commands import ToolCallRequest
+from gateway.call_context import CallContext, CallPolicy, GatewayDeps
 from gateway.chain import invoke
-from gateway.context import CallContext, CallPolicy, GatewayDeps
 from gateway.errors import InvalidArgument
 from gateway.registry import ToolRegistry
 from gateway.tools.calculator import Calculator, evaluate
@@ -92,10 +92,10 @@ async def test_through_the_chain() -> None:
     def calc(expression: str) -> ToolCallRequest:
         return ToolCallRequest(call_id="1", name="calculator", arguments={"expression": expression})
 
-    ok = await invoke(calc("23*19"), ctx)
+    ok, _ = await invoke(calc("23*19"), ctx)
     assert ok.result == {"expression": "23*19", "result": 437}
-    bad = await invoke(calc("9**9**9"), ctx)
+    bad, _ = await invoke(calc("9**9**9"), ctx)
     assert (bad.code, bad.status.value) == ("invalid_argument", "error")
     assert "exponents" in bad.message
-    long = await invoke(calc("1+" * 300 + "1"), ctx)
+    long, _ = await invoke(calc("1+" * 300 + "1"), ctx)
     assert long.code == "schema_invalid" and "expression: must be at most 500" in long.message

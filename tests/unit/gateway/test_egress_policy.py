@@ -69,14 +69,14 @@ def test_a_tenant_overlay_replaces_the_defaults_it_sets() -> None:
 
 
 def test_a_run_approval_allows_that_one_host_even_with_egress_off() -> None:
-    policy = EgressPolicy().with_approved("Example.com")
+    policy = EgressPolicy(approved_hosts=frozenset({"Example.com"}))
     assert policy.decide("example.com").reason is EgressReason.APPROVED
     assert not policy.decide("www.example.com").allowed
 
 
 def test_approvals_cannot_be_wildcards() -> None:
     with pytest.raises(ValidationError):
-        EgressPolicy().with_approved("*.example.com")
+        EgressPolicy(approved_hosts=frozenset({"*.example.com"}))
 
 
 def test_invalid_allowlist_entries_are_rejected() -> None:

@@ -12,13 +12,13 @@ import pytest
 from gateway.chain import invoke
 from gateway.outcome import OutcomeStatus
 from gateway.ports import EgressClient
-from gateway.registry import Risk
+from gateway.spec import Risk
 from tests.unit.gateway.fakes import Echo, Scripted, call, context
 
 
 async def test_a_valid_call_returns_ok_with_the_result() -> None:
     echo = Echo()
-    outcome = await invoke(call("echo", {"text": "hi"}), context(echo))
+    outcome, _ = await invoke(call("echo", {"text": "hi"}), context(echo))
     assert outcome.status is OutcomeStatus.OK and outcome.code == "ok"
     assert outcome.result == {"echo": {"text": "hi"}}
     assert not outcome.truncated and outcome.duration_ms >= 0
@@ -29,7 +29,7 @@ async def test_a_valid_call_returns_ok_with_the_result() -> None:
 
 async def test_an_unknown_tool_lists_the_tools_the_caller_may_use() -> None:
     ctx = context(Echo("echo"), Echo("other"), agent_tools=frozenset({"echo"}))
-    outcome = await invoke(call("ecoh"), ctx)
+    outcome, _ = await invoke(call("ecoh"), ctx)
     assert (outcome.status, outcome.code) == (OutcomeStatus.ERROR, "unknown_tool")
     assert "'ecoh'" in outcome.message and "available tools: echo" in outcome.message
 
@@ -39,7 +39,7 @@ async def test_an_unknown_tool_lists_the_tools_the_caller_may_use() -> None:
 
 async def test_a_tool_the_tenant_did_not_enable_is_refused() -> None:
     echo = Echo()
-    outcome = await invoke(call("echo", {"text": "x"}), context(echo, enabled_tools=frozenset()))
+    outcome, _ = await invoke(call("echo", {"text": "x"}), context(echo, enabled_tools=frozenset()))
     assert (outcome.status, outcome.code) == (OutcomeStatus.REFUSED, "permission_denied")
     assert "not enabled for this tenant" in outcome.message
     assert echo.calls == []
@@ -47,13 +47,13 @@ async def test_a_tool_the_tenant_did_not_enable_is_refused() -> None:
 
 async def test_a_tool_outside_the_agents_tools_is_refused() -> None:
     ctx = context(Echo(), Echo("calc"), agent_tools=frozenset({"calc"}))
-    outcome = await invoke(call("echo", {"text": "x"}), ctx)
+    outcome, _ = await invoke(call("echo", {"text": "x"}), ctx)
     assert outcome.code == "permission_denied"
     assert "'researcher' may not call 'echo'" in outcome.message and "calc" in outcome.message
 
 
 async def test_permission_is_checked_before_the_arguments() -> None:
-    outcome = await invoke(call("echo", {"bad": 1}), context(Echo(), enabled_tools=frozenset()))
+    outcome, _ = await invoke(call("echo", {"bad": 1}), context(Echo(), enabled_tools=frozenset()))
     assert outcome.code == "permission_denied"
 
 
@@ -90,7 +90,7 @@ RUN_ASKS = {"approved_critical_tools": frozenset({"echo"})}
 )
 async def test_risk_approval(risk: Risk, policy: dict[str, Any], refusal: str | None) -> None:
     echo = Echo(risk=risk)
-    outcome = await invoke(call("echo", {"text": "x"}), context(echo, **policy))
+    outcome, _ = await invoke(call("echo", {"text": "x"}), context(echo, **policy))
     if refusal is None:
         assert outcome.status is OutcomeStatus.OK
     else:
@@ -119,7 +119,7 @@ async def test_risk_approval(risk: Risk, policy: dict[str, Any], refusal: str | 
 )
 async def test_invalid_arguments_name_the_field_and_the_problem(args: Any, expected: str) -> None:
     echo = Echo()
-    outcome = await invoke(call("echo", args), context(echo))
+    outcome, _ = await invoke(call("echo", args), context(echo))
     assert (outcome.status, outcome.code) == (OutcomeStatus.ERROR, "schema_invalid")
     assert expected in outcome.message
     assert echo.calls == []  # nothing was coerced, clamped, or run
@@ -127,7 +127,7 @@ async def test_invalid_arguments_name_the_field_and_the_problem(args: Any, expec
 
 async def test_arguments_sent_as_json_text_are_decoded_not_coerced() -> None:
     echo = Echo()
-    outcome = await invoke(call("echo", json.dumps({"text": "hi", "count": 3})), context(echo))
+    outcome, _ = await invoke(call("echo", json.dumps({"text": "hi", "count": 3})), context(echo))
     assert outcome.result == {"echo": {"text": "hi", "count": 3}}
 
 
@@ -154,7 +154,7 @@ async def test_a_slow_tool_times_out() -> None:
         await asyncio.sleep(30)
         return {}
 
-    outcome = await invoke(call("sleepy"), context(Scripted("sleepy", sleepy, timeout_s=0.1)))
+    outcome, _ = await invoke(call("sleepy"), context(Scripted("sleepy", sleepy, timeout_s=0.1)))
     assert (outcome.status, outcome.code) == (OutcomeStatus.ERROR, "timeout")
     assert "0.1s" in outcome.message
     assert outcome.duration_ms < 5_000
@@ -164,7 +164,7 @@ async def test_a_tools_own_timeout_error_is_a_tool_error() -> None:
     async def upstream(args: dict[str, Any], net: Any) -> dict[str, Any]:
         raise TimeoutError("upstream")
 
-    outcome = await invoke(call("up"), context(Scripted("up", upstream)))
+    outcome, _ = await invoke(call("up"), context(Scripted("up", upstream)))
     assert outcome.code == "tool_error"
 
 
@@ -190,7 +190,7 @@ async def test_output_that_breaks_the_schema_is_output_invalid(
     schema["required"] = ["n"]
     if expected.startswith("n: must"):
         schema["properties"]["n"] = {"type": "integer"}
-    outcome = await invoke(call("bad"), context(Scripted("bad", bad, output_schema=schema)))
+    outcome, _ = await invoke(call("bad"), context(Scripted("bad", bad, output_schema=schema)))
     assert (outcome.status, outcome.code) == (OutcomeStatus.ERROR, "output_invalid")
     assert expected in outcome.message
 
@@ -203,7 +203,7 @@ async def test_oversized_output_is_cut_and_marked_truncated() -> None:
         return {"title": "short", "body": "é" * 5_000, "items": list(range(2_000))}
 
     ctx = context(Scripted("big", big, max_output_bytes=1_000))
-    outcome = await invoke(call("big"), ctx)
+    outcome, _ = await invoke(call("big"), ctx)
     assert (outcome.status, outcome.code, outcome.truncated) == (
         OutcomeStatus.OK,
         "output_truncated",

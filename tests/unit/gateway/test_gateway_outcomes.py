@@ -1,4 +1,4 @@
-"""What the chain does with failing tools, and what the audit hook receives."""
+"""What the chain does with failing tools, and the audit record of every call."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ from typing import Any
 import pytest
 
 from gateway.chain import invoke
-from gateway.context import CallContext, GatewayDeps
 from gateway.errors import ToolError
-from gateway.outcome import AuditRecord, OutcomeStatus, ToolOutcome
+from gateway.outcome import OutcomeStatus, ToolOutcome
 from tests.unit.gateway.fakes import Echo, Scripted, call, context
 
 
@@ -17,7 +16,7 @@ async def test_a_crashing_tool_becomes_a_tool_error_without_a_traceback() -> Non
     async def crash(args: dict[str, Any], net: Any) -> dict[str, Any]:
         raise KeyError("internal detail")
 
-    outcome = await invoke(call("crash"), context(Scripted("crash", crash)))
+    outcome, _ = await invoke(call("crash"), context(Scripted("crash", crash)))
     assert (outcome.status, outcome.code) == (OutcomeStatus.ERROR, "tool_error")
     assert "KeyError" in outcome.message
     assert "Traceback" not in outcome.message and "internal detail" not in outcome.message
@@ -27,18 +26,18 @@ async def test_a_tool_error_message_reaches_the_model() -> None:
     async def fail(args: dict[str, Any], net: Any) -> dict[str, Any]:
         raise ToolError("the upstream API said no")
 
-    outcome = await invoke(call("fail"), context(Scripted("fail", fail)))
+    outcome, _ = await invoke(call("fail"), context(Scripted("fail", fail)))
     assert outcome.code == "tool_error" and outcome.message == "the upstream API said no"
 
 
-# the audit hook
+# the audit record
 
 
-async def test_every_outcome_reaches_the_hook_with_redacted_arguments() -> None:
-    records: list[AuditRecord] = []
-    ctx = context(Echo(), records=records, enabled_tools=frozenset({"echo"}))
-    ok = await invoke(call("echo", {"text": "x", "api_key": "sk-live-123"}), ctx)
-    refused = await invoke(call("missing", {"password": "hunter2"}), ctx)
+async def test_every_outcome_comes_with_an_audit_record_of_redacted_arguments() -> None:
+    ctx = context(Echo(), enabled_tools=frozenset({"echo"}))
+    ok, ok_record = await invoke(call("echo", {"text": "x", "api_key": "sk-live-123"}), ctx)
+    refused, refused_record = await invoke(call("missing", {"password": "hunter2"}), ctx)
+    records = [ok_record, refused_record]
     assert [r.outcome.code for r in records] == [ok.code, refused.code] == ["ok", "unknown_tool"]
     assert records[1].outcome == refused
     first = records[0]
@@ -57,26 +56,8 @@ async def test_every_outcome_reaches_the_hook_with_redacted_arguments() -> None:
 
 
 async def test_unparseable_argument_text_is_not_stored() -> None:
-    records: list[AuditRecord] = []
-    await invoke(call("echo", '{"token": "abc'), context(Echo(), records=records))
-    assert records[0].args == "[not a JSON object: 14 characters]"
-
-
-async def test_a_failing_hook_propagates_so_the_message_is_not_acked() -> None:
-    async def broken(record: AuditRecord) -> None:
-        raise RuntimeError("audit store down")
-
-    ctx = context(Echo())
-    ctx = CallContext(
-        tenant_id="t",
-        subject="s",
-        run_id="r",
-        agent="a",
-        policy=ctx.policy,
-        deps=GatewayDeps(registry=ctx.deps.registry, on_outcome=broken),
-    )
-    with pytest.raises(RuntimeError, match="audit store down"):
-        await invoke(call("echo", {"text": "x"}), ctx)
+    _, record = await invoke(call("echo", '{"token": "abc'), context(Echo()))
+    assert record.args == "[not a JSON object: 14 characters]"
 
 
 def test_outcomes_are_consistent_by_construction() -> None:

@@ -8,13 +8,12 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from agents.graph import next_role
 from api.compose.settings import AppSettings
 from bus import keys
 from bus.commands import Command, RunSettings, RunState, ToolCallBatch, ToolCallRequest, deadline_in
 from bus.runtime.context import StepContext, StepResult
-from gateway.context import GatewayDeps
-from gateway.errors import ToolError
-from gateway.outcome import AuditRecord
+from gateway.call_context import GatewayDeps
 from gateway.ports import EgressClient, TenantPolicy
 from gateway.registry import ToolRegistry
 from gateway.tenants import DeploymentPolicies
@@ -36,7 +35,13 @@ class Counter(Scripted):
         super().__init__("counter", behaviour, side_effects=True)
 
 
-def command(*calls: ToolCallRequest, then: str = "return", **settings: Any) -> Command:
+def command(
+    *calls: ToolCallRequest,
+    then: str = "return",
+    purpose: str = "research",
+    agent: str = "researcher",
+    **settings: Any,
+) -> Command:
     return Command(
         run_id="run-1",
         tenant_id="t1",
@@ -45,6 +50,8 @@ def command(*calls: ToolCallRequest, then: str = "return", **settings: Any) -> C
         deadline=deadline_in(60),
         groups=("staff",),
         payload=ToolCallBatch(
+            agent=agent,
+            purpose=purpose,  # type: ignore[arg-type]
             calls=list(calls),
             state=RunState(question="q", settings=RunSettings(**settings)),
             then=then,  # type: ignore[arg-type]
@@ -68,19 +75,73 @@ def policies(**policy: Any) -> DeploymentPolicies:
     return DeploymentPolicies(TenantPolicy(**policy))
 
 
-async def test_results_go_back_to_the_agent_as_tool_messages(step: Any) -> None:
-    handler = make_gateway_handler(GatewayDeps(registry=ToolRegistry([Calculator()])), policies())
+async def test_results_go_back_along_the_graph_as_tool_results(step: Any) -> None:
+    handler = make_gateway_handler(
+        GatewayDeps(registry=ToolRegistry([Calculator()])), policies(), route=next_role
+    )
     result = await step(handler, command(req("calculator", expression="2+2")))
     [back] = result.next
     assert back.role == keys.Role.RESEARCHER and back.step == 1
-    [message] = back.payload.state.messages
-    assert message["role"] == "tool" and '"result": 4' in message["content"]
+    assert back.payload.kind == "tool_results" and back.payload.purpose == "research"
+    [outcome] = back.payload.results
+    assert (outcome.call_id, outcome.name, outcome.status, outcome.result) == (
+        "c1",
+        "calculator",
+        "ok",
+        {"expression": "2+2", "result": 4},
+    )
+    assert back.payload.state == command().payload.state  # the gateway never edits the state
     [event] = result.events
     assert (event.type, event.status, event.duration_ms is not None) == ("tool_result", "ok", True)
 
 
+@pytest.mark.parametrize(
+    ("accuracy", "judge"), [("standard", keys.Role.CRITIC), ("accurate", keys.Role.VERIFIER)]
+)
+async def test_fact_check_results_go_back_to_the_last_judge(
+    step: Any, accuracy: str, judge: keys.Role
+) -> None:
+    handler = make_gateway_handler(
+        GatewayDeps(registry=ToolRegistry([Calculator()])), policies(), route=next_role
+    )
+    cmd = command(
+        req("calculator", expression="6*7"),
+        purpose="fact_check",
+        agent=judge.value,
+        mode="multi",
+        accuracy=accuracy,
+    )
+    [back] = (await step(handler, cmd)).next
+    assert back.role == judge and back.payload.purpose == "fact_check"
+    assert back.payload.results[0].result == {"expression": "6*7", "result": 42}
+
+
+@pytest.mark.parametrize(
+    ("purpose", "agent"), [("research", "researcher"), ("fact_check", "critic")]
+)
+async def test_the_tenant_tool_scope_binds_the_fact_check_too(
+    step: Any, purpose: str, agent: str
+) -> None:
+    deps = GatewayDeps(registry=ToolRegistry([Calculator(), Echo()]))
+    handler = make_gateway_handler(deps, policies(), route=next_role)
+    cmd = command(
+        req("calculator", expression="6*7"),
+        req("echo", call_id="c2", text="hi"),
+        purpose=purpose,
+        agent=agent,
+        mode="multi",
+        researcher_tools=["echo"],
+    )
+    [back] = (await step(handler, cmd)).next
+    refused, allowed = back.payload.results
+    assert (refused.status, refused.code) == ("refused", "permission_denied")
+    assert allowed.status == "ok"
+
+
 async def test_then_end_finishes_the_run_after_the_results(step: Any) -> None:
-    handler = make_gateway_handler(GatewayDeps(registry=ToolRegistry([Calculator()])), policies())
+    handler = make_gateway_handler(
+        GatewayDeps(registry=ToolRegistry([Calculator()])), policies(), route=next_role
+    )
     result = await step(handler, command(req("calculator", expression="6*7"), then="end"))
     assert not result.next and result.finished == "done"
     assert [e.type for e in result.events] == ["tool_result", "done"]
@@ -89,7 +150,9 @@ async def test_then_end_finishes_the_run_after_the_results(step: Any) -> None:
 
 async def test_the_tenant_policy_decides_tools_and_egress(step: Any) -> None:
     deps = GatewayDeps(registry=ToolRegistry([Calculator(), Echo()]))
-    handler = make_gateway_handler(deps, policies(enabled_tools=frozenset({"echo"})))
+    handler = make_gateway_handler(
+        deps, policies(enabled_tools=frozenset({"echo"})), route=next_role
+    )
     result = await step(handler, command(req("calculator", expression="1"), then="end"))
     assert result.events[0].code == "permission_denied"
     result = await step(handler, command(req("echo", text="hi"), then="end"))
@@ -98,40 +161,20 @@ async def test_the_tenant_policy_decides_tools_and_egress(step: Any) -> None:
 
 async def test_a_redelivered_side_effect_returns_the_recorded_outcome(step: Any) -> None:
     counter = Counter()
-    audited: list[AuditRecord] = []
-
-    async def hook(record: AuditRecord) -> None:
-        audited.append(record)
-
     handler = make_gateway_handler(
-        GatewayDeps(registry=ToolRegistry([counter]), on_outcome=hook), policies()
+        GatewayDeps(registry=ToolRegistry([counter])), policies(), route=next_role
     )
     first = await step(handler, command(req("counter"), then="end"))
+    # A delivery whose commit never happened (the worker died): the tool must not run again.
     again = await step(handler, command(req("counter"), then="end"), delivery=2)
     assert counter.runs == 1
     assert first.events[0].result == again.events[0].result == {"run": 1, "token": "[REDACTED]"}
-    # The record is re-sent on redelivery: the audit log keeps one row per call id.
-    assert len(audited) == 2 and audited[0] == audited[1] and audited[0].side_effects
-
-
-async def test_a_failed_audit_write_is_retried_without_running_the_tool_again(step: Any) -> None:
-    counter = Counter()
-    written: list[AuditRecord] = []
-
-    async def flaky(record: AuditRecord) -> None:
-        if not written and not getattr(flaky, "failed", False):
-            flaky.failed = True  # type: ignore[attr-defined]
-            raise ToolError("the audit store is down")
-        written.append(record)
-
-    handler = make_gateway_handler(
-        GatewayDeps(registry=ToolRegistry([counter]), on_outcome=flaky), policies()
-    )
-    with pytest.raises(ToolError):
-        await step(handler, command(req("counter"), then="end"))
-    result = await step(handler, command(req("counter"), then="end"), delivery=2)
-    assert counter.runs == 1 and result.events[0].status == "ok"
-    assert [r.tool for r in written] == ["counter"]
+    # The audit record is re-sent under the same key: the recorder keeps one row per call id.
+    [record] = first.records
+    assert list(again.records) == [record]
+    assert record.key == "run-1:0:0:0" and record.data["once_per_call"] is True
+    assert record.data["entry"]["tool"] == "counter"
+    assert "secret-value" not in str(record.data)
 
 
 async def test_deployment_policies_parse_the_settings() -> None:

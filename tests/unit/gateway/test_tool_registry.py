@@ -9,7 +9,8 @@ from pydantic import ValidationError
 
 from gateway.errors import RegistryError, UnknownTool
 from gateway.ports import EgressClient, Tool
-from gateway.registry import Risk, ToolRegistry, ToolSpec
+from gateway.registry import ToolRegistry
+from gateway.spec import Risk, ToolSpec
 from gateway.tools import builtin_tools
 
 INPUT = {"type": "object", "properties": {"x": {"type": "integer"}}}
@@ -36,17 +37,6 @@ def test_builtin_tools_satisfy_the_protocol_and_register() -> None:
     assert registry.get("http_fetch").spec.risk is Risk.HIGH
     assert registry.get("web_search").spec.hosts == ("html.duckduckgo.com",)
     assert registry.get("calculator").spec.hosts == ()
-
-
-def test_schemas_for_llm_are_openai_function_specs() -> None:
-    registry = ToolRegistry(builtin_tools())
-    schemas = registry.schemas_for_llm({"calculator", "current_time", "not_registered"})
-    assert [s["function"]["name"] for s in schemas] == ["calculator", "current_time"]
-    first = schemas[0]
-    assert first["type"] == "function"
-    assert first["function"]["parameters"]["required"] == ["expression"]
-    assert len(registry.schemas_for_llm(None)) == 4
-    assert registry.schemas_for_llm(set()) == []
 
 
 def test_duplicate_names_are_refused() -> None:

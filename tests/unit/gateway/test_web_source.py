@@ -10,7 +10,7 @@ from bus import keys
 from bus.commands import Command, GatherTask, RunSettings, RunState, deadline_in, new_run_id
 from bus.runtime.context import StepContext
 from bus.settings import BusSettings
-from gateway.context import GatewayDeps
+from gateway.call_context import GatewayDeps
 from gateway.ports import TenantPolicy
 from gateway.registry import ToolRegistry
 from gateway.tenants import DeploymentPolicies
@@ -27,7 +27,6 @@ def gather_command(query: str = "python docs") -> Command:
         join="evidence-2",
         expected=1,
         purpose="evidence",
-        return_to="researcher",
         state=state,
     )
     return Command(

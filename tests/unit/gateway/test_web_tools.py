@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from bus.commands import ToolCallRequest
+from gateway.call_context import CallContext, CallPolicy, GatewayDeps
 from gateway.chain import invoke
-from gateway.context import CallContext, CallPolicy, GatewayDeps
 from gateway.egress.policy import EgressPolicy
 from gateway.outcome import OutcomeStatus, ToolOutcome
 from gateway.registry import ToolRegistry
@@ -71,7 +71,8 @@ def allow(*hosts: str) -> EgressPolicy:
 
 
 async def run(ctx: CallContext, tool: str, **args: Any) -> ToolOutcome:
-    return await invoke(ToolCallRequest(call_id="c", name=tool, arguments=args), ctx)
+    outcome, _ = await invoke(ToolCallRequest(call_id="c", name=tool, arguments=args), ctx)
+    return outcome
 
 
 async def test_web_search_parses_organic_results(

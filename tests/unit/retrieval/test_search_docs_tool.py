@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
+from agents.deps import tool_definitions
+from agents.state import tool_message
 from bus.commands import ToolCallRequest
+from gateway.call_context import CallContext, CallPolicy, GatewayDeps
 from gateway.chain import invoke
-from gateway.context import CallContext, CallPolicy, GatewayDeps
 from gateway.errors import ToolError
 from gateway.registry import ToolRegistry
 from gateway.tools.search_docs import SearchDocs
-from gateway.worker import tool_message
+from gateway.worker import call_result
 from retrieval.citations import check_answer_citations
 from retrieval.stack import Retrieval
 from tests.unit.retrieval.conftest import add
@@ -44,25 +45,27 @@ async def test_search_docs_returns_numbered_chunks_of_the_callers_tenant_only(
         retrieval, "c.md", "# C\n\nKafka partitions secret plan.", tenant="t1", acl=["finance"]
     )
     registry = ToolRegistry([SearchDocs(retrieval.searcher)])
-    outcome = await invoke(_call("kafka partitions", top_k=10), _ctx(registry, "t1"))
+    outcome, _ = await invoke(_call("kafka partitions", top_k=10), _ctx(registry, "t1"))
     assert outcome.status == "ok", outcome
     results = outcome.result["results"]
     assert [r["source"] for r in results] == ["a.md"]
     assert results[0]["ref"] == 1 and results[0]["id"] and "note" in outcome.result
-    finance = await invoke(_call("kafka partitions"), _ctx(registry, "t1", frozenset({"finance"})))
+    finance, _ = await invoke(
+        _call("kafka partitions"), _ctx(registry, "t1", frozenset({"finance"}))
+    )
     assert sorted(r["source"] for r in finance.result["results"]) == ["a.md", "c.md"]
-    other = await invoke(_call("kafka partitions"), _ctx(registry, "t2"))
+    other, _ = await invoke(_call("kafka partitions"), _ctx(registry, "t2"))
     assert [r["source"] for r in other.result["results"]] == ["b.md"]
 
 
-async def test_citations_check_against_the_tool_message_the_gateway_built(
+async def test_citations_check_against_the_tool_message_built_from_the_gateways_result(
     retrieval: Retrieval,
 ) -> None:
     await add(retrieval, "redis.md", "# Redis\n\nRedis streams keep entries until trimmed.")
     registry = ToolRegistry([SearchDocs(retrieval.searcher)])
     call = _call("redis streams")
-    outcome = await invoke(call, _ctx(registry, "t1"))
-    messages = [tool_message(call, outcome)]
+    outcome, _ = await invoke(call, _ctx(registry, "t1"))
+    messages = [tool_message(call_result(call, outcome))]
     checked = check_answer_citations("Entries stay until trimmed [1]. Also [2].", messages)
     assert checked.answer == "Entries stay until trimmed [1]. Also."
     assert checked.stripped == 1
@@ -72,9 +75,9 @@ async def test_citations_check_against_the_tool_message_the_gateway_built(
 async def test_bad_arguments_and_callerless_runs_are_refused(retrieval: Retrieval) -> None:
     tool = SearchDocs(retrieval.searcher)
     registry = ToolRegistry([tool])
-    bad = await invoke(_call("x", top_k=500), _ctx(registry, "t1"))
+    bad, _ = await invoke(_call("x", top_k=500), _ctx(registry, "t1"))
     assert (bad.status, bad.code) == ("error", "schema_invalid")
-    assert json.dumps(tool.spec.llm_schema())  # offered to the model as a function
+    assert tool_definitions(registry)[0].parameters == tool.spec.input_schema  # offered as is
     assert tool.spec.risk == "LOW" and not tool.spec.hosts
     with pytest.raises(ToolError, match="caller"):
         await tool.run({"query": "x"}, None)

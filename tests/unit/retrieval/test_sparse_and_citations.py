@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bus.run_state import ChatMessage, EvidenceItem
 from retrieval.citations import check_answer_citations, check_citations, retrieved_refs, snippet
 from retrieval.sparse import document_vector, query_vector, term_index, terms
 
@@ -29,9 +30,9 @@ def test_document_weights_saturate_and_query_weights_are_one() -> None:
     assert query_vector("the of and").empty
 
 
-def _tool_message(results: list[dict[str, Any]], name: str = "search_docs") -> dict[str, Any]:
+def _tool_message(results: list[dict[str, Any]], name: str = "search_docs") -> ChatMessage:
     body = {"status": "ok", "code": "ok", "result": {"query": "q", "results": results}}
-    return {"role": "tool", "tool_call_id": "s1c0", "name": name, "content": json.dumps(body)}
+    return ChatMessage(role="tool", tool_call_id="s1c0", name=name, content=json.dumps(body))
 
 
 def _chunk(ref: int, source: str = "a.md") -> dict[str, Any]:
@@ -46,7 +47,7 @@ def _chunk(ref: int, source: str = "a.md") -> dict[str, Any]:
 
 def test_hallucinated_citations_are_stripped_and_counted() -> None:
     messages = [
-        {"role": "user", "content": "q"},
+        ChatMessage.user("q"),
         _tool_message([_chunk(1), _chunk(2, "b.md")]),
         _tool_message([_chunk(7)], name="web_search"),  # not a document search
     ]
@@ -61,12 +62,13 @@ def test_hallucinated_citations_are_stripped_and_counted() -> None:
 
 
 def test_only_successful_search_results_back_citations() -> None:
-    failed = {
-        "role": "tool",
-        "name": "search_docs",
-        "content": json.dumps({"status": "error", "code": "timeout"}),
-    }
-    garbage = {"role": "tool", "name": "search_docs", "content": "not json"}
+    failed = ChatMessage(
+        role="tool",
+        tool_call_id="c1",
+        name="search_docs",
+        content=json.dumps({"status": "error", "code": "timeout"}),
+    )
+    garbage = ChatMessage(role="tool", tool_call_id="c2", name="search_docs", content="not json")
     assert retrieved_refs([failed, garbage]) == {}
     checked = check_citations("A claim [1].", {})
     assert (checked.answer, checked.stripped, checked.citations) == ("A claim.", 1, [])
@@ -79,15 +81,8 @@ def test_snippet_cuts_at_a_word() -> None:
 
 def test_multi_mode_evidence_backs_citations_too() -> None:
     evidence = [
-        {
-            "ref": 1,
-            "id": "e1",
-            "source": "notes.md",
-            "title": "N",
-            "text": "x",
-            "source_kind": "memory",
-        },
-        {"ref": 2, "id": "e2", "source": "d.md", "title": "D", "text": "y"},
+        EvidenceItem(ref=1, id="e1", source="notes.md", title="N", text="x", source_kind="memory"),
+        EvidenceItem(ref=2, id="e2", source="d.md", title="D", text="y", source_kind="documents"),
     ]
     messages = [_tool_message([_chunk(2, "tool.md")])]
     checked = check_answer_citations("One [1], two [2], three [3].", messages, evidence)

@@ -25,12 +25,12 @@ from agents.llm.ports import (
     ReasoningDelta,
     TextDelta,
     ToolCall,
-    ToolSpec,
+    ToolDefinition,
     Usage,
 )
 from agents.llm.scripted import reasoning, text, tool_call, turn, usage
 
-CALCULATOR = ToolSpec(
+CALCULATOR = ToolDefinition(
     name="calculator",
     description="Evaluate an arithmetic expression such as 2 * (3 + 4).",
     parameters={
@@ -54,7 +54,7 @@ CALL = tool_call("calculator", {"expression": "23 * 19"}, id="call_contract_1")
 
 
 def canonical_turn(
-    messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: LLMOptions
+    messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
 ) -> list[LLMEvent]:
     """What a steerable backend answers, so exact round-trip checks are possible."""
     last = messages[-1]
@@ -87,7 +87,7 @@ def _truncate(events: list[LLMEvent], limit: int) -> list[LLMEvent]:
 async def run(
     llm: LLM,
     messages: Sequence[ChatMessage],
-    tools: Sequence[ToolSpec] = (),
+    tools: Sequence[ToolDefinition] = (),
     options: LLMOptions | None = None,
 ) -> list[LLMEvent]:
     """All events of one stream call."""

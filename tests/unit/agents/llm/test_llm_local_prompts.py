@@ -7,11 +7,11 @@ import pytest
 
 from agents.errors import AgentError, LLMAuthError, ModelNotInstalled, ModelWeightsInvalid
 from agents.llm import local_prompts as prompts
-from agents.llm.ports import ChatMessage, ToolSpec
+from agents.llm.ports import ChatMessage, ToolDefinition
 from agents.llm.scripted import tool_call
 from tests.unit.agents.llm.contract import CALCULATOR
 
-TIME = ToolSpec(name="current_time", description="The current date and time.")
+TIME = ToolDefinition(name="current_time", description="The current date and time.")
 CALL = tool_call("calculator", {"expression": "23 * 19"}, id="c1")
 CONVERSATION = [
     ChatMessage.system("Today is 2025-01-01."),

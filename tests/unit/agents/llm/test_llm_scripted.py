@@ -15,7 +15,7 @@ from agents.llm.ports import (
     ReasoningDelta,
     TextDelta,
     ToolCall,
-    ToolSpec,
+    ToolDefinition,
     Usage,
 )
 from agents.llm.scripted import (
@@ -110,7 +110,7 @@ async def test_cycle_replays_the_script() -> None:
 
 async def test_function_script_sees_the_request_and_requests_are_recorded() -> None:
     def echo(
-        messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: LLMOptions
+        messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
     ) -> Turn:
         return turn(text(f"{messages[-1].content}|{len(tools)}|{options.think}"))
 

@@ -1,18 +1,25 @@
-"""What `gateway.chain.invoke` is called with besides the call: who, their policy, the deps."""
+"""What `gateway.chain.invoke` is called with besides the call: who, their policy, the deps.
+
+`call_context` builds it for a call made for a run, in the one place every caller uses (the
+gateway worker for agents' calls, the ``web`` gather source for its search).
+"""
 
 from __future__ import annotations
 
 import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
+from bus.commands import Command
+from bus.run_state import RunState
 from gateway.egress.client import HttpEgressClient
 from gateway.egress.policy import EgressPolicy
 from gateway.egress.ssrf import system_resolver
-from gateway.ports import Caller, OutcomeHook, Resolver
-from gateway.registry import ToolRegistry, ToolSpec
+from gateway.ports import Caller, Resolver, TenantPolicy
+from gateway.registry import ToolRegistry
+from gateway.spec import ToolSpec
 
 
 class CallPolicy(BaseModel):
@@ -55,7 +62,6 @@ class GatewayDeps:
         ssl_context: TLS trust (tests inject a local CA); system default when None.
         max_redirects: redirect hops an egress request may follow.
         max_response_bytes: bytes of a response body kept before it is cut.
-        on_outcome: called with an `AuditRecord` after every call (the audit log).
     """
 
     registry: ToolRegistry
@@ -64,7 +70,6 @@ class GatewayDeps:
     ssl_context: ssl.SSLContext | None = None
     max_redirects: int = 5
     max_response_bytes: int = 2_000_000
-    on_outcome: OutcomeHook | None = field(default=None)
 
     def egress_client(self, spec: ToolSpec, policy: EgressPolicy) -> HttpEgressClient:
         """An egress client for one call of the tool `spec`, under `policy`."""
@@ -108,3 +113,58 @@ class CallContext:
         return Caller(
             tenant_id=self.tenant_id, subject=self.subject, groups=self.groups, run_id=self.run_id
         )
+
+
+def run_policy(tenant: TenantPolicy, state: RunState, *, scoped: bool) -> CallPolicy:
+    """The chain's policy for a call made for a run: the tenant's settings plus the run's.
+
+    The run adds its high-risk approval, the CRITICAL tools it asked for (which run only
+    if the tenant approved them too) and the hosts a person allowed at the egress gate.
+    With ``scoped`` (a call a model chose: the researcher's or the fact-check's), the
+    tenant's tool scope for multi/custom runs (``researcher_tools``) applies too, whatever
+    the model asked for.
+    """
+    settings = state.settings
+    agent_tools = settings.researcher_tools if scoped and settings.mode != "single" else None
+    return CallPolicy(
+        enabled_tools=tenant.enabled_tools,
+        agent_tools=frozenset(agent_tools) if agent_tools is not None else None,
+        approve_high_risk=settings.approve_high_risk,
+        approved_critical_tools=frozenset(settings.approve_critical),
+        tenant_critical_tools=tenant.critical_tools,
+        egress=EgressPolicy(
+            enabled=tenant.egress_enabled,
+            allowed_hosts=tenant.allowed_egress_hosts,
+            approved_hosts=frozenset(state.approved_hosts),
+        ),
+    )
+
+
+def call_context(
+    command: Command,
+    state: RunState,
+    tenant: TenantPolicy,
+    deps: GatewayDeps,
+    *,
+    agent: str,
+    scoped: bool,
+) -> CallContext:
+    """The context of a call made for the run of ``command``, by ``agent``.
+
+    Args:
+        command: the step the call belongs to (tenant, subject, run, ACL groups).
+        state: the run's state (its settings and approved hosts).
+        tenant: the tenant's policy.
+        deps: the gateway's dependencies (with the tenant's MCP tools, if any).
+        agent: who calls, for the audit log and messages.
+        scoped: the model chose the call, so the tenant's tool scope applies (`run_policy`).
+    """
+    return CallContext(
+        tenant_id=command.tenant_id,
+        subject=command.subject,
+        run_id=command.run_id,
+        agent=agent,
+        policy=run_policy(tenant, state, scoped=scoped),
+        deps=deps,
+        groups=frozenset(command.groups),
+    )

@@ -1,0 +1,100 @@
+"""Shared agent state: what several roles do to the run state, in one place.
+
+Token accounting, the reflection loop's retry, the tools a run's models are offered, and
+the tool calls and results of a model's thread. Role modules import this module and the
+graph, never each other.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from agents import graph
+from agents.llm.ports import ToolDefinition, Usage
+from bus.commands import ToolCallRequest, ToolCallResult
+from bus.run_state import ChatMessage, JudgeProgress, Review, RunSettings, RunState, ToolCall
+
+
+def add_usage(total: dict[str, int], usage: Usage | None, agent: str) -> dict[str, int]:
+    """Token counts per agent and overall, accumulated over the run."""
+    if usage is None:
+        return total
+    out = dict(total)
+    for key, value in (
+        ("prompt_tokens", usage.prompt_tokens),
+        ("completion_tokens", usage.completion_tokens),
+        (f"{agent}_tokens", usage.total_tokens),
+    ):
+        out[key] = out.get(key, 0) + value
+    return out
+
+
+def another_attempt(state: RunState) -> bool:
+    """True while the reflection loop may send the run back once more."""
+    return state.attempts + 1 < graph.MAX_ATTEMPTS
+
+
+def retry_state(state: RunState, feedback: Review) -> RunState:
+    """The state for another attempt: the researcher's turns dropped, feedback kept."""
+    base = state.messages[: state.base_len] if state.base_len else state.messages
+    return state.model_copy(
+        update={
+            "attempts": state.attempts + 1,
+            "messages": base,
+            "draft": None,
+            "tool_hops": 0,
+            "judge": JudgeProgress(),
+            "critiques": [*state.critiques, feedback],
+        }
+    )
+
+
+def scoped_tools(tools: Sequence[ToolDefinition], settings: RunSettings) -> list[ToolDefinition]:
+    """The tools a run's models are offered: none without tools, the tenant's scope in multi.
+
+    The researcher and the fact-check get the same ones; the gateway enforces the scope.
+    """
+    if not settings.use_tools:
+        return []
+    if settings.mode == "single" or settings.researcher_tools is None:
+        return list(tools)
+    allowed = set(settings.researcher_tools)
+    return [t for t in tools if t.name in allowed]
+
+
+def own_calls(calls: Sequence[ToolCall], prefix: str) -> list[ToolCall]:
+    """The model's calls under our own ids, ``{prefix}c{i}``: deterministic per run step.
+
+    The gateway's exactly-once record is keyed by them; the model only needs them to pair
+    calls with results.
+    """
+    return [c.model_copy(update={"id": f"{prefix}c{i}"}) for i, c in enumerate(calls)]
+
+
+def requests(calls: Sequence[ToolCall]) -> list[ToolCallRequest]:
+    """The gateway's requests for calls that already have our own ids."""
+    return [ToolCallRequest(call_id=c.id, name=c.name, arguments=c.arguments) for c in calls]
+
+
+def tool_message(result: ToolCallResult) -> ChatMessage:
+    """The TOOL message the model reads: the call's outcome as JSON data."""
+    body: dict[str, Any] = {"status": result.status, "code": result.code}
+    if result.message:
+        body["message"] = result.message
+    if result.status == "ok":
+        body["result"] = result.result
+    if result.truncated:
+        body["truncated"] = True
+    if result.blocked_host:
+        body["blocked_host"] = result.blocked_host
+    content = json.dumps(body, ensure_ascii=False, default=str)
+    return ChatMessage(role="tool", tool_call_id=result.call_id, name=result.name, content=content)
+
+
+def with_results(
+    thread: Sequence[ChatMessage], results: Sequence[ToolCallResult]
+) -> list[ChatMessage]:
+    """A thread with the gateway's results appended, in call order."""
+    return [*thread, *(tool_message(r) for r in results)]

@@ -1,0 +1,179 @@
+"""The run's working state: settings, the researcher's thread, reviews, evidence, the fact-check.
+
+It travels from role to role inside every command (`bus.commands.AgentTask` and the other
+payloads), so workers keep nothing between messages. Every part is a frozen model: a wrong
+field fails when a command is decoded, and the type checker sees every access.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import Field, model_validator
+
+from bus.frozen import Frozen
+
+#: A tool's name (registry names, MCP tools as server.tool are mapped to this too).
+TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+
+CritiqueVerdict = Literal["OK", "REVISE", "REPLAN"]
+"""What the critic can answer."""
+
+VerifierVerdict = Literal["pass", "needs_revision", "fail"]
+"""What the verifier can answer."""
+
+
+class ToolCall(Frozen):
+    """A tool call the model asked for: the id its result must echo, the tool and its arguments."""
+
+    id: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] = {}
+
+
+class ChatMessage(Frozen):
+    """One message of a conversation, in the roles every chat model understands.
+
+    ``tool_calls`` appear only on assistant messages; a tool message carries the
+    ``tool_call_id`` and tool ``name`` it answers, and its content is data, never instructions.
+    """
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    @model_validator(mode="after")
+    def _check_role_fields(self) -> Self:
+        if self.tool_calls and self.role != "assistant":
+            raise ValueError("only assistant messages carry tool_calls")
+        if self.role == "tool" and not (self.tool_call_id and self.name):
+            raise ValueError("a tool message needs tool_call_id and name")
+        if self.role != "tool" and (self.tool_call_id or self.name):
+            raise ValueError("tool_call_id and name belong to tool messages")
+        return self
+
+    @classmethod
+    def system(cls, content: str) -> ChatMessage:
+        """A system message."""
+        return cls(role="system", content=content)
+
+    @classmethod
+    def user(cls, content: str) -> ChatMessage:
+        """A user message."""
+        return cls(role="user", content=content)
+
+    @classmethod
+    def assistant(cls, content: str = "", tool_calls: Sequence[ToolCall] = ()) -> ChatMessage:
+        """An assistant message, optionally with the tool calls it made."""
+        return cls(role="assistant", content=content, tool_calls=tuple(tool_calls))
+
+    @classmethod
+    def tool(cls, call: ToolCall, content: str) -> ChatMessage:
+        """The result of ``call``, to send back to the model."""
+        return cls(role="tool", content=content, tool_call_id=call.id, name=call.name)
+
+
+class Review(Frozen):
+    """A judge's review of the draft: who, the verdict, and why (a critique or a verdict)."""
+
+    agent: str = Field(pattern=r"^[a-z_]{1,32}$")
+    verdict: CritiqueVerdict | VerifierVerdict
+    reason: str = ""
+
+
+class EvidenceItem(Frozen):
+    """One chunk of the merged evidence, cited as ``[ref]``."""
+
+    ref: int = Field(ge=1)
+    source_kind: str = Field(description="The retrieval source it came from (documents, web...).")
+    id: str = ""
+    source: str = Field(default="", description="Where it came from: a path, URL or conversation.")
+    title: str = ""
+    heading: str = ""
+    text: str = ""
+
+
+class JudgeProgress(Frozen):
+    """The last judge's fact-check so far: a re-query of the sources, then a verify-only tool pass.
+
+    Attributes:
+        phase: ``recheck`` while the sources are queried again, ``tools`` during the tool
+            pass, ``done`` when the findings are in (None: not started).
+        messages: the tool pass's own thread (the researcher's is never touched).
+        hops: gateway round trips the tool pass made.
+        findings: the tool pass's summary, shown to the judge.
+        recheck: what the re-query found, shown to the judge next to the evidence.
+    """
+
+    phase: Literal["recheck", "tools", "done"] | None = None
+    messages: list[ChatMessage] = []
+    hops: int = Field(default=0, ge=0)
+    findings: str = ""
+    recheck: list[EvidenceItem] = []
+
+
+class RunSettings(Frozen):
+    """The settings snapshot a run was started with (tenant overlay applied)."""
+
+    mode: Literal["single", "multi", "custom"] = "single"
+    accuracy: Literal["standard", "accurate"] = "standard"
+    think: bool = False
+    use_tools: bool = True
+    approve_high_risk: bool = False
+    max_tool_hops: int = Field(default=8, ge=0, le=64)
+    human_gate: bool = False
+    model: str | None = None
+    verifier_check: bool = Field(
+        default=True, description="The last judge fact-checks the answer (re-query + tools)."
+    )
+    sources: list[str] = Field(
+        default=[], description="Retrieval sources the planner may choose from (multi mode)."
+    )
+    agent_prompts: dict[str, str] = Field(
+        default={}, description="Per-agent system prompt overrides (empty = default)."
+    )
+    researcher_tools: list[str] | None = Field(
+        default=None,
+        description="Tools the models may call in multi/custom, the researcher's and the "
+        "fact-check's (None = all).",
+    )
+    approve_critical: list[Annotated[str, Field(pattern=TOOL_NAME_PATTERN)]] = Field(
+        default=[],
+        max_length=32,
+        description="CRITICAL tools this run asks to use, by name; each must also be "
+        "approved by the tenant's admin (approved_critical_tools in the settings).",
+    )
+
+
+class RunState(Frozen):
+    """The run's working state; it travels from role to role inside the command."""
+
+    question: str = Field(max_length=32_000)
+    conversation_id: str | None = None
+    interpreted: str | None = None
+    settings: RunSettings = RunSettings()
+    plan: list[str] = []
+    messages: list[ChatMessage] = Field(default=[], description="The researcher's thread.")
+    tool_hops: int = 0
+    attempts: int = 0
+    draft: str | None = None
+    critiques: list[Review] = Field(
+        default=[], description="Reviews that sent the run back, and the critic's last one."
+    )
+    verdicts: list[Review] = Field(default=[], description="The verifier's verdicts.")
+    chosen_sources: list[str] = []
+    base_len: int = Field(default=0, ge=0, description="Messages before the first attempt.")
+    approved_hosts: list[str] = Field(
+        default=[], description="Hosts a person allowed for this run at the egress gate."
+    )
+    evidence: list[EvidenceItem] = Field(
+        default=[], description="The merged evidence; critic and verifier judge against it."
+    )
+    judge: JudgeProgress = Field(
+        default=JudgeProgress(), description="The last judge's fact-check progress."
+    )
+    usage: dict[str, int] = {}
+    stop_reason: str | None = None

@@ -1,0 +1,149 @@
+"""The fact-check's progress (`agents.judge.advance`), step by step, without a broker."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import pytest
+
+from agents import prompts
+from agents.deps import AgentDeps
+from agents.judge import VERIFIER_TOOL_HOPS, advance, arrived, runs_fact_check
+from agents.llm.ports import ToolDefinition
+from agents.llm.scripted import ScriptedLLM, Turn, text, tool_call, turn
+from bus import keys
+from bus.commands import (
+    AgentTask,
+    Command,
+    GatherTask,
+    ToolCallBatch,
+    ToolCallResult,
+    ToolResults,
+    deadline_in,
+)
+from bus.run_state import ChatMessage, JudgeProgress, RunSettings, RunState
+from bus.runtime.context import StepResult
+from bus.store import ConversationStore, RunStore, make_engine
+
+TOOLS = [ToolDefinition(name="calculator"), ToolDefinition(name="current_time")]
+
+
+@pytest.fixture
+async def deps_for() -> AsyncIterator[Any]:
+    engine = make_engine("sqlite+aiosqlite:///:memory:")  # the judge never touches the store
+
+    def make(script: Sequence[Turn] = ()) -> AgentDeps:
+        return AgentDeps(
+            llm=ScriptedLLM(list(script)),
+            tools=TOOLS,
+            runs=RunStore(engine),
+            conversations=ConversationStore(engine),
+        )
+
+    yield make
+    await engine.dispose()
+
+
+def state(judge: JudgeProgress | None = None, **settings: Any) -> RunState:
+    values = {"mode": "multi", **settings}
+    return RunState(
+        question="What is 23 × 19?",
+        draft="437",
+        settings=RunSettings.model_validate(values),
+        judge=judge or JudgeProgress(),
+    )
+
+
+def command(payload: Any, step: int = 5) -> Command:
+    return Command(
+        run_id="run-1",
+        tenant_id="t1",
+        subject="alice",
+        role=keys.Role.CRITIC,
+        step=step,
+        deadline=deadline_in(60),
+        payload=payload,
+    )
+
+
+async def test_with_sources_the_fact_check_first_re_queries_them(deps_for: Any) -> None:
+    s = state(sources=["documents", "web"])
+    moved = await advance("critic", command(AgentTask(state=s)), s, deps_for())
+    assert isinstance(moved, StepResult)
+    branches = list(moved.next)
+    assert [b.role for b in branches] == [keys.Role.RETRIEVAL] * 2
+    assert [b.branch for b in branches] == ["documents", "web"]
+    task = branches[0].payload
+    assert isinstance(task, GatherTask)
+    assert (task.purpose, task.join, task.expected) == ("recheck", "recheck-6", 2)
+    assert task.state.judge.phase == "recheck"
+
+
+async def test_after_the_recheck_the_tool_pass_asks_the_gateway(deps_for: Any) -> None:
+    deps = deps_for([turn(tool_call("calculator", {"expression": "23*19"}, id="call_1"))])
+    s = state(
+        JudgeProgress(phase="recheck"), sources=["documents"], researcher_tools=["calculator"]
+    )
+    moved = await advance("critic", command(AgentTask(state=s)), s, deps)
+    assert isinstance(moved, StepResult)
+    [sent] = moved.next
+    batch = sent.payload
+    assert sent.role == keys.Role.GATEWAY and isinstance(batch, ToolCallBatch)
+    assert (batch.agent, batch.purpose) == ("critic", "fact_check")
+    assert [(c.call_id, c.name) for c in batch.calls] == [("j5c0", "calculator")]
+    judge = batch.state.judge
+    assert judge.phase == "tools" and judge.hops == 0
+    assert judge.messages[0].content == prompts.VERIFY_TOOLS
+    assert judge.messages[-1].tool_calls[0].id == "j5c0"
+    assert batch.state.messages == []  # the researcher's thread is not the fact-check's
+    [(_, offered, _)] = deps.llm.requests
+    assert [t.name for t in offered] == ["calculator"]  # exactly the researcher's scope
+
+
+async def test_results_join_the_fact_checks_thread_and_the_summary_ends_it(deps_for: Any) -> None:
+    asked = ChatMessage.assistant("", [])
+    waiting = state(JudgeProgress(phase="tools", messages=[ChatMessage.user("check"), asked]))
+    result = ToolCallResult(call_id="j5c0", name="calculator", status="ok", code="ok", result=437)
+    back = command(ToolResults(purpose="fact_check", results=[result], state=waiting), step=6)
+    s = arrived("critic", back)
+    assert s.judge.hops == 1 and s.judge.messages[-1].role == "tool"
+    assert s.messages == []
+    deps = deps_for([turn(text("The calculator confirms 437."))])
+    done = await advance("critic", back, s, deps)
+    assert isinstance(done, RunState)
+    assert done.judge.phase == "done" and done.judge.findings == "The calculator confirms 437."
+    [(thread, offered, _)] = deps.llm.requests
+    assert thread[-1].role == "tool" and len(offered) == len(TOOLS)
+
+
+async def test_spent_hops_leave_the_model_no_tools(deps_for: Any) -> None:
+    spent = JudgeProgress(
+        phase="tools", messages=[ChatMessage.user("check")], hops=VERIFIER_TOOL_HOPS
+    )
+    s = state(spent)
+    deps = deps_for([turn(tool_call("calculator"))])  # asks anyway: not offered, not sent
+    done = await advance("critic", command(AgentTask(state=s)), s, deps)
+    assert isinstance(done, RunState) and done.judge.phase == "done"
+    [(_, offered, _)] = deps.llm.requests
+    assert offered == ()
+
+
+async def test_without_sources_or_tools_the_fact_check_is_done_at_once(deps_for: Any) -> None:
+    s = state(use_tools=False)
+    deps = deps_for()
+    done = await advance("critic", command(AgentTask(state=s)), s, deps)
+    assert isinstance(done, RunState) and done.judge == JudgeProgress(phase="done")
+    assert deps.llm.requests == []
+    scoped_out = state(researcher_tools=[])
+    done = await advance("critic", command(AgentTask(state=scoped_out)), scoped_out, deps)
+    assert isinstance(done, RunState) and done.judge.phase == "done"
+
+
+def test_only_the_last_judge_fact_checks_and_only_when_asked() -> None:
+    assert runs_fact_check("critic", state())
+    assert not runs_fact_check("verifier", state())
+    assert runs_fact_check("verifier", state(accuracy="accurate"))
+    assert not runs_fact_check("critic", state(accuracy="accurate"))
+    assert not runs_fact_check("critic", state(verifier_check=False))
+    assert not runs_fact_check("critic", state(mode="single"))
