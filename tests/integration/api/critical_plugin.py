@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.ports import EgressClient, Tool
-from gateway.registry import Risk, ToolSpec
+from gateway.spec import Risk, ToolSpec
 
 CALLS: list[str] = []
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agents.llm.ports import ChatMessage, LLMOptions, ToolSpec
+from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, text, tool_call, turn
 from bus.store import KeyRole, Scope
 from tests.integration.api.owners import finished_run
@@ -24,7 +24,9 @@ LEAKED = "sk-live-0123456789abcdef"
 def calls_with_a_secret() -> ScriptedLLM:
     """Each run makes one calculator call whose arguments carry a credential."""
 
-    def script(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: LLMOptions):
+    def script(
+        messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
+    ):
         if messages[-1].role == "tool":
             return turn(text("It is 4."))
         return turn(tool_call("calculator", {"expression": "2 + 2", "api_key": LEAKED}))

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agents.llm.ports import ChatMessage, LLMOptions, ToolSpec
+from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, text, tool_call, turn
 from api.http.admission import run_id_for
 from bus import keys
@@ -29,7 +29,9 @@ PLUGIN = "tests.integration.api.critical_plugin:tools"
 WIPE = "wipe_cache"
 
 
-def wiper(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: LLMOptions) -> Turn:
+def wiper(
+    messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
+) -> Turn:
     """The model calls wipe_cache once, then answers."""
     if messages[-1].role == "tool" or not any(t.name == WIPE for t in tools):
         return turn(text("Done."))

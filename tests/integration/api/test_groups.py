@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from agents.llm.ports import ChatMessage, LLMOptions, ToolSpec
+from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, benchmark_turn, text, tool_call, turn
 from api.http.admission import run_id_for
 from bus import keys
@@ -59,7 +59,7 @@ async def retrieval(tmp_path: Path) -> AsyncIterator[Retrieval]:
 
 
 def searcher(
-    messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: LLMOptions
+    messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
 ) -> Turn:
     """Researchers and the judge's tool pass search the documents once, then answer."""
     first = messages[0].content if messages[0].role == "system" else ""
