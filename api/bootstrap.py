@@ -41,6 +41,7 @@ from bus.store import (
     AuditStore,
     CheckpointStore,
     ConversationStore,
+    DocumentStore,
     RunStore,
     TenantSettingsStore,
     make_engine,
@@ -126,6 +127,7 @@ class Stores:
     tenant_settings: TenantSettingsStore
     audit: AuditStore | None = None
     checkpoints: CheckpointStore | None = None
+    documents: DocumentStore | None = None
 
 
 @contextlib.asynccontextmanager
@@ -153,6 +155,7 @@ async def open_store(settings: Settings, *, migrate: bool = False) -> AsyncItera
             tenant_settings=TenantSettingsStore(engine),
             audit=AuditStore(engine),
             checkpoints=CheckpointStore(engine),
+            documents=DocumentStore(engine),
         )
     finally:
         await engine.dispose()

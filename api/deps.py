@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from api.auth import Authenticator
 from api.limits import TenantLimits
 from api.relay import Relay
+from api.sessions import SessionAuthenticator
 from api.starter import RunStarter
 
 if TYPE_CHECKING:
@@ -18,8 +19,10 @@ if TYPE_CHECKING:
     from bus.settings import Settings
     from bus.store import (
         ApiKeyStore,
+        AuditStore,
         CheckpointStore,
         ConversationStore,
+        DocumentStore,
         RunStore,
         TenantSettingsStore,
     )
@@ -40,6 +43,8 @@ class ApiDeps:
         limits: per-tenant rate limit and concurrent-run quota.
         starter: admits and publishes runs.
         relay: the process's shared reader of run event streams.
+        documents: the catalogue of uploaded documents (the web page's Documents panel).
+        audit: the audit log (the web page's Activity panel).
     """
 
     settings: Settings
@@ -54,6 +59,8 @@ class ApiDeps:
     relay: Relay
     checkpoints: CheckpointStore | None = None
     allow_always: AllowAlways | None = None
+    documents: DocumentStore | None = None
+    audit: AuditStore | None = None
 
 
 def make_deps(settings: Settings, redis: Redis, stores: Stores) -> ApiDeps:
@@ -73,10 +80,12 @@ def make_deps(settings: Settings, redis: Redis, stores: Stores) -> ApiDeps:
         conversations=stores.conversations,
         keys=stores.keys,
         tenant_settings=stores.tenant_settings,
-        auth=Authenticator(stores.keys, cache_s=settings.api_key_cache_s),
+        auth=SessionAuthenticator(stores.keys, redis, cache_s=settings.api_key_cache_s),
         limits=limits,
         starter=RunStarter(redis, settings, stores.tenant_settings, limits),
         relay=Relay(redis, shards=settings.shards, block_ms=settings.relay_block_ms),
         checkpoints=stores.checkpoints,
         allow_always=allow_always_hook(stores),
+        documents=stores.documents,
+        audit=stores.audit,
     )

@@ -119,3 +119,13 @@ def tenant_rate(tenant_id: str) -> str:
 def relay_wake(relay_id: str, shard: int) -> str:
     """A relay's private stream on one shard; an entry re-issues its blocking XREAD."""
     return f"{PREFIX}:{tag(shard)}:relay:{relay_id}:wake"
+
+
+def web_login(token_digest: str) -> str:
+    """A one-time login token of the web page (digested): the key id it signs in as."""
+    return f"{PREFIX}:web:login:{token_digest}"
+
+
+def web_session(token_digest: str) -> str:
+    """A web page session (digested token): the key id it acts for, and when it began."""
+    return f"{PREFIX}:web:session:{token_digest}"

@@ -3,7 +3,7 @@
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response, status
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from api.errors import ConversationNotFound
 from api.routes.common import Caller, Deps
@@ -54,3 +54,25 @@ async def delete_conversation(conversation_id: str, deps: Deps, caller: Caller) 
     if not await deps.conversations.delete(caller.tenant_id, conversation_id):
         raise ConversationNotFound(f"no conversation {conversation_id[:80]!r}")
     return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+class Rename(BaseModel):
+    """A conversation's new title."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = Field(min_length=1, max_length=500)
+
+
+@router.patch("/{conversation_id}", response_model=ConversationRecord)
+async def rename_conversation(
+    conversation_id: str, body: Rename, deps: Deps, caller: Caller
+) -> ConversationRecord:
+    """Rename a conversation (its title is folded to one line of at most 120 characters)."""
+    if await deps.conversations.get(caller.tenant_id, conversation_id) is None or not (
+        await deps.conversations.rename(caller.tenant_id, conversation_id, body.title)
+    ):
+        raise ConversationNotFound(f"no conversation {conversation_id[:80]!r}")
+    found = await deps.conversations.get(caller.tenant_id, conversation_id)
+    assert found is not None
+    return found

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents import gates
 from api.gate_actions import GateProblem, resume_run
 from api.routes.common import Caller, Deps
+from bus.commands import RunState
 from bus.store import GateError, GateNotFound
 
 router = APIRouter(prefix="/api/v1/runs", tags=["gates"])
@@ -46,6 +47,14 @@ async def gate_details(run_id: str, deps: Deps, caller: Caller) -> dict[str, Any
     if deps.checkpoints is None:
         raise GateProblem.of(GateNotFound("gates need a state store"))
     try:
-        return await gates.more_info(deps.checkpoints, caller.tenant_id, run_id)
+        info = await gates.more_info(deps.checkpoints, caller.tenant_id, run_id)
     except GateError as e:
         raise GateProblem.of(e) from e
+    if info["reason"] == "approve_answer":
+        # The draft and critique, so a page reopened after a restart can show the card.
+        gate = await deps.checkpoints.open_for(caller.tenant_id, run_id)
+        state = RunState.model_validate(gate.state) if gate is not None else None
+        if state is not None:
+            info["answer"] = state.draft
+            info["critique"] = state.critiques[-1].get("reason") if state.critiques else None
+    return info

@@ -223,6 +223,22 @@ class ConversationStore(Repository):
                 .execution_options(synchronize_session=False)
             )
 
+    async def rename(self, tenant_id: str, conversation_id: str, title: str) -> bool:
+        """Give the tenant's conversation a new title (folded to one line of 120 chars).
+
+        Returns:
+            Whether it existed; False also when another tenant owns the id (it is untouched).
+        """
+        stmt = (
+            update(ConversationRow)
+            .where(ConversationRow.id == conversation_id, ConversationRow.tenant_id == tenant_id)
+            .values(title=make_title(title))
+            .execution_options(synchronize_session=False)
+        )
+        async with self._session("rename the conversation") as session:
+            result = await session.execute(stmt)
+            return bool(result.rowcount)  # pyright: ignore[reportAttributeAccessIssue]
+
     async def delete(self, tenant_id: str, conversation_id: str) -> bool:
         """Delete the tenant's conversation and, by cascade, its messages.
 
