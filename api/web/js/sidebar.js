@@ -43,7 +43,7 @@ export class Sidebar {
     const li = h('li', { class: c.id === this.current ? 'conv active' : 'conv', 'data-id': c.id },
       open,
       h('button', { type: 'button', class: 'icon', title: 'Rename', 'aria-label': 'Rename', text: '✎', on: { click: () => this.rename(li, c) } }),
-      h('button', { type: 'button', class: 'icon', title: 'Delete', 'aria-label': 'Delete', text: '🗑', on: { click: () => this.remove(li, c) } }));
+      h('button', { type: 'button', class: 'icon', title: 'Delete', 'aria-label': 'Delete', text: '×', on: { click: () => this.remove(li, c) } }));
     return li;
   }
 
