@@ -23,7 +23,8 @@ function remember(runId, conversationId) {
 }
 
 export class Chat {
-  constructor({ api, socket, notify, onConversation, onBusy }) {
+  constructor({ api, socket, notify, onConversation, onBusy, onRunEnd }) {
+    this.onRunEnd = onRunEnd || (() => {});
     this.api = api;
     this.socket = socket;
     this.notify = notify;
@@ -207,7 +208,10 @@ export class Chat {
     if (compareIds(ev.id, model.lastId) <= 0) return; // already applied: no repeats
     model.lastId = ev.id;
     model.apply(ev);
-    if (ev.type === 'done') remember(ev.run_id, null);
+    if (ev.type === 'done') {
+      remember(ev.run_id, null);
+      if (model.conversationId === this.conversationId) this.onRunEnd(model);
+    }
     if (this.views.has(ev.run_id)) this.touch(model);
   }
 }

@@ -71,6 +71,7 @@ function showApp(who) {
     api, socket, notify,
     onConversation: (id) => { setUrl(id); sidebar.select(id); sidebar.refresh(); },
     onBusy: (busy) => composer.setBusy(busy),
+    onRunEnd: () => sidebar.refresh(), // a new conversation is listed once it is stored
   });
   const open = async (id) => {
     setUrl(id);
