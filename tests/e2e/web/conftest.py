@@ -14,6 +14,7 @@ from tests.e2e.web.harness import (
     ARTIFACTS,
     CHROMIUM,
     CHROMIUM_ARGS,
+    CutProxy,
     System,
     need_chromium,
     running_system,
@@ -86,12 +87,23 @@ async def start_web(
     """Call (with a token delay and settings overrides) to start the system."""
     contexts: list[Any] = []
 
-    async def start(token_delay: float = 0.0, **overrides: Any) -> System:
+    async def start(
+        token_delay: float = 0.0, *, after: System | None = None, **overrides: Any
+    ) -> System:
+        """Start the system; ``after`` stops that one first and keeps its address."""
+        if after is not None:
+            await contexts.pop().__aexit__(None, None, None)
         settings = make_settings(embedder="hashing", **overrides)
-        ctx = running_system(real_redis, settings, make_llm(token_delay), tmp_path)
+        proxy = after.proxy if after is not None else None
+        ctx = running_system(real_redis, settings, make_llm(token_delay), tmp_path, proxy)
         contexts.append(ctx)
-        return await ctx.__aenter__()
+        system = await ctx.__aenter__()
+        proxies.append(system.proxy)
+        return system
 
+    proxies: list[CutProxy] = []
     yield start
     for ctx in reversed(contexts):
         await ctx.__aexit__(None, None, None)
+    for proxy in proxies:
+        await proxy.stop()

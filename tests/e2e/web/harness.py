@@ -136,9 +136,12 @@ class System:
 
 @contextlib.asynccontextmanager
 async def running_system(
-    redis: Redis, settings: Settings, llm: LLM, data: Path
+    redis: Redis, settings: Settings, llm: LLM, data: Path, proxy: CutProxy | None = None
 ) -> AsyncIterator[System]:
-    """Every role, the API (port 0) and the proxy, until the block ends."""
+    """Every role, the API (port 0) and the proxy, until the block ends.
+
+    Pass the ``proxy`` of an earlier system to keep the page's origin across a restart.
+    """
     async with (
         bootstrap.open_store(settings, migrate=True) as stores,
         open_retrieval(settings, embedder=HashingEmbedder(), path=data / "qdrant") as retrieval,
@@ -157,8 +160,12 @@ async def running_system(
             )
         )
         bound = await asyncio.wait_for(port, 20)
-        proxy = CutProxy(bound)
-        await proxy.start()
+        if proxy is None:
+            proxy = CutProxy(bound)
+            await proxy.start()
+        else:
+            proxy.cut()
+            proxy.target_port = bound
         api_base = f"http://127.0.0.1:{bound}"
         http = httpx.AsyncClient(base_url=api_base, timeout=20)
         system = System(
@@ -168,7 +175,7 @@ async def running_system(
             yield system
         finally:
             await http.aclose()
-            await proxy.stop()
+            proxy.cut()  # the caller stops it (it may carry on to a restarted system)
             stop.set()
             await asyncio.wait_for(edge, 20)
             runner.stop()
