@@ -15,8 +15,8 @@ const root = document.getElementById('app');
 const api = new Api(sessionToken, () => showSignIn('Your session ended; sign in again.'));
 
 function conversationFromHash() {
-  const m = location.hash.match(/^#c=([A-Za-z0-9_-]{1,64})$/);
-  return m ? m[1] : null;
+  const id = new URLSearchParams(location.hash.slice(1)).get('c');
+  return id && /^[A-Za-z0-9_-]{1,64}$/.test(id) ? id : null;
 }
 
 function showSignIn(message = '') {

@@ -3,7 +3,7 @@
 // for http(s) URLs (new tab, rel=noopener noreferrer). Streaming-friendly: renderInto()
 // reuses the nodes of blocks whose source did not change, so a growing answer re-renders
 // only its last block.
-import { safeLink } from './dom.js';
+import { safeLink, safeUrl } from './dom.js';
 
 const LIST_ITEM = /^(\s{0,3})([-*+]|\d{1,9}[.)])\s+(.*)$/;
 const FENCE = /^\s{0,3}(`{3,}|~{3,})\s*([\w+#.-]*)\s*$/;
@@ -133,7 +133,10 @@ export function inline(text, opts = {}, depth = 0) {
     } else if (g.b1 || g.b2) out.push(wrap('strong', g.b1 || g.b2));
     else if (g.i1 || g.i2) out.push(wrap('em', g.i1 || g.i2));
     else if (g.del) out.push(wrap('del', g.del));
-    else if (g.label !== undefined) out.push(safeLink(g.url, g.label));
+    else if (g.label !== undefined) {
+      // Not http(s) (javascript:, data:, relative...): the source stays visible as text.
+      out.push(safeUrl(g.url) ? safeLink(g.url, g.label) : document.createTextNode(m[0]));
+    }
     else if (g.cite) {
       const node = opts.cite ? opts.cite(Number(g.cite)) : null;
       out.push(node || document.createTextNode(m[0]));

@@ -16,10 +16,13 @@ export function forgetSession() {
 
 /** Take a login token out of the address bar (so no kept URL or history entry has it). */
 export function takeLoginToken() {
-  const match = location.hash.match(/(?:^#|&)login=([^&]+)/);
-  if (!match) return null;
-  history.replaceState(null, '', location.pathname + location.search);
-  return decodeURIComponent(match[1]);
+  const params = new URLSearchParams(location.hash.slice(1));
+  const token = params.get('login');
+  if (!token) return null;
+  params.delete('login');
+  const rest = params.toString();
+  history.replaceState(null, '', location.pathname + location.search + (rest ? `#${rest}` : ''));
+  return token;
 }
 
 async function exchange(api, options) {

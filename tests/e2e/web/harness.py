@@ -119,12 +119,13 @@ class System:
         """A new API key."""
         return (await apikeys.create_key(self.stores.keys, tenant, subject, role)).key
 
-    async def login_url(self, key: str, path: str = "/") -> str:
+    async def login_url(self, key: str, conversation: str | None = None) -> str:
         """A one-time sign-in link for ``key`` (what `agentbus up` prints for its key)."""
         kid = apikeys.key_id(key)
         assert kid is not None
         token = await mint_login_token(self.redis, kid)
-        return f"{self.base}{path}#login={token}"
+        opened = f"c={conversation}&" if conversation else ""
+        return f"{self.base}/#{opened}login={token}"
 
     def auth(self, key: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}"}

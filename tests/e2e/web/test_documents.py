@@ -98,7 +98,7 @@ async def test_hostile_answer_tool_result_and_title_render_as_text(start_web, br
     # Nothing became markup: no image, no script element, no javascript: link anywhere.
     assert await page.locator(".turn img, .turn script, .sheet img").count() == 0
     assert await page.locator("a[href^='javascript']").count() == 0
-    assert "click me" in shown
+    assert "[click me](javascript:window.__pwned=3)" in shown  # kept as visible text
     # Reopened from the store, still text; and no payload ever ran.
     await page.reload()
     await page.locator(".turn .answer").wait_for()
