@@ -38,22 +38,32 @@ function layout(edges) {
   return { nodes, col, back };
 }
 
-/** An <svg> of the graph's edges ({source, outcome, target, when}). */
-export function drawGraph(edges) {
+/** An <svg> of the graph's edges ({source, outcome, target, when}), top to bottom. */
+export function drawGraph(all) {
+  // Parallel edges (approve and reject to the finalizer) become one with both labels.
+  const merged = new Map();
+  for (const e of all) {
+    const key = `${e.source}>${e.target}`;
+    const seen = merged.get(key);
+    if (!seen) merged.set(key, { ...e });
+    else if (e.outcome && !seen.outcome.split(' / ').includes(e.outcome)) seen.outcome += ` / ${e.outcome}`;
+  }
+  const edges = [...merged.values()];
   const { nodes, col, back } = layout(edges);
-  const W = 112, H = 34, GX = 40, GY = 22;
-  const rows = new Map();
+  const W = 108, H = 32, GX = 26, GY = 34;
+  const perRow = new Map();
   const pos = new Map();
   for (const n of nodes) {
-    const c = col.get(n);
-    const r = rows.get(c) || 0;
-    rows.set(c, r + 1);
-    pos.set(n, { x: 10 + c * (W + GX), y: 14 + r * (H + GY) });
+    const depth = col.get(n);
+    const index = perRow.get(depth) || 0;
+    perRow.set(depth, index + 1);
+    pos.set(n, { x: 10 + index * (W + GX), y: 12 + depth * (H + GY) });
   }
-  const width = 20 + (Math.max(...col.values(), 0) + 1) * (W + GX);
-  const depth = Math.max(...rows.values(), 1);
-  const height = 40 + depth * (H + GY) + 40;
-  const root = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'graph', role: 'img', 'aria-label': 'agent graph' });
+  const right = Math.max(...[...pos.values()].map((p) => p.x + W));
+  const loops = edges.filter((e) => e.target && back.has(`${e.source}>${e.target}`)).length;
+  const width = right + 30 + loops * 16 + 60;
+  const height = 24 + (Math.max(...col.values(), 0) + 1) * (H + GY);
+  const root = svg('svg', { viewBox: `0 0 ${width} ${height}`, width, height, class: 'graph', role: 'img', 'aria-label': 'agent graph' });
   const defs = svg('defs');
   const marker = svg('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' });
   marker.append(svg('path', { d: 'M0 0L10 5L0 10z', class: 'arrow' }));
@@ -66,17 +76,18 @@ export function drawGraph(edges) {
     const isBack = back.has(`${e.source}>${e.target}`);
     let d, lx, ly;
     if (isBack) {
-      bend += 14;
-      const y = Math.max(a.y, b.y) + H + 12 + bend;
-      d = `M${a.x + W / 2} ${a.y + H} C${a.x + W / 2} ${y}, ${b.x + W / 2} ${y}, ${b.x + W / 2} ${b.y + H}`;
-      lx = (a.x + b.x) / 2 + W / 2; ly = y - 4;
+      bend += 16;
+      const x = right + 14 + bend;
+      d = `M${a.x + W} ${a.y + H / 2} C${x} ${a.y + H / 2}, ${x} ${b.y + H / 2}, ${b.x + W} ${b.y + H / 2}`;
+      lx = x - 8; ly = (a.y + b.y) / 2 + H / 2;
     } else {
-      d = `M${a.x + W} ${a.y + H / 2} L${b.x} ${b.y + H / 2}`;
-      lx = (a.x + W + b.x) / 2; ly = (a.y + b.y) / 2 + H / 2 - 4;
+      d = `M${a.x + W / 2} ${a.y + H} L${b.x + W / 2} ${b.y}`;
+      lx = (a.x + b.x) / 2 + W / 2; ly = (a.y + H + b.y) / 2 + 3;
     }
-    root.append(svg('path', { d, class: isBack ? 'edge back' : 'edge', 'marker-end': 'url(#arrow)' }));
-    const label = [e.outcome, e.when].filter(Boolean).join(' · ');
-    if (label && (isBack || e.outcome)) root.append(svg('text', { x: lx, y: ly, class: 'edge-label', 'text-anchor': 'middle' }, label));
+    const path = svg('path', { d, class: isBack ? 'edge back' : 'edge', 'marker-end': 'url(#arrow)' });
+    path.append(svg('title', {}, [e.source, e.outcome, e.target, e.when].filter(Boolean).join(' · ')));
+    root.append(path);
+    if (e.outcome) root.append(svg('text', { x: lx, y: ly, class: 'edge-label', 'text-anchor': 'middle' }, e.outcome));
   }
   for (const n of nodes) {
     const p = pos.get(n);
