@@ -14,7 +14,8 @@ RECORD_GROWTH = """() => {
     const len = a ? a.textContent.length : 0;
     if (len && window.__growth[window.__growth.length - 1] !== len) window.__growth.push(len);
   };
-  new MutationObserver(seen).observe(document.body, {subtree: true, childList: true, characterData: true});
+  const all = {subtree: true, childList: true, characterData: true};
+  new MutationObserver(seen).observe(document.body, all);
 }"""
 
 

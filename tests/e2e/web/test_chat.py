@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from tests.e2e.web.pages import (
     RECORD_GROWTH,
     answer_text,
@@ -26,7 +24,9 @@ async def test_a_question_streams_in_and_matches_the_stored_answer(start_web, br
     await until_done(turn)
     growth = await page.evaluate("window.__growth")
     assert len(growth) >= 3 and growth == sorted(growth), growth  # it grew, step by step
-    run = (await system.http.get(f"/api/v1/runs/{await run_id_of(turn)}", headers=system.auth(key))).json()
+    run = (
+        await system.http.get(f"/api/v1/runs/{await run_id_of(turn)}", headers=system.auth(key))
+    ).json()
     assert run["status"] == "done" and run["answer"] == STREAM_ANSWER
     assert await answer_text(turn) == plain(STREAM_ANSWER)
     assert await turn.locator(".answer pre code").inner_text() == "print('hello from a code block')"
@@ -63,8 +63,9 @@ async def test_a_cut_connection_resumes_without_gap_or_repeat(start_web, browser
     page = await open_signed_in(system, browser, await system.key())
     await page.evaluate(
         """() => { window.__states = [];
-        new MutationObserver(() => window.__states.push(document.querySelector('.conn').textContent))
-          .observe(document.querySelector('.conn'), {childList: true, characterData: true, subtree: true}); }"""
+        const conn = document.querySelector('.conn');
+        new MutationObserver(() => window.__states.push(conn.textContent))
+          .observe(conn, {childList: true, characterData: true, subtree: true}); }"""
     )
     turn = await ask(page, "[stream] How does streaming work?")
     await page.wait_for_function(

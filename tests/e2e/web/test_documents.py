@@ -9,7 +9,7 @@ from tests.support import wait_for
 BILLING = b"# Billing\n\nInvoices are sent on the first working day of each month.\n"
 HOSTILE_TITLE = '<script>window.__pwned=5</script><img src=x onerror="window.__pwned=6">'
 HOSTILE = (
-    f"# {HOSTILE_TITLE}\n\nThe pwned payload document: <img src=x onerror=\"window.__pwned=7\">"
+    f'# {HOSTILE_TITLE}\n\nThe pwned payload document: <img src=x onerror="window.__pwned=7">'
 ).encode()
 
 

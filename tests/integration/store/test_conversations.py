@@ -239,3 +239,13 @@ async def test_list_and_history_refuse_a_limit_below_one(
         await conversations.list("tenant-a", limit=limit)
     with pytest.raises(ValueError, match="limit"):
         await conversations.history("tenant-a", "conv-1", limit=limit)
+
+
+async def test_rename_folds_the_title_and_stays_inside_the_tenant(
+    conversations: ConversationStore,
+) -> None:
+    await conversations.ensure("t1", "alice", "c-rename", "first question")
+    assert await conversations.rename("t2", "c-rename", "hijacked") is False
+    assert await conversations.rename("t1", "c-rename", "  A   new\n title  ") is True
+    found = await conversations.get("t1", "c-rename")
+    assert found is not None and found.title == "A new title"
