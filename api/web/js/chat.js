@@ -36,6 +36,8 @@ export class Chat {
     this.pending = new Map(); // request id -> question
     this.dirty = new Set();
     this.frame = 0;
+    this.soon = false;
+    this.drawn = 0;
     this.turns = h('div', { class: 'turns', 'aria-live': 'polite' });
     this.empty = h('div', { class: 'empty' }, h('h2', { text: 'Ask anything' }), h('p', { class: 'dim', text: 'Answers stream in with their sources; open Details to see every step of the run.' }));
     this.el = h('main', { class: 'chat' }, this.empty, this.turns);
@@ -70,19 +72,31 @@ export class Chat {
     return view;
   }
 
+  /**
+   * Mark a run changed. It is drawn at once (after the current task) unless the page drew
+   * less than half a frame ago: then on the next animation frame, so a burst of events
+   * (a replay) costs one render per frame, not one per event.
+   */
   touch(model) {
     this.dirty.add(model.runId);
-    if (!this.frame) this.frame = requestAnimationFrame(() => this.flush());
+    if (this.frame || this.soon) return;
+    if (performance.now() - this.drawn > 8) {
+      this.soon = true;
+      queueMicrotask(() => this.flush());
+    } else this.frame = requestAnimationFrame(() => this.flush());
   }
 
   flush() {
+    if (this.frame) cancelAnimationFrame(this.frame);
     this.frame = 0;
+    this.soon = false;
     const follow = this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight < 80;
     for (const runId of this.dirty) this.views.get(runId)?.update();
     this.dirty.clear();
     if (follow) this.el.scrollTop = this.el.scrollHeight;
     const busy = [...this.views.values()].some((v) => v.model.running && v.model.status !== 'suspended');
     this.onBusy(busy);
+    this.drawn = performance.now();
   }
 
   gateActions(model) {

@@ -31,7 +31,7 @@ export class RunView {
       type: 'button', class: 'link details-toggle', text: 'Details', 'aria-expanded': 'false',
       on: { click: () => this.toggleDetails() },
     });
-    this.el = h('article', { class: 'turn', 'data-run-id': model.runId },
+    this.el = h('article', { class: 'turn running', 'data-run-id': model.runId, 'data-status': model.status },
       this.question,
       h('div', { class: 'bubble assistant' },
         this.interpreted, this.reasoning, this.drafts, this.answer, this.sources,
@@ -76,6 +76,7 @@ export class RunView {
     if (m.version === this.seen) return;
     this.seen = m.version;
     this.el.classList.toggle('running', m.running);
+    this.el.dataset.status = m.status; // what tests and scripts can wait on
     if (this.changed('q', m.question)) this.question.textContent = m.question;
     if (this.changed('i', m.interpreted)) {
       this.interpreted.hidden = !m.interpreted;
