@@ -8,19 +8,21 @@ const LABEL = {
 };
 
 function toolRow(e) {
-  const ok = e.status === 'ok';
-  const state = e.status === 'running' ? 'running' : ok ? 'ok' : 'failed';
-  const meta = [e.status === 'running' ? 'running…' : `${e.status} · ${e.code || ''}`];
+  return [
+    h('span', { class: 'what' }, h('b', { text: e.tool }), e.agent && e.agent !== 'researcher' ? h('span', { class: 'dim', text: ` · called by the ${e.agent}` }) : null,
+      e.status === 'running' ? h('span', { class: 'dim', text: ' running…' }) : null),
+    h('details', { class: 'io' }, h('summary', { text: 'arguments' }), h('pre', { text: jsonText(e.args ?? {}) })),
+  ];
+}
+
+function resultRow(e) {
+  const meta = [`${e.status} · ${e.code || ''}`];
   if (typeof e.durationMs === 'number') meta.push(`${Math.round(e.durationMs)} ms`);
   if (e.truncated) meta.push('truncated');
+  if (e.blockedHost) meta.push(`blocked: ${e.blockedHost}`);
   return [
-    h('span', { class: 'what' }, h('b', { text: e.tool }), ' ', h('span', { class: `chip ${state}`, text: meta.join(' · ') })),
-    h('details', { class: 'io' },
-      h('summary', { text: 'arguments and result' }),
-      h('div', { class: 'io-label', text: 'arguments' }),
-      h('pre', { text: jsonText(e.args ?? {}) }),
-      e.status === 'running' ? null : h('div', { class: 'io-label', text: e.message ? `result · ${e.message}` : 'result' }),
-      e.status === 'running' ? null : h('pre', { class: 'result', text: jsonText(e.result ?? null) })),
+    h('span', { class: 'what' }, h('b', { text: e.tool }), ' ', h('span', { class: `chip ${e.status === 'ok' ? 'ok' : 'failed'}`, text: meta.join(' · ') }), e.message ? ` ${e.message}` : ''),
+    h('details', { class: 'io' }, h('summary', { text: 'result' }), h('pre', { class: 'result', text: jsonText(e.result ?? null) })),
   ];
 }
 
@@ -53,8 +55,11 @@ function usageRows(usage) {
 export function renderTimeline(model) {
   const list = h('ol', { class: 'timeline' });
   for (const e of model.timeline) {
-    const cls = e.kind === 'tool' ? `kind-tool ${e.status === 'running' ? '' : e.status === 'ok' ? 'res-ok' : 'res-fail'}` : `kind-${e.kind}`;
-    list.append(h('li', { class: `row ${cls}` }, h('span', { class: 'tag', text: LABEL[e.kind] || e.kind }), body(e)));
+    list.append(h('li', { class: `row kind-${e.kind}` }, h('span', { class: 'tag', text: LABEL[e.kind] || e.kind }), body(e)));
+    if (e.kind === 'tool' && e.status !== 'running') {
+      const cls = e.status === 'ok' ? 'res-ok' : 'res-fail';
+      list.append(h('li', { class: `row kind-result ${cls}` }, h('span', { class: 'tag', text: 'Result' }), resultRow(e)));
+    }
   }
   const usage = usageRows(model.usage);
   if (usage) list.append(usage);

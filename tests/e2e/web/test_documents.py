@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
+
 from bus.store import KeyRole
 from tests.e2e.web.pages import answer_text, ask, open_signed_in, until_done
 from tests.support import wait_for
@@ -51,7 +55,7 @@ async def test_upload_a_document_ask_and_a_citation_to_it_appears(start_web, bro
     cite = turn.locator(".answer .cite")
     assert await cite.inner_text() == "1" and "Billing" in (await cite.get_attribute("title") or "")
     await turn.locator(".details-toggle").click()
-    await turn.locator(".timeline .kind-tool .chip.ok").wait_for()
+    await turn.locator(".timeline .kind-result.res-ok .chip.ok").wait_for()
     await browser.shot(page)
 
     # Deleted: gone from the list, and search no longer finds it (the citation is stripped).
@@ -89,7 +93,7 @@ async def test_hostile_answer_tool_result_and_title_render_as_text(start_web, br
     turn = await ask(page, "[xss] Show me the payload")
     await until_done(turn)
     await turn.locator(".details-toggle").click()
-    await turn.locator(".timeline .kind-tool .io summary").click()
+    await turn.locator(".timeline .kind-result .io summary").click()
     await browser.shot(page)
     shown = await answer_text(turn)
     assert "<script>window.__pwned=2</script>" in shown and "onerror=" in shown
@@ -104,3 +108,31 @@ async def test_hostile_answer_tool_result_and_title_render_as_text(start_web, br
     await page.locator(".turn .answer").wait_for()
     assert "<script>window.__pwned=2</script>" in await answer_text(page.locator(".turn").first)
     assert await page.evaluate("window.__pwned") is None
+
+
+DOCS_SHOT = Path(__file__).resolve().parents[3] / "docs" / "web-chat.png"
+
+
+async def test_details_of_a_checked_multi_agent_answer(start_web, browser) -> None:
+    """Plan, tool call, result, critique, verdict and citations, colour-coded in Details."""
+    system = await start_web(token_delay=0.002)
+    admin = await system.key("t1", "root", KeyRole.ADMIN)
+    page = await open_signed_in(system, browser, admin, width=1180, height=900)
+    await upload(page, "billing.md", BILLING)
+    await close_settings(page)
+    await page.select_option(".switches select[aria-label=Mode]", "multi")
+    await page.select_option(".switches select[aria-label=Accuracy]", "accurate")
+    turn = await ask(page, "[cite] When are invoices sent?")
+    await until_done(turn)
+    await turn.locator(".details-toggle").click()
+    rows = turn.locator(".timeline .row .tag")
+    kinds = [t.strip() for t in await rows.all_inner_texts()]
+    for kind in ("Planner", "Tool", "Result", "Critic", "Verify", "Citations", "Usage"):
+        assert kind in kinds, kinds
+    verdict = turn.locator(".timeline .kind-verdict .verdict-pass")
+    assert await verdict.inner_text() == "pass"
+    assert await turn.locator(".sources li").count() == 1
+    path = await browser.shot(page)
+    if os.environ.get("AGENTBUS_DOCS_SCREENSHOT") == "1":  # refresh the README's picture
+        DOCS_SHOT.parent.mkdir(exist_ok=True)
+        shutil.copyfile(path, DOCS_SHOT)

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import missing_local_extra
-from tests.e2e.test_up import embedded_env, until_up
+from bus import embedded
+from tests.e2e.test_up import embedded_env
 from tests.e2e.web.pages import answer_text, ask, until_done
 from tests.processes import cli, processes, spawn
+from tests.support import wait_for
 
 LINK = re.compile(r"http://127\.0\.0\.1:\d+/#login=[\w-]+")
 
@@ -22,7 +24,11 @@ async def _ask_through_the_printed_link(
     log = tmp_path / "up.log"
     with processes() as procs:
         procs.append(spawn(["up"], env, log))
-        await until_up(data, log, banner="sign-in link")
+
+        async def up() -> bool:  # the local model's first start joins its weights first
+            return embedded.is_running(data) and "sign-in link" in log.read_text()
+
+        await wait_for(up, within=within_ms / 1000, interval=0.2)
         [link] = LINK.findall(log.read_text())
         page = await browser.page()
         await page.goto(link)
@@ -56,6 +62,7 @@ async def test_the_link_up_prints_opens_the_page_and_answers(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)
 async def test_the_page_works_with_the_local_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, browser
 ) -> None:
