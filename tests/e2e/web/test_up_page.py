@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import missing_local_extra
 from bus import embedded
+from tests.conftest import missing_local_extra
 from tests.e2e.test_up import embedded_env
 from tests.e2e.web.pages import answer_text, ask, until_done
 from tests.processes import cli, processes, spawn
