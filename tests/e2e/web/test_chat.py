@@ -142,6 +142,8 @@ async def test_conversations_can_be_renamed_reopened_and_deleted(start_web, brow
     await page.locator(".conv .conv-title", has_text="Arithmetic").click()
     await page.locator(".turn").nth(1).wait_for()
     assert "437" in await page.locator(".turn").first.locator(".answer").inner_text()
+    interpreted = page.locator(".turn").nth(1).locator(".interpreted")
+    assert (await interpreted.inner_text()).startswith("Interpreted as: ")  # a follow-up
     await page.locator(".turn").nth(1).locator(".details-toggle").click()
     assert await page.locator(".turn").nth(1).locator(".timeline .kind-tool").count() >= 1
     await browser.shot(page)
@@ -149,3 +151,26 @@ async def test_conversations_can_be_renamed_reopened_and_deleted(start_web, brow
     await page.locator(".conv .btn.danger").click()
     await page.wait_for_function("() => document.querySelectorAll('.conv').length === 0")
     assert await page.locator(".turn").count() == 0
+
+
+async def test_stop_cancels_the_streaming_run(start_web, browser) -> None:
+    system = await start_web(token_delay=0.05)
+    key = await system.key()
+    page = await open_signed_in(system, browser, key)
+    turn = await ask(page, "[stream] How does streaming work?")
+    await page.wait_for_function(
+        "() => (document.querySelector('.turn .answer')?.textContent.length || 0) > 20"
+    )
+    stop = page.locator(".composer .send")
+    assert await stop.inner_text() == "Stop"
+    await stop.click()
+    await until_done(turn)
+    assert await turn.get_attribute("data-status") == "cancelled"
+    assert await turn.locator(".status").inner_text() == "Stopped."
+    assert len(await answer_text(turn)) < len(plain(STREAM_ANSWER))
+    assert await stop.inner_text() == "Send"
+    run = (
+        await system.http.get(f"/api/v1/runs/{await run_id_of(turn)}", headers=system.auth(key))
+    ).json()
+    assert run["status"] == "cancelled"
+    await browser.shot(page)
