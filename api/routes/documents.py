@@ -20,13 +20,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Form, Response, UploadFile, status
 from pydantic import BaseModel
 
+from api.catalogue import record_documents
 from api.errors import ApiError, InvalidRequest, NotFound, Unavailable
 from api.routes.common import Admin, Deps
 from bus import keys, wire
 from bus.commands import NAME_PATTERN, IngestDoc, IngestTask
 from bus.events import parse_event
 from bus.store import DocumentRecord, DocumentStore
-from bus.store.repository import utcnow
 from retrieval.errors import RetrievalError
 from retrieval.ingest import PreparedDocument, doc_id_for, prepare
 from retrieval.jobs import job_status, publish_job, split_tasks
@@ -126,25 +126,9 @@ async def upload(
     job = await publish_job(
         deps.redis, deps.settings, tasks, tenant=admin.tenant_id, subject=admin.subject
     )
-    now = utcnow()
-    records = [
-        await store.put(
-            DocumentRecord(
-                tenant_id=admin.tenant_id,
-                doc_id=p.doc_id,
-                source=p.source,
-                title=p.title[:1024],
-                acl=p.acl,
-                uploaded_by=admin.subject,
-                job_id=job.job_id,
-                chunks=len(p.chunks),
-                size_bytes=size,
-                created_at=now,
-                updated_at=now,
-            )
-        )
-        for p, size in prepared
-    ]
+    records = await record_documents(
+        store, prepared, tenant=admin.tenant_id, subject=admin.subject, job_id=job.job_id
+    )
     return UploadAccepted(job_id=job.job_id, batches=job.total, documents=records)
 
 

@@ -70,4 +70,4 @@ async def test_the_page_works_with_the_local_model(
     if reason:
         pytest.skip(reason)
     # The small local model's prose varies; that it streams an answer to the end is the test.
-    await _ask_through_the_printed_link(tmp_path, monkeypatch, browser, "local", 240_000)
+    await _ask_through_the_printed_link(tmp_path, monkeypatch, browser, "local", 600_000)
