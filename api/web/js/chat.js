@@ -126,6 +126,12 @@ export class Chat {
     if (this.conversationId !== conversationId) return;
     for (const run of runs) {
       const model = this.model(run.id);
+      if (this.socket.following.has(run.id)) {
+        // Followed all along in this tab (asked here, then another conversation was
+        // open): its model has every event; a replay racing the live feed could skip some.
+        this.show(model);
+        continue;
+      }
       if (TERMINAL.has(run.status)) {
         model.loadStored(run);
         remember(run.id, null);

@@ -54,6 +54,7 @@ async def _ask_through_the_printed_link(
         return shown
 
 
+@pytest.mark.timeout(300)  # `agentbus up` starts every role and the embedded Redis first
 async def test_the_link_up_prints_opens_the_page_and_answers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, browser
 ) -> None:
