@@ -161,7 +161,7 @@ export class Chat {
     const frame = { type: 'ask', question, settings };
     if (this.conversationId) frame.conversation_id = this.conversationId;
     const rid = this.socket.send(frame);
-    this.pending.set(rid, { question, settings });
+    this.pending.set(rid, { question, settings, from: this.conversationId });
     this.onBusy(true);
   }
 
@@ -182,6 +182,7 @@ export class Chat {
         model.conversationId = frame.conversation_id;
         remember(frame.run_id, frame.conversation_id);
         this.socket.follow(frame.run_id, model.lastId, false);
+        if (pending && pending.from !== this.conversationId) return; // the user moved on
         if (this.conversationId !== frame.conversation_id) {
           this.conversationId = frame.conversation_id;
           this.onConversation(frame.conversation_id);
