@@ -33,6 +33,7 @@ class Browser:
 
     async def page(self, width: int = 1200, height: int = 860) -> Any:
         context = await self.browser.new_context(viewport={"width": width, "height": height})
+        context.set_default_timeout(60_000)  # a loaded CI host is slow, not broken
         page = await context.new_page()
         page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
 
