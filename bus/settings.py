@@ -28,7 +28,14 @@ class Settings(BaseSettings):
     )
     qdrant_url: str | None = Field(default=None, description="Qdrant server URL.")
     qdrant_path: Path | None = Field(
-        default=None, description="Qdrant local-mode folder; default data_dir/qdrant."
+        default=None,
+        description="The embedded vector store's folder (Qdrant Edge); default data_dir/vectors.",
+    )
+    vector_index_threshold: int = Field(
+        default=20_000,
+        ge=1,
+        description="Embedded store: unindexed chunks that start an HNSW build (in a child "
+        "process, once writes pause); below it a query scans them in a few ms.",
     )
     llm: Literal["local", "scripted", "openai"] = Field(
         default="local",

@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from bus.commands import IngestDoc
 from retrieval.chunking import ChunkingConfig, chunk_document
 from retrieval.models import Chunk, Document, StoredChunk, normalise_acl, sha256_hex
-from retrieval.ports import Embedder
+from retrieval.ports import Embedder, VectorStore
 from retrieval.sparse import document_vector
-from retrieval.store import QdrantStore
 
 _POINT_NS = uuid.UUID("6f1d7a0e-56c4-4f8e-9b8e-3f2a4d1c0b7a")
 
@@ -117,7 +116,7 @@ class Ingestor:
         embedder: the dense embedder (the same one search uses).
     """
 
-    def __init__(self, store: QdrantStore, embedder: Embedder) -> None:
+    def __init__(self, store: VectorStore, embedder: Embedder) -> None:
         self.store = store
         self.embedder = embedder
         self._ready = False

@@ -1,12 +1,14 @@
-"""Chunks in Qdrant: one collection per deployment, tenant and ACL in every point's payload.
+"""Chunks on a Qdrant server: one collection per deployment, tenant and ACL in every payload.
 
 The collection has a named dense vector (cosine) and a named sparse keyword vector with
 Qdrant's IDF modifier. Every read takes an `Access` and filters on tenant and ACL inside
 *each* prefetch, so a chunk the caller may not read never reaches fusion or the reranker.
 
-qdrant-client is used synchronously on a private thread pool: local mode is a pure-Python
-brute-force scan that would otherwise block the event loop, and its SQLite file belongs to
-the thread that opened it, so local mode gets exactly one thread.
+qdrant-client is used synchronously on a private thread pool. Its local mode (``path=``)
+is not a deployment choice (a brute-force scan in Python, ~550 ms per hybrid query over
+10,000 chunks here; the embedded default is `retrieval.edge_store`): it stands in for the
+server in the store contract suite, and then gets exactly one thread, because its SQLite
+file belongs to the thread that opened it.
 """
 
 from __future__ import annotations
@@ -16,19 +18,19 @@ import functools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
 from retrieval.errors import CollectionMismatch, StoreLocked, StoreUnavailable
 from retrieval.models import Access, Hit, StoredChunk
+from retrieval.ports import Method
 from retrieval.sparse import SparseVec
 
 T = TypeVar("T")
 DENSE = "dense"
 KEYWORD = "keyword"
-Method = Literal["dense", "keyword", "hybrid"]
 #: Payload fields with an index on a Qdrant server (local mode has none).
 INDEXED = {"tenant": True, "acl": False, "doc_id": False}
 
