@@ -113,20 +113,20 @@ class EdgeIndexer:
     async def build(self) -> None:
         """Index the live generation's points in a child process and swap it in."""
         store = self.store
+        live = store.current_dir()
+        assert live is not None, "a build needs a collection"
+        target = store.folder / f"g{int(live.name[1:]) + 1}"
+        covered = self._pending
 
-        def snapshot() -> tuple[Path, int]:
-            live = store.current_dir()
-            assert live is not None, "a build needs a collection"
+        def snapshot() -> None:
             store.live().flush()
-            target = store.folder / f"g{int(live.name[1:]) + 1}"
             shutil.rmtree(target, ignore_errors=True)
             shutil.copytree(live, target)
             self._log = []
-            return target, self._pending
 
-        target, covered = await store.run(snapshot)
         started = time.monotonic()
         try:
+            await store.run(snapshot)
             proc = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
@@ -153,7 +153,7 @@ class EdgeIndexer:
 
             await store.run(switch)
         except BaseException:
-
+            # On the store's one thread, so after a snapshot still running when cancelled.
             def abandon() -> None:
                 self._log = None
                 shutil.rmtree(target, ignore_errors=True)

@@ -121,12 +121,26 @@ class EdgeStore:
         self._pool = pool
         self._shard: qe.EdgeShard | None = None
         self.indexer = EdgeIndexer(self)
+        #: Edge's own threshold (KB of vectors) below which a segment gets no HNSW; None
+        #: keeps Edge's default (~6,500 vectors of 384 floats). Tests lower it.
+        self.segment_index_kb: int | None = None
 
     @classmethod
     async def open(
-        cls, root: Path, collection: str, *, index_threshold: int = 20_000
+        cls,
+        root: Path,
+        collection: str,
+        *,
+        index_threshold: int = 20_000,
+        segment_index_kb: int | None = None,
     ) -> EdgeStore:
         """Open (or start) the store under ``root``; the collection lives in a subfolder.
+
+        Args:
+            root: the folder (locked while open).
+            collection: the collection's subfolder.
+            index_threshold: unindexed points that start an HNSW build (`EdgeIndexer`).
+            segment_index_kb: Edge's per-segment indexing threshold for a new collection.
 
         Raises:
             StoreLocked: another process has the folder open.
@@ -136,6 +150,7 @@ class EdgeStore:
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edge")
         store = cls(root / collection, lock, pool)
         store.indexer.threshold = index_threshold
+        store.segment_index_kb = segment_index_kb
         try:
             await store.run(store.load_current)
         except BaseException:
@@ -239,6 +254,7 @@ class EdgeStore:
             config = qe.EdgeConfig(
                 vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
                 sparse_vectors={KEYWORD: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+                optimizers=qe.EdgeOptimizersConfig(indexing_threshold=self.segment_index_kb),
             )
             shard = qe.EdgeShard.create(str(generation), config)
             for field, schema in _INDEXES.items():
