@@ -55,9 +55,10 @@ from gateway.plugins import load_plugins
 from gateway.registry import ToolRegistry
 from gateway.tenants import DeploymentPolicies
 from gateway.tools import builtin_tools
-from gateway.tools.search_docs import SearchDocs
+from gateway.tools.search_docs import DocsSearch, SearchDocs, in_process, over_the_bus
 from gateway.worker import make_gateway_handler
 from retrieval.gather_source import DOCUMENTS, documents_source
+from retrieval.remote import RemoteSearch, make_search_handler
 from retrieval.stack import Retrieval, open_retrieval
 from retrieval.worker import make_retrieval_handler
 
@@ -130,7 +131,8 @@ class Stores:
 
 @contextlib.asynccontextmanager
 async def maybe_retrieval(settings: Settings, needed: bool) -> AsyncIterator[Retrieval | None]:
-    """Retrieval for the processes that search or ingest (local Qdrant: one process only)."""
+    """The vector store and its parts, for a process that runs the retrieval role (the
+    embedded store: one process only; every other one searches over the bus)."""
     if not needed:
         yield None
         return
@@ -185,15 +187,15 @@ def make_llm(settings: Settings) -> LLM:
 
 
 def make_registry(
-    settings: Settings | None = None, retrieval: Retrieval | None = None
+    settings: Settings | None = None, search: DocsSearch | None = None
 ) -> ToolRegistry:
-    """The gateway's tools: built-ins, ``search_docs`` (with retrieval), then plugins."""
+    """The gateway's tools: built-ins, ``search_docs`` (given a way to search), then plugins."""
     try:
         plugins = load_plugins(settings.tool_plugins) if settings is not None else []
         docs = []
-        if retrieval is not None:
+        if search is not None:
             top_k = settings.retrieval_top_k if settings is not None else 5
-            docs = [SearchDocs(retrieval.searcher, default_top_k=top_k)]
+            docs = [SearchDocs(search, default_top_k=top_k)]
         return ToolRegistry([*builtin_tools(), *docs, *plugins])
     except GatewayError as e:
         raise ConfigError(e.message, hint=e.hint) from e
@@ -223,7 +225,12 @@ def llm_tools(registry: ToolRegistry) -> list[LLMToolSpec]:
 
 @dataclass
 class Roles:
-    """Builds each role's handler on demand, so a gateway worker never loads a model."""
+    """Builds each role's handler on demand, so a gateway worker never loads a model.
+
+    With ``redis``, ``search_docs`` sends its searches to the retrieval role over the bus
+    (any process may run the gateway); without it but with ``retrieval`` it searches the
+    store this process holds; with neither there is no ``search_docs``.
+    """
 
     settings: Settings
     stores: Stores
@@ -233,6 +240,7 @@ class Roles:
     sources: dict[str, Source] = field(default_factory=lambda: {})
     retrieval: Retrieval | None = None
     gather_budget_s: float = 5.0
+    redis: Redis | None = None
     tools: ToolRegistry = field(init=False)
 
     def __post_init__(self) -> None:
@@ -240,7 +248,12 @@ class Roles:
         if self.registry is not None:
             self.tools = self.registry
         else:
-            self.tools = make_registry(self.settings, self.retrieval)
+            search: DocsSearch | None = None
+            if self.redis is not None:
+                search = over_the_bus(RemoteSearch(self.redis, self.settings))
+            elif self.retrieval is not None:
+                search = in_process(self.retrieval.searcher)
+            self.tools = make_registry(self.settings, search)
         if self.retrieval is not None:
             self.sources = {DOCUMENTS: documents_source(self.retrieval.searcher), **self.sources}
 
@@ -289,8 +302,12 @@ class Roles:
                 return make_verifier(self._agent_deps())
             case Role.RETRIEVAL:
                 deps = self._agent_deps()
-                ingest = make_retrieval_handler(self.retrieval.ingestor) if self.retrieval else None
-                return make_retrieval_router(deps.sources, deps.gather_budget_s, ingest=ingest)
+                r = self.retrieval
+                ingest = make_retrieval_handler(r.ingestor) if r else None
+                search = make_search_handler(r.searcher) if r else None
+                return make_retrieval_router(
+                    deps.sources, deps.gather_budget_s, ingest=ingest, search=search
+                )
             case _:
                 raise UnknownRole(
                     f"no handler for role {role!r} in this build",

@@ -90,6 +90,7 @@ class CallContext:
         policy: permissions, approvals and egress for this call.
         deps: the gateway's dependencies.
         groups: the subject's ACL groups (tools that filter by them see `caller`).
+        deadline: the run's deadline (Unix time), for tools that ask other roles.
     """
 
     tenant_id: str
@@ -99,10 +100,15 @@ class CallContext:
     policy: CallPolicy
     deps: GatewayDeps
     groups: frozenset[str] = frozenset()
+    deadline: float | None = None
 
     @property
     def caller(self) -> Caller:
-        """Who the call runs for, as a caller-aware tool sees it."""
+        """Who the call runs for, as a caller-aware tool sees it (the chain adds the call id)."""
         return Caller(
-            tenant_id=self.tenant_id, subject=self.subject, groups=self.groups, run_id=self.run_id
+            tenant_id=self.tenant_id,
+            subject=self.subject,
+            groups=self.groups,
+            run_id=self.run_id,
+            deadline=self.deadline,
         )

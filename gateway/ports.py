@@ -119,12 +119,16 @@ class Caller:
         subject: the authenticated user behind the run.
         groups: the subject's ACL groups.
         run_id: the run.
+        call_id: the call being made (stable across a redelivery of the call).
+        deadline: the run's deadline (Unix time), if it has one.
     """
 
     tenant_id: str
     subject: str
     groups: frozenset[str] = frozenset()
     run_id: str = ""
+    call_id: str = ""
+    deadline: float | None = None
 
 
 @runtime_checkable

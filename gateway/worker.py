@@ -119,6 +119,7 @@ def make_gateway_handler(
             policy=run_policy(tenant, batch.state, batch.agent),
             deps=deps if registry is deps.registry else replace(deps, registry=registry),
             groups=frozenset(command.groups),
+            deadline=command.deadline,
         )
         events: list[ClientEvent] = []
         records: list[LedgerRecord] = []

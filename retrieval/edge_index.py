@@ -20,7 +20,6 @@ import shutil
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import qdrant_edge as qe
@@ -61,11 +60,13 @@ class EdgeIndexer:
         self._log: list[qe.UpdateOperation] | None = None
         self._task: asyncio.Task[None] | None = None
         self._building = False
+        self._settled = asyncio.Event()
 
     def start(self) -> None:
         """Count what is unindexed now and start watching."""
         shard = self.store._shard  # pyright: ignore[reportPrivateUsage]
         self._pending = unindexed(shard) if shard is not None else 0
+        self._note()
         self._task = asyncio.create_task(self._loop(), name="edge-index")
 
     async def stop(self) -> None:
@@ -84,6 +85,13 @@ class EdgeIndexer:
         """Note ``points`` new points."""
         self._pending += points
         self._last_write = time.monotonic()
+        self._note()
+
+    def _note(self) -> None:
+        if self.idle:
+            self._settled.set()
+        else:
+            self._settled.clear()
 
     @property
     def idle(self) -> bool:
@@ -94,7 +102,7 @@ class EdgeIndexer:
         """Wait until every worthwhile build is done (benchmarks, tests)."""
         async with asyncio.timeout(timeout_s):
             while not self.idle:
-                await asyncio.sleep(0.2)
+                await self._settled.wait()
 
     async def _loop(self) -> None:
         while True:
@@ -102,6 +110,7 @@ class EdgeIndexer:
             quiet = time.monotonic() - self._last_write >= self.quiet_s
             if self._pending >= self.threshold and quiet:
                 self._building = True
+                self._note()
                 try:
                     await self.build()
                 except Exception as e:  # the store keeps serving from the old generation
@@ -109,6 +118,7 @@ class EdgeIndexer:
                     await asyncio.sleep(30)
                 finally:
                     self._building = False
+                    self._note()
 
     async def build(self) -> None:
         """Index the live generation's points in a child process and swap it in."""

@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from retrieval.chunking import ChunkingConfig
+from retrieval.edge_store import EdgeStore
 from retrieval.embedders import make_embedder
 from retrieval.ingest import Ingestor
-from retrieval.ports import Embedder, Reranker
+from retrieval.ports import Embedder, Reranker, VectorStore
 from retrieval.rerankers import make_reranker
 from retrieval.search import SearchConfig, Searcher
-from retrieval.edge_store import EdgeStore
-from retrieval.ports import VectorStore
 from retrieval.store import QdrantStore
 
 if TYPE_CHECKING:

@@ -68,7 +68,7 @@ async def up(
         bootstrap.connect(s, embedded=True) as conn,
         bootstrap.maybe_retrieval(s, True) as retrieval,
     ):
-        roles = bootstrap.Roles(s, stores, retrieval=retrieval)
+        roles = bootstrap.Roles(s, stores, retrieval=retrieval, redis=conn.redis)
         workers = bootstrap.build_workers(
             bootstrap.UP_ROLES, conn.redis, s, roles, concurrency=concurrency
         )
@@ -103,19 +103,15 @@ async def worker(
 ) -> None:
     """Run workers of one or more roles (scale out by starting more of them)."""
     s = settings()
-    # Local Qdrant is one folder one process may open: only the roles that search or
-    # ingest open it (a Qdrant server serves every process).
-    searches = any(
-        role in (Role.GATEWAY, Role.RETRIEVAL)
-        or (s.qdrant_url is not None and role == Role.RESEARCHER)
-        for role in roles
-    )
+    # Only the retrieval role opens the vector store (the embedded one is a folder one
+    # process owns); every other role, the gateway's search_docs included, asks it over
+    # the bus.
     async with (
         bootstrap.open_store(s) as stores,
         bootstrap.connect(s) as conn,
-        bootstrap.maybe_retrieval(s, searches) as retrieval,
+        bootstrap.maybe_retrieval(s, Role.RETRIEVAL in roles) as retrieval,
     ):
-        handlers = bootstrap.Roles(s, stores, retrieval=retrieval)
+        handlers = bootstrap.Roles(s, stores, retrieval=retrieval, redis=conn.redis)
         workers = bootstrap.build_workers(roles, conn.redis, s, handlers, concurrency=concurrency)
         _serve_metrics(s.metrics_port)
         await Runner(workers, conn.redis, burst=burst).run()

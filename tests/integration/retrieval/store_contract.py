@@ -9,7 +9,7 @@ access property test runs on both too.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 
 import pytest
@@ -28,7 +28,7 @@ EMBEDDER = HashingEmbedder(32)
 
 
 @contextlib.asynccontextmanager
-async def open_store(kind: str, folder: Path) -> AsyncIterator[VectorStore]:
+async def open_store(kind: str, folder: Path) -> AsyncGenerator[VectorStore]:
     """One adapter on ``folder``, its collection created for `EMBEDDER`."""
     store: VectorStore
     if kind == "edge":
