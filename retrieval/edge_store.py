@@ -62,37 +62,6 @@ def edge_filter(access: Access) -> qe.Filter:
     )
 
 
-def _payload(chunk: StoredChunk) -> dict[str, Any]:
-    return {
-        "tenant": chunk.tenant,
-        "acl": list(chunk.acl),
-        "doc_id": chunk.doc_id,
-        "version": chunk.version,
-        "source": chunk.source,
-        "title": chunk.title,
-        "position": chunk.position,
-        "heading": chunk.heading,
-        "text": chunk.text,
-        "content_hash": chunk.content_hash,
-    }
-
-
-def _chunk(point_id: Any, p: dict[str, Any]) -> StoredChunk:
-    return StoredChunk(
-        id=str(point_id),
-        tenant=p["tenant"],
-        acl=tuple(p["acl"]),
-        doc_id=p["doc_id"],
-        version=p["version"],
-        source=p["source"],
-        title=p.get("title", ""),
-        position=int(p["position"]),
-        heading=p.get("heading", ""),
-        text=p["text"],
-        content_hash=p["content_hash"],
-    )
-
-
 def _sparse(vec: SparseVec) -> qe.SparseVector:
     return qe.SparseVector(list(vec.indices), list(vec.values))
 
@@ -282,7 +251,7 @@ class EdgeStore:
     ) -> None:
         """Write chunks with their vectors (same order in all three)."""
         points = [
-            qe.Point(c.id, {DENSE: list(d), KEYWORD: _sparse(s)}, _payload(c))
+            qe.Point(c.id, {DENSE: list(d), KEYWORD: _sparse(s)}, c.payload())
             for c, d, s in zip(chunks, dense, sparse, strict=True)
         ]
         if points:
@@ -368,14 +337,20 @@ class EdgeStore:
                 ),
             ]
             # Fusion ranks only what the filtered prefetches returned: no outer filter.
+            # (The 0.9.0 stubs list `Fusion`, not its `Fusion.Rrf`, among query types.)
+            rrf: Any = qe.Fusion.Rrf(k=RRF_K)
             request = qe.QueryRequest(
-                limit=limit, prefetches=prefetches, query=qe.Fusion.Rrf(k=RRF_K), with_payload=True
+                limit=limit, prefetches=prefetches, query=rrf, with_payload=True
             )
         try:
             points = await self.run(lambda: self.live().query(request))
         except Exception as e:  # Edge raises plain Exceptions
             raise StoreUnavailable(f"the vector store failed a search: {e}") from e
         return [
-            Hit(_chunk(p.id, p.payload or {}), float(p.score), {method: float(p.score)})
+            Hit(
+                StoredChunk.from_payload(p.id, p.payload or {}),
+                float(p.score),
+                {method: float(p.score)},
+            )
             for p in points
         ]

@@ -45,37 +45,6 @@ def access_filter(access: Access) -> qm.Filter:
     )
 
 
-def _payload(chunk: StoredChunk) -> dict[str, Any]:
-    return {
-        "tenant": chunk.tenant,
-        "acl": list(chunk.acl),
-        "doc_id": chunk.doc_id,
-        "version": chunk.version,
-        "source": chunk.source,
-        "title": chunk.title,
-        "position": chunk.position,
-        "heading": chunk.heading,
-        "text": chunk.text,
-        "content_hash": chunk.content_hash,
-    }
-
-
-def _chunk(point_id: Any, p: dict[str, Any]) -> StoredChunk:
-    return StoredChunk(
-        id=str(point_id),
-        tenant=p["tenant"],
-        acl=tuple(p["acl"]),
-        doc_id=p["doc_id"],
-        version=p["version"],
-        source=p["source"],
-        title=p.get("title", ""),
-        position=int(p["position"]),
-        heading=p.get("heading", ""),
-        text=p["text"],
-        content_hash=p["content_hash"],
-    )
-
-
 def _sparse(vec: SparseVec) -> qm.SparseVector:
     return qm.SparseVector(indices=vec.indices, values=vec.values)
 
@@ -210,7 +179,7 @@ class QdrantStore:
     ) -> None:
         """Write chunks with their vectors (same order in all three)."""
         points = [
-            qm.PointStruct(id=c.id, vector={DENSE: d, KEYWORD: _sparse(s)}, payload=_payload(c))
+            qm.PointStruct(id=c.id, vector={DENSE: d, KEYWORD: _sparse(s)}, payload=c.payload())
             for c, d, s in zip(chunks, dense, sparse, strict=True)
         ]
         if points:
@@ -301,6 +270,10 @@ class QdrantStore:
                 del kwargs["query_filter"]
         response = await self._run(self._client.query_points, self.collection, **kwargs)
         return [
-            Hit(_chunk(p.id, p.payload or {}), float(p.score), {method: float(p.score)})
+            Hit(
+                StoredChunk.from_payload(p.id, p.payload or {}),
+                float(p.score),
+                {method: float(p.score)},
+            )
             for p in response.points
         ]
