@@ -106,7 +106,7 @@ class EdgeIndexer:
 
     async def _loop(self) -> None:
         while True:
-            await asyncio.sleep(min(0.5, self.quiet_s))
+            await asyncio.sleep(max(0.05, min(0.5, self.quiet_s)))
             quiet = time.monotonic() - self._last_write >= self.quiet_s
             if self._pending >= self.threshold and quiet:
                 self._building = True

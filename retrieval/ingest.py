@@ -196,33 +196,42 @@ class Ingestor:
     async def ingest(
         self, prepared: PreparedDocument, *, tenant: str, batch_size: int = 64
     ) -> DocumentResult:
-        """Store a whole prepared document in this process, then drop its old versions.
+        """Store a whole prepared document in this process, then drop its old versions."""
+        [result] = await self.ingest_all([prepared], tenant=tenant, batch_size=batch_size)
+        return result
 
-        Batches are pipelined: the next batch is embedded while one is written, and two
-        batches' embeddings overlap so the embedder's threads never wait on one batch's
-        last, smallest group.
+    async def ingest_all(
+        self, documents: Sequence[PreparedDocument], *, tenant: str, batch_size: int = 64
+    ) -> list[DocumentResult]:
+        """Store documents in this process, each then dropping its old versions.
+
+        Batches are pipelined, across documents too: the next batch is embedded while one
+        is written, and two batches' embeddings overlap so the embedder's threads never
+        wait on one batch's last, smallest group.
         """
-        chunks = prepared.chunks
-        batches = max(1, -(-len(chunks) // batch_size))
         embedding = asyncio.Semaphore(_EMBED_AHEAD)
 
-        async def one(b: int) -> BatchResult:
-            part = chunks[b * batch_size : (b + 1) * batch_size]
+        async def one(doc: PreparedDocument, b: int, batches: int) -> BatchResult:
+            part = doc.chunks[b * batch_size : (b + 1) * batch_size]
             async with embedding:
-                batch = await self._embed(tenant, prepared.header(b, batches), part)
+                batch = await self._embed(tenant, doc.header(b, batches), part)
             return await self._write(batch)
 
-        results = await asyncio.gather(*(one(b) for b in range(batches)))
-        deleted = await self.finish_document(tenant, prepared.doc_id, prepared.version)
-        return DocumentResult(
-            prepared.doc_id,
-            prepared.source,
-            len(chunks),
-            sum(r.embedded for r in results),
-            sum(r.relabelled for r in results),
-            sum(r.unchanged for r in results),
-            deleted,
-        )
+        async def document(doc: PreparedDocument) -> DocumentResult:
+            batches = max(1, -(-len(doc.chunks) // batch_size))
+            results = await asyncio.gather(*(one(doc, b, batches) for b in range(batches)))
+            deleted = await self.finish_document(tenant, doc.doc_id, doc.version)
+            return DocumentResult(
+                doc.doc_id,
+                doc.source,
+                len(doc.chunks),
+                sum(r.embedded for r in results),
+                sum(r.relabelled for r in results),
+                sum(r.unchanged for r in results),
+                deleted,
+            )
+
+        return list(await asyncio.gather(*(document(d) for d in documents)))
 
     async def delete(self, tenant: str, source: str) -> int:
         """Remove a document entirely; returns the chunks deleted."""

@@ -204,7 +204,7 @@ def bench_retrieval(
     ] = "local",
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
 ) -> None:
-    """Hybrid search in local mode: ingest chunks/s and query p50/p99 (synthetic chunks)."""
+    """Ingest chunks/s and hybrid query p50/p99 on the configured store (synthetic chunks)."""
     asyncio.run(
         load_bench("retrieval").main(
             chunks=chunks, queries=queries, embedder=embedder, as_json=as_json
