@@ -29,7 +29,7 @@ from bus.commands import Command, RunResult
 from bus.embedded import EmbeddedRedis
 from bus.errors import BusError
 from bus.events import RunStatus
-from bus.keys import Role
+from bus.keys import INGEST_LANE, Role
 from bus.noop import handle_noop
 from bus.runtime.recorder import Applier, Recorder
 from bus.runtime.runner import Consumer
@@ -366,6 +366,19 @@ def build_workers(
         workers.append(
             Worker(role, handler, redis, settings, concurrency=concurrency, on_run_end=hook)
         )
+        if role == Role.RETRIEVAL and handlers.retrieval is not None:
+            # Ingest batches on a lane of their own: a large job never queues searches.
+            workers.append(
+                Worker(
+                    role,
+                    handler,
+                    redis,
+                    settings,
+                    concurrency=concurrency,
+                    on_run_end=hook,
+                    lane=INGEST_LANE,
+                )
+            )
     return workers
 
 

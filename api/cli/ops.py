@@ -38,6 +38,9 @@ async def streams(as_json: Annotated[bool, typer.Option("--json")] = False) -> N
         for role in keys.Role:
             for shard in range(s.shards):
                 rows.extend(await group_stats(conn.redis, keys.role_stream(role, shard)))
+        for shard in range(s.shards):
+            lane = keys.role_stream(keys.Role.RETRIEVAL, shard, keys.INGEST_LANE)
+            rows.extend(await group_stats(conn.redis, lane))
     if as_json:
         for r in rows:
             typer.echo(json.dumps(dataclasses.asdict(r)))

@@ -97,7 +97,8 @@ async def _via_bus(
         job: Job = await publish_job(
             redis, s, tasks, tenant=tenant, subject=s.subject, deadline_s=deadline_s
         )
-        stats = await group_stats(redis, keys.role_stream(keys.Role.RETRIEVAL, job.shard))
+        lane = keys.role_stream(keys.Role.RETRIEVAL, job.shard, keys.INGEST_LANE)
+        stats = await group_stats(redis, lane)
         if not any(g.group == keys.group_name(keys.Role.RETRIEVAL) and g.consumers for g in stats):
             _console.print(
                 "no retrieval worker is consuming yet: the job waits on the stream until "

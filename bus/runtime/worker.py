@@ -78,7 +78,10 @@ def consumer_name() -> str:
 
 
 class Worker:
-    """Consumes one role's streams on every shard and runs its handler per step."""
+    """Consumes one role's streams on every shard and runs its handler per step.
+
+    With ``lane``, it reads the role's lane streams instead (`keys.role_stream`).
+    """
 
     def __init__(
         self,
@@ -90,6 +93,7 @@ class Worker:
         concurrency: int = 1,
         consumer: str | None = None,
         on_run_end: RunEndHook | None = None,
+        lane: str | None = None,
     ) -> None:
         self.role = role
         self.handler = handler
@@ -98,7 +102,7 @@ class Worker:
         self.concurrency = max(1, concurrency)
         self.consumer = consumer or consumer_name()
         self.group = keys.group_name(role)
-        self.streams = [keys.role_stream(role, k) for k in range(settings.shards)]
+        self.streams = [keys.role_stream(role, k, lane) for k in range(settings.shards)]
         self._shard_of_stream = {s: k for k, s in enumerate(self.streams)}
         self._on_run_end = on_run_end
         self._inflight: dict[tuple[str, bytes], asyncio.Task[None]] = {}

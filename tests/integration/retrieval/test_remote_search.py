@@ -134,3 +134,23 @@ async def test_a_reply_is_checked_against_the_callers_access_again(
     key = reply_key(command.model_copy(update={"branch": f"q{digest}"}))
     await redis.xadd(key, {wire.DATA_FIELD: forged.model_dump_json()})
     assert await _search(remote, Access.of("t1"), "forged") == ["mine.md"]
+
+
+async def test_a_waiting_ingest_job_does_not_queue_searches(
+    redis: Redis, retrieval: Retrieval, settings: Settings
+) -> None:
+    from retrieval.ingest import prepare
+    from retrieval.jobs import publish_job, split_tasks
+    from retrieval.loaders import parse
+
+    text = "# Big\n\n" + "\n\n".join(f"## P{i}\n\nParagraph {i}." for i in range(40))
+    doc = prepare(parse(text.encode(), source="big.md"), tenant="t1", chunking=retrieval.chunking)
+    tasks = split_tasks([doc], batch_chunks=1, max_bytes=65_536)
+    job = await publish_job(redis, settings, tasks, tenant="t1", subject="cli")
+    lane = keys.role_stream(keys.Role.RETRIEVAL, job.shard, keys.INGEST_LANE)
+    assert await redis.xlen(lane) == len(tasks) > 1
+    remote = RemoteSearch(redis, settings)
+    # Only the role's main stream is served: the search is answered at once all the same.
+    async with running([_worker(retrieval, redis, settings)], redis):
+        assert await _search(remote, Access.of("t1"), "q", wait_s=5) == ["a.md"]
+    assert (await redis.xpending(lane, "retrieval"))["pending"] == 0
