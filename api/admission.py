@@ -32,6 +32,7 @@ from api.deps import ApiDeps
 from api.errors import ApiError, Unavailable
 from api.preferences import AskSettings
 from api.starter import Ask
+from api.webhook_requests import webhook_of
 from bus import keys, wire
 from bus.commands import Question, ReplyTo, RunResult
 from bus.errors import MessageInvalid, StoreError
@@ -146,6 +147,7 @@ class QuestionAdmission:
                 settings=AskSettings(**{k: v for k, v in chosen.items() if k in _ASK_FIELDS}),
                 run_id=question.run_id or run_id_for(entry_id),
                 reply_to=question.reply_to,
+                webhook=webhook_of(question.webhook_url, question.webhook_approvals),
             )
             started = await self.deps.starter.start(who, ask)
         except Unavailable:

@@ -25,7 +25,19 @@ from api import metrics
 from api.asyncapi import build_asyncapi
 from api.deps import ApiDeps
 from api.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
-from api.routes import agents, conversations, events, gates, health, keys, runs, settings, ws
+from api.routes import (
+    agents,
+    conversations,
+    events,
+    gates,
+    health,
+    keys,
+    openai_compat,
+    runs,
+    settings,
+    webhooks,
+    ws,
+)
 from bus.errors import StoreError
 
 log = structlog.get_logger("api")
@@ -58,6 +70,8 @@ def create_app(deps: ApiDeps) -> FastAPI:
     app.state.asyncapi = build_asyncapi(deps.settings, VERSION)
     for module in (runs, gates, agents, events, ws, settings, conversations, keys, health):
         app.include_router(module.router)
+    app.include_router(webhooks.router)
+    app.include_router(openai_compat.router)
     _install_error_handlers(app)
     # Bodies are small JSON documents; anything far larger is refused before it is read.
     max_body = deps.settings.api_max_question_chars * 4 + 64 * 1024

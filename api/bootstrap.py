@@ -43,6 +43,7 @@ from bus.store import (
     ConversationStore,
     RunStore,
     TenantSettingsStore,
+    WebhookSecretStore,
     make_engine,
 )
 from bus.store import RunStatus as StoreStatus
@@ -56,6 +57,7 @@ from gateway.registry import ToolRegistry
 from gateway.tenants import DeploymentPolicies
 from gateway.tools import builtin_tools
 from gateway.tools.search_docs import SearchDocs
+from gateway.webhooks.worker import WebhookWorker
 from gateway.worker import make_gateway_handler
 from retrieval.gather_source import DOCUMENTS, documents_source
 from retrieval.stack import Retrieval, open_retrieval
@@ -126,6 +128,7 @@ class Stores:
     tenant_settings: TenantSettingsStore
     audit: AuditStore | None = None
     checkpoints: CheckpointStore | None = None
+    webhook_secrets: WebhookSecretStore | None = None
 
 
 @contextlib.asynccontextmanager
@@ -153,6 +156,7 @@ async def open_store(settings: Settings, *, migrate: bool = False) -> AsyncItera
             tenant_settings=TenantSettingsStore(engine),
             audit=AuditStore(engine),
             checkpoints=CheckpointStore(engine),
+            webhook_secrets=WebhookSecretStore(engine),
         )
     finally:
         await engine.dispose()
@@ -337,7 +341,9 @@ def build_workers(
     """One worker per role, each wired to its handler and the run-end recorder.
 
     The ``recorder`` role is the ledger's consumer (`bus.runtime.recorder`), not a step
-    worker: it writes the records steps commit (audit rows) to the store in batches.
+    worker: it writes the records steps commit (audit rows) to the store in batches. A
+    process with gateway workers also sends webhooks (`gateway.webhooks`): from the same
+    network position, through the same egress path.
     """
     hook = run_end_recorder(handlers.stores.runs, redis)
     workers: list[Consumer] = []
@@ -349,6 +355,9 @@ def build_workers(
         workers.append(
             Worker(role, handler, redis, settings, concurrency=concurrency, on_run_end=hook)
         )
+        secrets = handlers.stores.webhook_secrets
+        if role == Role.GATEWAY and secrets is not None:
+            workers.append(WebhookWorker(redis, settings, secrets, handlers._policies()))
     return workers
 
 

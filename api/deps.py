@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         ConversationStore,
         RunStore,
         TenantSettingsStore,
+        WebhookSecretStore,
     )
 
 
@@ -54,6 +55,7 @@ class ApiDeps:
     relay: Relay
     checkpoints: CheckpointStore | None = None
     allow_always: AllowAlways | None = None
+    webhook_secrets: WebhookSecretStore | None = None
 
 
 def make_deps(settings: Settings, redis: Redis, stores: Stores) -> ApiDeps:
@@ -79,4 +81,5 @@ def make_deps(settings: Settings, redis: Redis, stores: Stores) -> ApiDeps:
         relay=Relay(redis, shards=settings.shards, block_ms=settings.relay_block_ms),
         checkpoints=stores.checkpoints,
         allow_always=allow_always_hook(stores),
+        webhook_secrets=stores.webhook_secrets,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
@@ -29,6 +29,7 @@ from api.errors import (
 from api.limits import TenantLimits
 from api.preferences import AskSettings, Effective, Preferences, deployment_defaults, overlay
 from api.preferences import run_settings as make_run_settings
+from api.webhook_requests import WebhookRequest, check_webhook, webhook_registration
 from bus import keys, wire
 from bus.commands import AgentTask, Command, RunState, new_run_id
 
@@ -38,7 +39,9 @@ if TYPE_CHECKING:
     from bus.settings import Settings
     from bus.store import TenantSettingsStore
 
-# KEYS: run owner key, intake stream (same hash tag). ARGV: tenant, ttl, maxlen, command.
+# KEYS: run owner key, intake stream, and (with a webhook) the run's webhook registration,
+# the watch set and its wake stream (one hash tag). ARGV: tenant, ttl, maxlen, command, and
+# (with a webhook) its spec, the time and the run id: registered with the run, atomically.
 # Returns 1 published, 0 already published for this tenant, -1 the id is another tenant's.
 _PUBLISH_ONCE = """
 local owner = redis.call('GET', KEYS[1])
@@ -48,6 +51,12 @@ if owner then
 end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'data', ARGV[4])
+if #KEYS > 2 then
+  redis.call('HSET', KEYS[3], 'spec', ARGV[5], 'cursor', '0-0')
+  redis.call('EXPIRE', KEYS[3], ARGV[2])
+  redis.call('ZADD', KEYS[4], ARGV[6], ARGV[7])
+  redis.call('XADD', KEYS[5], 'MAXLEN', '~', 16, '*', 'w', '1')
+end
 return 1
 """
 
@@ -61,6 +70,7 @@ class Ask:
     settings: AskSettings = field(default_factory=AskSettings)
     run_id: str | None = None
     reply_to: str | None = None
+    webhook: WebhookRequest | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +132,7 @@ class RunStarter:
             QuestionTooLarge, InvalidRequest: the question is unacceptable.
             IdempotencyKeyReused: the key was used before for a different request.
             RateLimited, TooManyActiveRuns: a tenant limit says no (with Retry-After).
+            WebhookRefused: the webhook URL may not be used by this tenant.
             Unavailable: Redis failed.
         """
         if len(ask.question) > self._settings.api_max_question_chars:
@@ -132,6 +143,9 @@ class RunStarter:
             )
         if not ask.question.strip():
             raise InvalidRequest("the question is empty", field="question")
+        if ask.webhook is not None:  # refused before any limit is spent on the run
+            effective = await self.effective(who.tenant_id)
+            ask = replace(ask, webhook=check_webhook(self._settings, effective, ask.webhook))
         try:
             return await self._start(who, ask, idempotency_key)
         except RedisError as e:
@@ -206,10 +220,15 @@ class RunStarter:
                 )
             ),
         )
-        outcome = await self._publish(
-            keys=[keys.run_owner(run_id, shard), keys.role_stream(keys.Role.INTAKE, shard)],
-            args=[who.tenant_id, s.run_ttl_s, s.stream_maxlen, wire.encode(command)],
-        )
+        run_keys = [keys.run_owner(run_id, shard), keys.role_stream(keys.Role.INTAKE, shard)]
+        args: list[str | int | float] = [who.tenant_id, s.run_ttl_s, s.stream_maxlen]
+        args.append(wire.encode(command))
+        if ask.webhook is not None:
+            extra_keys, extra_args = webhook_registration(
+                who, ask.webhook, run_id, shard, conversation_id
+            )
+            run_keys, args = [*run_keys, *extra_keys], [*args, *extra_args]
+        outcome = await self._publish(keys=run_keys, args=args)
         if int(outcome) < 0:
             await self._limits.release(who.tenant_id, run_id)
             raise InvalidRequest(f"run id {run_id!r} is taken", field="run_id")
@@ -223,4 +242,6 @@ def _fingerprint(ask: Ask) -> str:
         "s": ask.settings.model_dump(),
         "r": ask.reply_to,
     }
+    if ask.webhook is not None:  # only then: earlier keys' fingerprints stay as they were
+        doc["w"] = [ask.webhook.url, ask.webhook.approvals]
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32]

@@ -26,6 +26,7 @@ from bus.store.keys import ApiKeyRecord, ApiKeyStore, KeyRole
 from bus.store.migrate import downgrade, downgrade_async, upgrade, upgrade_async
 from bus.store.runs import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore
 from bus.store.tenant_settings import TenantSettingsRecord, TenantSettingsStore
+from bus.store.webhook_secrets import WebhookSecretRecord, WebhookSecretStore
 
 __all__ = [
     "TERMINAL_STATUSES",
@@ -56,6 +57,8 @@ __all__ = [
     "RunStore",
     "TenantSettingsRecord",
     "TenantSettingsStore",
+    "WebhookSecretRecord",
+    "WebhookSecretStore",
     "downgrade",
     "downgrade_async",
     "make_engine",

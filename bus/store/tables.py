@@ -218,3 +218,14 @@ class TenantSettingsRow(Base):
     settings: Mapped[dict[str, Any]] = mapped_column(JSON())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_by: Mapped[str] = mapped_column(String(255))
+
+
+class WebhookSecretRow(Base):
+    """A tenant's webhook signing secret (Standard Webhooks ``whsec_`` form)."""
+
+    __tablename__ = "webhook_secrets"
+
+    tenant_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    secret: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    created_by: Mapped[str] = mapped_column(String(255))

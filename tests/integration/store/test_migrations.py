@@ -25,7 +25,7 @@ from bus.store import (
 from bus.store.migrate import downgrade_async
 from bus.store.tables import Base
 
-HEAD = "0007"  # the newest revision
+HEAD = "0008"  # the newest revision
 BASELINE = "0001"
 
 
