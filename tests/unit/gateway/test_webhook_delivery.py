@@ -12,7 +12,7 @@ from redis.asyncio import Redis
 from standardwebhooks.webhooks import Webhook
 
 from bus import keys, wire
-from bus.events import ApprovalRequest, Answer, Done
+from bus.events import Answer, ApprovalRequest, Done
 from gateway.ports import TenantPolicy
 from gateway.tenants import DeploymentPolicies
 from gateway.webhooks import payloads
@@ -21,6 +21,7 @@ from gateway.webhooks.schedule import DeliveryStatus, Schedule, WebhookSpec
 from gateway.webhooks.signing import new_secret
 from gateway.webhooks.watcher import Watcher
 from tests.conftest import fake_client, real_client
+from tests.support import wait_for
 from tests.unit.gateway.local_http import LocalServer, Seen, serve
 
 SECRET = new_secret()
@@ -105,7 +106,15 @@ async def test_a_claimed_delivery_is_not_claimed_again_until_its_lease_ends(redi
     schedule = Schedule(redis, ttl_s=3600)
     now = time.time()
     await schedule.enqueue(
-        0, spec(), "r1", delivery_id="m1", type="t", body=b"{}", now=now, cursor="1-0", finished=True
+        0,
+        spec(),
+        "r1",
+        delivery_id="m1",
+        type="t",
+        body=b"{}",
+        now=now,
+        cursor="1-0",
+        finished=True,
     )
 
     first = await schedule.claim(0, "m1", now=now, lease_until=now + 30)
@@ -145,10 +154,26 @@ async def deliver(redis: Redis, url: str, *, until: set[str], **options: object)
         0, spec(url), "r1", delivery_id="msg_1", type="run.completed",
         body=b'{"type":"run.completed"}', now=time.time(), cursor="1-0", finished=True,
     )  # fmt: skip
+    dispatcher = make_dispatcher(schedule, **options)
+    stopping = asyncio.Event()
+    task = asyncio.create_task(dispatcher.run(0, stopping))
+
+    async def reached() -> bool:
+        return (await schedule.for_run("r1", 0))[0].status.value in until
+
+    try:
+        await wait_for(reached)
+    finally:
+        stopping.set()
+        await asyncio.wait_for(task, 5)
+    return await schedule.for_run("r1", 0)
+
+
+def make_dispatcher(schedule: Schedule, **options: object) -> Dispatcher:
     policies = options.pop("policies", None) or _Policies(
         egress_enabled=True, allowed_egress_hosts=frozenset({"127.0.0.1"})
     )
-    dispatcher = Dispatcher(
+    return Dispatcher(
         schedule,
         _secret,
         policies,  # type: ignore[arg-type]
@@ -157,18 +182,6 @@ async def deliver(redis: Redis, url: str, *, until: set[str], **options: object)
         allow_private=frozenset({"127.0.0.1"}),
         poll_s=0.02,
     )
-    stopping = asyncio.Event()
-    task = asyncio.create_task(dispatcher.run(0, stopping))
-    try:
-        async with asyncio.timeout(10):
-            while True:
-                [d] = await schedule.for_run("r1", 0)
-                if d.status.value in until:
-                    return [d]
-                await asyncio.sleep(0.02)
-    finally:
-        stopping.set()
-        await asyncio.wait_for(task, 5)
 
 
 async def test_failures_are_retried_with_the_same_id_and_valid_signatures(
@@ -216,3 +229,31 @@ async def test_the_egress_path_refuses_what_a_tool_could_not_reach(
     assert "egress_blocked" in (blocked.last_error or "")  # type: ignore[attr-defined]
     assert "ssrf_blocked" in (private.last_error or "")  # type: ignore[attr-defined]
     assert receiver.seen == []
+
+
+async def test_a_new_dispatcher_takes_over_the_schedule_another_left(
+    redis: Redis, receiver: LocalServer
+) -> None:
+    receiver.route("/down", 503)
+    url = f"http://127.0.0.1:{receiver.port}/down"
+    # The first process gives up mid-way (its objects are gone, only Redis remains) ...
+    [first] = await deliver(redis, url, until={"retrying"}, retry=RetryPolicy(backoff_s=0.5))
+    receiver.route("/down", 204)
+    # ... and a fresh dispatcher, sharing nothing with it but Redis, finishes the job.
+    schedule = Schedule(redis, ttl_s=3600)
+    dispatcher = make_dispatcher(schedule)
+    stopping = asyncio.Event()
+    task = asyncio.create_task(dispatcher.run(0, stopping))
+
+    async def delivered() -> bool:
+        return (await schedule.for_run("r1", 0))[0].status is DeliveryStatus.DELIVERED
+
+    try:
+        await wait_for(delivered)
+    finally:
+        stopping.set()
+        await asyncio.wait_for(task, 5)
+
+    [done] = await schedule.for_run("r1", 0)
+    assert first.attempts == 1 and done.attempts == 2  # type: ignore[attr-defined]
+    assert [s.headers["webhook-id"] for s in receiver.seen] == ["msg_1", "msg_1"]
