@@ -15,6 +15,7 @@ from rich.console import Console
 
 from agents import gates
 from api import bootstrap
+from api.cli.ask_remote import ask_remote
 from api.cli.common import run_async, settings
 from api.cli.render import LiveRenderer
 from bus import keys
@@ -29,10 +30,12 @@ async def ask(
     conversation: Annotated[
         str | None, typer.Option(help="Continue this conversation (id printed after a run).")
     ] = None,
-    think: Annotated[bool, typer.Option(help="Ask the model to reason first.")] = False,
-    tools: Annotated[bool, typer.Option(help="Let the model call tools.")] = True,
-    mode: Annotated[str, typer.Option(help="single | multi | custom")] = "single",
-    accuracy: Annotated[str, typer.Option(help="standard | accurate (multi)")] = "standard",
+    # Unset (None) leaves the choice to the tenant's settings over --api-url; locally the
+    # defaults are no reasoning, tools on, single, standard.
+    think: Annotated[bool | None, typer.Option(help="Ask the model to reason first.")] = None,
+    tools: Annotated[bool | None, typer.Option(help="Let the model call tools.")] = None,
+    mode: Annotated[str | None, typer.Option(help="single | multi | custom")] = None,
+    accuracy: Annotated[str | None, typer.Option(help="standard | accurate (multi)")] = None,
     human_gate: Annotated[bool, typer.Option(help="Approve the answer before it is final.")] = (
         False
     ),
@@ -41,8 +44,28 @@ async def ask(
     ] = "",
     approve_high_risk: Annotated[bool, typer.Option(help="Allow HIGH-risk tools.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON event per line.")] = False,
+    api_url: Annotated[
+        str | None,
+        typer.Option(envvar="AGENTBUS_API_URL", help="Ask a remote deployment's API instead."),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(envvar="AGENTBUS_API_KEY", help="Its API key (prefer the variable)."),
+    ] = None,
 ) -> None:
     """Ask a question; the run's events stream to the terminal as they happen."""
+    if api_url:
+        if human_gate or sources:
+            hint = "set human_gate and sources in the tenant's settings (PUT /api/v1/settings)"
+            raise typer.BadParameter(f"not per question over the API: {hint}")
+        if not api_key:
+            raise typer.BadParameter("--api-url needs an API key: set AGENTBUS_API_KEY")
+        options = {"conversation_id": conversation, "mode": mode, "accuracy": accuracy}
+        options |= {"think": think, "use_tools": tools, "approve_high_risk": approve_high_risk}
+        status = await ask_remote(api_url, api_key, question, options, as_json=as_json)
+        if status != "done":
+            raise typer.Exit(1)
+        return
     s = settings()
     run_id = new_run_id()
     conversation_id = conversation or new_run_id()
@@ -58,10 +81,10 @@ async def ask(
                 question=question,
                 conversation_id=conversation_id,
                 settings=RunSettings(
-                    mode=mode,  # type: ignore[arg-type]
-                    accuracy=accuracy,  # type: ignore[arg-type]
-                    think=think,
-                    use_tools=tools,
+                    mode=mode or "single",  # type: ignore[arg-type]
+                    accuracy=accuracy or "standard",  # type: ignore[arg-type]
+                    think=bool(think),
+                    use_tools=tools is not False,
                     human_gate=human_gate,
                     approve_high_risk=approve_high_risk,
                     sources=[x.strip() for x in sources.split(",") if x.strip()],
