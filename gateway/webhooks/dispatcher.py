@@ -102,14 +102,15 @@ class Dispatcher:
         """Send the shard's due deliveries until ``stopping``, then let attempts finish."""
         try:
             while not stopping.is_set():
+                pause = self._poll_s
                 try:
                     started = await self._round(shard)
                 except Exception:  # the loop serves every webhook: it must outlive any error
                     log.exception("webhook dispatch failed, retrying", shard=shard)
-                    started = 0
+                    started, pause = 0, max(1.0, self._poll_s)
                 if not started:
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(stopping.wait(), self._poll_s)
+                        await asyncio.wait_for(stopping.wait(), pause)
         finally:
             if self.inflight:
                 await asyncio.wait(self.inflight, timeout=self._timeout_s + 5)

@@ -63,9 +63,7 @@ class Watcher:
 
     async def run(self, shard: int, stopping: asyncio.Event) -> None:
         """Follow the shard's watched runs while holding its lease, until ``stopping``."""
-        wake = keys.webhook_wake(shard)
-        last = await self._redis.xrevrange(wake, count=1)
-        wake_cursor = last[0][0].decode() if last else "0-0"
+        wake_cursor: str | None = None
         offset = 0
         try:
             while not stopping.is_set():
@@ -86,14 +84,18 @@ class Watcher:
             except Exception as e:  # the lease expires by itself anyway
                 log.warning("webhook watcher: lease not released", error=repr(e))
 
-    async def _step(self, shard: int, wake_cursor: str, offset: int) -> tuple[str, int]:
+    async def _step(self, shard: int, wake_from: str | None, offset: int) -> tuple[str, int]:
+        wake = keys.webhook_wake(shard)
+        wake_cursor = wake_from or "0-0"
+        if wake_from is None:  # from the wake stream's end: old entries need no reading
+            last = await self._redis.xrevrange(wake, count=1)
+            wake_cursor = str(last[0][0].decode()) if last else "0-0"
         watch = keys.webhook_watch(shard)
         await self._redis.zremrangebyscore(watch, "-inf", time.time() - self._retention_s)
         runs = [r.decode() for r in await self._redis.zrange(watch, offset, offset + WINDOW - 1)]
         rotating = len(runs) == WINDOW or offset > 0
         offset = offset + WINDOW if len(runs) == WINDOW else 0
         specs = await self._specs(shard, runs)
-        wake = keys.webhook_wake(shard)
         streams: dict[str, str] = {wake: wake_cursor}
         by_stream: dict[str, tuple[str, WebhookSpec]] = {}
         for run_id, (spec, cursor) in specs.items():
@@ -110,7 +112,7 @@ class Watcher:
         for name_b, entries in resp or ():
             name = name_b.decode()
             if name == wake:
-                wake_cursor = entries[-1][0].decode()
+                wake_cursor = str(entries[-1][0].decode())
             elif name in by_stream:
                 run_id, spec = by_stream[name]
                 await self._process(shard, run_id, spec, entries)
