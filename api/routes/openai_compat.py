@@ -32,7 +32,6 @@ from api.deps import ApiDeps
 from api.errors import ApiError
 from api.openai_compat import (
     CONVERSATION_HEADER,
-    MODELS,
     RUN_HEADER,
     ChatMessage,
     ChatRequest,
@@ -67,7 +66,7 @@ async def _caller(request: Request) -> Principal:
     return await get_deps(request).auth.authenticate(token)
 
 
-async def _answering(request: Request, work: Any) -> Response:
+async def _answering(work: Any) -> Response:
     """Run ``work()``; every error becomes OpenAI's error shape."""
     try:
         return await work()
@@ -89,7 +88,7 @@ async def list_models(request: Request) -> Response:
         await _caller(request)
         return JSONResponse(model_list())
 
-    return await _answering(request, work)
+    return await _answering(work)
 
 
 @router.get("/models/{model}")
@@ -98,11 +97,10 @@ async def get_model(model: str, request: Request) -> Response:
 
     async def work() -> Response:
         await _caller(request)
-        if model not in MODELS:
-            settings_for(model)  # raises model_not_found
+        settings_for(model)  # model_not_found for names agentbus does not serve
         return JSONResponse(model_card(model))
 
-    return await _answering(request, work)
+    return await _answering(work)
 
 
 @router.post("/chat/completions")
@@ -127,7 +125,7 @@ async def chat_completions(request: Request) -> Response:
             return StreamingResponse(body, media_type="text/event-stream", headers=headers)
         return JSONResponse(await _complete(deps, started, chat.model), headers=headers)
 
-    return await _answering(request, work)
+    return await _answering(work)
 
 
 def _parse(raw: bytes) -> ChatRequest:

@@ -23,6 +23,9 @@ async def test_models_and_a_plain_completion(start_api: Any) -> None:
     key = await api.key()
     async with client(api, key) as oai:
         models = await oai.models.list()
+        multi = await oai.models.retrieve("agentbus-multi")
+        with pytest.raises(openai.NotFoundError):
+            await oai.models.retrieve("gpt-4o")
         raw = await oai.chat.completions.with_raw_response.create(
             model="agentbus",
             messages=QUESTION,  # type: ignore[arg-type]
@@ -32,6 +35,7 @@ async def test_models_and_a_plain_completion(start_api: Any) -> None:
     stored = (await api.http.get(f"/api/v1/runs/{run_id}", headers=api.auth(key))).json()
 
     assert [m.id for m in models.data] == ["agentbus", "agentbus-multi", "agentbus-multi-accurate"]
+    assert multi.id == "agentbus-multi" and multi.owned_by == "agentbus"
     assert completion.choices[0].message.content == BENCHMARK_ANSWER == stored["answer"]
     assert completion.choices[0].finish_reason == "stop"
     assert completion.id == f"chatcmpl-{run_id}" and completion.model == "agentbus"
