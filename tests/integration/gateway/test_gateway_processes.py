@@ -16,7 +16,7 @@ from bus import keys
 from bus.commands import Command, RunState, ToolCallBatch, ToolCallRequest, deadline_in, new_run_id
 from bus.publish import publish
 from bus.settings import BusSettings
-from bus.store import AuditStore, make_engine
+from bus.store import AuditStore, Scope, make_engine
 from bus.store.migrate import upgrade_async
 from tests.conftest import TEST_REDIS_URL
 from tests.processes import AGENTBUS, processes, spawn
@@ -68,7 +68,7 @@ async def group_exists(redis: Redis) -> bool:
 async def audit_rows(env: dict[str, str], tenant: str = "t1") -> list[tuple[str, str]]:
     engine = make_engine(env["AGENTBUS_DATABASE_URL"])
     try:
-        rows = await AuditStore(engine).list(tenant, limit=100)
+        rows = await AuditStore(engine).list(Scope.tenant(tenant), limit=100)
     finally:
         await engine.dispose()
     return [(r.tool, r.call_id) for r in reversed(rows)]

@@ -393,7 +393,7 @@ async def test_only_the_owner_changes_a_run(store: RunStore) -> None:
 
     assert await store.set_status(BOB, "run-1", RunStatus.CANCELLED) is None
     assert await store.set_status(ADMIN, "run-1", RunStatus.CANCELLED) is None
-    assert await store.finish(BOB, "run-1", RunStatus.DONE, answer="x", trace=[], usage={}) is None
+    assert not await store.end(BOB, "run-1", RunStatus.DONE, answer="x", trace=[], usage={})
     assert not await store.end(ADMIN, "run-1", RunStatus.DONE, answer="x", trace=[], usage={})
 
     stored = await store.get(ALICE, "run-1")

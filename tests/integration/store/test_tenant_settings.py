@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bus.errors import StoreError
-from bus.store import AuditEntry, AuditStore, TenantSettingsStore, tenant_settings
+from bus.store import AuditEntry, AuditStore, Scope, TenantSettingsStore, tenant_settings
 
 
 @pytest.fixture
@@ -64,7 +64,8 @@ async def test_a_change_and_its_audit_row_commit_together(
     await prefs.put(
         "tenant-a", {"approved_critical_tools": ["wipe_cache"]}, "root", audit=[change()]
     )
-    assert [r.tool for r in await audit.list("tenant-a")] == ["approved_critical_tools"]
+    rows = await audit.list(Scope.tenant("tenant-a"))
+    assert [r.tool for r in rows] == ["approved_critical_tools"]
 
     async def broken(*args: object, **kwargs: object) -> None:
         raise StoreError("the audit log failed")
