@@ -21,7 +21,7 @@ from api.http.errors import NotFound
 
 router = APIRouter(include_in_schema=False)
 
-WEB_DIR = Path(__file__).resolve().parent.parent / "web"
+WEB_DIR = Path(__file__).resolve().parents[2] / "web"  # api/web
 _TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
 
 #: No inline script or style, nothing from another origin, no plugins, no framing, and

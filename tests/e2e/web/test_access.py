@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from bus.store import KeyRole
 from tests.e2e.web.pages import ask, open_signed_in, until_done
 
@@ -69,11 +67,6 @@ async def test_another_tenant_sees_none_of_my_conversations(start_web, browser) 
     await browser.shot(page)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the store's per-user filter (issue 13, another branch) is not merged yet: "
-    "GET /api/v1/conversations still lists every conversation of the tenant",
-)
 async def test_a_second_user_sees_none_of_my_conversations(start_web, browser) -> None:
     system = await start_web()
     _, conversation = await _alice_asked(system, browser)

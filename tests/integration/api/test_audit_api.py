@@ -95,8 +95,8 @@ async def test_agentbus_audit_list_prints_a_tenants_rows(start_api) -> None:
     await finished_run(api, await api.key("t1", "bob"), "two")
     env = {
         **os.environ,
-        "AGENTBUS_DATABASE_URL": api.settings.resolved_database_url(),
-        "AGENTBUS_DATA_DIR": str(api.settings.data_dir),
+        "AGENTBUS_DATABASE_URL": api.settings.bus.resolved_database_url(),
+        "AGENTBUS_DATA_DIR": str(api.settings.bus.data_dir),
     }
 
     async def cli(*args: str) -> str:

@@ -18,7 +18,7 @@ from api.http.admission import run_id_for
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish, read_events
-from bus.store import KeyRole
+from bus.store import KeyRole, Scope
 from tests.integration.api import critical_plugin
 from tests.integration.api.conftest import recv, until_done
 from tests.integration.api.test_admission import reply
@@ -139,7 +139,7 @@ async def test_the_gateway_refuses_a_tool_the_tenant_did_not_approve_even_if_ask
             state=RunState(question="Wipe.", settings=RunSettings(approve_critical=[WIPE]))
         ),
     )
-    await publish(api.redis, command, api.settings)
+    await publish(api.redis, command, api.settings.bus)
     events = [e.model_dump(mode="json") async for _, e in read_events(api.redis, run_id, 0)]
 
     assert outcome(events) == ("refused", "critical_tool_not_approved")
@@ -170,7 +170,7 @@ async def test_approvals_are_admin_only_kept_unless_given_and_every_change_is_au
     assert approved.json()["preferences"]["approved_critical_tools"] == ["deploy_prod", WIPE]
     assert kept.json()["preferences"]["approved_critical_tools"] == ["deploy_prod", WIPE]
     assert withdrawn.json()["effective"]["approved_critical_tools"] == ["deploy_prod"]
-    rows = sorted(await api.stores.audit.list("t1"), key=lambda r: r.seq)
+    rows = sorted(await api.stores.audit.list(Scope.tenant("t1")), key=lambda r: r.seq)
     assert [(r.tool, r.code, r.subject, r.run_id) for r in rows] == [
         ("approved_critical_tools", "critical_tools_changed", "root", "")
     ] * 2
