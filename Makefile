@@ -3,7 +3,7 @@ UV := .tools/bin/uv
 EXTRAS ?= --extra dev --extra local --extra rerank
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: install up test lint bench services
+.PHONY: install up test lint bench services browser bench-page
 
 install: .venv/.installed
 
@@ -21,7 +21,11 @@ up: install
 services:
 	bash .ci/services
 
-test: install services
+# The web page's browser tests drive Debian's chromium (installed here when missing).
+browser:
+	bash .ci/browser
+
+test: install services browser
 	.venv/bin/pytest
 
 lint: install
@@ -31,3 +35,7 @@ lint: install
 
 bench: install services
 	.venv/bin/agentbus bench hop --json
+
+# The web page: socket-to-DOM time per event over a 1,000-token answer (Performance API).
+bench-page: install services browser
+	.venv/bin/agentbus bench page

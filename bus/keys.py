@@ -129,3 +129,13 @@ def relay_wake(relay_id: str, shard: int) -> str:
 def question_signature(signature: str) -> str:
     """Marks a signed question's signature as used (by the entry id holding it)."""
     return f"{PREFIX}:qsig:{signature}"
+
+
+def web_login(token_digest: str) -> str:
+    """A one-time login token of the web page (digested): the key id it signs in as."""
+    return f"{PREFIX}:web:login:{token_digest}"
+
+
+def web_session(token_digest: str) -> str:
+    """A web page session (digested token): the key id it acts for, and when it began."""
+    return f"{PREFIX}:web:session:{token_digest}"

@@ -36,7 +36,8 @@ async def api(
     async with open_store(s.bus, migrate=migrate) as stores, connect(s.bus) as conn:
 
         def started(bound: int) -> None:
-            typer.echo(f"agentbus api: http://{host or s.api.api_host}:{bound}  (docs at /docs)")
+            base = f"http://{host or s.api.api_host}:{bound}"
+            typer.echo(f"agentbus api: {base}  (docs at /docs, the web page at {base}/)")
 
         await run_edge(s, conn.redis, stores, stop, host=host, port=port, on_started=started)
         typer.echo("agentbus api: stopped")

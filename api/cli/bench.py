@@ -89,3 +89,17 @@ def relay(
         token_delay_s=token_delay,
         as_json=as_json,
     )
+
+
+@app.command()
+def page(
+    redis_url: Annotated[
+        str | None, typer.Option(help="Redis to use; default: a temporary embedded one.")
+    ] = None,
+    token_delay: Annotated[
+        float, typer.Option(min=0, help="Seconds the scripted model waits per token.")
+    ] = 0.01,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+) -> None:
+    """The web page in headless chromium: socket-to-DOM time per event (p50/p99)."""
+    _load("page").main(redis_url=redis_url, token_delay=token_delay, as_json=as_json)

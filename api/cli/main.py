@@ -16,6 +16,7 @@ from api.cli import (
     deploy_cmd,
     graph_cmd,
     ops,
+    page_cmd,
     retrieval_cmds,
     runs_cmd,
     tools_cmds,
@@ -51,6 +52,7 @@ app.add_typer(audit_cmds.audit_app, name="audit")
 
 app.command()(ask.ask)
 app.command(name="api")(api_cmd.api)
+app.command(name="login-url")(page_cmd.login_url_cmd)
 
 
 @app.command()
@@ -84,12 +86,23 @@ async def up(
         key = await ensure_local_key(s.api, stores.keys)  # first start only
         if key:
             typer.echo(local_key_message(key, s.api))
-        typer.echo(f"api: http://{s.api.api_host}:{s.api.api_port}/docs  (Ctrl-C to stop)")
         beat = _serve_health(s.bus.metrics_port)
         stop = asyncio.Event()
         helpers = helper_roles(s.retrieval, UP_ROLES)
+
+        async def show_page(port: int) -> None:
+            url = await page_cmd.page_login_url(
+                s.api, conn.redis, stores.keys, host=s.api.api_host, port=port
+            )
+            typer.echo(f"api: http://{s.api.api_host}:{port}/docs  (Ctrl-C to stop)")
+            typer.echo(page_cmd.page_message(url))
+
+        def started(port: int) -> None:
+            shown.add(asyncio.create_task(show_page(port)))
+
+        shown: set[asyncio.Task[None]] = set()
         with helper_processes(n - 1, helpers, conn.url, concurrency):
-            edge = asyncio.create_task(run_edge(s, conn.redis, stores, stop))
+            edge = asyncio.create_task(run_edge(s, conn.redis, stores, stop, on_started=started))
             try:
                 await Runner(workers, conn.redis).run()  # owns SIGTERM/SIGINT: drain, stop
             finally:

@@ -132,6 +132,27 @@ async def _via_bus(
         return {k: int(v) for k, v in counts.items()}, status
 
 
+async def _catalogue(s: AppSettings, docs: list[PreparedDocument], tenant: str) -> None:
+    """List the documents on the web page too (what its uploads record)."""
+    from api.catalogue import record_documents
+    from bus.errors import StoreError
+    from bus.store import open_store
+
+    def size(source: str) -> int:
+        path = Path(source)
+        return path.stat().st_size if path.is_file() else 0
+
+    try:
+        async with open_store(s.bus) as stores:
+            if stores.documents is not None:
+                sized = [(d, size(d.source)) for d in docs]
+                await record_documents(
+                    stores.documents, sized, tenant=tenant, subject=s.api.subject, job_id="cli"
+                )
+    except StoreError as e:  # the documents are stored and searchable all the same
+        _console.print(f"not listed on the web page: {e}", markup=False)
+
+
 @run_async
 async def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders (.md .txt .html .pdf).")],
@@ -164,6 +185,8 @@ async def ingest(
             counts = await _direct(s, docs, owner, not as_json)
         else:
             counts, status = await _via_bus(s, docs, owner, not as_json, deadline)
+        if docs and status == "done":
+            await _catalogue(s, docs, owner)
     except RetrievalError as e:
         raise _fail(e) from e
     report = {"status": status, "chunks": chunks, **counts, "failed": len(failures)}

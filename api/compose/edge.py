@@ -15,12 +15,12 @@ from api import signing
 from api.compose.settings import AppSettings
 from api.http.admission import QuestionAdmission
 from api.http.app import create_app
-from api.http.auth import Authenticator
 from api.http.deps import ApiDeps
 from api.http.limits import TenantLimits
 from api.http.preferences import Effective, deployment_defaults
 from api.http.relay import Relay
 from api.http.server import GRACEFUL_S, serve
+from api.http.sessions import SessionAuthenticator
 from api.http.starter import RunStarter
 from bus.store import AuditEntry, Stores
 
@@ -50,13 +50,16 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
     return ApiDeps(
         settings=settings,
         bus=bus,
+        retrieval=app_settings.retrieval,
         defaults=defaults,
         redis=redis,
         runs=stores.runs,
         conversations=stores.conversations,
         keys=stores.keys,
         tenant_settings=stores.tenant_settings,
-        auth=Authenticator(stores.keys, cache_s=settings.api_key_cache_s, signing_master=master),
+        auth=SessionAuthenticator(
+            stores.keys, redis, cache_s=settings.api_key_cache_s, signing_master=master
+        ),
         limits=limits,
         starter=RunStarter(
             redis, settings, bus, defaults, stores.tenant_settings, limits, stores.conversations
@@ -66,6 +69,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         allow_always=allow_always_hook(stores),
         audit=stores.audit,
         signing_master=master,
+        documents=stores.documents,
     )
 
 

@@ -26,14 +26,18 @@ from api.http.asyncapi import build_asyncapi
 from api.http.deps import ApiDeps
 from api.http.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
 from api.http.routes import (
+    activity,
     agents,
     api_keys,
     audit,
     conversations,
+    documents,
     events,
     gates,
     health,
+    page,
     runs,
+    session,
     settings,
     ws,
 )
@@ -67,23 +71,14 @@ def create_app(deps: ApiDeps) -> FastAPI:
     )
     app.state.deps = deps
     app.state.asyncapi = build_asyncapi(deps.bus, VERSION)
-    for module in (
-        runs,
-        gates,
-        agents,
-        events,
-        ws,
-        settings,
-        conversations,
-        audit,
-        api_keys,
-        health,
-    ):
+    routers = (runs, gates, agents, events, ws, settings, conversations, audit, api_keys, health)
+    for module in (*routers, session, documents, activity, page):
         app.include_router(module.router)
     _install_error_handlers(app)
     # Bodies are small JSON documents; anything far larger is refused before it is read.
     max_body = deps.settings.api_max_question_chars * 4 + 64 * 1024
-    app.add_middleware(_BodyLimit, max_bytes=max_body)
+    uploads = {documents.router.prefix: documents.MAX_UPLOAD_BYTES}
+    app.add_middleware(_BodyLimit, max_bytes=max_body, larger=uploads)
     app.add_middleware(_Metrics)
     return app
 
@@ -137,17 +132,19 @@ class _BodyLimit:
     limit, so no request makes the API hold more than ``max_bytes`` of it.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, larger: dict[str, int] | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.larger = larger or {}  # path -> limit, for the few routes that take files
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        error = BodyTooLarge(f"the body is over {self.max_bytes} bytes")
+        limit = self.larger.get(scope["path"].rstrip("/"), self.max_bytes)
+        error = BodyTooLarge(f"the body is over {limit} bytes")
         length = dict(scope["headers"]).get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_bytes:
+        if length is not None and length.isdigit() and int(length) > limit:
             await _error_response(error)(scope, receive, send)
             return
         received, over, responded = 0, False, False
@@ -157,7 +154,7 @@ class _BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_bytes:
+                if received > limit:
                     over = True
                     raise _BodyOverLimit
             return message

@@ -21,9 +21,11 @@ if TYPE_CHECKING:
         AuditStore,
         CheckpointStore,
         ConversationStore,
+        DocumentStore,
         RunStore,
         TenantSettingsStore,
     )
+    from retrieval.settings import RetrievalSettings
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,6 +35,7 @@ class ApiDeps:
     Attributes:
         settings: the API's settings.
         bus: the bus's settings (the edge publishes and reads run streams).
+        retrieval: chunking and batching of the documents the web page uploads.
         defaults: the deployment's run settings, before any tenant preference.
         redis: the shared Redis client.
         runs: the run store.
@@ -45,12 +48,14 @@ class ApiDeps:
         relay: the process's shared reader of run event streams.
         checkpoints: the paused runs.
         allow_always: persists an ``egress_allow_always`` decision, audited.
-        audit: the audit log (admins' reads of other users' data are written to it).
+        audit: the audit log (admins' reads of other users' data; the web page's Activity).
         signing_master: what keys' signing secrets derive from (``api.signing``).
+        documents: the catalogue of uploaded documents (the web page's Documents panel).
     """
 
     settings: ApiSettings
     bus: BusSettings
+    retrieval: RetrievalSettings
     defaults: Effective
     redis: Redis
     runs: RunStore
@@ -65,3 +70,4 @@ class ApiDeps:
     allow_always: AllowAlways | None = None
     audit: AuditStore | None = None
     signing_master: bytes | None = None
+    documents: DocumentStore | None = None

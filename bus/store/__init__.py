@@ -1,6 +1,7 @@
 """The SQL state store: runs and what they leave behind, on SQLite or Postgres."""
 
 # Registers the checkpoints table on Base.metadata (what alembic compares against).
+from bus.store import document_tables as document_tables
 from bus.store import gate_tables as gate_tables
 from bus.store.api_keys import ApiKeyRecord, ApiKeyStore, KeyRole
 from bus.store.audit import AuditEntry, AuditLogRecord, AuditReport, AuditStore, ChainReport
@@ -22,6 +23,7 @@ from bus.store.conversations import (
     MessageRecord,
     MessageRole,
 )
+from bus.store.documents import DocumentRecord, DocumentStore
 from bus.store.engine import make_engine
 from bus.store.migrate import downgrade, downgrade_async, upgrade, upgrade_async
 from bus.store.runs import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore
@@ -43,6 +45,8 @@ __all__ = [
     "ConversationNotFound",
     "ConversationRecord",
     "ConversationStore",
+    "DocumentRecord",
+    "DocumentStore",
     "GateAlreadyOpen",
     "GateConflict",
     "GateError",

@@ -260,6 +260,23 @@ class ConversationStore(Repository):
                 .execution_options(synchronize_session=False)
             )
 
+    async def rename(self, owner: Scope, conversation_id: str, title: str) -> bool:
+        """Give the owner's conversation a new title (folded to one line of 120 chars).
+
+        Returns:
+            Whether it existed; False also when another user or tenant owns the id (it is
+            untouched, even for an admin: admins read, owners rename).
+        """
+        stmt = (
+            update(ConversationRow)
+            .where(ConversationRow.id == conversation_id, owner.where(ConversationRow, owner=True))
+            .values(title=make_title(title))
+            .returning(ConversationRow.id)
+            .execution_options(synchronize_session=False)
+        )
+        async with self._scoped(owner, "rename the conversation") as session:
+            return await session.scalar(stmt) is not None
+
     async def delete(self, owner: Scope, conversation_id: str) -> bool:
         """Delete the owner's conversation and, by cascade, its messages.
 

@@ -11,6 +11,7 @@ from bus.store.api_keys import ApiKeyStore
 from bus.store.audit import AuditStore
 from bus.store.checkpoints import CheckpointStore
 from bus.store.conversations import ConversationStore
+from bus.store.documents import DocumentStore
 from bus.store.engine import make_engine
 from bus.store.migrate import upgrade_async
 from bus.store.runs import RunStore
@@ -30,6 +31,7 @@ class Stores:
     tenant_settings: TenantSettingsStore
     audit: AuditStore | None = None
     checkpoints: CheckpointStore | None = None
+    documents: DocumentStore | None = None
 
 
 @contextlib.asynccontextmanager
@@ -47,6 +49,7 @@ async def open_store(settings: BusSettings, *, migrate: bool = False) -> AsyncGe
             tenant_settings=TenantSettingsStore(engine),
             audit=AuditStore(engine),
             checkpoints=CheckpointStore(engine),
+            documents=DocumentStore(engine),
         )
     finally:
         await engine.dispose()

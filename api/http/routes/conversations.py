@@ -1,14 +1,14 @@
-"""``/api/v1/conversations``: the caller's conversations (list, read, delete).
+"""``/api/v1/conversations``: the caller's conversations (list, read, rename, delete).
 
 A conversation belongs to the user who started it. A tenant admin may also list and read
 every conversation of its tenant (each read of another user's is audited), but only the
-owner may delete one: an admin gets 403, anyone else 404.
+owner may rename or delete one: an admin gets 403, anyone else 404.
 """
 
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response, status
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from api.http.errors import ConversationNotFound, NotOwner
 from api.http.oversight import audit_read
@@ -77,3 +77,29 @@ async def delete_conversation(conversation_id: str, deps: Deps, caller: Caller) 
     if not await deps.conversations.delete(caller.scope, conversation_id):
         raise ConversationNotFound(f"no conversation {conversation_id[:80]!r}")
     return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+class Rename(BaseModel):
+    """A conversation's new title."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = Field(min_length=1, max_length=500)
+
+
+@router.patch("/{conversation_id}", response_model=ConversationRecord)
+async def rename_conversation(
+    conversation_id: str, body: Rename, deps: Deps, caller: Caller
+) -> ConversationRecord:
+    """Rename one of the caller's conversations (its title folded to one line, 120 chars)."""
+    found = await deps.conversations.get(caller.scope, conversation_id)
+    if found is None:
+        raise ConversationNotFound(f"no conversation {conversation_id[:80]!r}")
+    if found.subject != caller.subject:
+        raise NotOwner(f"conversation {conversation_id[:80]!r} belongs to another user")
+    if not await deps.conversations.rename(caller.scope, conversation_id, body.title):
+        raise ConversationNotFound(f"no conversation {conversation_id[:80]!r}")
+    renamed = await deps.conversations.get(caller.scope, conversation_id)
+    if renamed is None:  # deleted between the rename and this read
+        raise ConversationNotFound(f"no conversation {conversation_id[:80]!r}")
+    return renamed

@@ -9,6 +9,7 @@ from agents import gates
 from api.http.gate_actions import GateProblem, resume_run
 from api.http.oversight import audit_read
 from api.http.routes.common import Caller, Deps
+from bus.commands import RunState
 from bus.store import GateError, GateNotFound
 
 router = APIRouter(prefix="/api/v1/runs", tags=["gates"])
@@ -57,4 +58,11 @@ async def gate_details(run_id: str, deps: Deps, caller: Caller) -> dict[str, Any
     await audit_read(
         deps.audit, caller, what="read_gate", owners=[info["subject"]], target=run_id, run_id=run_id
     )
+    if info["reason"] == "approve_answer":
+        # The draft and critique, so a page reopened after a restart can show the card.
+        gate = await deps.checkpoints.open_for(caller.scope, run_id)
+        state = RunState.model_validate(gate.state) if gate is not None else None
+        if state is not None:
+            info["answer"] = state.draft
+            info["critique"] = state.critiques[-1].reason if state.critiques else None
     return info

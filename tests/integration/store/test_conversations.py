@@ -307,3 +307,15 @@ async def test_probe_tells_free_own_and_foreign_ids_apart_and_writes_nothing(
     async with superuser_engine.connect() as conn:
         ids = (await conn.execute(text("SELECT id FROM conversations ORDER BY id"))).scalars()
         assert list(ids) == ["bobs", "foreign", "mine"]  # the probe of "free" left nothing
+
+
+async def test_rename_folds_the_title_and_only_the_owner_renames(
+    conversations: ConversationStore,
+) -> None:
+    await a_conversation(conversations, "c-rename")
+    assert await conversations.rename(B_ALICE, "c-rename", "hijacked") is False
+    assert await conversations.rename(BOB, "c-rename", "hijacked") is False
+    assert await conversations.rename(ADMIN, "c-rename", "hijacked") is False
+    assert await conversations.rename(ALICE, "c-rename", "  A   new\n title  ") is True
+    found = await conversations.get(ALICE, "c-rename")
+    assert found is not None and found.title == "A new title"

@@ -1,0 +1,61 @@
+// The question box: Enter sends, Shift+Enter starts a new line; per-question mode,
+// accuracy, think and tools switches; the Send button turns into Stop while a run streams.
+import { h } from './dom.js';
+
+export class Composer {
+  constructor({ onSend, onStop }) {
+    this.onSend = onSend;
+    this.onStop = onStop;
+    this.busy = false;
+    this.input = h('textarea', { class: 'question-input', rows: '2', placeholder: 'Ask a question…', 'aria-label': 'Question' });
+    this.mode = h('select', { 'aria-label': 'Mode' }, h('option', { value: 'single', text: 'single' }), h('option', { value: 'multi', text: 'multi' }));
+    this.accuracy = h('select', { 'aria-label': 'Accuracy' }, h('option', { value: 'standard', text: 'standard' }), h('option', { value: 'accurate', text: 'accurate' }));
+    this.think = h('input', { type: 'checkbox' });
+    this.tools = h('input', { type: 'checkbox', checked: true });
+    this.button = h('button', { type: 'button', class: 'btn primary send', text: 'Send', on: { click: () => this.submit() } });
+    this.input.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
+        ev.preventDefault();
+        this.submit();
+      }
+    });
+    this.el = h('div', { class: 'composer' },
+      this.input,
+      h('div', { class: 'switches' },
+        h('label', {}, 'Mode ', this.mode),
+        h('label', {}, 'Accuracy ', this.accuracy),
+        h('label', {}, this.think, ' Think'),
+        h('label', {}, this.tools, ' Tools'),
+        this.button));
+  }
+
+  /** Preset the switches from the tenant's effective settings. */
+  preset(effective) {
+    if (!effective) return;
+    this.mode.value = effective.mode === 'multi' ? 'multi' : 'single';
+    this.accuracy.value = effective.accuracy || 'standard';
+    this.think.checked = Boolean(effective.think);
+    this.tools.checked = effective.use_tools !== false;
+  }
+
+  setBusy(busy) {
+    this.busy = busy;
+    this.button.textContent = busy ? 'Stop' : 'Send';
+    this.button.classList.toggle('danger', busy);
+    this.button.classList.toggle('primary', !busy);
+  }
+
+  submit() {
+    if (this.busy) {
+      this.onStop();
+      return;
+    }
+    const question = this.input.value.trim();
+    if (!question) return;
+    this.input.value = '';
+    this.onSend(question, {
+      mode: this.mode.value, accuracy: this.accuracy.value,
+      think: this.think.checked, use_tools: this.tools.checked,
+    });
+  }
+}

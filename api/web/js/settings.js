@@ -1,0 +1,39 @@
+// The settings dialog (admin keys): Preferences, Network, Agents, Documents, Activity.
+import { clear, h } from './dom.js';
+import { activityPanel } from './activity_panel.js';
+import { documentsPanel } from './documents_panel.js';
+import { agentsPanel, networkPanel, preferencesPanel } from './panels.js';
+
+const TABS = [
+  ['Preferences', (api) => preferencesPanel(api)],
+  ['Network', (api) => networkPanel(api)],
+  ['Agents', (api) => agentsPanel(api)],
+  ['Documents', (api) => documentsPanel(api)],
+  ['Activity', (api, conversation) => activityPanel(api, conversation())],
+];
+
+export function openSettings(api, root, conversation) {
+  const body = h('div', { class: 'panel' });
+  const tabs = h('div', { class: 'tabs', role: 'tablist' });
+  const close = () => { dialog.remove(); };
+  const show = async (name, make) => {
+    for (const t of tabs.children) t.setAttribute('aria-selected', String(t.textContent === name));
+    clear(body).append(h('p', { class: 'dim', text: 'loading…' }));
+    try {
+      const panel = await make(api, conversation);
+      clear(body).append(panel);
+    } catch (e) {
+      clear(body).append(h('p', { class: 'error', text: `${name}: ${e.message}` }));
+    }
+  };
+  for (const [name, make] of TABS) {
+    tabs.append(h('button', { type: 'button', role: 'tab', class: 'tab', text: name, on: { click: () => show(name, make) } }));
+  }
+  const dialog = h('div', { class: 'overlay', role: 'dialog', 'aria-modal': 'true', 'aria-label': 'Settings' },
+    h('div', { class: 'sheet' },
+      h('div', { class: 'sheet-head' }, h('h3', { text: 'Settings' }), h('button', { type: 'button', class: 'icon close', 'aria-label': 'Close', text: '×', on: { click: close } })),
+      tabs, body));
+  dialog.addEventListener('keydown', (ev) => { if (ev.key === 'Escape') close(); });
+  root.append(dialog);
+  show(...TABS[0]);
+}

@@ -1,0 +1,84 @@
+"""The scripted model the browser tests talk to: one scenario per keyword in the question."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from agents.llm.ports import ChatMessage, LLMOptions, ToolSpec
+from agents.llm.scripted import ScriptedLLM, Turn, benchmark_turn, text, tool_call, turn
+
+#: A payload that sets window.__pwned if any of it ever runs as script.
+XSS = (
+    '<img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script> '
+    "[click me](javascript:window.__pwned=3)"
+)
+
+STREAM_ANSWER = (
+    "## Streaming\n\nAnswers arrive **token by token** over the websocket, and each batch "
+    "of tokens is shown as soon as it lands. The page keeps the last event id of every "
+    "run, so a reconnect asks for exactly the events it missed and nothing twice.\n\n"
+    "```python\nprint('hello from a code block')\n```\n\n"
+    "- first point of the list\n- second point, with `inline code`\n\n"
+    "Read more at https://example.org/streaming for details. That is the end."
+)
+
+DRAFTS = ("The first draft says 41.", "The revised answer says 42.")
+
+
+def role_of(messages: Sequence[ChatMessage], options: LLMOptions) -> str:
+    """Which agent is asking (the default prompts name the role in their first words)."""
+    if options.response_schema is not None and "verdict" in str(options.response_schema):
+        return "verifier"
+    first = messages[0].content if messages and messages[0].role == "system" else ""
+    for role in ("planner", "critic", "verifier"):
+        if first.startswith(f"You are the {role}"):
+            return role
+    return "researcher"
+
+
+def make_llm(token_delay: float = 0.0) -> ScriptedLLM:
+    """The scripted model; ``token_delay`` paces every streamed token."""
+    seen: Counter[str] = Counter()
+
+    def script(
+        messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: LLMOptions
+    ) -> Turn:
+        role = role_of(messages, options)
+        users = [m.content for m in messages if m.role == "user"]
+        asked = users[-1] if users else ""
+        after_tool = messages[-1].role == "tool"
+        if "[stream]" in asked and role == "researcher":
+            return turn(text(STREAM_ANSWER))
+        if "[xss]" in asked and role == "researcher":
+            if not after_tool:
+                return turn(tool_call("search_docs", {"query": "pwned payload"}))
+            return turn(text(f"Here it is: {XSS} and the source [1]."))
+        if "[cite]" in asked and role == "researcher":
+            if not after_tool:
+                return turn(tool_call("search_docs", {"query": "when are invoices sent"}))
+            return turn(text("Invoices go out on the first working day of the month [1]."))
+        if "[egress]" in asked:
+            if role == "planner":
+                return turn(text("- search the web"))
+            if role == "critic":
+                return turn(text("OK the search was handled."))
+            if role == "researcher":
+                if after_tool:
+                    return turn(text("Done searching."))
+                return turn(tool_call("web_search", {"query": "agentbus"}))
+        if "[drafts]" in asked:
+            if role == "planner":
+                return turn(text("- answer"))
+            if role == "critic":
+                seen["critic"] += 1
+                verdict = "REVISE the number is wrong." if seen["critic"] == 1 else "OK"
+                return turn(text(verdict))
+            if role == "researcher":
+                seen["researcher"] += 1
+                return turn(text(DRAFTS[min(seen["researcher"], 2) - 1]))
+        if "[long]" in asked and role == "researcher":
+            return turn(text(" ".join(f"w{n}" for n in range(1000))))
+        return benchmark_turn(messages, tools, options)
+
+    return ScriptedLLM(script, token_delay=token_delay)

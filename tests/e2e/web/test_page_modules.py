@@ -1,0 +1,127 @@
+"""The page's own modules, run in the browser: the Markdown renderer and the run fold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from api.http.routes.page import bundle
+from tests.e2e.web.harness import System
+
+
+async def module_page(system: System, browser: Any) -> Any:
+    """A page of this origin (so the CSP applies) that can import the page's modules."""
+    page = await browser.page()
+    await page.goto(f"{system.base}/")
+    await page.locator(".signin").wait_for()
+    return page
+
+
+def url(name: str) -> str:
+    return f"/static/{bundle().build}/js/{name}.js"
+
+
+async def test_markdown_makes_only_safe_elements_and_text(start_web, browser) -> None:
+    system = await start_web()
+    page = await module_page(system, browser)
+    result = await page.evaluate(
+        """async (src) => {
+          const { render } = await import(src);
+          const box = document.createElement('div');
+          box.append(render([
+            '# Title <img src=x onerror="window.__pwned=1">',
+            '',
+            'Text with <script>window.__pwned=2</script> **bold** _it_ `code` ~~old~~',
+            '[ok](https://example.org/a) [bad](javascript:window.__pwned=3)',
+            '[data](data:text/html,<script>alert(1)</script>) <a href="javascript:x">raw</a>',
+            'snake_case_word and 2 * 3 * 4 stay as they are',
+            '',
+            '| a | b |',
+            '|---|---|',
+            '| <b>1</b> | 2 |',
+            '',
+            '> quoted <iframe src="https://example.org"></iframe>',
+            '',
+            '1. one',
+            '2. two',
+            '',
+            '```html',
+            '<script>window.__pwned=4</script>',
+            '```',
+          ].join('\\n')));
+          document.body.append(box);
+          const tags = [...box.querySelectorAll('*')].map((e) => e.tagName.toLowerCase());
+          const links = [...box.querySelectorAll('a')].map((a) => [a.href, a.target, a.rel]);
+          const attrs = [...box.querySelectorAll('*')]
+            .flatMap((e) => [...e.attributes].map((a) => a.name));
+          return { tags: [...new Set(tags)].sort(), links, attrs: [...new Set(attrs)].sort(),
+                   text: box.textContent, pwned: window.__pwned ?? null };
+        }""",
+        url("markdown"),
+    )
+    assert set(result["tags"]) <= {
+        "h3", "p", "strong", "em", "code", "del", "a", "br", "div", "table", "thead",
+        "tbody", "tr", "th", "td", "blockquote", "ol", "li", "pre",
+    }, result["tags"]  # fmt: skip
+    # Only http(s) URLs became links (the iframe's URL is plain text that autolinks).
+    assert [href for href, *_ in result["links"]] == [
+        "https://example.org/a",
+        "https://example.org/",
+    ]
+    assert all(rest == ["_blank", "noopener noreferrer"] for _, *rest in result["links"])
+    assert set(result["attrs"]) <= {"href", "target", "rel", "class"}, result["attrs"]
+    text = result["text"]
+    for visible in (
+        '<img src=x onerror="window.__pwned=1">',
+        "<script>window.__pwned=2</script>",
+        "[bad](javascript:window.__pwned=3)",
+        '<a href="javascript:x">raw</a>',
+        "snake_case_word and 2 * 3 * 4",
+        '<iframe src="https://example.org"></iframe>',
+    ):
+        assert visible in text
+    assert result["pwned"] is None
+    await browser.shot(page)
+
+
+async def test_the_fold_drops_a_retried_step_and_splits_superseded_drafts(
+    start_web, browser
+) -> None:
+    system = await start_web()
+    page = await module_page(system, browser)
+    result = await page.evaluate(
+        """async (src) => {
+          const { RunModel } = await import(src);
+          const m = new RunModel('r1');
+          const ev = (type, extra) => m.apply({ type, run_id: 'r1', ...extra });
+          ev('run_started', { question: 'q', step_id: 's0' });
+          ev('answer', { step_id: 's1', delta: 'Half of a ' });
+          ev('reasoning', { step_id: 's1', delta: 'thinking' });
+          ev('step_retry', { step_id: 's1', delivery: 2 });
+          const afterRetry = [m.answer, m.reasoningText];
+          ev('answer', { step_id: 's1', delta: 'First draft.' });
+          ev('critique', { step_id: 's2', verdict: 'REVISE', reason: 'wrong' });
+          ev('answer', { step_id: 's3', delta: 'Second ' });
+          ev('answer', { step_id: 's3', delta: 'draft.' });
+          ev('verdict', { step_id: 's4', verdict: 'fail', reasons: ['still wrong'] });
+          ev('answer', { step_id: 's5', delta: 'Final.' });
+          ev('critique', { step_id: 's6', verdict: 'REVISE', reason: 'too late' });
+          ev('done', { step_id: 's7', status: 'done', answer: 'Final.' });
+          return {
+            afterRetry,
+            drafts: m.drafts.map(
+              (d) => [d.parts.map((p) => p.text).join(''), d.superseded && d.superseded.by]),
+            answer: m.answer, status: m.status,
+            kinds: m.timeline.map((e) => e.kind),
+          };
+        }""",
+        url("run_model"),
+    )
+    assert result["afterRetry"] == ["", ""]  # the retried step's partial output is gone
+    assert result["drafts"] == [
+        ["First draft.", "critic"],
+        ["Second draft.", "verifier"],
+        ["Final.", None],  # a REVISE with no answer after it supersedes nothing
+    ]
+    assert result["answer"] == "Final." and result["status"] == "done"
+    assert result["kinds"] == ["retry", "critique", "verdict", "critique"]
+    await browser.shot(page)
