@@ -32,9 +32,14 @@ DUPLICATE, COMMITTED, CANCELLED = 0, 1, 2
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """A step's effects, encoded and checked, ready for the commit script."""
+    """A step's effects, encoded and checked, ready for the commit script.
 
-    outputs: list[tuple[str, str]]
+    The commands and records to publish are two parallel lists, streams and messages,
+    which the script's keys and arguments take as they are.
+    """
+
+    streams: list[str]
+    messages: list[str]
     events: list[str]
     finished: FinalStatus | None
     replies: list[tuple[str, str]]
@@ -43,7 +48,8 @@ class Prepared:
 
 def prepare(command: Command, result: StepResult, settings: BusSettings) -> Prepared:
     """Encode and check a step's effects (a bad result fails the step, not the commit)."""
-    outputs: list[tuple[str, str]] = []
+    streams: list[str] = []
+    messages: list[str] = []
     for c in result.next:
         data = wire.encode(c)
         if c.shard != command.shard:
@@ -53,9 +59,11 @@ def prepare(command: Command, result: StepResult, settings: BusSettings) -> Prep
                 f"{c.role} command is {len(data)} bytes, over the "
                 f"{settings.max_message_bytes}-byte budget"
             )
-        outputs.append((keys.role_stream(c.role, c.shard), data))
-    ledger = keys.role_stream(keys.Role.RECORDER, command.shard)
-    outputs += [(ledger, wire.encode(r)) for r in result.records]
+        streams.append(keys.role_stream(c.role, c.shard))
+        messages.append(data)
+    if result.records:
+        streams += [keys.role_stream(keys.Role.RECORDER, command.shard)] * len(result.records)
+        messages += [wire.encode(r) for r in result.records]
     events = [wire.encode(e) for e in result.events]
     join: tuple[list[str], list[str | int]] = ([], [0])
     if result.join is not None:
@@ -68,7 +76,7 @@ def prepare(command: Command, result: StepResult, settings: BusSettings) -> Prep
             ],
             [1, j.member, j.value, j.expected, then],
         )
-    return Prepared(outputs, events, result.finished, list(result.replies), join)
+    return Prepared(streams, messages, events, result.finished, list(result.replies), join)
 
 
 class Committer:
@@ -94,7 +102,7 @@ class Committer:
                 keys.run_steps(command.run_id, shard),
                 keys.run_events(command.run_id, shard),
                 keys.run_cancel(command.run_id, shard),
-                *(o[0] for o in prep.outputs),
+                *prep.streams,
                 *prep.join[0],
             ],
             [
@@ -102,13 +110,13 @@ class Committer:
                 entry.id,
                 command.step_id,
                 s.run_ttl_s,
-                len(prep.outputs),
+                len(prep.streams),
                 s.stream_maxlen,
                 s.events_maxlen,
                 expire,
                 len(prep.events),
                 0 if prep.finished else 1,  # a step that ends the run ends it regardless
-                *(o[1] for o in prep.outputs),
+                *prep.messages,
                 *prep.events,
                 *prep.join[1],
             ],

@@ -19,6 +19,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -133,9 +134,9 @@ class Worker(StreamConsumer):
         key = (entry.stream, entry.id)
         task = asyncio.create_task(step)
         self._inflight[key] = task
-        task.add_done_callback(lambda _t: self._done(key))
+        task.add_done_callback(partial(self._done, key))  # no lambda frame per step
 
-    def _done(self, key: tuple[str, bytes]) -> None:
+    def _done(self, key: tuple[str, bytes], _task: asyncio.Task[None]) -> None:
         self._inflight.pop(key, None)
         self._room_freed.set()
 
