@@ -168,8 +168,13 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _temporary_system(clients: int, token_delay_s: float) -> Iterator[tuple[str, str]]:
-    """``agentbus up`` + ``agentbus api`` on a temporary data folder; yields (url, key)."""
+def _temporary_system(
+    clients: int, token_delay_s: float, log: Path | None = None
+) -> Iterator[tuple[str, str]]:
+    """``agentbus up`` (workers, embedded Redis and the API) on a temporary data folder.
+
+    Yields (url, key). ``log``: where the process's stderr goes (default: nowhere).
+    """
     from api import credentials
     from bus import embedded
     from bus.settings import BusSettings
@@ -189,7 +194,8 @@ def _temporary_system(clients: int, token_delay_s: float) -> Iterator[tuple[str,
             AGENTBUS_API_MAX_ACTIVE_RUNS="0",
             AGENTBUS_API_PORT=str(port),  # `agentbus up` serves the API itself
         )
-        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
+        stderr = log.open("ab") if log is not None else subprocess.DEVNULL
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": stderr, "env": env}
         procs = [subprocess.Popen([agentbus, "up", "--concurrency", str(clients)], **quiet)]
         try:
             deadline = time.monotonic() + 120
@@ -223,6 +229,8 @@ def _temporary_system(clients: int, token_delay_s: float) -> Iterator[tuple[str,
                     proc.wait(30)
                 except subprocess.TimeoutExpired:
                     proc.kill()
+            if log is not None and not isinstance(stderr, int):
+                stderr.close()
 
 
 def _key_from_environment() -> str | None:
