@@ -205,7 +205,8 @@ class Roles:
             case Role.GATEWAY:
                 # Audit rows leave with each step's commit; the recorder appends them.
                 tools = GatewayDeps(registry=self.tools)
-                return make_gateway_handler(tools, self.tenant_policies(), self.mcp, route=next_role)
+                policies = self.tenant_policies()
+                return make_gateway_handler(tools, policies, self.mcp, route=next_role)
             case Role.PLANNER:
                 return make_planner(self._agent_deps())
             case Role.CRITIC:

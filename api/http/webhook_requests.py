@@ -42,7 +42,8 @@ def check_webhook(
 ) -> WebhookRequest:
     """The request with its URL normalised, or ``WebhookRefused`` if the tenant's egress
     path may not reach it (``allow_private``: the deployment's named private hosts)."""
-    egress = EgressPolicy(enabled=effective.egress_enabled, allowed_hosts=frozenset(effective.egress_hosts))
+    hosts = frozenset(effective.egress_hosts)
+    egress = EgressPolicy(enabled=effective.egress_enabled, allowed_hosts=hosts)
     try:
         url = precheck(webhook.url, egress, allow_private)
     except (GatewayError, ValueError) as e:

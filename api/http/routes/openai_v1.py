@@ -3,7 +3,7 @@
 The API key is the bearer token. The model name picks mode and accuracy
 (``api.http.openai_dialect.MODELS``); the last user message is the question. The conversation is,
 in this order: the one named by the ``X-Agentbus-Conversation`` header (it must exist), the
-tenant's conversation whose id is the ``user`` field, the caller's own conversation keyed
+caller's own conversation whose id is the ``user`` field, its conversation keyed
 by the ``user`` value, or a new one. A new conversation is seeded with the earlier
 messages of the request; a stored one keeps its own history. Responses name the run and
 conversation in ``X-Agentbus-Run`` / ``X-Agentbus-Conversation``. A run that pauses at a
