@@ -95,6 +95,8 @@ _BY_CODE: dict[str, int] = {
     "unauthorized": 401,
     "admin_only": 403,
     "gate_forbidden": 403,
+    "not_owner": 403,
+    "critical_tool_not_approved": 403,
     "run_ended": 409,
     "idempotency_key_reused": 409,
     "gate_conflict": 409,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,12 +18,18 @@ from api.client import (
     NotFound,
     RateLimited,
     RetryRules,
+    Snapshot,
     Unauthorized,
 )
+from bus import keys
 from bus.events import Answer, Done, RunStarted
 from bus.store import KeyRole
 from bus.transcript import fold
+from retrieval.embedders.hashing import HashingEmbedder
+from retrieval.settings import RetrievalSettings
+from retrieval.stack import Retrieval, open_retrieval
 from tests.integration.api.proxy import CuttableProxy
+from tests.support import wait_for
 
 
 async def test_ask_returns_the_final_run_and_stream_yields_typed_events(start_api: Any) -> None:
@@ -142,3 +150,46 @@ async def test_the_sync_client_from_plain_threaded_code(start_api: Any) -> None:
 
     assert run.answer == BENCHMARK_ANSWER
     assert isinstance(events[-1], Done) and events[-1].run_id == run_id
+
+
+async def test_a_join_after_the_events_were_trimmed_yields_a_snapshot(start_api: Any) -> None:
+    api = await start_api()
+    key = await api.key()
+    async with AsyncAgentbusClient(api.base, key) as client:
+        run = await client.ask("What is 23 × 19?")
+        await api.redis.xtrim(keys.run_events(run.id, 0), maxlen=1, approximate=False)
+        items = [e async for e in client.join(run.id, "0-1")]
+
+    [snapshot] = items
+    assert isinstance(snapshot, Snapshot) and snapshot.run.answer == BENCHMARK_ANSWER
+    assert snapshot.run.finished
+
+
+@pytest.fixture
+async def retrieval(tmp_path: Path) -> AsyncIterator[Retrieval]:
+    settings = RetrievalSettings(data_dir=tmp_path, embedder="hashing")
+    async with open_retrieval(settings, embedder=HashingEmbedder(), path=tmp_path / "q") as r:
+        yield r
+
+
+async def test_documents_through_the_client(start_api: Any, retrieval: Retrieval) -> None:
+    api = await start_api(retrieval=retrieval)
+    admin = await api.key("t1", "root", KeyRole.ADMIN)
+    body = b"# Budget\n\nThe finance budget for next year is 42 million."
+    async with AsyncAgentbusClient(api.base, admin) as client:
+        upload = await client.upload_documents({"budget.md": body}, acl=["finance"])
+
+        async def ingested() -> bool:
+            return (await client.document_job(upload.job_id)).status == "done"
+
+        await wait_for(ingested, within=30, interval=0.1)
+        listed = await client.list_documents()
+        await client.delete_document(upload.documents[0].doc_id)
+        after = await client.list_documents()
+    async with AsyncAgentbusClient(api.base, await api.key("t1", "alice")) as client:
+        with pytest.raises(Forbidden) as user_key:
+            await client.list_documents()
+
+    assert [d.source for d in listed] == ["budget.md"] and listed[0].acl == ["finance"]
+    assert listed[0].chunks >= 1 and after == []
+    assert user_key.value.code == "admin_only"
