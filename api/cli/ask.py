@@ -54,11 +54,11 @@ async def ask(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON event per line.")] = False,
     api_url: Annotated[
         str | None,
-        typer.Option(envvar="AGENTBUS_API_URL", help="Ask a remote deployment's API instead."),
+        typer.Option(help="Ask a remote deployment's API instead (AGENTBUS_API_URL)."),
     ] = None,
     api_key: Annotated[
         str | None,
-        typer.Option(envvar="AGENTBUS_API_KEY", help="Its API key (prefer the variable)."),
+        typer.Option(help="Its API key (prefer AGENTBUS_API_KEY: arguments are visible)."),
     ] = None,
 ) -> None:
     """Ask a question; the run's events stream to the terminal as they happen.
@@ -67,7 +67,11 @@ async def ask(
     groups in ``AGENTBUS_GROUPS``. With ``--api-url`` (``AGENTBUS_API_URL``) it asks a
     remote deployment's API instead, as the holder of ``AGENTBUS_API_KEY``.
     """
+    s = settings()
+    api_url = api_url or s.api.api_url
     if api_url:
+        if api_key is None and s.api.api_key is not None:
+            api_key = s.api.api_key.get_secret_value()
         if human_gate or sources:
             hint = "set human_gate and sources in the tenant's settings (PUT /api/v1/settings)"
             raise typer.BadParameter(f"not per question over the API: {hint}")
@@ -81,7 +85,6 @@ async def ask(
         if status != "done":
             raise typer.Exit(1)
         return
-    s = settings()
     run_id = new_run_id()
     conversation_id = conversation or new_run_id()
     command = Command(
