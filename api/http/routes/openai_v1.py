@@ -8,6 +8,9 @@ by the ``user`` value, or a new one. A new conversation is seeded with the earli
 messages of the request; a stored one keeps its own history. Responses name the run and
 conversation in ``X-Agentbus-Run`` / ``X-Agentbus-Conversation``. A run that pauses at a
 gate ends the completion with a message saying how to resume it. Errors use OpenAI's shape.
+Runs start through the same ``RunStarter`` as ``POST /api/v1/runs`` (rate limit, quota,
+owner), and an ``Idempotency-Key`` header works as it does there: a retry follows the
+same run.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from bus.transcript import Transcript
 router = APIRouter(prefix="/v1", tags=["openai-compatible"])
 
 _ID = re.compile(RUN_ID_PATTERN)
+_MAX_IDEMPOTENCY_KEY = 255  # as on POST /api/v1/runs
 _RETRY_NOTE = "\n\n(a step was retried: the text above from it is superseded)\n\n"
 
 
@@ -115,8 +119,16 @@ async def chat_completions(request: Request) -> Response:
         question, earlier = split_messages(chat.messages)
         header = request.headers.get(CONVERSATION_HEADER)
         conversation = await _conversation(deps, who, header, chat.user, earlier)
-        started = await deps.starter.start(who, Ask(question, conversation, settings))
-        metrics.RUNS_STARTED.labels("openai").inc()
+        idem = request.headers.get("idempotency-key")
+        if idem is not None and len(idem) > _MAX_IDEMPOTENCY_KEY:
+            raise OpenAIError(
+                400, f"Idempotency-Key has at most {_MAX_IDEMPOTENCY_KEY} characters",
+                code="invalid_request", param="Idempotency-Key",
+            )  # fmt: skip
+        ask = Ask(question, conversation, settings)
+        started = await deps.starter.start(who, ask, idempotency_key=idem)
+        if not started.replayed:
+            metrics.RUNS_STARTED.labels("openai").inc()
         headers = {RUN_HEADER: started.run_id, CONVERSATION_HEADER: started.conversation_id}
         if chat.stream:
             usage = chat.stream_options is not None and chat.stream_options.include_usage

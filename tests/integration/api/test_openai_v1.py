@@ -264,3 +264,30 @@ async def test_a_retry_after_a_429_does_not_seed_the_conversation_twice(start_ap
         "Sure.",
     ]
     assert len(stored.json()["messages"]) == 4
+
+
+async def test_an_idempotency_key_makes_a_retry_follow_the_same_run(start_api: Any) -> None:
+    api = await start_api()
+    key = await api.key()
+    same = {"Idempotency-Key": "crm-4711"}
+    async with client(api, key) as oai:
+        first = await oai.chat.completions.with_raw_response.create(
+            model="agentbus",
+            messages=QUESTION,  # type: ignore[arg-type]
+            extra_headers=same,
+        )
+        again = await oai.chat.completions.with_raw_response.create(
+            model="agentbus",
+            messages=QUESTION,  # type: ignore[arg-type]
+            extra_headers=same,
+        )
+        other = await oai.chat.completions.with_raw_response.create(
+            model="agentbus",
+            messages=QUESTION,  # type: ignore[arg-type]
+        )
+    runs = (await api.http.get("/api/v1/runs", headers=api.auth(key))).json()["runs"]
+
+    assert first.headers["x-agentbus-run"] == again.headers["x-agentbus-run"]
+    assert other.headers["x-agentbus-run"] != first.headers["x-agentbus-run"]
+    assert again.parse().choices[0].message.content == BENCHMARK_ANSWER
+    assert len(runs) == 2
