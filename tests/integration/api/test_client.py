@@ -182,7 +182,7 @@ async def test_documents_through_the_client(start_api: Any, retrieval: Retrieval
         async def ingested() -> bool:
             return (await client.document_job(upload.job_id)).status == "done"
 
-        await wait_for(ingested, within=30, interval=0.1)
+        await wait_for(ingested, within=60, interval=0.1)
         listed = await client.list_documents()
         await client.delete_document(upload.documents[0].doc_id)
         after = await client.list_documents()

@@ -48,7 +48,7 @@ class Receiver:
         self.accepted.setdefault(msg_id, payload)  # idempotent by webhook-id
         return 204, {}, b""
 
-    async def wait_for(self, count: int, within: float = 20) -> list[dict[str, Any]]:
+    async def wait_for(self, count: int, within: float = 60) -> list[dict[str, Any]]:
         async def enough() -> bool:
             return len(self.accepted) >= count
 
