@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, cast
 
-from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.cluster import ClusterNode, NodesManager, RedisCluster
+from redis.cluster import PRIMARY, REPLICA
 from redis.exceptions import (
     AskError,
     ClusterDownError,
@@ -29,7 +30,6 @@ from bus.runtime.mux import Mux
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
-    from redis.asyncio.cluster import ClusterNode
     from redis.asyncio.connection import AbstractConnection
 
 #: Replies and failures after which the slot map is re-read and the command sent again
@@ -48,10 +48,78 @@ _TRANSIENT = (
 )
 
 
+class _NodesManager(NodesManager):
+    """redis-py's slot map, fixed so that no node with open connections goes unclosed.
+
+    redis-py 7.4's ``initialize`` keeps the node objects it knew in ``nodes_cache`` but
+    points the slot map at fresh ones, which then open connections of their own and are
+    dropped, still connected, by the next ``initialize`` (every MOVED or connection error
+    runs one): "Unclosed ClusterNode" warnings and leaked sockets. Here the slot map is
+    pointed back at the known nodes (their role updated), and nodes dropped from the
+    cache are remembered so `close_cluster` closes them.
+    """
+
+    __slots__ = ()
+
+    async def initialize(self) -> None:
+        """Re-read the slot map, then make it use the cached node objects."""
+        await super().initialize()
+        cache = self.nodes_cache
+        canonical: dict[int, list[ClusterNode]] = {}
+        for slot, nodes in list(self.slots_cache.items()):  # the old lists stay alive
+            same = canonical.get(id(nodes))
+            if same is None:
+                same = canonical[id(nodes)] = [cache.setdefault(n.name, n) for n in nodes]
+                for i, node in enumerate(same):
+                    node.server_type = REPLICA if i else PRIMARY
+            self.slots_cache[slot] = same
+
+    def set_nodes(
+        self,
+        old: dict[str, ClusterNode],
+        new: dict[str, ClusterNode],
+        remove_old: bool = False,
+    ) -> None:
+        # A node dropped from the slot map (a failed master) keeps the connections that
+        # were in use at that moment; they are closed with the client.
+        if remove_old:
+            dropped = [node for name, node in old.items() if name not in new]
+            _RETIRED.setdefault(id(self), []).extend(dropped)
+        super().set_nodes(old, new, remove_old)
+
+
 def open_cluster(url: str) -> Redis:
-    """A cluster client for ``url`` (any node); typed as `Redis`, whose commands it has."""
+    """A cluster client for ``url`` (any node); typed as `Redis`, whose commands it has.
+
+    Close it with `close_cluster`, which also closes what ``aclose`` misses.
+    """
     client = RedisCluster.from_url(url, socket_keepalive=True)
+    client.nodes_manager.__class__ = _NodesManager
     return cast("Redis", client)
+
+
+async def close_cluster(redis: Redis) -> None:
+    """Close a client of `open_cluster` and every node connection it ever opened.
+
+    ``RedisCluster.aclose`` does nothing while the client is flagged for re-initialising
+    (which a connection error sets), and never reaches nodes dropped from the slot map:
+    both would leave sockets open. Here every known node is disconnected regardless.
+    """
+    cluster = as_cluster(redis)
+    if cluster is None:
+        return
+    await cluster.aclose()
+    manager = cluster.nodes_manager
+    nodes = [
+        *manager.nodes_cache.values(),
+        *manager.startup_nodes.values(),
+        *_RETIRED.pop(id(manager), []),
+    ]
+    await asyncio.gather(*(n.disconnect() for n in nodes), return_exceptions=True)
+
+
+#: Nodes dropped from each client's slot map (by its nodes manager's id), until closed.
+_RETIRED: dict[int, list[ClusterNode]] = {}
 
 
 def as_cluster(redis: Redis | RedisCluster) -> RedisCluster | None:

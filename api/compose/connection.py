@@ -10,7 +10,7 @@ from faststream.redis import RedisBroker
 from redis.asyncio import Redis
 
 from bus import broker as bus_broker
-from bus.cluster import open_cluster
+from bus.cluster import close_cluster, open_cluster
 from bus.embedded import EmbeddedRedis
 from bus.errors import RedisUnavailable
 from bus.runtime.mux import close_mux
@@ -64,4 +64,4 @@ async def _cluster(url: str) -> AsyncGenerator[Redis]:
         yield redis
     finally:
         await close_mux(redis)
-        await redis.aclose()
+        await close_cluster(redis)

@@ -135,9 +135,10 @@ class Committer:
     async def _run(self, keys: list[str], args: list[Any]) -> Any:
         try:
             return await self._send("EVALSHA", COMMIT_SHA, len(keys), *keys, *args)
-        except NoScriptError:  # a restarted or flushed server: load it, then once more
-            await self.redis.script_load(COMMIT)
-            return await self._send("EVALSHA", COMMIT_SHA, len(keys), *keys, *args)
+        except NoScriptError:
+            # A restarted, flushed or newly promoted server: EVAL sends the script along
+            # (and caches it there), on the same connection, to the same master.
+            return await self._send("EVAL", COMMIT, len(keys), *keys, *args)
 
     async def _send(self, *command: Any) -> Any:
         if self._wait is None:

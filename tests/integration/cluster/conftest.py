@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from redis.asyncio import Redis
 
-from bus.cluster import open_cluster
+from bus.cluster import close_cluster, open_cluster
 from bus.runtime.mux import close_mux
 from tests.integration.cluster.harness import BASE_PORT, LocalCluster
 
@@ -60,4 +60,4 @@ async def redis(cluster: LocalCluster) -> AsyncIterator[Redis]:
         yield client
     finally:
         await close_mux(client)
-        await client.aclose()
+        await close_cluster(client)
