@@ -161,6 +161,8 @@ class ClusterMux:
 
     def _mux(self, key: Any) -> Mux:
         node = self._cluster.get_node_from_key(key)
+        if node is None:  # no master for the slot (failing over): retried
+            raise SlotNotCoveredError(f"no master serves the slot of {key!r}")
         mux = self._by_node.get(node.name)
         if mux is None:
             mux = self._by_node[node.name] = Mux(None, connect=lambda: _open(node))

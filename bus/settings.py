@@ -13,7 +13,6 @@ from pathlib import Path
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-
 #: The shard count on a Redis Cluster when AGENTBUS_SHARDS is unset: the tags {0}..{15}
 #: fall on every master of an evenly split cluster of up to 6 masters.
 CLUSTER_SHARDS = 16

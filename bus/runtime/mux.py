@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.asyncio.connection import AbstractConnection
 
+    from bus.cluster import ClusterMux
+
 _BY_CLIENT: weakref.WeakKeyDictionary[Any, Mux | ClusterMux] = weakref.WeakKeyDictionary()
 
 
@@ -39,7 +41,7 @@ def mux_for(redis: Redis) -> Mux | ClusterMux:
     """The shared pipelined connection(s) of ``redis`` (made on first use)."""
     mux = _BY_CLIENT.get(redis)
     if mux is None:
-        from bus.cluster import ClusterMux, as_cluster  # noqa: PLC0415 (cycle)
+        from bus.cluster import ClusterMux, as_cluster
 
         cluster = as_cluster(redis)
         mux = _BY_CLIENT[redis] = Mux(redis) if cluster is None else ClusterMux(cluster)

@@ -19,7 +19,6 @@ from bus.runtime.mux import close_mux
 from tests.integration.cluster.harness import BASE_PORT, LocalCluster
 
 
-
 def _port_in_use(port: int) -> bool:
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import redis
+from redis.crc import key_slot
 
 BASE_PORT = int(os.environ.get("AGENTBUS_TEST_CLUSTER_PORT", "7101"))
 NODE_TIMEOUT_MS = 1000
@@ -121,6 +122,15 @@ class LocalCluster:
     def master_ports(self) -> list[int]:
         """Ports of the live nodes that are masters now."""
         return [p for p in self.live_ports() if self.info(p, "replication")["role"] == "master"]
+
+    def master_of(self, key: str) -> int:
+        """The port of the master serving ``key``'s slot now."""
+        slot = key_slot(key.encode())
+        with redis.Redis(port=self.master_ports()[0], socket_timeout=2) as node:
+            for lo, hi, master, *_ in node.execute_command("CLUSTER", "SLOTS"):
+                if int(lo) <= slot <= int(hi):
+                    return int(master[1])
+        raise LookupError(f"no master serves {key}")
 
     def live_ports(self) -> list[int]:
         """Ports of the nodes whose process runs."""

@@ -31,20 +31,6 @@ pytestmark = [pytest.mark.connected, pytest.mark.cluster]
 RUNS, HOPS = 48, 8
 
 
-def _slot_owner(cluster: LocalCluster, key: str) -> int:
-    from redis.crc import key_slot
-
-    import redis as sync_redis
-
-    slot = key_slot(key.encode())
-    for port in cluster.master_ports():
-        with sync_redis.Redis(port=port, socket_timeout=2) as node:
-            for lo, hi, *_ in node.execute_command("CLUSTER", "SLOTS"):
-                if int(lo) <= slot <= int(hi):
-                    return int(_[0][1])
-    raise LookupError(key)
-
-
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("wait_replicas", [0, 1])
 async def test_master_killed_mid_load_every_run_ends_once(
@@ -77,7 +63,7 @@ async def test_master_killed_mid_load_every_run_ends_once(
     for _ in range(RUNS):
         cmd = noop_command(hops=HOPS, tokens=["t"], work_s=0.02, deadline_s=240)
         runs.append(cmd.model_copy(update={"shard": keys.shard_of(cmd.run_id, s.shards)}))
-    victim = _slot_owner(cluster, keys.role_stream(keys.Role.NOOP, runs[0].shard))
+    victim = cluster.master_of(keys.role_stream(keys.Role.NOOP, runs[0].shard))
     replica = cluster.replica_of(victim)
     for w in workers:
         await w.ensure_groups()
