@@ -14,6 +14,7 @@ survived.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -140,9 +141,12 @@ class Committer:
             # (and caches it there), on the same connection, to the same master.
             return await self._send("EVAL", COMMIT, len(keys), *keys, *args)
 
-    async def _send(self, *command: Any) -> Any:
-        if self._wait is None:
-            return await self._mux.execute(*command)
+    def _send(self, *command: Any) -> Awaitable[Any]:
+        # Without a WAIT, the mux's own coroutine: no extra frame on every step's path.
+        return self._mux.execute(*command) if self._wait is None else self._waited(command)
+
+    async def _waited(self, command: tuple[Any, ...]) -> Any:
+        assert self._wait is not None
         done, acked = await self._mux.execute_then(self._wait, *command)
         if int(acked) < self._wait[1]:
             raise ReplicaAckMissing(
