@@ -12,8 +12,8 @@ import re
 
 from agents import gates, graph, judge
 from agents.deps import AgentDeps
-from agents.llm.ports import LLMOptions, TextDelta, Usage
-from agents.state import add_usage, another_attempt, retry_state
+from agents.llm.ports import TextDelta, Usage
+from agents.state import add_usage, another_attempt, llm_options, retry_state
 from agents.streaming import TokenBatcher
 from bus.commands import AgentTask, Command
 from bus.events import Critique
@@ -45,13 +45,15 @@ def make_critic(deps: AgentDeps) -> Handler:
         batcher = TokenBatcher(ctx, AGENT)
         parts: list[str] = []
         usage: Usage | None = None
-        async for event in deps.llm.stream(request, (), LLMOptions(max_tokens=300)):
+        async for event in deps.llm.stream(request, (), llm_options(s, AGENT, max_tokens=300)):
             if isinstance(event, TextDelta):
                 parts.append(event.text)
                 await batcher.add("reasoning", event.text)
             elif isinstance(event, Usage):
                 usage = event
         verdict, reason = parse_critique("".join(parts))
+        if state.judge.note:
+            reason = f"{reason} ({state.judge.note})" if reason else state.judge.note
         review = Review(agent=AGENT, verdict=verdict, reason=reason)
         shown = Critique(
             run_id=command.run_id,

@@ -14,8 +14,8 @@ import dataclasses
 
 from agents import gates, graph, model_input, prompts
 from agents.deps import AgentDeps
-from agents.llm.ports import LLMOptions, ReasoningDelta, TextDelta, Usage
-from agents.state import add_usage, own_calls, requests, scoped_tools, with_results
+from agents.llm.ports import ReasoningDelta, TextDelta, Usage
+from agents.state import add_usage, llm_options, own_calls, requests, scoped_tools, with_results
 from agents.streaming import TokenBatcher
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
 from bus.events import Answer
@@ -59,7 +59,7 @@ def make_researcher(deps: AgentDeps) -> Handler:
         text: list[str] = []
         calls: list[ToolCall] = []
         usage: Usage | None = None
-        options = LLMOptions(think=state.settings.think)
+        options = llm_options(state.settings, AGENT, think=state.settings.think)
         async for event in deps.llm.stream(prompt, tools, options):
             if isinstance(event, ReasoningDelta):
                 await batcher.add("reasoning", event.text)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents import graph
-from agents.llm.ports import ToolDefinition, Usage
+from agents.llm.ports import LLMOptions, ToolDefinition, Usage
 from bus.commands import ToolCallRequest, ToolCallResult
 from bus.run_state import ChatMessage, JudgeProgress, Review, RunSettings, RunState, ToolCall
 
@@ -29,6 +29,25 @@ def add_usage(total: dict[str, int], usage: Usage | None, agent: str) -> dict[st
     ):
         out[key] = out.get(key, 0) + value
     return out
+
+
+def llm_options(
+    settings: RunSettings,
+    agent: str,
+    *,
+    think: bool = False,
+    response_schema: dict[str, Any] | None = None,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+) -> LLMOptions:
+    """One agent's model call options: the agent's model (its own, else the run's)."""
+    return LLMOptions(
+        model=settings.agent_models.get(agent) or settings.model,
+        think=think,
+        response_schema=response_schema,
+        max_tokens=max_tokens,
+        temperature=temperature,
+    )
 
 
 def another_attempt(state: RunState) -> bool:

@@ -15,7 +15,8 @@ from pydantic import AfterValidator, ConfigDict, Field, SerializeAsAny, model_va
 
 from bus.frozen import Frozen
 from bus.keys import PREFIX, Role
-from bus.run_state import RunSettings, RunState
+from bus.run_state import QuestionSettings, RunState
+from bus.run_state import RunSettings as RunSettings  # re-exported: commands carry it
 
 #: Version of the client-facing messages: events, questions, run results.
 SCHEMA_VERSION = 1
@@ -284,7 +285,7 @@ class Question(Frozen):
     run_id: str | None = Field(
         default=None, pattern=RUN_ID_PATTERN, description="Set it to make a retry idempotent."
     )
-    settings: RunSettings = RunSettings()
+    settings: QuestionSettings = QuestionSettings()
     reply_to: ReplyTo = None
 
     @model_validator(mode="after")

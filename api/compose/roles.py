@@ -16,7 +16,7 @@ from agents.llm.ports import LLM
 from agents.planner import make_planner
 from agents.researcher import make_researcher
 from agents.settings import AgentSettings
-from agents.sources import WEB, Source, memory_source, web_source
+from agents.sources import MEMORY, WEB, Source, memory_source, web_source
 from agents.verifier import make_verifier
 from api.compose.settings import AppSettings
 from api.compose.tenant_policies import StoredTenantPolicies
@@ -88,21 +88,24 @@ def make_llm(settings: AgentSettings) -> LLM:
     if settings.llm == "openai":
         from agents.llm.openai_compat import OpenAICompatConfig, OpenAICompatLLM
 
-        if not (settings.llm_base_url and settings.llm_model):
+        model = settings.default_model()
+        if not (settings.llm_base_url and model):
             raise ConfigError(
-                "AGENTBUS_LLM=openai needs AGENTBUS_LLM_BASE_URL and AGENTBUS_LLM_MODEL",
+                "AGENTBUS_LLM=openai needs AGENTBUS_LLM_BASE_URL and AGENTBUS_LLM_MODEL "
+                "(or AGENTBUS_LLM_MODELS)",
                 hint="e.g. AGENTBUS_LLM_BASE_URL=http://127.0.0.1:8080/v1",
             )
         return OpenAICompatLLM(
             OpenAICompatConfig(
                 base_url=settings.llm_base_url,
                 api_key=settings.llm_api_key,
-                model=settings.llm_model,
+                model=model,
+                think_param=settings.llm_think_param,
             )
         )
     from agents.llm.local import LocalLLM
 
-    return LocalLLM(settings.data_dir / "models")
+    return LocalLLM(settings.data_dir / "models", n_ctx=settings.llm_context_tokens)
 
 
 def make_registry(
@@ -178,7 +181,7 @@ class Roles:
             runs=self.stores.runs,
             conversations=self.stores.conversations,
             sources={
-                "memory": memory_source(self.stores.conversations),
+                MEMORY: memory_source(self.stores.conversations),
                 WEB: web_source(GatewayDeps(registry=self.tools), self._policies()),
                 **self.sources,
             },

@@ -16,13 +16,9 @@ from api.compose.tenant_policies import StoredTenantPolicies
 from api.http.auth import Authenticator, bearer_token
 from api.http.errors import Unauthorized
 from api.http.limits import TenantLimits
-from api.http.preferences import (
-    AskSettings,
-    Preferences,
-    overlay,
-    run_settings,
-)
+from api.http.preferences import Preferences, overlay, run_settings
 from api.http.ws_protocol import origin_allowed
+from bus.run_state import QuestionSettings
 from bus.store import ApiKeyRecord, KeyRole, TenantSettingsRecord
 from gateway.tenants import DeploymentPolicies
 
@@ -122,7 +118,7 @@ def test_preferences_overlay_the_deployment_then_the_question() -> None:
     prefs = Preferences(think=True, egress_enabled=True, egress_hosts=["Example.COM", "*.x.org"])
 
     effective = overlay(defaults, prefs)
-    chosen = run_settings(effective, AskSettings(think=False, mode="multi"))
+    chosen = run_settings(effective, QuestionSettings(think=False, mode="multi"))
 
     assert effective.think and effective.egress_enabled and effective.timeout_s == 120
     assert effective.egress_hosts == ["*.x.org", "example.com"]
@@ -175,8 +171,8 @@ async def test_the_gateway_sees_each_tenants_stored_egress_and_critical_tools() 
 
 
 def test_a_run_asks_for_critical_tools_by_name_only() -> None:
-    ask = AskSettings(approve_critical=["wipe_cache", "wipe_cache"], approve_high_risk=True)
+    ask = QuestionSettings(approve_critical=["wipe_cache", "wipe_cache"], approve_high_risk=True)
     made = run_settings(defaults_of(AppSettings.load()), ask)
     assert made.approve_critical == ["wipe_cache"]
     with pytest.raises(ValidationError):
-        AskSettings(approve_critical=["rm -rf"])
+        QuestionSettings(approve_critical=["rm -rf"])
