@@ -13,10 +13,10 @@ import re
 from agents import gates, graph, judge
 from agents.deps import AgentDeps
 from agents.llm.ports import TextDelta, Usage
-from agents.state import add_usage, another_attempt, llm_options, retry_state
+from agents.state import add_usage, another_attempt, llm_options, retry_state, superseded
 from agents.streaming import TokenBatcher
 from bus.commands import AgentTask, Command
-from bus.events import Critique
+from bus.events import ClientEvent, Critique
 from bus.run_state import CritiqueVerdict, Review
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
@@ -63,9 +63,10 @@ def make_critic(deps: AgentDeps) -> Handler:
             reason=reason,
         )
         state = state.model_copy(update={"usage": add_usage(state.usage, usage, AGENT)})
-        events = [*batcher.drain(), shown]
+        events: list[ClientEvent] = [*batcher.drain(), shown]
         if verdict != "OK" and another_attempt(state):
             outcome = verdict.lower()
+            events.append(superseded(command, state, review))
             state = retry_state(state, review)
         else:
             outcome = "ok"

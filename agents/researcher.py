@@ -55,7 +55,7 @@ def make_researcher(deps: AgentDeps) -> Handler:
         history = state.messages
         prompt = model_input.research_messages(state)
         tools = scoped_tools(deps.tools, state.settings)
-        batcher = TokenBatcher(ctx, AGENT)
+        batcher = TokenBatcher(ctx, AGENT, attempt=state.attempts)
         text: list[str] = []
         calls: list[ToolCall] = []
         usage: Usage | None = None
@@ -112,5 +112,11 @@ def _exhausted(command: Command, state: RunState, spent: dict[str, int]) -> Step
         update={"draft": answer, "usage": spent, "stop_reason": "tool_loop_exhausted"}
     )
     target = graph.next_role(state.settings, AGENT, "answer")
-    shown = Answer(run_id=command.run_id, step_id=command.step_id, agent=AGENT, delta=answer)
+    shown = Answer(
+        run_id=command.run_id,
+        step_id=command.step_id,
+        agent=AGENT,
+        delta=answer,
+        attempt=state.attempts,
+    )
     return StepResult(next=[command.follow(target, AgentTask(state=new_state))], events=[shown])

@@ -13,7 +13,8 @@ from typing import Any
 
 from agents import graph
 from agents.llm.ports import LLMOptions, ToolDefinition, Usage
-from bus.commands import ToolCallRequest, ToolCallResult
+from bus.commands import Command, ToolCallRequest, ToolCallResult
+from bus.events import DraftSuperseded
 from bus.run_state import ChatMessage, JudgeProgress, Review, RunSettings, RunState, ToolCall
 
 
@@ -53,6 +54,17 @@ def llm_options(
 def another_attempt(state: RunState) -> bool:
     """True while the reflection loop may send the run back once more."""
     return state.attempts + 1 < graph.MAX_ATTEMPTS
+
+
+def superseded(command: Command, state: RunState, feedback: Review) -> DraftSuperseded:
+    """The event telling clients the current draft was sent back (shown before the retry)."""
+    return DraftSuperseded(
+        run_id=command.run_id,
+        step_id=command.step_id,
+        agent=feedback.agent,
+        attempt=state.attempts,
+        reason=feedback.reason,
+    )
 
 
 def retry_state(state: RunState, feedback: Review) -> RunState:

@@ -16,9 +16,9 @@ import jsonschema
 from agents import gates, graph, judge
 from agents.deps import AgentDeps
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta, Usage
-from agents.state import add_usage, another_attempt, llm_options, retry_state
+from agents.state import add_usage, another_attempt, llm_options, retry_state, superseded
 from bus.commands import AgentTask, Command
-from bus.events import Verdict
+from bus.events import ClientEvent, Verdict
 from bus.run_state import Review, RunState
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
@@ -90,7 +90,9 @@ def make_verifier(deps: AgentDeps) -> Handler:
                 "verdicts": [*state.verdicts, review],
             }
         )
+        events: list[ClientEvent] = [shown]
         if doc["verdict"] != "pass" and another_attempt(state):
+            events.append(superseded(command, state, review))
             state = retry_state(state, review)
             target = graph.next_role(s, "verifier", "revise")
         elif graph.next_node(s, "verifier", "pass") == "answer_gate":
@@ -105,7 +107,7 @@ def make_verifier(deps: AgentDeps) -> Handler:
             return dataclasses.replace(paused, events=[shown, *paused.events])
         else:
             target = graph.next_role(s, "verifier", "pass")
-        return StepResult(next=[command.follow(target, AgentTask(state=state))], events=[shown])
+        return StepResult(next=[command.follow(target, AgentTask(state=state))], events=events)
 
     return handle
 
