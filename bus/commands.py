@@ -99,6 +99,10 @@ class ToolCallResult(Frozen):
     result: Any = None
     truncated: bool = False
     blocked_host: str | None = None
+    blob: str | None = Field(
+        default=None,
+        description="A bulky result's whole text (a run blob); `result` is then a bounded view.",
+    )
 
 
 class ToolResults(Frozen):

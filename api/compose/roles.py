@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 
 from agents.critic import make_critic
@@ -29,6 +29,7 @@ from gateway.call_context import GatewayDeps
 from gateway.errors import GatewayError
 from gateway.mcp.hub import McpHub
 from gateway.plugins import load_plugins
+from gateway.ports import Resolver
 from gateway.registry import ToolRegistry
 from gateway.settings import GatewaySettings
 from gateway.tenants import DeploymentPolicies
@@ -150,6 +151,8 @@ class Roles:
     """Builds each role's handler on demand, so a gateway worker never loads a model.
 
     It holds the whole deployment's settings and gives each package only its part.
+    ``resolver`` and ``connect_override`` reach the gateway's egress client (tests point
+    them at a loopback server; the SSRF guard still checks every address).
     """
 
     settings: AppSettings
@@ -160,6 +163,8 @@ class Roles:
     sources: dict[str, Source] = field(default_factory=lambda: {})
     retrieval: Retrieval | None = None
     gather_budget_s: float = 5.0
+    resolver: Resolver | None = None
+    connect_override: Mapping[str, str] | None = None
     tools: ToolRegistry = field(init=False)
 
     def __post_init__(self) -> None:
@@ -182,11 +187,18 @@ class Roles:
             conversations=self.stores.conversations,
             sources={
                 MEMORY: memory_source(self.stores.conversations),
-                WEB: web_source(GatewayDeps(registry=self.tools), self._policies()),
+                WEB: web_source(self._gateway_deps(), self._policies()),
                 **self.sources,
             },
             gather_budget_s=self.gather_budget_s,
             checkpoints=self.stores.checkpoints,
+        )
+
+    def _gateway_deps(self) -> GatewayDeps:
+        if self.resolver is None:
+            return GatewayDeps(registry=self.tools, connect_override=self.connect_override)
+        return GatewayDeps(
+            registry=self.tools, resolver=self.resolver, connect_override=self.connect_override
         )
 
     def _policies(self) -> StoredTenantPolicies:
@@ -207,7 +219,7 @@ class Roles:
                 return make_finalizer(self._agent_deps())
             case Role.GATEWAY:
                 # Audit rows leave with each step's commit; the recorder appends them.
-                tools = GatewayDeps(registry=self.tools)
+                tools = self._gateway_deps()
                 return make_gateway_handler(tools, self._policies(), self.mcp, route=next_role)
             case Role.PLANNER:
                 return make_planner(self._agent_deps())
