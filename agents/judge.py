@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from agents import graph, model_input, prompts
 from agents import state as shared
-from agents.deps import AgentDeps
+from agents.deps import AgentDeps, tenant_tools
 from agents.errors import LLMError
 from agents.llm.ports import TextDelta
 from agents.sources import fan_out
@@ -96,7 +96,7 @@ async def _tool_pass(
 ) -> StepResult | RunState:
     judge = state.judge
     # Exactly the researcher's tools: a fact-check must not reach what the tenant scoped out.
-    tools = shared.scoped_tools(deps.tools, state.settings)
+    tools = shared.scoped_tools(await tenant_tools(deps, command.tenant_id), state.settings)
     if not tools:
         return state
     system = prompts.dated(prompts.VERIFY_TOOLS, deps.clock())

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from agents import gates, graph, model_input, prompts
-from agents.deps import AgentDeps
+from agents.deps import AgentDeps, tenant_tools
 from agents.llm.ports import ReasoningDelta, TextDelta, Usage
 from agents.state import add_usage, llm_options, own_calls, requests, scoped_tools, with_results
 from agents.streaming import TokenBatcher
@@ -54,7 +54,7 @@ def make_researcher(deps: AgentDeps) -> Handler:
                 return await gates.suspend(ctx, deps, state, "egress_approval", blocked=blocked)
         history = state.messages
         prompt = model_input.research_messages(state)
-        tools = scoped_tools(deps.tools, state.settings)
+        tools = scoped_tools(await tenant_tools(deps, command.tenant_id), state.settings)
         batcher = TokenBatcher(ctx, AGENT, attempt=state.attempts)
         text: list[str] = []
         calls: list[ToolCall] = []

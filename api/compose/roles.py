@@ -20,6 +20,7 @@ from agents.sources import MEMORY, WEB, Source, memory_source, web_source
 from agents.verifier import make_verifier
 from api.compose.settings import AppSettings
 from api.compose.tenant_policies import StoredTenantPolicies
+from api.compose.tenant_tools import TenantTools
 from bus.errors import BusError
 from bus.keys import Role
 from bus.noop import handle_noop
@@ -166,6 +167,8 @@ class Roles:
     resolver: Resolver | None = None
     connect_override: Mapping[str, str] | None = None
     tools: ToolRegistry = field(init=False)
+    _catalogue: TenantTools | None = field(init=False, default=None)
+    _tenant_policies: StoredTenantPolicies | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         # Plugin tools are named in the settings, so the default registry is built here.
@@ -180,9 +183,12 @@ class Roles:
     def _agent_deps(self) -> AgentDeps:
         if self.llm is None:
             self.llm = make_llm(self.settings.agents)
+        if self._catalogue is None:
+            self._catalogue = TenantTools(self.tools, self._policies(), self.mcp)
         return AgentDeps(
             llm=self.llm,
             tools=tool_definitions(self.tools),
+            catalogue=self._catalogue,
             runs=self.stores.runs,
             conversations=self.stores.conversations,
             sources={
@@ -202,9 +208,12 @@ class Roles:
         )
 
     def _policies(self) -> StoredTenantPolicies:
-        # Each tenant's stored preferences (PUT /api/v1/settings) overlay the deployment's.
-        deployment = gateway_policies(self.settings.gateway)
-        return StoredTenantPolicies(deployment, self.stores.tenant_settings)
+        # Each tenant's stored preferences (PUT /api/v1/settings) overlay the deployment's;
+        # one instance per process, so its per-tenant cache serves every role.
+        if self._tenant_policies is None:
+            deployment = gateway_policies(self.settings.gateway)
+            self._tenant_policies = StoredTenantPolicies(deployment, self.stores.tenant_settings)
+        return self._tenant_policies
 
     def handler(self, role: Role) -> Handler:
         """The handler of one role."""

@@ -89,6 +89,7 @@ async def start_system(
         registry: Any = None,
         resolver: Any = None,
         connect_override: Any = None,
+        mcp: Any = None,
         **overrides: Any,
     ) -> System:
         s = make_settings(**overrides)
@@ -105,6 +106,7 @@ async def start_system(
             registry=registry,
             resolver=resolver,
             connect_override=connect_override,
+            **({"mcp": mcp} if mcp is not None else {}),
         )
         workers = build_workers(ROLES, real_redis, s.bus, roles, concurrency=4)
         for w in workers:
