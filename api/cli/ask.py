@@ -17,12 +17,25 @@ from agents import gates
 from api.cli.common import cli_groups, run_async, settings
 from api.cli.render import LiveRenderer
 from api.compose.connection import connect
-from api.compose.edge import allow_always_hook
+from api.compose.edge import allow_always_hook, defaults_of
 from api.compose.settings import AppSettings
+from api.http.preferences import run_settings
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish, read_events, request_cancel
+from bus.run_state import QuestionSettings
 from bus.store import Scope, open_store
+
+
+def cli_run_settings(
+    s: AppSettings, chosen: QuestionSettings, *, human_gate: bool, sources: list[str]
+) -> RunSettings:
+    """A CLI run's settings: the deployment's defaults (``AGENTBUS_*``), then the options."""
+    made = run_settings(defaults_of(s), chosen)
+    update: dict[str, object] = {"sources": sources}
+    if human_gate:
+        update["human_gate"] = True
+    return made.model_copy(update=update)
 
 
 @run_async
@@ -31,17 +44,30 @@ async def ask(
     conversation: Annotated[
         str | None, typer.Option(help="Continue this conversation (id printed after a run).")
     ] = None,
-    think: Annotated[bool, typer.Option(help="Ask the model to reason first.")] = False,
-    tools: Annotated[bool, typer.Option(help="Let the model call tools.")] = True,
-    mode: Annotated[str, typer.Option(help="single | multi | custom")] = "single",
-    accuracy: Annotated[str, typer.Option(help="standard | accurate (multi)")] = "standard",
+    think: Annotated[
+        bool | None, typer.Option(help="Ask the model to reason first (default: off).")
+    ] = None,
+    tools: Annotated[bool | None, typer.Option(help="Let the model call tools.")] = None,
+    mode: Annotated[
+        str | None, typer.Option(help="single | multi | custom (default: AGENTBUS_AGENT_MODE)")
+    ] = None,
+    accuracy: Annotated[
+        str | None,
+        typer.Option(help="standard | accurate (multi; default: AGENTBUS_AGENT_ACCURACY)"),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="One of AGENTBUS_LLM_MODELS (default: the first).")
+    ] = None,
     human_gate: Annotated[bool, typer.Option(help="Approve the answer before it is final.")] = (
         False
     ),
     sources: Annotated[
         str, typer.Option(help="Retrieval sources for multi mode, comma-separated.")
     ] = "",
-    approve_high_risk: Annotated[bool, typer.Option(help="Allow HIGH-risk tools.")] = False,
+    approve_high_risk: Annotated[
+        bool | None,
+        typer.Option(help="Allow HIGH-risk tools (default: AGENTBUS_APPROVE_HIGH_RISK)."),
+    ] = None,
     approve_critical: Annotated[
         list[str] | None,
         typer.Option(
@@ -56,6 +82,10 @@ async def ask(
     groups in ``AGENTBUS_GROUPS``.
     """
     s = settings()
+    served = s.agents.served_models()
+    if model is not None and model not in served:
+        typer.echo(f"model {model!r} is not served here; choose one of: {served}", err=True)
+        raise typer.Exit(2)
     run_id = new_run_id()
     conversation_id = conversation or new_run_id()
     command = Command(
@@ -70,14 +100,20 @@ async def ask(
             state=RunState(
                 question=question,
                 conversation_id=conversation_id,
-                settings=RunSettings(
-                    mode=mode,  # type: ignore[arg-type]
-                    accuracy=accuracy,  # type: ignore[arg-type]
-                    think=think,
-                    use_tools=tools,
+                settings=cli_run_settings(
+                    s,
+                    QuestionSettings.model_validate(
+                        {
+                            "model": model,
+                            "mode": mode,
+                            "accuracy": accuracy,
+                            "think": think,
+                            "use_tools": tools,
+                            "approve_high_risk": approve_high_risk,
+                            "approve_critical": approve_critical or [],
+                        }
+                    ),
                     human_gate=human_gate,
-                    approve_high_risk=approve_high_risk,
-                    approve_critical=sorted(set(approve_critical or [])),
                     sources=[x.strip() for x in sources.split(",") if x.strip()],
                 ),
             )
