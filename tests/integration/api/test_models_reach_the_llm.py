@@ -158,6 +158,12 @@ async def test_an_external_question_chooses_like_rest_and_bad_fields_are_refused
         [rejected] = await reply(api, f"r.bad{n}")
         expected = "model_not_allowed" if "model" in settings else "invalid_question"
         assert (rejected.status, rejected.stop_reason) == ("rejected", expected), settings
+        # REST refuses the same fields, with a code too.
+        rest = await api.http.post(
+            "/api/v1/runs", json={"question": "q", "settings": settings}, headers=api.auth(key)
+        )
+        code = "model_not_allowed" if "model" in settings else "invalid_request"
+        assert rest.json()["error"]["code"] == code, settings
 
 
 async def test_think_reaches_the_server_as_configured_and_reasoning_streams(
