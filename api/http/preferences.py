@@ -12,7 +12,7 @@ A model, the tenant's or a question's, must be one the deployment serves
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -99,6 +99,15 @@ class Preferences(BaseModel):
         if value is not None and any(server.command is not None for server in value):
             raise ValueError("a tenant's MCP servers are URLs; stdio commands are deployment-only")
         return value
+
+
+def stored_preferences(doc: dict[str, Any]) -> Preferences:
+    """Preferences as stored, read back: a timeout stored before it was bounded to
+    30-3600 s is brought into range rather than failing the tenant's every run."""
+    timeout = doc.get("timeout_s")
+    if isinstance(timeout, int | float) and not MIN_TIMEOUT_S <= timeout <= MAX_TIMEOUT_S:
+        doc = {**doc, "timeout_s": min(max(timeout, MIN_TIMEOUT_S), MAX_TIMEOUT_S)}
+    return Preferences.model_validate(doc)
 
 
 class Effective(BaseModel):

@@ -36,7 +36,13 @@ from api.http.errors import (
     Unavailable,
 )
 from api.http.limits import TenantLimits
-from api.http.preferences import Effective, Preferences, models_chosen, overlay
+from api.http.preferences import (
+    Effective,
+    Preferences,
+    models_chosen,
+    overlay,
+    stored_preferences,
+)
 from api.http.preferences import run_settings as make_run_settings
 from bus import keys, wire
 from bus.commands import AgentTask, Command, RunState, new_run_id
@@ -134,7 +140,7 @@ class RunStarter:
         hit = self._prefs.get(tenant_id)
         if hit is None or hit[0] <= now:
             record = await self._tenant_settings.get(tenant_id)
-            prefs = None if record is None else Preferences.model_validate(record.settings)
+            prefs = None if record is None else stored_preferences(record.settings)
             if len(self._prefs) > 10_000:
                 self._prefs.clear()
             hit = self._prefs[tenant_id] = (now + self._settings.api_key_cache_s, prefs)

@@ -10,7 +10,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel
 
 from api.http.auth import Principal
-from api.http.preferences import Effective, Preferences, overlay
+from api.http.preferences import Effective, Preferences, overlay, stored_preferences
 from api.http.routes.common import Admin, Caller, Deps
 from bus.store import AuditEntry
 
@@ -30,7 +30,7 @@ class TenantSettingsView(BaseModel):
 
 async def _view(deps: Deps, tenant_id: str) -> TenantSettingsView:
     record = await deps.tenant_settings.get(tenant_id)
-    prefs = Preferences() if record is None else Preferences.model_validate(record.settings)
+    prefs = Preferences() if record is None else stored_preferences(record.settings)
     defaults = deps.defaults
     return TenantSettingsView(
         tenant_id=tenant_id,

@@ -21,7 +21,7 @@ from api.compose.tenant_policies import StoredTenantPolicies
 from api.http.auth import Authenticator, bearer_token
 from api.http.errors import Unauthorized
 from api.http.limits import TenantLimits
-from api.http.preferences import Preferences, overlay, run_settings
+from api.http.preferences import Preferences, overlay, run_settings, stored_preferences
 from api.http.ws_protocol import origin_allowed
 from bus.commands import Question
 from bus.run_state import QuestionSettings
@@ -241,3 +241,9 @@ def test_agentbus_ask_starts_from_the_deployments_defaults() -> None:
     assert made.sources == ["web"] and made.timeout_s == env.bus.run_deadline_s
     chosen = cli_run_settings(env, QuestionSettings(mode="single"), human_gate=True, sources=[])
     assert (chosen.mode, chosen.human_gate) == ("single", True)
+
+
+def test_a_timeout_stored_before_the_bounds_is_read_back_in_range() -> None:
+    assert stored_preferences({"timeout_s": 5}).timeout_s == 30
+    assert stored_preferences({"timeout_s": 9000}).timeout_s == 3600
+    assert stored_preferences({"timeout_s": 120, "think": True}).timeout_s == 120
