@@ -184,7 +184,7 @@ class Roles:
         if self.llm is None:
             self.llm = make_llm(self.settings.agents)
         if self._catalogue is None:
-            self._catalogue = TenantTools(self.tools, self._policies(), self.mcp)
+            self._catalogue = TenantTools(self.tools, self.tenant_policies(), self.mcp)
         return AgentDeps(
             llm=self.llm,
             tools=tool_definitions(self.tools),
@@ -193,7 +193,7 @@ class Roles:
             conversations=self.stores.conversations,
             sources={
                 MEMORY: memory_source(self.stores.conversations),
-                WEB: web_source(self._gateway_deps(), self._policies()),
+                WEB: web_source(self._gateway_deps(), self.tenant_policies()),
                 **self.sources,
             },
             gather_budget_s=self.gather_budget_s,
@@ -207,9 +207,9 @@ class Roles:
             registry=self.tools, resolver=self.resolver, connect_override=self.connect_override
         )
 
-    def _policies(self) -> StoredTenantPolicies:
-        # Each tenant's stored preferences (PUT /api/v1/settings) overlay the deployment's;
-        # one instance per process, so its per-tenant cache serves every role.
+    def tenant_policies(self) -> StoredTenantPolicies:
+        """Each tenant's gateway policy: its stored preferences over the deployment's (one
+        instance per process, so its per-tenant cache serves every role)."""
         if self._tenant_policies is None:
             deployment = gateway_policies(self.settings.gateway)
             self._tenant_policies = StoredTenantPolicies(deployment, self.stores.tenant_settings)
@@ -229,7 +229,8 @@ class Roles:
             case Role.GATEWAY:
                 # Audit rows leave with each step's commit; the recorder appends them.
                 tools = self._gateway_deps()
-                return make_gateway_handler(tools, self._policies(), self.mcp, route=next_role)
+                policies = self.tenant_policies()
+                return make_gateway_handler(tools, policies, self.mcp, route=next_role)
             case Role.PLANNER:
                 return make_planner(self._agent_deps())
             case Role.CRITIC:

@@ -47,6 +47,7 @@ from api.http.errors import (
     Unavailable,
 )
 from api.http.starter import Ask
+from api.http.webhook_requests import webhook_of
 from bus import keys, wire
 from bus.commands import Question, ReplyTo, RunResult
 from bus.errors import MessageInvalid, StoreError
@@ -176,6 +177,7 @@ class QuestionAdmission:
                 settings=question.settings,
                 run_id=run_id,
                 reply_to=question.reply_to,
+                webhook=webhook_of(question.webhook_url, question.webhook_approvals),
             )
             started = await self.deps.starter.start(who, ask)
         except Unavailable:

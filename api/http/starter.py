@@ -15,7 +15,7 @@ import hashlib
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
@@ -44,6 +44,7 @@ from api.http.preferences import (
     stored_preferences,
 )
 from api.http.preferences import run_settings as make_run_settings
+from api.http.webhook_requests import WebhookRequest, check_webhook, webhook_registration
 from bus import keys, wire
 from bus.commands import AgentTask, Command, RunState, new_run_id
 from bus.errors import StoreError
@@ -58,7 +59,9 @@ if TYPE_CHECKING:
     from bus.settings import BusSettings
     from bus.store import ConversationStore, DocumentStore, TenantSettingsStore
 
-# KEYS: run owner key, intake stream (same hash tag). ARGV: owner, ttl, maxlen, command.
+# KEYS: run owner key, intake stream, and (with a webhook) the run's webhook registration,
+# the watch set and its wake stream (one hash tag). ARGV: owner, ttl, maxlen, command, and
+# (with a webhook) its spec, the time and the run id: registered with the run, atomically.
 # Returns 1 published, 0 already published for this owner, -1 the id is someone else's.
 _PUBLISH_ONCE = """
 local owner = redis.call('GET', KEYS[1])
@@ -68,6 +71,12 @@ if owner then
 end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'data', ARGV[4])
+if #KEYS > 2 then
+  redis.call('HSET', KEYS[3], 'spec', ARGV[5], 'cursor', '0-0')
+  redis.call('EXPIRE', KEYS[3], ARGV[2])
+  redis.call('ZADD', KEYS[4], ARGV[6], ARGV[7])
+  redis.call('XADD', KEYS[5], 'MAXLEN', '~', 16, '*', 'w', '1')
+end
 return 1
 """
 
@@ -81,6 +90,7 @@ class Ask:
     settings: QuestionSettings = field(default_factory=QuestionSettings)
     run_id: str | None = None
     reply_to: str | None = None
+    webhook: WebhookRequest | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +116,8 @@ class RunStarter:
         conversations: the conversations, to refuse another user's conversation id.
         models: the models runs may choose (``AGENTBUS_LLM_MODELS``; empty: no choice).
         documents: the document catalogue (a tenant with documents gathers from them).
+        webhook_private_hosts: hosts the deployment lets webhooks reach on private
+            addresses (``AGENTBUS_WEBHOOK_PRIVATE_HOSTS``, a gateway setting).
     """
 
     def __init__(
@@ -120,6 +132,7 @@ class RunStarter:
         *,
         models: Sequence[str] = (),
         documents: DocumentStore | None = None,
+        webhook_private_hosts: frozenset[str] = frozenset(),
     ) -> None:
         self._redis = redis
         self._settings = settings
@@ -130,6 +143,7 @@ class RunStarter:
         self._conversations = conversations
         self._models = tuple(dict.fromkeys(models))
         self._documents = documents
+        self._webhook_private = webhook_private_hosts
         self._publish = redis.register_script(_PUBLISH_ONCE)
         self._prefs: dict[str, tuple[float, Preferences | None]] = {}
         self._has_documents: dict[str, tuple[float, bool]] = {}
@@ -208,6 +222,7 @@ class RunStarter:
             NotOwner: an admin named another user's conversation (it may read, not add).
             CriticalToolNotApproved: it asks for a CRITICAL tool its tenant did not approve.
             ModelNotAllowed: it (or its tenant) chose a model the deployment does not serve.
+            WebhookRefused: the webhook URL may not be used by this tenant.
             IdempotencyKeyReused: the key was used before for a different request.
             RateLimited, TooManyActiveRuns: a tenant limit says no (with Retry-After).
             Unavailable: Redis failed.
@@ -225,6 +240,9 @@ class RunStarter:
             self.check_models(models_chosen(effective, ask.settings))
             if ask.settings.approve_critical:
                 await self._check_critical(who, ask.settings.approve_critical)
+            if ask.webhook is not None:  # refused before any limit is spent on the run
+                checked = check_webhook(effective, ask.webhook, self._webhook_private)
+                ask = replace(ask, webhook=checked)
             return await self._start(who, ask, idempotency_key)
         except RedisError as e:
             raise Unavailable(f"cannot reach Redis: {e}") from e
@@ -359,15 +377,15 @@ class RunStarter:
                 )
             ),
         )
-        outcome = await self._publish(
-            keys=[keys.run_owner(run_id, shard), keys.role_stream(keys.Role.INTAKE, shard)],
-            args=[
-                owner_value(who.tenant_id, who.subject),
-                s.run_ttl_s,
-                s.stream_maxlen,
-                wire.encode(command),
-            ],
-        )
+        run_keys = [keys.run_owner(run_id, shard), keys.role_stream(keys.Role.INTAKE, shard)]
+        args: list[str | int | float] = [owner_value(who.tenant_id, who.subject), s.run_ttl_s]
+        args += [s.stream_maxlen, wire.encode(command)]
+        if ask.webhook is not None:
+            extra_keys, extra_args = webhook_registration(
+                who, ask.webhook, run_id, shard, conversation_id
+            )
+            run_keys, args = [*run_keys, *extra_keys], [*args, *extra_args]
+        outcome = await self._publish(keys=run_keys, args=args)
         if int(outcome) < 0:
             await self._limits.release(who.tenant_id, run_id)
             raise InvalidRequest(f"run id {run_id!r} is taken", field="run_id")
@@ -375,10 +393,12 @@ class RunStarter:
 
 
 def _fingerprint(ask: Ask) -> str:
-    doc = {
+    doc: dict[str, object] = {
         "q": ask.question,
         "c": ask.conversation_id,
         "s": ask.settings.model_dump(),
         "r": ask.reply_to,
     }
+    if ask.webhook is not None:  # only then: earlier keys' fingerprints stay as they were
+        doc["w"] = [ask.webhook.url, ask.webhook.approvals]
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32]

@@ -27,6 +27,7 @@ from api.http.errors import ApiError, InvalidRequest, Unauthorized, Unavailable
 from api.http.feed import Frame, Outbox, RunFeed
 from api.http.gate_actions import resume_run
 from api.http.starter import Ask
+from api.http.webhook_requests import webhook_of
 from bus import keys
 from bus.commands import new_run_id
 from bus.errors import StoreError
@@ -177,7 +178,10 @@ class WsSession:
                 feed = self._feed(ref, "0-0")
                 feed.subscribe()
                 try:
-                    ask = Ask(frame.question, frame.conversation_id, frame.settings, run_id)
+                    hook = webhook_of(frame.webhook_url, frame.webhook_approvals)
+                    ask = Ask(
+                        frame.question, frame.conversation_id, frame.settings, run_id, webhook=hook
+                    )
                     started = await self.deps.starter.start(who, ask)
                 except BaseException:
                     feed.close()
