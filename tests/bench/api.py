@@ -41,6 +41,7 @@ class RunResult:
     first_token_ms: float | None = None
     status: str | None = None
     error: str | None = None
+    reconnects: int = 0
 
 
 async def _one_run(client: httpx.AsyncClient, body: dict[str, object]) -> RunResult:
@@ -62,19 +63,30 @@ async def _one_run(client: httpx.AsyncClient, body: dict[str, object]) -> RunRes
         return result
     result.accepted_at = time.perf_counter()
     events_url = resp.json()["events_url"]
-    try:
-        async with client.stream("GET", events_url) as stream:
-            async for line in stream.aiter_lines():
-                if not line.startswith("data: "):
-                    continue
-                event = json.loads(line[6:])
-                if event.get("type") == "answer" and result.first_token_ms is None:
-                    result.first_token_ms = (time.perf_counter() - sent) * 1000
-                if event.get("type") == "done":
-                    result.status = event.get("status")
-                    break
-    except httpx.TransportError as e:
-        result.error = f"events: {type(e).__name__}"
+    last_id: str | None = None
+    # As a browser's EventSource would: a dropped stream reconnects with Last-Event-ID
+    # (an idle pooled connection the server closed meanwhile is the usual cause).
+    for _ in range(3):
+        headers = {"Last-Event-ID": last_id} if last_id else {}
+        try:
+            async with client.stream("GET", events_url, headers=headers) as stream:
+                async for line in stream.aiter_lines():
+                    if line.startswith("id: "):
+                        last_id = line[4:]
+                    if not line.startswith("data: "):
+                        continue
+                    event = json.loads(line[6:])
+                    if event.get("type") == "answer" and result.first_token_ms is None:
+                        result.first_token_ms = (time.perf_counter() - sent) * 1000
+                    if event.get("type") == "done":
+                        result.status = event.get("status")
+                        result.error = None
+                        return result
+            result.error = "events: ended before done"
+            return result
+        except httpx.TransportError as e:
+            result.reconnects += 1
+            result.error = f"events: {type(e).__name__}"
     return result
 
 
@@ -135,6 +147,7 @@ async def drive(
                 1 for r in burst if r.error and r.error.startswith(("connection", "events"))
             ),
             "done": sum(r.status == "done" for r in burst),
+            "event_stream_reconnects": sum(r.reconnects for r in burst),
             "all_done_s": round(all_done_s, 2),
             "post_ms": _ms([r.post_ms for r in burst if r.post_ms is not None]),
             "first_token_ms": _ms([r.first_token_ms for r in burst if r.first_token_ms]),
