@@ -179,6 +179,7 @@ class QuestionAdmission:
                 settings=AskSettings(**{k: v for k, v in chosen.items() if k in _ASK_FIELDS}),
                 run_id=run_id,
                 reply_to=question.reply_to,
+                trace=question.trace,
             )
             started = await self.deps.starter.start(who, ask)
         except Unavailable:

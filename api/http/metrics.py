@@ -18,6 +18,11 @@ REQUEST_SECONDS = Histogram(
 RUNS_STARTED = Counter(
     "agentbus_api_runs_started_total", "Runs published, by entry point.", ["via"]
 )
+RUNS_BY_MODE = Counter(
+    "agentbus_runs_started_total",
+    "Runs published (a retry of the same run not again), by mode.",
+    ["mode"],
+)
 REJECTED = Counter("agentbus_api_rejected_total", "Requests refused, by error code.", ["code"])
 WS_CONNECTIONS = Gauge("agentbus_ws_connections", "Open websocket connections.")
 WS_CLOSED = Counter(

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 
+from api.http import metrics
 from api.http.access import owner_value
 from api.http.auth import Principal
 from api.http.errors import (
@@ -35,8 +36,8 @@ from api.http.errors import (
 from api.http.limits import TenantLimits
 from api.http.preferences import AskSettings, Effective, Preferences, overlay
 from api.http.preferences import run_settings as make_run_settings
-from bus import keys, wire
-from bus.commands import AgentTask, Command, RunState, new_run_id
+from bus import keys, tracing, wire
+from bus.commands import AgentTask, Command, RunState, TraceContext, new_run_id
 from bus.errors import StoreError
 from bus.store import ConversationNotFound as NoSuchConversation
 
@@ -70,6 +71,8 @@ class Ask:
     settings: AskSettings = field(default_factory=AskSettings)
     run_id: str | None = None
     reply_to: str | None = None
+    trace: TraceContext | None = None
+    """The caller's W3C trace context: the run's trace continues it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +260,31 @@ class RunStarter:
                 retry_after=verdict.retry_after_s,
             )
         shard = keys.shard_of(run_id, s.shards)
+        attributes = {
+            "agentbus.run_id": run_id,
+            "agentbus.tenant_id": who.tenant_id,
+            "agentbus.conversation_id": conversation_id,
+        }
+        with tracing.span("run publish", attributes, parent=ask.trace, kind="producer"):
+            return await self._send(
+                who, ask, run_id, conversation_id, effective, shard, deadline, replay=replay
+            )
+
+    async def _send(
+        self,
+        who: Principal,
+        ask: Ask,
+        run_id: str,
+        conversation_id: str,
+        effective: Effective,
+        shard: int,
+        deadline: float,
+        *,
+        replay: bool,
+    ) -> Started:
+        s = self._bus
+        settings = make_run_settings(effective, ask.settings)
+        tracing.set_attributes({"agentbus.mode": settings.mode, "agentbus.replay": replay})
         command = Command(
             run_id=run_id,
             tenant_id=who.tenant_id,
@@ -264,13 +292,15 @@ class RunStarter:
             shard=shard,
             role=keys.Role.INTAKE,
             deadline=deadline,
+            trace=tracing.current() or ask.trace or TraceContext(),
             reply_to=ask.reply_to,
             groups=who.groups,
             payload=AgentTask(
                 state=RunState(
                     question=ask.question,
                     conversation_id=conversation_id,
-                    settings=make_run_settings(effective, ask.settings),
+                    settings=settings,
+                    started_at=time.time(),
                 )
             ),
         )
@@ -286,6 +316,8 @@ class RunStarter:
         if int(outcome) < 0:
             await self._limits.release(who.tenant_id, run_id)
             raise InvalidRequest(f"run id {run_id!r} is taken", field="run_id")
+        if int(outcome) > 0:
+            metrics.RUNS_BY_MODE.labels(settings.mode).inc()
         return Started(run_id, conversation_id, shard, replayed=replay or int(outcome) == 0)
 
 

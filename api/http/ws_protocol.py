@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from api.http.preferences import AskSettings
-from bus.commands import RUN_ID_PATTERN
+from bus.commands import RUN_ID_PATTERN, TraceContext
 
 EVENT_ID_PATTERN = r"^\d{1,20}-\d{1,20}$"
 AUTH_TIMEOUT_S = 10.0
@@ -67,6 +67,9 @@ class AskFrame(_Frame):
     conversation_id: str | None = Field(default=None, pattern=RUN_ID_PATTERN)
     settings: AskSettings = AskSettings()
     request_id: RequestId = None
+    trace: TraceContext | None = Field(
+        default=None, description="The caller's W3C trace context (else the handshake's)."
+    )
 
 
 class JoinFrame(_Frame):

@@ -26,6 +26,7 @@ from api.http.errors import ApiError, InvalidRequest, Unauthorized, Unavailable
 from api.http.feed import Frame, Outbox, RunFeed
 from api.http.gate_actions import resume_run
 from api.http.starter import Ask
+from api.http.trace_headers import caller_trace
 from bus import keys
 from bus.commands import new_run_id
 from bus.errors import StoreError
@@ -176,7 +177,10 @@ class WsSession:
                 feed = self._feed(ref, "0-0")
                 feed.subscribe()
                 try:
-                    ask = Ask(frame.question, frame.conversation_id, frame.settings, run_id)
+                    trace = frame.trace or caller_trace(self.ws.headers)
+                    ask = Ask(
+                        frame.question, frame.conversation_id, frame.settings, run_id, trace=trace
+                    )
                     started = await self.deps.starter.start(who, ask)
                 except BaseException:
                     feed.close()

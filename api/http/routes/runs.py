@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Response, status
+from fastapi import APIRouter, Header, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.http import metrics
@@ -12,6 +12,7 @@ from api.http.oversight import audit_read
 from api.http.preferences import AskSettings
 from api.http.routes.common import Caller, Deps
 from api.http.starter import Ask
+from api.http.trace_headers import caller_trace
 from bus.commands import RUN_ID_PATTERN
 from bus.publish import request_cancel
 
@@ -56,6 +57,9 @@ class RunView(BaseModel):
     finished_at: str | None = None
     trace: list[dict[str, Any]] | None = None
     usage: dict[str, int] | None = None
+    cost_usd: float | None = Field(
+        default=None, description="Model cost in US dollars (AGENTBUS_LLM_PRICES); None unpriced."
+    )
 
 
 class RunPage(BaseModel):
@@ -75,6 +79,7 @@ class CancelRequested(BaseModel):
 @router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=RunAccepted)
 async def create_run(
     body: RunCreate,
+    request: Request,
     deps: Deps,
     caller: Caller,
     response: Response,
@@ -84,7 +89,9 @@ async def create_run(
     ] = None,
 ) -> RunAccepted:
     """Publish a question; the run's events stream at ``events_url``."""
-    ask = Ask(body.question, body.conversation_id, body.settings)
+    ask = Ask(
+        body.question, body.conversation_id, body.settings, trace=caller_trace(request.headers)
+    )
     started = await deps.starter.start(caller, ask, idempotency_key=idempotency_key)
     if not started.replayed:
         metrics.RUNS_STARTED.labels("rest").inc()
