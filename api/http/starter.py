@@ -265,7 +265,10 @@ class RunStarter:
             "agentbus.tenant_id": who.tenant_id,
             "agentbus.conversation_id": conversation_id,
         }
-        with tracing.span("run publish", attributes, parent=ask.trace, kind="producer"):
+        # Inside a traced request (FastAPI's server span) the request's span is the parent;
+        # the websocket's and the stream's callers are continued from the trace they gave.
+        parent = None if tracing.current() else ask.trace
+        with tracing.span("run publish", attributes, parent=parent, kind="producer"):
             return await self._send(
                 who, ask, run_id, conversation_id, effective, shard, deadline, replay=replay
             )
