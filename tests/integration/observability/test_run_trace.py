@@ -121,8 +121,8 @@ async def test_a_multi_mode_run_is_one_trace_across_worker_processes(
                 return bool(steps(spans, "finalizer") and steps(spans, "critic"))
 
             await wait_for(exported, within=30, interval=0.2)
-            finalizer_text = httpx.get(f"http://127.0.0.1:{finalizer_metrics}/metrics").text
-            critic_text = httpx.get(f"http://127.0.0.1:{critic_metrics}/metrics").text
+            finalizer_text = (await http.get(f"http://127.0.0.1:{finalizer_metrics}/metrics")).text
+            critic_text = (await http.get(f"http://127.0.0.1:{critic_metrics}/metrics")).text
 
     spans = receiver.of_trace(CALLER_TRACE)
     by_id = {s.span_id: s for s in spans}
