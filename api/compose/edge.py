@@ -1,6 +1,7 @@
 """The HTTP edge of a process: its dependencies wired from the stores, then served.
 
-``agentbus api`` runs :func:`run_edge` alone; ``agentbus up`` runs it beside its workers.
+``agentbus api`` runs :func:`run_edge`; ``agentbus up`` starts ``agentbus api`` as a child
+process (``edge_process``).
 """
 
 from __future__ import annotations

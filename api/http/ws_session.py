@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -264,6 +265,8 @@ class WsSession:
                 await self._cut_off()
                 return
             if frame.run_id is not None and frame.event_id is not None:
+                if frame.added_ms is not None:
+                    metrics.WS_SEND_DELAY.observe((time.time() * 1000 - frame.added_ms) / 1000)
                 if frame.last:
                     self.watching.pop(frame.run_id, None)
                 else:
