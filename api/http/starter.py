@@ -265,9 +265,10 @@ class RunStarter:
             "agentbus.tenant_id": who.tenant_id,
             "agentbus.conversation_id": conversation_id,
         }
-        # Inside a traced request (FastAPI's server span) the request's span is the parent;
-        # the websocket's and the stream's callers are continued from the trace they gave.
-        parent = None if tracing.current() else ask.trace
+        # Inside a traced request already in the caller's trace (FastAPI's server span
+        # continued its header) that span is the parent; otherwise (a websocket frame's or a
+        # question's own trace) the caller's trace is continued directly.
+        parent = None if _same_trace(tracing.current(), ask.trace) else ask.trace
         with tracing.span("run publish", attributes, parent=parent, kind="producer"):
             return await self._send(
                 who, ask, run_id, conversation_id, effective, shard, deadline, replay=replay
@@ -322,6 +323,14 @@ class RunStarter:
         if int(outcome) > 0:
             metrics.RUNS_BY_MODE.labels(settings.mode).inc()
         return Started(run_id, conversation_id, shard, replayed=replay or int(outcome) == 0)
+
+
+def _same_trace(current: TraceContext | None, caller: TraceContext | None) -> bool:
+    if current is None or not current.traceparent:
+        return False
+    if caller is None or not caller.traceparent:
+        return True
+    return current.traceparent.split("-")[1] == caller.traceparent.split("-")[1]
 
 
 def _fingerprint(ask: Ask) -> str:
