@@ -185,15 +185,15 @@ class Roles:
             conversations=self.stores.conversations,
             sources={
                 "memory": memory_source(self.stores.conversations),
-                WEB: web_source(GatewayDeps(registry=self.tools), self._policies()),
+                WEB: web_source(GatewayDeps(registry=self.tools), self.tenant_policies()),
                 **self.sources,
             },
             gather_budget_s=self.gather_budget_s,
             checkpoints=self.stores.checkpoints,
         )
 
-    def _policies(self) -> StoredTenantPolicies:
-        # Each tenant's stored preferences (PUT /api/v1/settings) overlay the deployment's.
+    def tenant_policies(self) -> StoredTenantPolicies:
+        """Each tenant's gateway policy: its stored preferences over the deployment's."""
         deployment = gateway_policies(self.settings.gateway)
         return StoredTenantPolicies(deployment, self.stores.tenant_settings)
 
@@ -211,7 +211,8 @@ class Roles:
             case Role.GATEWAY:
                 # Audit rows leave with each step's commit; the recorder appends them.
                 tools = GatewayDeps(registry=self.tools)
-                return make_gateway_handler(tools, self._policies(), self.mcp, route=next_role)
+                policies = self.tenant_policies()
+                return make_gateway_handler(tools, policies, self.mcp, route=next_role)
             case Role.PLANNER:
                 return make_planner(self._agent_deps())
             case Role.CRITIC:

@@ -18,6 +18,7 @@ from bus.runtime.worker import RunEndHook, Worker
 from bus.settings import BusSettings
 from bus.store import RunStore, Scope, Stores
 from gateway.audit import AUDIT_KIND, make_audit_applier
+from gateway.webhooks.worker import WebhookWorker
 
 
 def run_end_recorder(runs: RunStore, redis: Redis | None = None) -> RunEndHook:
@@ -60,7 +61,9 @@ def build_workers(
     """One worker per role, each wired to its handler and the run-end recorder.
 
     The ``recorder`` role is the ledger's consumer (`bus.runtime.recorder`), not a step
-    worker: it writes the records steps commit (audit rows) to the store in batches.
+    worker: it writes the records steps commit (audit rows) to the store in batches. A
+    process with gateway workers also sends webhooks (`gateway.webhooks`): from the same
+    network position, through the same egress path.
     """
     hook = run_end_recorder(handlers.stores.runs, redis)
     workers: list[Consumer] = []
@@ -72,6 +75,11 @@ def build_workers(
         workers.append(
             Worker(role, handler, redis, settings, concurrency=concurrency, on_run_end=hook)
         )
+        secrets = handlers.stores.webhook_secrets
+        if role == Role.GATEWAY and secrets is not None:
+            gateway = handlers.settings.gateway
+            policies = handlers.tenant_policies()
+            workers.append(WebhookWorker(redis, gateway, settings, secrets, policies))
     return workers
 
 

@@ -13,6 +13,7 @@ from api.http.preferences import AskSettings
 from api.http.routes.common import Caller, Deps
 from api.http.starter import Ask
 from api.http.trace_headers import caller_trace
+from api.http.webhook_requests import webhook_of
 from bus.commands import RUN_ID_PATTERN
 from bus.publish import request_cancel
 
@@ -30,6 +31,12 @@ class RunCreate(BaseModel):
         default=None, pattern=RUN_ID_PATTERN, description="Continue this conversation."
     )
     settings: AskSettings = AskSettings()
+    webhook_url: str | None = Field(
+        default=None, max_length=2048, description="POST the run's result here, signed."
+    )
+    webhook_approvals: bool = Field(
+        default=False, description="Also POST the run's approval requests to webhook_url."
+    )
 
 
 class RunAccepted(BaseModel):
@@ -89,9 +96,9 @@ async def create_run(
     ] = None,
 ) -> RunAccepted:
     """Publish a question; the run's events stream at ``events_url``."""
-    ask = Ask(
-        body.question, body.conversation_id, body.settings, trace=caller_trace(request.headers)
-    )
+    hook = webhook_of(body.webhook_url, body.webhook_approvals)
+    trace = caller_trace(request.headers)
+    ask = Ask(body.question, body.conversation_id, body.settings, webhook=hook, trace=trace)
     started = await deps.starter.start(caller, ask, idempotency_key=idempotency_key)
     if not started.replayed:
         metrics.RUNS_STARTED.labels("rest").inc()
