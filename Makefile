@@ -1,6 +1,6 @@
 # The commands README.md tells you to run. Everything installs into .venv from uv.lock.
 UV := .tools/bin/uv
-EXTRAS ?= --extra dev --extra local --extra rerank
+EXTRAS ?= --extra dev --extra local --extra rerank --extra otel
 export UV_PYTHON_DOWNLOADS := never
 
 .PHONY: install up test lint bench services browser bench-page

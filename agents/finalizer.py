@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Literal
 
 from agents.deps import AgentDeps
-from bus import wire
+from bus import tracing, wire
 from bus.commands import AgentTask, Command, RunResult
 from bus.events import ClientEvent, Done, parse_event
+from bus.run_state import usage_cost
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 from bus.store import MessageRole, RunStatus, Scope
@@ -32,23 +33,28 @@ def make_finalizer(deps: AgentDeps) -> Handler:
         rejected = state.stop_reason == "rejected"
         final: Literal["done", "rejected"] = "rejected" if rejected else "done"
         status = RunStatus(final)
+        cost = usage_cost(state.usage)
+        if cost is not None:
+            tracing.set_attributes({"agentbus.run.cost_usd": cost})
         rows = await ctx.redis.xrange(ctx.events_key)
         trace = trace_entries(parse_event(wire.raw_data(fields)) for _, fields in rows)
         owner = Scope.user(command.tenant_id, command.subject)
-        await deps.runs.end(
-            owner,
-            command.run_id,
-            status,
-            answer=None if rejected else answer,
-            trace=trace,
-            usage=state.usage,
-        )
+        with tracing.store_span("runs.end"):
+            await deps.runs.end(
+                owner,
+                command.run_id,
+                status,
+                answer=None if rejected else answer,
+                trace=trace,
+                usage=state.usage,
+            )
         if state.conversation_id and not rejected:
             turn = ((MessageRole.USER, state.question), (MessageRole.ASSISTANT, answer))
-            for role, content in turn:
-                await deps.conversations.append(
-                    owner, state.conversation_id, role, content, command.run_id
-                )
+            with tracing.store_span("conversations.append"):
+                for role, content in turn:
+                    await deps.conversations.append(
+                        owner, state.conversation_id, role, content, command.run_id
+                    )
         done = Done(
             run_id=command.run_id,
             step_id=command.step_id,
@@ -56,6 +62,7 @@ def make_finalizer(deps: AgentDeps) -> Handler:
             status=final,
             answer=None if rejected else answer,
             usage=state.usage,
+            cost_usd=cost,
             stop_reason=state.stop_reason,
         )
         replies = []
@@ -68,6 +75,7 @@ def make_finalizer(deps: AgentDeps) -> Handler:
                 conversation_id=state.conversation_id,
                 stop_reason=state.stop_reason,
                 usage=state.usage,
+                cost_usd=cost,
             )
             replies.append((command.reply_to, wire.encode(result)))
         events: list[ClientEvent] = [done]

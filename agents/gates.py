@@ -21,8 +21,17 @@ from redis.asyncio import Redis
 
 from agents import graph
 from agents.deps import AgentDeps
-from bus import keys
-from bus.commands import AgentTask, Command, RunState, ToolCallBatch, ToolCallRequest, deadline_in
+from agents.metrics import record_decision, record_pause
+from bus import keys, tracing
+from bus.commands import (
+    AgentTask,
+    Command,
+    RunState,
+    ToolCallBatch,
+    ToolCallRequest,
+    TraceContext,
+    deadline_in,
+)
 from bus.errors import BusError
 from bus.events import ApprovalRequest
 from bus.publish import publish
@@ -66,6 +75,10 @@ async def suspend(
     if deps.checkpoints is None:
         raise RuntimeError("a gate needs a state store")
     args = redact(blocked.args) if blocked is not None else None
+    record_pause(reason, state)
+    if tracing.ENABLED:  # the resumed run's trace links back to this one
+        here = tracing.current()
+        state = state.model_copy(update={"paused_trace": here.traceparent if here else None})
     now = utcnow()
     record = CheckpointRecord(
         id=uuid.uuid5(uuid.NAMESPACE_URL, command.step_id).hex,  # a redelivery writes the same
@@ -82,9 +95,10 @@ async def suspend(
         expires_at=now + timedelta(seconds=deps.gate_ttl_s),
     )
     owner = Scope.user(command.tenant_id, command.subject)
-    if await deps.checkpoints.open_for(owner, command.run_id) is None:
-        await deps.checkpoints.create(record)
-    await deps.runs.set_status(owner, command.run_id, RunStatus.SUSPENDED)
+    with tracing.store_span("checkpoints.create"):
+        if await deps.checkpoints.open_for(owner, command.run_id) is None:
+            await deps.checkpoints.create(record)
+        await deps.runs.set_status(owner, command.run_id, RunStatus.SUSPENDED)
     request = ApprovalRequest(
         run_id=command.run_id,
         step_id=command.step_id,
@@ -140,6 +154,7 @@ def continuation(
     deadline_s: float,
     *,
     groups: Sequence[str] = (),
+    trace: TraceContext | None = None,
 ) -> Command:
     """The command that continues a paused run after ``decision`` (already validated).
 
@@ -194,6 +209,7 @@ def continuation(
         # The run's own timeout (its tenant's), the deployment's only for older runs.
         deadline=deadline_in(state.settings.timeout_s or deadline_s),
         groups=tuple(groups),
+        trace=trace or TraceContext(),
         payload=payload,
     )
 
@@ -236,9 +252,24 @@ async def resume(
                 hint=f"one of: {', '.join(sorted(allowed))}",
             )
     claimed = await checkpoints.claim(scope, run_id, decision)
-    command = continuation(
-        claimed, decision, settings.shards, settings.run_deadline_s, groups=groups
-    )
+    paused = claimed.state.get("paused_trace")
+    attributes = {
+        "agentbus.run_id": run_id,
+        "agentbus.tenant_id": claimed.tenant_id,
+        "agentbus.gate.reason": str(claimed.reason),
+        "agentbus.gate.decision": decision,
+    }
+    earlier = (TraceContext(traceparent=paused),) if isinstance(paused, str) else ()
+    with tracing.span("gate resume", attributes, links=earlier, kind="server"):
+        command = continuation(
+            claimed,
+            decision,
+            settings.shards,
+            settings.run_deadline_s,
+            groups=groups,
+            trace=tracing.current() or TraceContext(),
+        )
+    record_decision(str(claimed.reason), decision)
     if decision == "egress_allow_always" and allow_always is not None and claimed.blocked_host:
         await allow_always(claimed.tenant_id, claimed.subject, run_id, claimed.blocked_host)
     await runs.set_status(Scope.user(claimed.tenant_id, claimed.subject), run_id, RunStatus.RUNNING)

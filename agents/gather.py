@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,12 +21,14 @@ import structlog
 
 from agents import graph
 from agents.sources import Source, SourceAnswer
+from bus import tracing
 from bus.commands import AgentTask, Command, GatherTask, MergeTask
 from bus.events import Citation, Citations
 from bus.ledger import LedgerRecord
 from bus.run_state import EvidenceItem
 from bus.runtime.context import Join, StepContext, StepResult, join_values
 from bus.runtime.worker import Handler
+from retrieval.metrics import observe_search
 
 RRF_K = 60
 log = structlog.get_logger("agents.gather")
@@ -37,6 +40,20 @@ async def handle_gather(
     """Query one source within its budget and contribute the result to the join."""
     task = command.payload
     assert isinstance(task, GatherTask)
+    if not tracing.ENABLED:
+        return await _gather(command, task, sources, budget_s)
+    attributes = {
+        "agentbus.retrieval.source": task.source,
+        "agentbus.retrieval.purpose": task.purpose,
+    }
+    with tracing.span(f"retrieve {task.source}", attributes):
+        return await _gather(command, task, sources, budget_s)
+
+
+async def _gather(
+    command: Command, task: GatherTask, sources: Mapping[str, Source], budget_s: float
+) -> StepResult:
+    started = time.perf_counter()
     status: str = "ok"
     items: list[dict[str, Any]] = []
     records: list[LedgerRecord] = []
@@ -56,6 +73,7 @@ async def handle_gather(
     except Exception as e:  # a failing source must not hold the others up
         log.warning("source failed", source=task.source, error=repr(e))
         status = "error"
+    observe_search(task.source, status, len(items), time.perf_counter() - started)
     merge = command.follow(
         graph.next_role(task.state.settings, "gather", "gathered"),
         MergeTask(join=task.join, purpose=task.purpose, state=task.state),

@@ -8,6 +8,7 @@ from agents import graph, prompts
 from agents.deps import AgentDeps
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta
 from agents.state import llm_options
+from bus import tracing
 from bus.commands import AgentTask, Command
 from bus.events import ClientEvent, Interpreted, RunStarted
 from bus.runtime.context import StepContext, StepResult
@@ -45,17 +46,18 @@ def make_intake(deps: AgentDeps) -> Handler:
         if not isinstance(task, AgentTask):
             raise TypeError(f"intake got a {task.kind} payload")
         state = task.state
-        await deps.runs.create_if_absent(
-            RunRecord(
-                id=command.run_id,
-                tenant_id=command.tenant_id,
-                subject=command.subject,
-                status=RunStatus.RUNNING,
-                mode=state.settings.mode,
-                question=state.question,
-                conversation_id=state.conversation_id,
+        with tracing.store_span("runs.create"):
+            await deps.runs.create_if_absent(
+                RunRecord(
+                    id=command.run_id,
+                    tenant_id=command.tenant_id,
+                    subject=command.subject,
+                    status=RunStatus.RUNNING,
+                    mode=state.settings.mode,
+                    question=state.question,
+                    conversation_id=state.conversation_id,
+                )
             )
-        )
         history: list[ChatMessage] = []
         if state.conversation_id:
             # The conversation is the caller's: admission refused anyone else's id, and a

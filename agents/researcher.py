@@ -11,10 +11,13 @@ round trips a further tool request ends the run with a fixed "I don't know" answ
 from __future__ import annotations
 
 import dataclasses
+import time
+from typing import Any
 
 from agents import gates, graph, model_input, prompts
 from agents.deps import AgentDeps, tenant_tools
 from agents.llm.ports import ReasoningDelta, TextDelta, Usage
+from agents.metrics import first_answer_token
 from agents.state import add_usage, llm_options, own_calls, requests, scoped_tools, with_results
 from agents.streaming import TokenBatcher
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
@@ -59,11 +62,14 @@ def make_researcher(deps: AgentDeps) -> Handler:
         text: list[str] = []
         calls: list[ToolCall] = []
         usage: Usage | None = None
+        first_at = 0.0
         options = llm_options(state.settings, AGENT, think=state.settings.think)
         async for event in deps.llm.stream(prompt, tools, options):
             if isinstance(event, ReasoningDelta):
                 await batcher.add("reasoning", event.text)
             elif isinstance(event, TextDelta):
+                if not text:
+                    first_at = time.time()
                 text.append(event.text)
                 await batcher.add("answer", event.text)
             elif isinstance(event, ToolCall):
@@ -82,7 +88,11 @@ def make_researcher(deps: AgentDeps) -> Handler:
                 result = _to_gateway(command, state, history, answer, calls, spent)
         else:
             done = [*history, ChatMessage.assistant(answer)]
-            new_state = state.model_copy(update={"messages": done, "draft": answer, "usage": spent})
+            update: dict[str, Any] = {"messages": done, "draft": answer, "usage": spent}
+            if first_at and not state.first_token_at:  # the run's first answer token
+                update["first_token_at"] = first_at
+                first_answer_token(state, first_at)
+            new_state = state.model_copy(update=update)
             target = graph.next_role(state.settings, AGENT, "answer")
             result = StepResult(next=[command.follow(target, AgentTask(state=new_state))])
         return dataclasses.replace(result, events=[*tail, *result.events])

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from bus.run_state import MAX_TOOL_HOPS
 from bus.settings import EnvSettings
+
+
+class ModelPrice(BaseModel):
+    """What a model costs, in US dollars per 1,000 tokens."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
 
 
 class AgentSettings(EnvSettings):
@@ -38,6 +46,11 @@ class AgentSettings(EnvSettings):
     )
     llm_token_delay_s: float = Field(
         default=0.0, ge=0, description="Per-token delay of the scripted model (llm=scripted)."
+    )
+    llm_prices: dict[str, ModelPrice] = Field(
+        default={},
+        description='Price table, JSON: {"MODEL": {"input": USD, "output": USD}} per 1k tokens; '
+        "MODEL is the model's name with or without its adapter prefix (openai:gpt-4o-mini).",
     )
     agent_human_gate: bool = Field(
         default=False, description="Deployment default: approve answers before they are final."

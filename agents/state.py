@@ -15,11 +15,19 @@ from agents import graph
 from agents.llm.ports import LLMOptions, ToolDefinition, Usage
 from bus.commands import Command, ToolCallRequest, ToolCallResult
 from bus.events import DraftSuperseded
-from bus.run_state import ChatMessage, JudgeProgress, Review, RunSettings, RunState, ToolCall
+from bus.run_state import (
+    COST_KEY,
+    ChatMessage,
+    JudgeProgress,
+    Review,
+    RunSettings,
+    RunState,
+    ToolCall,
+)
 
 
 def add_usage(total: dict[str, int], usage: Usage | None, agent: str) -> dict[str, int]:
-    """Token counts per agent and overall, accumulated over the run."""
+    """Token counts per agent and overall, and the cost, accumulated over the run."""
     if usage is None:
         return total
     out = dict(total)
@@ -29,6 +37,8 @@ def add_usage(total: dict[str, int], usage: Usage | None, agent: str) -> dict[st
         (f"{agent}_tokens", usage.total_tokens),
     ):
         out[key] = out.get(key, 0) + value
+    if usage.cost_usd:
+        out[COST_KEY] = out.get(COST_KEY, 0) + round(usage.cost_usd * 1_000_000)
     return out
 
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, SerializeAsAny, model_validator
 
+from bus import tracing
 from bus.frozen import Frozen
 from bus.keys import PREFIX, Role
 from bus.run_state import QuestionSettings, RunState
@@ -47,8 +48,10 @@ ReplyTo = Annotated[
 class TraceContext(Frozen):
     """W3C trace context, so spans across hops share one trace id."""
 
-    traceparent: str | None = None
-    tracestate: str | None = None
+    traceparent: str | None = Field(
+        default=None, pattern=r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$"
+    )
+    tracestate: str | None = Field(default=None, max_length=512)
 
 
 class AgentTask(Frozen):
@@ -232,16 +235,20 @@ class Command(Frozen):
         attempt: int | None = None,
         branch: str | None = None,
     ) -> Command:
-        """The next command of the same run, one step later."""
-        return self.model_copy(
-            update={
-                "role": role,
-                "step": self.step + 1,
-                "attempt": self.attempt if attempt is None else attempt,
-                "branch": branch,
-                "payload": payload,
-            }
-        )
+        """The next command of the same run, one step later.
+
+        With tracing on it carries the current step's span as its parent.
+        """
+        update: dict[str, Any] = {
+            "role": role,
+            "step": self.step + 1,
+            "attempt": self.attempt if attempt is None else attempt,
+            "branch": branch,
+            "payload": payload,
+        }
+        if tracing.ENABLED:
+            update["trace"] = tracing.current() or self.trace
+        return self.model_copy(update=update)
 
 
 def new_run_id() -> str:
@@ -297,6 +304,9 @@ class Question(Frozen):
     webhook_approvals: bool = Field(
         default=False, description="Also POST the run's approval requests to webhook_url."
     )
+    trace: TraceContext | None = Field(
+        default=None, description="The publisher's W3C trace context: the run's trace continues it."
+    )
 
     @model_validator(mode="after")
     def _one_credential(self) -> Question:
@@ -318,3 +328,4 @@ class RunResult(Frozen):
     conversation_id: str | None = None
     stop_reason: str | None = None
     usage: dict[str, int] = {}
+    cost_usd: float | None = None

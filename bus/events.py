@@ -188,6 +188,9 @@ class Done(Event):
     status: FinalStatus
     answer: str | None = None
     usage: dict[str, int] = {}
+    cost_usd: float | None = Field(
+        default=None, description="The run's model cost (AGENTBUS_LLM_PRICES); None unpriced."
+    )
     stop_reason: str | None = Field(
         default=None, description="e.g. tool_loop_exhausted when the answer is a fallback"
     )

@@ -7,7 +7,7 @@ field fails when a command is decoded, and the type checker sees every access.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
@@ -22,6 +22,17 @@ CritiqueVerdict = Literal["OK", "REVISE", "REPLAN"]
 
 VerifierVerdict = Literal["pass", "needs_revision", "fail"]
 """What the verifier can answer."""
+
+
+#: The run's model cost in millionths of a US dollar, kept in `RunState.usage` with its
+#: token counts (whole numbers add up exactly).
+COST_KEY = "cost_micro_usd"
+
+
+def usage_cost(usage: Mapping[str, int] | None) -> float | None:
+    """The cost in US dollars a usage map records (None without a price table)."""
+    micro = (usage or {}).get(COST_KEY)
+    return None if micro is None else micro / 1_000_000
 
 
 class ToolCall(Frozen):
@@ -216,4 +227,11 @@ class RunState(Frozen):
         default=JudgeProgress(), description="The last judge's fact-check progress."
     )
     usage: dict[str, int] = {}
+    started_at: float = Field(default=0.0, description="Unix time the edge published the run.")
+    paused_trace: str | None = Field(
+        default=None, description="The traceparent of the step that paused at a gate."
+    )
+    first_token_at: float = Field(
+        default=0.0, description="Unix time of the run's first answer token (0: none yet)."
+    )
     stop_reason: str | None = None

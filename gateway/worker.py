@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict
 
-from bus import keys
+from bus import keys, tracing
 from bus.commands import Command, ToolCallBatch, ToolCallRequest, ToolCallResult, ToolResults
 from bus.events import ClientEvent, Done, ToolCallStarted, ToolResult
 from bus.ledger import LedgerRecord
@@ -34,6 +34,7 @@ from gateway.call_context import CallContext, GatewayDeps, call_context
 from gateway.chain import invoke
 from gateway.checks.output_size import cap_output, json_size
 from gateway.mcp.hub import McpHub
+from gateway.metrics import count_call
 from gateway.outcome import AuditRecord, ToolOutcome
 from gateway.ports import Route, TenantPolicies
 from gateway.redact import redact
@@ -115,7 +116,7 @@ def make_gateway_handler(
                 )
             )
             try:
-                outcome, audit = await _run_once(ctx, call, call_ctx)
+                outcome, audit = await _traced_call(ctx, call, call_ctx)
             finally:
                 await shown
             records.append(audit_record(f"{command.step_id}:{index}", audit))
@@ -147,6 +148,38 @@ async def _bounded(ctx: StepContext, result: ToolCallResult) -> ToolCallResult:
     return result.model_copy(
         update={"result": view.get("result"), "truncated": True, "blob": blob, "message": message}
     )
+
+
+async def _traced_call(
+    ctx: StepContext, call: ToolCallRequest, call_ctx: CallContext
+) -> tuple[ToolOutcome, AuditRecord]:
+    """One call, counted at the step's commit, inside an ``execute_tool`` span when tracing."""
+    if not tracing.ENABLED:
+        outcome, audit = await _run_once(ctx, call, call_ctx)
+        count_call(call.name, outcome)
+        return outcome, audit
+    registry = call_ctx.deps.registry
+    risk = str(registry.get(call.name).spec.risk) if call.name in registry else "unknown"
+    attributes = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": call.name,
+        "gen_ai.tool.call.id": call.call_id,
+        "agentbus.tool.risk": risk,
+    }
+    with tracing.span(f"execute_tool {call.name}", attributes):
+        outcome, audit = await _run_once(ctx, call, call_ctx)
+        count_call(call.name, outcome)
+        done: dict[str, str | float | bool] = {
+            "agentbus.tool.status": outcome.status.value,
+            "agentbus.tool.code": outcome.code,
+            "agentbus.tool.duration_ms": outcome.duration_ms,
+        }
+        if outcome.blocked_host:
+            done["server.address"] = outcome.blocked_host
+        tracing.set_attributes(done)
+        if outcome.status.value != "ok":
+            tracing.set_error(outcome.code)
+    return outcome, audit
 
 
 def _side_effects(call: ToolCallRequest, call_ctx: CallContext) -> bool:

@@ -53,6 +53,7 @@ class Usage(BaseModel):
     model_config = _FROZEN
     prompt_tokens: int = Field(default=0, ge=0)
     completion_tokens: int = Field(default=0, ge=0)
+    cost_usd: float = Field(default=0.0, ge=0, description="Priced by `ObservedLLM`.")
 
     @property
     def total_tokens(self) -> int:

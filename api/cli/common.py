@@ -11,7 +11,7 @@ from typing import Any, ParamSpec, TypeVar
 import typer
 
 from api.compose.settings import AppSettings
-from bus import logs
+from bus import logs, tracing
 from bus.errors import BusError
 from bus.settings import BusSettings
 
@@ -44,6 +44,7 @@ def run_async(fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
         logs.configure(BusSettings().log_level)
+        tracing.configure()
         try:
             with asyncio.Runner(loop_factory=loop_factory()) as runner:
                 return runner.run(fn(*args, **kwargs))

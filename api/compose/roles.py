@@ -12,6 +12,7 @@ from agents.finalizer import make_finalizer
 from agents.gather import make_retrieval_router
 from agents.graph import next_role
 from agents.intake import make_intake
+from agents.llm.observed import ObservedLLM
 from agents.llm.ports import LLM
 from agents.planner import make_planner
 from agents.researcher import make_researcher
@@ -82,7 +83,12 @@ async def maybe_retrieval(
 
 
 def make_llm(settings: AgentSettings) -> LLM:
-    """The chat model the settings choose (loaded lazily on first use)."""
+    """The chat model the settings choose (loaded lazily on first use), priced, counted and
+    traced per call (`ObservedLLM`)."""
+    return ObservedLLM(_chosen_llm(settings), settings.llm_prices)
+
+
+def _chosen_llm(settings: AgentSettings) -> LLM:
     if settings.llm == "scripted":
         from agents.llm.scripted import ScriptedLLM
 

@@ -21,6 +21,7 @@ from api.http.errors import NotOwner, RunNotFound
 from api.http.oversight import audit_read
 from bus import keys
 from bus.commands import RUN_ID_PATTERN
+from bus.run_state import usage_cost
 from bus.store import RunRecord
 
 if TYPE_CHECKING:
@@ -106,6 +107,7 @@ def describe(run_id: str, record: RunRecord | None) -> dict[str, Any]:
         "finished_at": record.finished_at.isoformat() if record.finished_at else None,
         "trace": record.trace,
         "usage": record.usage,
+        "cost_usd": usage_cost(record.usage),
     }
 
 

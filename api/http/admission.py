@@ -177,6 +177,7 @@ class QuestionAdmission:
                 settings=question.settings,
                 run_id=run_id,
                 reply_to=question.reply_to,
+                trace=question.trace,
                 webhook=webhook_of(question.webhook_url, question.webhook_approvals),
             )
             started = await self.deps.starter.start(who, ask)

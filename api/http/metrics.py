@@ -18,6 +18,11 @@ REQUEST_SECONDS = Histogram(
 RUNS_STARTED = Counter(
     "agentbus_api_runs_started_total", "Runs published, by entry point.", ["via"]
 )
+RUNS_BY_MODE = Counter(
+    "agentbus_runs_started_total",
+    "Runs published (a retry of the same run not again), by mode.",
+    ["mode"],
+)
 REJECTED = Counter("agentbus_api_rejected_total", "Requests refused, by error code.", ["code"])
 WS_CONNECTIONS = Gauge("agentbus_ws_connections", "Open websocket connections.")
 WS_CLOSED = Counter(
@@ -27,6 +32,9 @@ SSE_STREAMS = Gauge("agentbus_sse_streams", "Open server-sent event streams.")
 RELAY_STREAMS = Gauge("agentbus_relay_streams", "Run event streams the relay reads.")
 RELAY_SUBSCRIPTIONS = Gauge("agentbus_relay_subscriptions", "Client subscriptions to run streams.")
 RELAY_EVENTS = Counter("agentbus_relay_events_total", "Events the relay read from Redis.")
+RELAY_FANOUT = Counter(
+    "agentbus_relay_deliveries_total", "Events handed to client subscriptions (the fan-out)."
+)
 RELAY_WAKES = Counter(
     "agentbus_relay_wakes_total", "Times the shared XREAD was re-issued for new streams."
 )

@@ -214,6 +214,7 @@ class Relay:
     def _fan_out(self, watched: _Watched, entries: list[tuple[bytes, dict[bytes, bytes]]]) -> None:
         subs = list(watched.subs)
         now_ms = time.time() * 1000
+        delivered = 0
         for entry_id, fields in entries:
             eid = entry_id.decode()
             added_ms = _id(eid)[0]
@@ -224,9 +225,11 @@ class Relay:
             for sub in subs:
                 if not sub.active:
                     continue
+                delivered += 1
                 try:
                     sub.sink(eid, data)
                 except Exception:  # one broken subscriber must not stop the others
                     log.exception("relay sink failed; dropping it", stream=sub.stream)
                     self.unsubscribe(sub)
         metrics.RELAY_EVENTS.inc(len(entries))
+        metrics.RELAY_FANOUT.inc(delivered)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from redis.exceptions import RedisError
 
 from agents.sources import MEMORY, WEB
+from api.http import metrics
 from api.http.access import owner_value
 from api.http.auth import Principal
 from api.http.errors import (
@@ -45,8 +46,8 @@ from api.http.preferences import (
 )
 from api.http.preferences import run_settings as make_run_settings
 from api.http.webhook_requests import WebhookRequest, check_webhook, webhook_registration
-from bus import keys, wire
-from bus.commands import AgentTask, Command, RunState, new_run_id
+from bus import keys, tracing, wire
+from bus.commands import AgentTask, Command, RunState, TraceContext, new_run_id
 from bus.errors import StoreError
 from bus.run_state import QuestionSettings
 from bus.store import ConversationNotFound as NoSuchConversation
@@ -91,6 +92,8 @@ class Ask:
     run_id: str | None = None
     reply_to: str | None = None
     webhook: WebhookRequest | None = None
+    trace: TraceContext | None = None
+    """The caller's W3C trace context: the run's trace continues it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,6 +363,35 @@ class RunStarter:
                 retry_after=verdict.retry_after_s,
             )
         shard = keys.shard_of(run_id, s.shards)
+        attributes = {
+            "agentbus.run_id": run_id,
+            "agentbus.tenant_id": who.tenant_id,
+            "agentbus.conversation_id": conversation_id,
+        }
+        # Inside a traced request already in the caller's trace (FastAPI's server span
+        # continued its header) that span is the parent; otherwise (a websocket frame's or a
+        # question's own trace) the caller's trace is continued directly.
+        parent = None if _same_trace(tracing.current(), ask.trace) else ask.trace
+        with tracing.span("run publish", attributes, parent=parent, kind="producer"):
+            return await self._send(
+                who, ask, run_id, conversation_id, effective, shard, deadline, replay=replay
+            )
+
+    async def _send(
+        self,
+        who: Principal,
+        ask: Ask,
+        run_id: str,
+        conversation_id: str,
+        effective: Effective,
+        shard: int,
+        deadline: float,
+        *,
+        replay: bool,
+    ) -> Started:
+        s = self._bus
+        settings = make_run_settings(effective, ask.settings)
+        tracing.set_attributes({"agentbus.mode": settings.mode, "agentbus.replay": replay})
         command = Command(
             run_id=run_id,
             tenant_id=who.tenant_id,
@@ -367,6 +399,7 @@ class RunStarter:
             shard=shard,
             role=keys.Role.INTAKE,
             deadline=deadline,
+            trace=tracing.current() or ask.trace or TraceContext(),
             reply_to=ask.reply_to,
             groups=who.groups,
             payload=AgentTask(
@@ -374,6 +407,7 @@ class RunStarter:
                     question=ask.question,
                     conversation_id=conversation_id,
                     settings=settings,
+                    started_at=time.time(),
                 )
             ),
         )
@@ -389,7 +423,17 @@ class RunStarter:
         if int(outcome) < 0:
             await self._limits.release(who.tenant_id, run_id)
             raise InvalidRequest(f"run id {run_id!r} is taken", field="run_id")
+        if int(outcome) > 0:
+            metrics.RUNS_BY_MODE.labels(settings.mode).inc()
         return Started(run_id, conversation_id, shard, replayed=replay or int(outcome) == 0)
+
+
+def _same_trace(current: TraceContext | None, caller: TraceContext | None) -> bool:
+    if current is None or not current.traceparent:
+        return False
+    if caller is None or not caller.traceparent:
+        return True
+    return current.traceparent.split("-")[1] == caller.traceparent.split("-")[1]
 
 
 def _fingerprint(ask: Ask) -> str:

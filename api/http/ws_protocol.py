@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from bus.commands import RUN_ID_PATTERN
+from bus.commands import RUN_ID_PATTERN, TraceContext
 from bus.run_state import QuestionSettings
 
 EVENT_ID_PATTERN = r"^\d{1,20}-\d{1,20}$"
@@ -70,6 +70,9 @@ class AskFrame(_Frame):
     webhook_url: str | None = Field(default=None, max_length=2048)
     webhook_approvals: bool = False
     request_id: RequestId = None
+    trace: TraceContext | None = Field(
+        default=None, description="The caller's W3C trace context (else the handshake's)."
+    )
 
 
 class JoinFrame(_Frame):

@@ -27,6 +27,7 @@ from api.http.errors import ApiError, InvalidRequest, Unauthorized, Unavailable
 from api.http.feed import Frame, Outbox, RunFeed
 from api.http.gate_actions import resume_run
 from api.http.starter import Ask
+from api.http.trace_headers import caller_trace
 from api.http.webhook_requests import webhook_of
 from bus import keys
 from bus.commands import new_run_id
@@ -179,8 +180,14 @@ class WsSession:
                 feed.subscribe()
                 try:
                     hook = webhook_of(frame.webhook_url, frame.webhook_approvals)
+                    trace = frame.trace or caller_trace(self.ws.headers)
                     ask = Ask(
-                        frame.question, frame.conversation_id, frame.settings, run_id, webhook=hook
+                        frame.question,
+                        frame.conversation_id,
+                        frame.settings,
+                        run_id,
+                        webhook=hook,
+                        trace=trace,
                     )
                     started = await self.deps.starter.start(who, ask)
                 except BaseException:

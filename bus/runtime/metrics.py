@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextvars import ContextVar
+
 from prometheus_client import Counter, Gauge, Histogram
 
 MESSAGES = Counter(
@@ -35,3 +38,52 @@ RECLAIMED = Counter(
     "Pending messages taken over from a consumer that went idle.",
     ["role"],
 )
+RUNS_FINISHED = Counter(
+    "agentbus_runs_finished_total",
+    "Runs that ended, by final status and mode (counted by the committing step, once).",
+    ["status", "mode"],
+)
+RUN_SECONDS = Histogram(
+    "agentbus_run_seconds",
+    "Wall time of a run, from the edge publishing it to the step that ended it.",
+    ["mode", "status"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300),
+)
+FIRST_ANSWER_TOKEN_SECONDS = Histogram(
+    "agentbus_run_first_answer_token_seconds",
+    "Time from the edge publishing a run to its first answer token.",
+    ["mode"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+)
+
+Observation = tuple[Callable[[float], None], float]
+_STEP: ContextVar[list[Observation] | None] = ContextVar("agentbus_step_metrics", default=None)
+
+
+def record(apply: Callable[[float], None], value: float = 1.0) -> None:
+    """Count ``value`` with ``apply`` (a metric child's ``inc`` or ``observe``) once the
+    current step commits; outside a step, now.
+
+    A step whose handler fails, whose commit finds it already done (a redelivery racing
+    the original) or whose run was cancelled meanwhile counts nothing, so a redelivered
+    step's model calls, tools and run outcome are counted once.
+    """
+    pending = _STEP.get()
+    if pending is None:
+        apply(value)
+    else:
+        pending.append((apply, value))
+
+
+def open_step() -> list[Observation]:
+    """Start collecting the current step's observations (the step's own task)."""
+    pending: list[Observation] = []
+    _STEP.set(pending)
+    return pending
+
+
+def apply(pending: list[Observation]) -> None:
+    """Count a committed step's observations."""
+    for fn, value in pending:
+        fn(value)
+    pending.clear()

@@ -26,15 +26,16 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from bus import keys, wire
+from bus import keys, tracing, wire
 from bus.commands import Command
 from bus.errors import MessageInvalid
 from bus.events import FinalStatus, StepRetry
 from bus.runtime import metrics
-from bus.runtime.commit import CANCELLED, DUPLICATE, Committer, prepare
+from bus.runtime.commit import CANCELLED, COMMITTED, DUPLICATE, Committer, prepare
 from bus.runtime.consumer import Entry, StreamConsumer
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.groups import ensure_group
+from bus.runtime.observe import count_run_end, step_attributes
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -150,20 +151,39 @@ class Worker(StreamConsumer):
             role=str(self.role),
             step=command.step_id,
         )
+        if tracing.ENABLED:
+            outcome = await self._traced(entry, command, done, cancelled)
+        else:
+            outcome = await self._outcome(entry, command, done, cancelled)
+        metrics.MESSAGES.labels(str(self.role), outcome).inc()
+        metrics.STEP_SECONDS.labels(str(self.role)).observe(time.perf_counter() - started)
+
+    async def _traced(self, entry: Entry, command: Command, done: bool, cancelled: bool) -> str:
+        """The step inside its span, a child of the span of the step that published it."""
+        with tracing.span(
+            f"step {self.role}",
+            step_attributes(command, self.role, entry.delivery),
+            parent=command.trace,
+            kind="consumer",
+        ):
+            outcome = await self._outcome(entry, command, done, cancelled)
+            tracing.set_attributes({"agentbus.step.outcome": outcome})
+            if outcome in ("dead_lettered", "runtime_error", "lost_claim"):
+                tracing.set_error(outcome)
+        return outcome
+
+    async def _outcome(self, entry: Entry, command: Command, done: bool, cancelled: bool) -> str:
         try:
             if done:
                 await self.redis.xack(entry.stream, self.group, entry.id)
-                outcome = "duplicate"
-            elif cancelled:
+                return "duplicate"
+            if cancelled:
                 await self._end(entry, command, "cancelled", "cancel requested")
-                outcome = "cancelled"
-            else:
-                outcome = await self._run_step(entry, command)
+                return "cancelled"
+            return await self._run_step(entry, command)
         except Exception:
             log.exception("step crashed in the runtime; left pending for reclaim")
-            outcome = "runtime_error"
-        metrics.MESSAGES.labels(str(self.role), outcome).inc()
-        metrics.STEP_SECONDS.labels(str(self.role)).observe(time.perf_counter() - started)
+            return "runtime_error"
 
     async def _run_step(self, entry: Entry, command: Command) -> str:
         if entry.delivery > self.settings.max_deliveries:
@@ -173,9 +193,12 @@ class Worker(StreamConsumer):
             await self._end(entry, command, "timeout", "the run passed its deadline")
             return "expired"
         ctx = StepContext(command, entry.delivery, self.redis, self.settings)
+        pending = metrics.open_step()
         while True:
             if entry.delivery > 1:
+                tracing.add_event("step_retry", {"agentbus.delivery": entry.delivery})
                 await ctx.emit(self._retry_event(command, entry.delivery))
+            pending.clear()  # a failed attempt's work is not counted
             # The run's deadline also cuts a step under way (a model call that hangs).
             cut = asyncio.timeout(command.deadline - time.time())
             try:
@@ -199,6 +222,7 @@ class Worker(StreamConsumer):
                     await self._dead_step(entry, command, "failed", repr(e))
                     return "dead_lettered"
                 log.warning("step failed, retrying", delivery=delivery, error=repr(e))
+                tracing.add_event("step_failed", {"agentbus.delivery": delivery, "error": repr(e)})
                 await asyncio.sleep(self.settings.retry_backoff_ms / 1000 * 2 ** (delivery - 1))
                 next_delivery = await self._claim_again(entry)
                 if next_delivery is None:
@@ -215,6 +239,9 @@ class Worker(StreamConsumer):
             return "cancelled"
         if applied == DUPLICATE:
             return "duplicate"
+        if prepared.finished:
+            count_run_end(command, prepared.finished)
+        metrics.apply(pending)
         return "ok" if entry.delivery == 1 else "retried"
 
     def _retry_event(self, command: Command, delivery: int) -> StepRetry:
@@ -225,7 +252,10 @@ class Worker(StreamConsumer):
     async def _end(self, entry: Entry, command: Command, status: FinalStatus, message: str) -> None:
         prepared = prepare(command, StepResult.ending(command, status, message), self.settings)
         await self._run_ended(command, status)
-        await self._committer.commit(entry, command, prepared)
+        pending = metrics.open_step()
+        if await self._committer.commit(entry, command, prepared) == COMMITTED:
+            count_run_end(command, status)
+            metrics.apply(pending)
 
     async def _run_ended(self, command: Command, status: FinalStatus) -> None:
         # The run's end is already committed in Redis; a failing hook (say, the store
@@ -261,6 +291,9 @@ class Worker(StreamConsumer):
         )
         if command:
             await self._run_ended(command, "error")
+            pending = metrics.open_step()
+            count_run_end(command, "error")
+            metrics.apply(pending)
         await self._dead(entry, reason, error, run_id, tenant)
 
     async def _heartbeat_loop(self) -> None:

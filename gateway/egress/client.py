@@ -10,6 +10,7 @@ from urllib.parse import urljoin
 
 import httpx
 
+from bus import tracing
 from gateway.egress.hosts import host_matches
 from gateway.egress.policy import EgressPolicy, EgressReason
 from gateway.egress.ssrf import CheckedTarget, check_target, parse_target, system_resolver
@@ -140,6 +141,7 @@ class HttpEgressClient:
     async def check(self, url: str) -> CheckedTarget:
         """Run every check a hop goes through, without sending anything."""
         target = parse_target(url, self._allow_private)
+        tracing.add_event("egress", {"server.address": target.host})
         if not any(host_matches(target.host, p) for p in self._declared):
             raise HostUndeclared(f"this tool may not contact {target.host}")
         decision = self._policy.decide(target.host)

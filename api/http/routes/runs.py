@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Response, status
+from fastapi import APIRouter, Header, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.http import metrics
@@ -11,6 +11,7 @@ from api.http.errors import RunEnded
 from api.http.oversight import audit_read
 from api.http.routes.common import Caller, Deps
 from api.http.starter import Ask
+from api.http.trace_headers import caller_trace
 from api.http.webhook_requests import webhook_of
 from bus.commands import RUN_ID_PATTERN
 from bus.publish import request_cancel
@@ -63,6 +64,9 @@ class RunView(BaseModel):
     finished_at: str | None = None
     trace: list[dict[str, Any]] | None = None
     usage: dict[str, int] | None = None
+    cost_usd: float | None = Field(
+        default=None, description="Model cost in US dollars (AGENTBUS_LLM_PRICES); None unpriced."
+    )
 
 
 class RunPage(BaseModel):
@@ -82,6 +86,7 @@ class CancelRequested(BaseModel):
 @router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=RunAccepted)
 async def create_run(
     body: RunCreate,
+    request: Request,
     deps: Deps,
     caller: Caller,
     response: Response,
@@ -92,7 +97,8 @@ async def create_run(
 ) -> RunAccepted:
     """Publish a question; the run's events stream at ``events_url``."""
     hook = webhook_of(body.webhook_url, body.webhook_approvals)
-    ask = Ask(body.question, body.conversation_id, body.settings, webhook=hook)
+    trace = caller_trace(request.headers)
+    ask = Ask(body.question, body.conversation_id, body.settings, webhook=hook, trace=trace)
     started = await deps.starter.start(caller, ask, idempotency_key=idempotency_key)
     if not started.replayed:
         metrics.RUNS_STARTED.labels("rest").inc()

@@ -1,0 +1,124 @@
+"""Every model call observed: a GenAI span, the model metrics, and its cost.
+
+`ObservedLLM` wraps the process's `LLM`. Per ``stream`` it prices the `Usage` from the
+deployment's table (``AGENTBUS_LLM_PRICES``) into ``Usage.cost_usd``, counts the call,
+tokens, latency, time to first token and cost (at the step's commit), and with tracing on
+records a ``chat`` span with the OpenTelemetry GenAI attributes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+
+import structlog
+
+from agents import metrics
+from agents.llm.ports import (
+    LLM,
+    LLMEvent,
+    LLMOptions,
+    ReasoningDelta,
+    TextDelta,
+    ToolDefinition,
+    Usage,
+)
+from agents.settings import ModelPrice
+from bus import tracing
+from bus.run_state import ChatMessage
+from bus.runtime.metrics import record
+
+
+def price_of(prices: Mapping[str, ModelPrice], model: str) -> ModelPrice | None:
+    """The price of ``model`` (``adapter:name`` or ``name``), None when the table lacks it."""
+    return prices.get(model) or prices.get(model.partition(":")[2])
+
+
+def cost_usd(price: ModelPrice | None, usage: Usage) -> float:
+    """What ``usage`` cost at ``price`` (0 without a price)."""
+    if price is None:
+        return 0.0
+    return (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1000
+
+
+class ObservedLLM:
+    """An `LLM` that prices, counts and traces every call of the one it wraps."""
+
+    def __init__(self, inner: LLM, prices: Mapping[str, ModelPrice]) -> None:
+        self.inner = inner
+        self._price = price_of(prices, inner.name)
+
+    @property
+    def name(self) -> str:
+        """The wrapped model's name."""
+        return self.inner.name
+
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolDefinition] = (),
+        options: LLMOptions | None = None,
+    ) -> AsyncIterator[LLMEvent]:
+        """The wrapped model's events; the closing `Usage` carries its cost."""
+        bound = structlog.contextvars.get_contextvars()
+        agent, tenant = str(bound.get("role", "")), str(bound.get("tenant_id", ""))
+        model = self.inner.name
+        if not tracing.ENABLED:
+            async for event in self._observe(messages, tools, options, model, agent, tenant):
+                yield event
+            return
+        attributes: dict[str, str | int] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": model.partition(":")[0] if ":" in model else model,
+            "gen_ai.request.model": model,
+            "gen_ai.agent.name": agent,
+        }
+        if options is not None and options.max_tokens:
+            attributes["gen_ai.request.max_tokens"] = options.max_tokens
+        with tracing.span(f"chat {model}", attributes, kind="client"):
+            async for event in self._observe(messages, tools, options, model, agent, tenant):
+                yield event
+
+    async def _observe(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolDefinition],
+        options: LLMOptions | None,
+        model: str,
+        agent: str,
+        tenant: str,
+    ) -> AsyncIterator[LLMEvent]:
+        started = time.perf_counter()
+        first: float | None = None
+        try:
+            async for event in self.inner.stream(messages, tools, options):
+                if first is None and isinstance(event, TextDelta | ReasoningDelta):
+                    first = time.perf_counter() - started
+                if isinstance(event, Usage):
+                    event = event.model_copy(update={"cost_usd": cost_usd(self._price, event)})
+                    self._count(event, model, tenant, first)
+                yield event
+        except BaseException:
+            record(metrics.MODEL_CALLS.labels(model, agent, "error").inc)
+            raise
+        record(metrics.MODEL_CALLS.labels(model, agent, "ok").inc)
+        record(metrics.MODEL_SECONDS.labels(model).observe, time.perf_counter() - started)
+
+    def _count(self, usage: Usage, model: str, tenant: str, first: float | None) -> None:
+        record(metrics.MODEL_TOKENS.labels(model, "input").inc, usage.prompt_tokens)
+        record(metrics.MODEL_TOKENS.labels(model, "output").inc, usage.completion_tokens)
+        if first is not None:
+            record(metrics.MODEL_FIRST_TOKEN_SECONDS.labels(model).observe, first)
+        if usage.cost_usd:
+            record(metrics.COST.labels(tenant, model).inc, usage.cost_usd)
+        if not tracing.ENABLED:
+            return
+        attributes: dict[str, str | int | float] = {
+            "gen_ai.response.model": model,
+            "gen_ai.usage.input_tokens": usage.prompt_tokens,
+            "gen_ai.usage.output_tokens": usage.completion_tokens,
+            "agentbus.llm.cost_usd": usage.cost_usd,
+        }
+        if first is not None:
+            attributes["gen_ai.response.time_to_first_token"] = first
+        tracing.set_attributes(attributes)

@@ -1,0 +1,117 @@
+"""A real OTLP/HTTP trace receiver for tests: decodes the protobuf the exporters POST."""
+
+from __future__ import annotations
+
+import gzip
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+
+@dataclass(frozen=True)
+class ReceivedSpan:
+    """One span as the receiver decoded it (ids in hex)."""
+
+    name: str
+    trace_id: str
+    span_id: str
+    parent_span_id: str
+    kind: int
+    service: str
+    attributes: dict[str, Any]
+    events: list[tuple[str, dict[str, Any]]]
+    links: list[tuple[str, str]]
+    status_code: int
+
+
+def _value(v: Any) -> Any:
+    kind = v.WhichOneof("value")
+    return getattr(v, kind) if kind else None
+
+
+def _attrs(items: Any) -> dict[str, Any]:
+    return {a.key: _value(a.value) for a in items}
+
+
+@dataclass
+class Receiver:
+    """Spans received so far; ``url`` is the OTEL_EXPORTER_OTLP_ENDPOINT to give exporters."""
+
+    url: str
+    spans: list[ReceivedSpan] = field(default_factory=lambda: [])
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, body: bytes) -> None:
+        request = ExportTraceServiceRequest()
+        request.ParseFromString(body)
+        found: list[ReceivedSpan] = []
+        for rs in request.resource_spans:
+            service = str(_attrs(rs.resource.attributes).get("service.name", ""))
+            for ss in rs.scope_spans:
+                for s in ss.spans:
+                    found.append(
+                        ReceivedSpan(
+                            name=s.name,
+                            trace_id=s.trace_id.hex(),
+                            span_id=s.span_id.hex(),
+                            parent_span_id=s.parent_span_id.hex(),
+                            kind=s.kind,
+                            service=service,
+                            attributes=_attrs(s.attributes),
+                            events=[(e.name, _attrs(e.attributes)) for e in s.events],
+                            links=[(link.trace_id.hex(), link.span_id.hex()) for link in s.links],
+                            status_code=s.status.code,
+                        )
+                    )
+        with self.lock:
+            self.spans.extend(found)
+
+    def of_trace(self, trace_id: str) -> list[ReceivedSpan]:
+        """The spans of one trace."""
+        with self.lock:
+            return [s for s in self.spans if s.trace_id == trace_id]
+
+
+@contextmanager
+def otlp_receiver() -> Iterator[Receiver]:
+    """Serve ``POST /v1/traces`` on a free port until the block ends."""
+    receiver: Receiver
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            if self.headers.get("Content-Encoding") == "gzip":
+                body = gzip.decompress(body)
+            if self.path != "/v1/traces":
+                self.send_response(404)
+                self.end_headers()
+                return
+            receiver.add(body)
+            reply = ExportTraceServiceResponse().SerializeToString()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    receiver = Receiver(url=f"http://127.0.0.1:{server.server_address[1]}")
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield receiver
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
