@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from redis.asyncio import Redis
 
 from agents.llm.local import LocalLLM
+from agents.llm.observed import ObservedLLM
 from agents.settings import AgentSettings
 from api import credentials
 from api.cli.ask import cli_run_settings
@@ -231,7 +232,8 @@ def test_the_exported_question_schema_is_what_admission_keeps() -> None:
 
 def test_the_local_model_context_window_is_a_setting(tmp_path: Path) -> None:
     llm = make_llm(AgentSettings(llm="local", llm_context_tokens=4096, data_dir=tmp_path))
-    assert isinstance(llm, LocalLLM) and llm.context_tokens == 4096
+    local = llm.inner if isinstance(llm, ObservedLLM) else llm  # priced and traced
+    assert isinstance(local, LocalLLM) and local.context_tokens == 4096
 
 
 def test_agentbus_ask_starts_from_the_deployments_defaults() -> None:
