@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import sys
+from typing import TextIO, cast
 
 import structlog
+
+
+class _Stderr(io.TextIOBase):
+    """Whatever ``sys.stderr`` is when a line is written, not when logging was set up (a
+    test runner swaps and closes it between tests; cached loggers keep their file)."""
+
+    def write(self, s: str) -> int:
+        return sys.stderr.write(s)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
 
 
 def configure(level: str = "info", *, json: bool = True) -> None:
@@ -24,7 +37,7 @@ def configure(level: str = "info", *, json: bool = True) -> None:
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
         ),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(cast(TextIO, _Stderr())),
         cache_logger_on_first_use=True,
     )
 

@@ -7,11 +7,12 @@ from collections.abc import Iterable
 from redis.asyncio import Redis
 
 from api.compose.roles import Roles
+from api.compose.store_owner import StoreOwner
 from api.http import limits
 from bus import wire
 from bus.commands import Command, RunResult
 from bus.events import FinalStatus, RunStatus
-from bus.keys import Role
+from bus.keys import INGEST_LANE, Role
 from bus.runtime.recorder import Applier, Recorder
 from bus.runtime.runner import Consumer
 from bus.runtime.worker import RunEndHook, Worker
@@ -60,7 +61,10 @@ def build_workers(
     """One worker per role, each wired to its handler and the run-end recorder.
 
     The ``recorder`` role is the ledger's consumer (`bus.runtime.recorder`), not a step
-    worker: it writes the records steps commit (audit rows) to the store in batches.
+    worker: it writes the records steps commit (audit rows) to the store in batches. The
+    ``retrieval`` role reads its main stream and its ingest lane (a large ingest job never
+    queues searches); unless ``handlers`` already holds the store (tests), it opens the
+    store first and reads only while it owns it (`StoreOwner`).
     """
     hook = run_end_recorder(handlers.stores.runs, redis)
     workers: list[Consumer] = []
@@ -68,9 +72,25 @@ def build_workers(
         if role == Role.RECORDER:
             workers.append(Recorder(redis, settings, ledger_appliers(handlers.stores)))
             continue
+        if role == Role.RETRIEVAL and handlers.retrieval is None:
+            workers.append(
+                StoreOwner(
+                    handlers.retrieval_handler,
+                    redis,
+                    settings,
+                    handlers.settings.retrieval,
+                    concurrency=concurrency,
+                    on_run_end=hook,
+                )
+            )
+            continue
         handler = handlers.handler(role)
-        workers.append(
-            Worker(role, handler, redis, settings, concurrency=concurrency, on_run_end=hook)
+        lanes = (None, INGEST_LANE) if role == Role.RETRIEVAL else (None,)
+        workers.extend(
+            Worker(
+                role, handler, redis, settings, concurrency=concurrency, on_run_end=hook, lane=lane
+            )
+            for lane in lanes
         )
     return workers
 

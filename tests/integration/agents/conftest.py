@@ -99,6 +99,7 @@ async def start_system(
             sources=sources or {},
             gather_budget_s=budget_s,
             retrieval=retrieval,
+            redis=real_redis,  # search_docs asks the retrieval role over the bus
         )
         workers = build_workers(ROLES, real_redis, s.bus, roles, concurrency=4)
         for w in workers:
