@@ -75,7 +75,9 @@ async def up(
         connect(s.bus, embedded=True) as conn,
     ):
         roles = Roles(s, stores, redis=conn.redis)
-        workers = build_workers(UP_ROLES, conn.redis, s.bus, roles, concurrency=concurrency)
+        workers = build_workers(
+            UP_ROLES, conn.redis, s.bus, roles, concurrency=concurrency, own_store=True
+        )
         for w in workers:  # before anyone is told to publish: a new group starts at "$"
             await w.ensure_groups()
         typer.echo(f"agentbus up: redis {conn.url}, store {s.bus.resolved_database_url()}")
@@ -125,7 +127,9 @@ async def worker(
     # other role, the gateway's search_docs included, reaches it over the bus.
     async with open_store(s.bus) as stores, connect(s.bus) as conn:
         handlers = Roles(s, stores, redis=conn.redis)
-        workers = build_workers(roles, conn.redis, s.bus, handlers, concurrency=concurrency)
+        workers = build_workers(
+            roles, conn.redis, s.bus, handlers, concurrency=concurrency, own_store=True
+        )
         beat = _serve_health(s.bus.metrics_port)
         try:
             await Runner(workers, conn.redis, burst=burst).run()

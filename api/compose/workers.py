@@ -57,14 +57,16 @@ def build_workers(
     handlers: Roles,
     *,
     concurrency: int = 1,
+    own_store: bool = False,
 ) -> list[Consumer]:
     """One worker per role, each wired to its handler and the run-end recorder.
 
     The ``recorder`` role is the ledger's consumer (`bus.runtime.recorder`), not a step
     worker: it writes the records steps commit (audit rows) to the store in batches. The
     ``retrieval`` role reads its main stream and its ingest lane (a large ingest job never
-    queues searches); unless ``handlers`` already holds the store (tests), it opens the
-    store first and reads only while it owns it (`StoreOwner`).
+    queues searches). With ``own_store`` (``agentbus up`` and ``worker``), it opens the
+    vector store itself and reads only while it owns it (`StoreOwner`); otherwise it uses
+    the store ``handlers`` holds, if any.
     """
     hook = run_end_recorder(handlers.stores.runs, redis)
     workers: list[Consumer] = []
@@ -72,7 +74,7 @@ def build_workers(
         if role == Role.RECORDER:
             workers.append(Recorder(redis, settings, ledger_appliers(handlers.stores)))
             continue
-        if role == Role.RETRIEVAL and handlers.retrieval is None:
+        if role == Role.RETRIEVAL and own_store:
             workers.append(
                 StoreOwner(
                     handlers.retrieval_handler,
