@@ -45,6 +45,13 @@ class ApiSettings(EnvSettings):
     relay_block_ms: int = Field(
         default=5_000, ge=10, description="BLOCK of the relay's shared XREAD (re-issued on change)."
     )
+    api_url: str | None = Field(
+        default=None,
+        description="`agentbus ask` asks this remote API (through the client) instead of the bus.",
+    )
+    api_key: SecretStr | None = Field(
+        default=None, description="The API key `agentbus ask` uses with api_url."
+    )
     tenant: str = Field(default="local", description="Tenant of runs started from the CLI.")
     subject: str = Field(default="cli", description="Subject of runs started from the CLI.")
     groups: str = Field(

@@ -304,6 +304,12 @@ class Question(Frozen):
     )
     settings: RunSettings = RunSettings()
     reply_to: ReplyTo = None
+    webhook_url: str | None = Field(
+        default=None, max_length=2048, description="POST the run's result here, signed."
+    )
+    webhook_approvals: bool = Field(
+        default=False, description="Also POST the run's approval requests to webhook_url."
+    )
 
     @model_validator(mode="after")
     def _one_credential(self) -> Question:

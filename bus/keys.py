@@ -157,3 +157,41 @@ def web_login(token_digest: str) -> str:
 def web_session(token_digest: str) -> str:
     """A web page session (digested token): the key id it acts for, and when it began."""
     return f"{PREFIX}:web:session:{token_digest}"
+
+
+# --- signed webhooks (gateway/webhooks) ----------------------------------------------
+
+
+def run_webhook(run_id: str, shard: int) -> str:
+    """A run's webhook registration (hash: ``spec`` JSON, ``cursor`` of its event stream)."""
+    return f"{PREFIX}:{tag(shard)}:run:{run_id}:webhook"
+
+
+def run_deliveries(run_id: str, shard: int) -> str:
+    """List of the ids of a run's webhook deliveries, in the order they were made."""
+    return f"{PREFIX}:{tag(shard)}:run:{run_id}:deliveries"
+
+
+def webhook_watch(shard: int) -> str:
+    """Sorted set of runs whose events a webhook watcher follows, scored by registration."""
+    return f"{PREFIX}:{tag(shard)}:webhooks:watch"
+
+
+def webhook_wake(shard: int) -> str:
+    """Stream an entry is added to when a run registers a webhook (wakes the watcher)."""
+    return f"{PREFIX}:{tag(shard)}:webhooks:wake"
+
+
+def webhook_lease(shard: int) -> str:
+    """Which process's watcher follows the shard's webhook runs (a lease with expiry)."""
+    return f"{PREFIX}:{tag(shard)}:webhooks:lease"
+
+
+def webhook_due(shard: int) -> str:
+    """The delivery schedule: sorted set of delivery ids scored by their next attempt time."""
+    return f"{PREFIX}:{tag(shard)}:webhooks:due"
+
+
+def webhook_delivery(delivery_id: str, shard: int) -> str:
+    """One delivery (hash: target, body, status, attempts, last outcome)."""
+    return f"{PREFIX}:{tag(shard)}:webhooks:delivery:{delivery_id}"

@@ -30,3 +30,24 @@ class GatewaySettings(EnvSettings):
             "see gateway.mcp.config.McpServerConfig for every field."
         ),
     )
+    # Signed webhooks (gateway/webhooks): sent by the processes that run gateway workers.
+    webhook_private_hosts: str = Field(
+        default="",
+        description="Comma-separated exact hosts (names or IPs) webhooks may reach although "
+        "they are private addresses (receivers inside your network); never metadata endpoints.",
+    )
+    webhook_backoff_s: float = Field(
+        default=5.0, gt=0, description="Delay before a failed webhook's first retry (doubling)."
+    )
+    webhook_backoff_max_s: float = Field(
+        default=3600.0, gt=0, description="Longest delay between two webhook attempts."
+    )
+    webhook_retry_for_s: float = Field(
+        default=86_400.0, gt=0, description="How long a webhook is retried before it fails."
+    )
+    webhook_timeout_s: float = Field(
+        default=10.0, gt=0, le=120, description="Time a receiver has to answer one attempt."
+    )
+    webhook_poll_ms: int = Field(
+        default=250, ge=10, description="How often the dispatcher looks for due deliveries."
+    )

@@ -7,13 +7,14 @@ import contextlib
 import json
 import signal
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from redis.asyncio import Redis
 from rich.console import Console
 
 from agents import gates
+from api.cli.ask_remote import ask_remote
 from api.cli.common import cli_groups, run_async, settings
 from api.cli.render import LiveRenderer
 from api.compose.connection import connect
@@ -31,10 +32,12 @@ async def ask(
     conversation: Annotated[
         str | None, typer.Option(help="Continue this conversation (id printed after a run).")
     ] = None,
-    think: Annotated[bool, typer.Option(help="Ask the model to reason first.")] = False,
-    tools: Annotated[bool, typer.Option(help="Let the model call tools.")] = True,
-    mode: Annotated[str, typer.Option(help="single | multi | custom")] = "single",
-    accuracy: Annotated[str, typer.Option(help="standard | accurate (multi)")] = "standard",
+    # Unset (None) leaves the choice to the tenant's settings over --api-url; locally the
+    # defaults are no reasoning, tools on, single, standard.
+    think: Annotated[bool | None, typer.Option(help="Ask the model to reason first.")] = None,
+    tools: Annotated[bool | None, typer.Option(help="Let the model call tools.")] = None,
+    mode: Annotated[str | None, typer.Option(help="single | multi | custom")] = None,
+    accuracy: Annotated[str | None, typer.Option(help="standard | accurate (multi)")] = None,
     human_gate: Annotated[bool, typer.Option(help="Approve the answer before it is final.")] = (
         False
     ),
@@ -49,13 +52,39 @@ async def ask(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON event per line.")] = False,
+    api_url: Annotated[
+        str | None,
+        typer.Option(help="Ask a remote deployment's API instead (AGENTBUS_API_URL)."),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(help="Its API key (prefer AGENTBUS_API_KEY: arguments are visible)."),
+    ] = None,
 ) -> None:
     """Ask a question; the run's events stream to the terminal as they happen.
 
     The run is the CLI's identity's: ``AGENTBUS_TENANT``, ``AGENTBUS_SUBJECT`` and the ACL
-    groups in ``AGENTBUS_GROUPS``.
+    groups in ``AGENTBUS_GROUPS``. With ``--api-url`` (``AGENTBUS_API_URL``) it asks a
+    remote deployment's API instead, as the holder of ``AGENTBUS_API_KEY``.
     """
     s = settings()
+    api_url = api_url or s.api.api_url
+    if api_url:
+        if api_key is None and s.api.api_key is not None:
+            api_key = s.api.api_key.get_secret_value()
+        if human_gate or sources:
+            hint = "set human_gate and sources in the tenant's settings (PUT /api/v1/settings)"
+            raise typer.BadParameter(f"not per question over the API: {hint}")
+        if not api_key:
+            raise typer.BadParameter("--api-url needs an API key: set AGENTBUS_API_KEY")
+        options: dict[str, Any] = {"conversation_id": conversation, "mode": mode}
+        options["accuracy"] = accuracy
+        options |= {"think": think, "use_tools": tools, "approve_high_risk": approve_high_risk}
+        options["approve_critical"] = sorted(set(approve_critical or []))
+        status = await ask_remote(api_url, api_key, question, options, as_json=as_json)
+        if status != "done":
+            raise typer.Exit(1)
+        return
     run_id = new_run_id()
     conversation_id = conversation or new_run_id()
     command = Command(
@@ -71,10 +100,10 @@ async def ask(
                 question=question,
                 conversation_id=conversation_id,
                 settings=RunSettings(
-                    mode=mode,  # type: ignore[arg-type]
-                    accuracy=accuracy,  # type: ignore[arg-type]
-                    think=think,
-                    use_tools=tools,
+                    mode=mode or "single",  # type: ignore[arg-type]
+                    accuracy=accuracy or "standard",  # type: ignore[arg-type]
+                    think=bool(think),
+                    use_tools=tools is not False,
                     human_gate=human_gate,
                     approve_high_risk=approve_high_risk,
                     approve_critical=sorted(set(approve_critical or [])),

@@ -92,6 +92,41 @@ def relay(
 
 
 @app.command()
+def api(
+    runs: Annotated[int, typer.Option(min=1, help="Runs posted in the burst phase.")] = 1000,
+    concurrency: Annotated[int, typer.Option(min=1, help="POSTs in flight at once.")] = 1000,
+    sequential: Annotated[
+        int, typer.Option(min=0, help="Runs posted one at a time first (latency).")
+    ] = 200,
+    mode: Annotated[str, typer.Option(help="single | multi (multi runs accurate)")] = "single",
+    url: Annotated[
+        str | None,
+        typer.Option(help="A running API; default: start a temporary `agentbus up`."),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(help="Key for --url (default: AGENTBUS_API_KEY or the local key)."),
+    ] = None,
+    token_delay: Annotated[
+        float, typer.Option(min=0, help="Scripted model's per-token delay (temporary system).")
+    ] = 0.0,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+) -> None:
+    """POST /api/v1/runs then follow each run's events to done: POST latency, accepted/s,
+    time to first answer token, resets and store-lock errors."""
+    _load("api").main(
+        url=url,
+        api_key=api_key,
+        mode=mode,
+        sequential=sequential,
+        runs=runs,
+        concurrency=concurrency,
+        token_delay_s=token_delay,
+        as_json=as_json,
+    )
+
+
+@app.command()
 def page(
     redis_url: Annotated[
         str | None, typer.Option(help="Redis to use; default: a temporary embedded one.")

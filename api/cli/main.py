@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 import typer
@@ -23,7 +25,7 @@ from api.cli import (
 )
 from api.cli.common import run_async, settings
 from api.compose.connection import connect
-from api.compose.edge import run_edge
+from api.compose.edge_process import EdgeFailed, edge_process, free_port, wait_ready, watch
 from api.compose.local_key import ensure_local_key, local_key_message
 from api.compose.processes import helper_processes, helper_roles
 from api.compose.roles import UP_ROLES, Roles
@@ -98,19 +100,47 @@ async def up(
             typer.echo(f"api: http://{s.api.api_host}:{port}/docs  (Ctrl-C to stop)")
             typer.echo(page_cmd.page_message(url))
 
-        def started(port: int) -> None:
-            shown.add(asyncio.create_task(show_page(port)))
-
-        shown: set[asyncio.Task[None]] = set()
-        with helper_processes(n - 1, helpers, conn.url, concurrency):
-            edge = asyncio.create_task(run_edge(s, conn.redis, stores, stop, on_started=started))
+        host = s.api.api_host
+        port = s.api.api_port or free_port(host)
+        with (
+            helper_processes(n - 1, helpers, conn.url, concurrency),
+            edge_process(conn.url, host, port) as api_proc,
+        ):
+            runner = Runner(workers, conn.redis)
+            edge = asyncio.create_task(
+                _follow_edge(api_proc, host, port, show_page, stop, runner.stop)
+            )
             try:
-                await Runner(workers, conn.redis).run()  # owns SIGTERM/SIGINT: drain, stop
+                await runner.run()  # owns SIGTERM/SIGINT: drain, stop
             finally:
                 stop.set()
-                await edge
+                edge.cancel()
+                await asyncio.gather(edge, return_exceptions=True)
                 if beat is not None:
                     beat.cancel()
+
+
+async def _follow_edge(
+    proc: subprocess.Popen[bytes],
+    host: str,
+    port: int,
+    show_page: Callable[[int], Awaitable[None]],
+    stop: asyncio.Event,
+    stop_workers: Callable[[], None],
+) -> None:
+    """Announce the API once it answers; drain the workers and stop if it dies."""
+    try:
+        await wait_ready(proc, host, port)
+        await show_page(port)
+        code = await watch(proc, stop)
+        if code is None:
+            return
+        problem = f"the API process exited ({code})"
+    except EdgeFailed as e:
+        problem = str(e)
+    if not stop.is_set():
+        typer.echo(f"agentbus up: {problem}; stopping", err=True)
+        stop_workers()
 
 
 @app.command()

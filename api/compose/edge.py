@@ -1,6 +1,7 @@
 """The HTTP edge of a process: its dependencies wired from the stores, then served.
 
-``agentbus api`` runs :func:`run_edge` alone; ``agentbus up`` runs it beside its workers.
+``agentbus api`` runs :func:`run_edge`; ``agentbus up`` starts ``agentbus api`` as a child
+process (``edge_process``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from api.http.server import GRACEFUL_S, serve
 from api.http.sessions import SessionAuthenticator
 from api.http.starter import RunStarter
 from bus.store import AuditEntry, Stores
+from gateway.webhooks.target import private_hosts
+from gateway.webhooks.worker import schedule_for
 
 
 def defaults_of(settings: AppSettings) -> Effective:
@@ -62,7 +65,14 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         ),
         limits=limits,
         starter=RunStarter(
-            redis, settings, bus, defaults, stores.tenant_settings, limits, stores.conversations
+            redis,
+            settings,
+            bus,
+            defaults,
+            stores.tenant_settings,
+            limits,
+            stores.conversations,
+            webhook_private_hosts=private_hosts(app_settings.gateway.webhook_private_hosts),
         ),
         relay=Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms),
         checkpoints=stores.checkpoints,
@@ -70,6 +80,8 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         audit=stores.audit,
         signing_master=master,
         documents=stores.documents,
+        webhook_secrets=stores.webhook_secrets,
+        webhooks=schedule_for(redis, app_settings.gateway, bus),
     )
 
 

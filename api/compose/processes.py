@@ -1,6 +1,7 @@
 """The extra worker processes of ``agentbus up``: one Python process uses one core.
 
-``agentbus up`` runs the API and every role in one process; with ``--processes N`` it starts
+``agentbus up`` runs every role in one process (and the API in another, ``edge_process``);
+with ``--processes N`` it starts
 N-1 ``agentbus worker`` processes on the same Redis and store. Redis consumer groups share
 the steps out between them, exactly as between replicas on other machines. A helper runs
 every role except retrieval, whose embedded vector store ``up`` itself owns (a helper would

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
@@ -39,8 +37,7 @@ from gateway.tools.search_docs import DocsSearch, SearchDocs, in_process, over_t
 from gateway.worker import make_gateway_handler
 from retrieval.gather_source import DOCUMENTS, documents_source
 from retrieval.remote import RemoteSearch, make_search_handler
-from retrieval.settings import RetrievalSettings
-from retrieval.stack import Retrieval, open_retrieval
+from retrieval.stack import Retrieval
 from retrieval.worker import make_retrieval_handler
 
 #: Roles `agentbus up` runs in one process.
@@ -68,19 +65,6 @@ class ConfigError(BusError):
     """A setting is missing or inconsistent."""
 
     code = "config_error"
-
-
-@contextlib.asynccontextmanager
-async def maybe_retrieval(
-    settings: RetrievalSettings, needed: bool
-) -> AsyncGenerator[Retrieval | None]:
-    """The vector store and its parts, for a process that runs the retrieval role in the
-    open (tests; `api.compose.store_owner` waits for the embedded store's lock instead)."""
-    if not needed:
-        yield None
-        return
-    async with open_retrieval(settings) as retrieval:
-        yield retrieval
 
 
 def make_llm(settings: AgentSettings) -> LLM:
@@ -192,15 +176,15 @@ class Roles:
             conversations=self.stores.conversations,
             sources={
                 "memory": memory_source(self.stores.conversations),
-                WEB: web_source(GatewayDeps(registry=self.tools), self._policies()),
+                WEB: web_source(GatewayDeps(registry=self.tools), self.tenant_policies()),
                 **self.sources,
             },
             gather_budget_s=self.gather_budget_s,
             checkpoints=self.stores.checkpoints,
         )
 
-    def _policies(self) -> StoredTenantPolicies:
-        # Each tenant's stored preferences (PUT /api/v1/settings) overlay the deployment's.
+    def tenant_policies(self) -> StoredTenantPolicies:
+        """Each tenant's gateway policy: its stored preferences over the deployment's."""
         deployment = gateway_policies(self.settings.gateway)
         return StoredTenantPolicies(deployment, self.stores.tenant_settings)
 
@@ -232,7 +216,8 @@ class Roles:
             case Role.GATEWAY:
                 # Audit rows leave with each step's commit; the recorder appends them.
                 tools = GatewayDeps(registry=self.tools)
-                return make_gateway_handler(tools, self._policies(), self.mcp, route=next_role)
+                policies = self.tenant_policies()
+                return make_gateway_handler(tools, policies, self.mcp, route=next_role)
             case Role.PLANNER:
                 return make_planner(self._agent_deps())
             case Role.CRITIC:

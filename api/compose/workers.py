@@ -19,6 +19,7 @@ from bus.runtime.worker import RunEndHook, Worker
 from bus.settings import BusSettings
 from bus.store import RunStore, Scope, Stores
 from gateway.audit import AUDIT_KIND, make_audit_applier
+from gateway.webhooks.worker import WebhookWorker
 
 
 def run_end_recorder(runs: RunStore, redis: Redis | None = None) -> RunEndHook:
@@ -62,11 +63,13 @@ def build_workers(
     """One worker per role, each wired to its handler and the run-end recorder.
 
     The ``recorder`` role is the ledger's consumer (`bus.runtime.recorder`), not a step
-    worker: it writes the records steps commit (audit rows) to the store in batches. The
-    ``retrieval`` role reads its main stream and its ingest lane (a large ingest job never
-    queues searches). With ``own_store`` (``agentbus up`` and ``worker``), it opens the
-    vector store itself and reads only while it owns it (`StoreOwner`); otherwise it uses
-    the store ``handlers`` holds, if any.
+    worker: it writes the records steps commit (audit rows) to the store in batches. A
+    process with gateway workers also sends webhooks (`gateway.webhooks`): from the same
+    network position, through the same egress path. The ``retrieval`` role reads its main
+    stream and its ingest lane (a large ingest job never queues searches). With
+    ``own_store`` (``agentbus up`` and ``worker``), it opens the vector store itself and
+    reads only while it owns it (`StoreOwner`); otherwise it uses the store ``handlers``
+    holds, if any.
     """
     hook = run_end_recorder(handlers.stores.runs, redis)
     workers: list[Consumer] = []
@@ -94,6 +97,11 @@ def build_workers(
             )
             for lane in lanes
         )
+        secrets = handlers.stores.webhook_secrets
+        if role == Role.GATEWAY and secrets is not None:
+            gateway = handlers.settings.gateway
+            policies = handlers.tenant_policies()
+            workers.append(WebhookWorker(redis, gateway, settings, secrets, policies))
     return workers
 
 

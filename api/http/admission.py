@@ -48,6 +48,7 @@ from api.http.errors import (
 )
 from api.http.preferences import AskSettings
 from api.http.starter import Ask
+from api.http.webhook_requests import webhook_of
 from bus import keys, wire
 from bus.commands import Question, ReplyTo, RunResult
 from bus.errors import MessageInvalid, StoreError
@@ -179,6 +180,7 @@ class QuestionAdmission:
                 settings=AskSettings(**{k: v for k, v in chosen.items() if k in _ASK_FIELDS}),
                 run_id=run_id,
                 reply_to=question.reply_to,
+                webhook=webhook_of(question.webhook_url, question.webhook_approvals),
             )
             started = await self.deps.starter.start(who, ask)
         except Unavailable:

@@ -35,10 +35,12 @@ from api.http.routes import (
     events,
     gates,
     health,
+    openai_v1,
     page,
     runs,
     session,
     settings,
+    webhooks,
     ws,
 )
 from bus.errors import StoreError
@@ -72,7 +74,7 @@ def create_app(deps: ApiDeps) -> FastAPI:
     app.state.deps = deps
     app.state.asyncapi = build_asyncapi(deps.bus, VERSION)
     routers = (runs, gates, agents, events, ws, settings, conversations, audit, api_keys, health)
-    for module in (*routers, session, documents, activity, page):
+    for module in (*routers, session, documents, activity, webhooks, openai_v1, page):
         app.include_router(module.router)
     _install_error_handlers(app)
     # Bodies are small JSON documents; anything far larger is refused before it is read.

@@ -24,7 +24,9 @@ if TYPE_CHECKING:
         DocumentStore,
         RunStore,
         TenantSettingsStore,
+        WebhookSecretStore,
     )
+    from gateway.webhooks.schedule import Schedule
     from retrieval.settings import RetrievalSettings
 
 
@@ -51,6 +53,8 @@ class ApiDeps:
         audit: the audit log (admins' reads of other users' data; the web page's Activity).
         signing_master: what keys' signing secrets derive from (``api.signing``).
         documents: the catalogue of uploaded documents (the web page's Documents panel).
+        webhook_secrets: the tenants' webhook signing secrets.
+        webhooks: the webhook delivery schedule (``GET /runs/{id}/deliveries`` reads it).
     """
 
     settings: ApiSettings
@@ -71,3 +75,5 @@ class ApiDeps:
     audit: AuditStore | None = None
     signing_master: bytes | None = None
     documents: DocumentStore | None = None
+    webhook_secrets: WebhookSecretStore | None = None
+    webhooks: Schedule | None = None

@@ -200,3 +200,14 @@ class SignatureReplayed(ApiError):
     code = "signature_replayed"
     status = 409
     hint = "sign every question afresh; a signed entry is admitted once"
+
+
+class WebhookRefused(ApiError):
+    """The webhook URL is not one this tenant may send to."""
+
+    code = "webhook_refused"
+    status = 422
+    hint = (
+        "use a public http(s) URL whose host is on the tenant's egress allowlist "
+        "(egress_enabled, egress_hosts in /api/v1/settings)"
+    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ class Frame:
     run_id: str | None = None
     event_id: str | None = None
     last: bool = False  # the run's `done`: nothing follows for this run
+    added_ms: int | None = None  # XADD time of an event added after its feed started
 
 
 def event_frame(event_id: str, data: bytes) -> str:
@@ -152,6 +154,7 @@ class RunFeed:
         self._held: list[tuple[str, bytes]] = []
         self._sub: Subscription | None = None
         self._catch_up_to: str | None = None
+        self._since_ms = time.time() * 1000
 
     async def start(self) -> None:
         """Subscribe, catch up, then go live."""
@@ -213,7 +216,9 @@ class RunFeed:
             return
         self.last_id = event_id
         last = is_done(data)
-        frame = Frame(event_frame(event_id, data), self.run_id, event_id, last)
+        added_ms = int(event_id.partition("-")[0])
+        live = added_ms if added_ms >= self._since_ms else None
+        frame = Frame(event_frame(event_id, data), self.run_id, event_id, last, live)
         if not self._outbox.put(frame):
             self.close()
             return

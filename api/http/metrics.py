@@ -30,6 +30,19 @@ RELAY_EVENTS = Counter("agentbus_relay_events_total", "Events the relay read fro
 RELAY_WAKES = Counter(
     "agentbus_relay_wakes_total", "Times the shared XREAD was re-issued for new streams."
 )
+# Per stage of an event's way to a client, each from its XADD (the entry id's clock):
+# the next regression names its stage (``agentbus bench relay`` reads these).
+_STAGE_BUCKETS = (0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 1.0)
+RELAY_READ_DELAY = Histogram(
+    "agentbus_relay_read_delay_seconds",
+    "From an event's XADD to the relay reading it.",
+    buckets=_STAGE_BUCKETS,
+)
+WS_SEND_DELAY = Histogram(
+    "agentbus_ws_send_delay_seconds",
+    "From an event's XADD to its websocket frame written to the socket.",
+    buckets=_STAGE_BUCKETS,
+)
 ADMISSIONS = Counter(
     "agentbus_admissions_total",
     "Externally published questions handled, by outcome.",

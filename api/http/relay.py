@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -61,6 +62,8 @@ class Subscription:
 class _Watched:
     cursor: str
     subs: list[Subscription] = field(default_factory=list)
+    # Entries added before the stream was watched are a replay, not relay delay.
+    since_ms: float = field(default_factory=lambda: time.time() * 1000)
 
 
 class Relay:
@@ -210,8 +213,12 @@ class Relay:
 
     def _fan_out(self, watched: _Watched, entries: list[tuple[bytes, dict[bytes, bytes]]]) -> None:
         subs = list(watched.subs)
+        now_ms = time.time() * 1000
         for entry_id, fields in entries:
             eid = entry_id.decode()
+            added_ms = _id(eid)[0]
+            if added_ms >= watched.since_ms:
+                metrics.RELAY_READ_DELAY.observe((now_ms - added_ms) / 1000)
             data = fields.get(_DATA, b"")
             watched.cursor = eid
             for sub in subs:

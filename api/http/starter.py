@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
@@ -35,6 +35,7 @@ from api.http.errors import (
 from api.http.limits import TenantLimits
 from api.http.preferences import AskSettings, Effective, Preferences, overlay
 from api.http.preferences import run_settings as make_run_settings
+from api.http.webhook_requests import WebhookRequest, check_webhook, webhook_registration
 from bus import keys, wire
 from bus.commands import AgentTask, Command, RunState, new_run_id
 from bus.errors import StoreError
@@ -47,7 +48,9 @@ if TYPE_CHECKING:
     from bus.settings import BusSettings
     from bus.store import ConversationStore, TenantSettingsStore
 
-# KEYS: run owner key, intake stream (same hash tag). ARGV: owner, ttl, maxlen, command.
+# KEYS: run owner key, intake stream, and (with a webhook) the run's webhook registration,
+# the watch set and its wake stream (one hash tag). ARGV: owner, ttl, maxlen, command, and
+# (with a webhook) its spec, the time and the run id: registered with the run, atomically.
 # Returns 1 published, 0 already published for this owner, -1 the id is someone else's.
 _PUBLISH_ONCE = """
 local owner = redis.call('GET', KEYS[1])
@@ -57,6 +60,12 @@ if owner then
 end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'data', ARGV[4])
+if #KEYS > 2 then
+  redis.call('HSET', KEYS[3], 'spec', ARGV[5], 'cursor', '0-0')
+  redis.call('EXPIRE', KEYS[3], ARGV[2])
+  redis.call('ZADD', KEYS[4], ARGV[6], ARGV[7])
+  redis.call('XADD', KEYS[5], 'MAXLEN', '~', 16, '*', 'w', '1')
+end
 return 1
 """
 
@@ -70,6 +79,7 @@ class Ask:
     settings: AskSettings = field(default_factory=AskSettings)
     run_id: str | None = None
     reply_to: str | None = None
+    webhook: WebhookRequest | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +103,8 @@ class RunStarter:
         tenant_settings: the tenants' stored preferences.
         limits: the per-tenant rate limit and concurrent-run quota.
         conversations: the conversations, to refuse another user's conversation id.
+        webhook_private_hosts: hosts the deployment lets webhooks reach on private
+            addresses (``AGENTBUS_WEBHOOK_PRIVATE_HOSTS``, a gateway setting).
     """
 
     def __init__(
@@ -104,6 +116,8 @@ class RunStarter:
         tenant_settings: TenantSettingsStore,
         limits: TenantLimits,
         conversations: ConversationStore,
+        *,
+        webhook_private_hosts: frozenset[str] = frozenset(),
     ) -> None:
         self._redis = redis
         self._settings = settings
@@ -112,6 +126,7 @@ class RunStarter:
         self._tenant_settings = tenant_settings
         self._limits = limits
         self._conversations = conversations
+        self._webhook_private = webhook_private_hosts
         self._publish = redis.register_script(_PUBLISH_ONCE)
         self._prefs: dict[str, tuple[float, Preferences | None]] = {}
 
@@ -144,6 +159,7 @@ class RunStarter:
             ConversationNotFound: the conversation id is another user's or tenant's.
             NotOwner: an admin named another user's conversation (it may read, not add).
             CriticalToolNotApproved: it asks for a CRITICAL tool its tenant did not approve.
+            WebhookRefused: the webhook URL may not be used by this tenant.
             IdempotencyKeyReused: the key was used before for a different request.
             RateLimited, TooManyActiveRuns: a tenant limit says no (with Retry-After).
             Unavailable: Redis failed.
@@ -159,6 +175,10 @@ class RunStarter:
         try:
             if ask.settings.approve_critical:
                 await self._check_critical(who, ask.settings.approve_critical)
+            if ask.webhook is not None:  # refused before any limit is spent on the run
+                effective = await self.effective(who.tenant_id)
+                checked = check_webhook(effective, ask.webhook, self._webhook_private)
+                ask = replace(ask, webhook=checked)
             return await self._start(who, ask, idempotency_key)
         except RedisError as e:
             raise Unavailable(f"cannot reach Redis: {e}") from e
@@ -274,15 +294,15 @@ class RunStarter:
                 )
             ),
         )
-        outcome = await self._publish(
-            keys=[keys.run_owner(run_id, shard), keys.role_stream(keys.Role.INTAKE, shard)],
-            args=[
-                owner_value(who.tenant_id, who.subject),
-                s.run_ttl_s,
-                s.stream_maxlen,
-                wire.encode(command),
-            ],
-        )
+        run_keys = [keys.run_owner(run_id, shard), keys.role_stream(keys.Role.INTAKE, shard)]
+        args: list[str | int | float] = [owner_value(who.tenant_id, who.subject), s.run_ttl_s]
+        args += [s.stream_maxlen, wire.encode(command)]
+        if ask.webhook is not None:
+            extra_keys, extra_args = webhook_registration(
+                who, ask.webhook, run_id, shard, conversation_id
+            )
+            run_keys, args = [*run_keys, *extra_keys], [*args, *extra_args]
+        outcome = await self._publish(keys=run_keys, args=args)
         if int(outcome) < 0:
             await self._limits.release(who.tenant_id, run_id)
             raise InvalidRequest(f"run id {run_id!r} is taken", field="run_id")
@@ -290,10 +310,12 @@ class RunStarter:
 
 
 def _fingerprint(ask: Ask) -> str:
-    doc = {
+    doc: dict[str, object] = {
         "q": ask.question,
         "c": ask.conversation_id,
         "s": ask.settings.model_dump(),
         "r": ask.reply_to,
     }
+    if ask.webhook is not None:  # only then: earlier keys' fingerprints stay as they were
+        doc["w"] = [ask.webhook.url, ask.webhook.approvals]
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32]

@@ -8,7 +8,8 @@ Client → server:
 ``auth``    ``{"api_key"}``: only when no ``Authorization: Bearer`` header was sent; must
             be the first frame, within 10 s.
 ``ask``     ``{"question", "conversation_id"?, "settings"?: {"mode", "accuracy", "think",
-            "use_tools", "approve_high_risk", "approve_critical"}, "request_id"?}``
+            "use_tools", "approve_high_risk", "approve_critical"}, "webhook_url"?,
+            "webhook_approvals"?, "request_id"?}``
 ``join``    ``{"run_id", "last_event_id"?}``: the events after that id, then live ones.
 ``cancel``  ``{"run_id"}``
 ``resume``  ``{"run_id", "decision", "conversation_id"?}``: decide a run paused at a gate.
@@ -66,6 +67,8 @@ class AskFrame(_Frame):
     question: str = Field(min_length=1)
     conversation_id: str | None = Field(default=None, pattern=RUN_ID_PATTERN)
     settings: AskSettings = AskSettings()
+    webhook_url: str | None = Field(default=None, max_length=2048)
+    webhook_approvals: bool = False
     request_id: RequestId = None
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -26,6 +27,7 @@ from api.http.errors import ApiError, InvalidRequest, Unauthorized, Unavailable
 from api.http.feed import Frame, Outbox, RunFeed
 from api.http.gate_actions import resume_run
 from api.http.starter import Ask
+from api.http.webhook_requests import webhook_of
 from bus import keys
 from bus.commands import new_run_id
 from bus.errors import StoreError
@@ -176,7 +178,10 @@ class WsSession:
                 feed = self._feed(ref, "0-0")
                 feed.subscribe()
                 try:
-                    ask = Ask(frame.question, frame.conversation_id, frame.settings, run_id)
+                    hook = webhook_of(frame.webhook_url, frame.webhook_approvals)
+                    ask = Ask(
+                        frame.question, frame.conversation_id, frame.settings, run_id, webhook=hook
+                    )
                     started = await self.deps.starter.start(who, ask)
                 except BaseException:
                     feed.close()
@@ -260,6 +265,8 @@ class WsSession:
                 await self._cut_off()
                 return
             if frame.run_id is not None and frame.event_id is not None:
+                if frame.added_ms is not None:
+                    metrics.WS_SEND_DELAY.observe((time.time() * 1000 - frame.added_ms) / 1000)
                 if frame.last:
                     self.watching.pop(frame.run_id, None)
                 else:

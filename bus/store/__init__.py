@@ -30,6 +30,7 @@ from bus.store.runs import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore
 from bus.store.scope import Scope
 from bus.store.stores import Stores, open_store
 from bus.store.tenant_settings import TenantSettingsRecord, TenantSettingsStore
+from bus.store.webhook_secrets import WebhookSecretRecord, WebhookSecretStore
 
 __all__ = [
     "TERMINAL_STATUSES",
@@ -64,6 +65,8 @@ __all__ = [
     "Stores",
     "TenantSettingsRecord",
     "TenantSettingsStore",
+    "WebhookSecretRecord",
+    "WebhookSecretStore",
     "downgrade",
     "downgrade_async",
     "make_engine",

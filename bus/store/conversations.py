@@ -7,11 +7,16 @@ from datetime import UTC, datetime
 from enum import StrEnum
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
-from sqlalchemy import delete, select, update
+from sqlalchemy import Connection, delete, select, update
 
 from bus.errors import StoreError
-from bus.store.repository import Repository, insert_ignoring_conflicts, utcnow
-from bus.store.scope import Scope
+from bus.store.repository import (
+    Repository,
+    insert_ignoring,
+    insert_ignoring_conflicts,
+    utcnow,
+)
+from bus.store.scope import Scope, apply_scope_sync
 from bus.store.tables import ConversationRow, MessageRow
 
 TITLE_MAX_CHARS = 120
@@ -107,20 +112,25 @@ class ConversationStore(Repository):
             StoreError: the database failed.
         """
         values = _new_row(owner, conversation_id, title)
-        async with self._scoped(owner, "create the conversation") as session:
-            # Insert-or-nothing, then read: race-free on both databases, and a conversation
-            # of another user or tenant is never overwritten.
-            await session.execute(
-                insert_ignoring_conflicts(session, ConversationRow, values, ["id"])
-            )
-            row = await session.scalar(
-                select(ConversationRow).where(
-                    ConversationRow.id == conversation_id, owner.where(ConversationRow, owner=True)
-                )
-            )
+        group = self._group_commit()
+        insert = insert_ignoring(group.dialect, ConversationRow, values, ["id"])
+        mine = select(ConversationRow.__table__).where(
+            ConversationRow.id == conversation_id, owner.where(ConversationRow, owner=True)
+        )
+
+        # Group-committed with the run path's other writes: one writer per process, so a
+        # burst of runs never fails with SQLite's "database is locked".
+        def work(conn: Connection) -> ConversationRecord:
+            apply_scope_sync(conn, owner)
+            # Insert-or-nothing, then read: race-free on both databases, and a
+            # conversation of another user or tenant is never overwritten.
+            conn.execute(insert)
+            row = conn.execute(mine).mappings().first()
             if row is None:
                 raise ConversationNotFound(f"no conversation {conversation_id!r}")
-            return ConversationRecord.model_validate(row)
+            return ConversationRecord.model_validate(dict(row))
+
+        return await group.run(work, "create the conversation")
 
     async def probe(self, scope: Scope, conversation_id: str) -> ConversationRecord | None:
         """Whether a run of ``scope`` may name this conversation id; writes nothing.
@@ -241,24 +251,27 @@ class ConversationStore(Repository):
             "content": content,
             "created_at": now,
         }
+        group = self._group_commit()
+        owned = select(ConversationRow.id).where(
+            ConversationRow.id == conversation_id, owner.where(ConversationRow, owner=True)
+        )
         conflict_on = ["conversation_id", "run_id", "role"]
-        async with self._scoped(owner, "append to the conversation") as session:
-            owned = await session.scalar(
-                select(ConversationRow.id).where(
-                    ConversationRow.id == conversation_id, owner.where(ConversationRow, owner=True)
-                )
-            )
-            if owned is None:
+        insert = insert_ignoring(group.dialect, MessageRow, values, conflict_on)
+        touch = (
+            update(ConversationRow)
+            .where(ConversationRow.id == conversation_id)
+            .values(updated_at=now)
+        )
+
+        def work(conn: Connection) -> None:  # group-committed, as `ensure`
+            apply_scope_sync(conn, owner)
+            if conn.execute(owned).scalar() is None:
                 raise ConversationNotFound(f"no conversation {conversation_id!r}")
-            stmt = insert_ignoring_conflicts(session, MessageRow, values, conflict_on)
-            if await session.scalar(stmt.returning(MessageRow.id)) is None:
+            if conn.execute(insert.returning(MessageRow.id)).scalar() is None:
                 return
-            await session.execute(
-                update(ConversationRow)
-                .where(ConversationRow.id == conversation_id)
-                .values(updated_at=now)
-                .execution_options(synchronize_session=False)
-            )
+            conn.execute(touch)
+
+        await group.run(work, "append to the conversation")
 
     async def rename(self, owner: Scope, conversation_id: str, title: str) -> bool:
         """Give the owner's conversation a new title (folded to one line of 120 chars).

@@ -16,6 +16,7 @@ from bus.store.engine import make_engine
 from bus.store.migrate import upgrade_async
 from bus.store.runs import RunStore
 from bus.store.tenant_settings import TenantSettingsStore
+from bus.store.webhook_secrets import WebhookSecretStore
 
 if TYPE_CHECKING:
     from bus.settings import BusSettings
@@ -32,6 +33,7 @@ class Stores:
     audit: AuditStore | None = None
     checkpoints: CheckpointStore | None = None
     documents: DocumentStore | None = None
+    webhook_secrets: WebhookSecretStore | None = None
 
 
 @contextlib.asynccontextmanager
@@ -50,6 +52,7 @@ async def open_store(settings: BusSettings, *, migrate: bool = False) -> AsyncGe
             audit=AuditStore(engine),
             checkpoints=CheckpointStore(engine),
             documents=DocumentStore(engine),
+            webhook_secrets=WebhookSecretStore(engine),
         )
     finally:
         await engine.dispose()

@@ -59,6 +59,8 @@ class HttpEgressClient:
         max_redirects: redirect hops followed before giving up.
         ssl_context: TLS settings (a test CA); the system's default trust store when None.
         user_agent: the User-Agent header sent.
+        allow_private: exact hosts the operator allowed to be private addresses (webhook
+            receivers in the deployment's own network; see `gateway.egress.ssrf`).
     """
 
     def __init__(
@@ -73,6 +75,7 @@ class HttpEgressClient:
         max_redirects: int = 5,
         ssl_context: ssl.SSLContext | None = None,
         user_agent: str = "agentbus-gateway/0.1",
+        allow_private: frozenset[str] = frozenset(),
     ) -> None:
         self._policy = policy
         self._declared = tuple(declared_hosts)
@@ -82,6 +85,7 @@ class HttpEgressClient:
         self._max_bytes = max_response_bytes
         self._max_redirects = max_redirects
         self._user_agent = user_agent
+        self._allow_private = allow_private
         self._transport = httpx.AsyncHTTPTransport(
             verify=ssl_context if ssl_context is not None else True,
             retries=0,
@@ -135,7 +139,7 @@ class HttpEgressClient:
 
     async def check(self, url: str) -> CheckedTarget:
         """Run every check a hop goes through, without sending anything."""
-        target = parse_target(url)
+        target = parse_target(url, self._allow_private)
         if not any(host_matches(target.host, p) for p in self._declared):
             raise HostUndeclared(f"this tool may not contact {target.host}")
         decision = self._policy.decide(target.host)
@@ -146,7 +150,7 @@ class HttpEgressClient:
                 else "the host is not on this tenant's egress allowlist"
             )
             raise EgressBlocked(f"{target.host} may not be contacted: {why}", host=target.host)
-        return await check_target(target, self._resolver)
+        return await check_target(target, self._resolver, self._allow_private)
 
     async def _follow(
         self, method: str, url: str, headers: dict[str, str], content: bytes | None
@@ -164,7 +168,7 @@ class HttpEgressClient:
                 response.status_code in (301, 302) and method == "POST"
             ):
                 method, content = "GET", None
-            nxt = parse_target(next_url)
+            nxt = parse_target(next_url, self._allow_private)
             cur = checked.target
             if (nxt.scheme, nxt.host, nxt.port) != (cur.scheme, cur.host, cur.port):
                 headers = {k: v for k, v in headers.items() if k.lower() not in _ORIGIN_BOUND}

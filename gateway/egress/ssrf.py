@@ -3,7 +3,10 @@
 It runs on every outbound request and every redirect hop, after the allowlist, whatever
 the allowlist says (``*`` included). There is deliberately no switch to turn it off: tests
 that need a server on loopback inject a resolver and a connect override into the egress
-client instead (see `gateway.egress.client.HttpEgressClient`).
+client instead (see `gateway.egress.client.HttpEgressClient`). The one exception is
+``allow_private``: exact hosts an operator named (``AGENTBUS_WEBHOOK_PRIVATE_HOSTS``, for
+webhook receivers inside their own network) may be private addresses, never a cloud
+metadata endpoint; nothing a tenant sends can add to it.
 """
 
 from __future__ import annotations
@@ -181,7 +184,15 @@ def _split_authority(netloc: str) -> tuple[str, str]:
     return host, port
 
 
-def _parse_host(raw: str) -> tuple[str, IPAddress | None]:
+def _exempt_reason(ip: IPAddress, exempt: bool) -> str | None:
+    """``forbidden_reason``, except that an operator-named private host may be private."""
+    why = forbidden_reason(ip)
+    if why is None or not exempt or ip in _METADATA:
+        return why
+    return None
+
+
+def _parse_host(raw: str, allow_private: frozenset[str]) -> tuple[str, IPAddress | None]:
     if raw.startswith("["):
         try:
             ip6 = IPv6Address(raw[1:-1])
@@ -202,17 +213,18 @@ def _parse_host(raw: str) -> tuple[str, IPAddress | None]:
         if ip4 is None:
             raise SsrfBlocked(f"{raw!r} is not a valid IPv4 address")
         return str(ip4), ip4
-    if name == "localhost" or name.endswith(".localhost"):
+    if (name == "localhost" or name.endswith(".localhost")) and name not in allow_private:
         raise SsrfBlocked(f"{name} is loopback by definition (RFC 6761)")
     return name, None
 
 
-def parse_target(url: str) -> Target:
+def parse_target(url: str, allow_private: frozenset[str] = frozenset()) -> Target:
     """Parse `url` strictly, without any network access.
 
     Refuses non-http(s) schemes, userinfo (``http://allowed@evil``), empty or malformed
     hosts, whitespace, control characters and backslashes (where parsers disagree), and IP
-    literals in any spelling that are not public. Host names are left for `check_target`.
+    literals in any spelling that are not public (unless named in `allow_private`). Host
+    names are left for `check_target`.
 
     Raises:
         SsrfBlocked: the URL is not an acceptable public http(s) URL.
@@ -233,28 +245,33 @@ def parse_target(url: str) -> Target:
     raw_host, raw_port = _split_authority(parts.netloc)
     if not raw_host:
         raise SsrfBlocked("the URL has no host")
-    host, ip = _parse_host(raw_host)
+    host, ip = _parse_host(raw_host, allow_private)
     if not raw_port:
         port = 443 if scheme == "https" else 80
     elif raw_port.isdigit() and 0 < int(raw_port) < 65536:
         port = int(raw_port)
     else:
         raise SsrfBlocked(f"invalid port {raw_port!r}")
-    if ip is not None and (why := forbidden_reason(ip)):
+    if ip is not None and (why := _exempt_reason(ip, host in allow_private)):
         raise SsrfBlocked(f"{ip} is not a public address ({why})")
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return Target(scheme=scheme, host=host, port=port, path=path, ip=ip)
 
 
-async def check_target(target: Target, resolver: Resolver) -> CheckedTarget:
+async def check_target(
+    target: Target, resolver: Resolver, allow_private: frozenset[str] = frozenset()
+) -> CheckedTarget:
     """Resolve `target` and refuse it if ANY of its addresses is not public.
+
+    A host named in `allow_private` may resolve to private addresses (not metadata ones).
 
     Raises:
         SsrfBlocked: an address is loopback, private, link-local, metadata, etc.
         DnsFailed: the host did not resolve.
     """
+    exempt = target.host in allow_private
     if target.ip is not None:
-        if why := forbidden_reason(target.ip):
+        if why := _exempt_reason(target.ip, exempt):
             raise SsrfBlocked(f"{target.ip} is not a public address ({why})")
         return CheckedTarget(target=target, address=target.ip, addresses=(target.ip,))
     try:
@@ -269,7 +286,7 @@ async def check_target(target: Target, resolver: Resolver) -> CheckedTarget:
             ip = ipaddress.ip_address(answer)
         except ValueError as e:
             raise SsrfBlocked(f"{target.host} resolved to a malformed address") from e
-        if why := forbidden_reason(ip):
+        if why := _exempt_reason(ip, exempt):
             raise SsrfBlocked(f"{target.host} resolves to {ip}, not a public address ({why})")
         addresses.append(ip)
     return CheckedTarget(target=target, address=addresses[0], addresses=tuple(addresses))

@@ -122,12 +122,14 @@ def _pct(values: list[float], q: float) -> float:
 async def drive(url: str, key: str, clients: int, timeout_s: float) -> dict[str, object]:
     """Run the clients at once and summarise."""
     ws_url = url.replace("http://", "ws://").replace("https://", "wss://") + "/api/v1/ws"
+    before = _buckets(url)
     started = time.perf_counter()
     start = _Start(clients)
     results = await asyncio.gather(
         *(_one_client(ws_url, key, timeout_s, start) for _ in range(clients))
     )
     wall = time.perf_counter() - started
+    stages = stage_figures(before, _buckets(url))
     latencies = [ms for r in results for ms in r.latencies_ms]
     by_type: dict[str, list[float]] = {}
     for r in results:
@@ -150,6 +152,9 @@ async def drive(url: str, key: str, clients: int, timeout_s: float) -> dict[str,
         # relay's share alone, without work done between an event's ts and its XADD.
         "p50_ms_since_xadd": _pct([ms for r in results for ms in r.since_xadd_ms], 0.5),
         "p99_ms_since_xadd": _pct([ms for r in results for ms in r.since_xadd_ms], 0.99),
+        # Server-side stages from the API's histograms (XADD -> relay read -> socket
+        # write); the client's receive is p50_ms_since_xadd.
+        "stages_ms_since_xadd": stages,
         "wall_s": round(wall, 2),
         "errors": errors,
         # Where the time goes: events written before a SQL write (run_started, done) or
@@ -157,6 +162,57 @@ async def drive(url: str, key: str, clients: int, timeout_s: float) -> dict[str,
         "p50_ms_by_type": {k: round(statistics.median(v), 2) for k, v in sorted(by_type.items())},
         "p99_ms_by_type": {k: _pct(v, 0.99) for k, v in sorted(by_type.items())},
     }
+
+
+STAGES = {
+    "relay_read": "agentbus_relay_read_delay_seconds",
+    "ws_send": "agentbus_ws_send_delay_seconds",
+}
+
+
+def _buckets(url: str) -> dict[str, list[tuple[float, float]]]:
+    """The API's stage histograms as cumulative (upper bound, count) pairs."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = httpx.get(url + "/metrics", timeout=10).text
+    found: dict[str, list[tuple[float, float]]] = {}
+    for family in text_string_to_metric_families(text):
+        for stage, name in STAGES.items():
+            if family.name == name.removesuffix("_seconds") or family.name == name:
+                found[stage] = [
+                    (float(s.labels["le"]), s.value)
+                    for s in family.samples
+                    if s.name.endswith("_bucket")
+                ]
+    return found
+
+
+def _quantile(buckets: list[tuple[float, float]], q: float) -> float | None:
+    """Prometheus' histogram_quantile over cumulative buckets, in ms."""
+    total = buckets[-1][1] if buckets else 0
+    if not total:
+        return None
+    rank, lower, below = q * total, 0.0, 0.0
+    for upper, count in buckets:
+        if count >= rank:
+            if upper == float("inf"):
+                return round(lower * 1000, 2)
+            share = (rank - below) / (count - below) if count > below else 1.0
+            return round((lower + (upper - lower) * share) * 1000, 2)
+        lower, below = upper, count
+    return None
+
+
+def stage_figures(
+    before: dict[str, list[tuple[float, float]]], after: dict[str, list[tuple[float, float]]]
+) -> dict[str, dict[str, float | None]]:
+    """p50/p99 (ms, from the buckets) of each server-side stage during the run."""
+    out: dict[str, dict[str, float | None]] = {}
+    for stage, cumulative in after.items():
+        earlier = dict(before.get(stage, []))
+        delta = [(le, n - earlier.get(le, 0.0)) for le, n in cumulative]
+        out[stage] = {"p50": _quantile(delta, 0.5), "p99": _quantile(delta, 0.99)}
+    return out
 
 
 def _free_port() -> int:
@@ -168,8 +224,13 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _temporary_system(clients: int, token_delay_s: float) -> Iterator[tuple[str, str]]:
-    """``agentbus up`` + ``agentbus api`` on a temporary data folder; yields (url, key)."""
+def _temporary_system(
+    clients: int, token_delay_s: float, log: Path | None = None
+) -> Iterator[tuple[str, str]]:
+    """``agentbus up`` (workers, embedded Redis and the API) on a temporary data folder.
+
+    Yields (url, key). ``log``: where the process's stderr goes (default: nowhere).
+    """
     from api import credentials
     from bus import embedded
     from bus.settings import BusSettings
@@ -189,7 +250,8 @@ def _temporary_system(clients: int, token_delay_s: float) -> Iterator[tuple[str,
             AGENTBUS_API_MAX_ACTIVE_RUNS="0",
             AGENTBUS_API_PORT=str(port),  # `agentbus up` serves the API itself
         )
-        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
+        stderr = log.open("ab") if log is not None else subprocess.DEVNULL
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": stderr, "env": env}
         procs = [subprocess.Popen([agentbus, "up", "--concurrency", str(clients)], **quiet)]
         try:
             deadline = time.monotonic() + 120
@@ -223,6 +285,8 @@ def _temporary_system(clients: int, token_delay_s: float) -> Iterator[tuple[str,
                     proc.wait(30)
                 except subprocess.TimeoutExpired:
                     proc.kill()
+            if log is not None and not isinstance(stderr, int):
+                stderr.close()
 
 
 def _key_from_environment() -> str | None:

@@ -12,6 +12,7 @@ from api.http.oversight import audit_read
 from api.http.preferences import AskSettings
 from api.http.routes.common import Caller, Deps
 from api.http.starter import Ask
+from api.http.webhook_requests import webhook_of
 from bus.commands import RUN_ID_PATTERN
 from bus.publish import request_cancel
 
@@ -29,6 +30,12 @@ class RunCreate(BaseModel):
         default=None, pattern=RUN_ID_PATTERN, description="Continue this conversation."
     )
     settings: AskSettings = AskSettings()
+    webhook_url: str | None = Field(
+        default=None, max_length=2048, description="POST the run's result here, signed."
+    )
+    webhook_approvals: bool = Field(
+        default=False, description="Also POST the run's approval requests to webhook_url."
+    )
 
 
 class RunAccepted(BaseModel):
@@ -84,7 +91,8 @@ async def create_run(
     ] = None,
 ) -> RunAccepted:
     """Publish a question; the run's events stream at ``events_url``."""
-    ask = Ask(body.question, body.conversation_id, body.settings)
+    hook = webhook_of(body.webhook_url, body.webhook_approvals)
+    ask = Ask(body.question, body.conversation_id, body.settings, webhook=hook)
     started = await deps.starter.start(caller, ask, idempotency_key=idempotency_key)
     if not started.replayed:
         metrics.RUNS_STARTED.labels("rest").inc()

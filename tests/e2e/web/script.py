@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from agents.llm.ports import ChatMessage, LLMOptions, ToolSpec
+from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, benchmark_turn, text, tool_call, turn
 
 #: A payload that sets window.__pwned if any of it ever runs as script.
@@ -42,7 +42,7 @@ def make_llm(token_delay: float = 0.0) -> ScriptedLLM:
     seen: Counter[str] = Counter()
 
     def script(
-        messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], options: LLMOptions
+        messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
     ) -> Turn:
         role = role_of(messages, options)
         users = [m.content for m in messages if m.role == "user"]

@@ -202,3 +202,23 @@ async def test_a_failing_sink_is_dropped_without_stopping_the_others(
     await add(redis, "r1")
 
     await healthy.until(2)
+
+
+def _read_delays() -> float:
+    from prometheus_client import REGISTRY
+
+    return REGISTRY.get_sample_value("agentbus_relay_read_delay_seconds_count") or 0.0
+
+
+async def test_read_delay_counts_live_entries_not_a_replay(redis: Redis, relay: Relay) -> None:
+    old = await add(redis, "r-replay", kind="run_started")
+    await asyncio.sleep(0.01)  # the replayed entry is older than the watch
+    before = _read_delays()
+    sink = Collect()
+    relay.subscribe(stream("r-replay"), 0, "0-0", sink)
+    await sink.until(1)
+    assert sink.got[0][0] == old
+    assert _read_delays() == before  # an entry added before the watch is a replay
+    await add(redis, "r-replay")
+    await sink.until(2)
+    assert _read_delays() == before + 1

@@ -1,0 +1,213 @@
+"""The OpenAI chat-completions dialect: request schema, model names, errors and chunks.
+
+agentbus appears as three models: ``agentbus`` (single mode), ``agentbus-multi`` (multi,
+standard) and ``agentbus-multi-accurate`` (multi with the verifier). The last user message
+is the question; what came before is the conversation (see ``api.http.routes.openai_v1``).
+A run's answer tokens become ``content`` deltas, its reasoning and steps (plan, tool calls,
+critiques) ``reasoning_content`` deltas.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Literal
+
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from api.http.errors import ApiError
+from api.http.preferences import AskSettings
+from bus.events import ApprovalRequest, ClientEvent
+
+MODELS: dict[str, AskSettings] = {
+    "agentbus": AskSettings(mode="single"),
+    "agentbus-multi": AskSettings(mode="multi", accuracy="standard"),
+    "agentbus-multi-accurate": AskSettings(mode="multi", accuracy="accurate"),
+}
+MODEL_CREATED = 1_767_225_600  # 2026-01-01: when these model names were first served
+CONVERSATION_HEADER = "X-Agentbus-Conversation"
+RUN_HEADER = "X-Agentbus-Run"
+_DECISIONS = {
+    "approve_answer": "approve | reject",
+    "egress_approval": "egress_allow_once | egress_allow_always | egress_deny",
+}
+
+
+class ChatMessage(BaseModel):
+    """One message of the request (content as text or as a list of text parts)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: str | list[dict[str, Any]] | None = None
+
+    @property
+    def text(self) -> str:
+        """The message's text (text parts joined; other parts ignored)."""
+        if isinstance(self.content, list):
+            return "".join(str(p.get("text", "")) for p in self.content if p.get("type") == "text")
+        return self.content or ""
+
+
+class StreamOptions(BaseModel):
+    """``stream_options``: only ``include_usage`` means something here."""
+
+    model_config = ConfigDict(extra="allow")
+
+    include_usage: bool = False
+
+
+class ChatRequest(BaseModel):
+    """``POST /v1/chat/completions``; sampling options are accepted and ignored (the
+    tenant's settings choose the model and how it is run)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    user: str | None = Field(default=None, max_length=256)
+
+
+class OpenAIError(Exception):
+    """An error to answer in OpenAI's shape (``{"error": {message, type, code, param}}``)."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        type: str = "invalid_request_error",
+        code: str | None = None,
+        param: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status, self.message, self.type = status, message, type
+        self.code, self.param, self.headers = code, param, headers or {}
+
+    @classmethod
+    def of(cls, error: ApiError) -> OpenAIError:
+        """The OpenAI form of one of the API's own errors (status and code kept)."""
+        kind = "invalid_request_error"
+        if error.status == 429:
+            kind = "rate_limit_error"
+        elif error.status >= 500:
+            kind = "server_error"
+        code = "invalid_api_key" if error.status == 401 else error.code
+        message = f"{error.message} ({error.hint})" if error.hint else error.message
+        status = 400 if error.status == 422 else error.status
+        return cls(
+            status, message, type=kind, code=code, param=error.field, headers=error.headers()
+        )
+
+    def body(self) -> dict[str, Any]:
+        """The error document."""
+        doc = {"message": self.message, "type": self.type, "code": self.code, "param": self.param}
+        return {"error": doc}
+
+    def response(self) -> JSONResponse:
+        """The error as a JSON response."""
+        return JSONResponse(self.body(), status_code=self.status, headers=self.headers)
+
+
+def settings_for(model: str) -> AskSettings:
+    """The run settings a model name stands for, or a 404 ``model_not_found``."""
+    found = MODELS.get(model)
+    if found is None:
+        known = ", ".join(MODELS)
+        raise OpenAIError(
+            404, f"the model {model!r} does not exist; use one of {known}",
+            code="model_not_found", param="model",
+        )  # fmt: skip
+    return found
+
+
+def model_list() -> dict[str, Any]:
+    """``GET /v1/models``."""
+    return {"object": "list", "data": [model_card(name) for name in MODELS]}
+
+
+def model_card(name: str) -> dict[str, Any]:
+    """One model as ``/v1/models`` lists it."""
+    return {"id": name, "object": "model", "created": MODEL_CREATED, "owned_by": "agentbus"}
+
+
+def split_messages(messages: list[ChatMessage]) -> tuple[str, list[ChatMessage]]:
+    """The question (the last message, which must be the user's) and the turns before it
+    (user and assistant messages with text; system and tool messages are not kept)."""
+    last = messages[-1]
+    if last.role != "user" or not last.text.strip():
+        raise OpenAIError(
+            400, "the last message must be the user's question, with text",
+            code="invalid_request", param="messages",
+        )  # fmt: skip
+    earlier = [m for m in messages[:-1] if m.role in ("user", "assistant") and m.text.strip()]
+    return last.text, earlier
+
+
+def pause_message(event: ApprovalRequest) -> str:
+    """What a completion says when its run stops at a gate: why, and how to resume it."""
+    decisions = _DECISIONS.get(event.reason, "approve | reject")
+    return (
+        f"\n\n[agentbus] The run paused for approval ({event.reason}). Resume it with "
+        f'POST /api/v1/runs/{event.run_id}/resume {{"decision": "{decisions}"}}; '
+        f"run id: {event.run_id}"
+    )
+
+
+def usage_of(tokens: dict[str, int]) -> dict[str, int]:
+    """OpenAI's usage block from a run's token counts."""
+    prompt, completion = tokens.get("prompt_tokens", 0), tokens.get("completion_tokens", 0)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def step_note(event: ClientEvent) -> str | None:
+    """A line of ``reasoning_content`` for a step a chat client should see, or None."""
+    match event.type:
+        case "plan":
+            return "plan: " + "; ".join(event.steps) + "\n"
+        case "tool_call":
+            return f"→ {event.tool}({json.dumps(event.args, ensure_ascii=False)})\n"
+        case "tool_result":
+            return f"← {event.tool}: {event.status}\n"
+        case "critique":
+            return f"critic: {event.verdict} {event.reason}\n"
+        case "verdict":
+            return f"verifier: {event.verdict}\n"
+        case _:
+            return None
+
+
+class Chunks:
+    """Builds the ``chat.completion.chunk`` documents of one streamed completion."""
+
+    def __init__(self, run_id: str, model: str) -> None:
+        self.id = f"chatcmpl-{run_id}"
+        self.model = model
+        self.created = int(time.time())
+
+    def delta(self, finish: str | None = None, **delta: str) -> str:
+        """One SSE ``data:`` line carrying a delta (or the finish reason)."""
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return self._line({"choices": [choice]})
+
+    def usage(self, tokens: dict[str, int]) -> str:
+        """The usage chunk (``stream_options.include_usage``): no choices, only usage."""
+        return self._line({"choices": [], "usage": usage_of(tokens)})
+
+    def _line(self, doc: dict[str, Any]) -> str:
+        full = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            **doc,
+        }
+        return f"data: {json.dumps(full, ensure_ascii=False)}\n\n"

@@ -1,0 +1,287 @@
+"""``/v1/chat/completions`` and ``/v1/models``: agentbus as a model any OpenAI client can use.
+
+The API key is the bearer token. The model name picks mode and accuracy
+(``api.http.openai_dialect.MODELS``); the last user message is the question. The conversation is,
+in this order: the one named by the ``X-Agentbus-Conversation`` header (it must exist), the
+caller's own conversation whose id is the ``user`` field, its conversation keyed
+by the ``user`` value, or a new one. A new conversation is seeded with the earlier
+messages of the request; a stored one keeps its own history. Responses name the run and
+conversation in ``X-Agentbus-Run`` / ``X-Agentbus-Conversation``. A run that pauses at a
+gate ends the completion with a message saying how to resume it. Errors use OpenAI's shape.
+Runs start through the same ``RunStarter`` as ``POST /api/v1/runs`` (rate limit, quota,
+owner), and an ``Idempotency-Key`` header works as it does there: a retry follows the
+same run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import ValidationError
+from redis.exceptions import RedisError
+
+from api.http import metrics
+from api.http.auth import Principal, bearer_token
+from api.http.deps import ApiDeps
+from api.http.errors import ApiError
+from api.http.openai_dialect import (
+    CONVERSATION_HEADER,
+    RUN_HEADER,
+    ChatMessage,
+    ChatRequest,
+    Chunks,
+    OpenAIError,
+    model_card,
+    model_list,
+    pause_message,
+    settings_for,
+    split_messages,
+    step_note,
+    usage_of,
+)
+from api.http.routes.common import get_deps
+from api.http.run_follow import follow_run
+from api.http.starter import Ask, Started
+from bus.commands import RUN_ID_PATTERN
+from bus.errors import StoreError
+from bus.events import ApprovalRequest, Done
+from bus.publish import request_cancel
+from bus.store import ConversationNotFound, MessageRole, Scope
+from bus.transcript import Transcript
+
+router = APIRouter(prefix="/v1", tags=["openai-compatible"])
+
+_ID = re.compile(RUN_ID_PATTERN)
+_MAX_IDEMPOTENCY_KEY = 255  # as on POST /api/v1/runs
+_RETRY_NOTE = "\n\n(a step was retried: the text above from it is superseded)\n\n"
+
+
+async def _caller(request: Request) -> Principal:
+    token = bearer_token(request.headers.get("authorization"))
+    return await get_deps(request).auth.authenticate(token)
+
+
+async def _answering(work: Any) -> Response:
+    """Run ``work()``; every error becomes OpenAI's error shape."""
+    try:
+        return await work()
+    except OpenAIError as e:
+        return e.response()
+    except ApiError as e:
+        metrics.REJECTED.labels(e.code).inc()
+        return OpenAIError.of(e).response()
+    except (StoreError, RedisError) as e:
+        message = f"Redis or the state store failed: {type(e).__name__}"
+        return OpenAIError(503, message, type="server_error", code="unavailable").response()
+
+
+@router.get("/models")
+async def list_models(request: Request) -> Response:
+    """The models agentbus serves (one per mode and accuracy)."""
+
+    async def work() -> Response:
+        await _caller(request)
+        return JSONResponse(model_list())
+
+    return await _answering(work)
+
+
+@router.get("/models/{model}")
+async def get_model(model: str, request: Request) -> Response:
+    """One model."""
+
+    async def work() -> Response:
+        await _caller(request)
+        settings_for(model)  # model_not_found for names agentbus does not serve
+        return JSONResponse(model_card(model))
+
+    return await _answering(work)
+
+
+@router.post("/chat/completions")
+async def chat_completions(request: Request) -> Response:
+    """Answer the last user message with an agentbus run (streamed with ``stream: true``)."""
+    deps = get_deps(request)
+
+    async def work() -> Response:
+        who = await _caller(request)
+        chat = _parse(await request.body())
+        settings = settings_for(chat.model)
+        question, earlier = split_messages(chat.messages)
+        header = request.headers.get(CONVERSATION_HEADER)
+        conversation = await _conversation(deps, who, header, chat.user, earlier)
+        idem = request.headers.get("idempotency-key")
+        if idem is not None and len(idem) > _MAX_IDEMPOTENCY_KEY:
+            raise OpenAIError(
+                400, f"Idempotency-Key has at most {_MAX_IDEMPOTENCY_KEY} characters",
+                code="invalid_request", param="Idempotency-Key",
+            )  # fmt: skip
+        ask = Ask(question, conversation, settings)
+        started = await deps.starter.start(who, ask, idempotency_key=idem)
+        if not started.replayed:
+            metrics.RUNS_STARTED.labels("openai").inc()
+        headers = {RUN_HEADER: started.run_id, CONVERSATION_HEADER: started.conversation_id}
+        if chat.stream:
+            usage = chat.stream_options is not None and chat.stream_options.include_usage
+            body = _stream(deps, started, chat.model, include_usage=usage)
+            headers |= {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+            return StreamingResponse(body, media_type="text/event-stream", headers=headers)
+        return JSONResponse(await _complete(deps, started, chat.model), headers=headers)
+
+    return await _answering(work)
+
+
+def _parse(raw: bytes) -> ChatRequest:
+    try:
+        return ChatRequest.model_validate_json(raw)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or None
+        raise OpenAIError(
+            400, f"{where or 'body'}: {err['msg']}", code="invalid_request", param=where
+        ) from e
+
+
+async def _conversation(
+    deps: ApiDeps, who: Principal, header: str | None, user: str | None, earlier: list[ChatMessage]
+) -> str | None:
+    """The conversation the run continues (see the module docstring), seeded if new.
+
+    Only the caller's own conversations are found (an admin naming another user's in the
+    header is refused by the starter, 403). A seeded conversation's id derives from the
+    caller, the ``user`` value and the earlier messages, so a retried request (after a
+    429, say) finds the conversation it seeded and does not seed it twice.
+    """
+    store, owner = deps.conversations, Scope.user(who.tenant_id, who.subject)
+    if header is not None:
+        if not _ID.match(header) or await store.get(who.scope, header) is None:
+            raise OpenAIError(
+                404, f"no conversation {header[:80]!r}",
+                code="conversation_not_found", param=CONVERSATION_HEADER,
+            )  # fmt: skip
+        return header
+    if user and _ID.match(user) and await store.get(owner, user) is not None:
+        return user
+    cid = None
+    if user:  # the caller's conversation for this user value, never another user's
+        cid = _derived_id(who, user, [])
+        if await store.get(owner, cid) is not None:
+            return cid
+    if not earlier:
+        return cid  # the run's intake makes the conversation
+    cid = cid or _derived_id(who, "", earlier)
+    if await store.get(owner, cid) is not None:
+        return cid  # seeded by an earlier attempt of this request
+    title = next((m.text for m in earlier if m.role == "user"), None)
+    try:
+        await store.ensure(owner, cid, title)
+    except ConversationNotFound as e:  # an id someone else holds
+        raise OpenAIError(409, "that conversation id is taken", code="conversation_taken") from e
+    for message in earlier:
+        await store.append(owner, cid, MessageRole(message.role), message.text, None)
+    return cid
+
+
+def _derived_id(who: Principal, user: str, earlier: list[ChatMessage]) -> str:
+    doc = [who.tenant_id, who.subject, user, *(f"{m.role}:{m.text}" for m in earlier)]
+    digest = hashlib.sha256("\0".join(doc).encode()).hexdigest()
+    return f"oai-{digest[:40]}"
+
+
+async def _complete(deps: ApiDeps, started: Started, model: str) -> dict[str, Any]:
+    transcript, end = Transcript(), None
+    async with contextlib.aclosing(follow_run(deps, started.run_id, started.shard)) as events:
+        async for event in events:
+            if event is None:
+                continue
+            transcript.apply(event)
+            if isinstance(event, Done | ApprovalRequest):
+                end = event
+                break
+    content, extra, usage = transcript.answer, {}, {}
+    if isinstance(end, ApprovalRequest):
+        content += pause_message(end)
+        extra = {"agentbus": {"run_id": started.run_id, "status": "suspended", "gate": end.reason}}
+    elif isinstance(end, Done):
+        if end.status != "done":
+            raise _run_failed(end, transcript)
+        content, usage = end.answer or content, end.usage
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if transcript.reasoning:
+        message["reasoning_content"] = transcript.reasoning
+    return {
+        "id": f"chatcmpl-{started.run_id}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": usage_of(usage),
+        **extra,
+    }
+
+
+def _run_failed(done: Done, transcript: Transcript) -> OpenAIError:
+    errors = [s for s in transcript.steps if s.type == "error"]
+    why = f": {errors[-1].message}" if errors else ""  # type: ignore[union-attr]
+    status = 504 if done.status == "timeout" else 500
+    return OpenAIError(
+        status, f"the run {done.run_id} ended {done.status}{why}",
+        type="server_error", code=f"run_{done.status}",
+    )  # fmt: skip
+
+
+async def _stream(
+    deps: ApiDeps, started: Started, model: str, *, include_usage: bool
+) -> AsyncIterator[str]:
+    chunks = Chunks(started.run_id, model)
+    over = False
+    with_content: set[str | None] = set()
+    try:
+        yield chunks.delta(role="assistant", content="")
+        async with contextlib.aclosing(follow_run(deps, started.run_id, started.shard)) as events:
+            async for event in events:
+                if event is None:
+                    yield ": keep-alive\n\n"
+                elif event.type == "answer":
+                    with_content.add(event.step_id)
+                    yield chunks.delta(content=event.delta)
+                elif event.type == "reasoning":
+                    yield chunks.delta(reasoning_content=event.delta)
+                elif event.type == "step_retry":
+                    if event.step_id in with_content:
+                        yield chunks.delta(content=_RETRY_NOTE)
+                elif isinstance(event, ApprovalRequest | Done):
+                    over = True
+                    for line in _ending(chunks, event, include_usage):
+                        yield line
+                    break
+                elif note := step_note(event):
+                    yield chunks.delta(reasoning_content=note)
+        yield "data: [DONE]\n\n"
+    finally:
+        if not over:  # the client went away mid-answer: stop the run it started
+            with anyio.CancelScope(shield=True):
+                await request_cancel(deps.redis, started.run_id, deps.bus)
+
+
+def _ending(chunks: Chunks, event: ApprovalRequest | Done, include_usage: bool) -> list[str]:
+    if isinstance(event, ApprovalRequest):
+        lines = [chunks.delta(content=pause_message(event)), chunks.delta("stop")]
+        return [*lines, chunks.usage({})] if include_usage else lines
+    if event.status != "done":
+        error = OpenAIError(
+            500, f"the run {event.run_id} ended {event.status}",
+            type="server_error", code=f"run_{event.status}",
+        )  # fmt: skip
+        return [f"data: {json.dumps(error.body())}\n\n"]
+    lines = [chunks.delta("stop")]
+    return [*lines, chunks.usage(event.usage)] if include_usage else lines

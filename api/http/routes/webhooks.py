@@ -1,0 +1,103 @@
+"""Webhooks: the tenant's signing secret (``/settings/webhook-secret``) and a run's deliveries."""
+
+from datetime import UTC, datetime
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from api.http.access import visible_run
+from api.http.errors import Unavailable
+from api.http.routes.common import Admin, Caller, Deps
+from bus.store import WebhookSecretStore
+from gateway.webhooks.schedule import Delivery, Schedule
+from gateway.webhooks.signing import new_secret
+
+router = APIRouter(prefix="/api/v1", tags=["webhooks"])
+
+
+class WebhookSecret(BaseModel):
+    """The tenant's signing secret: verify ``webhook-signature`` with it (Standard Webhooks)."""
+
+    secret: str = Field(description="whsec_ + base64 of the HMAC-SHA256 key.")
+    created_at: datetime
+
+
+class DeliveryView(BaseModel):
+    """One webhook message and where its delivery stands."""
+
+    id: str = Field(description="The webhook-id header: the same on every retry.")
+    type: str
+    url: str
+    status: str = Field(description="pending | sending | retrying | delivered | failed | refused")
+    attempts: int
+    created_at: datetime
+    next_attempt_at: datetime | None = None
+    last_attempt_at: datetime | None = None
+    last_status_code: int | None = None
+    last_error: str | None = None
+    delivered_at: datetime | None = None
+
+
+class DeliveryList(BaseModel):
+    """A run's webhook deliveries, oldest first."""
+
+    run_id: str
+    deliveries: list[DeliveryView]
+
+
+def _secrets(deps: Deps) -> WebhookSecretStore:
+    if deps.webhook_secrets is None:
+        raise Unavailable("webhook secrets need the state store")
+    return deps.webhook_secrets
+
+
+def _schedule(deps: Deps) -> Schedule:
+    if deps.webhooks is None:
+        raise Unavailable("this API process was not given the webhook schedule")
+    return deps.webhooks
+
+
+@router.get("/settings/webhook-secret", response_model=WebhookSecret)
+async def get_webhook_secret(deps: Deps, admin: Admin) -> WebhookSecret:
+    """The tenant's webhook signing secret, made on first request (admin keys only)."""
+    store = _secrets(deps)
+    record = await store.get(admin.tenant_id)
+    if record is None:
+        record = await store.create_if_absent(admin.tenant_id, new_secret(), admin.subject)
+    return WebhookSecret(secret=record.secret, created_at=record.created_at)
+
+
+@router.post("/settings/webhook-secret/rotate", response_model=WebhookSecret)
+async def rotate_webhook_secret(deps: Deps, admin: Admin) -> WebhookSecret:
+    """Replace the secret; attempts from a few seconds later are signed with the new one."""
+    record = await _secrets(deps).replace(admin.tenant_id, new_secret(), admin.subject)
+    return WebhookSecret(secret=record.secret, created_at=record.created_at)
+
+
+@router.get("/runs/{run_id}/deliveries", response_model=DeliveryList)
+async def list_deliveries(run_id: str, deps: Deps, caller: Caller) -> DeliveryList:
+    """The run's webhook deliveries and their status (404 for another user's or tenant's
+    run; a tenant admin's read of another user's run is audited)."""
+    ref = await visible_run(deps, caller, run_id, read="read_run_deliveries")
+    deliveries = await _schedule(deps).for_run(ref.run_id, ref.shard)
+    return DeliveryList(run_id=ref.run_id, deliveries=[_view(d) for d in deliveries])
+
+
+def _when(ts: float | None) -> datetime | None:
+    return None if ts is None else datetime.fromtimestamp(ts, UTC)
+
+
+def _view(d: Delivery) -> DeliveryView:
+    return DeliveryView(
+        id=d.id,
+        type=d.type,
+        url=d.url,
+        status=d.status.value,
+        attempts=d.attempts,
+        created_at=datetime.fromtimestamp(d.created_at, UTC),
+        next_attempt_at=_when(d.next_attempt_at),
+        last_attempt_at=_when(d.last_attempt_at),
+        last_status_code=d.last_status_code,
+        last_error=d.last_error,
+        delivered_at=_when(d.delivered_at),
+    )

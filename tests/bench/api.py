@@ -1,0 +1,195 @@
+"""REST edge benchmark: ``POST /api/v1/runs``, then follow the run's events (SSE) to ``done``.
+
+Two phases against one system:
+
+* **one at a time**: ``--sequential`` runs, each posted only after the previous one is
+  done, so each POST meets an idle system: POST latency (request sent → 202 read) and
+  time to first answer token (POST sent → first ``answer`` event read by the client).
+* **burst**: ``--runs`` runs posted with ``--concurrency`` POSTs in flight, each followed
+  to ``done``: accepted/s (202s over the time until the last 202), connection errors
+  (a reset or a refused connection: the client got no answer), other refusals by code,
+  runs done, the time until the last run is done, and first-token latency under load.
+
+Without ``--url`` a temporary ``agentbus up`` (workers, embedded Redis, the API in one
+process, limits off) is started and its log searched for ``database is locked``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from tests.bench.relay import _key_from_environment, _pct, _temporary_system
+
+QUESTION = "What is 23 × 19?"
+
+
+@dataclass
+class RunResult:
+    """What one posted question gave."""
+
+    accepted_at: float = 0.0
+    post_ms: float | None = None
+    first_token_ms: float | None = None
+    status: str | None = None
+    error: str | None = None
+
+
+async def _one_run(client: httpx.AsyncClient, body: dict[str, object]) -> RunResult:
+    result = RunResult()
+    sent = time.perf_counter()
+    try:
+        resp = await client.post("/api/v1/runs", json=body)
+    except httpx.TransportError as e:
+        result.error = f"connection: {type(e).__name__}"
+        return result
+    result.post_ms = (time.perf_counter() - sent) * 1000
+    if resp.status_code != 202:
+        code = (
+            resp.json().get("code")
+            if resp.headers.get("content-type", "").startswith("application/json")
+            else None
+        )
+        result.error = f"{resp.status_code} {code or ''}".strip()
+        return result
+    result.accepted_at = time.perf_counter()
+    events_url = resp.json()["events_url"]
+    try:
+        async with client.stream("GET", events_url) as stream:
+            async for line in stream.aiter_lines():
+                if not line.startswith("data: "):
+                    continue
+                event = json.loads(line[6:])
+                if event.get("type") == "answer" and result.first_token_ms is None:
+                    result.first_token_ms = (time.perf_counter() - sent) * 1000
+                if event.get("type") == "done":
+                    result.status = event.get("status")
+                    break
+    except httpx.TransportError as e:
+        result.error = f"events: {type(e).__name__}"
+    return result
+
+
+def _body(mode: str) -> dict[str, object]:
+    settings: dict[str, object] = {"mode": mode}
+    if mode == "multi":
+        settings["accuracy"] = "accurate"
+    return {"question": QUESTION, "settings": settings}
+
+
+def _ms(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {"p50": 0.0, "p99": 0.0}
+    return {"p50": round(statistics.median(values), 2), "p99": _pct(values, 0.99)}
+
+
+async def drive(
+    url: str, key: str, *, mode: str, sequential: int, runs: int, concurrency: int
+) -> dict[str, object]:
+    """Both phases against ``url``; returns the figures."""
+    headers = {"Authorization": f"Bearer {key}"}
+    limits = httpx.Limits(max_connections=concurrency * 2, max_keepalive_connections=concurrency)
+    timeout = httpx.Timeout(300.0, connect=60.0)
+    async with httpx.AsyncClient(
+        base_url=url, headers=headers, limits=limits, timeout=timeout
+    ) as client:
+        body = _body(mode)
+        alone = [await _one_run(client, body) for _ in range(sequential)]
+        gate = asyncio.Semaphore(concurrency)
+
+        async def bounded() -> RunResult:
+            async with gate:
+                return await _one_run(client, body)
+
+        started = time.perf_counter()
+        burst = await asyncio.gather(*(bounded() for _ in range(runs)))
+        all_done_s = time.perf_counter() - started
+    accepted = [r for r in burst if r.accepted_at]
+    last_accept = max((r.accepted_at for r in accepted), default=started) - started
+    errors: dict[str, int] = {}
+    for r in [*alone, *burst]:
+        if r.error:
+            errors[r.error] = errors.get(r.error, 0) + 1
+    return {
+        "mode": mode,
+        "one_at_a_time": {
+            "runs": sequential,
+            "done": sum(r.status == "done" for r in alone),
+            "post_ms": _ms([r.post_ms for r in alone if r.post_ms is not None]),
+            "first_token_ms": _ms([r.first_token_ms for r in alone if r.first_token_ms]),
+        },
+        "burst": {
+            "runs": runs,
+            "concurrency": concurrency,
+            "accepted": len(accepted),
+            "accepted_per_s": round(len(accepted) / last_accept, 1) if last_accept else 0.0,
+            "connection_errors": sum(
+                1 for r in burst if r.error and r.error.startswith(("connection", "events"))
+            ),
+            "done": sum(r.status == "done" for r in burst),
+            "all_done_s": round(all_done_s, 2),
+            "post_ms": _ms([r.post_ms for r in burst if r.post_ms is not None]),
+            "first_token_ms": _ms([r.first_token_ms for r in burst if r.first_token_ms]),
+        },
+        "errors": errors,
+    }
+
+
+def main(
+    *,
+    url: str | None,
+    api_key: str | None,
+    mode: str,
+    sequential: int,
+    runs: int,
+    concurrency: int,
+    token_delay_s: float,
+    as_json: bool,
+) -> None:
+    """Entry point for ``agentbus bench api``."""
+    if url is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "up.log"
+            with _temporary_system(concurrency, token_delay_s, log) as (spawned, key):
+                figures = asyncio.run(
+                    drive(
+                        spawned,
+                        key,
+                        mode=mode,
+                        sequential=sequential,
+                        runs=runs,
+                        concurrency=concurrency,
+                    )
+                )
+            figures["database_is_locked_lines"] = sum(
+                "database is locked" in line
+                for line in log.read_text(errors="replace").splitlines()
+            )
+    else:
+        key = api_key or _key_from_environment()
+        if not key:
+            raise SystemExit("no API key: pass --api-key or set AGENTBUS_API_KEY")
+        figures = asyncio.run(
+            drive(
+                url.rstrip("/"),
+                key,
+                mode=mode,
+                sequential=sequential,
+                runs=runs,
+                concurrency=concurrency,
+            )
+        )
+    figures["load_avg_1m"] = round(os.getloadavg()[0], 2)
+    if as_json:
+        print(json.dumps(figures))
+    else:
+        for k, v in figures.items():
+            print(f"{k:>26}: {v}")
