@@ -12,11 +12,11 @@ import re
 
 from agents import gates, graph, judge
 from agents.deps import AgentDeps
-from agents.llm.ports import LLMOptions, TextDelta, Usage
-from agents.state import add_usage, another_attempt, retry_state
+from agents.llm.ports import TextDelta, Usage
+from agents.state import add_usage, another_attempt, llm_options, retry_state, superseded
 from agents.streaming import TokenBatcher
 from bus.commands import AgentTask, Command
-from bus.events import Critique
+from bus.events import ClientEvent, Critique
 from bus.run_state import CritiqueVerdict, Review
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
@@ -45,13 +45,15 @@ def make_critic(deps: AgentDeps) -> Handler:
         batcher = TokenBatcher(ctx, AGENT)
         parts: list[str] = []
         usage: Usage | None = None
-        async for event in deps.llm.stream(request, (), LLMOptions(max_tokens=300)):
+        async for event in deps.llm.stream(request, (), llm_options(s, AGENT, max_tokens=300)):
             if isinstance(event, TextDelta):
                 parts.append(event.text)
                 await batcher.add("reasoning", event.text)
             elif isinstance(event, Usage):
                 usage = event
         verdict, reason = parse_critique("".join(parts))
+        if state.judge.note:
+            reason = f"{reason} ({state.judge.note})" if reason else state.judge.note
         review = Review(agent=AGENT, verdict=verdict, reason=reason)
         shown = Critique(
             run_id=command.run_id,
@@ -61,9 +63,10 @@ def make_critic(deps: AgentDeps) -> Handler:
             reason=reason,
         )
         state = state.model_copy(update={"usage": add_usage(state.usage, usage, AGENT)})
-        events = [*batcher.drain(), shown]
+        events: list[ClientEvent] = [*batcher.drain(), shown]
         if verdict != "OK" and another_attempt(state):
             outcome = verdict.lower()
+            events.append(superseded(command, state, review))
             state = retry_state(state, review)
         else:
             outcome = "ok"

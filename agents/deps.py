@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -24,13 +24,20 @@ def tool_definitions(registry: ToolRegistry) -> list[ToolDefinition]:
     ]
 
 
+ToolCatalogue = Callable[[str], Awaitable[Sequence[ToolDefinition]]]
+"""A tenant's tools as its models are offered them: what it enabled, its MCP servers' too."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class AgentDeps:
     """Dependencies of the intake, researcher and finalizer handlers.
 
     Attributes:
         llm: the chat model.
-        tools: the tool schemas offered to the model (from the gateway's registry).
+        tools: the tool schemas offered to the model (from the gateway's registry), when
+            there is no ``catalogue``.
+        catalogue: each tenant's tools (enabled ones, MCP servers' included), cached by
+            the composition root so a step costs no store read.
         runs: the run store.
         conversations: the conversation store.
         clock: the current time (the date goes into the system prompt).
@@ -43,6 +50,7 @@ class AgentDeps:
 
     llm: LLM
     tools: Sequence[ToolDefinition]
+    catalogue: ToolCatalogue | None = None
     runs: RunStore
     conversations: ConversationStore
     clock: Callable[[], datetime] = field(default=_now)
@@ -51,3 +59,10 @@ class AgentDeps:
     gather_budget_s: float = 5.0
     checkpoints: CheckpointStore | None = None
     gate_ttl_s: float = 24 * 3600
+
+
+async def tenant_tools(deps: AgentDeps, tenant_id: str) -> Sequence[ToolDefinition]:
+    """The tools the tenant's runs may be offered, before the run's own scope."""
+    if deps.catalogue is None:
+        return deps.tools
+    return await deps.catalogue(tenant_id)

@@ -141,7 +141,10 @@ def continuation(
     *,
     groups: Sequence[str] = (),
 ) -> Command:
-    """The command that continues a paused run after ``decision`` (already validated)."""
+    """The command that continues a paused run after ``decision`` (already validated).
+
+    Its deadline is the run's own timeout from now (``deadline_s`` if the run has none).
+    """
     state = RunState.model_validate(checkpoint.state)
     if checkpoint.reason == "approve_answer":
         if decision not in ANSWER_DECISIONS:
@@ -188,7 +191,8 @@ def continuation(
         shard=keys.shard_of(checkpoint.run_id, shards),
         role=role,
         step=checkpoint.step + 1,
-        deadline=deadline_in(deadline_s),
+        # The run's own timeout (its tenant's), the deployment's only for older runs.
+        deadline=deadline_in(state.settings.timeout_s or deadline_s),
         groups=tuple(groups),
         payload=payload,
     )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from agents import graph, prompts
 from agents.deps import AgentDeps
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta
+from agents.state import llm_options
 from bus.commands import AgentTask, Command
 from bus.events import ClientEvent, Interpreted, RunStarted
 from bus.runtime.context import StepContext, StepResult
@@ -14,18 +17,16 @@ from bus.store import ConversationNotFound, MessageRecord, RunRecord, RunStatus,
 AGENT = "intake"
 
 
-async def contextualize(llm: LLM, history: list[ChatMessage], question: str) -> str:
+async def contextualize(
+    llm: LLM, history: list[ChatMessage], question: str, options: LLMOptions, now: datetime
+) -> str:
     """One tool-free model call rewriting a follow-up into a standalone request."""
     request = [
-        ChatMessage.system(prompts.CONTEXTUALIZE),
+        ChatMessage.system(prompts.dated(prompts.CONTEXTUALIZE, now)),
         *history,
         ChatMessage.user(question),
     ]
-    parts = [
-        e.text
-        async for e in llm.stream(request, (), LLMOptions(max_tokens=200))
-        if isinstance(e, TextDelta)
-    ]
+    parts = [e.text async for e in llm.stream(request, (), options) if isinstance(e, TextDelta)]
     return "".join(parts).strip() or question
 
 
@@ -86,7 +87,10 @@ def make_intake(deps: AgentDeps) -> Handler:
             # Contextualizing costs a model call: show the run has started before it.
             await ctx.emit(started)
             events = []
-            interpreted = await contextualize(deps.llm, history, state.question)
+            options = llm_options(settings, AGENT, max_tokens=200)
+            interpreted = await contextualize(
+                deps.llm, history, state.question, options, deps.clock()
+            )
             events.append(
                 Interpreted(
                     run_id=command.run_id, step_id=command.step_id, agent=AGENT, text=interpreted

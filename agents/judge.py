@@ -1,6 +1,7 @@
 """The judge fact-check, run by the last judge (critic in standard, verifier in accurate).
 
-Two independent, bounded checks, each failing open: a re-query of the retrieval sources
+Two independent, bounded checks, each failing open (a model error in the tool pass
+leaves a ``note`` the judge adds to its reasons): a re-query of the retrieval sources
 (a gather whose merge comes back here) and a verify-only tool pass of at most
 ``VERIFIER_TOOL_HOPS`` gateway round trips. Whether a judge runs them, and where their
 steps go, is the graph's ``recheck`` and ``fact_check`` edges. Progress lives in
@@ -12,8 +13,9 @@ from __future__ import annotations
 
 from agents import graph, model_input, prompts
 from agents import state as shared
-from agents.deps import AgentDeps
-from agents.llm.ports import LLMOptions, TextDelta
+from agents.deps import AgentDeps, tenant_tools
+from agents.errors import LLMError
+from agents.llm.ports import TextDelta
 from agents.sources import fan_out
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
 from bus.run_state import ChatMessage, RunState, ToolCall
@@ -58,7 +60,7 @@ async def review_input(
             return moved, state, []
         state = moved
     s = state.settings
-    system = prompts.for_agent(node, s.agent_prompts, s.mode)
+    system = prompts.dated(prompts.for_agent(node, s.agent_prompts, s.mode), deps.clock())
     return None, state, model_input.review_messages(system, state, state.judge.findings)
 
 
@@ -94,18 +96,25 @@ async def _tool_pass(
 ) -> StepResult | RunState:
     judge = state.judge
     # Exactly the researcher's tools: a fact-check must not reach what the tenant scoped out.
-    tools = shared.scoped_tools(deps.tools, state.settings)
+    tools = shared.scoped_tools(await tenant_tools(deps, command.tenant_id), state.settings)
     if not tools:
         return state
-    thread = judge.messages or model_input.review_messages(prompts.VERIFY_TOOLS, state)
+    system = prompts.dated(prompts.VERIFY_TOOLS, deps.clock())
+    thread = judge.messages or model_input.review_messages(system, state)
     offered = tools if judge.hops < VERIFIER_TOOL_HOPS else []
     text: list[str] = []
     calls: list[ToolCall] = []
-    async for event in deps.llm.stream(thread, offered, LLMOptions(max_tokens=400)):
-        if isinstance(event, TextDelta):
-            text.append(event.text)
-        elif isinstance(event, ToolCall):
-            calls.append(event)
+    options = shared.llm_options(state.settings, node, max_tokens=400)
+    try:
+        async for event in deps.llm.stream(thread, offered, options):
+            if isinstance(event, TextDelta):
+                text.append(event.text)
+            elif isinstance(event, ToolCall):
+                calls.append(event)
+    except LLMError as e:
+        # Fail open, like the re-query: the judge goes on without the tool pass, and says so.
+        note = f"the fact-check's tool pass failed ({e.code}); judged without it"
+        return state.model_copy(update={"judge": judge.model_copy(update={"note": note})})
     if calls and offered:
         calls = shared.own_calls(calls, f"j{command.step}")
         assistant = ChatMessage.assistant("".join(text), calls)

@@ -7,9 +7,9 @@ import re
 
 from agents import graph, prompts
 from agents.deps import AgentDeps
-from agents.llm.ports import ChatMessage, LLMOptions, ReasoningDelta, TextDelta, Usage
+from agents.llm.ports import ChatMessage, ReasoningDelta, TextDelta, Usage
 from agents.sources import fan_out
-from agents.state import add_usage
+from agents.state import add_usage, llm_options
 from agents.streaming import TokenBatcher
 from bus.commands import AgentTask, Command
 from bus.events import Plan
@@ -65,11 +65,15 @@ def make_planner(deps: AgentDeps) -> Handler:
             system += prompts.PLANNER_SOURCES.format(sources=", ".join(s.sources))
             schema = plan_schema(list(s.sources))
         question = state.interpreted or state.question
-        request = [ChatMessage.system(system), ChatMessage.user(question)]
+        request = [
+            ChatMessage.system(prompts.dated(system, deps.clock())),
+            ChatMessage.user(question),
+        ]
         batcher = TokenBatcher(ctx, AGENT)
         parts: list[str] = []
         usage: Usage | None = None
-        async for event in deps.llm.stream(request, (), LLMOptions(response_schema=schema)):
+        options = llm_options(s, AGENT, response_schema=schema)
+        async for event in deps.llm.stream(request, (), options):
             if isinstance(event, TextDelta | ReasoningDelta):
                 parts.append(event.text)
                 if schema is None:

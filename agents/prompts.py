@@ -23,9 +23,14 @@ CONTEXTUALIZE = (
 TOOL_LOOP_EXHAUSTED = "I don't know: I could not finish within the allowed number of tool calls."
 
 
+def dated(system: str, now: datetime) -> str:
+    """A system prompt followed by today's date, so no agent guesses what "today" is."""
+    return f"{system}\nToday is {now.strftime('%A %d %B %Y')}."
+
+
 def researcher_system(now: datetime, persona: str = RESEARCHER) -> str:
     """The researcher's system message for a run started at ``now``: persona, then the date."""
-    return f"{persona}\nToday is {now.strftime('%A %d %B %Y')}."
+    return dated(persona, now)
 
 
 PLANNER = (

@@ -13,9 +13,9 @@ from __future__ import annotations
 import dataclasses
 
 from agents import gates, graph, model_input, prompts
-from agents.deps import AgentDeps
-from agents.llm.ports import LLMOptions, ReasoningDelta, TextDelta, Usage
-from agents.state import add_usage, own_calls, requests, scoped_tools, with_results
+from agents.deps import AgentDeps, tenant_tools
+from agents.llm.ports import ReasoningDelta, TextDelta, Usage
+from agents.state import add_usage, llm_options, own_calls, requests, scoped_tools, with_results
 from agents.streaming import TokenBatcher
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
 from bus.events import Answer
@@ -54,12 +54,12 @@ def make_researcher(deps: AgentDeps) -> Handler:
                 return await gates.suspend(ctx, deps, state, "egress_approval", blocked=blocked)
         history = state.messages
         prompt = model_input.research_messages(state)
-        tools = scoped_tools(deps.tools, state.settings)
-        batcher = TokenBatcher(ctx, AGENT)
+        tools = scoped_tools(await tenant_tools(deps, command.tenant_id), state.settings)
+        batcher = TokenBatcher(ctx, AGENT, attempt=state.attempts)
         text: list[str] = []
         calls: list[ToolCall] = []
         usage: Usage | None = None
-        options = LLMOptions(think=state.settings.think)
+        options = llm_options(state.settings, AGENT, think=state.settings.think)
         async for event in deps.llm.stream(prompt, tools, options):
             if isinstance(event, ReasoningDelta):
                 await batcher.add("reasoning", event.text)
@@ -112,5 +112,11 @@ def _exhausted(command: Command, state: RunState, spent: dict[str, int]) -> Step
         update={"draft": answer, "usage": spent, "stop_reason": "tool_loop_exhausted"}
     )
     target = graph.next_role(state.settings, AGENT, "answer")
-    shown = Answer(run_id=command.run_id, step_id=command.step_id, agent=AGENT, delta=answer)
+    shown = Answer(
+        run_id=command.run_id,
+        step_id=command.step_id,
+        agent=AGENT,
+        delta=answer,
+        attempt=state.attempts,
+    )
     return StepResult(next=[command.follow(target, AgentTask(state=new_state))], events=[shown])

@@ -1,4 +1,4 @@
-"""The agents' settings: which chat model, and the deployment's answer gate."""
+"""The agents' settings: which chat models, and the deployment's run defaults."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ from typing import Literal
 
 from pydantic import Field, SecretStr
 
+from bus.run_state import MAX_TOOL_HOPS
 from bus.settings import EnvSettings
 
 
 class AgentSettings(EnvSettings):
-    """The chat model adapter and its endpoint (``AGENTBUS_LLM*``), and the answer gate default."""
+    """The chat model adapter and its endpoint (``AGENTBUS_LLM*``), and the run defaults
+    a tenant's settings and a question may change (``AGENTBUS_AGENT_*`` and the like)."""
 
     llm: Literal["local", "scripted", "openai"] = Field(
         default="local",
@@ -21,9 +23,48 @@ class AgentSettings(EnvSettings):
     )
     llm_api_key: SecretStr | None = Field(default=None, description="Bearer key (llm=openai).")
     llm_model: str | None = Field(default=None, description="Model name (llm=openai).")
+    llm_models: str = Field(
+        default="",
+        description="Comma-separated models runs may choose, the default first (llm=openai); "
+        "empty: only AGENTBUS_LLM_MODEL. Anything else is refused (403 model_not_allowed).",
+    )
+    llm_think_param: Literal["none", "chat_template_kwargs", "reasoning_effort"] = Field(
+        default="none",
+        description="How `think` reaches the server (llm=openai): chat_template_kwargs "
+        "(enable_thinking: vLLM, llama.cpp, Qwen3) or reasoning_effort (OpenAI o-series).",
+    )
+    llm_context_tokens: int = Field(
+        default=8192, ge=512, le=131_072, description="The local model's context window."
+    )
     llm_token_delay_s: float = Field(
         default=0.0, ge=0, description="Per-token delay of the scripted model (llm=scripted)."
     )
     agent_human_gate: bool = Field(
         default=False, description="Deployment default: approve answers before they are final."
     )
+    agent_mode: Literal["single", "multi", "custom"] = Field(
+        default="single", description="Deployment default mode of a run."
+    )
+    agent_accuracy: Literal["standard", "accurate"] = Field(
+        default="standard", description="Deployment default accuracy (accurate adds a verifier)."
+    )
+    verifier_check: bool = Field(
+        default=True, description="The last judge fact-checks the answer (re-query + tools)."
+    )
+    agent_max_tool_hops: int = Field(
+        default=8, ge=0, le=MAX_TOOL_HOPS, description="Researcher's gateway round trips."
+    )
+    approve_high_risk: bool = Field(
+        default=False, description="HIGH-risk tools run without a per-run approval."
+    )
+
+    def served_models(self) -> list[str]:
+        """The models runs may choose, the default first (empty: no choice offered)."""
+        listed = [m.strip() for m in self.llm_models.split(",") if m.strip()]
+        if listed:
+            return list(dict.fromkeys(listed))
+        return [self.llm_model] if self.llm_model else []
+
+    def default_model(self) -> str | None:
+        """The model a run uses unless its tenant or question chose another."""
+        return next(iter(self.served_models()), None)

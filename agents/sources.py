@@ -99,6 +99,7 @@ def memory_source(conversations: ConversationStore, limit: int = 50) -> Source:
 
 #: The name planners choose the web by.
 WEB = "web"
+MEMORY = "memory"
 _WEB_RESULTS = 5
 
 

@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents import graph
-from agents.llm.ports import ToolDefinition, Usage
-from bus.commands import ToolCallRequest, ToolCallResult
+from agents.llm.ports import LLMOptions, ToolDefinition, Usage
+from bus.commands import Command, ToolCallRequest, ToolCallResult
+from bus.events import DraftSuperseded
 from bus.run_state import ChatMessage, JudgeProgress, Review, RunSettings, RunState, ToolCall
 
 
@@ -31,9 +32,39 @@ def add_usage(total: dict[str, int], usage: Usage | None, agent: str) -> dict[st
     return out
 
 
+def llm_options(
+    settings: RunSettings,
+    agent: str,
+    *,
+    think: bool = False,
+    response_schema: dict[str, Any] | None = None,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+) -> LLMOptions:
+    """One agent's model call options: the agent's model (its own, else the run's)."""
+    return LLMOptions(
+        model=settings.agent_models.get(agent) or settings.model,
+        think=think,
+        response_schema=response_schema,
+        max_tokens=max_tokens,
+        temperature=temperature,
+    )
+
+
 def another_attempt(state: RunState) -> bool:
     """True while the reflection loop may send the run back once more."""
     return state.attempts + 1 < graph.MAX_ATTEMPTS
+
+
+def superseded(command: Command, state: RunState, feedback: Review) -> DraftSuperseded:
+    """The event telling clients the current draft was sent back (shown before the retry)."""
+    return DraftSuperseded(
+        run_id=command.run_id,
+        step_id=command.step_id,
+        agent=feedback.agent,
+        attempt=state.attempts,
+        reason=feedback.reason,
+    )
 
 
 def retry_state(state: RunState, feedback: Review) -> RunState:

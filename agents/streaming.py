@@ -20,10 +20,17 @@ class TokenBatcher:
     """
 
     def __init__(
-        self, ctx: StepContext, agent: str, *, max_chars: int = 512, max_age_s: float = 0.03
+        self,
+        ctx: StepContext,
+        agent: str,
+        *,
+        attempt: int = 0,
+        max_chars: int = 512,
+        max_age_s: float = 0.03,
     ) -> None:
         self.ctx = ctx
         self.agent = agent
+        self.attempt = attempt
         self.max_chars = max_chars
         self.max_age_s = max_age_s
         self.cancelled = False
@@ -58,6 +65,15 @@ class TokenBatcher:
             return []
         delta = "".join(self._parts)
         cmd = self.ctx.command
-        event_type = Answer if self._kind == "answer" else Reasoning
         self._parts, self._size = [], 0
-        return [event_type(run_id=cmd.run_id, step_id=cmd.step_id, agent=self.agent, delta=delta)]
+        if self._kind == "answer":
+            return [
+                Answer(
+                    run_id=cmd.run_id,
+                    step_id=cmd.step_id,
+                    agent=self.agent,
+                    delta=delta,
+                    attempt=self.attempt,
+                )
+            ]
+        return [Reasoning(run_id=cmd.run_id, step_id=cmd.step_id, agent=self.agent, delta=delta)]

@@ -16,9 +16,9 @@ import jsonschema
 from agents import gates, graph, judge
 from agents.deps import AgentDeps
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta, Usage
-from agents.state import add_usage, another_attempt, retry_state
+from agents.state import add_usage, another_attempt, llm_options, retry_state, superseded
 from bus.commands import AgentTask, Command
-from bus.events import Verdict
+from bus.events import ClientEvent, Verdict
 from bus.run_state import Review, RunState
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
@@ -40,14 +40,13 @@ _VERDICT = jsonschema.Draft202012Validator(VERDICT_SCHEMA)
 
 
 async def structured_verdict(
-    llm: LLM, request: list[ChatMessage]
+    llm: LLM, request: list[ChatMessage], options: LLMOptions
 ) -> tuple[dict[str, Any], Usage | None]:
     """Ask for a verdict up to ``STRUCTURED_TRIES`` times; invalid output means ``fail``."""
     usage: Usage | None = None
     problem = "no reply"
     for _ in range(STRUCTURED_TRIES):
         parts: list[str] = []
-        options = LLMOptions(response_schema=VERDICT_SCHEMA, max_tokens=300, temperature=0)
         async for event in llm.stream(request, (), options):
             if isinstance(event, TextDelta):
                 parts.append(event.text)
@@ -70,7 +69,12 @@ def make_verifier(deps: AgentDeps) -> Handler:
         if checking is not None:
             return checking
         s = state.settings
-        doc, usage = await structured_verdict(deps.llm, request)
+        options = llm_options(
+            s, AGENT, response_schema=VERDICT_SCHEMA, max_tokens=300, temperature=0
+        )
+        doc, usage = await structured_verdict(deps.llm, request, options)
+        if state.judge.note:
+            doc["reasons"] = [*doc["reasons"], state.judge.note]
         shown = Verdict(
             run_id=command.run_id,
             step_id=command.step_id,
@@ -86,7 +90,9 @@ def make_verifier(deps: AgentDeps) -> Handler:
                 "verdicts": [*state.verdicts, review],
             }
         )
+        events: list[ClientEvent] = [shown]
         if doc["verdict"] != "pass" and another_attempt(state):
+            events.append(superseded(command, state, review))
             state = retry_state(state, review)
             target = graph.next_role(s, "verifier", "revise")
         elif graph.next_node(s, "verifier", "pass") == "answer_gate":
@@ -101,7 +107,7 @@ def make_verifier(deps: AgentDeps) -> Handler:
             return dataclasses.replace(paused, events=[shown, *paused.events])
         else:
             target = graph.next_role(s, "verifier", "pass")
-        return StepResult(next=[command.follow(target, AgentTask(state=state))], events=[shown])
+        return StepResult(next=[command.follow(target, AgentTask(state=state))], events=events)
 
     return handle
 

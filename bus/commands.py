@@ -15,7 +15,8 @@ from pydantic import AfterValidator, ConfigDict, Field, SerializeAsAny, model_va
 
 from bus.frozen import Frozen
 from bus.keys import PREFIX, Role
-from bus.run_state import RunSettings, RunState
+from bus.run_state import QuestionSettings, RunState
+from bus.run_state import RunSettings as RunSettings  # re-exported: commands carry it
 
 #: Version of the client-facing messages: events, questions, run results.
 SCHEMA_VERSION = 1
@@ -98,6 +99,10 @@ class ToolCallResult(Frozen):
     result: Any = None
     truncated: bool = False
     blocked_host: str | None = None
+    blob: str | None = Field(
+        default=None,
+        description="A bulky result's whole text (a run blob); `result` is then a bounded view.",
+    )
 
 
 class ToolResults(Frozen):
@@ -302,7 +307,7 @@ class Question(Frozen):
     run_id: str | None = Field(
         default=None, pattern=RUN_ID_PATTERN, description="Set it to make a retry idempotent."
     )
-    settings: RunSettings = RunSettings()
+    settings: QuestionSettings = QuestionSettings()
     reply_to: ReplyTo = None
     webhook_url: str | None = Field(
         default=None, max_length=2048, description="POST the run's result here, signed."

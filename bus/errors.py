@@ -63,3 +63,10 @@ class MessageTooLarge(BusError):
 
     code = "message_too_large"
     hint = "store bulky state with StepContext.put_blob and pass its key"
+
+
+class ReplicaAckMissing(BusError):
+    """Fewer replicas than ``AGENTBUS_REDIS_WAIT_REPLICAS`` acknowledged a commit in time."""
+
+    code = "replica_ack_missing"
+    hint = "check the replicas' health, or raise AGENTBUS_REDIS_WAIT_TIMEOUT_MS"

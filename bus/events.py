@@ -82,6 +82,9 @@ class Answer(Event):
 
     type: Literal["answer"] = "answer"
     delta: str
+    attempt: int = Field(
+        default=0, ge=0, description="The draft it belongs to (0 first; multi mode retries)."
+    )
 
 
 class ToolCallStarted(Event):
@@ -154,6 +157,15 @@ class ApprovalRequest(Event):
     args: dict[str, Any] | None = None
 
 
+class DraftSuperseded(Event):
+    """A judge sent the run back: the answer text of draft ``attempt`` is not the answer;
+    a client replaces it with the next attempt's."""
+
+    type: Literal["draft_superseded"] = "draft_superseded"
+    attempt: int = Field(ge=0)
+    reason: str = ""
+
+
 class StepRetry(Event):
     """A step is run again: drop the partial tokens it streamed before."""
 
@@ -193,6 +205,7 @@ ClientEvent = Annotated[
     | Verdict
     | Citations
     | ApprovalRequest
+    | DraftSuperseded
     | StepRetry
     | ErrorEvent
     | Done,

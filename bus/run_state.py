@@ -106,6 +106,7 @@ class JudgeProgress(Frozen):
         hops: gateway round trips the tool pass made.
         findings: the tool pass's summary, shown to the judge.
         recheck: what the re-query found, shown to the judge next to the evidence.
+        note: why a part of the fact-check was skipped (added to the judge's reasons).
     """
 
     phase: Literal["recheck", "tools", "done"] | None = None
@@ -113,6 +114,7 @@ class JudgeProgress(Frozen):
     hops: int = Field(default=0, ge=0)
     findings: str = ""
     recheck: list[EvidenceItem] = []
+    note: str = ""
 
 
 class RunSettings(Frozen):
@@ -125,7 +127,15 @@ class RunSettings(Frozen):
     approve_high_risk: bool = False
     max_tool_hops: int = Field(default=8, ge=0, le=64)
     human_gate: bool = False
-    model: str | None = None
+    model: str | None = Field(
+        default=None, description="The run's chat model (None: the deployment's default)."
+    )
+    agent_models: dict[str, str] = Field(
+        default={}, description="Per-agent model overrides (e.g. a small model for the critic)."
+    )
+    timeout_s: float | None = Field(
+        default=None, gt=0, description="The run's whole-turn timeout (a resume keeps it)."
+    )
     verifier_check: bool = Field(
         default=True, description="The last judge fact-checks the answer (re-query + tools)."
     )
@@ -145,6 +155,36 @@ class RunSettings(Frozen):
         max_length=32,
         description="CRITICAL tools this run asks to use, by name; each must also be "
         "approved by the tenant's admin (approved_critical_tools in the settings).",
+    )
+
+
+MAX_TOOL_HOPS = 32
+"""The most gateway round trips a tenant or a question may allow the researcher."""
+
+
+class QuestionSettings(Frozen):
+    """What one question may choose for itself: REST ``POST /runs``, the websocket ``ask``
+    and ``runs.questions`` (external publishers) accept exactly these fields; an unknown
+    or out-of-range field is refused with a coded error, never dropped.
+
+    A field left out takes the tenant's setting (then the deployment's).
+    """
+
+    model: str | None = Field(
+        default=None, min_length=1, max_length=200, description="One of GET /api/v1/models."
+    )
+    mode: Literal["single", "multi", "custom"] | None = None
+    accuracy: Literal["standard", "accurate"] | None = None
+    think: bool | None = None
+    use_tools: bool | None = None
+    verifier_check: bool | None = None
+    max_tool_hops: int | None = Field(default=None, ge=0, le=MAX_TOOL_HOPS)
+    approve_high_risk: bool | None = None
+    approve_critical: list[Annotated[str, Field(pattern=TOOL_NAME_PATTERN)]] = Field(
+        default=[],
+        max_length=32,
+        description="CRITICAL tools this run asks to use; each must be approved by the "
+        "tenant's admin (otherwise 403 critical_tool_not_approved).",
     )
 
 

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+#: The shard count on a Redis Cluster when AGENTBUS_SHARDS is unset: the tags {0}..{15}
+#: fall on every master of an evenly split cluster of up to 6 masters.
+CLUSTER_SHARDS = 16
 
 
 class EnvSettings(BaseSettings):
@@ -36,7 +40,24 @@ class BusSettings(EnvSettings):
         default=None,
         description="SQLAlchemy async URL; unset uses a SQLite file under data_dir.",
     )
-    shards: int = Field(default=1, ge=1, le=1024, description="Run shards (hash tags).")
+    redis_cluster: bool = Field(
+        default=False,
+        description="redis_url names a node of a Redis Cluster; talk to it as a cluster.",
+    )
+    redis_wait_replicas: int = Field(
+        default=0,
+        ge=0,
+        description="Replicas that must acknowledge a step's commit (WAIT) before it counts.",
+    )
+    redis_wait_timeout_ms: int = Field(
+        default=2_000, ge=1, description="How long a commit waits for those replicas."
+    )
+    shards: int = Field(
+        default=1,
+        ge=1,
+        le=1024,
+        description=f"Run shards (hash tags); unset on a cluster: {CLUSTER_SHARDS}.",
+    )
     max_deliveries: int = Field(default=3, ge=1, description="Deliveries before dead-letter.")
     claim_idle_ms: int = Field(
         default=30_000, ge=100, description="Idle time before a pending step is reclaimed."
@@ -65,6 +86,13 @@ class BusSettings(EnvSettings):
     drain_timeout_s: float = Field(default=30.0, ge=0, description="SIGTERM drain limit.")
     metrics_port: int | None = Field(default=None, description="Worker /metrics port.")
     log_level: str = Field(default="info")
+
+    @model_validator(mode="after")
+    def _cluster_shards(self) -> BusSettings:
+        # Every process of a deployment computes the same count: it depends on settings only.
+        if self.redis_cluster and "shards" not in self.model_fields_set:
+            self.shards = CLUSTER_SHARDS
+        return self
 
     @property
     def heartbeat_interval_s(self) -> float:

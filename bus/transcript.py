@@ -1,4 +1,5 @@
-"""Fold a run's events into what a client shows, honouring ``step_retry``.
+"""Fold a run's events into what a client shows, honouring ``step_retry`` and
+``draft_superseded`` (the answer shown is the current draft only).
 
 A step that is run again first emits ``step_retry``; the tokens that step streamed
 before are dropped, so the transcript never shows a retried step's text twice.
@@ -45,6 +46,10 @@ class Transcript:
                 self.answer_parts = [p for p in self.answer_parts if p[0] != sid]
                 self.reasoning_parts = [p for p in self.reasoning_parts if p[0] != sid]
                 self.steps = [s for s in self.steps if s.step_id != sid]
+            case "draft_superseded":
+                # Every answer token so far belongs to drafts a judge sent back.
+                self.answer_parts = []
+                self.steps.append(event)
             case "done":
                 self.status = event.status
                 self.steps.append(event)

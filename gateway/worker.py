@@ -18,6 +18,7 @@ record instead of running again.
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict
@@ -31,6 +32,7 @@ from bus.runtime.worker import Handler
 from gateway.audit import audit_record
 from gateway.call_context import CallContext, GatewayDeps, call_context
 from gateway.chain import invoke
+from gateway.checks.output_size import cap_output, json_size
 from gateway.mcp.hub import McpHub
 from gateway.outcome import AuditRecord, ToolOutcome
 from gateway.ports import Route, TenantPolicies
@@ -38,6 +40,10 @@ from gateway.redact import redact
 
 #: This role's node in the agent graph.
 NODE = "gateway"
+
+#: Bytes of one result the calling model reads; a bulkier result goes to a run blob and the
+#: model gets a view cut to this size (marked), so no tool output can outgrow a command.
+VIEW_BYTES = 8_192
 
 
 class RecordedCall(BaseModel):
@@ -114,7 +120,7 @@ def make_gateway_handler(
                 await shown
             records.append(audit_record(f"{command.step_id}:{index}", audit))
             events.append(_result_event(command, batch.agent, call, outcome))
-            results.append(call_result(call, outcome))
+            results.append(await _bounded(ctx, call_result(call, outcome)))
         if batch.then == "end":
             done = Done(run_id=command.run_id, step_id=command.step_id, status="done")
             return StepResult(events=[*events, done], finished="done", records=records)
@@ -123,6 +129,24 @@ def make_gateway_handler(
         return StepResult(next=[command.follow(target, answer)], events=events, records=records)
 
     return handle
+
+
+async def _bounded(ctx: StepContext, result: ToolCallResult) -> ToolCallResult:
+    """The result as the calling agent carries it: whole, or a marked view of a bulky one
+    whose whole text is kept in a run blob (the same key on a redelivery)."""
+    if result.status != "ok" or result.result is None:
+        return result
+    size = json_size(result.result)
+    if size <= VIEW_BYTES:
+        return result
+    whole = json.dumps(result.result, ensure_ascii=False)
+    blob = await ctx.put_blob(f"tool-result:{result.call_id}", whole)
+    view, _ = cap_output({"result": result.result}, VIEW_BYTES)
+    note = f"the result is {size} bytes; this view is cut to {VIEW_BYTES} (cut text ends in …)"
+    message = f"{result.message}; {note}" if result.message else note
+    return result.model_copy(
+        update={"result": view.get("result"), "truncated": True, "blob": blob, "message": message}
+    )
 
 
 def _side_effects(call: ToolCallRequest, call_ctx: CallContext) -> bool:

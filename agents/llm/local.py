@@ -85,6 +85,11 @@ class LocalLLM:
         """The runtime's timings for the last step (``predicted_per_second`` is tokens/s)."""
 
     @property
+    def context_tokens(self) -> int:
+        """The context window the model is loaded with."""
+        return self._n_ctx
+
+    @property
     def name(self) -> str:
         """``local:<model file name>``."""
         return "local:" + self._spec.filename.removesuffix(".gguf")

@@ -189,7 +189,7 @@ def build_body(
 ) -> dict[str, Any]:
     """The JSON request body for one streamed chat completion."""
     body: dict[str, Any] = {
-        "model": config.model,
+        "model": options.model or config.model,
         "messages": [_wire_message(m) for m in messages],
         "stream": True,
         "stream_options": {"include_usage": True},

@@ -77,6 +77,9 @@ class LLMOptions(BaseModel):
     """Per-call options; ``None`` leaves the backend's default."""
 
     model_config = _FROZEN
+    model: str | None = Field(
+        default=None, description="The model to call (None: the adapter's configured one)."
+    )
     think: bool = False
     response_schema: dict[str, Any] | None = None
     max_tokens: int | None = Field(default=None, gt=0)

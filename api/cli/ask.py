@@ -18,12 +18,25 @@ from api.cli.ask_remote import ask_remote
 from api.cli.common import cli_groups, run_async, settings
 from api.cli.render import LiveRenderer
 from api.compose.connection import connect
-from api.compose.edge import allow_always_hook
+from api.compose.edge import allow_always_hook, defaults_of
 from api.compose.settings import AppSettings
+from api.http.preferences import run_settings
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish, read_events, request_cancel
+from bus.run_state import QuestionSettings
 from bus.store import Scope, open_store
+
+
+def cli_run_settings(
+    s: AppSettings, chosen: QuestionSettings, *, human_gate: bool, sources: list[str]
+) -> RunSettings:
+    """A CLI run's settings: the deployment's defaults (``AGENTBUS_*``), then the options."""
+    made = run_settings(defaults_of(s), chosen)
+    update: dict[str, object] = {"sources": sources}
+    if human_gate:
+        update["human_gate"] = True
+    return made.model_copy(update=update)
 
 
 @run_async
@@ -32,19 +45,32 @@ async def ask(
     conversation: Annotated[
         str | None, typer.Option(help="Continue this conversation (id printed after a run).")
     ] = None,
-    # Unset (None) leaves the choice to the tenant's settings over --api-url; locally the
-    # defaults are no reasoning, tools on, single, standard.
-    think: Annotated[bool | None, typer.Option(help="Ask the model to reason first.")] = None,
+    # Unset (None) leaves the choice to the tenant's settings over --api-url, and to the
+    # deployment's defaults (AGENTBUS_AGENT_MODE and the like) locally.
+    think: Annotated[
+        bool | None, typer.Option(help="Ask the model to reason first (default: off).")
+    ] = None,
     tools: Annotated[bool | None, typer.Option(help="Let the model call tools.")] = None,
-    mode: Annotated[str | None, typer.Option(help="single | multi | custom")] = None,
-    accuracy: Annotated[str | None, typer.Option(help="standard | accurate (multi)")] = None,
+    mode: Annotated[
+        str | None, typer.Option(help="single | multi | custom (default: AGENTBUS_AGENT_MODE)")
+    ] = None,
+    accuracy: Annotated[
+        str | None,
+        typer.Option(help="standard | accurate (multi; default: AGENTBUS_AGENT_ACCURACY)"),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="One of AGENTBUS_LLM_MODELS (default: the first).")
+    ] = None,
     human_gate: Annotated[bool, typer.Option(help="Approve the answer before it is final.")] = (
         False
     ),
     sources: Annotated[
         str, typer.Option(help="Retrieval sources for multi mode, comma-separated.")
     ] = "",
-    approve_high_risk: Annotated[bool, typer.Option(help="Allow HIGH-risk tools.")] = False,
+    approve_high_risk: Annotated[
+        bool | None,
+        typer.Option(help="Allow HIGH-risk tools (default: AGENTBUS_APPROVE_HIGH_RISK)."),
+    ] = None,
     approve_critical: Annotated[
         list[str] | None,
         typer.Option(
@@ -68,6 +94,10 @@ async def ask(
     remote deployment's API instead, as the holder of ``AGENTBUS_API_KEY``.
     """
     s = settings()
+    served = s.agents.served_models()
+    if model is not None and model not in served:
+        typer.echo(f"model {model!r} is not served here; choose one of: {served}", err=True)
+        raise typer.Exit(2)
     api_url = api_url or s.api.api_url
     if api_url:
         if api_key is None and s.api.api_key is not None:
@@ -80,6 +110,7 @@ async def ask(
         options: dict[str, Any] = {"conversation_id": conversation, "mode": mode}
         options["accuracy"] = accuracy
         options |= {"think": think, "use_tools": tools, "approve_high_risk": approve_high_risk}
+        options["model"] = model
         options["approve_critical"] = sorted(set(approve_critical or []))
         status = await ask_remote(api_url, api_key, question, options, as_json=as_json)
         if status != "done":
@@ -99,14 +130,20 @@ async def ask(
             state=RunState(
                 question=question,
                 conversation_id=conversation_id,
-                settings=RunSettings(
-                    mode=mode or "single",  # type: ignore[arg-type]
-                    accuracy=accuracy or "standard",  # type: ignore[arg-type]
-                    think=bool(think),
-                    use_tools=tools is not False,
+                settings=cli_run_settings(
+                    s,
+                    QuestionSettings.model_validate(
+                        {
+                            "model": model,
+                            "mode": mode,
+                            "accuracy": accuracy,
+                            "think": think,
+                            "use_tools": tools,
+                            "approve_high_risk": approve_high_risk,
+                            "approve_critical": approve_critical or [],
+                        }
+                    ),
                     human_gate=human_gate,
-                    approve_high_risk=approve_high_risk,
-                    approve_critical=sorted(set(approve_critical or [])),
                     sources=[x.strip() for x in sources.split(",") if x.strip()],
                 ),
             )

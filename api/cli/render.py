@@ -15,6 +15,9 @@ class LiveRenderer:
     def __init__(self, console: Console) -> None:
         self.console = console
         self._writing: str | None = None
+        # Multi mode: a judge may send a draft back, so its answer is held until the run
+        # ends and only the current draft is shown.
+        self._held: list[str] | None = None
 
     def _newline(self) -> None:
         if self._writing is not None:
@@ -32,8 +35,17 @@ class LiveRenderer:
         match event.type:
             case "reasoning":
                 self._stream("reasoning", event.delta, "dim italic")
+            case "run_started":
+                self._held = None if event.mode == "single" else []
             case "answer":
-                self._stream("answer", event.delta, "")
+                if self._held is None:
+                    self._stream("answer", event.delta, "")
+                else:
+                    self._held.append(event.delta)
+            case "draft_superseded":
+                if self._held is not None:
+                    self._held = []
+                self._line(f"(draft {event.attempt + 1} sent back: {event.reason})", "dim")
             case "interpreted":
                 self._line(f"interpreted as: {event.text}", "dim")
             case "plan":
@@ -57,6 +69,9 @@ class LiveRenderer:
             case "approval_request":
                 self._line(f"approval needed: {event.reason}", "bold yellow")
             case "done":
+                if self._held:
+                    self._stream("answer", "".join(self._held), "")
+                    self._held = []
                 self._newline()
                 if event.status != "done" or event.stop_reason:
                     self._line(

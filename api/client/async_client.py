@@ -94,18 +94,26 @@ class AsyncAgentbusClient:
         question: str,
         *,
         conversation_id: str | None = None,
+        model: str | None = None,
         mode: str | None = None,
         accuracy: str | None = None,
         think: bool | None = None,
         use_tools: bool | None = None,
-        approve_high_risk: bool = False,
+        approve_high_risk: bool | None = None,
         approve_critical: list[str] | None = None,
         webhook_url: str | None = None,
         webhook_approvals: bool = False,
         idempotency_key: str | None = None,
     ) -> Started:
         """Publish a question; retried safely (one ``Idempotency-Key`` for every attempt)."""
-        settings = {"mode": mode, "accuracy": accuracy, "think": think, "use_tools": use_tools}
+        settings = {
+            "model": model,
+            "mode": mode,
+            "accuracy": accuracy,
+            "think": think,
+            "use_tools": use_tools,
+            "approve_high_risk": approve_high_risk,
+        }
         body: dict[str, Any] = {
             "question": question,
             "conversation_id": conversation_id,
@@ -113,8 +121,6 @@ class AsyncAgentbusClient:
             "webhook_url": webhook_url,
             "webhook_approvals": webhook_approvals,
         }
-        if approve_high_risk:
-            body["settings"]["approve_high_risk"] = True
         if approve_critical:
             body["settings"]["approve_critical"] = list(approve_critical)
         key = idempotency_key or uuid.uuid4().hex

@@ -30,12 +30,18 @@ from gateway.webhooks.worker import schedule_for
 
 def defaults_of(settings: AppSettings) -> Effective:
     """The deployment's run settings, gathered from the packages that own them."""
+    agents = settings.agents
     return deployment_defaults(
-        model=settings.agents.llm_model,
+        model=agents.default_model(),
         egress_enabled=settings.gateway.egress_enabled,
         allowed_egress_hosts=settings.gateway.allowed_egress_hosts,
         timeout_s=settings.bus.run_deadline_s,
-        human_gate=settings.agents.agent_human_gate,
+        human_gate=agents.agent_human_gate,
+        mode=agents.agent_mode,
+        accuracy=agents.agent_accuracy,
+        verifier_check=agents.verifier_check,
+        max_tool_hops=agents.agent_max_tool_hops,
+        approve_high_risk=agents.approve_high_risk,
     )
 
 
@@ -72,6 +78,8 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
             stores.tenant_settings,
             limits,
             stores.conversations,
+            models=app_settings.agents.served_models(),
+            documents=stores.documents,
             webhook_private_hosts=private_hosts(app_settings.gateway.webhook_private_hosts),
         ),
         relay=Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms),

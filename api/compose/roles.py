@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
@@ -16,10 +17,11 @@ from agents.llm.ports import LLM
 from agents.planner import make_planner
 from agents.researcher import make_researcher
 from agents.settings import AgentSettings
-from agents.sources import WEB, Source, memory_source, web_source
+from agents.sources import MEMORY, WEB, Source, memory_source, web_source
 from agents.verifier import make_verifier
 from api.compose.settings import AppSettings
 from api.compose.tenant_policies import StoredTenantPolicies
+from api.compose.tenant_tools import TenantTools
 from bus.errors import BusError
 from bus.keys import Role
 from bus.noop import handle_noop
@@ -29,6 +31,7 @@ from gateway.call_context import GatewayDeps
 from gateway.errors import GatewayError
 from gateway.mcp.hub import McpHub
 from gateway.plugins import load_plugins
+from gateway.ports import Resolver
 from gateway.registry import ToolRegistry
 from gateway.settings import GatewaySettings
 from gateway.tenants import DeploymentPolicies
@@ -76,21 +79,24 @@ def make_llm(settings: AgentSettings) -> LLM:
     if settings.llm == "openai":
         from agents.llm.openai_compat import OpenAICompatConfig, OpenAICompatLLM
 
-        if not (settings.llm_base_url and settings.llm_model):
+        model = settings.default_model()
+        if not (settings.llm_base_url and model):
             raise ConfigError(
-                "AGENTBUS_LLM=openai needs AGENTBUS_LLM_BASE_URL and AGENTBUS_LLM_MODEL",
+                "AGENTBUS_LLM=openai needs AGENTBUS_LLM_BASE_URL and AGENTBUS_LLM_MODEL "
+                "(or AGENTBUS_LLM_MODELS)",
                 hint="e.g. AGENTBUS_LLM_BASE_URL=http://127.0.0.1:8080/v1",
             )
         return OpenAICompatLLM(
             OpenAICompatConfig(
                 base_url=settings.llm_base_url,
                 api_key=settings.llm_api_key,
-                model=settings.llm_model,
+                model=model,
+                think_param=settings.llm_think_param,
             )
         )
     from agents.llm.local import LocalLLM
 
-    return LocalLLM(settings.data_dir / "models")
+    return LocalLLM(settings.data_dir / "models", n_ctx=settings.llm_context_tokens)
 
 
 def make_registry(
@@ -134,7 +140,9 @@ def gateway_policies(settings: GatewaySettings) -> DeploymentPolicies:
 class Roles:
     """Builds each role's handler on demand, so a gateway worker never loads a model.
 
-    It holds the whole deployment's settings and gives each package only its part. With
+    It holds the whole deployment's settings and gives each package only its part.
+    ``resolver`` and ``connect_override`` reach the gateway's egress client (tests point
+    them at a loopback server; the SSRF guard still checks every address). With
     ``redis``, ``search_docs`` sends its searches to the retrieval role over the bus (any
     process may run the gateway); without it but with ``retrieval`` it searches the store
     this process holds; with neither there is no ``search_docs``.
@@ -148,8 +156,12 @@ class Roles:
     sources: dict[str, Source] = field(default_factory=lambda: {})
     retrieval: Retrieval | None = None
     gather_budget_s: float = 5.0
+    resolver: Resolver | None = None
+    connect_override: Mapping[str, str] | None = None
     redis: Redis | None = None
     tools: ToolRegistry = field(init=False)
+    _catalogue: TenantTools | None = field(init=False, default=None)
+    _tenant_policies: StoredTenantPolicies | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         # Plugin tools are named in the settings, so the default registry is built here.
@@ -169,24 +181,37 @@ class Roles:
     def _agent_deps(self) -> AgentDeps:
         if self.llm is None:
             self.llm = make_llm(self.settings.agents)
+        if self._catalogue is None:
+            self._catalogue = TenantTools(self.tools, self.tenant_policies(), self.mcp)
         return AgentDeps(
             llm=self.llm,
             tools=tool_definitions(self.tools),
+            catalogue=self._catalogue,
             runs=self.stores.runs,
             conversations=self.stores.conversations,
             sources={
-                "memory": memory_source(self.stores.conversations),
-                WEB: web_source(GatewayDeps(registry=self.tools), self.tenant_policies()),
+                MEMORY: memory_source(self.stores.conversations),
+                WEB: web_source(self._gateway_deps(), self.tenant_policies()),
                 **self.sources,
             },
             gather_budget_s=self.gather_budget_s,
             checkpoints=self.stores.checkpoints,
         )
 
+    def _gateway_deps(self) -> GatewayDeps:
+        if self.resolver is None:
+            return GatewayDeps(registry=self.tools, connect_override=self.connect_override)
+        return GatewayDeps(
+            registry=self.tools, resolver=self.resolver, connect_override=self.connect_override
+        )
+
     def tenant_policies(self) -> StoredTenantPolicies:
-        """Each tenant's gateway policy: its stored preferences over the deployment's."""
-        deployment = gateway_policies(self.settings.gateway)
-        return StoredTenantPolicies(deployment, self.stores.tenant_settings)
+        """Each tenant's gateway policy: its stored preferences over the deployment's (one
+        instance per process, so its per-tenant cache serves every role)."""
+        if self._tenant_policies is None:
+            deployment = gateway_policies(self.settings.gateway)
+            self._tenant_policies = StoredTenantPolicies(deployment, self.stores.tenant_settings)
+        return self._tenant_policies
 
     def retrieval_handler(self, retrieval: Retrieval | None) -> Handler:
         """The retrieval role's handler: gather and merge, and with the store's parts the
@@ -215,7 +240,7 @@ class Roles:
                 return make_finalizer(self._agent_deps())
             case Role.GATEWAY:
                 # Audit rows leave with each step's commit; the recorder appends them.
-                tools = GatewayDeps(registry=self.tools)
+                tools = self._gateway_deps()
                 policies = self.tenant_policies()
                 return make_gateway_handler(tools, policies, self.mcp, route=next_role)
             case Role.PLANNER:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from api.http.preferences import Preferences
+from api.http.preferences import stored_preferences
 from gateway.ports import TenantPolicies, TenantPolicy
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ class StoredTenantPolicies:
         policy = await self._base.for_tenant(tenant_id)
         record = await self._store.get(tenant_id)
         if record is not None:
-            prefs = Preferences.model_validate(record.settings)
+            prefs = stored_preferences(record.settings)
             hosts = None if prefs.egress_hosts is None else frozenset(prefs.egress_hosts)
             tools = None if prefs.enabled_tools is None else frozenset(prefs.enabled_tools)
             critical = prefs.approved_critical_tools

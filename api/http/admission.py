@@ -46,7 +46,6 @@ from api.http.errors import (
     Unauthorized,
     Unavailable,
 )
-from api.http.preferences import AskSettings
 from api.http.starter import Ask
 from api.http.webhook_requests import webhook_of
 from bus import keys, wire
@@ -58,7 +57,6 @@ from bus.runtime.groups import ensure_group
 log = structlog.get_logger("api.http.admission")
 
 _REPLY_TO: TypeAdapter[str | None] = TypeAdapter(ReplyTo)
-_ASK_FIELDS = ("mode", "accuracy", "think", "use_tools", "approve_high_risk", "approve_critical")
 _SIGNATURE = signing.SIGNATURE_FIELD.encode()
 
 
@@ -173,11 +171,10 @@ class QuestionAdmission:
             run_id = question.run_id or run_id_for(entry_id)
             if await self.deps.starter.published(who, run_id):
                 return  # admitted before; the admitter died before deleting the entry
-            chosen = question.settings.model_dump(include=question.settings.model_fields_set)
             ask = Ask(
                 question=question.question,
                 conversation_id=question.conversation_id,
-                settings=AskSettings(**{k: v for k, v in chosen.items() if k in _ASK_FIELDS}),
+                settings=question.settings,
                 run_id=run_id,
                 reply_to=question.reply_to,
                 webhook=webhook_of(question.webhook_url, question.webhook_approvals),

@@ -186,6 +186,14 @@ class CriticalToolNotApproved(ApiError):
     )
 
 
+class ModelNotAllowed(ApiError):
+    """A model the deployment does not serve (``AGENTBUS_LLM_MODELS``)."""
+
+    code = "model_not_allowed"
+    status = 403
+    hint = "choose one of GET /api/v1/models"
+
+
 class SignatureExpired(ApiError):
     """A signed question's ``signed_at`` is outside the accepted window."""
 

@@ -154,7 +154,7 @@ class RunFeed:
         self._held: list[tuple[str, bytes]] = []
         self._sub: Subscription | None = None
         self._catch_up_to: str | None = None
-        self._since_ms = time.time() * 1000
+        self._since_ms = time.time_ns() // 1_000_000  # whole ms, as entry ids have
 
     async def start(self) -> None:
         """Subscribe, catch up, then go live."""

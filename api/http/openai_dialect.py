@@ -17,13 +17,13 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.http.errors import ApiError
-from api.http.preferences import AskSettings
 from bus.events import ApprovalRequest, ClientEvent
+from bus.run_state import QuestionSettings
 
-MODELS: dict[str, AskSettings] = {
-    "agentbus": AskSettings(mode="single"),
-    "agentbus-multi": AskSettings(mode="multi", accuracy="standard"),
-    "agentbus-multi-accurate": AskSettings(mode="multi", accuracy="accurate"),
+MODELS: dict[str, QuestionSettings] = {
+    "agentbus": QuestionSettings(mode="single"),
+    "agentbus-multi": QuestionSettings(mode="multi", accuracy="standard"),
+    "agentbus-multi-accurate": QuestionSettings(mode="multi", accuracy="accurate"),
 }
 MODEL_CREATED = 1_767_225_600  # 2026-01-01: when these model names were first served
 CONVERSATION_HEADER = "X-Agentbus-Conversation"
@@ -113,7 +113,7 @@ class OpenAIError(Exception):
         return JSONResponse(self.body(), status_code=self.status, headers=self.headers)
 
 
-def settings_for(model: str) -> AskSettings:
+def settings_for(model: str) -> QuestionSettings:
     """The run settings a model name stands for, or a 404 ``model_not_found``."""
     found = MODELS.get(model)
     if found is None:

@@ -2,24 +2,29 @@
 
 Three layers, later ones win where they say something: the deployment's settings
 (``AGENTBUS_*``), the tenant's stored preferences (``PUT /api/v1/settings``), and what one
-question asks for (mode, accuracy, think, use tools, approve high-risk, the CRITICAL tools
-it asks to use: only among those the tenant's admin approved).
+question asks for (`bus.run_state.QuestionSettings`: model, mode, accuracy, think, use
+tools, fact-check, tool hops, approve high-risk, the CRITICAL tools it asks to use: only
+among those the tenant's admin approved).
+
+A model, the tenant's or a question's, must be one the deployment serves
+(``AGENTBUS_LLM_MODELS``); anything else is refused (403 ``model_not_allowed``).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bus.commands import RunSettings
-from bus.run_state import TOOL_NAME_PATTERN
+from bus.run_state import MAX_TOOL_HOPS, TOOL_NAME_PATTERN, QuestionSettings
 from gateway.egress.hosts import canonical_pattern
 from gateway.mcp.config import McpServerConfig
 
 ToolName = Annotated[str, Field(pattern=TOOL_NAME_PATTERN)]
 Mode = Literal["single", "multi", "custom"]
 Accuracy = Literal["standard", "accurate"]
+MIN_TIMEOUT_S = 30.0
 MAX_TIMEOUT_S = 3600.0
 
 
@@ -44,7 +49,17 @@ class Preferences(BaseModel):
     egress_hosts: list[str] | None = Field(
         default=None, max_length=200, description="Hosts, *.suffix wildcards, IPs, or '*'."
     )
-    timeout_s: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S)
+    timeout_s: float | None = Field(default=None, ge=MIN_TIMEOUT_S, le=MAX_TIMEOUT_S)
+    verifier_check: bool | None = Field(
+        default=None, description="The last judge fact-checks the answer (re-query + tools)."
+    )
+    max_tool_hops: int | None = Field(default=None, ge=0, le=MAX_TOOL_HOPS)
+    approve_high_risk: bool | None = Field(
+        default=None, description="Runs may call HIGH-risk tools without asking (default)."
+    )
+    agent_models: dict[str, str] | None = Field(
+        default=None, description="Per-agent models (see /api/v1/agents/config)."
+    )
     human_gate: bool | None = Field(default=None, description="Approve answers (multi).")
     sources: list[str] | None = Field(
         default=None, max_length=8, description="Retrieval sources multi mode may gather from."
@@ -86,6 +101,15 @@ class Preferences(BaseModel):
         return value
 
 
+def stored_preferences(doc: dict[str, Any]) -> Preferences:
+    """Preferences as stored, read back: a timeout stored before it was bounded to
+    30-3600 s is brought into range rather than failing the tenant's every run."""
+    timeout = doc.get("timeout_s")
+    if isinstance(timeout, int | float) and not MIN_TIMEOUT_S <= timeout <= MAX_TIMEOUT_S:
+        doc = {**doc, "timeout_s": min(max(timeout, MIN_TIMEOUT_S), MAX_TIMEOUT_S)}
+    return Preferences.model_validate(doc)
+
+
 class Effective(BaseModel):
     """The tenant's settings after the overlay: what a run started now would use."""
 
@@ -99,29 +123,19 @@ class Effective(BaseModel):
     egress_enabled: bool
     egress_hosts: list[str]
     timeout_s: float
+    verifier_check: bool = True
+    max_tool_hops: int = 8
+    approve_high_risk: bool = False
     human_gate: bool = False
-    sources: list[str] = []
+    sources: list[str] | None = Field(
+        default=None,
+        description="None: the sources that exist for the tenant (documents when any are "
+        "ingested, memory when the conversation has history, web with egress on).",
+    )
     agent_prompts: dict[str, str] = {}
+    agent_models: dict[str, str] = {}
     researcher_tools: list[str] | None = None
     approved_critical_tools: list[str] = []
-
-
-class AskSettings(BaseModel):
-    """What one question may choose for itself (the websocket ``ask`` and ``POST /runs``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    mode: Mode | None = None
-    accuracy: Accuracy | None = None
-    think: bool | None = None
-    use_tools: bool | None = None
-    approve_high_risk: bool = False
-    approve_critical: list[ToolName] = Field(
-        default=[],
-        max_length=32,
-        description="CRITICAL tools this run asks to use; each must be approved by the "
-        "tenant's admin (otherwise 403 critical_tool_not_approved).",
-    )
 
 
 def deployment_defaults(
@@ -131,25 +145,37 @@ def deployment_defaults(
     allowed_egress_hosts: str,
     timeout_s: float,
     human_gate: bool,
+    mode: Mode = "single",
+    accuracy: Accuracy = "standard",
+    verifier_check: bool = True,
+    max_tool_hops: int = 8,
+    approve_high_risk: bool = False,
 ) -> Effective:
     """The deployment's own values, before any tenant preference.
 
     Args:
-        model: the configured model name (``AGENTBUS_LLM_MODEL``).
+        model: the default model (the first of ``AGENTBUS_LLM_MODELS``).
         egress_enabled: tools may reach the internet (``AGENTBUS_EGRESS_ENABLED``).
         allowed_egress_hosts: comma-separated hosts (``AGENTBUS_ALLOWED_EGRESS_HOSTS``).
         timeout_s: the whole-run deadline (``AGENTBUS_RUN_DEADLINE_S``).
         human_gate: approve answers before they are final (``AGENTBUS_AGENT_HUMAN_GATE``).
+        mode, accuracy: ``AGENTBUS_AGENT_MODE``, ``AGENTBUS_AGENT_ACCURACY``.
+        verifier_check: the fact-check toggle (``AGENTBUS_VERIFIER_CHECK``).
+        max_tool_hops: the researcher's round trips (``AGENTBUS_AGENT_MAX_TOOL_HOPS``).
+        approve_high_risk: HIGH-risk tools run without asking (``AGENTBUS_APPROVE_HIGH_RISK``).
     """
     return Effective(
         model=model,
-        mode="single",
-        accuracy="standard",
+        mode=mode,
+        accuracy=accuracy,
         think=False,
         use_tools=True,
         egress_enabled=egress_enabled,
         egress_hosts=_hosts(allowed_egress_hosts.split(",")) or [],
-        timeout_s=timeout_s,
+        timeout_s=min(max(timeout_s, MIN_TIMEOUT_S), MAX_TIMEOUT_S),
+        verifier_check=verifier_check,
+        max_tool_hops=max_tool_hops,
+        approve_high_risk=approve_high_risk,
         human_gate=human_gate,
     )
 
@@ -163,20 +189,33 @@ def overlay(defaults: Effective, preferences: Preferences | None) -> Effective:
     return defaults.model_copy(update=given)
 
 
-def run_settings(effective: Effective, ask: AskSettings) -> RunSettings:
-    """The settings snapshot a run starts with: the tenant's, then the question's choices."""
-    chosen = ask.model_dump(exclude_none=True, exclude={"approve_high_risk", "approve_critical"})
+def run_settings(effective: Effective, ask: QuestionSettings) -> RunSettings:
+    """The settings snapshot a run starts with: the tenant's, then the question's choices.
+
+    Sources the tenant left unset start empty; the starter fills in the ones that exist.
+    """
+    chosen = ask.model_dump(exclude_none=True, exclude={"approve_critical"})
     merged = effective.model_copy(update=chosen)
     return RunSettings(
         mode=merged.mode,
         accuracy=merged.accuracy,
         think=merged.think,
         use_tools=merged.use_tools,
-        approve_high_risk=ask.approve_high_risk,
+        approve_high_risk=merged.approve_high_risk,
         approve_critical=sorted(set(ask.approve_critical)),
+        max_tool_hops=merged.max_tool_hops,
+        verifier_check=merged.verifier_check,
         model=merged.model,
+        agent_models=merged.agent_models,
+        timeout_s=merged.timeout_s,
         human_gate=merged.human_gate,
-        sources=merged.sources,
+        sources=merged.sources or [],
         agent_prompts=merged.agent_prompts,
         researcher_tools=merged.researcher_tools,
     )
+
+
+def models_chosen(effective: Effective, ask: QuestionSettings) -> set[str]:
+    """Every model a run with these settings would call (to check against the served list)."""
+    chosen = {m for m in (ask.model or effective.model,) if m}
+    return chosen | set(effective.agent_models.values())

@@ -63,7 +63,7 @@ class _Watched:
     cursor: str
     subs: list[Subscription] = field(default_factory=list)
     # Entries added before the stream was watched are a replay, not relay delay.
-    since_ms: float = field(default_factory=lambda: time.time() * 1000)
+    since_ms: int = field(default_factory=lambda: time.time_ns() // 1_000_000)
 
 
 class Relay:

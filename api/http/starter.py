@@ -14,11 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 
+from agents.sources import MEMORY, WEB
 from api.http.access import owner_value
 from api.http.auth import Principal
 from api.http.errors import (
@@ -26,6 +28,7 @@ from api.http.errors import (
     CriticalToolNotApproved,
     IdempotencyKeyReused,
     InvalidRequest,
+    ModelNotAllowed,
     NotOwner,
     QuestionTooLarge,
     RateLimited,
@@ -33,20 +36,28 @@ from api.http.errors import (
     Unavailable,
 )
 from api.http.limits import TenantLimits
-from api.http.preferences import AskSettings, Effective, Preferences, overlay
+from api.http.preferences import (
+    Effective,
+    Preferences,
+    models_chosen,
+    overlay,
+    stored_preferences,
+)
 from api.http.preferences import run_settings as make_run_settings
 from api.http.webhook_requests import WebhookRequest, check_webhook, webhook_registration
 from bus import keys, wire
 from bus.commands import AgentTask, Command, RunState, new_run_id
 from bus.errors import StoreError
+from bus.run_state import QuestionSettings
 from bus.store import ConversationNotFound as NoSuchConversation
+from retrieval.gather_source import DOCUMENTS
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
     from api.settings import ApiSettings
     from bus.settings import BusSettings
-    from bus.store import ConversationStore, TenantSettingsStore
+    from bus.store import ConversationStore, DocumentStore, TenantSettingsStore
 
 # KEYS: run owner key, intake stream, and (with a webhook) the run's webhook registration,
 # the watch set and its wake stream (one hash tag). ARGV: owner, ttl, maxlen, command, and
@@ -76,7 +87,7 @@ class Ask:
 
     question: str
     conversation_id: str | None = None
-    settings: AskSettings = field(default_factory=AskSettings)
+    settings: QuestionSettings = field(default_factory=QuestionSettings)
     run_id: str | None = None
     reply_to: str | None = None
     webhook: WebhookRequest | None = None
@@ -103,6 +114,8 @@ class RunStarter:
         tenant_settings: the tenants' stored preferences.
         limits: the per-tenant rate limit and concurrent-run quota.
         conversations: the conversations, to refuse another user's conversation id.
+        models: the models runs may choose (``AGENTBUS_LLM_MODELS``; empty: no choice).
+        documents: the document catalogue (a tenant with documents gathers from them).
         webhook_private_hosts: hosts the deployment lets webhooks reach on private
             addresses (``AGENTBUS_WEBHOOK_PRIVATE_HOSTS``, a gateway setting).
     """
@@ -117,6 +130,8 @@ class RunStarter:
         limits: TenantLimits,
         conversations: ConversationStore,
         *,
+        models: Sequence[str] = (),
+        documents: DocumentStore | None = None,
         webhook_private_hosts: frozenset[str] = frozenset(),
     ) -> None:
         self._redis = redis
@@ -126,9 +141,12 @@ class RunStarter:
         self._tenant_settings = tenant_settings
         self._limits = limits
         self._conversations = conversations
+        self._models = tuple(dict.fromkeys(models))
+        self._documents = documents
         self._webhook_private = webhook_private_hosts
         self._publish = redis.register_script(_PUBLISH_ONCE)
         self._prefs: dict[str, tuple[float, Preferences | None]] = {}
+        self._has_documents: dict[str, tuple[float, bool]] = {}
 
     async def effective(self, tenant_id: str) -> Effective:
         """The tenant's settings after the overlay (cached for ``api_key_cache_s``)."""
@@ -136,7 +154,7 @@ class RunStarter:
         hit = self._prefs.get(tenant_id)
         if hit is None or hit[0] <= now:
             record = await self._tenant_settings.get(tenant_id)
-            prefs = None if record is None else Preferences.model_validate(record.settings)
+            prefs = None if record is None else stored_preferences(record.settings)
             if len(self._prefs) > 10_000:
                 self._prefs.clear()
             hit = self._prefs[tenant_id] = (now + self._settings.api_key_cache_s, prefs)
@@ -145,6 +163,50 @@ class RunStarter:
     def forget(self, tenant_id: str) -> None:
         """Drop a tenant's cached preferences (after they changed here)."""
         self._prefs.pop(tenant_id, None)
+        self._has_documents.pop(tenant_id, None)
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The models runs may choose, the default first."""
+        return self._models
+
+    def check_models(self, chosen: set[str]) -> None:
+        """Refuse a model the deployment does not serve.
+
+        Raises:
+            ModelNotAllowed: a model outside ``AGENTBUS_LLM_MODELS``.
+        """
+        refused = sorted(chosen - set(self._models))
+        if refused:
+            served = ", ".join(self._models) or "none: this deployment offers no choice"
+            raise ModelNotAllowed(
+                f"model(s) {', '.join(refused)} not served here (served: {served})",
+                field="settings.model",
+            )
+
+    async def _default_sources(
+        self, tenant_id: str, effective: Effective, has_history: bool
+    ) -> list[str]:
+        """The sources that exist for a run whose tenant chose none (cached per tenant)."""
+        found: list[str] = []
+        if self._documents is not None:
+            now = time.monotonic()
+            hit = self._has_documents.get(tenant_id)
+            if hit is None or hit[0] <= now:
+                try:
+                    some = bool(await self._documents.list(tenant_id, limit=1))
+                except StoreError as e:
+                    raise Unavailable(f"cannot read the document catalogue: {e}") from e
+                if len(self._has_documents) > 10_000:
+                    self._has_documents.clear()
+                hit = self._has_documents[tenant_id] = (now + self._settings.api_key_cache_s, some)
+            if hit[1]:
+                found.append(DOCUMENTS)
+        if has_history:
+            found.append(MEMORY)
+        if effective.egress_enabled:
+            found.append(WEB)
+        return found
 
     async def start(
         self, who: Principal, ask: Ask, *, idempotency_key: str | None = None
@@ -159,6 +221,7 @@ class RunStarter:
             ConversationNotFound: the conversation id is another user's or tenant's.
             NotOwner: an admin named another user's conversation (it may read, not add).
             CriticalToolNotApproved: it asks for a CRITICAL tool its tenant did not approve.
+            ModelNotAllowed: it (or its tenant) chose a model the deployment does not serve.
             WebhookRefused: the webhook URL may not be used by this tenant.
             IdempotencyKeyReused: the key was used before for a different request.
             RateLimited, TooManyActiveRuns: a tenant limit says no (with Retry-After).
@@ -173,18 +236,23 @@ class RunStarter:
         if not ask.question.strip():
             raise InvalidRequest("the question is empty", field="question")
         try:
+            effective = await self.effective(who.tenant_id)
+            self.check_models(models_chosen(effective, ask.settings))
             if ask.settings.approve_critical:
                 await self._check_critical(who, ask.settings.approve_critical)
             if ask.webhook is not None:  # refused before any limit is spent on the run
-                effective = await self.effective(who.tenant_id)
                 checked = check_webhook(effective, ask.webhook, self._webhook_private)
                 ask = replace(ask, webhook=checked)
             return await self._start(who, ask, idempotency_key)
         except RedisError as e:
             raise Unavailable(f"cannot reach Redis: {e}") from e
 
-    async def _check_conversation(self, who: Principal, conversation_id: str) -> None:
-        """Refuse a conversation id the caller does not own; a free id starts a new one."""
+    async def _check_conversation(self, who: Principal, conversation_id: str) -> bool:
+        """Refuse a conversation id the caller does not own; a free id starts a new one.
+
+        Returns:
+            Whether the conversation exists already (it has history).
+        """
         try:
             found = await self._conversations.probe(who.scope, conversation_id)
         except NoSuchConversation as e:
@@ -193,6 +261,7 @@ class RunStarter:
             raise Unavailable(f"cannot check the conversation: {e}") from e
         if found is not None and found.subject != who.subject:
             raise NotOwner(f"conversation {conversation_id!r} belongs to another user")
+        return found is not None
 
     async def published(self, who: Principal, run_id: str) -> bool:
         """Whether the caller already published the run ``run_id``.
@@ -239,9 +308,12 @@ class RunStarter:
                     f"tenant {who.tenant_id!r} may start {self._limits.per_minute} runs a minute",
                     retry_after=verdict.retry_after_s,
                 )
+            history = False
             if ask.conversation_id is not None:
-                await self._check_conversation(who, ask.conversation_id)
-            return await self._publish_run(who, ask, run_id, conversation_id, replay=False)
+                history = await self._check_conversation(who, ask.conversation_id)
+            return await self._publish_run(
+                who, ask, run_id, conversation_id, replay=False, history=history
+            )
         except BaseException:
             if idem_key is not None:  # let a later retry with the same key try again
                 await self._redis.delete(idem_key)
@@ -265,9 +337,20 @@ class RunStarter:
         return earlier["run"], earlier["conv"]
 
     async def _publish_run(
-        self, who: Principal, ask: Ask, run_id: str, conversation_id: str, *, replay: bool
+        self,
+        who: Principal,
+        ask: Ask,
+        run_id: str,
+        conversation_id: str,
+        *,
+        replay: bool,
+        history: bool = False,
     ) -> Started:
         effective = await self.effective(who.tenant_id)
+        settings = make_run_settings(effective, ask.settings)
+        if settings.mode != "single" and effective.sources is None:
+            found = await self._default_sources(who.tenant_id, effective, history)
+            settings = settings.model_copy(update={"sources": found})
         s = self._bus
         deadline = time.time() + effective.timeout_s
         verdict = await self._limits.acquire(who.tenant_id, run_id, deadline)
@@ -290,7 +373,7 @@ class RunStarter:
                 state=RunState(
                     question=ask.question,
                     conversation_id=conversation_id,
-                    settings=make_run_settings(effective, ask.settings),
+                    settings=settings,
                 )
             ),
         )

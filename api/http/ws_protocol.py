@@ -32,8 +32,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from api.http.preferences import AskSettings
 from bus.commands import RUN_ID_PATTERN
+from bus.run_state import QuestionSettings
 
 EVENT_ID_PATTERN = r"^\d{1,20}-\d{1,20}$"
 AUTH_TIMEOUT_S = 10.0
@@ -66,7 +66,7 @@ class AskFrame(_Frame):
     type: Literal["ask"]
     question: str = Field(min_length=1)
     conversation_id: str | None = Field(default=None, pattern=RUN_ID_PATTERN)
-    settings: AskSettings = AskSettings()
+    settings: QuestionSettings = QuestionSettings()
     webhook_url: str | None = Field(default=None, max_length=2048)
     webhook_approvals: bool = False
     request_id: RequestId = None

@@ -2,18 +2,26 @@
 
 The script (``scripts.COMMIT``) marks the step done, publishes the next commands, the
 step's events and ledger records, contributes to a join, and acks the entry, all at once
-or not at all. It goes out on the process's pipelined connection (`bus.runtime.mux`).
+or not at all. It goes out on the process's pipelined connection (`bus.runtime.mux`; on a
+cluster, the connection to the master of the run's shard).
+
+With ``redis_wait_replicas`` set, a ``WAIT`` follows the script on the same connection and
+the commit counts only once that many replicas hold it: a master that fails over after
+that loses none of it. A commit without the acknowledgement raises `ReplicaAckMissing`;
+the step stays pending and is retried, and its retry finds the step done if the write
+survived.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import NoScriptError
 
 from bus import keys, wire
-from bus.errors import MessageTooLarge
+from bus.errors import MessageTooLarge, ReplicaAckMissing
 from bus.runtime.mux import mux_for
 from bus.runtime.scripts import COMMIT, COMMIT_SHA
 
@@ -87,6 +95,8 @@ class Committer:
         self.settings = settings
         self.group = group
         self._mux = mux_for(redis)
+        n = settings.redis_wait_replicas
+        self._wait = ("WAIT", n, settings.redis_wait_timeout_ms) if n > 0 else None
 
     async def commit(self, entry: Entry, command: Command, prep: Prepared) -> int:
         """Apply ``prep``: `COMMITTED`, `DUPLICATE` (another delivery already committed)
@@ -125,7 +135,22 @@ class Committer:
 
     async def _run(self, keys: list[str], args: list[Any]) -> Any:
         try:
-            return await self._mux.execute("EVALSHA", COMMIT_SHA, len(keys), *keys, *args)
-        except NoScriptError:  # a restarted or flushed server: load it, then once more
-            await self.redis.script_load(COMMIT)
-            return await self._mux.execute("EVALSHA", COMMIT_SHA, len(keys), *keys, *args)
+            return await self._send("EVALSHA", COMMIT_SHA, len(keys), *keys, *args)
+        except NoScriptError:
+            # A restarted, flushed or newly promoted server: EVAL sends the script along
+            # (and caches it there), on the same connection, to the same master.
+            return await self._send("EVAL", COMMIT, len(keys), *keys, *args)
+
+    def _send(self, *command: Any) -> Awaitable[Any]:
+        # Without a WAIT, the mux's own coroutine: no extra frame on every step's path.
+        return self._mux.execute(*command) if self._wait is None else self._waited(command)
+
+    async def _waited(self, command: tuple[Any, ...]) -> Any:
+        assert self._wait is not None
+        done, acked = await self._mux.execute_then(self._wait, *command)
+        if int(acked) < self._wait[1]:
+            raise ReplicaAckMissing(
+                f"{acked} of {self._wait[1]} replicas acknowledged the commit in "
+                f"{self._wait[2]} ms; the step stays pending and is retried"
+            )
+        return done

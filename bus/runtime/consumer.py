@@ -21,11 +21,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import structlog
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bus import keys, wire
+from bus.cluster import is_cluster, transient
 from bus.runtime import metrics
 from bus.runtime.deadletter import DeadLetter, dead_letter
 from bus.runtime.groups import claim_idle, ensure_group
@@ -98,7 +97,7 @@ class StreamConsumer(ABC):
         self._room_freed = asyncio.Event()  # set when `_room` may have grown, and on stop
         self._shard_of_stream = {s: k for k, s in enumerate(self.streams)}
         self._reclaim_cursor = dict.fromkeys(self.streams, "0-0")
-        self._reading = dict.fromkeys(self.streams, ">")
+        self._empty: dict[str, bool] = {}  # by reader: whether its last read found nothing
 
     @abstractmethod
     def _room(self) -> int:
@@ -141,24 +140,41 @@ class StreamConsumer(ABC):
             await asyncio.gather(*background, return_exceptions=True)
 
     async def _read_loop(self) -> None:
+        if is_cluster(self.redis) and len(self.streams) > 1:
+            # One XREADGROUP may only name keys of one slot, and each shard is a slot of
+            # its own: one blocking read per shard. Each asks for its share of the room, at
+            # least one entry, so a consumer may hold up to one entry per shard beyond it.
+            await asyncio.gather(*(self._read_streams([s]) for s in self.streams))
+        else:
+            await self._read_streams(self.streams)
+
+    async def _read_streams(self, streams: list[str]) -> None:
+        """Read ``streams`` in one XREADGROUP at a time until ``stop()``."""
+        reading = {s: ">" for s in streams}
+        readers = len(self.streams) // len(streams)
+        name = streams[0]
         while not self._stopping.is_set():
             room = self._room()
             if room <= 0:
                 self._room_freed.clear()
                 await self._room_freed.wait()
                 continue
-            entries = await self._read(room, self.block_ms)
+            count = -(-room // readers)  # this reader's share, rounded up
+            entries = await self._read(reading, count, self.block_ms)
             if entries is None:
                 continue
-            self.read_empty = not entries
+            self._empty[name] = not entries
+            self.read_empty = all(self._empty.values())
             if not entries:
                 continue
-            if len(entries) < room and self.linger_s > 0:
+            if len(entries) < count and self.linger_s > 0:
                 await asyncio.sleep(self.linger_s)
-                entries += await self._read(room - len(entries), None) or ()
+                entries += await self._read(reading, count - len(entries), None) or ()
             try:
                 await self._take(entries)
-            except (RedisConnectionError, RedisTimeoutError) as e:
+            except Exception as e:
+                if not transient(e):
+                    raise
                 # The entries stay pending to us; the reclaim loop picks them up later.
                 log.warning("broker unreachable while taking entries", error=str(e))
                 await asyncio.sleep(1.0)
@@ -166,25 +182,27 @@ class StreamConsumer(ABC):
             # read then goes out while it waits on its first round trip, not ahead of it.
             await asyncio.sleep(0)
 
-    async def _read(self, count: int, block: int | None) -> list[Entry] | None:
+    async def _read(
+        self, reading: dict[str, str], count: int, block: int | None
+    ) -> list[Entry] | None:
         """Up to ``count`` new entries (``block`` None: don't wait); None after a failure."""
         try:
             resp = await self.redis.xreadgroup(
                 self.group,
                 self.consumer,
-                self._reading,  # type: ignore[arg-type]
+                reading,  # type: ignore[arg-type]
                 count=count,
                 block=block,
             )
-        except ResponseError as e:
+        except Exception as e:
             # NOGROUP: the stream or group was deleted; UNBLOCKED: deleted while we were
             # blocked on it. Either way, re-create and read again.
-            if "NOGROUP" not in str(e) and "UNBLOCKED" not in str(e):
+            if isinstance(e, ResponseError) and ("NOGROUP" in str(e) or "UNBLOCKED" in str(e)):
+                log.warning("group missing, re-creating", role=self.role, error=str(e))
+                await self.ensure_groups()
+                return None
+            if not transient(e):  # else: unreachable, or a cluster failing over
                 raise
-            log.warning("group missing, re-creating", role=self.role, error=str(e))
-            await self.ensure_groups()
-            return None
-        except (RedisConnectionError, RedisTimeoutError) as e:
             log.warning("broker unreachable, retrying", role=self.role, error=str(e))
             await asyncio.sleep(1.0)
             return None

@@ -12,6 +12,9 @@ flight (their callers retry, as they would with redis-py's client: the commit sc
 idempotent) and the next command opens a new connection. Blocking reads (XREADGROUP) do
 not come here: they would hold up every reply behind them. Writes are not flow-controlled
 (no ``drain``): what is buffered is bounded by the steps in flight.
+
+On a Redis Cluster (`bus.cluster`) there is one such connection per master, and a
+command goes to the master of its first key's slot (`ClusterMux`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import weakref
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -28,22 +32,45 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.asyncio.connection import AbstractConnection
 
-_BY_CLIENT: weakref.WeakKeyDictionary[Redis, Mux] = weakref.WeakKeyDictionary()
+    from bus.cluster import ClusterMux
+
+_BY_CLIENT: weakref.WeakKeyDictionary[Any, Mux | ClusterMux] = weakref.WeakKeyDictionary()
 
 
-def mux_for(redis: Redis) -> Mux:
-    """The shared pipelined connection of ``redis``'s pool (made on first use)."""
+def mux_for(redis: Redis) -> Mux | ClusterMux:
+    """The shared pipelined connection(s) of ``redis`` (made on first use)."""
     mux = _BY_CLIENT.get(redis)
     if mux is None:
-        mux = _BY_CLIENT[redis] = Mux(redis)
+        from bus.cluster import ClusterMux, as_cluster
+
+        cluster = as_cluster(redis)
+        mux = _BY_CLIENT[redis] = Mux(redis) if cluster is None else ClusterMux(cluster)
     return mux
 
 
-class Mux:
-    """Pipelines commands over one connection taken from ``redis``'s pool."""
+async def close_mux(redis: Redis) -> None:
+    """Close ``redis``'s shared pipelined connection(s), if any were made."""
+    mux = _BY_CLIENT.pop(redis, None)
+    if mux is not None:
+        await mux.aclose()
 
-    def __init__(self, redis: Redis) -> None:
+
+class Mux:
+    """Pipelines commands over one connection taken from ``redis``'s pool.
+
+    Args:
+        redis: whose pool lends the connection, or None with ``connect``.
+        connect: opens a connection instead (a cluster node's, owned by the mux).
+    """
+
+    def __init__(
+        self,
+        redis: Redis | None,
+        *,
+        connect: Callable[[], Awaitable[AbstractConnection]] | None = None,
+    ) -> None:
         self._redis = redis
+        self._open = connect
         self._conn: AbstractConnection | None = None
         self._connecting: asyncio.Lock | None = None
         self._waiting: collections.deque[asyncio.Future[Any]] = collections.deque()
@@ -57,6 +84,22 @@ class Mux:
         under load that is one system call for many steps' commands.
         """
         conn = self._conn if self._conn is not None else await self._connect()
+        return await self._queue(conn, args)
+
+    async def execute_then(self, then: tuple[Any, ...], *args: Any) -> tuple[Any, Any]:
+        """Send a command and ``then`` right behind it on the same connection (``WAIT``
+        after a write waits for that write); both replies, the first one's error first."""
+        conn = self._conn if self._conn is not None else await self._connect()
+        first, second = self._queue(conn, args), self._queue(conn, then)
+        try:
+            return await first, await second
+        finally:
+            if not second.done():  # the first failed: nobody awaits the second
+                second.cancel()
+            elif not second.cancelled():
+                second.exception()  # retrieved: a failure of both is reported once
+
+    def _queue(self, conn: AbstractConnection, args: tuple[Any, ...]) -> asyncio.Future[Any]:
         done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         # No await between queueing the future and the command: replies come back in the
         # order commands were written, and the futures must be in that order too.
@@ -64,7 +107,7 @@ class Mux:
         if not self._unsent:
             asyncio.get_running_loop().call_soon(self._flush)
         self._unsent += conn.pack_command(*args)
-        return await done
+        return done
 
     def _flush(self) -> None:
         unsent, self._unsent = self._unsent, []
@@ -81,7 +124,11 @@ class Mux:
             self._connecting = asyncio.Lock()
         async with self._connecting:
             if self._conn is None:
-                conn = await self._redis.connection_pool.get_connection()
+                if self._open is not None:
+                    conn = await self._open()
+                else:
+                    assert self._redis is not None
+                    conn = await self._redis.connection_pool.get_connection()
                 self._conn = conn
                 self._reader = asyncio.get_running_loop().create_task(self._read(conn))
             return self._conn
@@ -127,7 +174,12 @@ class Mux:
         self._reader = None
 
     async def aclose(self) -> None:
-        """Close the connection (commands in flight fail)."""
-        if self._conn is not None:
-            conn = self._conn
-            self._broken(conn, RedisConnectionError("closed"))
+        """Close the connection (commands in flight fail) and wait until it is closed."""
+        conn, reader = self._conn, self._reader
+        if conn is None:
+            return
+        self._broken(conn, RedisConnectionError("closed"), disconnect=False)
+        if reader is not None:
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+        await conn.disconnect()

@@ -9,6 +9,8 @@ read/claim/commit loop is written directly against the broker's Redis connection
   commands and acking happen in one Lua script (`bus.runtime.commit`);
 * in-flight steps keep their own claims fresh (``XCLAIM ... JUSTID``), so nobody
   reclaims a step that is still running;
+* the run's deadline cuts a step under way: the run ends ``timeout`` with an ``error``
+  event, and whatever the step had streamed is not part of any answer;
 * a redelivered step first emits ``step_retry``; after ``max_deliveries`` the entry
   goes to the dead-letter stream and its run ends with an ``error`` event.
 """
@@ -178,10 +180,21 @@ class Worker(StreamConsumer):
         while True:
             if entry.delivery > 1:
                 await ctx.emit(self._retry_event(command, entry.delivery))
+            # The run's deadline also cuts a step under way (a model call that hangs).
+            cut = asyncio.timeout(command.deadline - time.time())
             try:
-                prepared = prepare(command, await self.handler(ctx, command), self.settings)
+                async with cut:
+                    result = await self.handler(ctx, command)
+                prepared = prepare(command, result, self.settings)
                 break
             except Exception as e:
+                if isinstance(e, TimeoutError) and cut.expired():
+                    message = (
+                        f"the run passed its deadline during the {self.role} step; "
+                        "its partial answer was discarded"
+                    )
+                    await self._end(entry, command, "timeout", message)
+                    return "expired"
                 # An error that says it cannot succeed on a retry (a 401 from the model
                 # endpoint, say) is dead-lettered at once instead of burning deliveries.
                 delivery = entry.delivery

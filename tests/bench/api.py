@@ -27,7 +27,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.bench.relay import _key_from_environment, _pct, _temporary_system
+from tests.bench.relay import key_from_environment, pct, temporary_system
 
 QUESTION = "What is 23 × 19?"
 
@@ -41,6 +41,7 @@ class RunResult:
     first_token_ms: float | None = None
     status: str | None = None
     error: str | None = None
+    reconnects: int = 0
 
 
 async def _one_run(client: httpx.AsyncClient, body: dict[str, object]) -> RunResult:
@@ -62,19 +63,33 @@ async def _one_run(client: httpx.AsyncClient, body: dict[str, object]) -> RunRes
         return result
     result.accepted_at = time.perf_counter()
     events_url = resp.json()["events_url"]
-    try:
-        async with client.stream("GET", events_url) as stream:
-            async for line in stream.aiter_lines():
-                if not line.startswith("data: "):
-                    continue
-                event = json.loads(line[6:])
-                if event.get("type") == "answer" and result.first_token_ms is None:
-                    result.first_token_ms = (time.perf_counter() - sent) * 1000
-                if event.get("type") == "done":
-                    result.status = event.get("status")
-                    break
-    except httpx.TransportError as e:
-        result.error = f"events: {type(e).__name__}"
+    last_id: str | None = None
+    # As a browser's EventSource would: a dropped stream reconnects with Last-Event-ID
+    # (an idle pooled connection the server closed meanwhile is the usual cause).
+    for _ in range(3):
+        headers = {"Last-Event-ID": last_id} if last_id else {}
+        ended: str | None = None
+        try:
+            async with client.stream("GET", events_url, headers=headers) as stream:
+                async for line in stream.aiter_lines():
+                    if line.startswith("id: "):
+                        last_id = line[4:]
+                    if line.startswith("event: "):
+                        ended = line[7:]  # a snapshot or slow_consumer frame
+                    if not line.startswith("data: "):
+                        continue
+                    event = json.loads(line[6:])
+                    if event.get("type") == "answer" and result.first_token_ms is None:
+                        result.first_token_ms = (time.perf_counter() - sent) * 1000
+                    if event.get("type") == "done":
+                        result.status = event.get("status")
+                        result.error = None
+                        return result
+            result.reconnects += 1  # EventSource reconnects when a stream just ends
+            result.error = f"events: ended before done after {ended or 'events'}"
+        except httpx.TransportError as e:
+            result.reconnects += 1
+            result.error = f"events: {type(e).__name__}"
     return result
 
 
@@ -88,7 +103,7 @@ def _body(mode: str) -> dict[str, object]:
 def _ms(values: list[float]) -> dict[str, float]:
     if not values:
         return {"p50": 0.0, "p99": 0.0}
-    return {"p50": round(statistics.median(values), 2), "p99": _pct(values, 0.99)}
+    return {"p50": round(statistics.median(values), 2), "p99": pct(values, 0.99)}
 
 
 async def drive(
@@ -135,6 +150,7 @@ async def drive(
                 1 for r in burst if r.error and r.error.startswith(("connection", "events"))
             ),
             "done": sum(r.status == "done" for r in burst),
+            "event_stream_reconnects": sum(r.reconnects for r in burst),
             "all_done_s": round(all_done_s, 2),
             "post_ms": _ms([r.post_ms for r in burst if r.post_ms is not None]),
             "first_token_ms": _ms([r.first_token_ms for r in burst if r.first_token_ms]),
@@ -158,7 +174,7 @@ def main(
     if url is None:
         with tempfile.TemporaryDirectory() as tmp:
             log = Path(tmp) / "up.log"
-            with _temporary_system(concurrency, token_delay_s, log) as (spawned, key):
+            with temporary_system(concurrency, token_delay_s, log) as (spawned, key):
                 figures = asyncio.run(
                     drive(
                         spawned,
@@ -174,7 +190,7 @@ def main(
                 for line in log.read_text(errors="replace").splitlines()
             )
     else:
-        key = api_key or _key_from_environment()
+        key = api_key or key_from_environment()
         if not key:
             raise SystemExit("no API key: pass --api-key or set AGENTBUS_API_KEY")
         figures = asyncio.run(

@@ -112,7 +112,7 @@ async def _one_client(ws_url: str, key: str, timeout_s: float, start: _Start) ->
     return result
 
 
-def _pct(values: list[float], q: float) -> float:
+def pct(values: list[float], q: float) -> float:
     if not values:
         return 0.0
     ordered = sorted(values)
@@ -146,12 +146,12 @@ async def drive(url: str, key: str, clients: int, timeout_s: float) -> dict[str,
         "events_lost": sum(r.lost for r in results),
         "events_duplicated": sum(r.duplicated for r in results),
         "p50_ms": round(statistics.median(latencies), 2) if latencies else 0.0,
-        "p99_ms": _pct(latencies, 0.99),
+        "p99_ms": pct(latencies, 0.99),
         "events": len(latencies),
         # From the entry id (Redis's clock at XADD, whole ms, so up to 1 ms too high): the
         # relay's share alone, without work done between an event's ts and its XADD.
-        "p50_ms_since_xadd": _pct([ms for r in results for ms in r.since_xadd_ms], 0.5),
-        "p99_ms_since_xadd": _pct([ms for r in results for ms in r.since_xadd_ms], 0.99),
+        "p50_ms_since_xadd": pct([ms for r in results for ms in r.since_xadd_ms], 0.5),
+        "p99_ms_since_xadd": pct([ms for r in results for ms in r.since_xadd_ms], 0.99),
         # Server-side stages from the API's histograms (XADD -> relay read -> socket
         # write); the client's receive is p50_ms_since_xadd.
         "stages_ms_since_xadd": stages,
@@ -160,7 +160,7 @@ async def drive(url: str, key: str, clients: int, timeout_s: float) -> dict[str,
         # Where the time goes: events written before a SQL write (run_started, done) or
         # inside a busy step carry an earlier ts than the moment they reach Redis.
         "p50_ms_by_type": {k: round(statistics.median(v), 2) for k, v in sorted(by_type.items())},
-        "p99_ms_by_type": {k: _pct(v, 0.99) for k, v in sorted(by_type.items())},
+        "p99_ms_by_type": {k: pct(v, 0.99) for k, v in sorted(by_type.items())},
     }
 
 
@@ -224,7 +224,7 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _temporary_system(
+def temporary_system(
     clients: int, token_delay_s: float, log: Path | None = None
 ) -> Iterator[tuple[str, str]]:
     """``agentbus up`` (workers, embedded Redis and the API) on a temporary data folder.
@@ -289,7 +289,7 @@ def _temporary_system(
                 stderr.close()
 
 
-def _key_from_environment() -> str | None:
+def key_from_environment() -> str | None:
     if key := os.environ.get("AGENTBUS_API_KEY"):
         return key
     from api.compose.local_key import read_local_key
@@ -309,10 +309,10 @@ def main(
 ) -> None:
     """Entry point for ``agentbus bench relay``."""
     if url is None:
-        with _temporary_system(clients, token_delay_s) as (spawned_url, key):
+        with temporary_system(clients, token_delay_s) as (spawned_url, key):
             figures = asyncio.run(drive(spawned_url, key, clients, timeout_s))
     else:
-        key = api_key or _key_from_environment()
+        key = api_key or key_from_environment()
         if not key:
             raise SystemExit("no API key: pass --api-key or set AGENTBUS_API_KEY")
         figures = asyncio.run(drive(url.rstrip("/"), key, clients, timeout_s))

@@ -1,4 +1,5 @@
-"""``/api/v1/agents/config`` (per-tenant agent prompts and tool scoping) and ``/graph``."""
+"""``/api/v1/agents/config`` (per-tenant agent prompts, models and tool scoping),
+``/models`` (what a run may choose) and ``/graph``."""
 
 from typing import Any
 
@@ -14,12 +15,15 @@ router = APIRouter(prefix="/api/v1", tags=["agents"])
 
 
 class AgentOverride(BaseModel):
-    """One agent's system prompt; empty falls back to the default."""
+    """One agent's system prompt and model; empty falls back to the default."""
 
     model_config = ConfigDict(extra="forbid")
 
     name: str
     prompt: str = Field(default="", max_length=8000)
+    model: str | None = Field(
+        default=None, min_length=1, max_length=200, description="One of GET /api/v1/models."
+    )
 
 
 class AgentsConfig(BaseModel):
@@ -41,9 +45,15 @@ async def get_config(deps: Deps, caller: Caller) -> dict[str, Any]:
     """The roster with each agent's default prompt and the tenant's saved override."""
     saved = await _prefs(deps, caller.tenant_id)
     overrides: dict[str, str] = saved.get("agent_prompts") or {}
+    models: dict[str, str] = saved.get("agent_models") or {}
     return {
         "agents": [
-            {"name": name, "default_prompt": default, "prompt": overrides.get(name, "")}
+            {
+                "name": name,
+                "default_prompt": default,
+                "prompt": overrides.get(name, ""),
+                "model": models.get(name),
+            }
             for name, default in prompts.DEFAULTS.items()
         ],
         "researcher_tools": saved.get("researcher_tools"),
@@ -60,14 +70,29 @@ async def put_config(body: AgentsConfig, deps: Deps, admin: Admin) -> dict[str, 
             hint=f"agents are: {', '.join(prompts.DEFAULTS)}",
             field="agents",
         )
+    models_now = {a.name: a.model for a in body.agents if a.model}
+    deps.starter.check_models(set(models_now.values()))
     prefs = await _prefs(deps, admin.tenant_id)
     prompts_now = {a.name: a.prompt for a in body.agents if a.prompt.strip()}
     prefs["agent_prompts"] = prompts_now
+    prefs["agent_models"] = models_now
     prefs["researcher_tools"] = body.researcher_tools
     Preferences.model_validate(prefs)  # what the starter will read back must stay valid
     await deps.tenant_settings.put(admin.tenant_id, prefs, updated_by=admin.subject)
     deps.starter.forget(admin.tenant_id)  # runs started from now on use it
     return await get_config(deps, admin)
+
+
+@router.get("/models")
+async def list_models(deps: Deps, caller: Caller) -> dict[str, Any]:
+    """The models a run may choose (``AGENTBUS_LLM_MODELS``), the deployment's default, and
+    the caller's tenant's choice."""
+    effective = await deps.starter.effective(caller.tenant_id)
+    return {
+        "models": list(deps.starter.models),
+        "default": deps.defaults.model,
+        "effective": effective.model,
+    }
 
 
 @router.get("/graph")

@@ -9,12 +9,12 @@ from api.http import metrics
 from api.http.access import describe, visible_run
 from api.http.errors import RunEnded
 from api.http.oversight import audit_read
-from api.http.preferences import AskSettings
 from api.http.routes.common import Caller, Deps
 from api.http.starter import Ask
 from api.http.webhook_requests import webhook_of
 from bus.commands import RUN_ID_PATTERN
 from bus.publish import request_cancel
+from bus.run_state import QuestionSettings
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
 
@@ -29,7 +29,7 @@ class RunCreate(BaseModel):
     conversation_id: str | None = Field(
         default=None, pattern=RUN_ID_PATTERN, description="Continue this conversation."
     )
-    settings: AskSettings = AskSettings()
+    settings: QuestionSettings = QuestionSettings()
     webhook_url: str | None = Field(
         default=None, max_length=2048, description="POST the run's result here, signed."
     )

@@ -10,7 +10,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel
 
 from api.http.auth import Principal
-from api.http.preferences import Effective, Preferences, overlay
+from api.http.preferences import Effective, Preferences, overlay, stored_preferences
 from api.http.routes.common import Admin, Caller, Deps
 from bus.store import AuditEntry
 
@@ -30,7 +30,7 @@ class TenantSettingsView(BaseModel):
 
 async def _view(deps: Deps, tenant_id: str) -> TenantSettingsView:
     record = await deps.tenant_settings.get(tenant_id)
-    prefs = Preferences() if record is None else Preferences.model_validate(record.settings)
+    prefs = Preferences() if record is None else stored_preferences(record.settings)
     defaults = deps.defaults
     return TenantSettingsView(
         tenant_id=tenant_id,
@@ -62,13 +62,17 @@ async def get_settings(deps: Deps, caller: Caller) -> TenantSettingsView:
 async def put_settings(body: Preferences, deps: Deps, admin: Admin) -> TenantSettingsView:
     """Replace the tenant's preferences (admin keys only); null fields take the defaults.
 
-    The agents' prompts and tool scoping are kept unless given: they are managed at
+    A model outside ``AGENTBUS_LLM_MODELS`` is refused (403 ``model_not_allowed``). The
+    agents' prompts, models and tool scoping are kept unless given: they are managed at
     ``/api/v1/agents/config``. So are the approved CRITICAL tools (``[]`` withdraws them
     all); every change to them is audited.
     """
+    deps.starter.check_models(
+        {m for m in (body.model,) if m} | set((body.agent_models or {}).values())
+    )
     prefs = body.model_dump(mode="json", exclude_none=True)
     record = await deps.tenant_settings.get(admin.tenant_id)
-    for kept in ("agent_prompts", "researcher_tools", CRITICAL):
+    for kept in ("agent_prompts", "agent_models", "researcher_tools", CRITICAL):
         if kept not in prefs and record is not None and kept in record.settings:
             prefs[kept] = record.settings[kept]
     before = set(record.settings.get(CRITICAL) or []) if record is not None else set()

@@ -86,6 +86,10 @@ async def start_system(
         sources: dict[str, Any] | None = None,
         budget_s: float = 5.0,
         retrieval: Any = None,
+        registry: Any = None,
+        resolver: Any = None,
+        connect_override: Any = None,
+        mcp: Any = None,
         **overrides: Any,
     ) -> System:
         s = make_settings(**overrides)
@@ -99,7 +103,11 @@ async def start_system(
             sources=sources or {},
             gather_budget_s=budget_s,
             retrieval=retrieval,
+            registry=registry,
+            resolver=resolver,
+            connect_override=connect_override,
             redis=real_redis,  # search_docs asks the retrieval role over the bus
+            **({"mcp": mcp} if mcp is not None else {}),
         )
         workers = build_workers(ROLES, real_redis, s.bus, roles, concurrency=4)
         for w in workers:

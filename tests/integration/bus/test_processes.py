@@ -56,7 +56,7 @@ async def test_sigkill_mid_step_another_replica_finishes_exactly_once(
     with processes() as procs:
         victim = spawn(["worker", "noop", "--concurrency", "4"], env, tmp_path / "a.log")
         procs.append(victim)
-        await wait_for(lambda: _group_exists(real_redis))
+        await wait_for(lambda: _group_exists(real_redis), within=60)  # startup under load
         runs = [noop_command(hops=3, tokens=tokens, work_s=0.6) for _ in range(6)]
         for cmd in runs:
             await publish(real_redis, cmd, s)
@@ -89,7 +89,7 @@ async def test_poison_message_dead_lettered_by_a_worker_process_others_complete(
     poison, healthy = noop_command(fail_times=99), noop_command(hops=2, tokens=["ok"])
     with processes() as procs:
         procs.append(spawn(["worker", "noop"], env, tmp_path / "w.log"))
-        await wait_for(lambda: _group_exists(real_redis))
+        await wait_for(lambda: _group_exists(real_redis), within=60)  # startup under load
         await publish(real_redis, poison, s)
         await publish(real_redis, healthy, s)
         await wait_for(lambda: run_done(real_redis, healthy.run_id), within=20)
@@ -107,7 +107,7 @@ async def test_sigterm_drains_in_flight_step_then_burst_finishes(
     with processes() as procs:
         worker = spawn(["worker", "noop"], env, tmp_path / "w.log")
         procs.append(worker)
-        await wait_for(lambda: _group_exists(real_redis))
+        await wait_for(lambda: _group_exists(real_redis), within=60)  # startup under load
         await publish(real_redis, cmd, s)
         await wait_for(lambda: _pending_at_least(real_redis, worker.pid, 1))
         worker.send_signal(signal.SIGTERM)

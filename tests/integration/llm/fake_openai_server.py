@@ -80,9 +80,11 @@ class FakeOpenAIServer:
         model: str = "fake-model",
         reasoning_key: str = "reasoning_content",
         argument_pieces: int = 4,
+        models: Sequence[str] = (),
     ) -> None:
         self.respond = respond
         self.api_key, self.model = api_key, model
+        self.models = {model, *models}  # every name it serves
         self.reasoning_key, self.argument_pieces = reasoning_key, argument_pieces
         self.plan: list[Fault] = []
         self.requests: list[dict[str, Any]] = []
@@ -222,7 +224,7 @@ def _handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return self._status(fault)
             if self.headers.get("Authorization") != f"Bearer {server.api_key}":
                 return self._status(Status(401, "Incorrect API key provided"))
-            if self.path != "/v1/chat/completions" or body.get("model") != server.model:
+            if self.path != "/v1/chat/completions" or body.get("model") not in server.models:
                 message = f"The model `{body.get('model')}` does not exist"
                 return self._status(Status(404, message, error_code="model_not_found"))
             if isinstance(fault, Raw):

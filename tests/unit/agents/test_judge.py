@@ -94,7 +94,7 @@ async def test_after_the_recheck_the_tool_pass_asks_the_gateway(deps_for: Any) -
     assert [(c.call_id, c.name) for c in batch.calls] == [("j5c0", "calculator")]
     judge = batch.state.judge
     assert judge.phase == "tools" and judge.hops == 0
-    assert judge.messages[0].content == prompts.VERIFY_TOOLS
+    assert judge.messages[0].content.startswith(prompts.VERIFY_TOOLS + "\nToday is ")
     assert judge.messages[-1].tool_calls[0].id == "j5c0"
     assert batch.state.messages == []  # the researcher's thread is not the fact-check's
     [(_, offered, _)] = deps.llm.requests
@@ -147,3 +147,11 @@ def test_only_the_last_judge_fact_checks_and_only_when_asked() -> None:
     assert not runs_fact_check("critic", state(accuracy="accurate"))
     assert not runs_fact_check("critic", state(verifier_check=False))
     assert not runs_fact_check("critic", state(mode="single"))
+
+
+async def test_a_model_error_in_the_tool_pass_fails_open_and_says_so(deps_for: Any) -> None:
+    s = state(JudgeProgress(phase="recheck"), sources=["documents"])
+    deps = deps_for([])  # no turn left: the model call raises an LLMError
+    done = await advance("critic", command(AgentTask(state=s)), s, deps)
+    assert isinstance(done, RunState) and done.judge.phase == "done"
+    assert "tool pass failed (llm_script_exhausted)" in done.judge.note

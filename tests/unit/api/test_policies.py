@@ -4,25 +4,27 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 from redis.asyncio import Redis
 
+from agents.llm.local import LocalLLM
+from agents.settings import AgentSettings
 from api import credentials
+from api.cli.ask import cli_run_settings
 from api.compose.edge import defaults_of
+from api.compose.roles import make_llm
 from api.compose.settings import AppSettings
 from api.compose.tenant_policies import StoredTenantPolicies
 from api.http.auth import Authenticator, bearer_token
 from api.http.errors import Unauthorized
 from api.http.limits import TenantLimits
-from api.http.preferences import (
-    AskSettings,
-    Preferences,
-    overlay,
-    run_settings,
-)
+from api.http.preferences import Preferences, overlay, run_settings, stored_preferences
 from api.http.ws_protocol import origin_allowed
+from bus.commands import Question
+from bus.run_state import QuestionSettings
 from bus.store import ApiKeyRecord, KeyRole, TenantSettingsRecord
 from gateway.tenants import DeploymentPolicies
 
@@ -122,7 +124,7 @@ def test_preferences_overlay_the_deployment_then_the_question() -> None:
     prefs = Preferences(think=True, egress_enabled=True, egress_hosts=["Example.COM", "*.x.org"])
 
     effective = overlay(defaults, prefs)
-    chosen = run_settings(effective, AskSettings(think=False, mode="multi"))
+    chosen = run_settings(effective, QuestionSettings(think=False, mode="multi"))
 
     assert effective.think and effective.egress_enabled and effective.timeout_s == 120
     assert effective.egress_hosts == ["*.x.org", "example.com"]
@@ -175,8 +177,73 @@ async def test_the_gateway_sees_each_tenants_stored_egress_and_critical_tools() 
 
 
 def test_a_run_asks_for_critical_tools_by_name_only() -> None:
-    ask = AskSettings(approve_critical=["wipe_cache", "wipe_cache"], approve_high_risk=True)
+    ask = QuestionSettings(approve_critical=["wipe_cache", "wipe_cache"], approve_high_risk=True)
     made = run_settings(defaults_of(AppSettings.load()), ask)
     assert made.approve_critical == ["wipe_cache"]
     with pytest.raises(ValidationError):
-        AskSettings(approve_critical=["rm -rf"])
+        QuestionSettings(approve_critical=["rm -rf"])
+
+
+def test_run_defaults_come_from_the_environment_and_the_tenant() -> None:
+    env = AppSettings.load(
+        agent_mode="multi",
+        agent_accuracy="accurate",
+        verifier_check=False,
+        agent_max_tool_hops=3,
+        approve_high_risk=True,
+        run_deadline_s=5,  # below the floor: a run gets at least MIN_TIMEOUT_S
+    )
+    made = run_settings(defaults_of(env), QuestionSettings())
+    assert (made.mode, made.accuracy, made.verifier_check) == ("multi", "accurate", False)
+    assert (made.max_tool_hops, made.approve_high_risk, made.timeout_s) == (3, True, 30)
+
+    prefs = Preferences(verifier_check=True, max_tool_hops=5, approve_high_risk=False)
+    tenant = overlay(defaults_of(env), prefs)
+    made = run_settings(tenant, QuestionSettings())
+    assert (made.verifier_check, made.max_tool_hops, made.approve_high_risk) == (True, 5, False)
+    asked = run_settings(tenant, QuestionSettings(max_tool_hops=1, approve_high_risk=True))
+    assert (asked.max_tool_hops, asked.approve_high_risk) == (1, True)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"max_tool_hops": 33}, {"timeout_s": 29}, {"timeout_s": 3601}, {"max_tool_hops": -1}],
+)
+def test_tenant_limits_are_bounded(bad: dict[str, float]) -> None:
+    with pytest.raises(ValidationError):
+        Preferences.model_validate(bad)
+
+
+@pytest.mark.parametrize(
+    "bad", [{"max_tool_hops": 99}, {"human_gate": True}, {"sources": ["web"]}, {"model": ""}]
+)
+def test_a_question_may_set_only_its_own_fields_in_range(bad: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        QuestionSettings.model_validate(bad)
+
+
+def test_the_exported_question_schema_is_what_admission_keeps() -> None:
+    schema = Question.model_json_schema()
+    settings = schema["$defs"]["QuestionSettings"]
+    assert set(settings["properties"]) == set(QuestionSettings.model_fields)
+    assert settings["additionalProperties"] is False
+
+
+def test_the_local_model_context_window_is_a_setting(tmp_path: Path) -> None:
+    llm = make_llm(AgentSettings(llm="local", llm_context_tokens=4096, data_dir=tmp_path))
+    assert isinstance(llm, LocalLLM) and llm.context_tokens == 4096
+
+
+def test_agentbus_ask_starts_from_the_deployments_defaults() -> None:
+    env = AppSettings.load(agent_mode="multi", approve_high_risk=True, agent_max_tool_hops=2)
+    made = cli_run_settings(env, QuestionSettings(), human_gate=False, sources=["web"])
+    assert (made.mode, made.approve_high_risk, made.max_tool_hops) == ("multi", True, 2)
+    assert made.sources == ["web"] and made.timeout_s == env.bus.run_deadline_s
+    chosen = cli_run_settings(env, QuestionSettings(mode="single"), human_gate=True, sources=[])
+    assert (chosen.mode, chosen.human_gate) == ("single", True)
+
+
+def test_a_timeout_stored_before_the_bounds_is_read_back_in_range() -> None:
+    assert stored_preferences({"timeout_s": 5}).timeout_s == 30
+    assert stored_preferences({"timeout_s": 9000}).timeout_s == 3600
+    assert stored_preferences({"timeout_s": 120, "think": True}).timeout_s == 120

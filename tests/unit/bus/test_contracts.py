@@ -55,7 +55,12 @@ def test_schema_export_writes_valid_schemas_that_accept_real_messages(tmp_path: 
     jsonschema.validate({"api_key": "ak_12345678", "question": "2+2?"}, question_schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"api_key": "ak_12345678", "question": ""}, question_schema)
-    assert Question(api_key="ak_12345678", question="hi").settings.mode == "single"
+    # A field left out takes the tenant's setting; an unknown one is refused, never dropped.
+    assert Question(api_key="ak_12345678", question="hi").settings.mode is None
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(
+            {"api_key": "ak_12345678", "question": "q", "settings": {"x": 1}}, question_schema
+        )
     signed = {"key_id": "0123456789ab", "signed_at": 1_700_000_000, "question": "2+2?"}
     jsonschema.validate(signed, question_schema)
     Question.model_validate(signed)

@@ -1,0 +1,217 @@
+"""Redis Cluster: the client, and the commit path's connections, one per master.
+
+With ``AGENTBUS_REDIS_CLUSTER=true`` every process talks to the cluster through redis-py's
+`RedisCluster`, which routes each command by its key's slot. The runtime's keys carry
+their shard's hash tag (`bus.keys`), so every commit script, transaction and multi-key read
+touches one slot. Code typed against `Redis` gets the cluster client unchanged (it has the
+same command methods); the few places that must act differently ask `as_cluster`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, cast
+
+from redis.asyncio.cluster import ClusterNode, NodesManager, RedisCluster
+from redis.cluster import PRIMARY, REPLICA
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    MovedError,
+    ReadOnlyError,
+    RedisClusterException,
+    SlotNotCoveredError,
+    TryAgainError,
+)
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from bus.runtime.mux import Mux
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+    from redis.asyncio.connection import AbstractConnection
+
+#: Replies and failures after which the slot map is re-read and the command sent again
+#: (a failover or a slot migration in progress). The commit script is idempotent.
+_TRANSIENT = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    MovedError,
+    AskError,
+    TryAgainError,
+    ClusterDownError,
+    ReadOnlyError,
+    SlotNotCoveredError,
+    RedisClusterException,
+    OSError,
+)
+
+
+class _NodesManager(NodesManager):
+    """redis-py's slot map, fixed so that no node with open connections goes unclosed.
+
+    redis-py 7.4's ``initialize`` keeps the node objects it knew in ``nodes_cache`` but
+    points the slot map at fresh ones, which then open connections of their own and are
+    dropped, still connected, by the next ``initialize`` (every MOVED or connection error
+    runs one): "Unclosed ClusterNode" warnings and leaked sockets. Here the slot map is
+    pointed back at the known nodes (their role updated), and nodes dropped from the
+    cache are remembered so `close_cluster` closes them.
+    """
+
+    __slots__ = ()
+
+    async def initialize(self) -> None:
+        """Re-read the slot map, then make it use the cached node objects."""
+        await super().initialize()
+        cache = self.nodes_cache
+        canonical: dict[int, list[ClusterNode]] = {}
+        for slot, nodes in list(self.slots_cache.items()):  # the old lists stay alive
+            same = canonical.get(id(nodes))
+            if same is None:
+                same = canonical[id(nodes)] = [cache.setdefault(n.name, n) for n in nodes]
+                for i, node in enumerate(same):
+                    node.server_type = REPLICA if i else PRIMARY
+            self.slots_cache[slot] = same
+
+    def set_nodes(
+        self,
+        old: dict[str, ClusterNode],
+        new: dict[str, ClusterNode],
+        remove_old: bool = False,
+    ) -> None:
+        # A node dropped from the slot map (a failed master) keeps the connections that
+        # were in use at that moment; they are closed with the client.
+        if remove_old:
+            dropped = [node for name, node in old.items() if name not in new]
+            _RETIRED.setdefault(id(self), []).extend(dropped)
+        super().set_nodes(old, new, remove_old)
+
+
+def open_cluster(url: str) -> Redis:
+    """A cluster client for ``url`` (any node); typed as `Redis`, whose commands it has.
+
+    Close it with `close_cluster`, which also closes what ``aclose`` misses.
+    """
+    client = RedisCluster.from_url(url, socket_keepalive=True)
+    client.nodes_manager.__class__ = _NodesManager
+    return cast("Redis", client)
+
+
+async def close_cluster(redis: Redis) -> None:
+    """Close a client of `open_cluster` and every node connection it ever opened.
+
+    ``RedisCluster.aclose`` does nothing while the client is flagged for re-initialising
+    (which a connection error sets), and never reaches nodes dropped from the slot map:
+    both would leave sockets open. Here every known node is disconnected regardless.
+    """
+    cluster = as_cluster(redis)
+    if cluster is None:
+        return
+    await cluster.aclose()
+    manager = cluster.nodes_manager
+    nodes = [
+        *manager.nodes_cache.values(),
+        *manager.startup_nodes.values(),
+        *_RETIRED.pop(id(manager), []),
+    ]
+    await asyncio.gather(*(n.disconnect() for n in nodes), return_exceptions=True)
+
+
+#: Nodes dropped from each client's slot map (by its nodes manager's id), until closed.
+_RETIRED: dict[int, list[ClusterNode]] = {}
+
+
+def as_cluster(redis: Redis | RedisCluster) -> RedisCluster | None:
+    """``redis`` as a cluster client, or None for a single server."""
+    return redis if isinstance(redis, RedisCluster) else None
+
+
+def is_cluster(redis: Redis | RedisCluster) -> bool:
+    """Whether ``redis`` is a cluster client."""
+    return isinstance(redis, RedisCluster)
+
+
+def _key_of(args: tuple[Any, ...]) -> Any:
+    """The key a command is routed by (a script's first key)."""
+    if str(args[0]).upper() in ("EVALSHA", "EVAL", "FCALL"):
+        return args[3]
+    return args[1]
+
+
+def transient(error: BaseException) -> bool:
+    """Whether ``error`` is an unreachable node or a failover/slot move in progress: the
+    same command may succeed once the cluster (or the server) is back."""
+    return isinstance(error, _TRANSIENT)
+
+
+class ClusterMux:
+    """One `Mux` per master, each command sent to its slot's master.
+
+    A command answered with MOVED (the slot's master changed: a failover), or failed by a
+    broken connection, is sent again once the slot map is re-read, for up to ``patience_s``
+    (a failover takes the cluster's node timeout plus an election). Commands sent here must
+    be safe to repeat (the commit script is: a step already done is only acked).
+    """
+
+    def __init__(self, cluster: RedisCluster, *, patience_s: float = 15.0) -> None:
+        self._cluster = cluster
+        self._by_node: dict[str, Mux] = {}
+        self._patience_s = patience_s
+
+    def _mux(self, key: Any) -> Mux:
+        node = self._cluster.get_node_from_key(key)
+        if node is None:  # no master for the slot (failing over): retried
+            raise SlotNotCoveredError(f"no master serves the slot of {key!r}")
+        mux = self._by_node.get(node.name)
+        if mux is None:
+            mux = self._by_node[node.name] = Mux(None, connect=lambda: _open(node))
+        return mux
+
+    async def execute(self, *args: Any) -> Any:
+        """Send one command to its slot's master; its reply."""
+        return await self._routed(args, None)
+
+    async def execute_then(self, then: tuple[Any, ...], *args: Any) -> tuple[Any, Any]:
+        """Send a command, and ``then`` behind it on the same master; both replies."""
+        return await self._routed(args, then)
+
+    async def _routed(self, args: tuple[Any, ...], then: tuple[Any, ...] | None) -> Any:
+        key = _key_of(args)
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + self._patience_s
+        delay = 0.05
+        while True:
+            try:
+                mux = self._mux(key)
+                if then is None:
+                    return await mux.execute(*args)
+                return await mux.execute_then(then, *args)
+            except Exception as e:
+                if not transient(e) or loop.time() + delay > give_up:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(1.0, delay * 2)
+            await self._refresh()
+
+    async def _refresh(self) -> None:
+        """Re-read the slot map; close the connections of nodes that are no masters now."""
+        try:
+            await self._cluster.nodes_manager.initialize()
+        except Exception:  # still failing over: the next attempt tries again
+            return
+        masters = {n.name for n in self._cluster.get_primaries()}
+        for name in [n for n in self._by_node if n not in masters]:
+            await self._by_node.pop(name).aclose()
+
+    async def aclose(self) -> None:
+        """Close every master's connection."""
+        muxes, self._by_node = list(self._by_node.values()), {}
+        await asyncio.gather(*(m.aclose() for m in muxes), return_exceptions=True)
+
+
+async def _open(node: ClusterNode) -> AbstractConnection:
+    """A connection of the mux's own to ``node`` (not from the node's pool)."""
+    conn = node.connection_class(**node.connection_kwargs)
+    await conn.connect()
+    return conn

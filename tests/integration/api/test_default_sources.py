@@ -1,0 +1,71 @@
+"""Multi mode gathers from the sources that exist for the tenant when it chose none
+(issue 14, item 10): documents once any are ingested, memory once the conversation has
+history, the web only with egress on."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from agents.llm.scripted import ScriptedLLM
+from bus.store import DocumentRecord, KeyRole
+from tests.integration.api.test_rest import sse
+
+
+def planner_sources(llm: ScriptedLLM) -> list[str]:
+    """The sources offered to the last planner call ([] when none were)."""
+    system = [m for m, _, _ in llm.requests if m[0].content.startswith("You are the planner")]
+    prompt = system[-1][0].content
+    if "choose which retrieval sources" not in prompt:
+        return []
+    listed = prompt.split("from: ", 1)[1].split(". Reply", 1)[0]
+    return listed.split(", ")
+
+
+async def ask(api, key: str, conversation_id: str | None = None) -> None:
+    body = {"question": "What is 23 × 19?", "settings": {"mode": "multi"}}
+    if conversation_id:
+        body["conversation_id"] = conversation_id
+    run = await api.http.post("/api/v1/runs", json=body, headers=api.auth(key))
+    assert run.status_code == 202, run.text
+    assert (await sse(api, key, run.json()["run_id"]))[-1]["type"] == "done"
+
+
+async def test_the_sources_that_exist_are_gathered_by_default(start_api) -> None:
+    llm = ScriptedLLM()
+    api = await start_api(llm, api_key_cache_s=0)
+    key = await api.key()
+    await ask(api, key)
+    assert planner_sources(llm) == []  # nothing exists yet: nothing to gather
+
+    now = datetime.now(UTC)
+    await api.stores.documents.put(
+        DocumentRecord(
+            tenant_id="t1",
+            doc_id="d1",
+            source="handbook.md",
+            title="Handbook",
+            uploaded_by="alice",
+            job_id="j1",
+            chunks=1,
+            size_bytes=10,
+            created_at=now,
+            updated_at=now,
+        )
+    )
+    await ask(api, key, conversation_id="conv-1")
+    assert planner_sources(llm) == ["documents"]
+    await ask(api, key, conversation_id="conv-1")  # the conversation has history now
+    assert planner_sources(llm) == ["documents", "memory"]
+
+    admin = await api.key(role=KeyRole.ADMIN, subject="root")
+    put = await api.http.put(
+        "/api/v1/settings", json={"egress_enabled": True}, headers=api.auth(admin)
+    )
+    assert put.status_code == 200
+    await ask(api, key)
+    assert planner_sources(llm) == ["documents", "web"]
+
+    chosen = await api.http.put("/api/v1/settings", json={"sources": []}, headers=api.auth(admin))
+    assert chosen.status_code == 200
+    await ask(api, key)
+    assert planner_sources(llm) == []  # the tenant's own choice wins, even none
