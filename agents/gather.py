@@ -153,9 +153,13 @@ async def handle_merge(
 
 
 def make_retrieval_router(
-    sources: Mapping[str, Source], budget_s: float, ingest: Handler | None = None
+    sources: Mapping[str, Source],
+    budget_s: float,
+    ingest: Handler | None = None,
+    search: Handler | None = None,
 ) -> Handler:
-    """The retrieval role's handler: gather branches, merges, and (if wired) ingest batches."""
+    """The retrieval role's handler: gather branches, merges, and (if wired) ingest
+    batches and the searches other processes send (``retrieval.remote``)."""
 
     async def handle(ctx: StepContext, command: Command) -> StepResult:
         kind = command.payload.kind
@@ -165,6 +169,8 @@ def make_retrieval_router(
             return await handle_merge(ctx, command)
         if kind == "ingest" and ingest is not None:
             return await ingest(ctx, command)
+        if kind == "search" and search is not None:
+            return await search(ctx, command)
         raise TypeError(f"retrieval got a {kind} payload")
 
     return handle

@@ -193,8 +193,26 @@ class MergeTask(Frozen):
     state: RunState
 
 
+class SearchTask(Frozen):
+    """A document search for a process without the vector store (the gateway's
+    ``search_docs``): the retrieval role runs it, filtered by the command's tenant and
+    groups, and writes the hits to the reply stream named by the command
+    (``retrieval.remote.reply_key``)."""
+
+    kind: Literal["search"] = "search"
+    query: str = Field(min_length=1, max_length=32_000)
+    top_k: int = Field(default=5, ge=1, le=50)
+
+
 AnyPayload = (
-    AgentTask | ToolCallBatch | ToolResults | NoopTask | IngestTask | GatherTask | MergeTask
+    AgentTask
+    | ToolCallBatch
+    | ToolResults
+    | NoopTask
+    | IngestTask
+    | GatherTask
+    | MergeTask
+    | SearchTask
 )
 Payload = Annotated[AnyPayload, Field(discriminator="kind")]
 

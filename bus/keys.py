@@ -45,9 +45,27 @@ def tag(shard: int) -> str:
     return "{" + str(shard) + "}"
 
 
-def role_stream(role: Role | str, shard: int) -> str:
-    """The stream a role's workers read on one shard."""
-    return f"{PREFIX}:{tag(shard)}:role:{role}"
+def role_stream(role: Role | str, shard: int, lane: str | None = None) -> str:
+    """The stream a role's workers read on one shard (or one of its lanes).
+
+    A lane is a second stream of the same role and group for work that must not queue
+    ahead of the role's other messages (ingest batches, `INGEST_LANE`).
+    """
+    base = f"{PREFIX}:{tag(shard)}:role:{role}"
+    return f"{base}:{lane}" if lane else base
+
+
+#: The retrieval role's lane for ingest batches: a large ingest job does not hold up
+#: searches and gather steps, which stay on the role's main stream.
+INGEST_LANE = "ingest"
+
+#: Every role's lanes besides its main stream (`agentbus streams`, KEDA triggers).
+LANES: dict[Role, tuple[str, ...]] = {Role.RETRIEVAL: (INGEST_LANE,)}
+
+
+def role_streams(role: Role, shard: int) -> list[str]:
+    """A role's main stream on one shard, then its lanes."""
+    return [role_stream(role, shard), *(role_stream(role, shard, x) for x in LANES.get(role, ()))]
 
 
 def group_name(role: Role | str) -> str:

@@ -7,10 +7,11 @@ current ``trace_id`` and ``span_id``.
 
 from __future__ import annotations
 
+import io
 import logging
 import sys
 from collections.abc import MutableMapping
-from typing import Any
+from typing import Any, TextIO, cast
 
 import structlog
 
@@ -22,6 +23,17 @@ def add_trace_ids(_logger: Any, _method: str, event: MutableMapping[str, Any]) -
     if tracing.ENABLED and (found := tracing.ids()) is not None:
         event["trace_id"], event["span_id"] = found
     return event
+
+
+class _Stderr(io.TextIOBase):
+    """Whatever ``sys.stderr`` is when a line is written, not when logging was set up (a
+    test runner swaps and closes it between tests; cached loggers keep their file)."""
+
+    def write(self, s: str) -> int:
+        return sys.stderr.write(s)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
 
 
 def configure(level: str = "info", *, json: bool = True) -> None:
@@ -39,10 +51,10 @@ def configure(level: str = "info", *, json: bool = True) -> None:
     structlog.configure(
         processors=[*shared, structlog.processors.format_exc_info, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(cast(TextIO, _Stderr())),
         cache_logger_on_first_use=True,
     )
-    handler = logging.StreamHandler(sys.stderr)
+    handler = logging.StreamHandler(cast(TextIO, _Stderr()))
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name],

@@ -97,6 +97,8 @@ class CallContext:
         policy: permissions, approvals and egress for this call.
         deps: the gateway's dependencies.
         groups: the subject's ACL groups (tools that filter by them see `caller`).
+        deadline: the run's deadline (Unix time), for tools that ask other roles.
+        step_id: the gateway step making the call (`Command.step_id`).
     """
 
     tenant_id: str
@@ -106,12 +108,18 @@ class CallContext:
     policy: CallPolicy
     deps: GatewayDeps
     groups: frozenset[str] = frozenset()
+    deadline: float | None = None
+    step_id: str = ""
 
     @property
     def caller(self) -> Caller:
-        """Who the call runs for, as a caller-aware tool sees it."""
+        """Who the call runs for, as a caller-aware tool sees it (the chain adds the call id)."""
         return Caller(
-            tenant_id=self.tenant_id, subject=self.subject, groups=self.groups, run_id=self.run_id
+            tenant_id=self.tenant_id,
+            subject=self.subject,
+            groups=self.groups,
+            run_id=self.run_id,
+            deadline=self.deadline,
         )
 
 
@@ -167,4 +175,6 @@ def call_context(
         policy=run_policy(tenant, state, scoped=scoped),
         deps=deps,
         groups=frozenset(command.groups),
+        deadline=command.deadline,
+        step_id=command.step_id,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import structlog
@@ -31,8 +32,9 @@ async def _run_chain(call: ToolInvocation, ctx: CallContext) -> ToolOutcome:
     check_risk(spec, ctx.policy)
     args = parse_args(call.arguments)
     check_input(entry.input_validator, args)
+    caller = replace(ctx.caller, request_id=f"{ctx.step_id}:{call.call_id}")
     async with egress_for(spec, ctx) as net:
-        result = await run_with_timeout(entry.tool, args, net, spec.timeout_s, ctx.caller)
+        result = await run_with_timeout(entry.tool, args, net, spec.timeout_s, caller)
     check_output(entry.output_validator, result, spec.name)
     capped, truncated = cap_output(result, spec.max_output_bytes)
     return ToolOutcome.success(capped, truncated=truncated)

@@ -119,12 +119,17 @@ class Caller:
         subject: the authenticated user behind the run.
         groups: the subject's ACL groups.
         run_id: the run.
+        request_id: the call being made: unique within the run, the same when the step
+            is delivered again (the gateway step's id and the call's id).
+        deadline: the run's deadline (Unix time), if it has one.
     """
 
     tenant_id: str
     subject: str
     groups: frozenset[str] = frozenset()
     run_id: str = ""
+    request_id: str = ""
+    deadline: float | None = None
 
 
 @runtime_checkable

@@ -65,13 +65,21 @@ class RerankerUnavailable(RetrievalError):
 
 
 class StoreLocked(RetrievalError):
-    """The local Qdrant folder is open in another process (local mode takes a lock)."""
+    """The embedded vector store's folder is open in another process (it takes a lock)."""
 
     code = "qdrant_locked"
     hint = (
-        "only one process may open local Qdrant: send work through `agentbus up` "
-        "(agentbus ingest does), or point AGENTBUS_QDRANT_URL at a Qdrant server"
+        "one process owns the embedded vector store: run the retrieval role there only "
+        "(`agentbus up` does); every other process reaches it over the bus. For several "
+        "retrieval processes, point AGENTBUS_QDRANT_URL at a Qdrant server"
     )
+
+
+class SearchUnanswered(RetrievalError):
+    """A search sent over the bus got no reply in time."""
+
+    code = "retrieval_unavailable"
+    hint = "check that a retrieval worker runs (`agentbus up` or `agentbus worker retrieval`)"
 
 
 class StoreUnavailable(RetrievalError):

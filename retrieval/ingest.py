@@ -11,16 +11,16 @@ chunks, and a reader never sees the document missing in between.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bus.commands import IngestDoc
 from retrieval.chunking import ChunkingConfig, chunk_document
 from retrieval.models import Chunk, Document, StoredChunk, normalise_acl, sha256_hex
-from retrieval.ports import Embedder
-from retrieval.sparse import document_vector
-from retrieval.store import QdrantStore
+from retrieval.ports import Embedder, VectorStore
+from retrieval.sparse import SparseVec, document_vector
 
 _POINT_NS = uuid.UUID("6f1d7a0e-56c4-4f8e-9b8e-3f2a4d1c0b7a")
 
@@ -109,6 +109,22 @@ class DocumentResult:
         return bool(self.embedded or self.relabelled or self.deleted)
 
 
+#: Batches of one document embedded at once (`Ingestor.ingest`).
+_EMBED_AHEAD = 2
+
+
+@dataclass(slots=True)
+class _Batch:
+    """A batch ready to write: the new chunks with their vectors, the moved chunk ids."""
+
+    doc: IngestDoc
+    size: int
+    moved: list[str]
+    records: list[StoredChunk] = field(default_factory=lambda: [])
+    dense: list[list[float]] = field(default_factory=lambda: [])
+    sparse: list[SparseVec] = field(default_factory=lambda: [])
+
+
 class Ingestor:
     """Stores prepared chunks: embeds what is new, relabels what moved, deletes what is stale.
 
@@ -117,7 +133,7 @@ class Ingestor:
         embedder: the dense embedder (the same one search uses).
     """
 
-    def __init__(self, store: QdrantStore, embedder: Embedder) -> None:
+    def __init__(self, store: VectorStore, embedder: Embedder) -> None:
         self.store = store
         self.embedder = embedder
         self._ready = False
@@ -132,16 +148,22 @@ class Ingestor:
         self, tenant: str, doc: IngestDoc, chunks: Sequence[Chunk]
     ) -> BatchResult:
         """Store one batch of a document version's chunks (idempotent)."""
+        return await self._write(await self._embed(tenant, doc, chunks))
+
+    async def _embed(self, tenant: str, doc: IngestDoc, chunks: Sequence[Chunk]) -> _Batch:
+        """What storing a batch takes: which chunks are new (embedded now) or moved."""
         await self.ready()
         ids = [point_id(doc.doc_id, doc.title, c) for c in chunks]
         stored = await self.store.versions(ids)
         acl = tuple(doc.acl)
         new = [(i, c) for i, c in zip(ids, chunks, strict=True) if i not in stored]
         moved = [i for i in ids if i in stored and stored[i] != (doc.version, acl)]
+        batch = _Batch(doc, len(ids), moved)
         if new:
             texts = [indexed_text(doc.title, c.heading, c.text) for _, c in new]
-            dense = await self.embedder.embed(texts)
-            records = [
+            batch.dense = await self.embedder.embed(texts)
+            batch.sparse = [document_vector(t) for t in texts]
+            batch.records = [
                 StoredChunk(
                     id=i,
                     tenant=tenant,
@@ -157,9 +179,14 @@ class Ingestor:
                 )
                 for i, c in new
             ]
-            await self.store.upsert(records, dense, [document_vector(t) for t in texts])
-        await self.store.relabel(moved, doc.version, acl)
-        return BatchResult(len(new), len(moved), len(ids) - len(new) - len(moved))
+        return batch
+
+    async def _write(self, batch: _Batch) -> BatchResult:
+        if batch.records:
+            await self.store.upsert(batch.records, batch.dense, batch.sparse)
+        await self.store.relabel(batch.moved, batch.doc.version, batch.doc.acl)
+        new, moved = len(batch.records), len(batch.moved)
+        return BatchResult(new, moved, batch.size - new - moved)
 
     async def finish_document(self, tenant: str, doc_id: str, version: str) -> int:
         """Delete the document's chunks of other versions; returns how many."""
@@ -170,19 +197,41 @@ class Ingestor:
         self, prepared: PreparedDocument, *, tenant: str, batch_size: int = 64
     ) -> DocumentResult:
         """Store a whole prepared document in this process, then drop its old versions."""
-        chunks = prepared.chunks
-        batches = max(1, -(-len(chunks) // batch_size))
-        embedded = relabelled = unchanged = 0
-        for b in range(batches):
-            part = chunks[b * batch_size : (b + 1) * batch_size]
-            result = await self.store_batch(tenant, prepared.header(b, batches), part)
-            embedded += result.embedded
-            relabelled += result.relabelled
-            unchanged += result.unchanged
-        deleted = await self.finish_document(tenant, prepared.doc_id, prepared.version)
-        return DocumentResult(
-            prepared.doc_id, prepared.source, len(chunks), embedded, relabelled, unchanged, deleted
-        )
+        [result] = await self.ingest_all([prepared], tenant=tenant, batch_size=batch_size)
+        return result
+
+    async def ingest_all(
+        self, documents: Sequence[PreparedDocument], *, tenant: str, batch_size: int = 64
+    ) -> list[DocumentResult]:
+        """Store documents in this process, each then dropping its old versions.
+
+        Batches are pipelined, across documents too: the next batch is embedded while one
+        is written, and two batches' embeddings overlap so the embedder's threads never
+        wait on one batch's last, smallest group.
+        """
+        embedding = asyncio.Semaphore(_EMBED_AHEAD)
+
+        async def one(doc: PreparedDocument, b: int, batches: int) -> BatchResult:
+            part = doc.chunks[b * batch_size : (b + 1) * batch_size]
+            async with embedding:
+                batch = await self._embed(tenant, doc.header(b, batches), part)
+            return await self._write(batch)
+
+        async def document(doc: PreparedDocument) -> DocumentResult:
+            batches = max(1, -(-len(doc.chunks) // batch_size))
+            results = await asyncio.gather(*(one(doc, b, batches) for b in range(batches)))
+            deleted = await self.finish_document(tenant, doc.doc_id, doc.version)
+            return DocumentResult(
+                doc.doc_id,
+                doc.source,
+                len(doc.chunks),
+                sum(r.embedded for r in results),
+                sum(r.relabelled for r in results),
+                sum(r.unchanged for r in results),
+                deleted,
+            )
+
+        return list(await asyncio.gather(*(document(d) for d in documents)))
 
     async def delete(self, tenant: str, source: str) -> int:
         """Remove a document entirely; returns the chunks deleted."""

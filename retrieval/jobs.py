@@ -1,7 +1,8 @@
 """Ingest jobs on the bus: split prepared documents into messages, track their progress.
 
-A job is a run-like id whose messages go to the retrieval role's stream (one shard per
-job, like a run), so several retrieval workers share a large ingest and the runtime's
+A job is a run-like id whose messages go to the retrieval role's ingest lane (one shard
+per job, like a run; a lane of its own so a large job does not queue searches), so
+several retrieval workers share a large ingest and the runtime's
 exactly-once steps, retries and dead letters apply. Progress lives in Redis under the
 job's run keys (``keys.run_blob``), expiring with them; the last batch writes a ``done``
 event to the job's event stream, a dead-lettered batch an ``error`` + ``done`` one.
@@ -87,7 +88,7 @@ async def publish_job(
     job_id = new_run_id()
     shard = keys.shard_of(job_id, settings.shards)
     deadline = deadline_in(deadline_s)
-    stream = keys.role_stream(keys.Role.RETRIEVAL, shard)
+    stream = keys.role_stream(keys.Role.RETRIEVAL, shard, keys.INGEST_LANE)
     progress = progress_key(job_id, shard)
     # Create the group first: a worker starting later creates it at "$" and would skip
     # entries published before it existed.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 #: The ACL entry meaning "every user of the tenant".
 PUBLIC = "*"
@@ -127,6 +128,38 @@ class StoredChunk:
     heading: str
     text: str
     content_hash: str
+
+    def payload(self) -> dict[str, Any]:
+        """The point's payload in a vector store (everything but the id)."""
+        return {
+            "tenant": self.tenant,
+            "acl": list(self.acl),
+            "doc_id": self.doc_id,
+            "version": self.version,
+            "source": self.source,
+            "title": self.title,
+            "position": self.position,
+            "heading": self.heading,
+            "text": self.text,
+            "content_hash": self.content_hash,
+        }
+
+    @classmethod
+    def from_payload(cls, point_id: object, p: dict[str, Any]) -> StoredChunk:
+        """The chunk a stored point holds."""
+        return cls(
+            id=str(point_id),
+            tenant=p["tenant"],
+            acl=tuple(p["acl"]),
+            doc_id=p["doc_id"],
+            version=p["version"],
+            source=p["source"],
+            title=p.get("title", ""),
+            position=int(p["position"]),
+            heading=p.get("heading", ""),
+            text=p["text"],
+            content_hash=p["content_hash"],
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,13 +1,22 @@
-"""Ports of retrieval: the embedder and the reranker (one adapter per file under
-``retrieval/embedders/`` and ``retrieval/rerankers/``; every embedder passes the same
-contract suite in ``tests/unit/retrieval/embedder_contract.py``)."""
+"""Ports of retrieval: the embedder, the reranker and the vector store.
+
+One adapter per file: embedders under ``retrieval/embedders/``, rerankers under
+``retrieval/rerankers/``, stores in ``retrieval/edge_store.py`` (embedded Qdrant Edge) and
+``retrieval/store.py`` (a Qdrant server). Every embedder passes
+``tests/unit/retrieval/embedder_contract.py``; every store passes
+``tests/integration/retrieval/store_contract.py``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
-from retrieval.models import Hit
+from retrieval.models import Access, Hit, StoredChunk
+from retrieval.sparse import SparseVec
+
+#: How a store ranks: the dense vector, the keyword (sparse) vector, or both fused (RRF).
+Method = Literal["dense", "keyword", "hybrid"]
 
 
 @runtime_checkable
@@ -53,4 +62,71 @@ class Reranker(Protocol):
         Raises:
             RerankerUnavailable: the model cannot be loaded.
         """
+        ...
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """The chunk collection: named dense + sparse vectors, tenant and ACL in every payload.
+
+    Every read takes an `Access` and filters by tenant and ACL inside each stage of the
+    query (each prefetch of a hybrid search), so a chunk the caller may not read never
+    reaches fusion or the reranker.
+    """
+
+    async def ensure_collection(self, dim: int, embedder: str) -> None:
+        """Create the collection if missing; check its dense vector size.
+
+        Raises:
+            CollectionMismatch: it exists with another dense vector size.
+        """
+        ...
+
+    async def versions(self, ids: Sequence[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
+        """Stored (version, acl) of the points among ``ids`` that exist."""
+        ...
+
+    async def upsert(
+        self,
+        chunks: Sequence[StoredChunk],
+        dense: Sequence[list[float]],
+        sparse: Sequence[SparseVec],
+    ) -> None:
+        """Write chunks with their vectors (same order in all three)."""
+        ...
+
+    async def relabel(self, ids: Sequence[str], version: str, acl: Sequence[str]) -> None:
+        """Move existing points to a new document version and ACL (no re-embedding)."""
+        ...
+
+    async def delete_document(
+        self, tenant: str, doc_id: str, *, keep_version: str | None = None
+    ) -> int:
+        """Delete a document's chunks (those of other versions than ``keep_version``)."""
+        ...
+
+    async def count(self, tenant: str | None = None) -> int:
+        """Points stored (of one tenant, or all)."""
+        ...
+
+    async def search(
+        self,
+        access: Access,
+        *,
+        method: Method,
+        dense: list[float] | None,
+        sparse: SparseVec | None,
+        limit: int,
+        prefetch_limit: int,
+    ) -> list[Hit]:
+        """The best ``limit`` chunks ``access`` may read, by ``method``.
+
+        Hybrid fuses a dense and a keyword prefetch with RRF (k=2, Qdrant's default); an
+        empty keyword query falls back to dense, and a keyword search with no terms finds
+        nothing.
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """Release the store (a local folder's lock, threads, connections)."""
         ...

@@ -1,4 +1,4 @@
-"""Search: embed the query, run dense / keyword / hybrid (RRF) in Qdrant, then rerank."""
+"""Search: embed the query, run dense / keyword / hybrid (RRF) in the store, then rerank."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from retrieval.models import Access, Hit
-from retrieval.ports import Embedder, Reranker
+from retrieval.ports import Embedder, Method, Reranker, VectorStore
 from retrieval.sparse import query_vector
-from retrieval.store import Method, QdrantStore
 
 SearchMethod = Literal["dense", "keyword", "hybrid", "hybrid+rerank"]
 
@@ -42,7 +41,7 @@ class Searcher:
 
     def __init__(
         self,
-        store: QdrantStore,
+        store: VectorStore,
         embedder: Embedder,
         reranker: Reranker,
         config: SearchConfig = SearchConfig(),

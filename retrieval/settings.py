@@ -15,7 +15,20 @@ class RetrievalSettings(EnvSettings):
 
     qdrant_url: str | None = Field(default=None, description="Qdrant server URL.")
     qdrant_path: Path | None = Field(
-        default=None, description="Qdrant local-mode folder; default data_dir/qdrant."
+        default=None,
+        description="The embedded vector store's folder (Qdrant Edge); default data_dir/vectors.",
+    )
+    vector_index_threshold: int = Field(
+        default=20_000,
+        ge=1,
+        description="Embedded store: unindexed chunks that start an HNSW build (in a child "
+        "process, once writes pause); below it a query scans them in a few ms.",
+    )
+    store_standby_poll_s: float = Field(
+        default=1.0,
+        gt=0,
+        description="Embedded store: how often a retrieval process that waits for the "
+        "store's lock (another process owns it) tries again.",
     )
     qdrant_collection: str = Field(
         default="agentbus_chunks",

@@ -1,9 +1,9 @@
 """Wires retrieval from settings: store, embedder, reranker, searcher, ingestor.
 
-The composition root (``api.compose``) opens one `Retrieval` per process with
-`open_retrieval` and hands its parts to the gateway's ``search_docs`` tool and the
-retrieval role's handler. Local Qdrant locks its folder, so in embedded mode only the
-process running ``agentbus up`` may open it.
+The composition root (``api.compose``) opens one `Retrieval` in each process that runs
+the retrieval role and hands its parts to that role's handler (ingest, gather, and the
+searches the gateway's ``search_docs`` sends over the bus). The embedded store (Qdrant
+Edge) locks its folder: one process owns it; with a Qdrant server any number may.
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from retrieval.chunking import ChunkingConfig
+from retrieval.edge_store import EdgeStore
 from retrieval.embedders import make_embedder
 from retrieval.ingest import Ingestor
-from retrieval.ports import Embedder, Reranker
+from retrieval.ports import Embedder, Reranker, VectorStore
 from retrieval.rerankers import make_reranker
 from retrieval.search import SearchConfig, Searcher
 from retrieval.store import QdrantStore
@@ -27,8 +28,8 @@ if TYPE_CHECKING:
 
 
 def qdrant_path(settings: RetrievalSettings) -> Path:
-    """The local-mode folder: ``qdrant_path`` or ``<data_dir>/qdrant``."""
-    return settings.qdrant_path or settings.data_dir / "qdrant"
+    """The embedded store's folder: ``qdrant_path`` or ``<data_dir>/vectors``."""
+    return settings.qdrant_path or settings.data_dir / "vectors"
 
 
 def chunking_config(settings: RetrievalSettings) -> ChunkingConfig:
@@ -49,7 +50,7 @@ def search_config(settings: RetrievalSettings) -> SearchConfig:
 class Retrieval:
     """One process's retrieval parts, sharing one store connection."""
 
-    store: QdrantStore
+    store: VectorStore
     embedder: Embedder
     reranker: Reranker
     searcher: Searcher
@@ -65,21 +66,30 @@ async def open_retrieval(
     reranker: Reranker | None = None,
     path: Path | None = None,
 ) -> AsyncGenerator[Retrieval]:
-    """Open the store (server if ``qdrant_url``, else local folder) and build the parts.
+    """Open the store (a Qdrant server if ``qdrant_url``, else the embedded folder) and
+    build the parts.
 
     Raises:
-        StoreLocked: local mode and another process holds the folder.
+        StoreLocked: the embedded store's folder is open in another process.
         CollectionMismatch: the collection was built with another vector size.
     """
-    emb = embedder or make_embedder(settings)
     key = settings.qdrant_api_key
-    store = await QdrantStore.open(
-        settings.qdrant_collection,
-        url=settings.qdrant_url,
-        path=None if settings.qdrant_url else (path or qdrant_path(settings)),
-        api_key=key.get_secret_value() if key else None,
-    )
+    store: VectorStore
+    if settings.qdrant_url:
+        store = await QdrantStore.open(
+            settings.qdrant_collection,
+            url=settings.qdrant_url,
+            api_key=key.get_secret_value() if key else None,
+        )
+    else:
+        store = await EdgeStore.open(
+            path or qdrant_path(settings),
+            settings.qdrant_collection,
+            index_threshold=settings.vector_index_threshold,
+        )
+    emb: Embedder | None = embedder
     try:
+        emb = emb or make_embedder(settings)  # after the store: a stand-by loads nothing
         ingestor = Ingestor(store, emb)
         await ingestor.ready()
         rr = reranker or make_reranker(settings.reranker)

@@ -1,12 +1,14 @@
-"""Chunks in Qdrant: one collection per deployment, tenant and ACL in every point's payload.
+"""Chunks on a Qdrant server: one collection per deployment, tenant and ACL in every payload.
 
 The collection has a named dense vector (cosine) and a named sparse keyword vector with
 Qdrant's IDF modifier. Every read takes an `Access` and filters on tenant and ACL inside
 *each* prefetch, so a chunk the caller may not read never reaches fusion or the reranker.
 
-qdrant-client is used synchronously on a private thread pool: local mode is a pure-Python
-brute-force scan that would otherwise block the event loop, and its SQLite file belongs to
-the thread that opened it, so local mode gets exactly one thread.
+qdrant-client is used synchronously on a private thread pool. Its local mode (``path=``)
+is not a deployment choice (a brute-force scan in Python, ~550 ms per hybrid query over
+10,000 chunks here; the embedded default is `retrieval.edge_store`): it stands in for the
+server in the store contract suite, and then gets exactly one thread, because its SQLite
+file belongs to the thread that opened it.
 """
 
 from __future__ import annotations
@@ -16,19 +18,19 @@ import functools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
 from retrieval.errors import CollectionMismatch, StoreLocked, StoreUnavailable
 from retrieval.models import Access, Hit, StoredChunk
+from retrieval.ports import Method
 from retrieval.sparse import SparseVec
 
 T = TypeVar("T")
 DENSE = "dense"
 KEYWORD = "keyword"
-Method = Literal["dense", "keyword", "hybrid"]
 #: Payload fields with an index on a Qdrant server (local mode has none).
 INDEXED = {"tenant": True, "acl": False, "doc_id": False}
 
@@ -40,37 +42,6 @@ def access_filter(access: Access) -> qm.Filter:
             qm.FieldCondition(key="tenant", match=qm.MatchValue(value=access.tenant)),
             qm.FieldCondition(key="acl", match=qm.MatchAny(any=access.readable_acl())),
         ]
-    )
-
-
-def _payload(chunk: StoredChunk) -> dict[str, Any]:
-    return {
-        "tenant": chunk.tenant,
-        "acl": list(chunk.acl),
-        "doc_id": chunk.doc_id,
-        "version": chunk.version,
-        "source": chunk.source,
-        "title": chunk.title,
-        "position": chunk.position,
-        "heading": chunk.heading,
-        "text": chunk.text,
-        "content_hash": chunk.content_hash,
-    }
-
-
-def _chunk(point_id: Any, p: dict[str, Any]) -> StoredChunk:
-    return StoredChunk(
-        id=str(point_id),
-        tenant=p["tenant"],
-        acl=tuple(p["acl"]),
-        doc_id=p["doc_id"],
-        version=p["version"],
-        source=p["source"],
-        title=p.get("title", ""),
-        position=int(p["position"]),
-        heading=p.get("heading", ""),
-        text=p["text"],
-        content_hash=p["content_hash"],
     )
 
 
@@ -208,7 +179,7 @@ class QdrantStore:
     ) -> None:
         """Write chunks with their vectors (same order in all three)."""
         points = [
-            qm.PointStruct(id=c.id, vector={DENSE: d, KEYWORD: _sparse(s)}, payload=_payload(c))
+            qm.PointStruct(id=c.id, vector={DENSE: d, KEYWORD: _sparse(s)}, payload=c.payload())
             for c, d, s in zip(chunks, dense, sparse, strict=True)
         ]
         if points:
@@ -299,6 +270,10 @@ class QdrantStore:
                 del kwargs["query_filter"]
         response = await self._run(self._client.query_points, self.collection, **kwargs)
         return [
-            Hit(_chunk(p.id, p.payload or {}), float(p.score), {method: float(p.score)})
+            Hit(
+                StoredChunk.from_payload(p.id, p.payload or {}),
+                float(p.score),
+                {method: float(p.score)},
+            )
             for p in response.points
         ]

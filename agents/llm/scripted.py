@@ -95,7 +95,8 @@ def turn(*parts: LLMEvent | Iterable[LLMEvent]) -> list[LLMEvent]:
 def benchmark_turn(
     messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
 ) -> Turn:
-    """The benchmark: a ``calculator`` call for 23 * 19, then a 40-token answer with 437.
+    """The benchmark: a ``calculator`` call for 23 * 19, then a 40-token answer with 437
+    (a question naming "docs" calls ``search_docs`` with the question instead, if offered).
 
     The turn is chosen from the conversation (after a tool result: answer; otherwise: call
     the calculator if offered) rather than from a cursor, so concurrent runs sharing one
@@ -104,7 +105,12 @@ def benchmark_turn(
     role = _agent_of(messages, options)
     if role in ("planner", "critic", "verifier"):
         return list(_fixed_turn(role))
-    if messages[-1].role == "tool" or not any(t.name == "calculator" for t in tools):
+    if messages[-1].role == "tool":
+        return list(_fixed_turn("answer"))
+    question = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    if "docs" in question.lower() and any(t.name == "search_docs" for t in tools):
+        return turn(tool_call("search_docs", {"query": question}), usage(50, 12))
+    if not any(t.name == "calculator" for t in tools):
         return list(_fixed_turn("answer"))
     return turn(tool_call("calculator", {"expression": "23 * 19"}), usage(50, 12))
 

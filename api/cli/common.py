@@ -12,7 +12,7 @@ import typer
 
 from api.compose.settings import AppSettings
 from bus import logs, tracing
-from bus.errors import BusError
+from bus.errors import CodedError
 from bus.settings import BusSettings
 
 P = ParamSpec("P")
@@ -48,7 +48,7 @@ def run_async(fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
         try:
             with asyncio.Runner(loop_factory=loop_factory()) as runner:
                 return runner.run(fn(*args, **kwargs))
-        except BusError as e:
+        except CodedError as e:  # every package's errors: a code, a message, a hint
             typer.echo(f"error [{e.code}]: {e}", err=True)
             sys.exit(2)
         except KeyboardInterrupt:

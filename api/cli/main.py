@@ -28,7 +28,7 @@ from api.compose.connection import connect
 from api.compose.edge_process import EdgeFailed, edge_process, free_port, wait_ready, watch
 from api.compose.local_key import ensure_local_key, local_key_message
 from api.compose.processes import helper_processes, helper_roles
-from api.compose.roles import UP_ROLES, Roles, maybe_retrieval
+from api.compose.roles import UP_ROLES, Roles
 from api.compose.workers import build_workers
 from bus.keys import Role
 from bus.runtime import health
@@ -75,10 +75,11 @@ async def up(
     async with (
         open_store(s.bus, migrate=True) as stores,
         connect(s.bus, embedded=True) as conn,
-        maybe_retrieval(s.retrieval, True) as retrieval,
     ):
-        roles = Roles(s, stores, retrieval=retrieval)
-        workers = build_workers(UP_ROLES, conn.redis, s.bus, roles, concurrency=concurrency)
+        roles = Roles(s, stores, redis=conn.redis)
+        workers = build_workers(
+            UP_ROLES, conn.redis, s.bus, roles, concurrency=concurrency, own_store=True
+        )
         for w in workers:  # before anyone is told to publish: a new group starts at "$"
             await w.ensure_groups()
         typer.echo(f"agentbus up: redis {conn.url}, store {s.bus.resolved_database_url()}")
@@ -151,20 +152,14 @@ async def worker(
 ) -> None:
     """Run workers of one or more roles (scale out by starting more of them)."""
     s = settings()
-    # Local Qdrant is one folder one process may open: only the roles that search or
-    # ingest open it (a Qdrant server serves every process).
-    searches = any(
-        role in (Role.GATEWAY, Role.RETRIEVAL)
-        or (s.retrieval.qdrant_url is not None and role == Role.RESEARCHER)
-        for role in roles
-    )
-    async with (
-        open_store(s.bus) as stores,
-        connect(s.bus) as conn,
-        maybe_retrieval(s.retrieval, searches) as retrieval,
-    ):
-        handlers = Roles(s, stores, retrieval=retrieval)
-        workers = build_workers(roles, conn.redis, s.bus, handlers, concurrency=concurrency)
+    # Only the retrieval role opens the vector store, and only while it owns it (the
+    # embedded one is a folder one process may open: `StoreOwner` waits for it); every
+    # other role, the gateway's search_docs included, reaches it over the bus.
+    async with open_store(s.bus) as stores, connect(s.bus) as conn:
+        handlers = Roles(s, stores, redis=conn.redis)
+        workers = build_workers(
+            roles, conn.redis, s.bus, handlers, concurrency=concurrency, own_store=True
+        )
         beat = _serve_health(s.bus.metrics_port)
         try:
             await Runner(workers, conn.redis, burst=burst).run()

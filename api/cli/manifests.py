@@ -170,26 +170,28 @@ def worker_deployment(role: Role, shape: RoleShape) -> dict[str, Any]:
 
 
 def scaled_object(role: Role, shape: RoleShape, shards: int) -> dict[str, Any]:
-    """One role's KEDA ScaledObject: outstanding work summed over every shard."""
+    """One role's KEDA ScaledObject: outstanding work summed over every shard and lane."""
     triggers: list[dict[str, Any]] = []
     terms: list[str] = []
     for shard in range(shards):
-        common = {
-            "addressFromEnv": "AGENTBUS_REDIS_ADDRESS",
-            "stream": keys.role_stream(role, shard),
-            "consumerGroup": keys.group_name(role),
-        }
-        # Workers read only as many entries as they have free slots, so a busy role shows
-        # little lag and much pending: scale on both (pending = delivered, not yet acked).
-        for kind, metadata in (
-            ("pending", {"pendingEntriesCount": "1"}),
-            ("lag", {"lagCount": "1"}),
-        ):
-            trigger_name = f"{kind}_{shard}"
-            triggers.append(
-                {"type": "redis-streams", "name": trigger_name, "metadata": common | metadata}
-            )
-            terms.append(trigger_name)
+        for lane in (None, *keys.LANES.get(role, ())):
+            common = {
+                "addressFromEnv": "AGENTBUS_REDIS_ADDRESS",
+                "stream": keys.role_stream(role, shard, lane),
+                "consumerGroup": keys.group_name(role),
+            }
+            # Workers read only as many entries as they have free slots, so a busy role
+            # shows little lag and much pending: scale on both (pending = delivered, not
+            # yet acked).
+            for kind, metadata in (
+                ("pending", {"pendingEntriesCount": "1"}),
+                ("lag", {"lagCount": "1"}),
+            ):
+                trigger_name = f"{kind}_{lane}_{shard}" if lane else f"{kind}_{shard}"
+                triggers.append(
+                    {"type": "redis-streams", "name": trigger_name, "metadata": common | metadata}
+                )
+                terms.append(trigger_name)
     per_replica = shape.concurrency or 1_000
     return {
         "apiVersion": "keda.sh/v1alpha1",
@@ -243,7 +245,7 @@ def keda_yaml(shards: int) -> str:
     """``deploy/k8s/keda.yaml`` for a deployment of ``shards`` shards (AGENTBUS_SHARDS)."""
     comment = (
         "# KEDA ScaledObjects (KEDA 2.12+, Redis 7+): each role scales on its group's pending\n"
-        "# entries plus lag, summed over every shard. Regenerate with --shards S to match\n"
-        "# AGENTBUS_SHARDS.\n"
+        "# entries plus lag, summed over every shard and lane (retrieval's ingest lane).\n"
+        "# Regenerate with --shards S to match AGENTBUS_SHARDS.\n"
     )
     return render([scaled_object(r, s, shards) for r, s in ROLES.items()], shards, comment)

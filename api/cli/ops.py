@@ -32,7 +32,8 @@ async def streams(as_json: Annotated[bool, typer.Option("--json")] = False) -> N
         rows = []
         for role in keys.Role:
             for shard in range(s.bus.shards):
-                rows.extend(await group_stats(conn.redis, keys.role_stream(role, shard)))
+                for stream in keys.role_streams(role, shard):
+                    rows.extend(await group_stats(conn.redis, stream))
     if as_json:
         for r in rows:
             typer.echo(json.dumps(dataclasses.asdict(r)))

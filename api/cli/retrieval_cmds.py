@@ -101,7 +101,8 @@ async def _via_bus(
         job: Job = await publish_job(
             redis, s.bus, tasks, tenant=tenant, subject=s.api.subject, deadline_s=deadline_s
         )
-        stats = await group_stats(redis, keys.role_stream(keys.Role.RETRIEVAL, job.shard))
+        lane = keys.role_stream(keys.Role.RETRIEVAL, job.shard, keys.INGEST_LANE)
+        stats = await group_stats(redis, lane)
         if not any(g.group == keys.group_name(keys.Role.RETRIEVAL) and g.consumers for g in stats):
             _console.print(
                 "no retrieval worker is consuming yet: the job waits on the stream until "
@@ -231,7 +232,7 @@ def bench_retrieval(
     ] = "local",
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
 ) -> None:
-    """Hybrid search in local mode: ingest chunks/s and query p50/p99 (synthetic chunks)."""
+    """Ingest chunks/s and hybrid query p50/p99 on the configured store (synthetic chunks)."""
     asyncio.run(
         load_bench("retrieval").main(
             chunks=chunks, queries=queries, embedder=embedder, as_json=as_json

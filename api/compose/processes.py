@@ -4,9 +4,10 @@
 with ``--processes N`` it starts
 N-1 ``agentbus worker`` processes on the same Redis and store. Redis consumer groups share
 the steps out between them, exactly as between replicas on other machines. A helper runs
-every role except those that open the local Qdrant folder, which one process at a time may
-hold (retrieval, and the gateway for its ``search_docs`` tool); with a Qdrant server
-(``AGENTBUS_QDRANT_URL``) helpers run those too. Helpers die with ``up``, even by SIGKILL.
+every role except retrieval, whose embedded vector store ``up`` itself owns (a helper would
+only stand by for it, and helpers die with ``up``; the gateway's ``search_docs`` reaches it
+over the bus); with a Qdrant server (``AGENTBUS_QDRANT_URL``) helpers run retrieval too.
+Helpers die with ``up``, even by SIGKILL.
 """
 
 from __future__ import annotations
@@ -23,15 +24,15 @@ from bus.embedded import die_with_parent
 from bus.keys import Role
 from retrieval.settings import RetrievalSettings
 
-#: Roles only the process holding the local Qdrant folder may run.
-_LOCAL_QDRANT_ROLES = frozenset({Role.RETRIEVAL, Role.GATEWAY})
+#: Roles only the process holding the embedded vector store runs.
+_STORE_ROLES = frozenset({Role.RETRIEVAL})
 
 
 def helper_roles(settings: RetrievalSettings, roles: Sequence[Role]) -> list[Role]:
     """The roles a helper process runs."""
     if settings.qdrant_url is not None:
         return list(roles)
-    return [r for r in roles if r not in _LOCAL_QDRANT_ROLES]
+    return [r for r in roles if r not in _STORE_ROLES]
 
 
 @contextmanager

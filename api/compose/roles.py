@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from redis.asyncio import Redis
 
 from agents.critic import make_critic
 from agents.deps import AgentDeps, tool_definitions
@@ -36,11 +37,11 @@ from gateway.registry import ToolRegistry
 from gateway.settings import GatewaySettings
 from gateway.tenants import DeploymentPolicies
 from gateway.tools import builtin_tools
-from gateway.tools.search_docs import SearchDocs
+from gateway.tools.search_docs import DocsSearch, SearchDocs, in_process, over_the_bus
 from gateway.worker import make_gateway_handler
 from retrieval.gather_source import DOCUMENTS, documents_source
-from retrieval.settings import RetrievalSettings
-from retrieval.stack import Retrieval, open_retrieval
+from retrieval.remote import RemoteSearch, make_search_handler
+from retrieval.stack import Retrieval
 from retrieval.worker import make_retrieval_handler
 
 #: Roles `agentbus up` runs in one process.
@@ -68,18 +69,6 @@ class ConfigError(BusError):
     """A setting is missing or inconsistent."""
 
     code = "config_error"
-
-
-@contextlib.asynccontextmanager
-async def maybe_retrieval(
-    settings: RetrievalSettings, needed: bool
-) -> AsyncGenerator[Retrieval | None]:
-    """Retrieval for the processes that search or ingest (local Qdrant: one process only)."""
-    if not needed:
-        yield None
-        return
-    async with open_retrieval(settings) as retrieval:
-        yield retrieval
 
 
 def make_llm(settings: AgentSettings) -> LLM:
@@ -118,22 +107,22 @@ def _chosen_llm(settings: AgentSettings) -> LLM:
 
 def make_registry(
     settings: GatewaySettings | None = None,
-    retrieval: Retrieval | None = None,
+    search: DocsSearch | None = None,
     *,
     top_k: int = 5,
 ) -> ToolRegistry:
-    """The gateway's tools: built-ins, ``search_docs`` (with retrieval), then plugins.
+    """The gateway's tools: built-ins, ``search_docs`` (given a way to search), then plugins.
 
     Args:
         settings: names the plugin tools; None loads none.
-        retrieval: the process's retrieval; without it there is no ``search_docs``.
+        search: how ``search_docs`` searches (`over_the_bus`, `in_process`); None: no tool.
         top_k: the chunks ``search_docs`` returns unless the model asks for a number.
     """
     try:
         plugins = load_plugins(settings.tool_plugins) if settings is not None else []
         docs = []
-        if retrieval is not None:
-            docs = [SearchDocs(retrieval.searcher, default_top_k=top_k)]
+        if search is not None:
+            docs = [SearchDocs(search, default_top_k=top_k)]
         return ToolRegistry([*builtin_tools(), *docs, *plugins])
     except GatewayError as e:
         raise ConfigError(e.message, hint=e.hint) from e
@@ -159,7 +148,10 @@ class Roles:
 
     It holds the whole deployment's settings and gives each package only its part.
     ``resolver`` and ``connect_override`` reach the gateway's egress client (tests point
-    them at a loopback server; the SSRF guard still checks every address).
+    them at a loopback server; the SSRF guard still checks every address). With
+    ``redis``, ``search_docs`` sends its searches to the retrieval role over the bus (any
+    process may run the gateway); without it but with ``retrieval`` it searches the store
+    this process holds; with neither there is no ``search_docs``.
     """
 
     settings: AppSettings
@@ -172,6 +164,7 @@ class Roles:
     gather_budget_s: float = 5.0
     resolver: Resolver | None = None
     connect_override: Mapping[str, str] | None = None
+    redis: Redis | None = None
     tools: ToolRegistry = field(init=False)
     _catalogue: TenantTools | None = field(init=False, default=None)
     _tenant_policies: StoredTenantPolicies | None = field(init=False, default=None)
@@ -181,8 +174,13 @@ class Roles:
         if self.registry is not None:
             self.tools = self.registry
         else:
+            search: DocsSearch | None = None
+            if self.redis is not None:
+                search = over_the_bus(RemoteSearch(self.redis, self.settings.bus))
+            elif self.retrieval is not None:
+                search = in_process(self.retrieval.searcher)
             top_k = self.settings.retrieval.retrieval_top_k
-            self.tools = make_registry(self.settings.gateway, self.retrieval, top_k=top_k)
+            self.tools = make_registry(self.settings.gateway, search, top_k=top_k)
         if self.retrieval is not None:
             self.sources = {DOCUMENTS: documents_source(self.retrieval.searcher), **self.sources}
 
@@ -221,6 +219,20 @@ class Roles:
             self._tenant_policies = StoredTenantPolicies(deployment, self.stores.tenant_settings)
         return self._tenant_policies
 
+    def retrieval_handler(self, retrieval: Retrieval | None) -> Handler:
+        """The retrieval role's handler: gather and merge, and with the store's parts the
+        ``documents`` source, ingest batches and the searches sent over the bus."""
+        deps = self._agent_deps()
+        if retrieval is None:
+            return make_retrieval_router(deps.sources, deps.gather_budget_s)
+        sources = {DOCUMENTS: documents_source(retrieval.searcher), **deps.sources}
+        return make_retrieval_router(
+            sources,
+            deps.gather_budget_s,
+            ingest=make_retrieval_handler(retrieval.ingestor),
+            search=make_search_handler(retrieval.searcher),
+        )
+
     def handler(self, role: Role) -> Handler:
         """The handler of one role."""
         match role:
@@ -244,9 +256,7 @@ class Roles:
             case Role.VERIFIER:
                 return make_verifier(self._agent_deps())
             case Role.RETRIEVAL:
-                deps = self._agent_deps()
-                ingest = make_retrieval_handler(self.retrieval.ingestor) if self.retrieval else None
-                return make_retrieval_router(deps.sources, deps.gather_budget_s, ingest=ingest)
+                return self.retrieval_handler(self.retrieval)
             case _:
                 raise UnknownRole(
                     f"no handler for role {role!r} in this build",

@@ -7,11 +7,12 @@ from collections.abc import Iterable
 from redis.asyncio import Redis
 
 from api.compose.roles import Roles
+from api.compose.store_owner import StoreOwner
 from api.http import limits
 from bus import wire
 from bus.commands import Command, RunResult
 from bus.events import FinalStatus, RunStatus
-from bus.keys import Role
+from bus.keys import INGEST_LANE, Role
 from bus.runtime.recorder import Applier, Recorder
 from bus.runtime.runner import Consumer
 from bus.runtime.worker import RunEndHook, Worker
@@ -57,13 +58,18 @@ def build_workers(
     handlers: Roles,
     *,
     concurrency: int = 1,
+    own_store: bool = False,
 ) -> list[Consumer]:
     """One worker per role, each wired to its handler and the run-end recorder.
 
     The ``recorder`` role is the ledger's consumer (`bus.runtime.recorder`), not a step
     worker: it writes the records steps commit (audit rows) to the store in batches. A
     process with gateway workers also sends webhooks (`gateway.webhooks`): from the same
-    network position, through the same egress path.
+    network position, through the same egress path. The ``retrieval`` role reads its main
+    stream and its ingest lane (a large ingest job never queues searches). With
+    ``own_store`` (``agentbus up`` and ``worker``), it opens the vector store itself and
+    reads only while it owns it (`StoreOwner`); otherwise it uses the store ``handlers``
+    holds, if any.
     """
     hook = run_end_recorder(handlers.stores.runs, redis)
     workers: list[Consumer] = []
@@ -71,9 +77,25 @@ def build_workers(
         if role == Role.RECORDER:
             workers.append(Recorder(redis, settings, ledger_appliers(handlers.stores)))
             continue
+        if role == Role.RETRIEVAL and own_store:
+            workers.append(
+                StoreOwner(
+                    handlers.retrieval_handler,
+                    redis,
+                    settings,
+                    handlers.settings.retrieval,
+                    concurrency=concurrency,
+                    on_run_end=hook,
+                )
+            )
+            continue
         handler = handlers.handler(role)
-        workers.append(
-            Worker(role, handler, redis, settings, concurrency=concurrency, on_run_end=hook)
+        lanes = (None, INGEST_LANE) if role == Role.RETRIEVAL else (None,)
+        workers.extend(
+            Worker(
+                role, handler, redis, settings, concurrency=concurrency, on_run_end=hook, lane=lane
+            )
+            for lane in lanes
         )
         secrets = handlers.stores.webhook_secrets
         if role == Role.GATEWAY and secrets is not None:

@@ -68,20 +68,27 @@ class StreamConsumer(ABC):
         redis: the broker connection.
         settings: shards, block time, claim idle time, delivery cap.
         consumer: this consumer's name in the group (default: host, pid, random).
+        lane: read the role's lane streams instead (`keys.role_stream`), same group.
     """
 
     #: A new group reads its stream from the first entry, not only new ones.
     from_start = False
 
     def __init__(
-        self, role: keys.Role, redis: Redis, settings: BusSettings, *, consumer: str | None = None
+        self,
+        role: keys.Role,
+        redis: Redis,
+        settings: BusSettings,
+        *,
+        consumer: str | None = None,
+        lane: str | None = None,
     ) -> None:
         self.role = role
         self.redis = redis
         self.settings = settings
         self.consumer = consumer or consumer_name()
         self.group = keys.group_name(role)
-        self.streams = [keys.role_stream(role, k) for k in range(settings.shards)]
+        self.streams = [keys.role_stream(role, k, lane) for k in range(settings.shards)]
         self.block_ms: int = settings.read_block_ms
         #: After a read that found less than there was room for, how long to wait for more.
         self.linger_s = 0.0

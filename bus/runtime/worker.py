@@ -50,7 +50,10 @@ log = structlog.get_logger("bus.worker")
 
 
 class Worker(StreamConsumer):
-    """Consumes one role's streams on every shard and runs its handler per step."""
+    """Consumes one role's streams on every shard and runs its handler per step.
+
+    With ``lane``, it reads the role's lane streams instead (`keys.role_stream`).
+    """
 
     def __init__(
         self,
@@ -62,8 +65,9 @@ class Worker(StreamConsumer):
         concurrency: int = 1,
         consumer: str | None = None,
         on_run_end: RunEndHook | None = None,
+        lane: str | None = None,
     ) -> None:
-        super().__init__(role, redis, settings, consumer=consumer)
+        super().__init__(role, redis, settings, consumer=consumer, lane=lane)
         self.handler = handler
         self.concurrency = max(1, concurrency)
         self._on_run_end = on_run_end

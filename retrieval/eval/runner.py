@@ -1,4 +1,4 @@
-"""``agentbus eval retrieval``: ingest the shipped docs into a throw-away local Qdrant and
+"""``agentbus eval retrieval``: ingest the shipped docs into a throw-away embedded store and
 score dense, keyword, hybrid and hybrid+rerank on the labelled questions.
 
 Relevance is per document: a ranked list of chunks becomes a list of distinct documents.

@@ -60,6 +60,9 @@ async def test_up_starts_everything_and_stops_cleanly(
 
         rows = [json.loads(line) for line in (await cli(["streams", "--json"], env)).splitlines()]
         assert any(r["group"] == "noop" and r["pending"] == 0 for r in rows)
+        # The retrieval role's ingest lane is listed with the role's group.
+        lanes = [r for r in rows if r["stream"] == "ab:{0}:role:retrieval:ingest"]
+        assert [r["group"] for r in lanes] == ["retrieval"]
 
         up.send_signal(signal.SIGTERM)
         assert up.wait(30) == 0

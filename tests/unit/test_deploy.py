@@ -77,6 +77,22 @@ def test_every_role_is_a_compose_service_a_deployment_and_a_scaled_object() -> N
     assert {d["spec"]["scaleTargetRef"]["name"] for d in scaled} == {f"agentbus-{r}" for r in ROLES}
 
 
+def _named_streams(role: keys.Role, shard: int) -> list[tuple[str, str]]:
+    streams = keys.role_streams(role, shard)
+    names = [str(shard), *(f"{lane}_{shard}" for lane in keys.LANES.get(role, ()))]
+    return list(zip(names, streams, strict=True))
+
+
+def test_the_retrieval_scaler_counts_its_ingest_lane() -> None:
+    [doc] = [
+        d
+        for d in yaml.safe_load_all(manifests.keda_yaml(1))
+        if d and d["metadata"]["name"] == "agentbus-retrieval"
+    ]
+    streams = {t["metadata"]["stream"] for t in doc["spec"]["triggers"]}
+    assert streams == {"ab:{0}:role:retrieval", "ab:{0}:role:retrieval:ingest"}
+
+
 @pytest.mark.parametrize("shards", [1, 3])
 def test_scalers_sum_pending_and_lag_over_every_shard(shards: int) -> None:
     # Max over triggers (KEDA's default) would scale a 3-shard backlog like a 1-shard one,
@@ -86,11 +102,18 @@ def test_scalers_sum_pending_and_lag_over_every_shard(shards: int) -> None:
             continue
         role = doc["metadata"]["name"].removeprefix("agentbus-")
         triggers = {t["name"]: t["metadata"] for t in doc["spec"]["triggers"]}
-        expected = {f"{kind}_{k}" for kind in ("pending", "lag") for k in range(shards)}
-        assert set(triggers) == expected
+        # Every stream the role's workers read: each shard's, and each lane's (the
+        # retrieval role's ingest lane), so a queued ingest job scales retrieval too.
+        streams = {
+            f"{kind}_{n}": stream
+            for kind in ("pending", "lag")
+            for shard in range(shards)
+            for n, stream in _named_streams(keys.Role(role), shard)
+        }
+        assert set(triggers) == set(streams)
+        expected = set(streams)
         for name, meta in triggers.items():
-            shard = int(name.split("_")[1])
-            assert meta["stream"] == keys.role_stream(role, shard)
+            assert meta["stream"] == streams[name]
             assert meta["consumerGroup"] == keys.group_name(role)
             assert ("lagCount" in meta) == name.startswith("lag")
         modifiers = doc["spec"]["advanced"]["scalingModifiers"]

@@ -106,6 +106,7 @@ async def start_system(
             registry=registry,
             resolver=resolver,
             connect_override=connect_override,
+            redis=real_redis,  # search_docs asks the retrieval role over the bus
             **({"mcp": mcp} if mcp is not None else {}),
         )
         workers = build_workers(ROLES, real_redis, s.bus, roles, concurrency=4)

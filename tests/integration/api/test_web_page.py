@@ -141,8 +141,9 @@ async def test_documents_upload_progress_list_delete_admin_only(start_api) -> No
     removed = await api.http.delete(f"/api/v1/documents/{doc['doc_id']}", headers=api.auth(admin))
     assert removed.status_code == 204
     assert (await api.http.get("/api/v1/documents", headers=api.auth(admin))).json() == []
-    # The removal went over the bus like an ingest: an empty version of the document.
-    stream = await api.redis.xrange(keys.role_stream(keys.Role.RETRIEVAL, 0))
+    # The removal went over the bus like an ingest (on the retrieval role's ingest lane):
+    # an empty version of the document.
+    stream = await api.redis.xrange(keys.role_stream(keys.Role.RETRIEVAL, 0, keys.INGEST_LANE))
     assert len(stream) == 2 and b'"chunks":[]' in stream[-1][1][b"data"]
 
 

@@ -1,6 +1,7 @@
 """Property: a search returns exactly the chunks the caller may read, for every method.
 
-Random corpora over a few tenants and ACL groups go into a real local Qdrant folder; a
+Random corpora over a few tenants and ACL groups go into each vector store adapter (the
+embedded Qdrant Edge folder, and the server adapter on qdrant-client's local mode); a
 random caller searches with a query every chunk matches, so the result must be *exactly*
 the readable set: nothing of another tenant, nothing outside the caller's groups, and
 nothing readable missing.
@@ -9,18 +10,20 @@ nothing readable missing.
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from api.compose.settings import AppSettings
-from retrieval.embedders.hashing import HashingEmbedder
 from retrieval.ingest import indexed_text
 from retrieval.models import PUBLIC, Access, StoredChunk, normalise_acl
+from retrieval.ports import VectorStore
+from retrieval.rerankers import make_reranker
+from retrieval.search import Searcher
 from retrieval.sparse import document_vector
-from retrieval.stack import Retrieval, open_retrieval
+from tests.integration.retrieval.store_contract import EMBEDDER, KINDS, open_store
 
 TENANTS = st.sampled_from(["a", "b", "c"])
 GROUPS = st.sampled_from(["g1", "g2", "g3", "g4"])
@@ -30,12 +33,11 @@ METHOD = st.sampled_from(["dense", "keyword", "hybrid", "hybrid+rerank"])
 _examples = itertools.count()
 
 
-@pytest.fixture
-async def retrieval(make_settings: Callable[..., AppSettings]) -> AsyncIterator[Retrieval]:
-    async with open_retrieval(
-        make_settings(reranker="none").retrieval, embedder=HashingEmbedder(32)
-    ) as r:
-        yield r
+@pytest.fixture(params=KINDS)
+async def retrieval(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Searcher]:
+    store: VectorStore
+    async with open_store(request.param, tmp_path / "store") as store:
+        yield Searcher(store, EMBEDDER, make_reranker("none"))
 
 
 def _readable(tenant: str, acl: list[str], caller: Access) -> bool:
@@ -49,7 +51,7 @@ def _readable(tenant: str, acl: list[str], caller: Access) -> bool:
 )
 @given(corpus=CORPUS, caller=CALLER, method=METHOD)
 async def test_search_returns_exactly_the_readable_chunks(
-    retrieval: Retrieval,
+    retrieval: Searcher,
     corpus: list[tuple[str, list[str]]],
     caller: tuple[str, frozenset[str]],
     method: str,
@@ -80,7 +82,7 @@ async def test_search_returns_exactly_the_readable_chunks(
     dense = await retrieval.embedder.embed(texts)
     await retrieval.store.upsert(chunks, dense, [document_vector(t) for t in texts])
     access = Access.of(f"{ns}{caller[0]}", caller[1])
-    hits = await retrieval.searcher.search(
+    hits = await retrieval.search(
         "shared harbour lighthouse",
         access,
         top_k=20,

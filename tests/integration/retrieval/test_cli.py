@@ -86,7 +86,11 @@ async def test_ingest_over_the_bus_follows_the_job_to_done(
     ]
     async with open_retrieval(settings.retrieval, embedder=HashingEmbedder(384)) as r:
         worker = Worker(
-            keys.Role.RETRIEVAL, make_retrieval_handler(r.ingestor), real_redis, settings.bus
+            keys.Role.RETRIEVAL,
+            make_retrieval_handler(r.ingestor),
+            real_redis,
+            settings.bus,
+            lane=keys.INGEST_LANE,
         )
         async with running([worker], real_redis):
             counts, status = await asyncio.wait_for(

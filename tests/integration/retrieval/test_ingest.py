@@ -93,7 +93,7 @@ async def test_documents_survive_a_restart_and_the_folder_is_exclusive(
             async with open_retrieval(settings):
                 pass
         assert locked.value.code == "qdrant_locked"
-    assert qdrant_path(settings) == Path(settings.data_dir) / "qdrant"
+    assert qdrant_path(settings) == Path(settings.data_dir) / "vectors"
     async with open_retrieval(settings) as r:
         assert await r.store.count("t1") == 2
         assert "Sentinel" in (await _texts(r, "high availability sentinel"))[0]

@@ -51,7 +51,10 @@ async def retrieval(settings: AppSettings) -> AsyncIterator[Retrieval]:
 def _workers(r: Retrieval, redis: Redis, settings: AppSettings, n: int = 2) -> list[Worker]:
     handler = make_retrieval_handler(r.ingestor)
     return [
-        Worker(keys.Role.RETRIEVAL, handler, redis, settings.bus, concurrency=2) for _ in range(n)
+        Worker(
+            keys.Role.RETRIEVAL, handler, redis, settings.bus, concurrency=2, lane=keys.INGEST_LANE
+        )
+        for _ in range(n)
     ]
 
 
@@ -94,7 +97,7 @@ async def test_a_redelivered_batch_is_harmless(
 ) -> None:
     job_id, shard = await _job(retrieval, redis, settings, LONG)
     # Replay every batch as if a worker had crashed after storing but before acking.
-    stream = keys.role_stream(keys.Role.RETRIEVAL, shard)
+    stream = keys.role_stream(keys.Role.RETRIEVAL, shard, keys.INGEST_LANE)
     for _, fields in await redis.xrange(stream):
         await redis.xadd(stream, fields)
     await drain(_workers(retrieval, redis, settings, 1), redis)

@@ -8,7 +8,7 @@ import pytest
 
 from retrieval.embedders import make_embedder
 from retrieval.embedders.hashing import HashingEmbedder
-from retrieval.embedders.local_onnx import MiniLMEmbedder, tokenizer_path
+from retrieval.embedders.local_onnx import MiniLMEmbedder, token_batches, tokenizer_path
 from retrieval.embedders.openai_compat import OpenAIEmbedder
 from retrieval.errors import ConfigError, EmbedderFailed
 from retrieval.ports import Embedder
@@ -29,6 +29,26 @@ class TestMiniLMEmbedder(EmbedderContract):
     @pytest.fixture
     def embedder(self) -> Embedder:
         return _MINILM
+
+
+def test_token_batches_group_similar_lengths_within_the_padded_budget() -> None:
+    lengths = [150, 10, 140, 12, 11, 145, 9, 300]
+    groups = token_batches(lengths, max_tokens=320, max_texts=3)
+    assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
+    for group in groups:
+        assert len(group) <= 3
+        assert len(group) == 1 or len(group) * max(lengths[i] for i in group) <= 320
+    # Shortest first: the short texts together; each group is padded only to its own
+    # longest text.
+    assert groups == [[6, 1, 4], [3, 2], [5, 0], [7]]
+
+
+async def test_many_texts_of_mixed_lengths_embed_as_they_would_alone() -> None:
+    texts = [("word " * n).strip() for n in (3, 200, 7, 90, 1, 150, 40, 5)] * 3
+    together = await _MINILM.embed(texts)
+    for text, vector in zip(texts[:8], together, strict=False):
+        alone = (await _MINILM.embed([text]))[0]
+        assert sum(a * b for a, b in zip(vector, alone, strict=True)) > 0.999
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from gateway.call_context import CallContext, CallPolicy, GatewayDeps
 from gateway.chain import invoke
 from gateway.errors import ToolError
 from gateway.registry import ToolRegistry
-from gateway.tools.search_docs import SearchDocs
+from gateway.tools.search_docs import SearchDocs, in_process
 from gateway.worker import call_result
 from retrieval.citations import check_answer_citations
 from retrieval.stack import Retrieval
@@ -44,7 +44,7 @@ async def test_search_docs_returns_numbered_chunks_of_the_callers_tenant_only(
     await add(
         retrieval, "c.md", "# C\n\nKafka partitions secret plan.", tenant="t1", acl=["finance"]
     )
-    registry = ToolRegistry([SearchDocs(retrieval.searcher)])
+    registry = ToolRegistry([SearchDocs(in_process(retrieval.searcher))])
     outcome, _ = await invoke(_call("kafka partitions", top_k=10), _ctx(registry, "t1"))
     assert outcome.status == "ok", outcome
     results = outcome.result["results"]
@@ -62,7 +62,7 @@ async def test_citations_check_against_the_tool_message_built_from_the_gateways_
     retrieval: Retrieval,
 ) -> None:
     await add(retrieval, "redis.md", "# Redis\n\nRedis streams keep entries until trimmed.")
-    registry = ToolRegistry([SearchDocs(retrieval.searcher)])
+    registry = ToolRegistry([SearchDocs(in_process(retrieval.searcher))])
     call = _call("redis streams")
     outcome, _ = await invoke(call, _ctx(registry, "t1"))
     messages = [tool_message(call_result(call, outcome))]
@@ -73,7 +73,7 @@ async def test_citations_check_against_the_tool_message_built_from_the_gateways_
 
 
 async def test_bad_arguments_and_callerless_runs_are_refused(retrieval: Retrieval) -> None:
-    tool = SearchDocs(retrieval.searcher)
+    tool = SearchDocs(in_process(retrieval.searcher))
     registry = ToolRegistry([tool])
     bad, _ = await invoke(_call("x", top_k=500), _ctx(registry, "t1"))
     assert (bad.status, bad.code) == ("error", "schema_invalid")
