@@ -49,7 +49,7 @@ from api.http.webhook_requests import WebhookRequest, check_webhook, webhook_reg
 from bus import keys, tracing, wire
 from bus.commands import AgentTask, Command, RunState, TraceContext, new_run_id
 from bus.errors import StoreError
-from bus.run_state import QuestionSettings
+from bus.run_state import QuestionSettings, RunSettings
 from bus.store import ConversationNotFound as NoSuchConversation
 from retrieval.gather_source import DOCUMENTS
 
@@ -374,7 +374,7 @@ class RunStarter:
         parent = None if _same_trace(tracing.current(), ask.trace) else ask.trace
         with tracing.span("run publish", attributes, parent=parent, kind="producer"):
             return await self._send(
-                who, ask, run_id, conversation_id, effective, shard, deadline, replay=replay
+                who, ask, run_id, conversation_id, settings, shard, deadline, replay=replay
             )
 
     async def _send(
@@ -383,14 +383,13 @@ class RunStarter:
         ask: Ask,
         run_id: str,
         conversation_id: str,
-        effective: Effective,
+        settings: RunSettings,
         shard: int,
         deadline: float,
         *,
         replay: bool,
     ) -> Started:
         s = self._bus
-        settings = make_run_settings(effective, ask.settings)
         tracing.set_attributes({"agentbus.mode": settings.mode, "agentbus.replay": replay})
         command = Command(
             run_id=run_id,
