@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agents.llm.observed import ObservedLLM
 from agents.llm.openai_compat import OpenAICompatLLM
 from agents.settings import AgentSettings
 from api.compose.roles import make_llm
@@ -28,7 +29,7 @@ async def served() -> AsyncIterator[Callable[..., Any]]:
     servers: list[FakeOpenAIServer] = []
     llms: list[OpenAICompatLLM] = []
 
-    def make(**agent_settings: Any) -> tuple[FakeOpenAIServer, OpenAICompatLLM]:
+    def make(**agent_settings: Any) -> tuple[FakeOpenAIServer, ObservedLLM]:
         server = FakeOpenAIServer(models=MODELS.split(",")).start()
         servers.append(server)
         settings = AgentSettings(
@@ -38,9 +39,9 @@ async def served() -> AsyncIterator[Callable[..., Any]]:
             llm_models=MODELS,
             **agent_settings,
         )
-        llm = make_llm(settings)
-        assert isinstance(llm, OpenAICompatLLM)
-        llms.append(llm)
+        llm = make_llm(settings)  # what a deployment runs: the adapter, priced and traced
+        assert isinstance(llm, ObservedLLM) and isinstance(llm.inner, OpenAICompatLLM)
+        llms.append(llm.inner)
         return server, llm
 
     yield make
