@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import json
-import os
 import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from tests.conftest import TEST_REDIS_URL
 from tests.e2e.test_up import embedded_env, until_up
 from tests.processes import cli, processes, spawn
 from tests.support import wait_for
@@ -135,7 +135,7 @@ async def test_a_stand_by_retrieval_process_takes_the_store_over_when_its_owner_
         monkeypatch,
         AGENTBUS_LLM="scripted",
         AGENTBUS_EMBEDDER="hashing",
-        AGENTBUS_REDIS_URL=os.environ["AGENTBUS_TEST_REDIS_URL"],
+        AGENTBUS_REDIS_URL=TEST_REDIS_URL,
         AGENTBUS_DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'runs.db'}",
         AGENTBUS_CLAIM_IDLE_MS="2000",
     )

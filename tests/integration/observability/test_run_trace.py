@@ -117,8 +117,12 @@ async def test_a_multi_mode_run_is_one_trace_across_worker_processes(
             view = (await http.get(f"/api/v1/runs/{run_id}", headers=auth)).json()
 
             async def exported() -> bool:
+                # Processes export in batches, a child's batch can arrive before its
+                # parent's: wait until every parent but the caller's is in.
                 spans = receiver.of_trace(CALLER_TRACE)
-                return bool(steps(spans, "finalizer") and steps(spans, "critic"))
+                ids = {s.span_id for s in spans} | {CALLER_SPAN}
+                parents = all(s.parent_span_id in ids for s in spans)
+                return bool(steps(spans, "finalizer") and steps(spans, "critic")) and parents
 
             await wait_for(exported, within=30, interval=0.2)
             finalizer_text = (await http.get(f"http://127.0.0.1:{finalizer_metrics}/metrics")).text
