@@ -74,8 +74,10 @@ def configure(level: str = "info", *, json: bool = True) -> None:
         logger = logging.getLogger(name)
         logger.handlers = []  # their own plain-text handlers would print the line twice
         logger.propagate = True
-    # httpx logs every request at INFO: one line per model or tool request is noise.
-    logging.getLogger("httpx").setLevel(max(numeric, logging.WARNING))
+    # httpx logs every request at INFO (one line per model or tool request), alembic each
+    # migration step on every start: noise unless asked for with AGENTBUS_LOG_LEVEL=debug.
+    for chatty in ("httpx", "alembic"):
+        logging.getLogger(chatty).setLevel(numeric if numeric <= logging.DEBUG else logging.WARNING)
 
 
 def get(name: str) -> structlog.stdlib.BoundLogger:
