@@ -146,3 +146,25 @@ async def test_up_with_helper_processes_shares_the_work_and_takes_them_down_with
             return False
 
         await wait_for(helper_gone, within=15)
+
+
+def api_child(pid: int) -> int:
+    """The pid of ``agentbus api`` among the children of process ``pid`` (Linux /proc)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    (api,) = [int(c) for c in children if b"\0api" in Path(f"/proc/{c}/cmdline").read_bytes()]
+    return api
+
+
+async def test_up_stops_when_its_api_process_dies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data, env = embedded_env(tmp_path, monkeypatch, AGENTBUS_LLM="scripted")
+    log = tmp_path / "up.log"
+    with processes() as procs:
+        up = spawn(["up"], env, log)
+        procs.append(up)
+        await until_up(data, log, "web page")  # printed once the API process answers
+        os.kill(api_child(up.pid), signal.SIGKILL)
+        # A half-running system is worse than none: up drains its workers and exits.
+        assert up.wait(90) == 0
+    assert "the API process exited" in log.read_text()
