@@ -248,7 +248,7 @@ def temporary_system(
             AGENTBUS_LOG_LEVEL="warning",
             AGENTBUS_API_RATE_PER_MINUTE="0",
             AGENTBUS_API_MAX_ACTIVE_RUNS="0",
-            AGENTBUS_API_PORT=str(port),  # `agentbus up` serves the API itself
+            AGENTBUS_API_PORT=str(port),  # the API process `agentbus up` starts
         )
         stderr = log.open("ab") if log is not None else subprocess.DEVNULL
         quiet = {"stdout": subprocess.DEVNULL, "stderr": stderr, "env": env}
