@@ -139,17 +139,37 @@ def edges(mode: str, settings: RunSettings | None = None) -> tuple[Edge, ...]:
     return tuple(e for e in graph if e.when is None or CONDITIONS[e.when](settings))
 
 
+def _index(graph: tuple[Edge, ...]) -> dict[tuple[str, str], tuple[Edge, ...]]:
+    by: dict[tuple[str, str], list[Edge]] = {}
+    for e in graph:
+        by.setdefault((e.source, e.outcome), []).append(e)
+    return {k: tuple(v) for k, v in by.items()}
+
+
+# Each step asks for its way out: only the edges leaving its node on its outcome are
+# tested (in graph order), not every edge's condition (measured: ~6% of a multi run's CPU).
+_LEAVING = {mode: _index(graph) for mode, graph in GRAPHS.items()}
+
+
+def _first(settings: RunSettings, source: str, outcome: str) -> Edge | None:
+    leaving = _LEAVING.get(settings.mode, _LEAVING["single"]).get((source, outcome), ())
+    for e in leaving:
+        if e.when is None or CONDITIONS[e.when](settings):
+            return e
+    return None
+
+
 def has_edge(settings: RunSettings, source: str, outcome: str) -> bool:
     """True if a run with these settings can leave ``source`` on ``outcome``."""
-    return any(e.source == source and e.outcome == outcome for e in edges(settings.mode, settings))
+    return _first(settings, source, outcome) is not None
 
 
 def next_node(settings: RunSettings, source: str, outcome: str) -> str:
     """The node after ``source`` on ``outcome`` for a run with these settings."""
-    for edge in edges(settings.mode, settings):
-        if edge.source == source and edge.outcome == outcome:
-            return edge.target
-    raise NoEdge(f"{settings.mode} graph has no edge from {source} on {outcome}")
+    edge = _first(settings, source, outcome)
+    if edge is None:
+        raise NoEdge(f"{settings.mode} graph has no edge from {source} on {outcome}")
+    return edge.target
 
 
 def next_role(settings: RunSettings, source: str, outcome: str) -> Role:
