@@ -15,13 +15,14 @@ survived.
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import NoScriptError
 
 from bus import keys, wire
 from bus.errors import MessageTooLarge, ReplicaAckMissing
+from bus.runtime.handoff import handoff_for
 from bus.runtime.mux import mux_for
 from bus.runtime.scripts import COMMIT, COMMIT_SHA
 
@@ -47,17 +48,19 @@ class Prepared:
     """
 
     streams: list[str]
-    messages: list[str]
+    messages: list[bytes]
     events: list[str]
     finished: FinalStatus | None
     replies: list[tuple[str, str]]
     join: tuple[list[str], list[str | int]]
+    commands: list[Command] = field(default_factory=lambda: [])
+    """The commands, in the order of the first ``len(commands)`` messages."""
 
 
 def prepare(command: Command, result: StepResult, settings: BusSettings) -> Prepared:
     """Encode and check a step's effects (a bad result fails the step, not the commit)."""
     streams: list[str] = []
-    messages: list[str] = []
+    messages: list[bytes] = []
     for c in result.next:
         data = wire.encode(c)
         if c.shard != command.shard:
@@ -68,10 +71,10 @@ def prepare(command: Command, result: StepResult, settings: BusSettings) -> Prep
                 f"{settings.max_message_bytes}-byte budget"
             )
         streams.append(keys.role_stream(c.role, c.shard))
-        messages.append(data)
+        messages.append(data.encode())
     if result.records:
         streams += [keys.role_stream(keys.Role.RECORDER, command.shard)] * len(result.records)
-        messages += [wire.encode(r) for r in result.records]
+        messages += [wire.encode(r).encode() for r in result.records]
     events = [wire.encode(e) for e in result.events]
     join: tuple[list[str], list[str | int]] = ([], [0])
     if result.join is not None:
@@ -84,7 +87,9 @@ def prepare(command: Command, result: StepResult, settings: BusSettings) -> Prep
             ],
             [1, j.member, j.value, j.expected, then],
         )
-    return Prepared(streams, messages, events, result.finished, list(result.replies), join)
+    return Prepared(
+        streams, messages, events, result.finished, list(result.replies), join, list(result.next)
+    )
 
 
 class Committer:
@@ -95,6 +100,7 @@ class Committer:
         self.settings = settings
         self.group = group
         self._mux = mux_for(redis)
+        self._handoff = handoff_for(redis)
         n = settings.redis_wait_replicas
         self._wait = ("WAIT", n, settings.redis_wait_timeout_ms) if n > 0 else None
 
@@ -106,6 +112,8 @@ class Committer:
             # Outside the run's hash tag, so not in the script: at least once, before it.
             await self.redis.xadd(reply_stream, {wire.DATA_FIELD: data}, maxlen=s.stream_maxlen)
         expire = s.events_ttl_s if prep.finished else 0
+        for data, next_command in zip(prep.messages, prep.commands, strict=False):
+            self._handoff.put(data, next_command)  # before the write: it may be read at once
         done = await self._run(
             [
                 entry.stream,

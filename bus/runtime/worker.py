@@ -35,6 +35,7 @@ from bus.runtime.commit import CANCELLED, COMMITTED, DUPLICATE, Committer, prepa
 from bus.runtime.consumer import Entry, StreamConsumer
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.groups import ensure_group
+from bus.runtime.handoff import handoff_for
 from bus.runtime.observe import count_run_end, step_attributes
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ Handler = Callable[[StepContext, Command], Awaitable[StepResult]]
 RunEndHook = Callable[[Command, FinalStatus], Awaitable[None]]
 
 log = structlog.get_logger("bus.worker")
+_DATA = wire.DATA_FIELD.encode()
 
 
 class Worker(StreamConsumer):
@@ -73,6 +75,7 @@ class Worker(StreamConsumer):
         self._on_run_end = on_run_end
         self._inflight: dict[tuple[str, bytes], asyncio.Task[None]] = {}
         self._committer = Committer(redis, settings, self.group)
+        self._handoff = handoff_for(redis)
 
     @property
     def busy(self) -> bool:
@@ -113,7 +116,7 @@ class Worker(StreamConsumer):
             if (entry.stream, entry.id) in self._inflight:
                 continue
             try:
-                ready.append((entry, wire.decode_command(entry.fields)))
+                ready.append((entry, self._decode(entry)))
             except MessageInvalid as e:
                 self._spawn(entry, self._dead_step(entry, None, "unparseable", str(e)))
         if not ready:
@@ -136,6 +139,12 @@ class Worker(StreamConsumer):
                 flags.get(cmd.step_id, (False, False)) if entry.delivery > 1 else (False, False)
             )
             self._spawn(entry, self._process(entry, cmd, done, cancelled))
+
+    def _decode(self, entry: Entry) -> Command:
+        # A command this process published is taken as it was built (`bus.runtime.handoff`).
+        data = entry.fields.get(_DATA)
+        command = None if data is None else self._handoff.take(data)
+        return command if command is not None else wire.decode_command(entry.fields)
 
     def _spawn(self, entry: Entry, step: Coroutine[Any, Any, None]) -> None:
         key = (entry.stream, entry.id)
