@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -175,6 +176,22 @@ async def test_the_gateway_sees_each_tenants_stored_egress_and_critical_tools() 
     assert mine.egress_enabled and mine.allowed_egress_hosts == frozenset({"docs.example.com"})
     assert not other.egress_enabled and other.allowed_egress_hosts == frozenset()
     assert (mine.critical_tools, other.critical_tools) == (frozenset({"wipe_cache"}), frozenset())
+
+
+async def test_steps_that_miss_the_policy_cache_together_share_one_read() -> None:
+    reads: list[str] = []
+
+    class SlowPrefs:
+        async def get(self, tenant_id: str) -> None:
+            reads.append(tenant_id)
+            await asyncio.sleep(0.01)
+
+    base = DeploymentPolicies.from_settings(egress_enabled=False, allowed_egress_hosts="")
+    policies = StoredTenantPolicies(base, SlowPrefs())  # type: ignore[arg-type]
+    got = await asyncio.gather(*(policies.for_tenant("t1") for _ in range(20)))
+    assert reads == ["t1"] and len(set(map(id, got))) == 1
+    await policies.for_tenant("t1")  # cached
+    assert reads == ["t1"]
 
 
 def test_a_run_asks_for_critical_tools_by_name_only() -> None:
