@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -10,6 +11,7 @@ from bus import keys, wire
 from bus.commands import Command
 from bus.events import ClientEvent, Done, ErrorEvent, FinalStatus
 from bus.ledger import LedgerRecord
+from bus.runtime.mux import mux_for
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -91,27 +93,22 @@ class StepContext:
         return self._events_key
 
     async def emit(self, *events: ClientEvent) -> None:
-        """Write events to the run's stream now (streamed output such as tokens)."""
-        if not events:
-            return
-        maxlen = self.settings.events_maxlen
-        if len(events) == 1:
-            await self.redis.xadd(
-                self._events_key,
-                {wire.DATA_FIELD: wire.encode(events[0])},
-                maxlen=maxlen,
-                approximate=True,
-            )
-            return
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for event in events:
-                pipe.xadd(
-                    self._events_key,
-                    {wire.DATA_FIELD: wire.encode(event)},
-                    maxlen=maxlen,
-                    approximate=True,
-                )
-            await pipe.execute()
+        """Write events to the run's stream now (streamed output such as tokens).
+
+        They go out on the process's pipelined connection (`bus.runtime.mux`), like the
+        step's commit: no pool checkout per write, and one socket write for the events of
+        every step that emits in the same turn of the event loop.
+        """
+        mux = mux_for(self.redis)
+        key, maxlen = self._events_key, self.settings.events_maxlen
+        sent = [
+            mux.execute("XADD", key, "MAXLEN", "~", maxlen, "*", wire.DATA_FIELD, wire.encode(e))
+            for e in events
+        ]
+        if len(sent) == 1:
+            await sent[0]
+        elif sent:
+            await asyncio.gather(*sent)
 
     async def emit_checking_cancel(self, *events: ClientEvent) -> bool:
         """Write events and report whether a cancel was requested, in one round trip."""
