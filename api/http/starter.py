@@ -37,6 +37,7 @@ from api.http.errors import (
     Unavailable,
 )
 from api.http.limits import TenantLimits
+from api.http.post_stages import NO_CLOCK, NoClock, StageClock
 from api.http.preferences import (
     Effective,
     Preferences,
@@ -212,7 +213,12 @@ class RunStarter:
         return found
 
     async def start(
-        self, who: Principal, ask: Ask, *, idempotency_key: str | None = None
+        self,
+        who: Principal,
+        ask: Ask,
+        *,
+        idempotency_key: str | None = None,
+        clock: StageClock | NoClock = NO_CLOCK,
     ) -> Started:
         """Check limits and publish the run's intake command.
 
@@ -246,7 +252,8 @@ class RunStarter:
             if ask.webhook is not None:  # refused before any limit is spent on the run
                 checked = check_webhook(effective, ask.webhook, self._webhook_private)
                 ask = replace(ask, webhook=checked)
-            return await self._start(who, ask, idempotency_key)
+            clock.mark("prefs")
+            return await self._start(who, ask, idempotency_key, clock)
         except RedisError as e:
             raise Unavailable(f"cannot reach Redis: {e}") from e
 
@@ -292,7 +299,9 @@ class RunStarter:
                 field="settings.approve_critical",
             )
 
-    async def _start(self, who: Principal, ask: Ask, idem: str | None) -> Started:
+    async def _start(
+        self, who: Principal, ask: Ask, idem: str | None, clock: StageClock | NoClock
+    ) -> Started:
         run_id = ask.run_id or new_run_id()
         conversation_id = ask.conversation_id or new_run_id()
         idem_key = None
@@ -303,9 +312,13 @@ class RunStarter:
             earlier = await self._claim(idem_key, ask, run_id, conversation_id)
             if earlier is not None:
                 run_id, conversation_id = earlier
-                return await self._publish_run(who, ask, run_id, conversation_id, replay=True)
+                return await self._publish_run(
+                    who, ask, run_id, conversation_id, clock, replay=True
+                )
+        clock.mark("idempotency")
         try:
             verdict = await self._limits.check_rate(who.tenant_id)
+            clock.mark("rate")
             if not verdict.allowed:
                 raise RateLimited(
                     f"tenant {who.tenant_id!r} may start {self._limits.per_minute} runs a minute",
@@ -314,8 +327,9 @@ class RunStarter:
             history = False
             if ask.conversation_id is not None:
                 history = await self._check_conversation(who, ask.conversation_id)
+            clock.mark("conversation")
             return await self._publish_run(
-                who, ask, run_id, conversation_id, replay=False, history=history
+                who, ask, run_id, conversation_id, clock, replay=False, history=history
             )
         except BaseException:
             if idem_key is not None:  # let a later retry with the same key try again
@@ -345,6 +359,7 @@ class RunStarter:
         ask: Ask,
         run_id: str,
         conversation_id: str,
+        clock: StageClock | NoClock,
         *,
         replay: bool,
         history: bool = False,
@@ -362,6 +377,7 @@ class RunStarter:
                 f"tenant {who.tenant_id!r} already has {self._limits.max_active} runs in flight",
                 retry_after=verdict.retry_after_s,
             )
+        clock.mark("quota")
         shard = keys.shard_of(run_id, s.shards)
         attributes = {
             "agentbus.run_id": run_id,
@@ -373,9 +389,11 @@ class RunStarter:
         # question's own trace) the caller's trace is continued directly.
         parent = None if _same_trace(tracing.current(), ask.trace) else ask.trace
         with tracing.span("run publish", attributes, parent=parent, kind="producer"):
-            return await self._send(
+            started = await self._send(
                 who, ask, run_id, conversation_id, settings, shard, deadline, replay=replay
             )
+        clock.mark("publish")
+        return started
 
     async def _send(
         self,
