@@ -46,6 +46,7 @@ from api.http.preferences import (
     stored_preferences,
 )
 from api.http.preferences import run_settings as make_run_settings
+from api.http.read_through import ReadThrough
 from api.http.webhook_requests import WebhookRequest, check_webhook, webhook_registration
 from bus import keys, tracing, wire
 from bus.commands import AgentTask, Command, RunState, TraceContext, new_run_id
@@ -149,25 +150,22 @@ class RunStarter:
         self._documents = documents
         self._webhook_private = webhook_private_hosts
         self._publish = redis.register_script(_PUBLISH_ONCE)
-        self._prefs: dict[str, tuple[float, Preferences | None]] = {}
-        self._has_documents: dict[str, tuple[float, bool]] = {}
+        self._prefs: ReadThrough[Preferences | None] = ReadThrough(settings.api_key_cache_s)
+        self._has_documents: ReadThrough[bool] = ReadThrough(settings.api_key_cache_s)
 
     async def effective(self, tenant_id: str) -> Effective:
         """The tenant's settings after the overlay (cached for ``api_key_cache_s``)."""
-        now = time.monotonic()
-        hit = self._prefs.get(tenant_id)
-        if hit is None or hit[0] <= now:
-            record = await self._tenant_settings.get(tenant_id)
-            prefs = None if record is None else stored_preferences(record.settings)
-            if len(self._prefs) > 10_000:
-                self._prefs.clear()
-            hit = self._prefs[tenant_id] = (now + self._settings.api_key_cache_s, prefs)
-        return overlay(self._defaults, hit[1])
+        prefs = await self._prefs.get(tenant_id, lambda: self._read_prefs(tenant_id))
+        return overlay(self._defaults, prefs)
+
+    async def _read_prefs(self, tenant_id: str) -> tuple[Preferences | None, bool]:
+        record = await self._tenant_settings.get(tenant_id)
+        return (None if record is None else stored_preferences(record.settings)), True
 
     def forget(self, tenant_id: str) -> None:
         """Drop a tenant's cached preferences (after they changed here)."""
-        self._prefs.pop(tenant_id, None)
-        self._has_documents.pop(tenant_id, None)
+        self._prefs.forget(tenant_id)
+        self._has_documents.forget(tenant_id)
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -194,17 +192,15 @@ class RunStarter:
         """The sources that exist for a run whose tenant chose none (cached per tenant)."""
         found: list[str] = []
         if self._documents is not None:
-            now = time.monotonic()
-            hit = self._has_documents.get(tenant_id)
-            if hit is None or hit[0] <= now:
+            documents = self._documents
+
+            async def read() -> tuple[bool, bool]:
                 try:
-                    some = bool(await self._documents.list(tenant_id, limit=1))
+                    return bool(await documents.list(tenant_id, limit=1)), True
                 except StoreError as e:
                     raise Unavailable(f"cannot read the document catalogue: {e}") from e
-                if len(self._has_documents) > 10_000:
-                    self._has_documents.clear()
-                hit = self._has_documents[tenant_id] = (now + self._settings.api_key_cache_s, some)
-            if hit[1]:
+
+            if await self._has_documents.get(tenant_id, read):
                 found.append(DOCUMENTS)
         if has_history:
             found.append(MEMORY)
