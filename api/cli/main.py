@@ -25,7 +25,14 @@ from api.cli import (
 )
 from api.cli.common import run_async, settings
 from api.compose.connection import connect
-from api.compose.edge_process import EdgeFailed, edge_process, free_port, wait_ready, watch
+from api.compose.edge_process import (
+    EdgeFailed,
+    edge_process,
+    free_port,
+    stop_edge,
+    wait_ready,
+    watch,
+)
 from api.compose.local_key import ensure_local_key, local_key_message
 from api.compose.processes import helper_processes, helper_roles
 from api.compose.roles import UP_ROLES, Roles
@@ -106,7 +113,9 @@ async def up(
             helper_processes(n - 1, helpers, conn.url, concurrency),
             edge_process(conn.url, host, port) as api_proc,
         ):
-            runner = Runner(workers, conn.redis)
+            # A signal stops the edge first (no new work comes in; its open requests get
+            # their grace period), then the workers drain; the API does not wait for them.
+            runner = Runner(workers, conn.redis, on_signal=lambda: stop_edge(api_proc, stop))
             edge = asyncio.create_task(
                 _follow_edge(api_proc, host, port, show_page, stop, runner.stop)
             )

@@ -5,7 +5,8 @@ worker steps on one event loop: with 200 clients streaming, an event took 12-15 
 its XADD to the client, against 4-6 ms from an ``agentbus api`` process beside the workers
 (``agentbus bench relay --clients 200``, same host, same run). So ``up`` starts
 ``agentbus api`` as a child on the same Redis and store; it dies with ``up``, even by
-SIGKILL, and is told to stop (draining its connections) when ``up`` stops.
+SIGKILL, and is told to stop (draining its connections) as soon as ``up`` gets SIGTERM or
+SIGINT, before the workers drain (:func:`stop_edge`).
 """
 
 from __future__ import annotations
@@ -61,6 +62,16 @@ def edge_process(redis_url: str, host: str, port: int) -> Generator[subprocess.P
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def stop_edge(proc: subprocess.Popen[bytes], stopping: asyncio.Event) -> None:
+    """Tell the API process to stop now (SIGTERM: it drains its connections and exits).
+
+    ``stopping`` is set first, so :func:`watch` does not take the exit for a crash.
+    """
+    stopping.set()
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
 
 
 async def wait_ready(proc: subprocess.Popen[bytes], host: str, port: int) -> None:

@@ -25,6 +25,7 @@ from api.http import metrics
 from api.http.asyncapi import build_asyncapi
 from api.http.deps import ApiDeps
 from api.http.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
+from api.http.post_stages import SCOPE_KEY, StageClock
 from api.http.routes import (
     activity,
     agents,
@@ -180,6 +181,9 @@ class _BodyLimit:
                 await _error_response(error)(scope, receive, send)
 
 
+_POST_RUNS = "/api/v1/runs"
+
+
 class _Metrics:
     """Counts requests by route template (not raw path: run ids would explode the labels)."""
 
@@ -192,11 +196,16 @@ class _Metrics:
             return
         started = time.perf_counter()
         status = 500
+        clock = None
+        if scope["method"] == "POST" and scope["path"] == _POST_RUNS:
+            clock = scope[SCOPE_KEY] = StageClock()
 
         async def observe(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
+                if clock is not None and status == 202:
+                    clock.mark("respond")
                 route = scope.get("route")
                 name = getattr(route, "path", "unmatched")
                 metrics.REQUESTS.labels(name, scope["method"], str(status)).inc()

@@ -2,8 +2,10 @@
 
 Checked keys are cached in the process for ``api_key_cache_s`` (default 5 s), so a busy
 client does not cost one SQL read per request; a revocation therefore takes effect within
-that time on every replica. Unknown, malformed and revoked keys all fail the same way, and
-so does a signed question (``api.signing``) whose signature does not verify.
+that time on every replica. Concurrent requests share one read of a key, and a key in
+use is re-read shortly before it expires (``api.http.read_through``). Unknown, malformed
+and revoked keys all fail the same way, and so does a signed question (``api.signing``)
+whose signature does not verify.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 
 from api import credentials, signing
 from api.http.errors import AdminOnly, Unauthorized
+from api.http.read_through import ReadThrough
 from bus.store import ApiKeyRecord, ApiKeyStore, KeyRole, Scope
 
 _CACHE_LIMIT = 10_000
@@ -81,10 +84,10 @@ class Authenticator:
         signing_master: bytes | None = None,
     ) -> None:
         self._keys = keys
-        self._cache_s = cache_s
-        self._now = clock
         self._master = signing_master
-        self._cache: dict[str, tuple[float, ApiKeyRecord]] = {}
+        self._cache: ReadThrough[ApiKeyRecord | None] = ReadThrough(
+            cache_s, clock=clock, limit=_CACHE_LIMIT
+        )
 
     async def authenticate(self, key: str | None) -> Principal:
         """The principal of ``key``, or raise ``Unauthorized``."""
@@ -113,18 +116,11 @@ class Authenticator:
 
     def forget(self, key_id: str) -> None:
         """Drop a key from this process's cache (after revoking it here)."""
-        self._cache.pop(key_id, None)
+        self._cache.forget(key_id)
 
     async def _record(self, kid: str) -> ApiKeyRecord | None:
-        now = self._now()
-        hit = self._cache.get(kid)
-        if hit is not None and hit[0] > now:
-            return hit[1]
+        return await self._cache.get(kid, lambda: self._load(kid))
+
+    async def _load(self, kid: str) -> tuple[ApiKeyRecord | None, bool]:
         record = await self._keys.get(kid)
-        if record is None or not record.active:
-            self._cache.pop(kid, None)
-            return record
-        if len(self._cache) >= _CACHE_LIMIT:
-            self._cache.clear()  # crude, but bounded memory matters more than hit rate here
-        self._cache[kid] = (now + self._cache_s, record)
-        return record
+        return record, record is not None and record.active  # only live keys are cached

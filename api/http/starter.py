@@ -37,6 +37,7 @@ from api.http.errors import (
     Unavailable,
 )
 from api.http.limits import TenantLimits
+from api.http.post_stages import NO_CLOCK, NoClock, StageClock
 from api.http.preferences import (
     Effective,
     Preferences,
@@ -45,6 +46,7 @@ from api.http.preferences import (
     stored_preferences,
 )
 from api.http.preferences import run_settings as make_run_settings
+from api.http.read_through import ReadThrough
 from api.http.webhook_requests import WebhookRequest, check_webhook, webhook_registration
 from bus import keys, tracing, wire
 from bus.commands import AgentTask, Command, RunState, TraceContext, new_run_id
@@ -148,25 +150,22 @@ class RunStarter:
         self._documents = documents
         self._webhook_private = webhook_private_hosts
         self._publish = redis.register_script(_PUBLISH_ONCE)
-        self._prefs: dict[str, tuple[float, Preferences | None]] = {}
-        self._has_documents: dict[str, tuple[float, bool]] = {}
+        self._prefs: ReadThrough[Preferences | None] = ReadThrough(settings.api_key_cache_s)
+        self._has_documents: ReadThrough[bool] = ReadThrough(settings.api_key_cache_s)
 
     async def effective(self, tenant_id: str) -> Effective:
         """The tenant's settings after the overlay (cached for ``api_key_cache_s``)."""
-        now = time.monotonic()
-        hit = self._prefs.get(tenant_id)
-        if hit is None or hit[0] <= now:
-            record = await self._tenant_settings.get(tenant_id)
-            prefs = None if record is None else stored_preferences(record.settings)
-            if len(self._prefs) > 10_000:
-                self._prefs.clear()
-            hit = self._prefs[tenant_id] = (now + self._settings.api_key_cache_s, prefs)
-        return overlay(self._defaults, hit[1])
+        prefs = await self._prefs.get(tenant_id, lambda: self._read_prefs(tenant_id))
+        return overlay(self._defaults, prefs)
+
+    async def _read_prefs(self, tenant_id: str) -> tuple[Preferences | None, bool]:
+        record = await self._tenant_settings.get(tenant_id)
+        return (None if record is None else stored_preferences(record.settings)), True
 
     def forget(self, tenant_id: str) -> None:
         """Drop a tenant's cached preferences (after they changed here)."""
-        self._prefs.pop(tenant_id, None)
-        self._has_documents.pop(tenant_id, None)
+        self._prefs.forget(tenant_id)
+        self._has_documents.forget(tenant_id)
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -193,17 +192,15 @@ class RunStarter:
         """The sources that exist for a run whose tenant chose none (cached per tenant)."""
         found: list[str] = []
         if self._documents is not None:
-            now = time.monotonic()
-            hit = self._has_documents.get(tenant_id)
-            if hit is None or hit[0] <= now:
+            documents = self._documents
+
+            async def read() -> tuple[bool, bool]:
                 try:
-                    some = bool(await self._documents.list(tenant_id, limit=1))
+                    return bool(await documents.list(tenant_id, limit=1)), True
                 except StoreError as e:
                     raise Unavailable(f"cannot read the document catalogue: {e}") from e
-                if len(self._has_documents) > 10_000:
-                    self._has_documents.clear()
-                hit = self._has_documents[tenant_id] = (now + self._settings.api_key_cache_s, some)
-            if hit[1]:
+
+            if await self._has_documents.get(tenant_id, read):
                 found.append(DOCUMENTS)
         if has_history:
             found.append(MEMORY)
@@ -212,7 +209,12 @@ class RunStarter:
         return found
 
     async def start(
-        self, who: Principal, ask: Ask, *, idempotency_key: str | None = None
+        self,
+        who: Principal,
+        ask: Ask,
+        *,
+        idempotency_key: str | None = None,
+        clock: StageClock | NoClock = NO_CLOCK,
     ) -> Started:
         """Check limits and publish the run's intake command.
 
@@ -246,7 +248,8 @@ class RunStarter:
             if ask.webhook is not None:  # refused before any limit is spent on the run
                 checked = check_webhook(effective, ask.webhook, self._webhook_private)
                 ask = replace(ask, webhook=checked)
-            return await self._start(who, ask, idempotency_key)
+            clock.mark("prefs")
+            return await self._start(who, ask, idempotency_key, clock)
         except RedisError as e:
             raise Unavailable(f"cannot reach Redis: {e}") from e
 
@@ -292,7 +295,9 @@ class RunStarter:
                 field="settings.approve_critical",
             )
 
-    async def _start(self, who: Principal, ask: Ask, idem: str | None) -> Started:
+    async def _start(
+        self, who: Principal, ask: Ask, idem: str | None, clock: StageClock | NoClock
+    ) -> Started:
         run_id = ask.run_id or new_run_id()
         conversation_id = ask.conversation_id or new_run_id()
         idem_key = None
@@ -303,9 +308,13 @@ class RunStarter:
             earlier = await self._claim(idem_key, ask, run_id, conversation_id)
             if earlier is not None:
                 run_id, conversation_id = earlier
-                return await self._publish_run(who, ask, run_id, conversation_id, replay=True)
+                return await self._publish_run(
+                    who, ask, run_id, conversation_id, clock, replay=True
+                )
+        clock.mark("idempotency")
         try:
             verdict = await self._limits.check_rate(who.tenant_id)
+            clock.mark("rate")
             if not verdict.allowed:
                 raise RateLimited(
                     f"tenant {who.tenant_id!r} may start {self._limits.per_minute} runs a minute",
@@ -314,8 +323,9 @@ class RunStarter:
             history = False
             if ask.conversation_id is not None:
                 history = await self._check_conversation(who, ask.conversation_id)
+            clock.mark("conversation")
             return await self._publish_run(
-                who, ask, run_id, conversation_id, replay=False, history=history
+                who, ask, run_id, conversation_id, clock, replay=False, history=history
             )
         except BaseException:
             if idem_key is not None:  # let a later retry with the same key try again
@@ -345,6 +355,7 @@ class RunStarter:
         ask: Ask,
         run_id: str,
         conversation_id: str,
+        clock: StageClock | NoClock,
         *,
         replay: bool,
         history: bool = False,
@@ -362,6 +373,7 @@ class RunStarter:
                 f"tenant {who.tenant_id!r} already has {self._limits.max_active} runs in flight",
                 retry_after=verdict.retry_after_s,
             )
+        clock.mark("quota")
         shard = keys.shard_of(run_id, s.shards)
         attributes = {
             "agentbus.run_id": run_id,
@@ -373,9 +385,11 @@ class RunStarter:
         # question's own trace) the caller's trace is continued directly.
         parent = None if _same_trace(tracing.current(), ask.trace) else ask.trace
         with tracing.span("run publish", attributes, parent=parent, kind="producer"):
-            return await self._send(
+            started = await self._send(
                 who, ask, run_id, conversation_id, settings, shard, deadline, replay=replay
             )
+        clock.mark("publish")
+        return started
 
     async def _send(
         self,

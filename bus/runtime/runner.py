@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import signal
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 import structlog
@@ -38,7 +38,10 @@ class Consumer(Protocol):
 
 
 class Runner:
-    """Runs workers until SIGTERM/SIGINT (drain, then exit) or, in burst mode, until idle."""
+    """Runs workers until SIGTERM/SIGINT (drain, then exit) or, in burst mode, until idle.
+
+    ``on_signal`` is called first when a signal arrives (before the workers drain).
+    """
 
     def __init__(
         self,
@@ -47,11 +50,13 @@ class Runner:
         *,
         burst: bool = False,
         stats_interval_s: float = 5.0,
+        on_signal: Callable[[], None] | None = None,
     ) -> None:
         self.workers = list(workers)
         self.redis = redis
         self.burst = burst
         self.stats_interval_s = stats_interval_s
+        self.on_signal = on_signal
 
     def stop(self) -> None:
         """Ask every worker to stop reading and drain."""
@@ -80,6 +85,8 @@ class Runner:
 
     def _on_signal(self, sig: int) -> None:
         log.info("draining", signal=signal.Signals(sig).name)
+        if self.on_signal is not None:  # e.g. stop taking new work at the edge first
+            self.on_signal()
         self.stop()
 
     async def idle(self) -> bool:

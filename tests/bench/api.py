@@ -29,6 +29,71 @@ import httpx
 
 from tests.bench.relay import key_from_environment, pct, temporary_system
 
+# The API's own figures (/metrics): each stage of a POST (api.http.post_stages), the whole
+# request in the app, and the process's CPU.
+_STAGE_FAMILY = "agentbus_api_post_stage_seconds"
+_REQUEST_FAMILY = "agentbus_api_request_seconds"
+_POST_ROUTE = "/api/v1/runs"
+
+
+@dataclass
+class ServerFigures:
+    """Cumulative sums and counts read from the API's /metrics."""
+
+    stages: dict[str, tuple[float, float]]
+    request: tuple[float, float]
+    cpu_s: float
+
+
+async def server_figures(client: httpx.AsyncClient) -> ServerFigures | None:
+    """The API's stage sums, POST request sum and CPU seconds; None without /metrics."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        resp = await client.get("/metrics")
+    except httpx.HTTPError:
+        return None
+    if resp.status_code != 200:
+        return None
+    stages: dict[str, list[float]] = {}
+    request, cpu = [0.0, 0.0], 0.0
+    for family in text_string_to_metric_families(resp.text):
+        for sample in family.samples:
+            kind = sample.name.rpartition("_")[2]
+            if kind not in ("sum", "count"):
+                if sample.name == "process_cpu_seconds_total":
+                    cpu = sample.value
+                continue
+            at = 0 if kind == "sum" else 1
+            if family.name == _STAGE_FAMILY:
+                stages.setdefault(sample.labels["stage"], [0.0, 0.0])[at] = sample.value
+            elif family.name == _REQUEST_FAMILY and sample.labels.get("route") == _POST_ROUTE:
+                request[at] = sample.value
+    return ServerFigures(
+        {k: (v[0], v[1]) for k, v in stages.items()}, (request[0], request[1]), cpu
+    )
+
+
+def stage_breakdown(
+    before: ServerFigures | None, after: ServerFigures | None, runs: int
+) -> dict[str, object]:
+    """Mean ms of each POST stage in the app between two readings, and API CPU per run."""
+    if before is None or after is None:
+        return {}
+    means: dict[str, float] = {}
+    for stage, (total, count) in after.stages.items():
+        total0, count0 = before.stages.get(stage, (0.0, 0.0))
+        if count > count0:
+            means[stage] = round((total - total0) / (count - count0) * 1000, 3)
+    posts = after.request[1] - before.request[1]
+    in_app = (after.request[0] - before.request[0]) / posts * 1000 if posts else 0.0
+    return {
+        "stage_mean_ms": means,
+        "in_app_mean_ms": round(in_app, 3),
+        "api_cpu_ms_per_run": round((after.cpu_s - before.cpu_s) / runs * 1000, 2) if runs else 0,
+    }
+
+
 QUESTION = "What is 23 × 19?"
 
 
@@ -117,7 +182,9 @@ async def drive(
         base_url=url, headers=headers, limits=limits, timeout=timeout
     ) as client:
         body = _body(mode)
+        at_start = await server_figures(client)
         alone = [await _one_run(client, body) for _ in range(sequential)]
+        after_alone = await server_figures(client)
         gate = asyncio.Semaphore(concurrency)
 
         async def bounded() -> RunResult:
@@ -127,6 +194,7 @@ async def drive(
         started = time.perf_counter()
         burst = await asyncio.gather(*(bounded() for _ in range(runs)))
         all_done_s = time.perf_counter() - started
+        after_burst = await server_figures(client)
     accepted = [r for r in burst if r.accepted_at]
     last_accept = max((r.accepted_at for r in accepted), default=started) - started
     errors: dict[str, int] = {}
@@ -140,6 +208,7 @@ async def drive(
             "done": sum(r.status == "done" for r in alone),
             "post_ms": _ms([r.post_ms for r in alone if r.post_ms is not None]),
             "first_token_ms": _ms([r.first_token_ms for r in alone if r.first_token_ms]),
+            "server": stage_breakdown(at_start, after_alone, sequential),
         },
         "burst": {
             "runs": runs,
@@ -154,6 +223,7 @@ async def drive(
             "all_done_s": round(all_done_s, 2),
             "post_ms": _ms([r.post_ms for r in burst if r.post_ms is not None]),
             "first_token_ms": _ms([r.first_token_ms for r in burst if r.first_token_ms]),
+            "server": stage_breakdown(after_alone, after_burst, runs),
         },
         "errors": errors,
     }

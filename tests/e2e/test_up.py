@@ -37,7 +37,7 @@ async def until_up(data: Path, log: Path, banner: str = "roles:") -> None:
     async def ready() -> bool:
         return embedded.is_running(data) and shown()
 
-    await wait_for(ready, within=30)
+    await wait_for(ready, within=90)  # a loaded 2-core host took over 30 s to import and migrate
 
 
 async def test_up_starts_everything_and_stops_cleanly(
@@ -168,3 +168,44 @@ async def test_up_stops_when_its_api_process_dies(
         # A half-running system is worse than none: up drains its workers and exits.
         assert up.wait(90) == 0
     assert "the API process exited" in log.read_text()
+
+
+async def test_a_signal_stops_the_api_process_before_the_workers_drain(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data, env = embedded_env(tmp_path, monkeypatch, AGENTBUS_LLM="scripted")
+    log = tmp_path / "up.log"
+    with processes() as procs:
+        up = spawn(["up"], env, log)
+        procs.append(up)
+        await until_up(data, log, "web page")
+        api = api_child(up.pid)
+        client = Redis.from_url(embedded.socket_url(data))
+        # One long step in flight: the workers' drain waits for it.
+        cmd = noop_command(hops=1, tokens=["a", "b"], work_s=30)
+        await publish(client, cmd, BusSettings(data_dir=data))
+        events = read_events(client, cmd.run_id, 0, block_ms=10_000)
+        first = await anext(aiter(events))
+        assert first[1].type != "done"
+
+        up.send_signal(signal.SIGINT)  # to up alone, not to its process group
+
+        async def api_gone() -> bool:
+            return _state(api) == b"Z"
+
+        await wait_for(api_gone, within=25)
+        assert up.poll() is None  # still draining the step: the edge did not wait for it
+        rest = [e async for _, e in events]
+        assert rest[-1].type == "done"  # the step in flight was finished, not dropped
+        await client.aclose()
+        assert up.wait(60) == 0
+    assert "the API process exited" not in log.read_text()  # a stop, not a crash
+
+
+def _state(pid: int) -> bytes:
+    """The process state letter from /proc/<pid>/stat (Z: exited, not yet reaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except FileNotFoundError:
+        return b"Z"
+    return stat.rpartition(b")")[2].split()[0]

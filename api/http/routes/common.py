@@ -1,5 +1,6 @@
 """What every route shares: the app's dependencies and the authenticated caller."""
 
+import time
 from typing import Annotated
 
 from fastapi import Depends, Request, Security
@@ -7,6 +8,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from api.http.auth import Principal
 from api.http.deps import ApiDeps
+from api.http.post_stages import StageClock, clock_of
 
 # Declares the scheme for /docs ("Authorize"); auto_error off so a missing key gets our
 # own 401 body instead of FastAPI's.
@@ -25,7 +27,12 @@ async def get_principal(
 ) -> Principal:
     """The caller, from its bearer API key (401 otherwise)."""
     token = credentials.credentials if credentials is not None else None
-    return await get_deps(request).auth.authenticate(token)
+    if clock_of(request.scope) is None:
+        return await get_deps(request).auth.authenticate(token)
+    started = time.perf_counter()
+    principal = await get_deps(request).auth.authenticate(token)
+    StageClock.observe("auth", time.perf_counter() - started)
+    return principal
 
 
 async def get_admin(principal: Annotated[Principal, Depends(get_principal)]) -> Principal:

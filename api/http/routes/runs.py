@@ -9,6 +9,7 @@ from api.http import metrics
 from api.http.access import describe, visible_run
 from api.http.errors import RunEnded
 from api.http.oversight import audit_read
+from api.http.post_stages import NO_CLOCK, clock_of
 from api.http.routes.common import Caller, Deps
 from api.http.starter import Ask
 from api.http.trace_headers import caller_trace
@@ -96,10 +97,12 @@ async def create_run(
     ] = None,
 ) -> RunAccepted:
     """Publish a question; the run's events stream at ``events_url``."""
+    clock = clock_of(request.scope) or NO_CLOCK
+    clock.mark("before_handler")
     hook = webhook_of(body.webhook_url, body.webhook_approvals)
     trace = caller_trace(request.headers)
     ask = Ask(body.question, body.conversation_id, body.settings, webhook=hook, trace=trace)
-    started = await deps.starter.start(caller, ask, idempotency_key=idempotency_key)
+    started = await deps.starter.start(caller, ask, idempotency_key=idempotency_key, clock=clock)
     if not started.replayed:
         metrics.RUNS_STARTED.labels("rest").inc()
     response.headers["Location"] = f"/api/v1/runs/{started.run_id}"
