@@ -32,7 +32,7 @@ from redis.asyncio import Redis
 
 from bus import embedded
 from bus.settings import BusSettings
-from tests.bench.turn import _one_run  # pyright: ignore[reportPrivateUsage]
+from tests.bench.turn import _one_run, wait_started  # pyright: ignore[reportPrivateUsage]
 
 # Runs `agentbus up` in the child with a profiler: SIGUSR1 starts it, SIGUSR2 saves it.
 _CHILD = """
@@ -112,12 +112,7 @@ def measure(
             stderr=subprocess.DEVNULL,
         )
         try:
-            deadline = time.monotonic() + 60
-            while not embedded.is_running(data) or not (data / "agentbus.db").exists():
-                if up.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("agentbus up did not start")
-                time.sleep(0.1)
-            time.sleep(1.0)
+            wait_started(up, data)
             cpu, _wall = asyncio.run(
                 _drive(BusSettings(data_dir=data), mode, accuracy, runs, up.pid)
             )
