@@ -7,6 +7,7 @@ the recorder appends them (`make_audit_applier`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from bus import tracing
 from bus.ledger import TRACE_KEY, LedgerRecord
@@ -44,7 +45,10 @@ AUDIT_KIND = "audit"
 def audit_record(key: str, record: AuditRecord) -> LedgerRecord:
     """The ledger record that carries one call's audit row in the gateway step's commit."""
     entry = entry_of(record)
-    data = {"entry": entry.model_dump(mode="json"), "once_per_call": record.side_effects}
+    data: dict[str, Any] = {
+        "entry": entry.model_dump(mode="json"),
+        "once_per_call": record.side_effects,
+    }
     if tracing.ENABLED and (here := tracing.current()) is not None:
         data[TRACE_KEY] = here.traceparent  # the recorder's batch span links to it
     return LedgerRecord(kind=AUDIT_KIND, key=key, tenant_id=entry.tenant_id, data=data)
