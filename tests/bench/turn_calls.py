@@ -92,7 +92,7 @@ async def _drive(
 
 
 def measure(
-    mode: str, accuracy: str, runs: int, profile: bool = True
+    mode: str, accuracy: str, runs: int, profile: bool = True, otlp: str | None = None
 ) -> tuple[dict[str, float], float]:
     """Calls per run by function (``file:function``) in the up process, and its CPU ms per
     run (without the profiler when ``profile`` is false: then no calls are counted)."""
@@ -105,6 +105,8 @@ def measure(
             AGENTBUS_LOG_LEVEL="warning",
             AGENTBUS_API_PORT="0",
         )
+        if otlp:
+            env["OTEL_EXPORTER_OTLP_ENDPOINT"] = otlp
         up = subprocess.Popen(
             [sys.executable, "-c", _CHILD if profile else _PLAIN, str(out), "up"],
             env=env,
@@ -140,8 +142,19 @@ def main() -> None:
     p.add_argument("--save", type=Path, help="write the per-function counts here (JSON)")
     p.add_argument("--against", type=Path, help="a saved profile to compare with")
     p.add_argument("--cpu", action="store_true", help="no profiler: the CPU ms per run only")
+    p.add_argument(
+        "--traced", action="store_true", help="tracing on, to a local OTLP receiver (this process)"
+    )
     a = p.parse_args()
-    per_run, cpu_ms = measure(a.mode, a.accuracy, a.runs, profile=not a.cpu)
+    if a.traced:
+        from tests.otlp_receiver import otlp_receiver  # not in builds before tracing
+
+        with otlp_receiver() as receiver:
+            per_run, cpu_ms = measure(a.mode, a.accuracy, a.runs, not a.cpu, receiver.url)
+            spans = len(receiver.spans)
+        print(f"spans received per run (warm-up included): {spans / (a.runs + 20):.1f}")
+    else:
+        per_run, cpu_ms = measure(a.mode, a.accuracy, a.runs, profile=not a.cpu)
     if a.cpu:
         print(f"up process CPU per run: {cpu_ms:.2f} ms")
         return
