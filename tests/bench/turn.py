@@ -114,8 +114,9 @@ def _groups_ready(data: Path) -> bool:
 
 
 def wait_started(up: subprocess.Popen[bytes], data: Path) -> None:
-    """Wait until ``agentbus up`` consumes every role stream (or fail after a minute)."""
-    deadline = time.monotonic() + 60
+    """Wait until ``agentbus up`` consumes every role stream (or fail after 3 minutes: on
+    a loaded host its start has taken over one)."""
+    deadline = time.monotonic() + 180
     while not _groups_ready(data):
         if up.poll() is not None or time.monotonic() > deadline:
             raise SystemExit("agentbus up did not start")
