@@ -139,7 +139,8 @@ def ids() -> tuple[str, str] | None:
     return format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")
 
 
-_OFF: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+#: The one null context every span site returns while tracing is off.
+OFF: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
 
 
 def span(
@@ -160,7 +161,7 @@ def span(
         kind: ``internal``, ``server``, ``client``, ``producer`` or ``consumer``.
     """
     if not ENABLED or _tracer is None:
-        return _OFF
+        return OFF
     return _span(_tracer, name, attributes, parent, links, kind)
 
 
@@ -228,5 +229,5 @@ def set_error(message: str) -> None:
 def store_span(operation: str) -> contextlib.AbstractContextManager[Span | None]:
     """A span around a write to the SQL store, e.g. ``runs.end`` (nothing when off)."""
     if not ENABLED:
-        return _OFF
+        return OFF
     return span(f"store {operation}", {"db.operation.name": operation}, kind="client")

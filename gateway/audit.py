@@ -7,8 +7,10 @@ the recorder appends them (`make_audit_applier`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from bus.ledger import LedgerRecord
+from bus import tracing
+from bus.ledger import TRACE_KEY, LedgerRecord
 from bus.runtime.recorder import Applier
 from bus.store.audit import AuditEntry, AuditStore
 from gateway.outcome import AuditRecord
@@ -43,12 +45,13 @@ AUDIT_KIND = "audit"
 def audit_record(key: str, record: AuditRecord) -> LedgerRecord:
     """The ledger record that carries one call's audit row in the gateway step's commit."""
     entry = entry_of(record)
-    return LedgerRecord(
-        kind=AUDIT_KIND,
-        key=key,
-        tenant_id=entry.tenant_id,
-        data={"entry": entry.model_dump(mode="json"), "once_per_call": record.side_effects},
-    )
+    data: dict[str, Any] = {
+        "entry": entry.model_dump(mode="json"),
+        "once_per_call": record.side_effects,
+    }
+    if tracing.ENABLED and (here := tracing.current()) is not None:
+        data[TRACE_KEY] = here.traceparent  # the recorder's batch span links to it
+    return LedgerRecord(kind=AUDIT_KIND, key=key, tenant_id=entry.tenant_id, data=data)
 
 
 def make_audit_applier(audit_store: AuditStore) -> Applier:

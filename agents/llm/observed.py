@@ -53,20 +53,33 @@ class ObservedLLM:
         """The wrapped model's name."""
         return self.inner.name
 
-    async def stream(
+    def stream(
         self,
         messages: Sequence[ChatMessage],
         tools: Sequence[ToolDefinition] = (),
         options: LLMOptions | None = None,
     ) -> AsyncIterator[LLMEvent]:
-        """The wrapped model's events; the closing `Usage` carries its cost."""
+        """The wrapped model's events; the closing `Usage` carries its cost.
+
+        With tracing off the caller iterates `_observe` itself: no generator layer (and no
+        attribute dict) per event for a span that is not recorded.
+        """
         bound = structlog.contextvars.get_contextvars()
         agent, tenant = str(bound.get("role", "")), str(bound.get("tenant_id", ""))
         model = self.inner.name
         if not tracing.ENABLED:
-            async for event in self._observe(messages, tools, options, model, agent, tenant):
-                yield event
-            return
+            return self._observe(messages, tools, options, model, agent, tenant)
+        return self._traced(messages, tools, options, model, agent, tenant)
+
+    async def _traced(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolDefinition],
+        options: LLMOptions | None,
+        model: str,
+        agent: str,
+        tenant: str,
+    ) -> AsyncIterator[LLMEvent]:
         attributes: dict[str, str | int] = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": model.partition(":")[0] if ":" in model else model,

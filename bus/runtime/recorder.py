@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 import structlog
 from pydantic import ValidationError
 
-from bus import keys, wire
+from bus import keys, tracing, wire
+from bus.commands import TraceContext
 from bus.ledger import LedgerRecord
 from bus.runtime import metrics
 from bus.runtime.consumer import Entry, StreamConsumer
@@ -38,6 +40,26 @@ Applier = Callable[[Sequence[LedgerRecord]], Awaitable[None]]
 
 log = structlog.get_logger("bus.recorder")
 _ROLE = keys.Role.RECORDER
+#: Links per batch span (the SDK's default ``OTEL_SPAN_LINK_COUNT_LIMIT``).
+MAX_LINKS = 128
+
+
+def _batch_span(items: Sequence[tuple[Entry, LedgerRecord]]) -> AbstractContextManager[object]:
+    """A span for one batch's transaction, linked to the trace of each record's step."""
+    links: list[TraceContext] = []
+    for traceparent in dict.fromkeys(r.traceparent for _, r in items if r.traceparent):
+        try:
+            links.append(TraceContext(traceparent=traceparent))
+        except ValidationError:
+            continue  # not a trace context: no link, the record is written all the same
+    attributes = {
+        "agentbus.role": str(_ROLE),
+        "agentbus.recorder.records": len(items),
+        "agentbus.recorder.links": len(links),
+    }
+    return tracing.span(
+        "recorder batch", attributes, links=tuple(links[:MAX_LINKS]), kind="consumer"
+    )
 
 
 class Recorder(StreamConsumer):
@@ -100,13 +122,15 @@ class Recorder(StreamConsumer):
                     )
                     continue
                 parsed.append((entry, record))
-            try:
-                await self._apply(parsed)
-                done = parsed
-            except Exception as e:
-                log.warning("batch failed; recording one at a time", error=repr(e))
-                done = await self._one_at_a_time(parsed)
-            await self._ack(done)
+            with _batch_span(parsed) if tracing.ENABLED else tracing.OFF:
+                try:
+                    await self._apply(parsed)
+                    done = parsed
+                except Exception as e:
+                    log.warning("batch failed; recording one at a time", error=repr(e))
+                    tracing.add_event("batch_failed", {"error": repr(e)})
+                    done = await self._one_at_a_time(parsed)
+                await self._ack(done)
             metrics.MESSAGES.labels(str(_ROLE), "ok").inc(len(done))
         finally:
             self._working = False

@@ -18,9 +18,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from redis import Redis as SyncRedis
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from api.cli.common import loop_factory
+from api.compose.roles import UP_ROLES
 from bus import embedded, keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish
@@ -92,6 +95,34 @@ async def drive(
     }
 
 
+def _groups_ready(data: Path) -> bool:
+    """Every role of ``up`` has its consumer group (a group made after a run was published
+    would start past it, at ``$``, and the bench would wait for that run forever)."""
+    if not embedded.is_running(data) or not (data / "agentbus.db").exists():
+        return False
+    client = SyncRedis.from_url(embedded.socket_url(data))
+    try:
+        for role in UP_ROLES:
+            stream = keys.role_stream(role, 0)
+            if not client.exists(stream) or not client.xinfo_groups(stream):
+                return False
+        return True
+    except RedisError:
+        return False
+    finally:
+        client.close()
+
+
+def wait_started(up: subprocess.Popen[bytes], data: Path) -> None:
+    """Wait until ``agentbus up`` consumes every role stream (or fail after 3 minutes: on
+    a loaded host its start has taken over one)."""
+    deadline = time.monotonic() + 180
+    while not _groups_ready(data):
+        if up.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit("agentbus up did not start")
+        time.sleep(0.1)
+
+
 def main(
     *, mode: str, accuracy: str, runs: int, concurrency: int, processes: int = 1, as_json: bool
 ) -> None:
@@ -120,12 +151,7 @@ def main(
             stderr=subprocess.DEVNULL,
         )
         try:
-            deadline = time.monotonic() + 60
-            while not embedded.is_running(data) or not (data / "agentbus.db").exists():
-                if up.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("agentbus up did not start")
-                time.sleep(0.1)
-            time.sleep(0.5)
+            wait_started(up, data)
             with asyncio.Runner(loop_factory=loop_factory()) as runner:
                 figures = runner.run(
                     drive(
