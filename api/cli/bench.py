@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from tests.bench.deployment import Deployment
 
 app = typer.Typer(help="Benchmarks; each prints its figures (one JSON line with --json).")
 
@@ -17,6 +20,55 @@ def _load(name: str) -> ModuleType:
     except ModuleNotFoundError as e:
         typer.echo("benchmarks run from a source checkout (pip install -e .)", err=True)
         raise typer.Exit(2) from e
+
+
+RedisUrl = Annotated[
+    str | None,
+    typer.Option(
+        help="Redis (a node of it with --redis-cluster) to run on; default: a temporary "
+        "embedded one. The benchmark adds streams and keys there and leaves them."
+    ),
+]
+RedisCluster = Annotated[
+    bool,
+    typer.Option(
+        help="Talk to Redis as a cluster: --redis-url names any node; without --redis-url a "
+        "temporary 3-master cluster is started from the machine's redis-server."
+    ),
+]
+ClusterPort = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        max=55_000,
+        help="First of the 3 ports of the temporary cluster (+10000 for its bus); default 7101.",
+    ),
+]
+DatabaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        help="State store, postgresql+asyncpg://USER@HOST/DB (migrated to head by `agentbus "
+        "up`); default: SQLite in the temporary data folder."
+    ),
+]
+
+
+def _deployment(
+    redis_url: str | None,
+    redis_cluster: bool,
+    database_url: str | None,
+    cluster_port: int | None = None,
+) -> Deployment:
+    """The parts to run on, or a usage error (exit 2) naming what is wrong."""
+    deployment = _load("deployment").Deployment(
+        redis_url=redis_url,
+        redis_cluster=redis_cluster,
+        database_url=database_url,
+        cluster_port=cluster_port,
+    )
+    if problem := deployment.problem():
+        raise typer.BadParameter(problem)
+    return deployment
 
 
 @app.command()
@@ -46,13 +98,29 @@ def turn(
     mode: Annotated[str, typer.Option(help="single | multi")] = "single",
     accuracy: Annotated[str, typer.Option(help="standard | accurate (multi)")] = "standard",
     runs: Annotated[int, typer.Option(min=1, help="Runs in the throughput phase.")] = 1000,
-    concurrency: Annotated[int, typer.Option(min=1, help="Runs in flight at once.")] = 32,
+    concurrency: Annotated[
+        int, typer.Option(min=1, help="Runs in flight at once (and `up --concurrency`).")
+    ] = 32,
     processes: Annotated[
         int, typer.Option(min=1, help="`agentbus up --processes` (worker processes).")
     ] = 1,
+    model_latency: Annotated[
+        float,
+        typer.Option(min=0, help="Seconds the scripted model waits before each call's answer."),
+    ] = 0.0,
+    latency_runs: Annotated[
+        int | None,
+        typer.Option(min=0, help="Runs one at a time first (p50/p99); default min(runs, 200)."),
+    ] = None,
+    redis_url: RedisUrl = None,
+    redis_cluster: RedisCluster = False,
+    cluster_port: ClusterPort = None,
+    database_url: DatabaseUrl = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
 ) -> None:
-    """Whole runs through `agentbus up` with the scripted model: runs/s and turn latency."""
+    """Whole runs through `agentbus up` with the scripted model: runs/s, turn latency (alone
+    and under load), runs not done, peak RSS of each process."""
+    deployment = _deployment(redis_url, redis_cluster, database_url, cluster_port)
     _load("turn").main(
         mode=mode,
         accuracy=accuracy,
@@ -60,6 +128,9 @@ def turn(
         concurrency=concurrency,
         processes=processes,
         as_json=as_json,
+        deployment=deployment,
+        model_latency=model_latency,
+        latency_runs=latency_runs,
     )
 
 
