@@ -73,16 +73,23 @@ def _deployment(
 
 @app.command()
 def hop(
-    redis_url: Annotated[
-        str | None, typer.Option(help="Redis to use; default: a temporary embedded one.")
-    ] = None,
+    redis_url: RedisUrl = None,
+    redis_cluster: RedisCluster = False,
+    cluster_port: ClusterPort = None,
     hops: Annotated[int, typer.Option(min=1, help="Steps per run.")] = 20,
     latency_runs: Annotated[int, typer.Option(min=1, help="Sequential runs (latency).")] = 200,
     runs: Annotated[int, typer.Option(min=1, help="Concurrent runs (throughput).")] = 500,
-    concurrency: Annotated[int, typer.Option(min=1, help="Worker steps in flight.")] = 16,
+    concurrency: Annotated[
+        int, typer.Option(min=1, help="Worker steps in flight (per process).")
+    ] = 16,
+    processes: Annotated[
+        int,
+        typer.Option(min=1, help="Worker processes: this one and N-1 `agentbus worker noop`."),
+    ] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
 ) -> None:
-    """No-op role chain over a real Redis: hops/s and per-hop latency."""
+    """No-op role chain over a real Redis: hops/s and per-hop latency (no database is
+    touched, so there is no --database-url)."""
     _load("hop").main(
         redis_url=redis_url,
         hops=hops,
@@ -90,6 +97,8 @@ def hop(
         runs=runs,
         concurrency=concurrency,
         as_json=as_json,
+        deployment=_deployment(redis_url, redis_cluster, None, cluster_port),
+        processes=processes,
     )
 
 
@@ -149,9 +158,22 @@ def relay(
     token_delay: Annotated[
         float, typer.Option(min=0, help="Scripted model's per-token delay (temporary system).")
     ] = 0.01,
+    processes: Annotated[
+        int, typer.Option(min=1, help="`agentbus up --processes` (temporary system).")
+    ] = 1,
+    redis_url: RedisUrl = None,
+    redis_cluster: RedisCluster = False,
+    cluster_port: ClusterPort = None,
+    database_url: DatabaseUrl = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
 ) -> None:
     """Websocket clients each asking one question: lost/duplicated events, relay latency."""
+    deployment = _deployment(redis_url, redis_cluster, database_url, cluster_port)
+    if url is not None and (deployment.describe() != "embedded+sqlite" or processes != 1):
+        raise typer.BadParameter(
+            "--url measures a running API: --processes, --redis-url, --redis-cluster, "
+            "--cluster-port and --database-url are for the temporary system"
+        )
     _load("relay").main(
         url=url,
         clients=clients,
@@ -159,6 +181,8 @@ def relay(
         timeout_s=timeout,
         token_delay_s=token_delay,
         as_json=as_json,
+        deployment=deployment,
+        processes=processes,
     )
 
 

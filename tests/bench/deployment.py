@@ -55,13 +55,15 @@ class Deployment:
             )
         return None
 
-    def describe(self) -> str:
-        """A short label: which Redis and which store."""
+    def describe(self, *, store: bool = True) -> str:
+        """A short label: which Redis (and which store, with ``store``)."""
         redis = "cluster" if self.redis_cluster else ("redis" if self.redis_url else "embedded")
-        store = "sqlite"
+        if not store:
+            return redis
+        store_name = "sqlite"
         if self.database_url and self.database_url.startswith("postgresql"):
-            store = "postgres"
-        return f"{redis}+{store}"
+            store_name = "postgres"
+        return f"{redis}+{store_name}"
 
     @contextlib.contextmanager
     def started(self, data: Path) -> Iterator[Deployment]:
@@ -127,12 +129,15 @@ async def close_client(client: Redis) -> None:
     await close_cluster(client)  # a no-op on a plain client
 
 
-def wait_for_up(up: subprocess.Popen[bytes], log: Path, within: float = 120) -> None:
-    """Wait until ``agentbus up`` (stdout to ``log``) says it serves; exit with its log if not."""
+def wait_for_up(
+    up: subprocess.Popen[bytes], log: Path, within: float = 120, offset: int = 0
+) -> None:
+    """Wait until ``agentbus up`` (stdout to ``log`` from byte ``offset``) says it serves;
+    exit with its output if it does not."""
     deadline = time.monotonic() + within
-    while b"agentbus up:" not in log.read_bytes():
+    while b"agentbus up:" not in log.read_bytes()[offset:]:
         if up.poll() is not None or time.monotonic() > deadline:
-            tail = log.read_text(errors="replace")[-2000:]
+            tail = log.read_bytes()[offset:].decode(errors="replace")[-2000:]
             raise SystemExit(f"agentbus up did not start:\n{tail}")
         time.sleep(0.1)
 
