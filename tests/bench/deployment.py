@@ -14,7 +14,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,18 +132,19 @@ async def close_client(client: Redis) -> None:
 def wait_for_up(
     up: subprocess.Popen[bytes], log: Path, within: float = 120, offset: int = 0
 ) -> None:
-    """Wait until ``agentbus up`` (stdout to ``log`` from byte ``offset``) says it serves;
-    exit with its output if it does not."""
+    """Wait until ``agentbus up`` (stdout to ``log`` from byte ``offset``) says its workers
+    and its API process serve (the API's start-up is not the benchmark's); exit with its
+    output if they do not."""
     deadline = time.monotonic() + within
-    while b"agentbus up:" not in log.read_bytes()[offset:]:
+    while not all(line in log.read_bytes()[offset:] for line in (b"agentbus up:", b"api: ")):
         if up.poll() is not None or time.monotonic() > deadline:
             tail = log.read_bytes()[offset:].decode(errors="replace")[-2000:]
             raise SystemExit(f"agentbus up did not start:\n{tail}")
         time.sleep(0.1)
 
 
-def peak_rss_mb(root: int) -> dict[str, float]:
-    """Peak RSS (VmHWM, MB) of ``root`` and each of its descendants, by name."""
+def _family(root: int) -> list[int]:
+    """``root`` and its descendants."""
     parents: dict[int, int] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         with contextlib.suppress(OSError, ValueError, IndexError):
@@ -152,22 +153,51 @@ def peak_rss_mb(root: int) -> dict[str, float]:
     while frontier:
         frontier = [pid for pid, ppid in parents.items() if ppid in frontier]
         family.extend(frontier)
-    peaks: dict[str, float] = {}
-    for pid in family:
-        with contextlib.suppress(OSError):
+    return family
+
+
+def _by_label(root: int, read: Callable[[int], float]) -> dict[str, float]:
+    """``read(pid)`` of the processes `agentbus up` (``root``) and the benchmark started,
+    by name (``up``, ``worker``, ``worker-2``, ``api``, ``redis-server``, ...)."""
+    found: dict[str, float] = {}
+    for pid in _family(os.getpid())[1:]:
+        with contextlib.suppress(OSError, StopIteration):
             name = _label(pid, root)
-            status = Path(f"/proc/{pid}/status").read_text()
-            hwm = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
+            value = read(pid)
             label, n = name, 2
-            while label in peaks:
+            while label in found:
                 label, n = f"{name}-{n}", n + 1
-            peaks[label] = round(int(hwm.split()[1]) / 1024, 1)
-    return peaks
+            found[label] = value
+    return found
+
+
+def _hwm_mb(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    hwm = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
+    return round(int(hwm.split()[1]) / 1024, 1)
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def peak_rss_mb(root: int) -> dict[str, float]:
+    """Peak RSS (VmHWM, MB) of each process `agentbus up` (``root``) and the benchmark
+    started (a temporary cluster's nodes included)."""
+    return _by_label(root, _hwm_mb)
+
+
+def cpu_seconds(root: int) -> dict[str, float]:
+    """CPU seconds (user + system) used so far by each process, as in `peak_rss_mb`."""
+    return _by_label(root, _cpu_s)
 
 
 def _label(pid: int, root: int) -> str:
     argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     words = [a.decode(errors="replace") for a in argv if a][:3]
+    if not words:
+        raise OSError(f"process {pid} has exited")
     if pid == root:
         return "up"
     if words and "redis-server" in words[0]:  # it rewrites its title: "redis-server ADDR"

@@ -28,6 +28,7 @@ from bus.settings import BusSettings
 from tests.bench.deployment import (
     Deployment,
     close_client,
+    cpu_seconds,
     open_client,
     peak_rss_mb,
     temporary_data,
@@ -166,8 +167,9 @@ def main(
                 stderr=subprocess.STDOUT,
             )
         try:
-            wait_for_up(up, log)
+            wait_for_up(up, log, within=300)
             time.sleep(0.5)
+            cpu_before = cpu_seconds(up.pid)
             with asyncio.Runner(loop_factory=loop_factory()) as runner:
                 figures = runner.run(
                     drive(
@@ -180,6 +182,17 @@ def main(
                     )
                 )
             rss = peak_rss_mb(up.pid)
+            # Every run driven: warm-up (5), one at a time, under load. Load-independent
+            # where wall-clock figures are not: CPU per run of each process.
+            driven = (
+                5
+                + int(figures["runs"])
+                + (min(runs, 200) if latency_runs is None else latency_runs)
+            )
+            cpu = {
+                name: round((used - cpu_before.get(name, 0.0)) * 1000 / driven, 2)
+                for name, used in cpu_seconds(up.pid).items()
+            }
         finally:
             up.send_signal(signal.SIGTERM)
             try:
@@ -195,6 +208,7 @@ def main(
         "model_latency_s": model_latency,
         **figures,
         "peak_rss_mb": rss,
+        "cpu_ms_per_run": cpu,
     }  # type: ignore[dict-item]
     if as_json:
         print(json.dumps(figures))
