@@ -108,7 +108,8 @@ def turn(
     accuracy: Annotated[str, typer.Option(help="standard | accurate (multi)")] = "standard",
     runs: Annotated[int, typer.Option(min=1, help="Runs in the throughput phase.")] = 1000,
     concurrency: Annotated[
-        int, typer.Option(min=1, help="Runs in flight at once (and `up --concurrency`).")
+        int,
+        typer.Option(min=1, help="Runs in flight at once (and `up --concurrency`, at least 8)."),
     ] = 32,
     processes: Annotated[
         int, typer.Option(min=1, help="`agentbus up --processes` (worker processes).")
