@@ -47,6 +47,12 @@ class AgentSettings(EnvSettings):
     llm_token_delay_s: float = Field(
         default=0.0, ge=0, description="Per-token delay of the scripted model (llm=scripted)."
     )
+    llm_latency_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="Seconds the scripted model waits before each call's first event "
+        "(llm=scripted), as a real model's time to first token.",
+    )
     llm_prices: dict[str, ModelPrice] = Field(
         default={},
         description='Price table, JSON: {"MODEL": {"input": USD, "output": USD}} per 1k tokens; '

@@ -155,6 +155,10 @@ class ScriptedLLM:
         script: a list of turns played in order, or a :data:`TurnFunction`; default
             :func:`benchmark_turn`.
         token_delay: seconds to sleep before each text or reasoning delta (0 = none).
+        latency: seconds to sleep before each call's first event, as a real model's time
+            to first token (0 = none).
+        record: keep every request in :attr:`requests` (off for a long-lived process: the
+            list would grow with every call).
         cycle: replay the list from the start once it is used up, instead of raising.
         name: the label reported by :attr:`name`.
     """
@@ -164,13 +168,17 @@ class ScriptedLLM:
         script: Sequence[Turn] | TurnFunction | None = None,
         *,
         token_delay: float = 0.0,
+        latency: float = 0.0,
         cycle: bool = False,
         name: str = "scripted",
+        record: bool = True,
     ) -> None:
         self._script: Sequence[Turn] | TurnFunction = (
             script if script is not None else benchmark_turn
         )
         self._token_delay = token_delay
+        self._latency = latency
+        self._record = record
         self._cycle = cycle
         self._name = name
         self._cursor = 0
@@ -203,10 +211,14 @@ class ScriptedLLM:
         tools: Sequence[ToolDefinition] = (),
         options: LLMOptions | None = None,
     ) -> AsyncIterator[LLMEvent]:
-        """Yield the next scripted turn, pausing ``token_delay`` before each delta."""
+        """Yield the next scripted turn after ``latency``, pausing ``token_delay`` before
+        each delta."""
         check_request(messages, tools)
         options = options or LLMOptions()
-        self.requests.append((tuple(messages), tuple(tools), options))
+        if self._record:
+            self.requests.append((tuple(messages), tuple(tools), options))
+        if self._latency > 0:
+            await asyncio.sleep(self._latency)
         for event in self._next_turn(messages, tools, options):
             if self._token_delay > 0 and isinstance(event, TextDelta | ReasoningDelta):
                 await asyncio.sleep(self._token_delay)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from tests.bench.deployment import Deployment
 
 app = typer.Typer(help="Benchmarks; each prints its figures (one JSON line with --json).")
 
@@ -19,18 +22,74 @@ def _load(name: str) -> ModuleType:
         raise typer.Exit(2) from e
 
 
+RedisUrl = Annotated[
+    str | None,
+    typer.Option(
+        help="Redis (a node of it with --redis-cluster) to run on; default: a temporary "
+        "embedded one. The benchmark adds streams and keys there and leaves them."
+    ),
+]
+RedisCluster = Annotated[
+    bool,
+    typer.Option(
+        help="Talk to Redis as a cluster: --redis-url names any node; without --redis-url a "
+        "temporary 3-master cluster is started from the machine's redis-server."
+    ),
+]
+ClusterPort = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        max=55_000,
+        help="First of the 3 ports of the temporary cluster (+10000 for its bus); default 7101.",
+    ),
+]
+DatabaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        help="State store, postgresql+asyncpg://USER@HOST/DB (migrated to head by `agentbus "
+        "up`); default: SQLite in the temporary data folder."
+    ),
+]
+
+
+def _deployment(
+    redis_url: str | None,
+    redis_cluster: bool,
+    database_url: str | None,
+    cluster_port: int | None = None,
+) -> Deployment:
+    """The parts to run on, or a usage error (exit 2) naming what is wrong."""
+    deployment = _load("deployment").Deployment(
+        redis_url=redis_url,
+        redis_cluster=redis_cluster,
+        database_url=database_url,
+        cluster_port=cluster_port,
+    )
+    if problem := deployment.problem():
+        raise typer.BadParameter(problem)
+    return deployment
+
+
 @app.command()
 def hop(
-    redis_url: Annotated[
-        str | None, typer.Option(help="Redis to use; default: a temporary embedded one.")
-    ] = None,
+    redis_url: RedisUrl = None,
+    redis_cluster: RedisCluster = False,
+    cluster_port: ClusterPort = None,
     hops: Annotated[int, typer.Option(min=1, help="Steps per run.")] = 20,
     latency_runs: Annotated[int, typer.Option(min=1, help="Sequential runs (latency).")] = 200,
     runs: Annotated[int, typer.Option(min=1, help="Concurrent runs (throughput).")] = 500,
-    concurrency: Annotated[int, typer.Option(min=1, help="Worker steps in flight.")] = 16,
+    concurrency: Annotated[
+        int, typer.Option(min=1, help="Worker steps in flight (per process).")
+    ] = 16,
+    processes: Annotated[
+        int,
+        typer.Option(min=1, help="Worker processes: this one and N-1 `agentbus worker noop`."),
+    ] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
 ) -> None:
-    """No-op role chain over a real Redis: hops/s and per-hop latency."""
+    """No-op role chain over a real Redis: hops/s and per-hop latency (no database is
+    touched, so there is no --database-url)."""
     _load("hop").main(
         redis_url=redis_url,
         hops=hops,
@@ -38,6 +97,8 @@ def hop(
         runs=runs,
         concurrency=concurrency,
         as_json=as_json,
+        deployment=_deployment(redis_url, redis_cluster, None, cluster_port),
+        processes=processes,
     )
 
 
@@ -46,13 +107,30 @@ def turn(
     mode: Annotated[str, typer.Option(help="single | multi")] = "single",
     accuracy: Annotated[str, typer.Option(help="standard | accurate (multi)")] = "standard",
     runs: Annotated[int, typer.Option(min=1, help="Runs in the throughput phase.")] = 1000,
-    concurrency: Annotated[int, typer.Option(min=1, help="Runs in flight at once.")] = 32,
+    concurrency: Annotated[
+        int,
+        typer.Option(min=1, help="Runs in flight at once (and `up --concurrency`, at least 8)."),
+    ] = 32,
     processes: Annotated[
         int, typer.Option(min=1, help="`agentbus up --processes` (worker processes).")
     ] = 1,
+    model_latency: Annotated[
+        float,
+        typer.Option(min=0, help="Seconds the scripted model waits before each call's answer."),
+    ] = 0.0,
+    latency_runs: Annotated[
+        int | None,
+        typer.Option(min=0, help="Runs one at a time first (p50/p99); default min(runs, 200)."),
+    ] = None,
+    redis_url: RedisUrl = None,
+    redis_cluster: RedisCluster = False,
+    cluster_port: ClusterPort = None,
+    database_url: DatabaseUrl = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
 ) -> None:
-    """Whole runs through `agentbus up` with the scripted model: runs/s and turn latency."""
+    """Whole runs through `agentbus up` with the scripted model: runs/s, turn latency (alone
+    and under load), runs not done, peak RSS of each process."""
+    deployment = _deployment(redis_url, redis_cluster, database_url, cluster_port)
     _load("turn").main(
         mode=mode,
         accuracy=accuracy,
@@ -60,6 +138,9 @@ def turn(
         concurrency=concurrency,
         processes=processes,
         as_json=as_json,
+        deployment=deployment,
+        model_latency=model_latency,
+        latency_runs=latency_runs,
     )
 
 
@@ -78,9 +159,22 @@ def relay(
     token_delay: Annotated[
         float, typer.Option(min=0, help="Scripted model's per-token delay (temporary system).")
     ] = 0.01,
+    processes: Annotated[
+        int, typer.Option(min=1, help="`agentbus up --processes` (temporary system).")
+    ] = 1,
+    redis_url: RedisUrl = None,
+    redis_cluster: RedisCluster = False,
+    cluster_port: ClusterPort = None,
+    database_url: DatabaseUrl = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
 ) -> None:
     """Websocket clients each asking one question: lost/duplicated events, relay latency."""
+    deployment = _deployment(redis_url, redis_cluster, database_url, cluster_port)
+    if url is not None and (deployment.describe() != "embedded+sqlite" or processes != 1):
+        raise typer.BadParameter(
+            "--url measures a running API: --processes, --redis-url, --redis-cluster, "
+            "--cluster-port and --database-url are for the temporary system"
+        )
     _load("relay").main(
         url=url,
         clients=clients,
@@ -88,6 +182,8 @@ def relay(
         timeout_s=timeout,
         token_delay_s=token_delay,
         as_json=as_json,
+        deployment=deployment,
+        processes=processes,
     )
 
 

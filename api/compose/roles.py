@@ -81,7 +81,9 @@ def _chosen_llm(settings: AgentSettings) -> LLM:
     if settings.llm == "scripted":
         from agents.llm.scripted import ScriptedLLM
 
-        return ScriptedLLM(token_delay=settings.llm_token_delay_s)
+        return ScriptedLLM(
+            token_delay=settings.llm_token_delay_s, latency=settings.llm_latency_s, record=False
+        )
     if settings.llm == "openai":
         from agents.llm.openai_compat import OpenAICompatConfig, OpenAICompatLLM
 

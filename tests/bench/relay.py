@@ -8,7 +8,8 @@ is *lost*, an id it got twice is *duplicated*. Relay latency is event written (t
 Against a running API give ``--url`` and a key (``--api-key``, ``AGENTBUS_API_KEY`` or
 ``<data_dir>/local-api-key``); its tenant's rate and concurrent-run limits must allow
 ``--clients`` runs at once. Without ``--url`` a temporary system is started: ``agentbus up``
-(embedded Redis and the workers) and ``agentbus api`` beside it, limits off.
+(the workers, and the API process it starts), limits off, on embedded Redis and SQLite or
+on the Redis / cluster / database a `Deployment` names.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,6 +29,8 @@ from pathlib import Path
 
 import httpx
 from websockets.asyncio.client import connect
+
+from tests.bench.deployment import Deployment, temporary_data, wait_for_up
 
 QUESTION = "What is 23 × 19?"
 
@@ -225,24 +227,26 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def temporary_system(
-    clients: int, token_delay_s: float, log: Path | None = None
+    clients: int,
+    token_delay_s: float,
+    log: Path | None = None,
+    deployment: Deployment | None = None,
+    processes: int = 1,
 ) -> Iterator[tuple[str, str]]:
-    """``agentbus up`` (workers, embedded Redis and the API) on a temporary data folder.
+    """``agentbus up`` (workers and the API) on a temporary data folder.
 
-    Yields (url, key). ``log``: where the process's stderr goes (default: nowhere).
+    Yields (url, key). ``log``: where the process's output goes (default: the data folder).
     """
     from api import credentials
-    from bus import embedded
-    from bus.settings import BusSettings
     from bus.store import KeyRole, open_store
 
     agentbus = str(Path(sys.executable).with_name("agentbus"))
-    with tempfile.TemporaryDirectory() as tmp:
+    target = deployment or Deployment()
+    with temporary_data() as tmp, target.started(Path(tmp)) as target:
         data = Path(tmp)
         port = _free_port()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTBUS_")}
+        env = target.env(data)
         env.update(
-            AGENTBUS_DATA_DIR=str(data),
             AGENTBUS_LLM="scripted",
             AGENTBUS_LLM_TOKEN_DELAY_S=str(token_delay_s),
             AGENTBUS_LOG_LEVEL="warning",
@@ -250,19 +254,17 @@ def temporary_system(
             AGENTBUS_API_MAX_ACTIVE_RUNS="0",
             AGENTBUS_API_PORT=str(port),  # the API process `agentbus up` starts
         )
-        stderr = log.open("ab") if log is not None else subprocess.DEVNULL
-        quiet = {"stdout": subprocess.DEVNULL, "stderr": stderr, "env": env}
-        procs = [subprocess.Popen([agentbus, "up", "--concurrency", str(clients)], **quiet)]
+        log = log or data / "up.log"
+        start = log.stat().st_size if log.exists() else 0
+        with log.open("ab") as out:
+            command = [agentbus, "up", "--concurrency", str(clients)]
+            command += ["--processes", str(processes)]
+            up = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
         try:
-            deadline = time.monotonic() + 120
-            while not embedded.is_running(data) or not (data / "agentbus.db").exists():
-                if procs[0].poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("agentbus up did not start")
-                time.sleep(0.2)
-            time.sleep(1.0)  # the store is migrated before Redis starts; let up settle
+            wait_for_up(up, log, within=120, offset=start)
 
             async def make_key() -> str:
-                async with open_store(BusSettings(data_dir=data)) as stores:
+                async with open_store(target.settings(data)) as stores:
                     minted = await credentials.create_key(
                         stores.keys, "bench", "bench", KeyRole.USER
                     )
@@ -270,23 +272,22 @@ def temporary_system(
 
             key = asyncio.run(make_key())
             url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 120
             while True:
                 with contextlib.suppress(httpx.HTTPError):
                     if httpx.get(url + "/readyz", timeout=2).status_code == 200:
                         break
-                if procs[0].poll() is not None or time.monotonic() > deadline:
+                if up.poll() is not None or time.monotonic() > deadline:
                     raise SystemExit("agentbus up did not serve the API")
                 time.sleep(0.2)
             yield url, key
         finally:
-            for proc in reversed(procs):
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(30)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-            if log is not None and not isinstance(stderr, int):
-                stderr.close()
+            up.send_signal(signal.SIGTERM)
+            try:
+                up.wait(30)
+            except subprocess.TimeoutExpired:
+                up.kill()
+                up.wait(5)
 
 
 def key_from_environment() -> str | None:
@@ -306,10 +307,15 @@ def main(
     timeout_s: float,
     token_delay_s: float,
     as_json: bool,
+    deployment: Deployment | None = None,
+    processes: int = 1,
 ) -> None:
     """Entry point for ``agentbus bench relay``."""
     if url is None:
-        with temporary_system(clients, token_delay_s) as (spawned_url, key):
+        system = temporary_system(
+            clients, token_delay_s, deployment=deployment, processes=processes
+        )
+        with system as (spawned_url, key):
             figures = asyncio.run(drive(spawned_url, key, clients, timeout_s))
     else:
         key = api_key or key_from_environment()

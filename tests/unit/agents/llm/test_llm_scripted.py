@@ -126,3 +126,23 @@ async def test_token_delay_paces_deltas_only() -> None:
     started = time.perf_counter()
     await run(llm, [ChatMessage.user("hi")])
     assert 0.08 <= time.perf_counter() - started < 1.0
+
+
+async def test_latency_waits_once_per_call_and_record_off_keeps_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import asyncio
+
+    waits: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        await real_sleep(0)
+
+    monkeypatch.setattr("agents.llm.scripted.asyncio.sleep", sleep)
+    llm = ScriptedLLM([turn(text("a b c"))], latency=1.5, cycle=True, record=False)
+    await run(llm, [ChatMessage.user("hi")])
+    await run(llm, [ChatMessage.user("hi")])
+    assert waits == [1.5, 1.5]  # before each call's first event, not per token
+    assert llm.requests == []
