@@ -41,6 +41,11 @@ class AgentSettings(EnvSettings):
         description="How `think` reaches the server (llm=openai): chat_template_kwargs "
         "(enable_thinking: vLLM, llama.cpp, Qwen3) or reasoning_effort (OpenAI o-series).",
     )
+    llm_local_model: Literal["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"] = Field(
+        default="qwen2.5-coder-0.5b",
+        description="The local model (llm=local): the 0.5B (`make install`) or the stronger "
+        "1.5B (`make install-1.5b`).",
+    )
     llm_context_tokens: int = Field(
         default=8192, ge=512, le=131_072, description="The local model's context window."
     )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from redis.asyncio import Redis
 
@@ -101,8 +102,13 @@ def _chosen_llm(settings: AgentSettings) -> LLM:
             )
         )
     from agents.llm.local import LocalLLM
+    from agents.llm.weights import LOCAL_MODELS
 
-    return LocalLLM(settings.data_dir / "models", n_ctx=settings.llm_context_tokens)
+    return LocalLLM(
+        settings.data_dir / "models",
+        spec=LOCAL_MODELS[settings.llm_local_model],
+        n_ctx=settings.llm_context_tokens,
+    )
 
 
 def make_registry(
@@ -165,6 +171,8 @@ class Roles:
     resolver: Resolver | None = None
     connect_override: Mapping[str, str] | None = None
     redis: Redis | None = None
+    clock: Callable[[], datetime] | None = None
+    """What the agents take for now (the date in their prompts); None: the real clock."""
     tools: ToolRegistry = field(init=False)
     _catalogue: TenantTools | None = field(init=False, default=None)
     _tenant_policies: StoredTenantPolicies | None = field(init=False, default=None)
@@ -202,6 +210,7 @@ class Roles:
             },
             gather_budget_s=self.gather_budget_s,
             checkpoints=self.stores.checkpoints,
+            **({"clock": self.clock} if self.clock is not None else {}),
         )
 
     def _gateway_deps(self) -> GatewayDeps:
