@@ -21,6 +21,7 @@ import typer
 
 from agents.errors import LLMError
 from agents.llm.local import LocalLLM
+from agents.llm.observed import ObservedLLM
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, text, tool_call, turn
 from agents.llm.weights import LOCAL_MODELS
@@ -72,7 +73,7 @@ async def evaluate_model(
     else:
         s = settings()
         observed = make_llm(s.agents.model_copy(update={"llm": "local", "llm_local_model": name}))
-        assert isinstance(observed.inner, LocalLLM)
+        assert isinstance(observed, ObservedLLM) and isinstance(observed.inner, LocalLLM)
         local, llm = observed.inner, observed
         try:
             await local.load()  # a missing package is said here, with its install command
@@ -98,6 +99,7 @@ async def evaluate_model(
         "loadavg_before": load_before,
         "loadavg_after": _load_average(),
         "host": f"{platform.machine()} {os.cpu_count()} cpu",
+        "threads": None if local is None else local.threads,
         "outcomes": [outcome_dict(o) for o in outcomes],
     }
     return row
@@ -116,6 +118,9 @@ async def eval_answers(
         Path | None, typer.Option(help="Another question file (default: the shipped set).")
     ] = None,
     limit: Annotated[int, typer.Option(min=0, help="Ask only the first N questions (0: all).")] = 0,
+    per_kind: Annotated[
+        int, typer.Option(min=0, help="Ask only the first N questions of each kind (0: all).")
+    ] = 0,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON line per model (with each outcome).")
     ] = False,
@@ -123,6 +128,13 @@ async def eval_answers(
     """Share answered correctly and tool-choice accuracy of each local model on the shipped
     tool-needing questions (arithmetic, dates, documents), asked through the whole system."""
     answer_set = load_set(questions)
+    if per_kind:
+        kept = [
+            q
+            for q in answer_set.questions
+            if [p.id for p in answer_set.questions if p.kind == q.kind].index(q.id) < per_kind
+        ]
+        answer_set = answer_set.model_copy(update={"questions": kept})
     if limit:
         answer_set = answer_set.model_copy(update={"questions": answer_set.questions[:limit]})
     names = model or list(LOCAL_MODELS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -108,6 +109,7 @@ def _chosen_llm(settings: AgentSettings) -> LLM:
         settings.data_dir / "models",
         spec=LOCAL_MODELS[settings.llm_local_model],
         n_ctx=settings.llm_context_tokens,
+        n_threads=settings.llm_threads,
     )
 
 
@@ -197,7 +199,7 @@ class Roles:
             self.llm = make_llm(self.settings.agents)
         if self._catalogue is None:
             self._catalogue = TenantTools(self.tools, self.tenant_policies(), self.mcp)
-        return AgentDeps(
+        deps = AgentDeps(
             llm=self.llm,
             tools=tool_definitions(self.tools),
             catalogue=self._catalogue,
@@ -210,8 +212,8 @@ class Roles:
             },
             gather_budget_s=self.gather_budget_s,
             checkpoints=self.stores.checkpoints,
-            **({"clock": self.clock} if self.clock is not None else {}),
         )
+        return deps if self.clock is None else dataclasses.replace(deps, clock=self.clock)
 
     def _gateway_deps(self) -> GatewayDeps:
         if self.resolver is None:
