@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import replace
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -207,6 +208,7 @@ async def _run_once(
 def _result_event(
     command: Command, agent: str, call: ToolCallRequest, outcome: ToolOutcome
 ) -> ToolResult:
+    result, message, cut = _event_view(outcome)
     return ToolResult(
         run_id=command.run_id,
         step_id=command.step_id,
@@ -215,9 +217,24 @@ def _result_event(
         tool=call.name,
         status=outcome.status,
         code=outcome.code,
-        message=outcome.message,
-        result=redact(outcome.result) if outcome.status == "ok" else None,
-        truncated=outcome.truncated,
+        message=message,
+        result=result,
+        truncated=outcome.truncated or cut,
         blocked_host=outcome.blocked_host,
         duration_ms=outcome.duration_ms,
     )
+
+
+def _event_view(outcome: ToolOutcome) -> tuple[Any, str, bool]:
+    """What a client event carries of a result: the whole (redacted) result, or a view cut to
+    ``VIEW_BYTES`` (every watcher of the run receives and the run's trace stores each event,
+    so a 250 KB fetch is not sent whole; the agent's copy is kept in a run blob)."""
+    if outcome.status != "ok":
+        return None, outcome.message, False
+    result = redact(outcome.result)
+    size = json_size({"result": result})
+    if size <= VIEW_BYTES:
+        return result, outcome.message, False
+    view, _ = cap_output({"result": result}, VIEW_BYTES)
+    note = f"the result is {size} bytes; this event shows {VIEW_BYTES} (cut text ends in …)"
+    return view.get("result"), f"{outcome.message}; {note}" if outcome.message else note, True

@@ -1,7 +1,8 @@
 // One run folded from its events (live ones, a replay, or the stored trace): what the
-// chat shows. A `step_retry` drops what that step streamed before; a critique that asks
-// for REVISE/REPLAN, or a verdict that is not a pass, followed by new answer tokens makes
-// the answer so far a superseded draft and starts a new one.
+// chat shows. A `step_retry` drops what that step streamed before. A `draft_superseded`
+// event (or answer tokens of a later `attempt`) makes the answer so far a superseded draft
+// and starts a new one, labelled with the critique or verdict that sent the run back;
+// traces written before that event existed fall back to the critique/verdict alone.
 
 export const TERMINAL = new Set(['done', 'error', 'timeout', 'cancelled', 'rejected']);
 
@@ -14,7 +15,7 @@ export class RunModel {
     this.status = 'queued';
     this.interpreted = null;
     this.reasoning = []; // {step, agent, text}
-    this.drafts = [{ parts: [], superseded: null }];
+    this.drafts = [{ parts: [], superseded: null, attempt: null }];
     this.pendingSupersede = null;
     this.timeline = [];
     this.calls = new Map();
@@ -69,11 +70,10 @@ export class RunModel {
         break;
       }
       case 'answer': {
-        if (this.pendingSupersede && this.draft.parts.length) {
-          this.draft.superseded = this.pendingSupersede;
-          this.drafts.push({ parts: [], superseded: null });
-        }
-        this.pendingSupersede = null;
+        const attempt = ev.attempt ?? null;
+        const later = attempt !== null && this.draft.attempt !== null && attempt !== this.draft.attempt;
+        if (later || this.pendingSupersede) this.supersede(null);
+        if (attempt !== null) this.draft.attempt = attempt;
         const parts = this.draft.parts;
         const last = parts[parts.length - 1];
         if (last && last.step === step) last.text += text;
@@ -117,6 +117,7 @@ export class RunModel {
         this.status = 'suspended';
         this.timeline.push({ kind: 'gate', step, reason: ev.reason, host: ev.blocked_host, tool: ev.tool });
         break;
+      case 'draft_superseded': this.supersede(ev.reason || ''); break;
       case 'step_retry': this.dropStep(step, ev.delivery); break;
       case 'error':
         this.error = { code: ev.code, message: ev.message };
@@ -131,6 +132,16 @@ export class RunModel {
         break;
       default: this.version--; // an unknown type changes nothing
     }
+  }
+
+  /** Close the current draft (when it has text) as superseded, by the judge that sent the run back. */
+  supersede(reason) {
+    const why = this.pendingSupersede || { by: 'judge', verdict: null, reason: reason || '' };
+    if (this.draft.parts.length) {
+      this.draft.superseded = why;
+      this.drafts.push({ parts: [], superseded: null, attempt: null });
+    }
+    this.pendingSupersede = null;
   }
 
   dropStep(step, delivery) {

@@ -9,6 +9,7 @@ import { renderApproval } from './approvals.js';
 const WHY = {
   critic: (s) => `superseded: the critic asked to ${s.verdict === 'REPLAN' ? 'replan' : 'revise'}`,
   verifier: (s) => `superseded: the verifier said ${s.verdict}`,
+  judge: () => 'superseded: sent back for another attempt',
 };
 
 export class RunView {

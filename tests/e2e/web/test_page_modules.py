@@ -125,3 +125,41 @@ async def test_the_fold_drops_a_retried_step_and_splits_superseded_drafts(
     assert result["answer"] == "Final." and result["status"] == "done"
     assert result["kinds"] == ["retry", "critique", "verdict", "critique"]
     await browser.shot(page)
+
+
+async def test_the_fold_splits_drafts_on_draft_superseded_and_on_a_later_attempt(
+    start_web, browser
+) -> None:
+    system = await start_web()
+    page = await module_page(system, browser)
+    result = await page.evaluate(
+        """async (src) => {
+          const { RunModel } = await import(src);
+          const m = new RunModel('r1');
+          const ev = (type, extra) => m.apply({ type, run_id: 'r1', ...extra });
+          ev('answer', { step_id: 's1', delta: 'One.', attempt: 0 });
+          ev('draft_superseded', { step_id: 's2', attempt: 0, reason: 'fact-check failed' });
+          ev('answer', { step_id: 's3', delta: 'Two.', attempt: 1 });
+          // A client that missed the event (it joined late) still splits on the attempt.
+          ev('answer', { step_id: 's4', delta: 'Three.', attempt: 2 });
+          ev('critique', { step_id: 's5', verdict: 'REVISE', reason: 'too vague' });
+          ev('draft_superseded', { step_id: 's5', attempt: 2, reason: 'too vague' });
+          ev('answer', { step_id: 's6', delta: 'Four.', attempt: 3 });
+          return {
+            drafts: m.drafts.map((d) => [
+              d.parts.map((p) => p.text).join(''),
+              d.superseded && d.superseded.by,
+              d.superseded && d.superseded.reason]),
+            answer: m.answer,
+          };
+        }""",
+        url("run_model"),
+    )
+    assert result["drafts"] == [
+        ["One.", "judge", "fact-check failed"],
+        ["Two.", "judge", ""],
+        ["Three.", "critic", "too vague"],  # the critique names who sent it back
+        ["Four.", None, None],
+    ]
+    assert result["answer"] == "Four."
+    await browser.shot(page)

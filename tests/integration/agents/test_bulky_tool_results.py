@@ -72,7 +72,10 @@ async def test_a_250_kb_fetch_ends_done_and_the_model_reads_a_marked_view(
     events = await system.ask("Read the big page.", approve_high_risk=True)
     assert events[-1].type == "done" and events[-1].status == "done", events[-3:]
     [result] = [e for e in events if e.type == "tool_result"]
-    assert result.status == "ok" and len(json.dumps(result.result)) > 200_000
+    # The client event carries a marked view too: every watcher receives it, the trace keeps it.
+    assert result.status == "ok" and result.truncated and "this event shows" in result.message
+    assert len(json.dumps({"result": result.result}, ensure_ascii=False).encode()) <= VIEW_BYTES
+    assert result.result["text"].endswith("…[truncated]")
 
     seen = json.loads(llm.requests[-1][0][-1].content)
     assert seen["truncated"] is True and "this view is cut" in seen["message"]
