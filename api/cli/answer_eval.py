@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import itertools
 import json
 import math
 import re
@@ -115,6 +116,19 @@ def load_set(path: Path | None = None) -> AnswerSet:
     """The shipped set, or the one at ``path``."""
     source = path or Path(str(resources.files("api.cli").joinpath("data", "answer_eval.json")))
     return AnswerSet.model_validate_json(source.read_text())
+
+
+def in_turns(answer_set: AnswerSet, per_kind: int = 0) -> AnswerSet:
+    """The set with its kinds taking turns (arithmetic, date, document, arithmetic, ...), so
+    the first questions, or a run stopped early, cover every kind; ``per_kind`` > 0 keeps
+    only the first that many of each kind."""
+    by_kind: dict[str, list[Question]] = {}
+    for q in answer_set.questions:
+        by_kind.setdefault(q.kind, []).append(q)
+    if per_kind:
+        by_kind = {k: qs[:per_kind] for k, qs in by_kind.items()}
+    turns = [q for group in itertools.zip_longest(*by_kind.values()) for q in group if q]
+    return answer_set.model_copy(update={"questions": turns})
 
 
 def numbers_in(text: str) -> list[float]:

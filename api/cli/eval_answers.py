@@ -25,7 +25,15 @@ from agents.llm.observed import ObservedLLM
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, text, tool_call, turn
 from agents.llm.weights import LOCAL_MODELS
-from api.cli.answer_eval import AnswerSet, Outcome, load_set, outcome_dict, run_set, summary
+from api.cli.answer_eval import (
+    AnswerSet,
+    Outcome,
+    in_turns,
+    load_set,
+    outcome_dict,
+    run_set,
+    summary,
+)
 from api.cli.common import run_async, settings
 from api.compose.roles import make_llm
 
@@ -117,7 +125,9 @@ async def eval_answers(
     questions: Annotated[
         Path | None, typer.Option(help="Another question file (default: the shipped set).")
     ] = None,
-    limit: Annotated[int, typer.Option(min=0, help="Ask only the first N questions (0: all).")] = 0,
+    limit: Annotated[
+        int, typer.Option(min=0, help="Ask only the first N questions, kinds in turn (0: all).")
+    ] = 0,
     per_kind: Annotated[
         int, typer.Option(min=0, help="Ask only the first N questions of each kind (0: all).")
     ] = 0,
@@ -128,13 +138,7 @@ async def eval_answers(
     """Share answered correctly and tool-choice accuracy of each local model on the shipped
     tool-needing questions (arithmetic, dates, documents), asked through the whole system."""
     answer_set = load_set(questions)
-    if per_kind:
-        kept = [
-            q
-            for q in answer_set.questions
-            if [p.id for p in answer_set.questions if p.kind == q.kind].index(q.id) < per_kind
-        ]
-        answer_set = answer_set.model_copy(update={"questions": kept})
+    answer_set = in_turns(answer_set, per_kind)
     if limit:
         answer_set = answer_set.model_copy(update={"questions": answer_set.questions[:limit]})
     names = model or list(LOCAL_MODELS)

