@@ -239,6 +239,9 @@ async def run_set(
             data folder, Redis, store and vector store default to a temporary embedded set.
         deadline_s: each run's deadline.
         on_outcome: called after each question (progress).
+
+    Returns:
+        One outcome per question asked: all of them, or those before SIGINT/SIGTERM.
     """
     today = answer_set.today
 
@@ -286,7 +289,13 @@ async def run_set(
             outcomes: list[Outcome] = []
             try:
                 for q in answer_set.questions:
-                    outcome = await _ask(conn.redis, s, q, deadline_s)
+                    asking = asyncio.ensure_future(_ask(conn.redis, s, q, deadline_s))
+                    await asyncio.wait({asking, running}, return_when=asyncio.FIRST_COMPLETED)
+                    if not asking.done():  # SIGINT/SIGTERM drained the workers: stop here
+                        asking.cancel()
+                        await asyncio.gather(asking, return_exceptions=True)
+                        break
+                    outcome = asking.result()
                     outcomes.append(outcome)
                     if on_outcome is not None:
                         on_outcome(outcome)

@@ -101,6 +101,7 @@ async def evaluate_model(
             await local.aclose()
     row = summary(name if local is None else local.name, outcomes)
     row |= {
+        "asked_of": len(answer_set.questions),  # more than "questions": stopped early
         "load_s": None if local is None else round(local.load_seconds or 0.0, 1),
         "wall_s": round(time.perf_counter() - wall, 1),
         "started": started_load,
