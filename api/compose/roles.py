@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from redis.asyncio import Redis
 
@@ -103,8 +105,14 @@ def _chosen_llm(settings: AgentSettings) -> LLM:
             )
         )
     from agents.llm.local import LocalLLM
+    from agents.llm.weights import LOCAL_MODELS
 
-    return LocalLLM(settings.data_dir / "models", n_ctx=settings.llm_context_tokens)
+    return LocalLLM(
+        settings.data_dir / "models",
+        spec=LOCAL_MODELS[settings.llm_local_model],
+        n_ctx=settings.llm_context_tokens,
+        n_threads=settings.llm_threads,
+    )
 
 
 def make_registry(
@@ -167,6 +175,8 @@ class Roles:
     resolver: Resolver | None = None
     connect_override: Mapping[str, str] | None = None
     redis: Redis | None = None
+    clock: Callable[[], datetime] | None = None
+    """What the agents take for now (the date in their prompts); None: the real clock."""
     tools: ToolRegistry = field(init=False)
     _catalogue: TenantTools | None = field(init=False, default=None)
     _tenant_policies: StoredTenantPolicies | None = field(init=False, default=None)
@@ -191,7 +201,7 @@ class Roles:
             self.llm = make_llm(self.settings.agents)
         if self._catalogue is None:
             self._catalogue = TenantTools(self.tools, self.tenant_policies(), self.mcp)
-        return AgentDeps(
+        deps = AgentDeps(
             llm=self.llm,
             tools=tool_definitions(self.tools),
             catalogue=self._catalogue,
@@ -205,6 +215,7 @@ class Roles:
             gather_budget_s=self.gather_budget_s,
             checkpoints=self.stores.checkpoints,
         )
+        return deps if self.clock is None else dataclasses.replace(deps, clock=self.clock)
 
     def _gateway_deps(self) -> GatewayDeps:
         if self.resolver is None:

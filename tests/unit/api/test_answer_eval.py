@@ -1,0 +1,187 @@
+"""`agentbus eval answers`: the scoring, the shipped question file, and the model choice."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from pydantic import ValidationError
+
+from agents.errors import ModelNotInstalled
+from agents.llm.local import LocalLLM
+from agents.llm.observed import ObservedLLM
+from agents.llm.weights import LOCAL_MODELS, QWEN25_CODER_15B, WeightsSpec, locate_parts
+from agents.settings import AgentSettings
+from api.cli.answer_eval import (
+    AnswerSet,
+    Expect,
+    Outcome,
+    in_turns,
+    is_correct,
+    load_set,
+    numbers_in,
+    score,
+    summary,
+)
+from api.compose.roles import make_llm
+from gateway.tools import builtin_tools
+from gateway.tools.search_docs import SearchDocs
+
+# --- scoring --------------------------------------------------------------------------
+
+
+def test_numbers_are_read_with_thousands_separators_and_decimals() -> None:
+    assert numbers_in("1234 × 5678 = 7,006,652, about 7.0e6") == [1234, 5678, 7006652, 7.0]
+    assert numbers_in("It is -3 degrees and 0.875 of it") == [-3, 0.875]
+    assert numbers_in("2026-03-10") == [2026, 3, 10]
+
+
+@pytest.mark.parametrize(
+    ("answer", "expect", "ok"),
+    [
+        ("23 × 19 = 437.", Expect(number=437), True),
+        ("The product is 7,006,652.", Expect(number=7006652), True),
+        ("22/7 is about 3.1429", Expect(number=3.143), True),
+        ("It is 438.", Expect(number=437), False),
+        ("No idea.", Expect(number=437), False),
+        ("Today is 2026-03-10.", Expect(date=dt.date(2026, 3, 10)), True),
+        ("Today is Tuesday, March 10, 2026.", Expect(date=dt.date(2026, 3, 10)), True),
+        ("It is the 10th of March 2026.", Expect(date=dt.date(2026, 3, 10)), True),
+        ("Today is 10 March\n2026.", Expect(date=dt.date(2026, 3, 10)), True),
+        ("Today is 11 March 2026.", Expect(date=dt.date(2026, 3, 10)), False),
+        ("It is a TUESDAY.", Expect(any=["Tuesday"]), True),
+        ("It is 11:00 PM in Tokyo.", Expect(any=["23:00", "11:00 PM"]), True),
+        ("It is Monday.", Expect(any=["Tuesday"]), False),
+    ],
+)
+def test_an_answer_is_correct_when_it_holds_the_expected_value(
+    answer: str, expect: Expect, ok: bool
+) -> None:
+    assert is_correct(answer, expect) is ok
+
+
+def test_expect_needs_exactly_one_kind_of_value() -> None:
+    with pytest.raises(ValidationError):
+        Expect()
+    with pytest.raises(ValidationError):
+        Expect(number=1, any=["1"])
+
+
+def test_the_first_tool_call_decides_tool_choice_and_a_failed_run_is_never_correct() -> None:
+    q = load_set().questions[0]
+    assert q.tool == "calculator" and q.expect.number == 437
+    good = score(q, "done", ["calculator"], "437", 1.0)
+    assert good.correct and good.tool_ok
+    late = score(q, "done", ["current_time", "calculator"], "437", 1.0)
+    assert late.correct and not late.tool_ok
+    none = score(q, "done", [], "437", 1.0)
+    assert none.correct and not none.tool_ok
+    failed = score(q, "error", ["calculator"], "437", 1.0)
+    assert not failed.correct and failed.tool_ok
+
+
+def test_the_summary_gives_shares_overall_and_per_kind() -> None:
+    def outcome(kind: str, correct: bool, tool_ok: bool, status: str = "done") -> Outcome:
+        return Outcome("x", kind, status, [], "", correct, tool_ok, 2.0)
+
+    rows = [
+        outcome("arithmetic", True, True),
+        outcome("arithmetic", False, True),
+        outcome("date", True, False),
+        outcome("document", False, False, "timeout"),
+    ]
+    s = summary("m", rows)
+    assert (s["correct"], s["tool_choice"], s["mean_s"], s["errors"]) == (0.5, 0.5, 2.0, 1)
+    assert s["by_kind"]["arithmetic"] == {
+        "questions": 2,
+        "correct": 0.5,
+        "tool_choice": 1.0,
+        "mean_s": 2.0,
+    }
+
+
+# --- the shipped question file -------------------------------------------------------
+
+
+def test_the_shipped_set_has_thirty_tool_questions_of_each_kind() -> None:
+    shipped = load_set()
+    assert len(shipped.questions) >= 30
+    kinds = {q.kind for q in shipped.questions}
+    assert kinds == {"arithmetic", "date", "document"}
+    assert shipped.today.utcoffset() is not None
+    assert {q.tool for q in shipped.questions} == {"calculator", "current_time", "search_docs"}
+    assert shipped.documents
+
+
+def test_each_reference_call_fits_its_tool_schema() -> None:
+    specs = {t.spec.name: t.spec for t in builtin_tools()}
+    specs["search_docs"] = SearchDocs.spec
+    for q in load_set().questions:
+        jsonschema.validate(q.arguments, specs[q.tool].input_schema)
+
+
+def test_the_question_file_is_strict(tmp_path: Path) -> None:
+    raw = json.loads(load_set().model_dump_json())
+    raw["questions"][0]["unexpected"] = 1
+    with pytest.raises(ValidationError):
+        AnswerSet.model_validate(raw)
+    raw = json.loads(load_set().model_dump_json())
+    raw["questions"][1]["id"] = raw["questions"][0]["id"]
+    with pytest.raises(ValidationError, match="unique"):
+        AnswerSet.model_validate(raw)
+    raw = json.loads(load_set().model_dump_json())
+    raw["today"] = "2026-03-10T14:00:00"
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps(raw))
+    with pytest.raises(ValidationError, match="offset"):
+        load_set(path)
+
+
+# --- choosing the local model --------------------------------------------------------
+
+
+def test_the_local_model_setting_chooses_the_weights(tmp_path: Path) -> None:
+    assert list(LOCAL_MODELS) == ["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"]
+    default = make_llm(AgentSettings(data_dir=tmp_path))
+    assert default.name == "local:qwen2.5-coder-0.5b-instruct-q4_k_m"
+    chosen = make_llm(
+        AgentSettings(data_dir=tmp_path, llm_local_model="qwen2.5-coder-1.5b", llm_threads=1)
+    )
+    assert isinstance(chosen, ObservedLLM) and isinstance(chosen.inner, LocalLLM)
+    assert chosen.name == "local:qwen2.5-coder-1.5b-instruct-q4_k_m"
+    assert chosen.inner.threads == 1
+    with pytest.raises(ValidationError):
+        AgentSettings(llm_local_model="qwen2.5-coder-70b")  # type: ignore[arg-type]
+
+
+def test_the_1_5b_weights_are_pinned() -> None:
+    assert QWEN25_CODER_15B.size == 1_117_320_768
+    assert QWEN25_CODER_15B.sha256 == (
+        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+    )
+    assert len(QWEN25_CODER_15B.distributions) == 22
+
+
+def test_missing_weight_packages_name_the_command_that_installs_them() -> None:
+    spec = WeightsSpec(
+        filename="absent.gguf",
+        distributions=("agentbus-test-absent-weights-part1",),
+        version="0.1.0",
+        sha256="0" * 64,
+        size=1,
+        install=QWEN25_CODER_15B.install,
+    )
+    with pytest.raises(ModelNotInstalled) as e:
+        locate_parts(spec)
+    assert "make install-1.5b" in str(e.value) and "--extra local-15b" in str(e.value)
+
+
+def test_kinds_take_turns_so_a_short_run_covers_each() -> None:
+    shipped = load_set()
+    ordered = [q.id for q in in_turns(shipped).questions]
+    assert ordered[:4] == ["a01", "d01", "k01", "a02"]
+    assert sorted(ordered) == sorted(q.id for q in shipped.questions)
+    assert [q.id for q in in_turns(shipped, per_kind=1).questions] == ["a01", "d01", "k01"]
