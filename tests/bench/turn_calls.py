@@ -32,7 +32,8 @@ from redis.asyncio import Redis
 
 from bus import embedded
 from bus.settings import BusSettings
-from tests.bench.turn import _one_run, wait_started  # pyright: ignore[reportPrivateUsage]
+from tests.bench.deployment import wait_for_up
+from tests.bench.turn import _one_run  # pyright: ignore[reportPrivateUsage]
 
 # Runs `agentbus up` in the child with a profiler: SIGUSR1 starts it, SIGUSR2 saves it.
 _CHILD = """
@@ -107,14 +108,16 @@ def measure(
         )
         if otlp:
             env["OTEL_EXPORTER_OTLP_ENDPOINT"] = otlp
-        up = subprocess.Popen(
-            [sys.executable, "-c", _CHILD if profile else _PLAIN, str(out), "up"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        log = data / "up.log"
+        with log.open("wb") as sink:
+            up = subprocess.Popen(
+                [sys.executable, "-c", _CHILD if profile else _PLAIN, str(out), "up"],
+                env=env,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+            )
         try:
-            wait_started(up, data)
+            wait_for_up(up, log, within=300)
             cpu, _wall = asyncio.run(
                 _drive(BusSettings(data_dir=data), mode, accuracy, runs, up.pid)
             )
