@@ -63,3 +63,25 @@ async def wait_for(predicate, within: float = 10, interval: float = 0.02) -> Non
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError("condition not met in time")
         await asyncio.sleep(interval)
+
+
+async def until_serving(redis, roles, http, within: float = 90) -> None:  # type: ignore[no-untyped-def]
+    """Wait until every role in ``roles`` has its stream on shard 0 (its worker made the
+    group) and the API behind ``http`` (an httpx.AsyncClient) answers ``/readyz``."""
+
+    async def groups_ready() -> bool:
+        for role in roles:
+            if not await redis.exists(keys.role_stream(role, 0)):
+                return False
+        return True
+
+    async def api_ready() -> bool:
+        import httpx
+
+        try:
+            return (await http.get("/readyz")).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    await wait_for(groups_ready, within=within, interval=0.2)
+    await wait_for(api_ready, within=within, interval=0.2)

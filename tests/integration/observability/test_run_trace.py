@@ -17,7 +17,7 @@ from bus.store.migrate import upgrade_async
 from tests.conftest import TEST_REDIS_URL
 from tests.otlp_receiver import ReceivedSpan, otlp_receiver
 from tests.processes import cli, processes, spawn
-from tests.support import events_of, wait_for
+from tests.support import events_of, until_serving, wait_for
 
 pytestmark = pytest.mark.connected
 
@@ -72,22 +72,8 @@ async def test_a_multi_mode_run_is_one_trace_across_worker_processes(
         procs.append(spawn(["api", "--port", str(api_port)], env, tmp_path / "api.log"))
         key = (await cli(["keys", "create", "--tenant", "t1", "--subject", "alice"], env)).strip()
 
-        async def groups_ready() -> bool:
-            for role in [*EVERY_ROLE, "retrieval"]:
-                if not await real_redis.exists(keys.role_stream(role, 0)):
-                    return False
-            return True
-
-        await wait_for(groups_ready, within=90, interval=0.2)
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{api_port}", timeout=30) as http:
-
-            async def api_ready() -> bool:
-                try:
-                    return (await http.get("/readyz")).status_code == 200
-                except httpx.HTTPError:
-                    return False
-
-            await wait_for(api_ready, within=90, interval=0.2)
+            await until_serving(real_redis, [*EVERY_ROLE, "retrieval"], http)
             auth = {
                 "Authorization": f"Bearer {key}",
                 "traceparent": f"00-{CALLER_TRACE}-{CALLER_SPAN}-01",
