@@ -46,6 +46,7 @@ class ClientResult:
     latencies_ms: list[float] = field(default_factory=list)
     since_xadd_ms: list[float] = field(default_factory=list)
     by_type: dict[str, list[float]] = field(default_factory=dict)
+    received_at: list[float] = field(default_factory=list)  # time.time() of each event
 
 
 @dataclass
@@ -54,10 +55,12 @@ class _Start:
 
     waiting: int
     go: asyncio.Event = field(default_factory=asyncio.Event)
+    go_at: float = 0.0  # time.time() when every client may ask
 
     def arrived(self) -> None:
         self.waiting -= 1
-        if self.waiting <= 0:
+        if self.waiting <= 0 and not self.go.is_set():
+            self.go_at = time.time()
             self.go.set()
 
 
@@ -92,6 +95,7 @@ async def _one_client(ws_url: str, key: str, timeout_s: float, start: _Start) ->
                 # The entry id's first part is Redis's clock (ms) when the event was added.
                 written_ms = int(frame["id"].partition("-")[0])
                 result.since_xadd_ms.append(received * 1000 - written_ms)
+                result.received_at.append(received)
                 result.by_type.setdefault(frame["type"], []).append(latency)
                 live.append(frame["id"])
                 if frame["type"] == "done":
@@ -163,12 +167,32 @@ async def drive(url: str, key: str, clients: int, timeout_s: float) -> dict[str,
         # inside a busy step carry an earlier ts than the moment they reach Redis.
         "p50_ms_by_type": {k: round(statistics.median(v), 2) for k, v in sorted(by_type.items())},
         "p99_ms_by_type": {k: pct(v, 0.99) for k, v in sorted(by_type.items())},
+        "since_xadd_over_time": over_time(results, start.go_at),
+    }
+
+
+def over_time(
+    results: list[ClientResult], go_at: float, window_s: float = 0.25
+) -> dict[str, dict[str, float]]:
+    """Latency since XADD per window of arrival after the clients asked: the burst's share.
+
+    Keys are the window's start in ms after "go"; values the events received in it and
+    their p50/p99 since XADD (ms).
+    """
+    windows: dict[int, list[float]] = {}
+    for r in results:
+        for at, ms in zip(r.received_at, r.since_xadd_ms, strict=True):
+            windows.setdefault(int((at - go_at) / window_s), []).append(ms)
+    return {
+        str(int(w * window_s * 1000)): {"n": len(v), "p50": pct(v, 0.5), "p99": pct(v, 0.99)}
+        for w, v in sorted(windows.items())
     }
 
 
 STAGES = {
     "relay_read": "agentbus_relay_read_delay_seconds",
     "ws_send": "agentbus_ws_send_delay_seconds",
+    "gc_pause": "agentbus_gc_pause_seconds",
 }
 
 
@@ -181,11 +205,12 @@ def _buckets(url: str) -> dict[str, list[tuple[float, float]]]:
     for family in text_string_to_metric_families(text):
         for stage, name in STAGES.items():
             if family.name == name.removesuffix("_seconds") or family.name == name:
-                found[stage] = [
-                    (float(s.labels["le"]), s.value)
-                    for s in family.samples
-                    if s.name.endswith("_bucket")
-                ]
+                summed: dict[float, float] = {}
+                for s in family.samples:
+                    if s.name.endswith("_bucket"):
+                        le = float(s.labels["le"])
+                        summed[le] = summed.get(le, 0.0) + s.value
+                found[stage] = sorted(summed.items())
     return found
 
 
@@ -213,7 +238,15 @@ def stage_figures(
     for stage, cumulative in after.items():
         earlier = dict(before.get(stage, []))
         delta = [(le, n - earlier.get(le, 0.0)) for le, n in cumulative]
-        out[stage] = {"p50": _quantile(delta, 0.5), "p99": _quantile(delta, 0.99)}
+        n = delta[-1][1] if delta else 0.0
+        # The smallest bucket bound holding every observation: a rare long stall shows here.
+        top = next((le for le, c in delta if c >= n), None) if n else None
+        out[stage] = {
+            "p50": _quantile(delta, 0.5),
+            "p99": _quantile(delta, 0.99),
+            "n": n,
+            "max_le": None if top is None else top * 1000,
+        }
     return out
 
 
@@ -326,4 +359,4 @@ def main(
         print(json.dumps(figures))
     else:
         for k, v in figures.items():
-            print(f"{k:>18}: {v}")
+            print(f"{k:>20}: {v}")
