@@ -129,6 +129,7 @@ async def drive(url: str, key: str, clients: int, timeout_s: float) -> dict[str,
     """Run the clients at once and summarise."""
     ws_url = url.replace("http://", "ws://").replace("https://", "wss://") + "/api/v1/ws"
     before = _buckets(url)
+    cpu_before = _api_cpu_s(url)
     started = time.perf_counter()
     start = _Start(clients)
     results = await asyncio.gather(
@@ -136,6 +137,10 @@ async def drive(url: str, key: str, clients: int, timeout_s: float) -> dict[str,
     )
     wall = time.perf_counter() - started
     stages = stage_figures(before, _buckets(url))
+    cpu_after = _api_cpu_s(url)
+    api_cpu_ms = (
+        None if cpu_before is None or cpu_after is None else (cpu_after - cpu_before) * 1000
+    )
     latencies = [ms for r in results for ms in r.latencies_ms]
     by_type: dict[str, list[float]] = {}
     for r in results:
@@ -162,6 +167,12 @@ async def drive(url: str, key: str, clients: int, timeout_s: float) -> dict[str,
         # write); the client's receive is p50_ms_since_xadd.
         "stages_ms_since_xadd": stages,
         "wall_s": round(wall, 2),
+        # The API process's own CPU over the run (its process_cpu_seconds_total; None when
+        # the API is not on this host's /proc), per event delivered: the relay's cost.
+        "api_cpu_ms": None if api_cpu_ms is None else round(api_cpu_ms),
+        "api_cpu_us_per_event": None
+        if api_cpu_ms is None or not latencies
+        else round(api_cpu_ms * 1000 / len(latencies), 1),
         "errors": errors,
         # Where the time goes: events written before a SQL write (run_started, done) or
         # inside a busy step carry an earlier ts than the moment they reach Redis.
@@ -212,6 +223,17 @@ def _buckets(url: str) -> dict[str, list[tuple[float, float]]]:
                         summed[le] = summed.get(le, 0.0) + s.value
                 found[stage] = sorted(summed.items())
     return found
+
+
+def _api_cpu_s(url: str) -> float | None:
+    """The API process's CPU seconds so far, from its /metrics."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = httpx.get(url + "/metrics", timeout=10).text
+    for family in text_string_to_metric_families(text):
+        if family.name == "process_cpu_seconds":
+            return sum(s.value for s in family.samples)
+    return None
 
 
 def _quantile(buckets: list[tuple[float, float]], q: float) -> float | None:

@@ -11,6 +11,7 @@ from redis.asyncio import Redis
 
 from api.http.feed import Outbox, RunFeed
 from api.http.relay import Relay
+from api.http.relay_xread import PackedXread
 from bus import keys
 from tests.support import wait_for
 
@@ -121,20 +122,22 @@ async def test_unsubscribing_the_last_sink_drops_the_stream(redis: Redis, relay:
     assert len(sink.got) == 1 and relay.streams == 0
 
 
-async def test_many_streams_share_one_blocking_read(redis: Redis) -> None:
+async def test_many_streams_share_one_blocking_read(
+    redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
     in_flight = peak = 0
-    real_xread = redis.xread
+    real_read = PackedXread.read
 
-    async def counting_xread(*args: object, **kwargs: object) -> object:
+    async def counting_read(self: PackedXread, streams: dict[str, str]) -> object:
         nonlocal in_flight, peak
         in_flight += 1
         peak = max(peak, in_flight)
         try:
-            return await real_xread(*args, **kwargs)  # type: ignore[arg-type]
+            return await real_read(self, streams)
         finally:
             in_flight -= 1
 
-    redis.xread = counting_xread  # type: ignore[method-assign]
+    monkeypatch.setattr(PackedXread, "read", counting_read)
     relay = Relay(redis, block_ms=10_000)
     await relay.start()
     try:
