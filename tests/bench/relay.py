@@ -64,7 +64,9 @@ class _Start:
             self.go.set()
 
 
-async def _one_client(ws_url: str, key: str, timeout_s: float, start: _Start) -> ClientResult:
+async def _one_client(
+    ws_url: str, key: str, timeout_s: float, start: _Start, delay_s: float = 0.0
+) -> ClientResult:
     result = ClientResult()
     arrived = False
     headers = {"Authorization": f"Bearer {key}"}
@@ -79,6 +81,8 @@ async def _one_client(ws_url: str, key: str, timeout_s: float, start: _Start) ->
             arrived = True
             start.arrived()
             await start.go.wait()
+            if delay_s:
+                await asyncio.sleep(delay_s)
             await ws.send(json.dumps({"type": "ask", "question": QUESTION}))
             live: list[str] = []
             while True:
@@ -125,15 +129,20 @@ def pct(values: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(len(ordered) * q))], 2)
 
 
-async def drive(url: str, key: str, clients: int, timeout_s: float) -> dict[str, object]:
-    """Run the clients at once and summarise."""
+async def drive(
+    url: str, key: str, clients: int, timeout_s: float, stagger_s: float = 0.0
+) -> dict[str, object]:
+    """Run the clients (asking at once, or spread over ``stagger_s``) and summarise."""
     ws_url = url.replace("http://", "ws://").replace("https://", "wss://") + "/api/v1/ws"
     before = _buckets(url)
     cpu_before = _api_cpu_s(url)
     started = time.perf_counter()
     start = _Start(clients)
     results = await asyncio.gather(
-        *(_one_client(ws_url, key, timeout_s, start) for _ in range(clients))
+        *(
+            _one_client(ws_url, key, timeout_s, start, stagger_s * i / clients)
+            for i in range(clients)
+        )
     )
     wall = time.perf_counter() - started
     stages = stage_figures(before, _buckets(url))
@@ -152,6 +161,8 @@ async def drive(url: str, key: str, clients: int, timeout_s: float) -> dict[str,
             errors[r.error] = errors.get(r.error, 0) + 1
     return {
         "clients": clients,
+        # "burst": every client asks at the same instant; else the asks' spread in seconds.
+        "arrival": "burst" if not stagger_s else f"staggered over {stagger_s:g} s",
         "runs_done": sum(r.status == "done" for r in results),
         "runs_failed": sum(r.status != "done" for r in results),
         "events_lost": sum(r.lost for r in results),
@@ -364,6 +375,7 @@ def main(
     as_json: bool,
     deployment: Deployment | None = None,
     processes: int = 1,
+    stagger_s: float = 0.0,
 ) -> None:
     """Entry point for ``agentbus bench relay``."""
     if url is None:
@@ -371,12 +383,12 @@ def main(
             clients, token_delay_s, deployment=deployment, processes=processes
         )
         with system as (spawned_url, key):
-            figures = asyncio.run(drive(spawned_url, key, clients, timeout_s))
+            figures = asyncio.run(drive(spawned_url, key, clients, timeout_s, stagger_s))
     else:
         key = api_key or key_from_environment()
         if not key:
             raise SystemExit("no API key: pass --api-key or set AGENTBUS_API_KEY")
-        figures = asyncio.run(drive(url.rstrip("/"), key, clients, timeout_s))
+        figures = asyncio.run(drive(url.rstrip("/"), key, clients, timeout_s, stagger_s))
     if as_json:
         print(json.dumps(figures))
     else:
