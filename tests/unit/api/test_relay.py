@@ -13,6 +13,7 @@ from api.http.feed import Outbox, RunFeed
 from api.http.relay import Relay
 from api.http.relay_xread import PackedXread
 from bus import keys
+from tests.conftest import real_client
 from tests.support import wait_for
 
 
@@ -225,3 +226,33 @@ async def test_read_delay_counts_live_entries_not_a_replay(redis: Redis, relay: 
     await add(redis, "r-replay")
     await sink.until(2)
     assert _read_delays() == before + 1
+
+
+@pytest.mark.connected
+async def test_the_reader_recovers_when_its_connection_is_killed() -> None:
+    async with real_client() as redis:
+        relay = Relay(redis, block_ms=10_000)
+        await relay.start()
+        try:
+            sink = Collect()
+            relay.subscribe(stream("r1"), 0, "0-0", sink)
+            first = await add(redis, "r1")
+            await sink.until(1)
+            await asyncio.sleep(0.1)  # blocked again on its held connection
+            # Only this test's database: the server may serve other tests beside.
+            db = str(redis.connection_pool.connection_kwargs.get("db", 0))
+            readers = [
+                c
+                for c in await redis.client_list()
+                if c.get("cmd") == "xread" and c.get("db") == db
+            ]
+            assert readers
+            for c in readers:
+                await redis.client_kill_filter(_id=c["id"])
+            second = await add(redis, "r1")
+
+            await sink.until(2, within=5)
+
+            assert [i for i, _ in sink.got] == [first, second]
+        finally:
+            await relay.stop()
