@@ -7,7 +7,6 @@ process (``edge_process``).
 from __future__ import annotations
 
 import asyncio
-import gc
 from collections.abc import Callable
 
 from redis.asyncio import Redis
@@ -143,7 +142,6 @@ async def run_edge(
     deps = make_deps(settings, redis, stores)
     app = create_app(deps)
     consumer = QuestionAdmission(deps) if admission else None
-    freeze_startup_heap()
     tasks: list[asyncio.Task[None]] = [
         asyncio.create_task(
             serve(
@@ -175,13 +173,3 @@ async def run_edge(
         if not task.cancelled() and (error := task.exception()) is not None:
             raise error
 
-
-def freeze_startup_heap() -> None:
-    """Leave what the process built to start (modules, schemas, the app) out of the GC.
-
-    They live as long as the process, yet each full collection of the cyclic GC walks them
-    all: in ``bench api`` one such collection cost the API ~240 ms of CPU during its first
-    requests. Frozen, collections walk only what serving allocated.
-    """
-    gc.collect()
-    gc.freeze()
