@@ -12,6 +12,7 @@ import typer
 from api.cli.common import run_async, settings
 from api.compose.connection import connect
 from api.compose.edge import run_edge
+from api.compose.gc_pauses import freeze_startup_heap, watch_gc_pauses
 from bus.store import open_store
 
 
@@ -28,6 +29,7 @@ async def api(
 ) -> None:
     """Serve the REST API, the websocket edge and /docs; scale out behind a load balancer."""
     s = settings()
+    watch_gc_pauses()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -36,6 +38,8 @@ async def api(
     async with open_store(s.bus, migrate=migrate) as stores, connect(s.bus) as conn:
 
         def started(bound: int) -> None:
+            # Serving from here on: a full collection must not walk the startup heap.
+            freeze_startup_heap()
             base = f"http://{host or s.api.api_host}:{bound}"
             typer.echo(f"agentbus api: {base}  (docs at /docs, the web page at {base}/)")
 

@@ -162,6 +162,14 @@ def relay(
     processes: Annotated[
         int, typer.Option(min=1, help="`agentbus up --processes` (temporary system).")
     ] = 1,
+    stagger: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            help="Spread the asks evenly over this many seconds (a separate figure; "
+            "default 0: every client asks at once, the burst).",
+        ),
+    ] = 0.0,
     redis_url: RedisUrl = None,
     redis_cluster: RedisCluster = False,
     cluster_port: ClusterPort = None,
@@ -184,6 +192,7 @@ def relay(
         as_json=as_json,
         deployment=deployment,
         processes=processes,
+        stagger_s=stagger,
     )
 
 

@@ -34,6 +34,7 @@ from api.compose.edge_process import (
     wait_ready,
     watch,
 )
+from api.compose.gc_pauses import freeze_startup_heap
 from api.compose.local_key import ensure_local_key, local_key_message
 from api.compose.processes import helper_processes, helper_roles
 from api.compose.roles import UP_ROLES, Roles
@@ -118,6 +119,7 @@ async def up(
             # A signal stops the edge first (no new work comes in; its open requests get
             # their grace period), then the workers drain; the API does not wait for them.
             runner = Runner(workers, conn.redis, on_signal=lambda: stop_edge(api_proc, stop))
+            freeze_startup_heap()  # built: a full collection must not walk the startup heap
             edge = asyncio.create_task(
                 _follow_edge(api_proc, host, port, show_page, stop, runner.stop)
             )
@@ -172,6 +174,7 @@ async def worker(
             roles, conn.redis, s.bus, handlers, concurrency=concurrency, own_store=True
         )
         beat = _serve_health(s.bus.metrics_port)
+        freeze_startup_heap()
         try:
             await Runner(workers, conn.redis, burst=burst).run()
         finally:

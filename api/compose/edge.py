@@ -172,3 +172,4 @@ async def run_edge(
     for task in tasks:
         if not task.cancelled() and (error := task.exception()) is not None:
             raise error
+

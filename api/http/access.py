@@ -134,9 +134,16 @@ async def stream_state(redis: Redis, stream: str) -> StreamState:
     try:
         info = await redis.xinfo_stream(stream)
     except ResponseError as e:
-        if "no such key" in str(e).lower():
+        return _state_of(e)
+    return _state_of(info)
+
+
+def _state_of(info: dict[str, Any] | Exception) -> StreamState:
+    """The state from an XINFO STREAM reply, or from its error (no such key: no stream)."""
+    if isinstance(info, Exception):
+        if isinstance(info, ResponseError) and "no such key" in str(info).lower():
             return StreamState(exists=False)
-        raise
+        raise info
     first = info.get("first-entry")
     deleted = info.get("max-deleted-entry-id")
     added = info.get("entries-added")
@@ -191,7 +198,68 @@ class JoinPlan:
 
 async def plan_join(redis: Redis, ref: RunRef, after: str) -> JoinPlan:
     """Replay from ``after`` when possible, else a snapshot and the live events after it."""
-    state = await stream_state(redis, ref.events_key)
+    return _plan(ref, await stream_state(redis, ref.events_key), after)
+
+
+#: A run published less than this long ago (and under ``events_ttl_s``) whose event stream
+#: does not exist has written no event yet (see :func:`join_run`).
+FRESH_RUN_S = 60
+
+
+async def join_run(
+    deps: ApiDeps, who: Principal, run_id: str, after: str, *, read: str = "read_run_events"
+) -> tuple[RunRef, JoinPlan]:
+    """:func:`visible_run` and :func:`plan_join` for a client that follows a run's events.
+
+    The run's owner key and its event stream share a hash tag, so one pipelined round trip
+    reads both. When the owner key names the caller, the stored record would change
+    nothing, so it is not read (the caller sees its own run: nothing to audit either):
+
+    * the stream has events after ``after``: an existing stream never needs the record
+      (only a stream that is gone or has nothing newer does, to snapshot a run that is
+      over);
+    * the stream does not exist and the run was published less than ``FRESH_RUN_S`` (and
+      ``events_ttl_s``) ago, as the owner key's remaining life (set once, at publish, to
+      ``run_ttl_s``) tells: a run that ended keeps its stream ``events_ttl_s`` after its
+      end (every end writes ``done``), so a missing stream means no event yet, and the
+      record, if intake stored it already, is not terminal. This is the usual case of a
+      client that follows the run it has just posted.
+
+    Every other case takes the full path (``visible_run`` then ``plan_join``).
+
+    Raises:
+        RunNotFound: as :func:`visible_run`.
+    """
+    if not _RUN_ID.match(run_id):
+        raise RunNotFound(f"no run {run_id[:80]!r}")
+    shard = keys.shard_of(run_id, deps.bus.shards)
+    owner_key = keys.run_owner(run_id, shard)
+    async with deps.redis.pipeline(transaction=False) as pipe:
+        pipe.get(owner_key)
+        pipe.pttl(owner_key)
+        pipe.xinfo_stream(keys.run_events(run_id, shard))
+        raw, ttl_ms, info = await pipe.execute(raise_on_error=False)
+    for reply in (raw, ttl_ms):
+        if isinstance(reply, Exception):
+            raise reply
+    state = _state_of(info)
+    if raw is not None and _s(raw) == owner_value(who.tenant_id, who.subject):
+        if state.exists:
+            # (An existing stream's needs_snapshot does not look at the record.)
+            follow = _id(state.last_id) > _id(after) and not needs_snapshot(state, after, None)
+        else:
+            age_ms = deps.bus.run_ttl_s * 1000 - int(ttl_ms)
+            fresh_ms = min(FRESH_RUN_S, deps.bus.events_ttl_s) * 1000
+            follow = int(ttl_ms) > 0 and age_ms < fresh_ms
+        if follow:
+            return RunRef(run_id, shard, None, who.subject), JoinPlan(None, after)
+    # The record is read after the owner key, and the stream's state after the record, as
+    # plan_join always did: a run that ended meanwhile is seen ended, not half way.
+    ref = await visible_run(deps, who, run_id, read=read)
+    return ref, await plan_join(deps.redis, ref, after)
+
+
+def _plan(ref: RunRef, state: StreamState, after: str) -> JoinPlan:
     record = ref.record
     over = record is not None and record.is_terminal
     if needs_snapshot(state, after, record) or (over and _id(state.last_id) <= _id(after)):

@@ -51,6 +51,12 @@ WS_SEND_DELAY = Histogram(
     "From an event's XADD to its websocket frame written to the socket.",
     buckets=_STAGE_BUCKETS,
 )
+GC_PAUSE = Histogram(
+    "agentbus_gc_pause_seconds",
+    "Garbage-collector pauses of the API process, by generation (the event loop stops).",
+    ["generation"],
+    buckets=_STAGE_BUCKETS,
+)
 ADMISSIONS = Counter(
     "agentbus_admissions_total",
     "Externally published questions handled, by outcome.",

@@ -1,6 +1,9 @@
 """The relay: one blocking XREAD per shard over every run stream this process's clients
 watch, fanned out to their subscriptions.
 
+On a single Redis the read is packed by :mod:`api.http.relay_xread` (each stream's name
+encoded once, on a connection the reader holds): it is re-issued after every return.
+
 Clients never hold a Redis connection of their own. Each shard has one reader loop that
 issues ``XREAD BLOCK`` over all of that shard's watched run streams (they share the
 shard's hash tag, so the same read works on Redis Cluster) plus a private *wake* stream.
@@ -29,6 +32,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from api.http import metrics
+from api.http.relay_xread import PackedXread, supports
 from bus import keys, wire
 
 if TYPE_CHECKING:
@@ -175,6 +179,18 @@ class Relay:
             log.warning("relay wake failed", error=repr(e))
 
     async def _read_loop(self, shard: int) -> None:
+        packed = (
+            PackedXread(self._redis, count=self._count, block_ms=self._block_ms)
+            if supports(self._redis)
+            else None
+        )
+        try:
+            await self._read_forever(shard, packed)
+        finally:
+            if packed is not None:  # the held connection goes back to the pool
+                await packed.close()
+
+    async def _read_forever(self, shard: int, packed: PackedXread | None) -> None:
         wake_key = self._wake_keys[shard]
         # The wake stream's current end, so old wake entries do not spin the first read.
         wake_cursor = "0-0"
@@ -188,9 +204,12 @@ class Relay:
             issued = {name: w.cursor for name, w in streams.items()}
             self._wake_sent[shard] = False
             try:
-                resp = await self._redis.xread(
-                    {wake_key: wake_cursor, **issued}, count=self._count, block=self._block_ms
-                )
+                if packed is not None:
+                    resp = await packed.read({wake_key: wake_cursor, **issued})
+                else:
+                    resp = await self._redis.xread(
+                        {wake_key: wake_cursor, **issued}, count=self._count, block=self._block_ms
+                    )
             except (RedisConnectionError, RedisTimeoutError, OSError) as e:
                 log.warning("relay read failed, retrying", shard=shard, error=repr(e))
                 await asyncio.sleep(0.5)

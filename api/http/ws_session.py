@@ -21,7 +21,7 @@ from starlette.websockets import WebSocket, WebSocketState
 
 from api.http import metrics
 from api.http import ws_protocol as proto
-from api.http.access import RunRef, plan_join, visible_run
+from api.http.access import RunRef, join_run, visible_run
 from api.http.auth import Principal, bearer_token
 from api.http.errors import ApiError, InvalidRequest, Unauthorized, Unavailable
 from api.http.feed import Frame, Outbox, RunFeed
@@ -203,9 +203,8 @@ class WsSession:
                 self.outbox.put_control(_control(accepted))
                 await feed.go_live()
             case proto.JoinFrame():
-                ref = await visible_run(self.deps, who, frame.run_id, read="read_run_events")
+                ref, plan = await join_run(self.deps, who, frame.run_id, frame.last_event_id)
                 self._room_for_one_more(frame.run_id)
-                plan = await plan_join(self.deps.redis, ref, frame.last_event_id)
                 if plan.snapshot is not None:
                     self.outbox.put_control(_control({**plan.snapshot, "request_id": rid}))
                 if plan.follow_after is not None:

@@ -46,6 +46,7 @@ class ClientResult:
     latencies_ms: list[float] = field(default_factory=list)
     since_xadd_ms: list[float] = field(default_factory=list)
     by_type: dict[str, list[float]] = field(default_factory=dict)
+    received_at: list[float] = field(default_factory=list)  # time.time() of each event
 
 
 @dataclass
@@ -54,14 +55,18 @@ class _Start:
 
     waiting: int
     go: asyncio.Event = field(default_factory=asyncio.Event)
+    go_at: float = 0.0  # time.time() when every client may ask
 
     def arrived(self) -> None:
         self.waiting -= 1
-        if self.waiting <= 0:
+        if self.waiting <= 0 and not self.go.is_set():
+            self.go_at = time.time()
             self.go.set()
 
 
-async def _one_client(ws_url: str, key: str, timeout_s: float, start: _Start) -> ClientResult:
+async def _one_client(
+    ws_url: str, key: str, timeout_s: float, start: _Start, delay_s: float = 0.0
+) -> ClientResult:
     result = ClientResult()
     arrived = False
     headers = {"Authorization": f"Bearer {key}"}
@@ -76,6 +81,8 @@ async def _one_client(ws_url: str, key: str, timeout_s: float, start: _Start) ->
             arrived = True
             start.arrived()
             await start.go.wait()
+            if delay_s:
+                await asyncio.sleep(delay_s)
             await ws.send(json.dumps({"type": "ask", "question": QUESTION}))
             live: list[str] = []
             while True:
@@ -92,6 +99,7 @@ async def _one_client(ws_url: str, key: str, timeout_s: float, start: _Start) ->
                 # The entry id's first part is Redis's clock (ms) when the event was added.
                 written_ms = int(frame["id"].partition("-")[0])
                 result.since_xadd_ms.append(received * 1000 - written_ms)
+                result.received_at.append(received)
                 result.by_type.setdefault(frame["type"], []).append(latency)
                 live.append(frame["id"])
                 if frame["type"] == "done":
@@ -121,17 +129,27 @@ def pct(values: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(len(ordered) * q))], 2)
 
 
-async def drive(url: str, key: str, clients: int, timeout_s: float) -> dict[str, object]:
-    """Run the clients at once and summarise."""
+async def drive(
+    url: str, key: str, clients: int, timeout_s: float, stagger_s: float = 0.0
+) -> dict[str, object]:
+    """Run the clients (asking at once, or spread over ``stagger_s``) and summarise."""
     ws_url = url.replace("http://", "ws://").replace("https://", "wss://") + "/api/v1/ws"
     before = _buckets(url)
+    cpu_before = _api_cpu_s(url)
     started = time.perf_counter()
     start = _Start(clients)
     results = await asyncio.gather(
-        *(_one_client(ws_url, key, timeout_s, start) for _ in range(clients))
+        *(
+            _one_client(ws_url, key, timeout_s, start, stagger_s * i / clients)
+            for i in range(clients)
+        )
     )
     wall = time.perf_counter() - started
     stages = stage_figures(before, _buckets(url))
+    cpu_after = _api_cpu_s(url)
+    api_cpu_ms = (
+        None if cpu_before is None or cpu_after is None else (cpu_after - cpu_before) * 1000
+    )
     latencies = [ms for r in results for ms in r.latencies_ms]
     by_type: dict[str, list[float]] = {}
     for r in results:
@@ -143,6 +161,8 @@ async def drive(url: str, key: str, clients: int, timeout_s: float) -> dict[str,
             errors[r.error] = errors.get(r.error, 0) + 1
     return {
         "clients": clients,
+        # "burst": every client asks at the same instant; else the asks' spread in seconds.
+        "arrival": "burst" if not stagger_s else f"staggered over {stagger_s:g} s",
         "runs_done": sum(r.status == "done" for r in results),
         "runs_failed": sum(r.status != "done" for r in results),
         "events_lost": sum(r.lost for r in results),
@@ -158,17 +178,43 @@ async def drive(url: str, key: str, clients: int, timeout_s: float) -> dict[str,
         # write); the client's receive is p50_ms_since_xadd.
         "stages_ms_since_xadd": stages,
         "wall_s": round(wall, 2),
+        # The API process's own CPU over the run (its process_cpu_seconds_total; None when
+        # the API is not on this host's /proc), per event delivered: the relay's cost.
+        "api_cpu_ms": None if api_cpu_ms is None else round(api_cpu_ms),
+        "api_cpu_us_per_event": None
+        if api_cpu_ms is None or not latencies
+        else round(api_cpu_ms * 1000 / len(latencies), 1),
         "errors": errors,
         # Where the time goes: events written before a SQL write (run_started, done) or
         # inside a busy step carry an earlier ts than the moment they reach Redis.
         "p50_ms_by_type": {k: round(statistics.median(v), 2) for k, v in sorted(by_type.items())},
         "p99_ms_by_type": {k: pct(v, 0.99) for k, v in sorted(by_type.items())},
+        "since_xadd_over_time": over_time(results, start.go_at),
+    }
+
+
+def over_time(
+    results: list[ClientResult], go_at: float, window_s: float = 0.25
+) -> dict[str, dict[str, float]]:
+    """Latency since XADD per window of arrival after the clients asked: the burst's share.
+
+    Keys are the window's start in ms after "go"; values the events received in it and
+    their p50/p99 since XADD (ms).
+    """
+    windows: dict[int, list[float]] = {}
+    for r in results:
+        for at, ms in zip(r.received_at, r.since_xadd_ms, strict=True):
+            windows.setdefault(int((at - go_at) / window_s), []).append(ms)
+    return {
+        str(int(w * window_s * 1000)): {"n": len(v), "p50": pct(v, 0.5), "p99": pct(v, 0.99)}
+        for w, v in sorted(windows.items())
     }
 
 
 STAGES = {
     "relay_read": "agentbus_relay_read_delay_seconds",
     "ws_send": "agentbus_ws_send_delay_seconds",
+    "gc_pause": "agentbus_gc_pause_seconds",
 }
 
 
@@ -181,12 +227,24 @@ def _buckets(url: str) -> dict[str, list[tuple[float, float]]]:
     for family in text_string_to_metric_families(text):
         for stage, name in STAGES.items():
             if family.name == name.removesuffix("_seconds") or family.name == name:
-                found[stage] = [
-                    (float(s.labels["le"]), s.value)
-                    for s in family.samples
-                    if s.name.endswith("_bucket")
-                ]
+                summed: dict[float, float] = {}
+                for s in family.samples:
+                    if s.name.endswith("_bucket"):
+                        le = float(s.labels["le"])
+                        summed[le] = summed.get(le, 0.0) + s.value
+                found[stage] = sorted(summed.items())
     return found
+
+
+def _api_cpu_s(url: str) -> float | None:
+    """The API process's CPU seconds so far, from its /metrics."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = httpx.get(url + "/metrics", timeout=10).text
+    for family in text_string_to_metric_families(text):
+        if family.name == "process_cpu_seconds":
+            return sum(s.value for s in family.samples)
+    return None
 
 
 def _quantile(buckets: list[tuple[float, float]], q: float) -> float | None:
@@ -213,7 +271,15 @@ def stage_figures(
     for stage, cumulative in after.items():
         earlier = dict(before.get(stage, []))
         delta = [(le, n - earlier.get(le, 0.0)) for le, n in cumulative]
-        out[stage] = {"p50": _quantile(delta, 0.5), "p99": _quantile(delta, 0.99)}
+        n = delta[-1][1] if delta else 0.0
+        # The smallest bucket bound holding every observation: a rare long stall shows here.
+        top = next((le for le, c in delta if c >= n), None) if n else None
+        out[stage] = {
+            "p50": _quantile(delta, 0.5),
+            "p99": _quantile(delta, 0.99),
+            "n": n,
+            "max_le": None if top is None else top * 1000,
+        }
     return out
 
 
@@ -309,6 +375,7 @@ def main(
     as_json: bool,
     deployment: Deployment | None = None,
     processes: int = 1,
+    stagger_s: float = 0.0,
 ) -> None:
     """Entry point for ``agentbus bench relay``."""
     if url is None:
@@ -316,14 +383,14 @@ def main(
             clients, token_delay_s, deployment=deployment, processes=processes
         )
         with system as (spawned_url, key):
-            figures = asyncio.run(drive(spawned_url, key, clients, timeout_s))
+            figures = asyncio.run(drive(spawned_url, key, clients, timeout_s, stagger_s))
     else:
         key = api_key or key_from_environment()
         if not key:
             raise SystemExit("no API key: pass --api-key or set AGENTBUS_API_KEY")
-        figures = asyncio.run(drive(url.rstrip("/"), key, clients, timeout_s))
+        figures = asyncio.run(drive(url.rstrip("/"), key, clients, timeout_s, stagger_s))
     if as_json:
         print(json.dumps(figures))
     else:
         for k, v in figures.items():
-            print(f"{k:>18}: {v}")
+            print(f"{k:>20}: {v}")

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
 
 from api.http import metrics
-from api.http.access import RunRef, plan_join, visible_run
+from api.http.access import JoinPlan, RunRef, join_run
 from api.http.deps import ApiDeps
 from api.http.errors import InvalidRequest
 from api.http.feed import Outbox, RunFeed
@@ -50,17 +50,16 @@ async def run_events(
     after: Annotated[str | None, Query(description="Resume after this event id.")] = None,
 ) -> StreamingResponse:
     """Follow a run's events until ``done`` (replaying those after ``Last-Event-ID``)."""
-    ref = await visible_run(deps, caller, run_id, read="read_run_events")
     start = check_event_id(last_event_id or after or "0-0", "Last-Event-ID")
+    ref, plan = await join_run(deps, caller, run_id, start)
     return StreamingResponse(
-        _stream(deps, ref, start),
+        _stream(deps, ref, plan),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
 
 
-async def _stream(deps: ApiDeps, ref: RunRef, after: str) -> AsyncIterator[str]:
-    plan = await plan_join(deps.redis, ref, after)
+async def _stream(deps: ApiDeps, ref: RunRef, plan: JoinPlan) -> AsyncIterator[str]:
     if plan.snapshot is not None:
         last = plan.snapshot["last_event_id"]
         yield f"event: snapshot\nid: {last}\ndata: {json.dumps(plan.snapshot)}\n\n"

@@ -48,7 +48,7 @@ from api.http.openai_dialect import (
     step_note,
     usage_of,
 )
-from api.http.routes.common import get_deps
+from api.http.routes.common import deps_of
 from api.http.run_follow import follow_run
 from api.http.starter import Ask, Started
 from bus.commands import RUN_ID_PATTERN
@@ -67,7 +67,7 @@ _RETRY_NOTE = "\n\n(a step was retried: the text above from it is superseded)\n\
 
 async def _caller(request: Request) -> Principal:
     token = bearer_token(request.headers.get("authorization"))
-    return await get_deps(request).auth.authenticate(token)
+    return await deps_of(request).auth.authenticate(token)
 
 
 async def _answering(work: Any) -> Response:
@@ -110,7 +110,7 @@ async def get_model(model: str, request: Request) -> Response:
 @router.post("/chat/completions")
 async def chat_completions(request: Request) -> Response:
     """Answer the last user message with an agentbus run (streamed with ``stream: true``)."""
-    deps = get_deps(request)
+    deps = deps_of(request)
 
     async def work() -> Response:
         who = await _caller(request)

@@ -193,3 +193,37 @@ async def test_documents_through_the_client(start_api: Any, retrieval: Retrieval
     assert [d.source for d in listed] == ["budget.md"] and listed[0].acl == ["finance"]
     assert listed[0].chunks >= 1 and after == []
     assert user_key.value.code == "admin_only"
+
+
+async def test_a_join_after_the_events_expired_yields_a_snapshot(start_api: Any) -> None:
+    # join_run follows without reading the store only for a run published within the
+    # last minute; an older run whose stream is gone is snapshotted from the store.
+    api = await start_api()
+    key = await api.key()
+    async with AsyncAgentbusClient(api.base, key) as client:
+        run = await client.ask("What is 23 × 19?")
+        await api.redis.delete(keys.run_events(run.id, 0))
+        owner = keys.run_owner(run.id, 0)
+        await api.redis.expire(owner, await api.redis.ttl(owner) - 120)  # published 2 min ago
+        items = [e async for e in client.join(run.id)]
+
+    [snapshot] = items
+    assert isinstance(snapshot, Snapshot) and snapshot.run.answer == BENCHMARK_ANSWER
+
+
+async def test_sse_of_a_fresh_run_and_of_an_expired_one(start_api: Any) -> None:
+    api = await start_api()
+    key = await api.key()
+    posted = await api.http.post(
+        "/api/v1/runs", json={"question": "What is 23 × 19?"}, headers=api.auth(key)
+    )
+    run_id = posted.json()["run_id"]
+    # Followed at once, usually before intake wrote its first event: read to `done`.
+    fresh = await api.http.get(f"/api/v1/runs/{run_id}/events", headers=api.auth(key))
+    assert '"type":"done"' in fresh.text and "event: snapshot" not in fresh.text
+
+    await api.redis.delete(keys.run_events(run_id, 0))
+    owner = keys.run_owner(run_id, 0)
+    await api.redis.expire(owner, await api.redis.ttl(owner) - 120)
+    expired = await api.http.get(f"/api/v1/runs/{run_id}/events", headers=api.auth(key))
+    assert expired.text.startswith("event: snapshot") and BENCHMARK_ANSWER[:20] in expired.text

@@ -11,7 +11,9 @@ from redis.asyncio import Redis
 
 from api.http.feed import Outbox, RunFeed
 from api.http.relay import Relay
+from api.http.relay_xread import PackedXread
 from bus import keys
+from tests.conftest import real_client
 from tests.support import wait_for
 
 
@@ -121,20 +123,22 @@ async def test_unsubscribing_the_last_sink_drops_the_stream(redis: Redis, relay:
     assert len(sink.got) == 1 and relay.streams == 0
 
 
-async def test_many_streams_share_one_blocking_read(redis: Redis) -> None:
+async def test_many_streams_share_one_blocking_read(
+    redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
     in_flight = peak = 0
-    real_xread = redis.xread
+    real_read = PackedXread.read
 
-    async def counting_xread(*args: object, **kwargs: object) -> object:
+    async def counting_read(self: PackedXread, streams: dict[str, str]) -> object:
         nonlocal in_flight, peak
         in_flight += 1
         peak = max(peak, in_flight)
         try:
-            return await real_xread(*args, **kwargs)  # type: ignore[arg-type]
+            return await real_read(self, streams)
         finally:
             in_flight -= 1
 
-    redis.xread = counting_xread  # type: ignore[method-assign]
+    monkeypatch.setattr(PackedXread, "read", counting_read)
     relay = Relay(redis, block_ms=10_000)
     await relay.start()
     try:
@@ -222,3 +226,33 @@ async def test_read_delay_counts_live_entries_not_a_replay(redis: Redis, relay: 
     await add(redis, "r-replay")
     await sink.until(2)
     assert _read_delays() == before + 1
+
+
+@pytest.mark.connected
+async def test_the_reader_recovers_when_its_connection_is_killed() -> None:
+    async with real_client() as redis:
+        relay = Relay(redis, block_ms=10_000)
+        await relay.start()
+        try:
+            sink = Collect()
+            relay.subscribe(stream("r1"), 0, "0-0", sink)
+            first = await add(redis, "r1")
+            await sink.until(1)
+            await asyncio.sleep(0.1)  # blocked again on its held connection
+            # Only this test's database: the server may serve other tests beside.
+            db = str(redis.connection_pool.connection_kwargs.get("db", 0))
+            readers = [
+                c
+                for c in await redis.client_list()
+                if c.get("cmd") == "xread" and c.get("db") == db
+            ]
+            assert readers
+            for c in readers:
+                await redis.client_kill_filter(_id=c["id"])
+            second = await add(redis, "r1")
+
+            await sink.until(2, within=5)
+
+            assert [i for i, _ in sink.got] == [first, second]
+        finally:
+            await relay.stop()

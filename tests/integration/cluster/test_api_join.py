@@ -1,0 +1,38 @@
+"""The edge's join of a run's events (``api.http.access.join_run``) on a cluster: the owner
+key and the event stream are read in one pipeline, which needs them in one hash slot."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+
+from api.http.access import JoinPlan, join_run, owner_value
+from api.http.auth import Principal
+from bus import keys
+from bus.settings import BusSettings
+from bus.store import KeyRole
+from tests.integration.cluster.harness import LocalCluster
+
+pytestmark = [pytest.mark.connected, pytest.mark.cluster]
+
+
+async def test_the_owner_follows_a_fresh_run_and_one_with_events(
+    redis: Redis, cluster: LocalCluster
+) -> None:
+    bus = BusSettings(redis_cluster=True, redis_url=cluster.url)
+    deps: Any = SimpleNamespace(redis=redis, bus=bus)  # the fast path reads no store
+    alice = Principal("t1", "alice", KeyRole.USER, "k1")
+    for run_id in ("join-a", "join-b", "join-c"):  # on different slots
+        shard = keys.shard_of(run_id, bus.shards)
+        owner = keys.run_owner(run_id, shard)
+        await redis.set(owner, owner_value("t1", "alice"), ex=bus.run_ttl_s)
+
+        ref, plan = await join_run(deps, alice, run_id, "0-0")  # no event yet
+        assert plan == JoinPlan(None, "0-0") and ref.subject == "alice"
+
+        await redis.xadd(keys.run_events(run_id, shard), {"data": "{}"})
+        ref, plan = await join_run(deps, alice, run_id, "0-0")
+        assert plan == JoinPlan(None, "0-0") and ref.record is None
