@@ -177,6 +177,32 @@ def _key_of(args: tuple[Any, ...]) -> Any:
     return args[1]
 
 
+#: Slot-map reads under way, by nodes manager (its id): callers at the same time share one.
+_REFRESHING: dict[int, asyncio.Future[bool]] = {}
+
+
+async def refresh_slots(cluster: RedisCluster) -> bool:
+    """Re-read the slot map; False when that failed (still failing over: try again later).
+
+    Everyone who finds the slot moved asks at once after a failover (every reader and the
+    commit path); they share one read.
+    """
+    key = id(cluster.nodes_manager)
+    pending = _REFRESHING.get(key)
+    if pending is None:
+        pending = _REFRESHING[key] = asyncio.ensure_future(_reread(cluster))
+        pending.add_done_callback(lambda _: _REFRESHING.pop(key, None))
+    return await asyncio.shield(pending)
+
+
+async def _reread(cluster: RedisCluster) -> bool:
+    try:
+        await cluster.nodes_manager.initialize()
+    except Exception:
+        return False
+    return True
+
+
 def transient(error: BaseException) -> bool:
     """Whether ``error`` is an unreachable node or a failover/slot move in progress: the
     same command may succeed once the cluster (or the server) is back."""
@@ -234,9 +260,7 @@ class ClusterMux:
 
     async def _refresh(self) -> None:
         """Re-read the slot map; close the connections of nodes that are no masters now."""
-        try:
-            await self._cluster.nodes_manager.initialize()
-        except Exception:  # still failing over: the next attempt tries again
+        if not await refresh_slots(self._cluster):  # still failing over: tried again later
             return
         masters = {n.name for n in self._cluster.get_primaries()}
         for name in [n for n in self._by_node if n not in masters]:

@@ -40,9 +40,21 @@ def shard_of(run_id: str, shards: int) -> int:
     return zlib.crc32(run_id.encode()) % shards if shards > 1 else 0
 
 
+#: The hash tags of shards 0-15, chosen so that on a Redis Cluster whose slots are split
+#: evenly over M masters (as ``redis-cli --cluster create`` splits them), the first M shards
+#: fall one on each master, for every M up to 16 (a Steinhaus sequence over the 16,384
+#: slots, each slot at least 2 from a split's boundary; shard 0 keeps ``{0}``, the single
+#: Redis's). So N >= M shards put at least one on every master, and N = M exactly one.
+#: Shards from 16 on are ``{16}``, ``{17}``, ...
+SHARD_TAGS = (
+    "0", "1h", "2bw", "3i", "4ea", "5gv", "6db", "7pb",
+    "8aa", "9fd", "10ff", "11ak", "12s", "13fg", "14", "15d",
+)  # fmt: skip
+
+
 def tag(shard: int) -> str:
-    """The hash tag shared by every key of one shard."""
-    return "{" + str(shard) + "}"
+    """The hash tag shared by every key of one shard (`SHARD_TAGS`)."""
+    return "{" + (SHARD_TAGS[shard] if shard < len(SHARD_TAGS) else str(shard)) + "}"
 
 
 def role_stream(role: Role | str, shard: int, lane: str | None = None) -> str:

@@ -13,9 +13,10 @@ from pathlib import Path
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-#: The shard count on a Redis Cluster when AGENTBUS_SHARDS is unset: the tags {0}..{15}
-#: fall on every master of an evenly split cluster of up to 6 masters.
-CLUSTER_SHARDS = 16
+#: The shard count on a Redis Cluster when AGENTBUS_SHARDS is unset: one shard on each
+#: master of an evenly split 3-master cluster (`bus.keys.SHARD_TAGS`). Every shard costs
+#: each role a blocking read of its own, and reads that find fewer entries each.
+CLUSTER_SHARDS = 3
 
 
 class EnvSettings(BaseSettings):

@@ -28,6 +28,7 @@ from bus.cluster import is_cluster, transient
 from bus.runtime import metrics
 from bus.runtime.deadletter import DeadLetter, dead_letter
 from bus.runtime.groups import claim_idle, ensure_group
+from bus.runtime.reads import GroupReads
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -150,9 +151,13 @@ class StreamConsumer(ABC):
 
     async def _read_streams(self, streams: list[str]) -> None:
         """Read ``streams`` in one XREADGROUP at a time until ``stop()``."""
-        reading = {s: ">" for s in streams}
-        readers = len(self.streams) // len(streams)
-        name = streams[0]
+        reads = GroupReads(self.redis, self.group, self.consumer, streams)
+        try:
+            await self._read_loop_of(reads, len(self.streams) // len(streams), streams[0])
+        finally:
+            await reads.aclose()
+
+    async def _read_loop_of(self, reads: GroupReads, readers: int, name: str) -> None:
         while not self._stopping.is_set():
             room = self._room()
             if room <= 0:
@@ -160,7 +165,7 @@ class StreamConsumer(ABC):
                 await self._room_freed.wait()
                 continue
             count = -(-room // readers)  # this reader's share, rounded up
-            entries = await self._read(reading, count, self.block_ms)
+            entries = await self._read(reads, count, self.block_ms)
             if entries is None:
                 continue
             self._empty[name] = not entries
@@ -169,7 +174,7 @@ class StreamConsumer(ABC):
                 continue
             if len(entries) < count and self.linger_s > 0:
                 await asyncio.sleep(self.linger_s)
-                entries += await self._read(reading, count - len(entries), None) or ()
+                entries += await self._read(reads, count - len(entries), None) or ()
             try:
                 await self._take(entries)
             except Exception as e:
@@ -182,18 +187,10 @@ class StreamConsumer(ABC):
             # read then goes out while it waits on its first round trip, not ahead of it.
             await asyncio.sleep(0)
 
-    async def _read(
-        self, reading: dict[str, str], count: int, block: int | None
-    ) -> list[Entry] | None:
+    async def _read(self, reads: GroupReads, count: int, block: int | None) -> list[Entry] | None:
         """Up to ``count`` new entries (``block`` None: don't wait); None after a failure."""
         try:
-            resp = await self.redis.xreadgroup(
-                self.group,
-                self.consumer,
-                reading,  # type: ignore[arg-type]
-                count=count,
-                block=block,
-            )
+            found = await reads.read(count, block)
         except Exception as e:
             # NOGROUP: the stream or group was deleted; UNBLOCKED: deleted while we were
             # blocked on it. Either way, re-create and read again.
@@ -206,9 +203,7 @@ class StreamConsumer(ABC):
             log.warning("broker unreachable, retrying", role=self.role, error=str(e))
             await asyncio.sleep(1.0)
             return None
-        if not resp:
-            return []
-        return [Entry(sb.decode(), eid, f) for sb, items in resp for eid, f in items]
+        return [Entry(stream, eid, fields) for stream, eid, fields in found]
 
     async def _reclaim_loop(self) -> None:
         """Take over entries left pending by consumers that went idle (crashed)."""

@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 
 from bus.cluster import stream_read_keys
 from bus.keys import Role, role_stream
+from bus.settings import CLUSTER_SHARDS
 from tests.integration.cluster.harness import LocalCluster
 from tests.processes import cli
 
@@ -40,7 +41,7 @@ async def test_hop_runs_on_the_cluster_over_its_shards(cluster: LocalCluster, re
     )
     figures = json.loads(out.strip().splitlines()[-1])
     assert figures["redis"] == "cluster" and figures["processes"] == 2
-    used = [s for s in range(16) if await redis.exists(role_stream(Role.NOOP, s))]
+    used = [s for s in range(CLUSTER_SHARDS) if await redis.exists(role_stream(Role.NOOP, s))]
     assert len(used) > 1  # runs spread over the shards, not all on shard 0
 
 

@@ -20,6 +20,7 @@ import pytest
 from redis.asyncio import Redis
 
 from bus import keys
+from bus.settings import CLUSTER_SHARDS
 from bus.store.migrate import upgrade_async
 from tests.integration.cluster.harness import LocalCluster
 from tests.processes import cli, processes, spawn
@@ -99,7 +100,7 @@ async def test_runs_in_both_modes_with_every_role_a_process(
         await signed_question_is_answered(redis, env)
         rows = [json.loads(line) for line in (await cli(["streams", "--json"], env)).splitlines()]
         shards = {r["stream"] for r in rows if r["group"] == "researcher"}
-        assert len(shards) == 16  # the cluster's default shards
+        assert len(shards) == CLUSTER_SHARDS  # the cluster's default shards
         assert all(r["pending"] == 0 for r in rows if r["group"] != "admission")
         assert "no dead letters" in await cli(["dlq", "list"], env)
         for proc in procs:

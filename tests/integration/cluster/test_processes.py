@@ -77,8 +77,9 @@ async def test_sigkill_mid_step_another_replica_finishes_exactly_once(
         victim = spawn(["worker", "noop", "--concurrency", "8"], env, tmp_path / "a.log")
         procs.append(victim)
         await wait_for(lambda: groups_exist(redis), within=30)
-        runs = [spread(noop_command(hops=3, tokens=tokens, work_s=0.6)) for _ in range(8)]
-        assert len({c.shard for c in runs}) > 3
+        runs: list[Command] = []
+        while len({c.shard for c in runs}) < CLUSTER_SHARDS:  # runs on every master
+            runs = [spread(noop_command(hops=3, tokens=tokens, work_s=0.6)) for _ in range(8)]
         for cmd in runs:
             await publish(redis, cmd, s)
         await wait_for(lambda: _pending_at_least(redis, victim.pid, 3), within=30)

@@ -44,8 +44,8 @@ def test_the_default_shards_land_on_every_master(cluster: LocalCluster) -> None:
     s = BusSettings(redis_cluster=True, redis_url=cluster.url)
     assert s.shards == CLUSTER_SHARDS
     assert BusSettings(redis_cluster=True, shards=1).shards == 1  # set: kept
-    owners = {cluster.master_of(keys.role_stream(keys.Role.NOOP, k)) for k in range(s.shards)}
-    assert owners == set(cluster.master_ports())
+    owners = [cluster.master_of(keys.role_stream(keys.Role.NOOP, k)) for k in range(s.shards)]
+    assert sorted(owners) == sorted(cluster.master_ports())  # one shard on each
 
 
 async def test_runs_on_the_default_shards_complete_on_every_master(
@@ -60,7 +60,7 @@ async def test_runs_on_the_default_shards_complete_on_every_master(
         cmd = cmd.model_copy(update={"shard": keys.shard_of(cmd.run_id, s.shards)})
         cmds.append(cmd)
         await publish(redis, cmd, s)
-    assert len({c.shard for c in cmds}) > 8
+    assert {c.shard for c in cmds} == set(range(s.shards))
     await drain([worker], redis)
     for cmd in cmds:
         events = await events_of(redis, cmd.run_id, cmd.shard)

@@ -95,6 +95,6 @@ def test_shards_share_one_hash_tag_per_run() -> None:
         keys.run_events(run_id, shard),
         keys.run_steps(run_id, shard),
     ]
-    assert all("{" + str(shard) + "}" in k for k in tagged)
+    assert all(keys.tag(shard) in k for k in tagged)
     assert keys.shard_of(run_id, 8) == shard  # stable
     assert keys.shard_of(run_id, 1) == 0

@@ -1,0 +1,118 @@
+"""A consumer's group reads (``XREADGROUP``) on a connection of their own.
+
+Every blocking read holds a connection for as long as it blocks, so each reader of a
+`bus.runtime.consumer.StreamConsumer` keeps one and sends its reads on it directly,
+packed by `bus.runtime.mux.pack`, as the mux sends commits. That skips what redis-py's
+client does per command (a pool checkout, a retry wrapper, the reply callback and, on a
+cluster, the routing), which a step's reads paid on every entry: measured here, ~55 µs of
+CPU per read through the cluster client and ~40 through the plain one, ~15 this way.
+
+On a Redis Cluster the connection goes to the master of the streams' slot (the streams of
+one reader share a slot). A broken connection or a reply that says the slot moved
+(``MOVED``, a failover) drops the connection and re-reads the slot map; the error goes to
+the caller, which retries, and the next read connects to the slot's master now.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import ResponseError, SlotNotCoveredError
+
+from bus.cluster import as_cluster, refresh_slots, transient
+from bus.runtime.mux import pack
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+    from redis.asyncio.connection import AbstractConnection
+
+#: One entry as read: its stream, id and fields.
+RawEntry = tuple[str, bytes, dict[bytes, bytes]]
+
+
+class GroupReads:
+    """``XREADGROUP`` of new entries of ``streams`` for one consumer, on its own connection.
+
+    Args:
+        redis: the broker client (a cluster client: the connection goes to the slot's master).
+        group: the consumer group.
+        consumer: this consumer's name in it.
+        streams: the streams read together (on a cluster, of one slot).
+    """
+
+    def __init__(self, redis: Redis, group: str, consumer: str, streams: list[str]) -> None:
+        self._redis = redis
+        self._cluster = as_cluster(redis)
+        self._streams = list(streams)
+        self._head = ("XREADGROUP", "GROUP", group, consumer, "COUNT")
+        self._tail = ("STREAMS", *streams, *(">" for _ in streams))
+        self._conn: AbstractConnection | None = None
+
+    async def read(self, count: int, block_ms: int | None) -> list[RawEntry]:
+        """Up to ``count`` new entries, waiting up to ``block_ms`` for one (None: not at all).
+
+        Raises what the server or the connection raised (an error reply as redis-py's
+        `ResponseError` subclasses), after dropping the connection unless the reply left it
+        in step.
+        """
+        block = () if block_ms is None else ("BLOCK", block_ms)
+        packed = pack((*self._head, count, *block, *self._tail))
+        conn = self._conn
+        if conn is None:
+            conn = await self._connect()
+        elif not conn.is_connected:  # closed under us (the pool's disconnect): reopen it
+            await conn.connect()
+        try:
+            conn._writer.writelines((packed,))  # pyright: ignore[reportAttributeAccessIssue, reportPrivateUsage, reportOptionalMemberAccess, reportUnknownMemberType]
+            reply: Any = await conn.read_response()
+        except BaseException as e:
+            # An error reply keeps the connection in step (NOGROUP, say); anything else, or
+            # a slot that moved, takes a new one (redis-py already closed a broken one).
+            if not isinstance(e, ResponseError) or transient(e):
+                await self._drop(refresh=isinstance(e, Exception) and transient(e))
+            raise
+        if not reply:
+            return []
+        return [
+            (stream.decode(), eid, _fields(values))
+            for stream, items in reply
+            for eid, values in items
+        ]
+
+    async def _connect(self) -> AbstractConnection:
+        if self._cluster is None:
+            conn = await self._redis.connection_pool.get_connection()
+        else:
+            node = self._cluster.get_node_from_key(self._streams[0])
+            if node is None:  # no master for the slot (failing over): the caller retries
+                raise SlotNotCoveredError(f"no master serves the slot of {self._streams[0]!r}")
+            conn = node.connection_class(**node.connection_kwargs)
+            await conn.connect()
+        self._conn = conn
+        return conn
+
+    async def _drop(self, *, refresh: bool) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.disconnect()
+            if self._cluster is None:
+                await self._redis.connection_pool.release(conn)
+        if refresh and self._cluster is not None:
+            await refresh_slots(self._cluster)
+
+    async def aclose(self) -> None:
+        """Give the connection back (to the pool, or close a cluster node's)."""
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        if self._cluster is None:
+            await self._redis.connection_pool.release(conn)
+        else:
+            await asyncio.shield(conn.disconnect())
+
+
+def _fields(values: list[bytes] | None) -> dict[bytes, bytes]:
+    if not values:  # an entry deleted while pending reads as nil
+        return {}
+    return dict(zip(values[::2], values[1::2], strict=True))
