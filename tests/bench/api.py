@@ -191,9 +191,10 @@ async def drive(
             async with gate:
                 return await _one_run(client, body)
 
-        started = time.perf_counter()
+        started, own_cpu = time.perf_counter(), time.process_time()
         burst = await asyncio.gather(*(bounded() for _ in range(runs)))
         all_done_s = time.perf_counter() - started
+        own_cpu = time.process_time() - own_cpu
         after_burst = await server_figures(client)
     accepted = [r for r in burst if r.accepted_at]
     last_accept = max((r.accepted_at for r in accepted), default=started) - started
@@ -224,6 +225,8 @@ async def drive(
             "post_ms": _ms([r.post_ms for r in burst if r.post_ms is not None]),
             "first_token_ms": _ms([r.first_token_ms for r in burst if r.first_token_ms]),
             "server": stage_breakdown(after_alone, after_burst, runs),
+            # The driving client (httpx POST + SSE) shares the 2 cores with the system.
+            "bench_cpu_ms_per_run": round(own_cpu / runs * 1000, 2),
         },
         "errors": errors,
     }
