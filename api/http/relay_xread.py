@@ -5,18 +5,18 @@ packs such a command argument by argument (~190 µs for 200 streams, a sixth of 
 process's CPU in ``agentbus bench relay --clients 200``); here each stream's RESP bulk
 string is built once, when it is first watched, and a read joins ready-made pieces (~25
 µs). The read runs on a connection the reader holds for itself, the one it would occupy
-while blocked anyway. Only for a plain :class:`redis.asyncio.Redis`; a cluster client
-keeps redis-py's own routing (:func:`supports`).
+while blocked anyway (`bus.runtime.reads.HeldConnection`, as the workers' reads). Only for
+a plain :class:`redis.asyncio.Redis`; a cluster client keeps redis-py's own routing
+(:func:`supports`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from redis.asyncio import Redis
 
-if TYPE_CHECKING:
-    from redis.asyncio.connection import AbstractConnection
+from bus.runtime.reads import HeldConnection
 
 Entries = list[tuple[bytes, dict[bytes, bytes]]]
 Reply = list[tuple[bytes, Entries]]
@@ -42,12 +42,11 @@ class PackedXread:
     """
 
     def __init__(self, redis: Redis, *, count: int, block_ms: int) -> None:
-        self._redis = redis
+        self._held = HeldConnection(redis, "")
         self._head = b"".join(
             _bulk(a) for a in (b"XREAD", b"COUNT", b"%d" % count, b"BLOCK", b"%d" % block_ms)
         ) + _bulk(b"STREAMS")
         self._names: dict[str, bytes] = {}
-        self._conn: AbstractConnection | None = None
 
     def pack(self, streams: dict[str, str]) -> bytes:
         """The command for ``streams`` (name → the id to read after)."""
@@ -69,26 +68,11 @@ class PackedXread:
         A failed or cancelled read drops the connection (its reply would be out of step);
         the next read takes another from the pool.
         """
-        packed = self.pack(streams)
-        if self._conn is None:
-            self._conn = await self._redis.connection_pool.get_connection()
-        conn = self._conn
-        try:
-            await conn.send_packed_command(packed, check_health=False)
-            raw: Any = await conn.read_response()
-        except BaseException:
-            await self.close(broken=True)
-            raise
-        return parse(raw)
+        return parse(await self._held.call(self.pack(streams)))
 
-    async def close(self, *, broken: bool = False) -> None:
-        """Give the held connection back to the pool (disconnected when ``broken``)."""
-        conn, self._conn = self._conn, None
-        if conn is None:
-            return
-        if broken:
-            await conn.disconnect()
-        await self._redis.connection_pool.release(conn)
+    async def close(self) -> None:
+        """Give the held connection back to the pool."""
+        await self._held.aclose()
 
 
 def parse(raw: Any) -> Reply:

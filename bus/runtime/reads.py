@@ -31,33 +31,32 @@ if TYPE_CHECKING:
 RawEntry = tuple[str, bytes, dict[bytes, bytes]]
 
 
-class GroupReads:
-    """``XREADGROUP`` of new entries of ``streams`` for one consumer, on its own connection.
+class HeldConnection:
+    """A connection kept for one caller's own packed commands (blocking reads, mostly).
+
+    The pool's on one Redis; on a Redis Cluster, the master of ``key``'s slot. A broken
+    connection, or a reply that says the slot moved (``MOVED``, a failover), drops it (and
+    re-reads the slot map); an ordinary error reply keeps it, being in step. Used by
+    :class:`GroupReads` and the API's relay (``api.http.relay_xread``).
 
     Args:
-        redis: the broker client (a cluster client: the connection goes to the slot's master).
-        group: the consumer group.
-        consumer: this consumer's name in it.
-        streams: the streams read together (on a cluster, of one slot).
+        redis: the client whose pool (or cluster nodes) the connection comes from.
+        key: a key of the slot the commands touch (ignored on one Redis).
     """
 
-    def __init__(self, redis: Redis, group: str, consumer: str, streams: list[str]) -> None:
+    def __init__(self, redis: Redis, key: str) -> None:
         self._redis = redis
         self._cluster = as_cluster(redis)
-        self._streams = list(streams)
-        self._head = ("XREADGROUP", "GROUP", group, consumer, "COUNT")
-        self._tail = ("STREAMS", *streams, *(">" for _ in streams))
+        self._key = key
         self._conn: AbstractConnection | None = None
 
-    async def read(self, count: int, block_ms: int | None) -> list[RawEntry]:
-        """Up to ``count`` new entries, waiting up to ``block_ms`` for one (None: not at all).
+    async def call(self, packed: bytes) -> Any:
+        """Send one packed command and return its raw reply (redis-py's parser).
 
         Raises what the server or the connection raised (an error reply as redis-py's
         `ResponseError` subclasses), after dropping the connection unless the reply left it
-        in step.
+        in step. A cancelled call drops it too: its reply would be out of step.
         """
-        block = () if block_ms is None else ("BLOCK", block_ms)
-        packed = pack((*self._head, count, *block, *self._tail))
         conn = self._conn
         if conn is None:
             conn = await self._connect()
@@ -65,28 +64,19 @@ class GroupReads:
             await conn.connect()
         try:
             conn._writer.writelines((packed,))  # pyright: ignore[reportAttributeAccessIssue, reportPrivateUsage, reportOptionalMemberAccess, reportUnknownMemberType]
-            reply: Any = await conn.read_response()
+            return await conn.read_response()
         except BaseException as e:
-            # An error reply keeps the connection in step (NOGROUP, say); anything else, or
-            # a slot that moved, takes a new one (redis-py already closed a broken one).
             if not isinstance(e, ResponseError) or transient(e):
                 await self._drop(refresh=isinstance(e, Exception) and transient(e))
             raise
-        if not reply:
-            return []
-        return [
-            (stream.decode(), eid, _fields(values))
-            for stream, items in reply
-            for eid, values in items
-        ]
 
     async def _connect(self) -> AbstractConnection:
         if self._cluster is None:
             conn = await self._redis.connection_pool.get_connection()
         else:
-            node = self._cluster.get_node_from_key(self._streams[0])
+            node = self._cluster.get_node_from_key(self._key)
             if node is None:  # no master for the slot (failing over): the caller retries
-                raise SlotNotCoveredError(f"no master serves the slot of {self._streams[0]!r}")
+                raise SlotNotCoveredError(f"no master serves the slot of {self._key!r}")
             conn = node.connection_class(**node.connection_kwargs)
             await conn.connect()
         self._conn = conn
@@ -110,6 +100,41 @@ class GroupReads:
             await self._redis.connection_pool.release(conn)
         else:
             await asyncio.shield(conn.disconnect())
+
+
+class GroupReads:
+    """``XREADGROUP`` of new entries of ``streams`` for one consumer, on its own connection.
+
+    Args:
+        redis: the broker client (a cluster client: the connection goes to the slot's master).
+        group: the consumer group.
+        consumer: this consumer's name in it.
+        streams: the streams read together (on a cluster, of one slot).
+    """
+
+    def __init__(self, redis: Redis, group: str, consumer: str, streams: list[str]) -> None:
+        self._held = HeldConnection(redis, streams[0])
+        self._head = ("XREADGROUP", "GROUP", group, consumer, "COUNT")
+        self._tail = ("STREAMS", *streams, *(">" for _ in streams))
+
+    async def read(self, count: int, block_ms: int | None) -> list[RawEntry]:
+        """Up to ``count`` new entries, waiting up to ``block_ms`` for one (None: not at all).
+
+        Raises what :meth:`HeldConnection.call` raises.
+        """
+        block = () if block_ms is None else ("BLOCK", block_ms)
+        reply: Any = await self._held.call(pack((*self._head, count, *block, *self._tail)))
+        if not reply:
+            return []
+        return [
+            (stream.decode(), eid, _fields(values))
+            for stream, items in reply
+            for eid, values in items
+        ]
+
+    async def aclose(self) -> None:
+        """Give the connection back."""
+        await self._held.aclose()
 
 
 def _fields(values: list[bytes] | None) -> dict[bytes, bytes]:

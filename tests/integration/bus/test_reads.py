@@ -44,7 +44,7 @@ async def test_a_dropped_connection_fails_the_read_and_the_next_reconnects(
     await real_redis.xgroup_create("s:k", "g", "$", mkstream=True)
     reads = GroupReads(real_redis, "g", "c", ["s:k"])
     assert await reads.read(1, None) == []  # connected
-    conn = reads._conn  # pyright: ignore[reportPrivateUsage]
+    conn = reads._held._conn  # pyright: ignore[reportPrivateUsage]
     assert conn is not None
     await conn.send_command("CLIENT", "ID")
     victim = await conn.read_response()
