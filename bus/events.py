@@ -194,6 +194,12 @@ class Done(Event):
     stop_reason: str | None = Field(
         default=None, description="e.g. tool_loop_exhausted when the answer is a fallback"
     )
+    verified: bool | None = Field(
+        default=None,
+        description="What the run's judges concluded: true (approved), false (not), "
+        "null (unknown: a judge's output could not be read, or no judge ran).",
+    )
+    verified_reason: str | None = Field(default=None, description="Why, in a sentence.")
 
 
 ClientEvent = Annotated[

@@ -17,11 +17,11 @@ from bus.frozen import Frozen
 #: A tool's name (registry names, MCP tools as server.tool are mapped to this too).
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
-CritiqueVerdict = Literal["OK", "REVISE", "REPLAN"]
-"""What the critic can answer."""
+CritiqueVerdict = Literal["OK", "REVISE", "REPLAN", "UNKNOWN"]
+"""What the critic can answer (``UNKNOWN``: its reply could not be read; never an OK)."""
 
-VerifierVerdict = Literal["pass", "needs_revision", "fail"]
-"""What the verifier can answer."""
+VerifierVerdict = Literal["pass", "needs_revision", "fail", "unknown"]
+"""What the verifier can answer (``unknown``: its output could not be read; never a pass)."""
 
 
 #: The run's model cost in millionths of a US dollar, kept in `RunState.usage` with its
@@ -107,6 +107,15 @@ class EvidenceItem(Frozen):
     text: str = ""
 
 
+class Recompute(Frozen):
+    """One figure of the draft the fact-check re-derives with a tool (`agents.recompute`)."""
+
+    call_id: str = Field(min_length=1)
+    tool: str = Field(pattern=TOOL_NAME_PATTERN)
+    arguments: dict[str, Any] = {}
+    claim: str = Field(default="", max_length=200, description="The figure as the draft says it.")
+
+
 class JudgeProgress(Frozen):
     """The last judge's fact-check so far: a re-query of the sources, then a verify-only tool pass.
 
@@ -118,6 +127,9 @@ class JudgeProgress(Frozen):
         findings: the tool pass's summary, shown to the judge.
         recheck: what the re-query found, shown to the judge next to the evidence.
         note: why a part of the fact-check was skipped (added to the judge's reasons).
+        checks: the draft's figures sent to be recomputed with tools (the recompute pass).
+        mismatches: figures the tools recomputed differently, with the recomputed value;
+            the judge's verdict becomes a revision with these as its reasons.
     """
 
     phase: Literal["recheck", "tools", "done"] | None = None
@@ -126,6 +138,8 @@ class JudgeProgress(Frozen):
     findings: str = ""
     recheck: list[EvidenceItem] = []
     note: str = ""
+    checks: list[Recompute] = []
+    mismatches: list[str] = []
 
 
 class RunSettings(Frozen):

@@ -78,12 +78,22 @@ class LiveRenderer:
                         f"[{event.status}{' ' + event.stop_reason if event.stop_reason else ''}]",
                         "dim",
                     )
+                if event.verified_reason:
+                    self._line(verified_line(event.verified, event.verified_reason), "dim")
             case _:
                 pass
 
     def _line(self, text: str, style: str) -> None:
         self._newline()
         self.console.print(text, style=style, markup=False, highlight=False)
+
+
+def verified_line(verified: bool | None, reason: str) -> str:
+    """How the CLI shows what a run's judges concluded."""
+    word = (
+        {True: "yes", False: "NO"}.get(verified, "unknown") if verified is not None else "unknown"
+    )
+    return f"verified: {word} ({reason})"
 
 
 def _short(value: object, limit: int = 200) -> str:

@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.http.errors import ApiError
-from bus.events import ApprovalRequest, ClientEvent
+from bus.events import ApprovalRequest, ClientEvent, Done
 from bus.run_state import QuestionSettings
 
 MODELS: dict[str, QuestionSettings] = {
@@ -168,6 +168,16 @@ def usage_of(tokens: dict[str, int]) -> dict[str, int]:
     }
 
 
+def verification(run_id: str, done: Done) -> dict[str, Any]:
+    """The ``agentbus`` metadata of a finished completion: the run and what its judges said."""
+    return {
+        "run_id": run_id,
+        "status": done.status,
+        "verified": done.verified,
+        "verified_reason": done.verified_reason,
+    }
+
+
 def step_note(event: ClientEvent) -> str | None:
     """A line of ``reasoning_content`` for a step a chat client should see, or None."""
     match event.type:
@@ -180,7 +190,7 @@ def step_note(event: ClientEvent) -> str | None:
         case "critique":
             return f"critic: {event.verdict} {event.reason}\n"
         case "verdict":
-            return f"verifier: {event.verdict}\n"
+            return f"verifier: {event.verdict} {'; '.join(event.reasons)}\n"
         case _:
             return None
 
@@ -193,10 +203,16 @@ class Chunks:
         self.model = model
         self.created = int(time.time())
 
-    def delta(self, finish: str | None = None, **delta: str) -> str:
-        """One SSE ``data:`` line carrying a delta (or the finish reason)."""
+    def delta(
+        self, finish: str | None = None, agentbus: dict[str, Any] | None = None, **delta: str
+    ) -> str:
+        """One SSE ``data:`` line carrying a delta (or the finish reason, with the run's
+        ``agentbus`` metadata on the last one)."""
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return self._line({"choices": [choice]})
+        doc: dict[str, Any] = {"choices": [choice]}
+        if agentbus is not None:
+            doc["agentbus"] = agentbus
+        return self._line(doc)
 
     def usage(self, tokens: dict[str, int]) -> str:
         """The usage chunk (``stream_options.include_usage``): no choices, only usage."""

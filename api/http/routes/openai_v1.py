@@ -47,6 +47,7 @@ from api.http.openai_dialect import (
     split_messages,
     step_note,
     usage_of,
+    verification,
 )
 from api.http.routes.common import deps_of
 from api.http.run_follow import follow_run
@@ -215,6 +216,7 @@ async def _complete(deps: ApiDeps, started: Started, model: str) -> dict[str, An
         if end.status != "done":
             raise _run_failed(end, transcript)
         content, usage = end.answer or content, end.usage
+        extra = {"agentbus": verification(started.run_id, end)}
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if transcript.reasoning:
         message["reasoning_content"] = transcript.reasoning
@@ -283,5 +285,5 @@ def _ending(chunks: Chunks, event: ApprovalRequest | Done, include_usage: bool) 
             type="server_error", code=f"run_{event.status}",
         )  # fmt: skip
         return [f"data: {json.dumps(error.body())}\n\n"]
-    lines = [chunks.delta("stop")]
+    lines = [chunks.delta("stop", agentbus=verification(event.run_id, event))]
     return [*lines, chunks.usage(event.usage)] if include_usage else lines

@@ -68,6 +68,12 @@ class RunView(BaseModel):
     cost_usd: float | None = Field(
         default=None, description="Model cost in US dollars (AGENTBUS_LLM_PRICES); None unpriced."
     )
+    verified: bool | None = Field(
+        default=None,
+        description="What the judges concluded: true, false, or null (unknown, not judged, "
+        "or not ended yet).",
+    )
+    verified_reason: str | None = Field(default=None, description="Why, in a sentence.")
 
 
 class RunPage(BaseModel):
