@@ -210,3 +210,4 @@ async def test_an_unreadable_verdict_is_shown_unknown_and_the_outcome_says_so(
     assert result["verified"] == "Verified: critic OK: recomputed"
     assert result["refuted"] == "Not verified: verifier needs_revision: recomputed 225"
     assert result["single"] == ""  # single mode: nothing to say
+    await browser.shot(page)
