@@ -26,7 +26,6 @@ import itertools
 import json
 import math
 import re
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -38,25 +37,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.llm.ports import LLM
 from api.cli.draft_scores import JudgedDraft, judged_drafts
-from api.compose.connection import connect
-from api.compose.roles import Roles
+from api.cli.eval_system import TENANT, eval_system
 from api.compose.settings import AppSettings
-from api.compose.workers import build_workers
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish, read_events
-from bus.runtime.runner import Runner
-from bus.store import open_store
 from bus.transcript import fold
-from gateway.registry import ToolRegistry
-from gateway.tools import builtin_tools
-from gateway.tools.current_time import CurrentTime
-from gateway.tools.search_docs import SearchDocs, in_process
-from retrieval.ingest import prepare
-from retrieval.loaders import load_path
-from retrieval.stack import open_retrieval
 
-TENANT = "eval"
 ROLES = (
     keys.Role.INTAKE,
     keys.Role.PLANNER,
@@ -332,66 +319,23 @@ async def run_set(
     Returns:
         One outcome per question asked: all of them, or those before SIGINT/SIGTERM.
     """
-    today = answer_set.today
-
-    def clock() -> dt.datetime:
-        return today
-
-    with tempfile.TemporaryDirectory(prefix="agentbus-eval-answers-") as tmp:
-        folder = Path(tmp)
-        local: dict[str, Any] = {
-            "data_dir": folder,
-            "redis_url": None,
-            "redis_cluster": False,
-            "database_url": None,
-            "qdrant_url": None,
-            "qdrant_path": None,
-            "metrics_port": None,
-        }
-        s = AppSettings.load(**(local | (overrides or {})))
-        async with (
-            open_store(s.bus, migrate=True) as stores,
-            connect(s.bus, embedded=True) as conn,
-            open_retrieval(s.retrieval, path=folder / "vectors") as retrieval,
-        ):
-            for doc in answer_set.documents:
-                path = folder / f"{doc.name}.md"
-                path.write_text(doc.text)
-                prepared = prepare(
-                    load_path(path, source=doc.name), tenant=TENANT, chunking=retrieval.chunking
-                )
-                await retrieval.ingestor.ingest(prepared, tenant=TENANT)
-            # The deployment's tools, with current_time on the set's clock.
-            tools = [
-                CurrentTime(clock) if t.spec.name == "current_time" else t for t in builtin_tools()
-            ]
-            search = SearchDocs(
-                in_process(retrieval.searcher), default_top_k=s.retrieval.retrieval_top_k
-            )
-            registry = ToolRegistry([*tools, search])
-            roles = Roles(s, stores, llm=llm, registry=registry, retrieval=retrieval, clock=clock)
-            workers = build_workers(ROLES, conn.redis, s.bus, roles, concurrency=1)
-            for w in workers:
-                await w.ensure_groups()
-            runner = Runner(workers, conn.redis)
-            running = asyncio.create_task(runner.run())
-            outcomes: list[Outcome] = []
-            try:
-                for q in answer_set.questions:
-                    run = RunSettings(mode=mode, accuracy=accuracy, use_tools=True, think=False)
-                    asking = asyncio.ensure_future(_ask(conn.redis, s, q, run, deadline_s))
-                    await asyncio.wait({asking, running}, return_when=asyncio.FIRST_COMPLETED)
-                    if not asking.done():  # SIGINT/SIGTERM drained the workers: stop here
-                        asking.cancel()
-                        await asyncio.gather(asking, return_exceptions=True)
-                        break
-                    outcome = asking.result()
-                    outcomes.append(outcome)
-                    if on_outcome is not None:
-                        on_outcome(outcome)
-            finally:
-                runner.stop()
-                await asyncio.wait_for(running, 60)
+    docs = [(d.name, d.text) for d in answer_set.documents]
+    outcomes: list[Outcome] = []
+    async with eval_system(
+        llm, ROLES, answer_set.today, documents=docs, overrides=overrides
+    ) as system:
+        for q in answer_set.questions:
+            run = RunSettings(mode=mode, accuracy=accuracy, use_tools=True, think=False)
+            asking = asyncio.ensure_future(_ask(system.redis, system.settings, q, run, deadline_s))
+            await asyncio.wait({asking, system.running}, return_when=asyncio.FIRST_COMPLETED)
+            if not asking.done():  # SIGINT/SIGTERM drained the workers: stop here
+                asking.cancel()
+                await asyncio.gather(asking, return_exceptions=True)
+                break
+            outcome = asking.result()
+            outcomes.append(outcome)
+            if on_outcome is not None:
+                on_outcome(outcome)
     return outcomes
 
 

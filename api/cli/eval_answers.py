@@ -99,6 +99,11 @@ def _load_average() -> str:
         return "unknown"
 
 
+def host_figures() -> dict[str, str]:
+    """The host's load average now and what it is (the evals print both)."""
+    return {"loadavg": _load_average(), "host": f"{platform.machine()} {os.cpu_count()} cpu"}
+
+
 async def evaluate_model(
     name: str,
     answer_set: AnswerSet,

@@ -17,6 +17,7 @@ from api.cli import (
     bench,
     deploy_cmd,
     eval_answers,
+    eval_judges,
     graph_cmd,
     ops,
     page_cmd,
@@ -55,6 +56,7 @@ app.add_typer(graph_cmd.app, name="graph")
 app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(retrieval_cmds.eval_app, name="eval")
 retrieval_cmds.eval_app.command("answers")(eval_answers.eval_answers)
+retrieval_cmds.eval_app.command("judges")(eval_judges.eval_judges)
 app.command()(retrieval_cmds.ingest)
 bench.app.command("retrieval")(retrieval_cmds.bench_retrieval)
 app.add_typer(api_keys_cmd.app, name="keys")
