@@ -170,7 +170,12 @@ async def _recompute(
     except LLMError as e:
         note = f"the fact-check's recompute failed ({e.code}); judged without it"
         return state.model_copy(update={"judge": state.judge.model_copy(update={"note": note})})
-    checks = recompute.plan_calls("".join(text), f"j{command.step}")
+    # Where a recomputation's figures may come from: the question, the evidence, today, and
+    # what the researcher's tools returned (a document's figure found by search_docs).
+    today = deps.clock().date().isoformat()
+    looked_up = [m.content for m in state.messages if m.role == "tool"]
+    sources = " ".join([state.question, today, *(e.text for e in state.evidence), *looked_up])
+    checks = recompute.plan_calls("".join(text), f"j{command.step}", sources)
     if not checks:
         return None
     calls = [ToolCall(id=c.call_id, name=c.tool, arguments=c.arguments) for c in checks]

@@ -45,6 +45,10 @@ PLAN_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 _DIGIT = re.compile(r"\d")
+# A figure as written: an ISO date, a clock time, a number (thousands separators dropped).
+_TOKEN = re.compile(r"\d{4}-\d{2}-\d{2}|\d+(?::\d+)+|\d+(?:\.\d+)?")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_FACTORS = {"1", "2", "7", "10", "12", "24", "60", "100", "365", "1000", "3600"}
 _CLOCK = re.compile(r"(?<![\d.:])(\d{1,2}):(\d{2})(?![\d:])")
 _ISO = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _HOURS_MINUTES = re.compile(
@@ -68,11 +72,34 @@ def states_figure(draft: str) -> bool:
     return bool(_DIGIT.search(draft))
 
 
-def plan_calls(reply: str, prefix: str) -> list[Recompute]:
+def from_sources(expression: str, sources: str) -> bool:
+    """Whether every figure of ``expression`` comes from ``sources`` (the question and the
+    evidence): a number the sources hold (a percentage also as a fraction, 0.15 for 15 %),
+    or a common conversion factor. An expression built from the draft's own figures would
+    only repeat the draft's arithmetic, so it is no recomputation."""
+    given = set(_TOKEN.findall(_THOUSANDS.sub("", sources)))
+    for token in _TOKEN.findall(_THOUSANDS.sub("", expression)):
+        if token in given or token in _FACTORS:
+            continue
+        try:
+            if _plain(float(token) * 100) in given:
+                continue
+        except ValueError:
+            pass
+        return False
+    return True
+
+
+def _plain(value: float) -> str:
+    return str(int(value)) if abs(value - round(value)) < 1e-9 else str(value)
+
+
+def plan_calls(reply: str, prefix: str, sources: str | None = None) -> list[Recompute]:
     """The recompute plan's calculator calls, under our own ids ``{prefix}r{i}``.
 
     Tolerant: a JSON object anywhere in the reply; an expression written with its result
-    (``17:50 - 14:05 = 35``) keeps only the part before ``=``.
+    (``17:50 - 14:05 = 35``) keeps only the part before ``=``. With ``sources`` (question
+    and evidence), an expression whose figures do not come from them is dropped.
     """
     doc = json_object(reply)
     checks: Any = doc.get("checks") if doc else None
@@ -84,6 +111,8 @@ def plan_calls(reply: str, prefix: str) -> list[Recompute]:
             continue
         expression = str(item.get("expression", "")).split("=")[0].strip()[:500]  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
         if not expression or not _DIGIT.search(expression):
+            continue
+        if sources is not None and not from_sources(expression, sources):
             continue
         out.append(
             Recompute(

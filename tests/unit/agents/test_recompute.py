@@ -150,3 +150,20 @@ def test_what_the_judges_concluded() -> None:
         None,
         "not judged: single mode has no judges",
     )
+
+
+def test_a_recompute_built_from_the_drafts_own_figures_is_dropped() -> None:
+    question = "A train leaves at 14:05 and arrives at 17:50. And what is 15% of 2,480?"
+    reply = json.dumps(
+        {
+            "checks": [
+                {
+                    "claim": "35",
+                    "expression": "3 * 60 + 45",
+                },  # the draft's "3 h 45": not from the question
+                {"claim": "372", "expression": "2480 * 0.15"},  # 15 % as a fraction: from it
+            ]
+        }
+    )
+    [check] = plan_calls(reply, "j5", sources=question)
+    assert check.arguments == {"expression": "2480 * 0.15"} and check.call_id == "j5r0"
