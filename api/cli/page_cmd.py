@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from api import credentials
+from api.app.sessions import LOGIN_TTL_S, login_url, mint_login_token
 from api.cli.common import run_async, settings
 from api.compose.connection import connect
 from api.compose.local_key import read_local_key
-from api.http.sessions import LOGIN_TTL_S, login_url, mint_login_token
 from bus.store import open_store
 
 if TYPE_CHECKING:

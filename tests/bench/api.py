@@ -29,7 +29,7 @@ import httpx
 
 from tests.bench.relay import key_from_environment, pct, temporary_system
 
-# The API's own figures (/metrics): each stage of a POST (api.http.post_stages), the whole
+# The API's own figures (/metrics): each stage of a POST (api.app.post_stages), the whole
 # request in the app, and the process's CPU.
 _STAGE_FAMILY = "agentbus_api_post_stage_seconds"
 _REQUEST_FAMILY = "agentbus_api_request_seconds"

@@ -1,7 +1,7 @@
 """The relay: one blocking XREAD per shard over every run stream this process's clients
 watch, fanned out to their subscriptions.
 
-On a single Redis the read is packed by :mod:`api.http.relay_xread` (each stream's name
+On a single Redis the read is packed by :mod:`api.app.relay_xread` (each stream's name
 encoded once, on a connection the reader holds): it is re-issued after every return.
 
 Clients never hold a Redis connection of their own. Each shard has one reader loop that
@@ -31,8 +31,8 @@ import structlog
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from api.http import metrics
-from api.http.relay_xread import PackedXread, supports
+from api.app import metrics
+from api.app.relay_xread import PackedXread, supports
 from bus import keys, wire
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 Sink = Callable[[str, bytes], None]
 """Receives (entry id, the entry's ``data`` field) for each new entry, in stream order."""
 
-log = structlog.get_logger("api.http.relay")
+log = structlog.get_logger("api.app.relay")
 
 _DATA = wire.DATA_FIELD.encode()
 WAKE_TTL_S = 3600

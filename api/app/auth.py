@@ -3,7 +3,7 @@
 Checked keys are cached in the process for ``api_key_cache_s`` (default 5 s), so a busy
 client does not cost one SQL read per request; a revocation therefore takes effect within
 that time on every replica. Concurrent requests share one read of a key, and a key in
-use is re-read shortly before it expires (``api.http.read_through``). Unknown, malformed
+use is re-read shortly before it expires (``api.app.read_through``). Unknown, malformed
 and revoked keys all fail the same way, and so does a signed question (``api.signing``)
 whose signature does not verify.
 """
@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from api import credentials, signing
-from api.http.errors import AdminOnly, Unauthorized
-from api.http.read_through import ReadThrough
+from api.app.errors import AdminOnly, Unauthorized
+from api.app.read_through import ReadThrough
 from bus.store import ApiKeyRecord, ApiKeyStore, KeyRole, Scope
 
 _CACHE_LIMIT = 10_000

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from api.http.errors import WebhookRefused
+from api.app.errors import WebhookRefused
 from bus import keys
 from gateway.egress.policy import EgressPolicy
 from gateway.errors import GatewayError
@@ -20,8 +20,8 @@ from gateway.webhooks.schedule import WebhookSpec, registration
 from gateway.webhooks.target import precheck
 
 if TYPE_CHECKING:
-    from api.http.auth import Principal
-    from api.http.preferences import Effective
+    from api.app.auth import Principal
+    from api.app.preferences import Effective
 
 
 @dataclass(frozen=True, slots=True)

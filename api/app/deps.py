@@ -9,11 +9,11 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
     from agents.gates import AllowAlways
-    from api.http.auth import Authenticator
-    from api.http.limits import TenantLimits
-    from api.http.preferences import Effective
-    from api.http.relay import Relay
-    from api.http.starter import RunStarter
+    from api.app.auth import Authenticator
+    from api.app.limits import TenantLimits
+    from api.app.preferences import Effective
+    from api.app.relay import Relay
+    from api.app.starter import RunStarter
     from api.settings import ApiSettings
     from bus.settings import BusSettings
     from bus.store import (

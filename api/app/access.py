@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import ResponseError
 
-from api.http.errors import NotOwner, RunNotFound
-from api.http.oversight import audit_read
+from api.app.errors import NotOwner, RunNotFound
+from api.app.oversight import audit_read
 from bus import keys
 from bus.commands import RUN_ID_PATTERN
 from bus.run_state import usage_cost
@@ -27,8 +27,8 @@ from bus.store import RunRecord
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from api.http.auth import Principal
-    from api.http.deps import ApiDeps
+    from api.app.auth import Principal
+    from api.app.deps import ApiDeps
 
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from api.http.auth import Authenticator, Principal
-from api.http.errors import Unauthorized
+from api.app.auth import Authenticator, Principal
+from api.app.errors import Unauthorized
 from bus import keys
 
 if TYPE_CHECKING:

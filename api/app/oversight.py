@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from api.http.auth import Principal
-from api.http.errors import Unavailable
+from api.app.auth import Principal
+from api.app.errors import Unavailable
 from bus.store import AuditEntry, AuditStore
 from bus.store.audit import API_AGENT
 

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 from redis.exceptions import RedisError
 
 from agents.sources import MEMORY, WEB
-from api.http import metrics
-from api.http.access import owner_value
-from api.http.auth import Principal
-from api.http.errors import (
+from api.app import metrics
+from api.app.access import owner_value
+from api.app.auth import Principal
+from api.app.errors import (
     ConversationNotFound,
     CriticalToolNotApproved,
     IdempotencyKeyReused,
@@ -36,18 +36,18 @@ from api.http.errors import (
     TooManyActiveRuns,
     Unavailable,
 )
-from api.http.limits import TenantLimits
-from api.http.post_stages import NO_CLOCK, NoClock, StageClock
-from api.http.preferences import (
+from api.app.limits import TenantLimits
+from api.app.post_stages import NO_CLOCK, NoClock, StageClock
+from api.app.preferences import (
     Effective,
     Preferences,
     models_chosen,
     overlay,
     stored_preferences,
 )
-from api.http.preferences import run_settings as make_run_settings
-from api.http.read_through import ReadThrough
-from api.http.webhook_requests import WebhookRequest, check_webhook, webhook_registration
+from api.app.preferences import run_settings as make_run_settings
+from api.app.read_through import ReadThrough
+from api.app.webhook_requests import WebhookRequest, check_webhook, webhook_registration
 from bus import keys, tracing, wire
 from bus.commands import AgentTask, Command, RunState, TraceContext, new_run_id
 from bus.errors import StoreError

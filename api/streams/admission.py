@@ -36,25 +36,25 @@ from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from api import signing
-from api.http import metrics
-from api.http.auth import Principal
-from api.http.deps import ApiDeps
-from api.http.errors import (
+from api.app import metrics
+from api.app.auth import Principal
+from api.app.deps import ApiDeps
+from api.app.errors import (
     ApiError,
     SignatureExpired,
     SignatureReplayed,
     Unauthorized,
     Unavailable,
 )
-from api.http.starter import Ask
-from api.http.webhook_requests import webhook_of
+from api.app.starter import Ask
+from api.app.webhook_requests import webhook_of
 from bus import keys, wire
 from bus.commands import Question, ReplyTo, RunResult
 from bus.errors import MessageInvalid, StoreError
 from bus.runtime.consumer import consumer_name
 from bus.runtime.groups import ensure_group
 
-log = structlog.get_logger("api.http.admission")
+log = structlog.get_logger("api.streams.admission")
 
 _REPLY_TO: TypeAdapter[str | None] = TypeAdapter(ReplyTo)
 _SIGNATURE = signing.SIGNATURE_FIELD.encode()

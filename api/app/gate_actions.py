@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from agents import gates
-from api.http.auth import Principal
-from api.http.deps import ApiDeps
-from api.http.errors import ApiError
+from api.app.auth import Principal
+from api.app.deps import ApiDeps
+from api.app.errors import ApiError
 from bus.store import GateConflict, GateError, GateExpired, GateForbidden, GateNotFound
 
 _STATUS: dict[type[GateError], int] = {

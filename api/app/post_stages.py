@@ -33,7 +33,7 @@ STAGES = (
 )
 POST_STAGE_SECONDS = Histogram(
     "agentbus_api_post_stage_seconds",
-    "Time of each stage of POST /api/v1/runs (see api.http.post_stages).",
+    "Time of each stage of POST /api/v1/runs (see api.app.post_stages).",
     ["stage"],
     buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.128, 0.5),
 )

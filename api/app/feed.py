@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from api.http.relay import Relay, Subscription
+from api.app.relay import Relay, Subscription
 from bus import wire
 
 if TYPE_CHECKING:

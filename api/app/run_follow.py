@@ -1,6 +1,6 @@
 """A run's events as typed models, for endpoints that consume them in-process.
 
-It reads through the process's relay (``api.http.feed.RunFeed``: no gap, no duplicate) and, if
+It reads through the process's relay (``api.app.feed.RunFeed``: no gap, no duplicate) and, if
 the consumer falls so far behind that the bounded outbox overflows, starts a new feed after
 the last event it yielded instead of failing. Yields None when nothing arrived for
 ``idle_s`` seconds, so a streaming response can send a keep-alive.
@@ -13,12 +13,12 @@ import json
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING
 
-from api.http.feed import Outbox, RunFeed
+from api.app.feed import Outbox, RunFeed
 from bus import keys
 from bus.events import CLIENT_EVENT, ClientEvent
 
 if TYPE_CHECKING:
-    from api.http.deps import ApiDeps
+    from api.app.deps import ApiDeps
 
 
 async def follow_run(
