@@ -16,7 +16,7 @@ from redis.asyncio import Redis
 
 from api.bench.local_cluster import BASE_PORT, LocalCluster
 from bus.cluster import close_cluster, open_cluster
-from bus.runtime.mux import close_mux
+from bus.runtime.shared_mux import close_mux
 
 
 def _port_in_use(port: int) -> bool:
