@@ -181,7 +181,8 @@ async def test_an_unreadable_verdict_is_shown_unknown_and_the_outcome_says_so(
           };
           const [m, unknown] = outcomeOf([
             { type: 'answer', step_id: 's1', delta: 'It takes 35 minutes.', attempt: 0 },
-            { type: 'critique', step_id: 's2', verdict: 'UNKNOWN', reason: 'unreadable critique: OK if' },
+            { type: 'critique', step_id: 's2', verdict: 'UNKNOWN',
+              reason: 'unreadable critique: OK if' },
             { type: 'done', step_id: 's3', status: 'done', answer: 'It takes 35 minutes.',
               verified: null, verified_reason: 'critic UNKNOWN: unreadable critique: OK if' },
           ]);
