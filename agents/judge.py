@@ -171,9 +171,10 @@ async def _recompute(
         note = f"the fact-check's recompute failed ({e.code}); judged without it"
         return state.model_copy(update={"judge": state.judge.model_copy(update={"note": note})})
     # Where a recomputation's figures may come from: the question, the evidence, today, and
-    # what the researcher's tools returned (a document's figure found by search_docs).
+    # what the researcher's tools looked up (a document's figure found by search_docs), but
+    # not what its calculator computed: that is the draft's arithmetic, the thing checked.
     today = deps.clock().date().isoformat()
-    looked_up = [m.content for m in state.messages if m.role == "tool"]
+    looked_up = [m.content for m in state.messages if m.role == "tool" and m.name != "calculator"]
     sources = " ".join([state.question, today, *(e.text for e in state.evidence), *looked_up])
     checks = recompute.plan_calls("".join(text), f"j{command.step}", sources)
     if not checks:

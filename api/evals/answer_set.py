@@ -36,6 +36,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.llm.ports import LLM
+from agents.recompute import figures
 from api.compose.settings import AppSettings
 from api.evals.draft_scores import JudgedDraft, judged_drafts
 from api.evals.system import TENANT, eval_system
@@ -72,17 +73,20 @@ _NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 
 
 class Expect(BaseModel):
-    """What a correct answer contains: exactly one of a number, a date, or any of strings."""
+    """What a correct answer contains: exactly one of a number, a duration in minutes (also
+    right written as hours and minutes: 225 is "3 h 45 min"), a date, or any of strings."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     number: float | None = None
+    minutes: float | None = None
     date: dt.date | None = None
     any: list[str] | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _one(self) -> Expect:
-        if sum(v is not None for v in (self.number, self.date, self.any)) != 1:
-            raise ValueError("expect needs exactly one of number, date, any")
+        given = (self.number, self.minutes, self.date, self.any)
+        if sum(v is not None for v in given) != 1:
+            raise ValueError("expect needs exactly one of number, minutes, date, any")
         return self
 
 
@@ -180,6 +184,8 @@ def _date_forms(day: dt.date) -> list[str]:
 
 def is_correct(answer: str, expect: Expect) -> bool:
     """Whether ``answer`` contains the expected value."""
+    if expect.minutes is not None:
+        return any(abs(f - expect.minutes) < 0.5 for f in figures(answer))
     if expect.number is not None:
         want = expect.number
         return any(
