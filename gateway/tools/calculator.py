@@ -53,6 +53,7 @@ _FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int]] = {
     "round": (round, 1, 2),
     "min": (min, 1, 20),
     "max": (max, 1, 20),
+    "sum": (lambda *values: sum(values), 1, 20),
     "floor": (math.floor, 1, 1),
     "ceil": (math.ceil, 1, 1),
     "log": (math.log, 1, 2),
@@ -62,6 +63,7 @@ _FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int]] = {
     "cos": (math.cos, 1, 1),
     "tan": (math.tan, 1, 1),
 }
+_OF_A_LIST = {"sum", "min", "max"}
 _CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "tau": math.tau}
 _DATE = re.compile(r"(?<![\d.])(\d{4})-(\d{2})-(\d{2})(?![\d:])")
 _CLOCK = re.compile(
@@ -181,9 +183,14 @@ class _Evaluator:
         if node.keywords:
             raise InvalidArgument("keyword arguments are not supported")
         func, low, high = _FUNCTIONS[node.func.id]
-        if not low <= len(node.args) <= high:
+        arguments = list(node.args)
+        if node.func.id in _OF_A_LIST and len(arguments) == 1:
+            only = arguments[0]
+            if isinstance(only, ast.List | ast.Tuple):  # sum([3, 5, 7]), as Python writes it
+                arguments = list(only.elts)
+        if not low <= len(arguments) <= high:
             raise InvalidArgument(f"{node.func.id} takes {low} to {high} arguments")
-        args = [self.eval(a) for a in node.args]
+        args = [self.eval(a) for a in arguments]
         if node.func.id == "round" and len(args) == 2 and not _small_int(args[1]):
             raise InvalidArgument("round's second argument must be an integer in ±100")
         return _checked(func(*args))

@@ -18,6 +18,9 @@ from gateway.tools.calculator import Calculator, evaluate
     ("expression", "value"),
     [
         ("23 * 19", 437),
+        ("sum([3, 5, 7]) * 2", 30),
+        ("max((2, 9, 4))", 9),
+        ("sum(1, 2)", 3),
         ("1 + 2 * 3", 7),
         ("(1 + 2) * 3", 9),
         ("7 / 2", 3.5),
