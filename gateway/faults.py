@@ -53,11 +53,11 @@ if _ARMED:
     log.warning("test fault points armed: this process will SIGKILL itself", points=sorted(_ARMED))
 
 
-def fault(point: str, tool: str = "") -> None:
-    """Die here (SIGKILL, no clean-up) if a test armed ``point`` (for ``tool``)."""
+def fault(point: str, *tools: str) -> None:
+    """Die here (SIGKILL, no clean-up) if a test armed ``point`` (for one of ``tools``)."""
     if not _ARMED or point not in _ARMED:
         return
-    if _TOOL and tool != _TOOL:
+    if _TOOL and _TOOL not in tools:
         return
     if _CHANCE < 1 and random.random() >= _CHANCE:
         return
@@ -66,5 +66,5 @@ def fault(point: str, tool: str = "") -> None:
             os.close(os.open(_ONCE, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
         except FileExistsError:
             return
-    log.warning("test fault point reached: SIGKILL", point=point, tool=tool)
+    log.warning("test fault point reached: SIGKILL", point=point, tools=tools)
     os.kill(os.getpid(), signal.SIGKILL)

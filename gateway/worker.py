@@ -117,7 +117,7 @@ def make_gateway_handler(
             results.append(await _bounded(ctx, call_result(call, outcome)))
         # Every outcome is recorded by now; a crash from here on redelivers a batch whose
         # side-effecting calls answer from their records.
-        fault("before_commit")
+        fault("before_commit", *(call.name for call in batch.calls))
         if batch.then == "end":
             done = Done(run_id=command.run_id, step_id=command.step_id, status="done")
             return StepResult(events=[*events, done], finished="done", records=records)
