@@ -21,11 +21,11 @@ from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.http import metrics
+from api.app import metrics
+from api.app.deps import ApiDeps
+from api.app.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
+from api.app.post_stages import SCOPE_KEY, StageClock
 from api.http.asyncapi import build_asyncapi
-from api.http.deps import ApiDeps
-from api.http.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
-from api.http.post_stages import SCOPE_KEY, StageClock
 from api.http.routes import (
     activity,
     agents,

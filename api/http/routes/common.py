@@ -6,9 +6,9 @@ from typing import Annotated
 from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from api.http.auth import Principal
-from api.http.deps import ApiDeps
-from api.http.post_stages import StageClock, clock_of
+from api.app.auth import Principal
+from api.app.deps import ApiDeps
+from api.app.post_stages import StageClock, clock_of
 
 # Declares the scheme for /docs ("Authorize"); auto_error off so a missing key gets our
 # own 401 body instead of FastAPI's.

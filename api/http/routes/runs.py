@@ -5,15 +5,15 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.http import metrics
-from api.http.access import describe, visible_run
-from api.http.errors import RunEnded
-from api.http.oversight import audit_read
-from api.http.post_stages import NO_CLOCK, clock_of
+from api.app import metrics
+from api.app.access import describe, visible_run
+from api.app.errors import RunEnded
+from api.app.oversight import audit_read
+from api.app.post_stages import NO_CLOCK, clock_of
+from api.app.starter import Ask
+from api.app.webhook_requests import webhook_of
 from api.http.routes.common import Caller, Deps
-from api.http.starter import Ask
 from api.http.trace_headers import caller_trace
-from api.http.webhook_requests import webhook_of
 from bus.commands import RUN_ID_PATTERN
 from bus.publish import request_cancel
 from bus.run_state import QuestionSettings
