@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import NoScriptError
 
-from bus.runtime.mux import mux_for
+from bus.runtime.shared_mux import mux_for
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
