@@ -9,10 +9,20 @@ the `TenantPolicies` port.
 
 Every call's audit record leaves with the step, as a ledger record in the step's commit,
 which a recorder appends to the hash-chained log in batches, so the log write is off the
-tool step's critical path and lands exactly when the step commits. A side-effecting tool
-runs at most once per call id: its outcome, with its audit record, is stored in Redis under
-the call id before the step commits; a redelivered call returns the stored outcome and
-record instead of running again.
+tool step's critical path and lands exactly when the step commits.
+
+A side-effecting tool runs **at most once per call id**, whatever is killed when
+(`gateway.once`): once the call's checks pass, the call id is claimed in Redis (a claim
+plus a lease the step's heartbeat keeps alive, replicated first when replica waits are
+asked), then the tool runs, then its outcome and audit record are recorded under the call
+id, before the step commits. A redelivered call returns a recorded outcome; waits while
+the claim's lease is alive (its first delivery is still running); and when the lease
+ended with nothing recorded (that gateway died), it does not run the tool again but ends
+the call ``outcome_unknown`` ("the tool may or may not have run"), for the model, the
+``tool_result`` event and the audit row alike. A tool that takes an idempotency key
+(`ToolSpec.takes_idempotency_key`) is run again instead, with the same key, which makes
+it **exactly once** as its downstream sees it. A call without side effects pays no round
+trip for any of this.
 """
 
 from __future__ import annotations
