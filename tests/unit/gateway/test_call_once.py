@@ -63,12 +63,15 @@ class Effect:
         return {"run": self.runs}
 
 
-def batch(call_id: str = "c1", name: str = "effect", step: int = 0, **args: Any) -> Command:
+def batch(
+    call_id: str = "c1", name: str = "effect", step: int = 0, shard: int = 0, **args: Any
+) -> Command:
     return Command(
         run_id="run-1",
         tenant_id="t1",
         subject="alice",
         role=keys.Role.GATEWAY,
+        shard=shard,
         step=step,
         deadline=deadline_in(30),
         payload=ToolCallBatch(
