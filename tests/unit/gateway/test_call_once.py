@@ -219,3 +219,16 @@ async def test_a_lease_is_refreshed_only_while_it_holds_its_holders_value(
     assert await leases.refresh() == ["lease"]
     leases.release("lease")
     assert await leases.refresh() == []
+
+
+async def test_a_restarted_worker_does_not_take_its_earlier_lifes_claim_for_its_own(
+    deliver: Any, fake_redis: Redis
+) -> None:
+    # The same consumer name, step and delivery, from a process that has since died: the
+    # claim it left differs from this process's in the per-start token only.
+    cmd = batch()
+    earlier = f"gw-a/{'0' * 12}|{cmd.step_id}|2"
+    await fake_redis.set(keys.run_call_claim("run-1", 0, "c1"), earlier)
+    tool = Effect()
+    again = await deliver(tool, cmd, delivery=2, leases=Leases(fake_redis, "gw-a", 300))
+    assert tool.runs == 0 and again.events[0].code == "outcome_unknown"
