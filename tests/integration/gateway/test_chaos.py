@@ -1,5 +1,6 @@
 """Chaos: multi accurate runs through real processes while gateways are SIGKILLed, at random
-and inside the side-effect window (the test-only fault points fire by chance), and every
+(every 2-4 s one that is up, every other time one with steps in hand) and inside the
+side-effect window (the test-only fault points fire by chance, 4% per point), and every
 killed gateway is started again. Each run's model asks for one side-effecting tool (the four
 of `kill_harness`, in turn); what the downstream files hold is checked per run:
 
@@ -44,6 +45,7 @@ RUNS = int(os.environ.get("AGENTBUS_CHAOS_RUNS", "8"))
 IN_FLIGHT = int(os.environ.get("AGENTBUS_CHAOS_IN_FLIGHT", "4"))
 AGENT_ROLES = ["intake", "planner", "researcher", "critic", "verifier", "finalizer", "recorder"]
 POINTS = "after_claim,after_tool,before_record,before_commit"
+STREAM = keys.role_stream(keys.Role.GATEWAY, 0)
 
 
 @dataclass
@@ -79,10 +81,26 @@ class Gateways:
         self._procs.append(proc)
         self.live.append(proc)
 
-    def kill_one(self) -> None:
-        proc = random.choice(self.live)
+    async def kill_one(self, redis: Redis) -> bool:
+        """SIGKILL a gateway that is consuming, one with steps in hand (tools running) every
+        other time; False when none is up yet (a kill during start-up proves nothing)."""
+        consumers = await redis.xinfo_consumers(STREAM, "gateway")
+        ready = {c["name"].decode(): c["pending"] for c in consumers}
+        up = [
+            (p, pending)
+            for p in self.live
+            if p.poll() is None
+            for name, pending in ready.items()
+            if f"-{p.pid}-" in name
+        ]
+        busy = [p for p, pending in up if pending > 0]
+        pool = busy if busy and random.random() < 0.5 else [p for p, _ in up]
+        if not pool:
+            return False
+        proc = random.choice(pool)
         self.ours.add(proc.pid)
         proc.send_signal(signal.SIGKILL)
+        return True
 
     def restart_dead(self) -> None:
         for proc in [p for p in self.live if p.poll() is not None]:
@@ -121,8 +139,7 @@ async def test_runs_finish_and_no_effect_repeats_while_gateways_are_killed(
         async def killer() -> None:
             while True:
                 await asyncio.sleep(random.uniform(2.0, 4.0))
-                gateways.kill_one()
-                figures.random_kills += 1
+                figures.random_kills += await gateways.kill_one(real_redis)
 
         async def supervisor() -> None:
             while True:
@@ -136,9 +153,9 @@ async def test_runs_finish_and_no_effect_repeats_while_gateways_are_killed(
                 runs.append((tool, run_id))
                 await publish(real_redis, _run(run_id, question(tool, run_id)), settings)
                 await wait_for(
-                    lambda: _in_flight(real_redis, runs, IN_FLIGHT), within=180, interval=0.2
+                    lambda: _in_flight(real_redis, runs, IN_FLIGHT), within=400, interval=0.2
                 )
-            await wait_for(lambda: _in_flight(real_redis, runs, 1), within=300, interval=0.5)
+            await wait_for(lambda: _in_flight(real_redis, runs, 1), within=400, interval=0.5)
         finally:
             for loop in loops:
                 loop.cancel()
