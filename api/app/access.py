@@ -4,7 +4,7 @@ A run belongs to the user who started it. Its owner key in Redis (written when t
 published it) names the tenant and user; the store has the run under both once intake has
 run (and for runs started elsewhere, such as the CLI, or whose Redis keys expired). The
 caller sees a run it owns; a tenant admin also sees every run of its tenant, and each such
-read is audited (`api.oversight`). Anything else is "not found": another user's or
+read is audited (`api.app.oversight`). Anything else is "not found": another user's or
 tenant's run id never answers differently from an id that does not exist. Changing a run
 (cancel) is its owner's alone: an admin who sees it gets 403.
 """

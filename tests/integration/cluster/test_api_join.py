@@ -11,10 +11,10 @@ from redis.asyncio import Redis
 
 from api.app.access import JoinPlan, join_run, owner_value
 from api.app.auth import Principal
+from api.bench.local_cluster import LocalCluster
 from bus import keys
 from bus.settings import BusSettings
 from bus.store import KeyRole
-from tests.integration.cluster.harness import LocalCluster
 
 pytestmark = [pytest.mark.connected, pytest.mark.cluster]
 

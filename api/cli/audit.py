@@ -14,7 +14,7 @@ from bus.commands import RUN_ID_PATTERN
 from bus.store import AuditLogRecord, ChainReport, Scope, open_store
 from gateway.redact import redact
 
-audit_app = typer.Typer(help="The gateway's audit log.", no_args_is_help=True)
+app = typer.Typer(help="The gateway's audit log.", no_args_is_help=True)
 
 
 def _describe(chain: ChainReport) -> list[str]:
@@ -32,7 +32,7 @@ def _describe(chain: ChainReport) -> list[str]:
     return lines
 
 
-@audit_app.command("verify")
+@app.command("verify")
 @run_async
 async def verify(
     tenant: Annotated[str | None, typer.Option(help="Check one tenant's chain only.")] = None,
@@ -68,7 +68,7 @@ def _line(row: AuditLogRecord) -> str:
     )
 
 
-@audit_app.command("list")
+@app.command("list")
 @run_async
 async def list_rows(
     tenant: Annotated[

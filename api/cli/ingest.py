@@ -1,4 +1,4 @@
-"""``agentbus ingest``, ``agentbus eval retrieval`` and ``agentbus bench retrieval``.
+"""``agentbus ingest``: chunk, embed and store documents for search_docs.
 
 Local Qdrant locks its folder to one process, so in embedded mode ``ingest`` never opens
 it: it parses and chunks the files here, publishes the batches onto the retrieval stream
@@ -8,7 +8,6 @@ With ``AGENTBUS_QDRANT_URL`` set (a server) it ingests in this process instead.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 from pathlib import Path
@@ -18,7 +17,6 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from api.cli.bench import _load as load_bench  # pyright: ignore[reportPrivateUsage]
 from api.cli.common import run_async, settings
 from api.compose.settings import AppSettings
 from bus import keys, wire
@@ -30,7 +28,6 @@ from retrieval.jobs import Job, job_status, publish_job, split_tasks
 from retrieval.loaders import discover, load_path
 from retrieval.stack import chunking_config, open_retrieval
 
-eval_app = typer.Typer(help="Evaluations on data the project ships.", no_args_is_help=True)
 _console = Console(stderr=True, highlight=False)
 
 
@@ -199,42 +196,3 @@ async def ingest(
         typer.echo(" ".join(f"{k}={v}" for k, v in report.items()))
     if status != "done" or failures:
         raise typer.Exit(1)
-
-
-@eval_app.command("retrieval")
-@run_async
-async def eval_retrieval(
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON line per method.")] = False,
-    reranker: Annotated[
-        str, typer.Option(help="Reranker for the hybrid+rerank row: nanoranker | none.")
-    ] = "nanoranker",
-) -> None:
-    """recall@5, MRR@10, nDCG@10 of dense, keyword, hybrid and hybrid+rerank search."""
-    from retrieval.eval.runner import evaluate, table
-    from retrieval.rerankers import make_reranker
-
-    try:
-        scores, info = await evaluate(settings().retrieval, reranker=make_reranker(reranker))
-    except RetrievalError as e:
-        raise _fail(e) from e
-    if as_json:
-        for score in scores:
-            typer.echo(json.dumps({**score.as_dict(), **info}))
-    else:
-        typer.echo(table(scores, info))
-
-
-def bench_retrieval(
-    chunks: Annotated[int, typer.Option(min=100, help="Synthetic chunks to ingest.")] = 10_000,
-    queries: Annotated[int, typer.Option(min=10, help="Hybrid queries to time.")] = 200,
-    embedder: Annotated[
-        str, typer.Option(help="local (MiniLM, real) | hashing (model-free, for a quick run).")
-    ] = "local",
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
-) -> None:
-    """Ingest chunks/s and hybrid query p50/p99 on the configured store (synthetic chunks)."""
-    asyncio.run(
-        load_bench("retrieval").main(
-            chunks=chunks, queries=queries, embedder=embedder, as_json=as_json
-        )
-    )

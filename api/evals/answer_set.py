@@ -1,6 +1,6 @@
 """The answer eval: questions that need a tool, scored on the answer and the tool chosen.
 
-The set ships in ``api/cli/data/answer_eval.json``: arithmetic (calculator), dates relative
+The set ships in ``api/evals/data/answer_eval.json``: arithmetic (calculator), dates relative
 to a fixed "today" (current_time) and facts from small fictional documents (search_docs).
 Each question is asked as a single-mode run through the whole system: intake, researcher,
 gateway and finalizer workers on an embedded Redis and store in a temporary folder, with the
@@ -114,7 +114,7 @@ class AnswerSet(BaseModel):
 
 def load_set(path: Path | None = None) -> AnswerSet:
     """The shipped set, or the one at ``path``."""
-    source = path or Path(str(resources.files("api.cli").joinpath("data", "answer_eval.json")))
+    source = path or Path(str(resources.files("api.evals").joinpath("data", "answer_eval.json")))
     return AnswerSet.model_validate_json(source.read_text())
 
 

@@ -123,7 +123,8 @@ class LocalCluster:
         """CLUSTER INFO (section ``""``) or INFO SECTION of one node, as text pairs."""
         with redis.Redis(port=port, socket_timeout=2, decode_responses=True) as node:
             if section:
-                return {k: str(v) for k, v in node.info(section).items()}
+                info: dict[str, object] = node.info(section)  # pyright: ignore[reportAssignmentType]
+                return {k: str(v) for k, v in info.items()}
             raw = str(node.execute_command("CLUSTER", "INFO"))
         return dict(line.split(":", 1) for line in raw.split() if ":" in line)
 

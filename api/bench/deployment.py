@@ -14,7 +14,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,13 +66,13 @@ class Deployment:
         return f"{redis}+{store_name}"
 
     @contextlib.contextmanager
-    def started(self, data: Path) -> Iterator[Deployment]:
+    def started(self, data: Path) -> Generator[Deployment, None, None]:
         """This deployment with a Redis URL filled in (a temporary cluster started if asked),
         for ``data`` as the data folder."""
         if not self.redis_cluster or self.redis_url is not None:
             yield self
             return
-        from tests.integration.cluster.harness import LocalCluster
+        from api.bench.local_cluster import LocalCluster
 
         cluster = LocalCluster(
             data / "cluster", base_port=self.cluster_port or DEFAULT_CLUSTER_PORT, replicas=0

@@ -23,14 +23,14 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 from websockets.asyncio.client import connect
 
-from tests.bench.deployment import Deployment, temporary_data, wait_for_up
+from api.bench.deployment import Deployment, temporary_data, wait_for_up
 
 QUESTION = "What is 23 × 19?"
 
@@ -298,7 +298,7 @@ def temporary_system(
     log: Path | None = None,
     deployment: Deployment | None = None,
     processes: int = 1,
-) -> Iterator[tuple[str, str]]:
+) -> Generator[tuple[str, str], None, None]:
     """``agentbus up`` (workers and the API) on a temporary data folder.
 
     Yields (url, key). ``log``: where the process's output goes (default: the data folder).

@@ -6,7 +6,7 @@ off, warms it up, profiles ``--runs`` sequential runs, and prints the calls per 
 in ``bus/tracing.py``, in the held step metrics, and the functions whose counts differ most
 from a saved profile (``--against``: another build's ``--save``).
 
-    python -m tests.bench.turn_calls --mode multi --accuracy accurate --runs 200 --save a.json
+    python -m api.bench.turn_calls --mode multi --accuracy accurate --runs 200 --save a.json
 
 Run it from the checkout whose build you measure (it imports that checkout's ``bus``).
 """
@@ -30,10 +30,10 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
+from api.bench.deployment import wait_for_up
+from api.bench.turn import _one_run  # pyright: ignore[reportPrivateUsage]
 from bus import embedded
 from bus.settings import BusSettings
-from tests.bench.deployment import wait_for_up
-from tests.bench.turn import _one_run  # pyright: ignore[reportPrivateUsage]
 
 # Runs `agentbus up` in the child with a profiler: SIGUSR1 starts it, SIGUSR2 saves it.
 _CHILD = """
@@ -138,7 +138,7 @@ def measure(
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--mode", default="multi")
     p.add_argument("--accuracy", default="accurate")
     p.add_argument("--runs", type=int, default=200)

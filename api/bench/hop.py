@@ -18,10 +18,11 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 
+from api.bench.deployment import Deployment, temporary_data
 from api.cli.common import loop_factory
 from api.compose.connection import connect
 from bus import keys
@@ -31,7 +32,6 @@ from bus.publish import publish
 from bus.runtime.runner import Runner
 from bus.runtime.worker import Worker
 from bus.settings import BusSettings
-from tests.bench.deployment import Deployment, temporary_data
 
 
 def _command(hops: int, shards: int) -> Command:
@@ -61,7 +61,7 @@ async def _wait_done(redis, command: Command) -> None:  # type: ignore[no-untype
 @contextmanager
 def _helpers(
     count: int, settings: BusSettings, url: str, concurrency: int
-) -> Iterator[list[subprocess.Popen[bytes]]]:
+) -> Generator[list[subprocess.Popen[bytes]], None, None]:
     """``count`` ``agentbus worker noop`` processes on ``url``; SIGTERM (drain) on exit."""
     deployment = Deployment(url, settings.redis_cluster, settings.database_url)
     env = deployment.env(settings.data_dir)

@@ -1,6 +1,6 @@
 """``agentbus eval answers``: the shipped tool-needing questions, asked of each local model.
 
-Each model answers the whole set through the system (`api.cli.answer_eval`); the report
+Each model answers the whole set through the system (`api.evals.answer_set`); the report
 gives, per model, the share answered correctly, the tool-choice accuracy and the mean
 latency. ``scripted`` is the reference model: it makes each question's reference tool call
 and answers with the tool's result, so it checks the questions and the harness.
@@ -25,7 +25,9 @@ from agents.llm.observed import ObservedLLM
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, text, tool_call, turn
 from agents.llm.weights import LOCAL_MODELS
-from api.cli.answer_eval import (
+from api.cli.common import run_async, settings
+from api.compose.roles import make_llm
+from api.evals.answer_set import (
     AnswerSet,
     Outcome,
     in_turns,
@@ -34,8 +36,6 @@ from api.cli.answer_eval import (
     run_set,
     summary,
 )
-from api.cli.common import run_async, settings
-from api.compose.roles import make_llm
 
 SCRIPTED = "scripted"
 

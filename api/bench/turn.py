@@ -20,12 +20,7 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from api.cli.common import loop_factory
-from bus import keys
-from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
-from bus.publish import publish
-from bus.settings import BusSettings
-from tests.bench.deployment import (
+from api.bench.deployment import (
     Deployment,
     close_client,
     cpu_seconds,
@@ -34,6 +29,11 @@ from tests.bench.deployment import (
     temporary_data,
     wait_for_up,
 )
+from api.cli.common import loop_factory
+from bus import keys
+from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
+from bus.publish import publish
+from bus.settings import BusSettings
 
 
 def _command(mode: str, accuracy: str = "standard", shards: int = 1) -> Command:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.bench.relay import key_from_environment, pct, temporary_system
+from api.bench.relay import key_from_environment, pct, temporary_system
 
 # The API's own figures (/metrics): each stage of a POST (api.app.post_stages), the whole
 # request in the app, and the process's CPU.

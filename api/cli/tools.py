@@ -25,12 +25,12 @@ from bus.events import ToolResult
 from bus.publish import publish, read_events
 from gateway.mcp.hub import McpHub
 
-tools_app = typer.Typer(help="Gateway tools: list them, call one.", no_args_is_help=True)
+app = typer.Typer(help="Gateway tools: list them, call one.", no_args_is_help=True)
 #: Who the gateway (and its audit log) sees calling.
 CLI_AGENT = "cli"
 
 
-@tools_app.command("list")
+@app.command("list")
 @run_async
 async def tools_list(
     tenant: Annotated[
@@ -74,7 +74,7 @@ def _outcome(result: ToolResult, run_id: str) -> dict[str, Any]:
     )
 
 
-@tools_app.command("call")
+@app.command("call")
 @run_async
 async def tools_call(
     name: Annotated[str, typer.Argument(help="The tool, as `agentbus tools list` names it.")],
