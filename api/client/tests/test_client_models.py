@@ -109,13 +109,26 @@ def test_an_error_body_becomes_the_typed_error_of_its_status() -> None:
     assert isinstance(missing, NotFound) and missing.status == 404
 
 
-def test_the_models_load_without_httpx_or_websockets() -> None:
-    probe = (
-        "import sys, agentbus_client.models, agentbus_client.models.events;"
-        "print(sorted(m for m in ('httpx', 'websockets') if m in sys.modules))"
-    )
+def _loaded_after(code: str, watched: tuple[str, ...]) -> list[str]:
+    """Which of ``watched`` top-level modules a fresh interpreter holds after ``code``."""
+    probe = f"import json, sys; {code}; print(json.dumps(sorted({{*sys.modules}})))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    loaded = {name.split(".")[0] for name in json.loads(out.stdout)}
+    return sorted(loaded & set(watched))
+
+
+def test_the_models_load_without_httpx_or_websockets() -> None:
+    code = "import agentbus_client.models, agentbus_client.models.events"
+    assert _loaded_after(code, ("httpx", "websockets")) == []
+
+
+def test_the_whole_client_loads_no_module_of_the_server() -> None:
+    # Meaningful where the server is installed too (the workspace): it is not imported.
+    code = "from agentbus_client import AgentbusClient, AsyncAgentbusClient, EventStream"
+    server = ("fastapi", "starlette", "sqlalchemy", "qdrant_client", "onnxruntime", "redis")
+    ours = ("bus", "api", "agents", "gateway", "retrieval")
+    assert _loaded_after(code, server + ours) == []
+    assert _loaded_after(code, ("httpx", "websockets")) == ["httpx", "websockets"]
 
 
 def test_the_package_s_public_names_load_on_first_use() -> None:
