@@ -10,11 +10,10 @@ from fastapi import APIRouter, Header, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentbus_client.models import CancelRequested, Run, RunPage, Started
-from api.app import metrics
+from api.app import metrics, post_stages
 from api.app.access import describe, visible_run
 from api.app.errors import RunEnded
 from api.app.oversight import audit_read
-from api.app.post_stages import NO_CLOCK, clock_of
 from api.app.starter import Ask
 from api.app.webhook_requests import webhook_of
 from api.http.routes.common import Caller, Deps
@@ -58,12 +57,11 @@ async def create_run(
     ] = None,
 ) -> Started:
     """Publish a question; the run's events stream at ``events_url``."""
-    clock = clock_of(request.scope) or NO_CLOCK
-    clock.mark("before_handler")
+    post_stages.mark("before_handler")
     hook = webhook_of(body.webhook_url, body.webhook_approvals)
     trace = caller_trace(request.headers)
     ask = Ask(body.question, body.conversation_id, body.settings, webhook=hook, trace=trace)
-    started = await deps.starter.start(caller, ask, idempotency_key=idempotency_key, clock=clock)
+    started = await deps.starter.start(caller, ask, idempotency_key=idempotency_key)
     if not started.replayed:
         metrics.RUNS_STARTED.labels("rest").inc()
     response.headers["Location"] = f"/api/v1/runs/{started.run_id}"
