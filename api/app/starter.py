@@ -37,7 +37,7 @@ from api.app.errors import (
     Unavailable,
 )
 from api.app.limits import TenantLimits
-from api.app.post_stages import NO_CLOCK, NoClock, StageClock
+from api.app.post_stages import mark
 from api.app.preferences import (
     Effective,
     Preferences,
@@ -214,7 +214,6 @@ class RunStarter:
         ask: Ask,
         *,
         idempotency_key: str | None = None,
-        clock: StageClock | NoClock = NO_CLOCK,
     ) -> Started:
         """Check limits and publish the run's intake command.
 
@@ -248,8 +247,8 @@ class RunStarter:
             if ask.webhook is not None:  # refused before any limit is spent on the run
                 checked = check_webhook(effective, ask.webhook, self._webhook_private)
                 ask = replace(ask, webhook=checked)
-            clock.mark("prefs")
-            return await self._start(who, ask, idempotency_key, clock)
+            mark("prefs")
+            return await self._start(who, ask, idempotency_key)
         except RedisError as e:
             raise Unavailable(f"cannot reach Redis: {e}") from e
 
@@ -295,9 +294,7 @@ class RunStarter:
                 field="settings.approve_critical",
             )
 
-    async def _start(
-        self, who: Principal, ask: Ask, idem: str | None, clock: StageClock | NoClock
-    ) -> Started:
+    async def _start(self, who: Principal, ask: Ask, idem: str | None) -> Started:
         run_id = ask.run_id or new_run_id()
         conversation_id = ask.conversation_id or new_run_id()
         idem_key = None
@@ -308,13 +305,11 @@ class RunStarter:
             earlier = await self._claim(idem_key, ask, run_id, conversation_id)
             if earlier is not None:
                 run_id, conversation_id = earlier
-                return await self._publish_run(
-                    who, ask, run_id, conversation_id, clock, replay=True
-                )
-        clock.mark("idempotency")
+                return await self._publish_run(who, ask, run_id, conversation_id, replay=True)
+        mark("idempotency")
         try:
             verdict = await self._limits.check_rate(who.tenant_id)
-            clock.mark("rate")
+            mark("rate")
             if not verdict.allowed:
                 raise RateLimited(
                     f"tenant {who.tenant_id!r} may start {self._limits.per_minute} runs a minute",
@@ -323,9 +318,9 @@ class RunStarter:
             history = False
             if ask.conversation_id is not None:
                 history = await self._check_conversation(who, ask.conversation_id)
-            clock.mark("conversation")
+            mark("conversation")
             return await self._publish_run(
-                who, ask, run_id, conversation_id, clock, replay=False, history=history
+                who, ask, run_id, conversation_id, replay=False, history=history
             )
         except BaseException:
             if idem_key is not None:  # let a later retry with the same key try again
@@ -355,7 +350,6 @@ class RunStarter:
         ask: Ask,
         run_id: str,
         conversation_id: str,
-        clock: StageClock | NoClock,
         *,
         replay: bool,
         history: bool = False,
@@ -373,7 +367,7 @@ class RunStarter:
                 f"tenant {who.tenant_id!r} already has {self._limits.max_active} runs in flight",
                 retry_after=verdict.retry_after_s,
             )
-        clock.mark("quota")
+        mark("quota")
         shard = keys.shard_of(run_id, s.shards)
         attributes = {
             "agentbus.run_id": run_id,
@@ -388,7 +382,7 @@ class RunStarter:
             started = await self._send(
                 who, ask, run_id, conversation_id, settings, shard, deadline, replay=replay
             )
-        clock.mark("publish")
+        mark("publish")
         return started
 
     async def _send(

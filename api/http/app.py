@@ -21,10 +21,10 @@ from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.app import metrics
+from agentbus_client.models import ErrorBody
+from api.app import metrics, post_stages
 from api.app.deps import ApiDeps
 from api.app.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
-from api.app.post_stages import SCOPE_KEY, StageClock
 from api.http.asyncapi import build_asyncapi
 from api.http.routes import (
     activity,
@@ -49,6 +49,11 @@ from bus.errors import StoreError
 log = structlog.get_logger("api")
 
 VERSION = "0.1.0"
+
+#: Every error of the agentbus API has one body (``api.app.errors``): the OpenAPI says so.
+_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    "default": {"model": ErrorBody, "description": "An error, with a stable code."}
+}
 
 
 def create_app(deps: ApiDeps) -> FastAPI:
@@ -75,7 +80,9 @@ def create_app(deps: ApiDeps) -> FastAPI:
     app.state.deps = deps
     app.state.asyncapi = build_asyncapi(deps.bus, VERSION)
     routers = (runs, gates, agents, events, ws, settings, conversations, audit, api_keys, health)
-    for module in (*routers, session, documents, activity, webhooks, openai_v1, page):
+    for module in (*routers, session, documents, activity, webhooks):
+        app.include_router(module.router, responses=_ERROR_RESPONSES)
+    for module in (openai_v1, page):  # the OpenAI dialect answers errors in OpenAI's shape
         app.include_router(module.router)
     _install_error_handlers(app)
     # Bodies are small JSON documents; anything far larger is refused before it is read.
@@ -196,20 +203,22 @@ class _Metrics:
             return
         started = time.perf_counter()
         status = 500
-        clock = None
-        if scope["method"] == "POST" and scope["path"] == _POST_RUNS:
-            clock = scope[SCOPE_KEY] = StageClock()
+        timed = scope["method"] == "POST" and scope["path"] == _POST_RUNS
 
         async def observe(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                if clock is not None and status == 202:
-                    clock.mark("respond")
+                if timed and status == 202:
+                    post_stages.mark("respond")
                 route = scope.get("route")
                 name = getattr(route, "path", "unmatched")
                 metrics.REQUESTS.labels(name, scope["method"], str(status)).inc()
                 metrics.REQUEST_SECONDS.labels(name).observe(time.perf_counter() - started)
             await send(message)
 
-        await self.app(scope, receive, observe)
+        if not timed:
+            await self.app(scope, receive, observe)
+            return
+        with post_stages.timed():
+            await self.app(scope, receive, observe)
