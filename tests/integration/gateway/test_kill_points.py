@@ -76,6 +76,7 @@ async def done(redis: Redis, run_id: str) -> bool:
     return bool(events) and events[-1].type == "done"
 
 
+@pytest.mark.timeout(300)  # several processes start on a busy 2-core host
 @pytest.mark.parametrize("point", ["after_claim", "after_tool", "before_record", "before_commit"])
 async def test_a_gateway_killed_at_the_point_leaves_each_effect_at_most_or_exactly_once(
     real_redis: Redis, tmp_path: Path, point: str

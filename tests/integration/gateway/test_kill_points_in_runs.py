@@ -63,6 +63,7 @@ async def exited(proc: subprocess.Popen[bytes]) -> bool:
     return proc.poll() is not None
 
 
+@pytest.mark.timeout(300)  # several processes start on a busy 2-core host
 @pytest.mark.parametrize("mode", ["single", "multi"])
 async def test_a_gateway_killed_after_the_tool_ran_leaves_one_effect_per_call(
     real_redis: Redis, tmp_path: Path, mode: str
