@@ -1,8 +1,9 @@
 """Chaos: multi accurate runs through real processes while gateways are SIGKILLed, at random
 (first one with steps in hand, then every 4-8 s one that is up, every other time one with
 steps in hand) and inside the side-effect window (the test-only fault points fire by
-chance, 3% per point), and every killed gateway is started again. Each run's model asks for one side-effecting tool (the four
-of `kill_harness`, in turn); what the downstream files hold is checked per run:
+chance, 3% per point), and every killed gateway is started again. Each run's model asks
+for one side-effecting tool (the four of `kill_harness`, in turn); what the downstream
+files hold is checked per run:
 
 * every run ends ``done``, with one ``done`` event;
 * no effect happened more often than the model asked for it (no duplicates);
