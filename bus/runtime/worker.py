@@ -8,7 +8,8 @@ read/claim/commit loop is written directly against the broker's Redis connection
 * a step already done is acked and skipped; marking it done, publishing the next
   commands and acking happen in one Lua script (`bus.runtime.commit`);
 * in-flight steps keep their own claims fresh (``XCLAIM ... JUSTID``), so nobody
-  reclaims a step that is still running;
+  reclaims a step that is still running, and the leases they hold (`bus.runtime.leases`)
+  alive on the same beat;
 * the run's deadline cuts a step under way: the run ends ``timeout`` with an ``error``
   event, and whatever the step had streamed is not part of any answer;
 * a redelivered step first emits ``step_retry``; after ``max_deliveries`` the entry
@@ -36,6 +37,7 @@ from bus.runtime.consumer import Entry, StreamConsumer
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.groups import ensure_group
 from bus.runtime.handoff import handoff_for
+from bus.runtime.leases import Leases
 from bus.runtime.observe import count_run_end, step_attributes
 
 if TYPE_CHECKING:
@@ -75,6 +77,8 @@ class Worker(StreamConsumer):
         self._on_run_end = on_run_end
         self._inflight: dict[tuple[str, bytes], asyncio.Task[None]] = {}
         self._committer = Committer(redis, settings, self.group)
+        #: Leases this worker's steps hold (`bus.runtime.leases`), refreshed by the heartbeat.
+        self.leases = Leases(redis, self.consumer, settings.claim_idle_ms)
         self._handoff = handoff_for(redis)
 
     @property
@@ -205,7 +209,7 @@ class Worker(StreamConsumer):
         if time.time() > command.deadline:
             await self._end(entry, command, "timeout", "the run passed its deadline")
             return "expired"
-        ctx = StepContext(command, entry.delivery, self.redis, self.settings)
+        ctx = StepContext(command, entry.delivery, self.redis, self.settings, self.leases)
         pending = metrics.open_step()
         while True:
             if entry.delivery > 1:
@@ -310,7 +314,8 @@ class Worker(StreamConsumer):
         await self._dead(entry, reason, error, run_id, tenant)
 
     async def _heartbeat_loop(self) -> None:
-        """Keep in-flight steps' claims fresh so nobody reclaims a step still running."""
+        """Keep in-flight steps' claims fresh so nobody reclaims a step still running, and
+        the leases those steps hold alive on the same beat."""
         interval = self.settings.heartbeat_interval_s
         while True:
             await asyncio.sleep(interval)
@@ -322,3 +327,10 @@ class Worker(StreamConsumer):
                     await self.redis.xclaim(stream, self.group, self.consumer, 0, ids, justid=True)
                 except Exception as e:  # the loop must outlive any one failure
                     log.warning("heartbeat failed", error=repr(e))
+            try:
+                lost = await self.leases.refresh()
+            except Exception as e:
+                log.warning("lease heartbeat failed", error=repr(e))
+                continue
+            for key in lost:  # this process stalled past its lease; another may act on it
+                log.warning("lease lost", key=key)
