@@ -12,20 +12,18 @@ an ``[n]``, the later one wins (the model cites what it read last).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from bus.events import Citation, Citations
 from bus.run_state import ChatMessage, EvidenceItem
+from retrieval.citation_scan import MarkerScanner
 from retrieval.models import Hit
 
 #: The tool whose results citations may point at.
 SEARCH_TOOL = "search_docs"
 SNIPPET_CHARS = 240
-# "[3]" or "[1, 4]" with the whitespace before it (removed together with a stripped one).
-_CITATION = re.compile(r"(\s*)\[(\d{1,4}(?:\s*,\s*\d{1,4})*)\]")
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
@@ -123,19 +121,42 @@ class CheckedAnswer:
         )
 
 
-def check_citations(answer: str, retrieved: Mapping[int, RetrievedChunk]) -> CheckedAnswer:
-    """Keep the ``[n]`` that point at retrieved chunks; strip and count the rest."""
-    kept: dict[int, Citation] = {}
-    stripped = 0
+class CitationCheck:
+    """Checks an answer's citation markers as it streams (see `retrieval.citation_scan`).
 
-    def replace(match: re.Match[str]) -> str:
-        nonlocal stripped
-        refs = [int(n) for n in match.group(2).split(",")]
-        good = [n for n in refs if n in retrieved]
-        stripped += len(refs) - len(good)
+    Feed it the answer piece by piece; what it returns, joined, is the checked answer, the
+    same as `check_citations` gives for the whole text. Every number the model may cite
+    is known before the answer streams (``retrieved``), so each marker is decided the
+    moment its ``]`` and the character after it have arrived.
+    """
+
+    def __init__(self, retrieved: Mapping[int, RetrievedChunk]) -> None:
+        self._retrieved = retrieved
+        self._kept: dict[int, Citation] = {}
+        self.stripped = 0
+        self._scanner = MarkerScanner(self._decide)
+
+    def feed(self, text: str) -> str:
+        """The checked text for the next piece of the answer (held text comes later)."""
+        return self._scanner.feed(text)
+
+    def finish(self) -> str:
+        """The end of the answer: whatever was still held, checked."""
+        return self._scanner.finish()
+
+    @property
+    def citations(self) -> list[Citation]:
+        """The kept citations, in order of first use."""
+        return list(self._kept.values())
+
+    def _decide(self, numbers: list[int], marker: str) -> str | None:
+        good = [n for n in numbers if n in self._retrieved]
+        if len(numbers) > 1 and not good:
+            return None  # several numbers, none shown: a list or an interval, not citations
+        self.stripped += len(numbers) - len(good)
         for n in good:
-            chunk = retrieved[n]
-            kept.setdefault(
+            chunk = self._retrieved[n]
+            self._kept.setdefault(
                 n,
                 Citation(
                     ref=n,
@@ -145,12 +166,20 @@ def check_citations(answer: str, retrieved: Mapping[int, RetrievedChunk]) -> Che
                     source_kind=chunk.source_kind,
                 ),
             )
-        if not good:
-            return ""
-        return f"{match.group(1)}[{', '.join(str(n) for n in good)}]"
+        if len(good) == len(numbers):
+            return marker
+        return f"[{', '.join(str(n) for n in good)}]" if good else ""
 
-    checked = _CITATION.sub(replace, answer)
-    return CheckedAnswer(checked, list(kept.values()), stripped)
+
+def check_citations(answer: str, retrieved: Mapping[int, RetrievedChunk]) -> CheckedAnswer:
+    """Keep the markers that point at retrieved chunks; strip and count the rest.
+
+    Only markers in citation position are touched (`retrieval.citation_scan`); an answer
+    with none comes back byte for byte.
+    """
+    check = CitationCheck(retrieved)
+    checked = check.feed(answer) + check.finish()
+    return CheckedAnswer(checked, check.citations, check.stripped)
 
 
 def check_answer_citations(
