@@ -25,6 +25,7 @@ from bus.events import Answer
 from bus.run_state import ChatMessage, RunState, ToolCall
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
+from retrieval.citations import refs_end
 
 AGENT = "researcher"
 
@@ -39,7 +40,7 @@ def arrived(command: Command) -> RunState:
                 "messages": with_results(state.messages, task.results),
                 "tool_hops": state.tool_hops + 1,
             }
-        )
+        ).refs_used_to(refs_end(task.results))
     if isinstance(task, AgentTask):
         return task.state
     raise TypeError(f"researcher got a {task.kind} payload")

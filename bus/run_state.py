@@ -235,3 +235,16 @@ class RunState(Frozen):
         default=0.0, description="Unix time of the run's first answer token (0: none yet)."
     )
     stop_reason: str | None = None
+    next_ref: int = Field(
+        default=1,
+        ge=1,
+        description="The next citation number free in this run: every retrieval (merged "
+        "evidence, a re-query, each search_docs result) numbers its chunks from here, so "
+        "a number names one chunk for the whole run.",
+    )
+
+    def refs_used_to(self, end: int) -> RunState:
+        """This state with citation numbers below ``end`` taken."""
+        if end <= self.next_ref:
+            return self
+        return self.model_copy(update={"next_ref": end})

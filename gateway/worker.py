@@ -39,6 +39,7 @@ from gateway.metrics import count_call
 from gateway.outcome import AuditRecord, ToolOutcome
 from gateway.ports import Route, TenantPolicies
 from gateway.redact import redact
+from retrieval.citations import SEARCH_TOOL, renumbered
 
 #: This role's node in the agent graph.
 NODE = "gateway"
@@ -102,6 +103,7 @@ def make_gateway_handler(
         events: list[ClientEvent] = []
         records: list[LedgerRecord] = []
         results: list[ToolCallResult] = []
+        ref = batch.state.next_ref  # each search result's chunks get numbers new to the run
         for index, call in enumerate(batch.calls):
             # The call is shown before its result; the write overlaps the call itself.
             shown = asyncio.create_task(
@@ -121,6 +123,9 @@ def make_gateway_handler(
             finally:
                 await shown
             records.append(audit_record(f"{command.step_id}:{index}", audit))
+            if call.name == SEARCH_TOOL and outcome.result is not None:
+                numbered, ref = renumbered(outcome.result, ref)
+                outcome = outcome.model_copy(update={"result": numbered})
             events.append(_result_event(command, batch.agent, call, outcome))
             results.append(await _bounded(ctx, call_result(call, outcome)))
         if batch.then == "end":

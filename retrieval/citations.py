@@ -5,17 +5,20 @@ them as ``[n]``. At the end of a run the finalizer calls `check_answer_citations
 citation counts only if some ``search_docs`` result *in this run* (the TOOL messages in
 the run state) carried chunk ``n``; any other ``[n]`` is stripped from the answer and
 counted, and the kept ones come back with source, title and snippet for the
-``citations`` event. Numbers restart at 1 in each search call; when two calls both had
-an ``[n]``, the later one wins (the model cites what it read last).
+``citations`` event. Numbers are unique in a run: every retrieval numbers its chunks from
+the run's next free number (`bus.run_state.RunState.next_ref`), so a kept ``[n]`` names
+exactly the chunk the model was shown as ``[n]``. How a marker is found, and what is
+never touched, is `retrieval.citation_scan`'s docstring.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
+from bus.commands import ToolCallResult
 from bus.events import Citation, Citations
 from bus.run_state import ChatMessage, EvidenceItem
 from retrieval.citation_scan import MarkerScanner
@@ -34,8 +37,8 @@ def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     return flat[:limit].rsplit(" ", 1)[0] + "…"
 
 
-def numbered(hits: Sequence[Hit]) -> list[dict[str, Any]]:
-    """Hits as the numbered chunks a search result shows (``ref`` starts at 1)."""
+def numbered(hits: Sequence[Hit], start: int = 1) -> list[dict[str, Any]]:
+    """Hits as the numbered chunks a search result shows (``ref`` from ``start``)."""
     return [
         {
             "ref": n,
@@ -45,8 +48,39 @@ def numbered(hits: Sequence[Hit]) -> list[dict[str, Any]]:
             "heading": h.chunk.heading,
             "text": h.chunk.text,
         }
-        for n, h in enumerate(hits, 1)
+        for n, h in enumerate(hits, start)
     ]
+
+
+def renumbered(result: Any, start: int) -> tuple[Any, int]:
+    """A ``search_docs`` result with its chunks numbered from ``start``, and the next free
+    number (the gateway numbers each result of a run from the run's next free number)."""
+    if not isinstance(result, dict) or not isinstance(result.get("results"), list):
+        return result, start
+    items: list[Any] = []
+    ref = start
+    for item in cast(list[Any], result["results"]):
+        if isinstance(item, dict):
+            items.append({**cast(dict[str, Any], item), "ref": ref})
+            ref += 1
+        else:
+            items.append(item)
+    return {**cast(dict[str, Any], result), "results": items}, ref
+
+
+def refs_end(results: Iterable[ToolCallResult]) -> int:
+    """One past the highest citation number the ``search_docs`` results carry (0: none)."""
+    end = 0
+    for result in results:
+        if result.name != SEARCH_TOOL or result.status != "ok":
+            continue
+        body = result.result
+        items = body.get("results") if isinstance(body, dict) else None
+        for item in cast(list[Any], items) if isinstance(items, list) else []:
+            ref = cast(dict[str, Any], item).get("ref") if isinstance(item, dict) else None
+            if isinstance(ref, int):
+                end = max(end, ref + 1)
+    return end
 
 
 @dataclass(frozen=True, slots=True)
