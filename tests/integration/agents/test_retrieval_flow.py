@@ -105,7 +105,9 @@ async def test_search_results_after_merged_evidence_take_the_next_numbers(
             return turn(tool_call("search_docs", {"query": "invoices", "top_k": 1}))
         return turn(text("Notes say so [1] and the docs agree [3]."))
 
-    system = await start_system(ScriptedLLM(script), retrieval=retrieval, sources={"memory": memory})
+    system = await start_system(
+        ScriptedLLM(script), retrieval=retrieval, sources={"memory": memory}
+    )
     events = await system.ask(
         "When are invoices sent?", mode="multi", verifier_check=False, sources=["memory"]
     )
