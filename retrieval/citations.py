@@ -155,6 +155,17 @@ class CheckedAnswer:
         )
 
 
+def citation(chunk: RetrievedChunk) -> Citation:
+    """A kept citation of ``chunk``, as the ``citations`` event shows it."""
+    return Citation(
+        ref=chunk.ref,
+        source=chunk.source,
+        title=chunk.title,
+        snippet=snippet(chunk.text),
+        source_kind=chunk.source_kind,
+    )
+
+
 class CitationCheck:
     """Checks an answer's citation markers as it streams (see `retrieval.citation_scan`).
 
@@ -189,17 +200,8 @@ class CitationCheck:
             return None  # several numbers, none shown: a list or an interval, not citations
         self.stripped += len(numbers) - len(good)
         for n in good:
-            chunk = self._retrieved[n]
-            self._kept.setdefault(
-                n,
-                Citation(
-                    ref=n,
-                    source=chunk.source,
-                    title=chunk.title,
-                    snippet=snippet(chunk.text),
-                    source_kind=chunk.source_kind,
-                ),
-            )
+            if n not in self._kept:
+                self._kept[n] = citation(self._retrieved[n])
         if len(good) == len(numbers):
             return marker
         return f"[{', '.join(str(n) for n in good)}]" if good else ""
@@ -214,6 +216,17 @@ def check_citations(answer: str, retrieved: Mapping[int, RetrievedChunk]) -> Che
     check = CitationCheck(retrieved)
     checked = check.feed(answer) + check.finish()
     return CheckedAnswer(checked, check.citations, check.stripped)
+
+
+def citation_items(
+    refs: Sequence[int],
+    messages: Sequence[ChatMessage],
+    evidence: Sequence[EvidenceItem] = (),
+) -> list[Citation]:
+    """The ``citations`` event's items for numbers already checked (a number the run no
+    longer shows is left out)."""
+    shown = {**evidence_refs(evidence), **retrieved_refs(messages)}
+    return [citation(shown[n]) for n in refs if n in shown]
 
 
 def check_answer_citations(
