@@ -219,7 +219,7 @@ class MarkerScanner:
 
     def _position(self) -> bool:
         """True if a ``[`` here would begin a marker in citation position."""
-        if self._depth or self._url:
+        if self._depth or (self._url and not self._held):
             return False
         if self._chain:  # only spaces and commas since a marker in citation position
             return True
