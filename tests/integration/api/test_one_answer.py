@@ -18,6 +18,7 @@ import openai
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, text, turn
 from api.client import AsyncAgentbusClient
+from api.client.models import Snapshot
 from bus.events import parse_event
 from bus.transcript import fold
 from tests.integration.api.conftest import until_done
@@ -68,7 +69,7 @@ async def test_every_surface_shows_the_checked_answer_in_single_mode(
     _, key = await hook_tenant(api, receiver)
     async with AsyncAgentbusClient(api.base, key) as client:
         run = await client.ask("One line of Python for a list of 1, 2 and 3?", mode="single")
-        streamed = [e async for e in client.join(run.id)]
+        streamed = [e async for e in client.join(run.id) if not isinstance(e, Snapshot)]
     sse = await api.http.get(f"/api/v1/runs/{run.id}/events", headers=api.auth(key))
     ws = await api.ws(key)
     await ws.send(json.dumps({"type": "join", "run_id": run.id, "last_event_id": "0-0"}))
@@ -110,7 +111,7 @@ async def test_multi_mode_never_shows_the_superseded_draft_as_the_answer(start_a
     key = await api.key()
     async with AsyncAgentbusClient(api.base, key) as client:
         run = await client.ask("A list of 1, 2 and 3 in Python?", mode="multi")
-        events = [e async for e in client.join(run.id)]
+        events = [e async for e in client.join(run.id) if not isinstance(e, Snapshot)]
     async with openai.AsyncOpenAI(base_url=api.base + "/v1", api_key=key) as oai:
         completion = await oai.chat.completions.create(
             model="agentbus-multi",
