@@ -25,13 +25,17 @@ services:
 browser:
 	bash .ci/browser
 
+# The full suite, with each package's coverage reported at the end.
 test: install services browser
-	.venv/bin/pytest
+	.venv/bin/pytest --cov --cov-report=term:skip-covered
 
+# Style, strict types (the packages and the tests), the layering contracts, declared imports.
 lint: install
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
 	.venv/bin/pyright
+	.venv/bin/lint-imports
+	.venv/bin/deptry .
 
 bench: install services
 	.venv/bin/agentbus bench hop --json

@@ -13,7 +13,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, SerializeAsAny, model_validator
 
-from bus import tracing
 from bus.frozen import Frozen
 from bus.keys import PREFIX, Role
 from bus.run_state import QuestionSettings, RunState
@@ -26,7 +25,6 @@ SCHEMA_VERSION = 1
 COMMAND_SCHEMA_VERSION = 2
 RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 NAME_PATTERN = r"^[A-Za-z0-9_.@:-]{1,128}$"
-#: A tool's name, as the gateway's registry requires it.
 #: An ACL entry: a group name, or ``*`` for every user of the tenant.
 ACL_PATTERN = r"^(\*|[A-Za-z0-9_.@:-]{1,128})$"
 
@@ -253,10 +251,8 @@ class Command(Frozen):
         attempt: int | None = None,
         branch: str | None = None,
     ) -> Command:
-        """The next command of the same run, one step later.
-
-        With tracing on it carries the current step's span as its parent.
-        """
+        """The next command of the same run, one step later (its trace context is stamped
+        where it is published: ``bus.runtime.commit.stamped``)."""
         update: dict[str, Any] = {
             "role": role,
             "step": self.step + 1,
@@ -264,9 +260,11 @@ class Command(Frozen):
             "branch": branch,
             "payload": payload,
         }
-        if tracing.ENABLED:
-            update["trace"] = tracing.current() or self.trace
         return self.model_copy(update=update)
+
+    def with_trace(self, trace: TraceContext) -> Command:
+        """This command carrying ``trace`` as its parent span."""
+        return self.model_copy(update={"trace": trace})
 
 
 def new_run_id() -> str:

@@ -14,13 +14,13 @@ from redis.asyncio import Redis
 from rich.console import Console
 
 from agents import gates
+from api.app.preferences import run_settings
 from api.cli.ask_remote import ask_remote
 from api.cli.common import cli_groups, run_async, settings
 from api.cli.render import LiveRenderer
 from api.compose.connection import connect
 from api.compose.edge import allow_always_hook, defaults_of
 from api.compose.settings import AppSettings
-from api.http.preferences import run_settings
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish, read_events, request_cancel

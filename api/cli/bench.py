@@ -1,7 +1,13 @@
-"""Benchmarks (their code lives in ``tests/bench/``; run from a source checkout)."""
+"""``agentbus bench``: the benchmarks (``api/bench/``); each prints its figures.
+
+The benchmark modules are imported when their command runs, so ``--help`` stays fast.
+``bench page`` drives the web page through the browser tests' harness
+(``tests/e2e/web``), so it runs from a source checkout.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING, Annotated
@@ -9,17 +15,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from tests.bench.deployment import Deployment
+    from api.bench.deployment import Deployment
+
+PAGE_FROM_CHECKOUT = "bench page runs from a source checkout (it uses tests/e2e/web)"
 
 app = typer.Typer(help="Benchmarks; each prints its figures (one JSON line with --json).")
 
 
 def _load(name: str) -> ModuleType:
-    try:
-        return importlib.import_module(f"tests.bench.{name}")
-    except ModuleNotFoundError as e:
-        typer.echo("benchmarks run from a source checkout (pip install -e .)", err=True)
-        raise typer.Exit(2) from e
+    return importlib.import_module(f"api.bench.{name}")
 
 
 RedisUrl = Annotated[
@@ -242,4 +246,24 @@ def page(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
 ) -> None:
     """The web page in headless chromium: socket-to-DOM time per event (p50/p99)."""
-    _load("page").main(redis_url=redis_url, token_delay=token_delay, as_json=as_json)
+    try:
+        page_bench = importlib.import_module("tests.bench.page")
+    except ModuleNotFoundError as e:
+        typer.echo(PAGE_FROM_CHECKOUT, err=True)
+        raise typer.Exit(2) from e
+    page_bench.main(redis_url=redis_url, token_delay=token_delay, as_json=as_json)
+
+
+@app.command("retrieval")
+def bench_retrieval(
+    chunks: Annotated[int, typer.Option(min=100, help="Synthetic chunks to ingest.")] = 10_000,
+    queries: Annotated[int, typer.Option(min=10, help="Hybrid queries to time.")] = 200,
+    embedder: Annotated[
+        str, typer.Option(help="local (MiniLM, real) | hashing (model-free, for a quick run).")
+    ] = "local",
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+) -> None:
+    """Ingest chunks/s and hybrid query p50/p99 on the configured store (synthetic chunks)."""
+    asyncio.run(
+        _load("retrieval").main(chunks=chunks, queries=queries, embedder=embedder, as_json=as_json)
+    )

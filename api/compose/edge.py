@@ -13,16 +13,16 @@ from redis.asyncio import Redis
 
 from agents.gates import AllowAlways
 from api import signing
+from api.app.deps import ApiDeps
+from api.app.limits import TenantLimits
+from api.app.preferences import Effective, deployment_defaults
+from api.app.relay import Relay
+from api.app.sessions import SessionAuthenticator
+from api.app.starter import RunStarter
 from api.compose.settings import AppSettings
-from api.http.admission import QuestionAdmission
 from api.http.app import create_app
-from api.http.deps import ApiDeps
-from api.http.limits import TenantLimits
-from api.http.preferences import Effective, deployment_defaults
-from api.http.relay import Relay
 from api.http.server import GRACEFUL_S, serve
-from api.http.sessions import SessionAuthenticator
-from api.http.starter import RunStarter
+from api.streams.admission import QuestionAdmission
 from bus.store import AuditEntry, Stores
 from gateway.webhooks.target import private_hosts
 from gateway.webhooks.worker import schedule_for

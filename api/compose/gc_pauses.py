@@ -15,7 +15,7 @@ import gc
 import time
 from typing import Any
 
-from api.http import metrics
+from api.app import metrics
 
 _started: list[float] = []
 

@@ -14,7 +14,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
-from api.http.preferences import stored_preferences
+from api.app.preferences import stored_preferences
 from gateway.ports import TenantPolicies, TenantPolicy
 
 if TYPE_CHECKING:

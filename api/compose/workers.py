@@ -6,9 +6,9 @@ from collections.abc import Iterable
 
 from redis.asyncio import Redis
 
+from api.app import limits
 from api.compose.roles import Roles
 from api.compose.store_owner import StoreOwner
-from api.http import limits
 from bus import wire
 from bus.commands import Command, RunResult
 from bus.events import FinalStatus, RunStatus
@@ -25,7 +25,7 @@ from gateway.webhooks.worker import WebhookWorker
 def run_end_recorder(runs: RunStore, redis: Redis | None = None) -> RunEndHook:
     """A hook that records a run's final status in the store (idempotent).
 
-    With ``redis`` it also gives the run's concurrent-run slot back (``api.http.limits``):
+    With ``redis`` it also gives the run's concurrent-run slot back (``api.app.limits``):
     this hook runs however a run ends, so the quota never waits for the run's deadline. And
     a run that ends other than ``done`` answers its ``reply_to`` stream here (the finalizer
     answers for ``done``), so an external publisher never waits for a reply that won't come.

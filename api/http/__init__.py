@@ -1,1 +1,1 @@
-"""The HTTP edge: FastAPI app, routes, websocket sessions, relay, auth, limits, admission."""
+"""The HTTP edge: the FastAPI app, its routes, the websocket session, the OpenAI dialect."""

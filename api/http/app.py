@@ -21,11 +21,10 @@ from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.http import metrics
+from api.app import metrics, post_stages
+from api.app.deps import ApiDeps
+from api.app.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
 from api.http.asyncapi import build_asyncapi
-from api.http.deps import ApiDeps
-from api.http.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
-from api.http.post_stages import SCOPE_KEY, StageClock
 from api.http.routes import (
     activity,
     agents,
@@ -196,20 +195,22 @@ class _Metrics:
             return
         started = time.perf_counter()
         status = 500
-        clock = None
-        if scope["method"] == "POST" and scope["path"] == _POST_RUNS:
-            clock = scope[SCOPE_KEY] = StageClock()
+        timed = scope["method"] == "POST" and scope["path"] == _POST_RUNS
 
         async def observe(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                if clock is not None and status == 202:
-                    clock.mark("respond")
+                if timed and status == 202:
+                    post_stages.mark("respond")
                 route = scope.get("route")
                 name = getattr(route, "path", "unmatched")
                 metrics.REQUESTS.labels(name, scope["method"], str(status)).inc()
                 metrics.REQUEST_SECONDS.labels(name).observe(time.perf_counter() - started)
             await send(message)
 
-        await self.app(scope, receive, observe)
+        if not timed:
+            await self.app(scope, receive, observe)
+            return
+        with post_stages.timed():
+            await self.app(scope, receive, observe)

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.http.errors import ApiError
+from api.app.errors import ApiError
 from bus.events import ApprovalRequest, ClientEvent
 from bus.run_state import QuestionSettings
 

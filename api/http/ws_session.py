@@ -19,23 +19,23 @@ from pydantic import ValidationError
 from redis.exceptions import RedisError
 from starlette.websockets import WebSocket, WebSocketState
 
-from api.http import metrics
+from api.app import metrics
+from api.app.access import RunRef, join_run, visible_run
+from api.app.auth import Principal, bearer_token
+from api.app.errors import ApiError, InvalidRequest, Unauthorized, Unavailable
+from api.app.feed import Frame, Outbox, RunFeed
+from api.app.gate_actions import resume_run
+from api.app.starter import Ask
+from api.app.webhook_requests import webhook_of
 from api.http import ws_protocol as proto
-from api.http.access import RunRef, join_run, visible_run
-from api.http.auth import Principal, bearer_token
-from api.http.errors import ApiError, InvalidRequest, Unauthorized, Unavailable
-from api.http.feed import Frame, Outbox, RunFeed
-from api.http.gate_actions import resume_run
-from api.http.starter import Ask
 from api.http.trace_headers import caller_trace
-from api.http.webhook_requests import webhook_of
 from bus import keys
 from bus.commands import new_run_id
 from bus.errors import StoreError
 from bus.publish import request_cancel
 
 if TYPE_CHECKING:
-    from api.http.deps import ApiDeps
+    from api.app.deps import ApiDeps
 
 log = structlog.get_logger("api.ws")
 

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import NoScriptError
 
-from bus import keys, wire
+from bus import keys, tracing, wire
 from bus.errors import MessageTooLarge, ReplicaAckMissing
 from bus.runtime.handoff import handoff_for
-from bus.runtime.mux import mux_for
 from bus.runtime.scripts import COMMIT, COMMIT_SHA
+from bus.runtime.shared_mux import mux_for
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -61,7 +61,8 @@ def prepare(command: Command, result: StepResult, settings: BusSettings) -> Prep
     """Encode and check a step's effects (a bad result fails the step, not the commit)."""
     streams: list[str] = []
     messages: list[bytes] = []
-    for c in result.next:
+    following = [stamped(c) for c in result.next]
+    for c in following:
         data = wire.encode(c)
         if c.shard != command.shard:
             raise ValueError("a run's commands stay on its shard")
@@ -79,7 +80,7 @@ def prepare(command: Command, result: StepResult, settings: BusSettings) -> Prep
     join: tuple[list[str], list[str | int]] = ([], [0])
     if result.join is not None:
         j = result.join
-        then = wire.encode(j.then)
+        then = wire.encode(stamped(j.then))
         join = (
             [
                 keys.run_join(command.run_id, command.shard, j.name),
@@ -88,8 +89,16 @@ def prepare(command: Command, result: StepResult, settings: BusSettings) -> Prep
             [1, j.member, j.value, j.expected, then],
         )
     return Prepared(
-        streams, messages, events, result.finished, list(result.replies), join, list(result.next)
+        streams, messages, events, result.finished, list(result.replies), join, following
     )
+
+
+def stamped(command: Command) -> Command:
+    """``command`` carrying the current span as its parent, with tracing on (the step's
+    span: prepare runs inside it), so the step it starts is a child of this one."""
+    if not tracing.ENABLED:
+        return command
+    return command.with_trace(tracing.current() or command.trace)
 
 
 class Committer:

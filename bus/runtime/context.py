@@ -11,7 +11,7 @@ from bus import keys, wire
 from bus.commands import Command
 from bus.events import ClientEvent, Done, ErrorEvent, FinalStatus
 from bus.ledger import LedgerRecord
-from bus.runtime.mux import mux_for
+from bus.runtime.shared_mux import mux_for
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

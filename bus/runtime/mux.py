@@ -14,14 +14,14 @@ not come here: they would hold up every reply behind them. Writes are not flow-c
 (no ``drain``): what is buffered is bounded by the steps in flight.
 
 On a Redis Cluster (`bus.cluster`) there is one such connection per master, and a
-command goes to the master of its first key's slot (`ClusterMux`).
+command goes to the master of its first key's slot (`bus.runtime.cluster_mux`); a
+process's one mux per client is `bus.runtime.shared_mux.mux_for`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -31,28 +31,6 @@ from redis.exceptions import ResponseError
 if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.asyncio.connection import AbstractConnection
-
-    from bus.cluster import ClusterMux
-
-_BY_CLIENT: weakref.WeakKeyDictionary[Any, Mux | ClusterMux] = weakref.WeakKeyDictionary()
-
-
-def mux_for(redis: Redis) -> Mux | ClusterMux:
-    """The shared pipelined connection(s) of ``redis`` (made on first use)."""
-    mux = _BY_CLIENT.get(redis)
-    if mux is None:
-        from bus.cluster import ClusterMux, as_cluster
-
-        cluster = as_cluster(redis)
-        mux = _BY_CLIENT[redis] = Mux(redis) if cluster is None else ClusterMux(cluster)
-    return mux
-
-
-async def close_mux(redis: Redis) -> None:
-    """Close ``redis``'s shared pipelined connection(s), if any were made."""
-    mux = _BY_CLIENT.pop(redis, None)
-    if mux is not None:
-        await mux.aclose()
 
 
 def pack(args: tuple[Any, ...]) -> bytes:

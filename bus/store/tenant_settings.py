@@ -1,7 +1,7 @@
 """The tenant settings repository: one JSON document of preferences per tenant.
 
 The store keeps the document as given; what it may contain and how it overlays the
-deployment defaults is the API's business (``api.http.preferences``).
+deployment defaults is the API's business (``api.app.preferences``).
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ async def measure(settings: AppSettings, data: Path, token_delay: float) -> dict
     from playwright.async_api import async_playwright
 
     from api import credentials
-    from api.http.sessions import mint_login_token
+    from api.app.sessions import mint_login_token
 
     async with (
         connect(settings.bus, embedded=True) as conn,

@@ -1,7 +1,7 @@
 """``GET /api/v1/activity``: a conversation's audit rows and the audit chain's verification.
 
 The web page's Activity panel. Admin keys only (the chain is the tenant's); an admin's
-look at another user's conversation is itself audited (``api.http.oversight``). The rows
+look at another user's conversation is itself audited (``api.app.oversight``). The rows
 are the conversation's latest ``SCAN_ROWS`` audit rows (its runs' tool calls, and reads
 of it); the verification walks the tenant's whole hash chain, as ``agentbus audit verify``
 does.
@@ -15,8 +15,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
-from api.http.errors import ConversationNotFound, Unavailable
-from api.http.oversight import audit_read
+from api.app.errors import ConversationNotFound, Unavailable
+from api.app.oversight import audit_read
 from api.http.routes.common import Admin, Deps
 from bus.store import ChainReport
 

@@ -7,8 +7,8 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents import graph, prompts
-from api.http.errors import InvalidRequest
-from api.http.preferences import Preferences
+from api.app.errors import InvalidRequest
+from api.app.preferences import Preferences
 from api.http.routes.common import Admin, Caller, Deps
 
 router = APIRouter(prefix="/api/v1", tags=["agents"])

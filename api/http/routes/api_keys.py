@@ -7,7 +7,7 @@ from fastapi import APIRouter, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from api import credentials, signing
-from api.http.errors import InvalidRequest, KeyNotFound
+from api.app.errors import InvalidRequest, KeyNotFound
 from api.http.routes.common import Admin, Deps
 from bus.commands import NAME_PATTERN
 from bus.store import ApiKeyRecord, KeyRole

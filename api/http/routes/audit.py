@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
-from api.http.errors import Unavailable
+from api.app.errors import Unavailable
 from api.http.routes.common import Caller, Deps
 from bus.commands import RUN_ID_PATTERN
 from bus.store import AuditLogRecord

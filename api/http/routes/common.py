@@ -6,9 +6,9 @@ from typing import Annotated
 from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from api.http.auth import Principal
-from api.http.deps import ApiDeps
-from api.http.post_stages import StageClock, clock_of
+from api.app import post_stages
+from api.app.auth import Principal
+from api.app.deps import ApiDeps
 
 # Declares the scheme for /docs ("Authorize"); auto_error off so a missing key gets our
 # own 401 body instead of FastAPI's.
@@ -36,11 +36,11 @@ async def get_principal(
 ) -> Principal:
     """The caller, from its bearer API key (401 otherwise)."""
     token = credentials.credentials if credentials is not None else None
-    if clock_of(request.scope) is None:
+    if not post_stages.timing():
         return await deps_of(request).auth.authenticate(token)
     started = time.perf_counter()
     principal = await deps_of(request).auth.authenticate(token)
-    StageClock.observe("auth", time.perf_counter() - started)
+    post_stages.observe("auth", time.perf_counter() - started)
     return principal
 
 

@@ -10,8 +10,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.http.errors import ConversationNotFound, NotOwner
-from api.http.oversight import audit_read
+from api.app.errors import ConversationNotFound, NotOwner
+from api.app.oversight import audit_read
 from api.http.routes.common import Caller, Deps
 from bus.store import ConversationRecord, MessageRecord
 

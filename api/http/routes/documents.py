@@ -21,8 +21,8 @@ from typing import Annotated, Any, cast
 from fastapi import APIRouter, File, Form, Response, UploadFile, status
 from pydantic import BaseModel
 
+from api.app.errors import ApiError, InvalidRequest, NotFound, Unavailable
 from api.catalogue import record_documents
-from api.http.errors import ApiError, InvalidRequest, NotFound, Unavailable
 from api.http.routes.common import Admin, Deps
 from bus import keys, wire
 from bus.commands import NAME_PATTERN, IngestDoc, IngestTask

@@ -15,11 +15,11 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
 
-from api.http import metrics
-from api.http.access import JoinPlan, RunRef, join_run
-from api.http.deps import ApiDeps
-from api.http.errors import InvalidRequest
-from api.http.feed import Outbox, RunFeed
+from api.app import metrics
+from api.app.access import JoinPlan, RunRef, join_run
+from api.app.deps import ApiDeps
+from api.app.errors import InvalidRequest
+from api.app.feed import Outbox, RunFeed
 from api.http.routes.common import Caller, Deps
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])

@@ -6,8 +6,8 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents import gates
-from api.http.gate_actions import GateProblem, resume_run
-from api.http.oversight import audit_read
+from api.app.gate_actions import GateProblem, resume_run
+from api.app.oversight import audit_read
 from api.http.routes.common import Caller, Deps
 from bus.commands import RunState
 from bus.store import GateError, GateNotFound

@@ -29,10 +29,12 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
 from redis.exceptions import RedisError
 
-from api.http import metrics
-from api.http.auth import Principal, bearer_token
-from api.http.deps import ApiDeps
-from api.http.errors import ApiError
+from api.app import metrics
+from api.app.auth import Principal, bearer_token
+from api.app.deps import ApiDeps
+from api.app.errors import ApiError
+from api.app.run_follow import follow_run
+from api.app.starter import Ask, Started
 from api.http.openai_dialect import (
     CONVERSATION_HEADER,
     RUN_HEADER,
@@ -49,8 +51,6 @@ from api.http.openai_dialect import (
     usage_of,
 )
 from api.http.routes.common import deps_of
-from api.http.run_follow import follow_run
-from api.http.starter import Ask, Started
 from bus.commands import RUN_ID_PATTERN
 from bus.errors import StoreError
 from bus.events import ApprovalRequest, Done

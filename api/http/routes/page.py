@@ -17,7 +17,7 @@ from pathlib import Path
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse, Response
 
-from api.http.errors import NotFound
+from api.app.errors import NotFound
 
 router = APIRouter(include_in_schema=False)
 

@@ -5,15 +5,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.http import metrics
-from api.http.access import describe, visible_run
-from api.http.errors import RunEnded
-from api.http.oversight import audit_read
-from api.http.post_stages import NO_CLOCK, clock_of
+from api.app import metrics, post_stages
+from api.app.access import describe, visible_run
+from api.app.errors import RunEnded
+from api.app.oversight import audit_read
+from api.app.starter import Ask
+from api.app.webhook_requests import webhook_of
 from api.http.routes.common import Caller, Deps
-from api.http.starter import Ask
 from api.http.trace_headers import caller_trace
-from api.http.webhook_requests import webhook_of
 from bus.commands import RUN_ID_PATTERN
 from bus.publish import request_cancel
 from bus.run_state import QuestionSettings
@@ -97,12 +96,11 @@ async def create_run(
     ] = None,
 ) -> RunAccepted:
     """Publish a question; the run's events stream at ``events_url``."""
-    clock = clock_of(request.scope) or NO_CLOCK
-    clock.mark("before_handler")
+    post_stages.mark("before_handler")
     hook = webhook_of(body.webhook_url, body.webhook_approvals)
     trace = caller_trace(request.headers)
     ask = Ask(body.question, body.conversation_id, body.settings, webhook=hook, trace=trace)
-    started = await deps.starter.start(caller, ask, idempotency_key=idempotency_key, clock=clock)
+    started = await deps.starter.start(caller, ask, idempotency_key=idempotency_key)
     if not started.replayed:
         metrics.RUNS_STARTED.labels("rest").inc()
     response.headers["Location"] = f"/api/v1/runs/{started.run_id}"

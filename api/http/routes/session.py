@@ -5,16 +5,16 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.http.auth import bearer_token
-from api.http.errors import InvalidRequest, Unauthorized
-from api.http.routes.common import Caller, Deps
-from api.http.sessions import (
+from api.app.auth import bearer_token
+from api.app.errors import InvalidRequest, Unauthorized
+from api.app.sessions import (
     close_session,
     is_session_token,
     open_session,
     principal_of_key_id,
     redeem_login_token,
 )
+from api.http.routes.common import Caller, Deps
 
 router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"])
 

@@ -9,8 +9,8 @@ import uuid
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from api.http.auth import Principal
-from api.http.preferences import Effective, Preferences, overlay, stored_preferences
+from api.app.auth import Principal
+from api.app.preferences import Effective, Preferences, overlay, stored_preferences
 from api.http.routes.common import Admin, Caller, Deps
 from bus.store import AuditEntry
 

@@ -5,8 +5,8 @@ from datetime import UTC, datetime
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from api.http.access import visible_run
-from api.http.errors import Unavailable
+from api.app.access import visible_run
+from api.app.errors import Unavailable
 from api.http.routes.common import Admin, Caller, Deps
 from bus.store import WebhookSecretStore
 from gateway.webhooks.schedule import Delivery, Schedule

@@ -22,11 +22,11 @@ from redis.asyncio import Redis
 
 from agents.llm.ports import LLM
 from api import credentials
+from api.app.sessions import mint_login_token
 from api.compose.edge import run_edge
 from api.compose.roles import UP_ROLES, Roles
 from api.compose.settings import AppSettings
 from api.compose.workers import build_workers
-from api.http.sessions import mint_login_token
 from bus import keys
 from bus.runtime.runner import Runner
 from bus.store import KeyRole, Stores, open_store

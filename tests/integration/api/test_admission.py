@@ -17,7 +17,7 @@ from agents.llm.scripted import BENCHMARK_ANSWER
 from api import credentials
 from api.compose.edge import make_deps
 from api.compose.settings import AppSettings
-from api.http.admission import QuestionAdmission, run_id_for
+from api.streams.admission import QuestionAdmission, run_id_for
 from bus import keys
 from bus.commands import RunResult
 from bus.store import Stores, open_store

@@ -14,7 +14,7 @@ import pytest
 
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, text, tool_call, turn
-from api.http.admission import run_id_for
+from api.streams.admission import run_id_for
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish, read_events

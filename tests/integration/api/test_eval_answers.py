@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from api.cli.answer_eval import load_set, run_set, summary
-from api.cli.eval_answers import reference_model
+from api.evals.answer_runs import reference_model
+from api.evals.answer_set import load_set, run_set, summary
 from tests.conftest import TEST_REDIS_URL, real_client
 
 

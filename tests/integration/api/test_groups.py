@@ -21,7 +21,7 @@ import pytest
 
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, benchmark_turn, text, tool_call, turn
-from api.http.admission import run_id_for
+from api.streams.admission import run_id_for
 from bus import keys
 from bus.store import KeyRole
 from retrieval.embedders.hashing import HashingEmbedder

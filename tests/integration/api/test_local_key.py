@@ -6,9 +6,9 @@ import stat
 from collections.abc import Callable
 
 from api import credentials
+from api.app.auth import Authenticator
 from api.compose.local_key import ensure_local_key, local_key_path, read_local_key
 from api.compose.settings import AppSettings
-from api.http.auth import Authenticator
 from bus.store import open_store
 
 

@@ -232,3 +232,29 @@ async def test_cancel_over_rest_ends_the_run_cancelled(start_api) -> None:
 
     assert cancel.status_code == 202 and run["status"] == "cancelled"
     assert again.status_code == 409 and again.json()["error"]["code"] == "run_ended"
+
+
+def _stage_counts(metrics_text: str) -> dict[str, float]:
+    counts: dict[str, float] = {}
+    for line in metrics_text.splitlines():
+        if line.startswith("agentbus_api_post_stage_seconds_count{"):
+            stage = line.split('stage="', 1)[1].split('"', 1)[0]
+            counts[stage] = float(line.rsplit(" ", 1)[1])
+    return counts
+
+
+async def test_a_post_is_timed_stage_by_stage_and_a_read_is_not(start_api) -> None:
+    api = await start_api()
+    key = await api.key()
+    before = _stage_counts((await api.http.get("/metrics")).text)
+
+    posted = await api.http.post(
+        "/api/v1/runs", json={"question": "23 × 19?"}, headers=api.auth(key)
+    )
+    await api.http.get(f"/api/v1/runs/{posted.json()['run_id']}", headers=api.auth(key))
+    after = _stage_counts((await api.http.get("/metrics")).text)
+
+    assert posted.status_code == 202
+    grew = {stage: after.get(stage, 0) - before.get(stage, 0) for stage in after}
+    stages = ("before_handler", "auth", "prefs", "idempotency", "rate", "conversation", "quota")
+    assert grew == dict.fromkeys((*stages, "publish", "respond"), 1.0)

@@ -6,8 +6,8 @@ import asyncio
 import json
 import re
 
+from api.app.sessions import SESSION_IDLE_S, mint_login_token
 from api.http.routes.page import bundle
-from api.http.sessions import SESSION_IDLE_S, mint_login_token
 from bus import keys
 from bus.store import KeyRole
 from tests.integration.api.conftest import recv

@@ -8,7 +8,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from agents.llm.scripted import BENCHMARK_ANSWER, ScriptedLLM
-from api.http.access import owner_value
+from api.app.access import owner_value
 from bus import keys, wire
 from bus.events import Answer, RunStarted
 from tests.integration.api.conftest import recv, until_done

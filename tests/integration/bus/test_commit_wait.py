@@ -14,7 +14,7 @@ from bus.runtime.commit import DUPLICATE, Committer, prepare
 from bus.runtime.consumer import Entry
 from bus.runtime.context import StepContext
 from bus.runtime.groups import ensure_group
-from bus.runtime.mux import close_mux
+from bus.runtime.shared_mux import close_mux
 from tests.support import noop_command
 
 pytestmark = pytest.mark.connected

@@ -12,7 +12,8 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
-from bus.runtime.mux import Mux, mux_for
+from bus.runtime.mux import Mux
+from bus.runtime.shared_mux import mux_for
 
 pytestmark = pytest.mark.connected
 

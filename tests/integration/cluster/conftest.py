@@ -14,9 +14,9 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from redis.asyncio import Redis
 
+from api.bench.local_cluster import BASE_PORT, LocalCluster
 from bus.cluster import close_cluster, open_cluster
-from bus.runtime.mux import close_mux
-from tests.integration.cluster.harness import BASE_PORT, LocalCluster
+from bus.runtime.shared_mux import close_mux
 
 
 def _port_in_use(port: int) -> bool:

@@ -1,4 +1,4 @@
-"""The edge's join of a run's events (``api.http.access.join_run``) on a cluster: the owner
+"""The edge's join of a run's events (``api.app.access.join_run``) on a cluster: the owner
 key and the event stream are read in one pipeline, which needs them in one hash slot."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from api.http.access import JoinPlan, join_run, owner_value
-from api.http.auth import Principal
+from api.app.access import JoinPlan, join_run, owner_value
+from api.app.auth import Principal
+from api.bench.local_cluster import LocalCluster
 from bus import keys
 from bus.settings import BusSettings
 from bus.store import KeyRole
-from tests.integration.cluster.harness import LocalCluster
 
 pytestmark = [pytest.mark.connected, pytest.mark.cluster]
 

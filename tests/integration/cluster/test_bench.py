@@ -10,10 +10,10 @@ import json
 import pytest
 from redis.asyncio import Redis
 
+from api.bench.local_cluster import LocalCluster
 from bus.cluster import stream_read_keys
 from bus.keys import Role, role_stream
 from bus.settings import CLUSTER_SHARDS
-from tests.integration.cluster.harness import LocalCluster
 from tests.processes import cli
 
 pytestmark = [pytest.mark.connected, pytest.mark.cluster]

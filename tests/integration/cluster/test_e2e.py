@@ -19,10 +19,10 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
+from api.bench.local_cluster import LocalCluster
 from bus import keys
 from bus.settings import CLUSTER_SHARDS
 from bus.store.migrate import upgrade_async
-from tests.integration.cluster.harness import LocalCluster
 from tests.processes import cli, processes, spawn
 from tests.support import wait_for
 

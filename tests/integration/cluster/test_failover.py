@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from api.bench.local_cluster import LocalCluster
 from bus import keys
 from bus.commands import Command
 from bus.publish import publish
 from bus.runtime.commit import COMMITTED, Committer, Prepared
 from bus.runtime.consumer import Entry
 from bus.transcript import fold
-from tests.integration.cluster.harness import LocalCluster
 from tests.support import events_of, noop_command, running, wait_for
 from tests.unit.bus.test_runtime import noop_worker
 

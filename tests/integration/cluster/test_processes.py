@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
+from api.bench.local_cluster import LocalCluster
 from bus import keys
 from bus.commands import Command
 from bus.publish import publish
 from bus.settings import CLUSTER_SHARDS, BusSettings
 from bus.store.migrate import upgrade_async
 from bus.transcript import fold
-from tests.integration.cluster.harness import LocalCluster
 from tests.processes import cli, processes, spawn
 from tests.support import events_of, noop_command, stream_commands, wait_for
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 from redis.asyncio import Redis
 
+from api.bench.local_cluster import LocalCluster
 from bus import keys
 from bus.publish import publish
 from bus.settings import CLUSTER_SHARDS, BusSettings
-from tests.integration.cluster.harness import LocalCluster
 from tests.support import drain, events_of, noop_command
 from tests.unit.bus.test_runtime import (  # noqa: F401 (collected here, on the cluster)
     noop_worker,

@@ -13,7 +13,9 @@ import typer
 from redis.asyncio import Redis
 from typer.testing import CliRunner
 
-from api.cli import retrieval_cmds
+from api.bench import retrieval as bench
+from api.cli import eval as eval_cmd
+from api.cli import ingest as ingest_cmd
 from api.compose.settings import AppSettings
 from bus import keys
 from bus.runtime.worker import Worker
@@ -25,7 +27,6 @@ from retrieval.models import Access
 from retrieval.rerankers.noop import NoopReranker
 from retrieval.stack import chunking_config, open_retrieval
 from retrieval.worker import make_retrieval_handler
-from tests.bench import retrieval as bench
 from tests.support import running
 
 
@@ -38,8 +39,8 @@ def _reset_logging() -> Iterator[None]:
 
 
 app = typer.Typer()
-app.command()(retrieval_cmds.ingest)
-app.add_typer(retrieval_cmds.eval_app, name="eval")
+app.command()(ingest_cmd.ingest)
+app.add_typer(eval_cmd.app, name="eval")
 
 
 def _docs(folder: Path) -> Path:
@@ -94,7 +95,7 @@ async def test_ingest_over_the_bus_follows_the_job_to_done(
         )
         async with running([worker], real_redis):
             counts, status = await asyncio.wait_for(
-                retrieval_cmds._via_bus(settings, docs, "t9", False, 60),  # pyright: ignore[reportPrivateUsage]
+                ingest_cmd._via_bus(settings, docs, "t9", False, 60),  # pyright: ignore[reportPrivateUsage]
                 30,
             )
         assert status == "done"

@@ -9,12 +9,12 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from api.cli import retrieval_cmds
+from api.cli import ingest as ingest_cmd
 from api.compose.settings import AppSettings
 from bus.store import open_store, upgrade_async
 
 app = typer.Typer()
-app.command()(retrieval_cmds.ingest)
+app.command()(ingest_cmd.ingest)
 app.command("noop")(lambda: None)  # a second command keeps `ingest` a subcommand
 
 

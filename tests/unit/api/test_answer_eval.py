@@ -15,7 +15,8 @@ from agents.llm.local import LocalLLM
 from agents.llm.observed import ObservedLLM
 from agents.llm.weights import LOCAL_MODELS, QWEN25_CODER_15B, WeightsSpec, locate_parts
 from agents.settings import AgentSettings
-from api.cli.answer_eval import (
+from api.compose.roles import make_llm
+from api.evals.answer_set import (
     AnswerSet,
     Expect,
     Outcome,
@@ -26,7 +27,6 @@ from api.cli.answer_eval import (
     score,
     summary,
 )
-from api.compose.roles import make_llm
 from gateway.tools import builtin_tools
 from gateway.tools.search_docs import SearchDocs
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
+from api.bench.deployment import Deployment
 from api.cli.main import app
-from tests.bench.deployment import Deployment
 
 
 @pytest.mark.parametrize(

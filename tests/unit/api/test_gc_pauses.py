@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from api.app import metrics
 from api.compose import gc_pauses
-from api.http import metrics
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from api.http.read_through import ReadThrough
+from api.app.read_through import ReadThrough
 
 
 class Source:

@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 from redis.asyncio import Redis
 
-from api.http.feed import Outbox, RunFeed
-from api.http.relay import Relay
-from api.http.relay_xread import PackedXread
+from api.app.feed import Outbox, RunFeed
+from api.app.relay import Relay
+from api.app.relay_xread import PackedXread
 from bus import keys
 from tests.conftest import real_client
 from tests.support import wait_for

@@ -9,8 +9,8 @@ import pytest
 from pydantic import SecretStr
 
 from api import credentials, signing
-from api.http.auth import Authenticator
-from api.http.errors import Unauthorized
+from api.app.auth import Authenticator
+from api.app.errors import Unauthorized
 from bus.store import ApiKeyRecord, KeyRole
 
 MASTER = b"m" * 32

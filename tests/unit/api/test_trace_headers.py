@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from api.http.starter import _same_trace  # pyright: ignore[reportPrivateUsage]
+from api.app.starter import _same_trace  # pyright: ignore[reportPrivateUsage]
 from api.http.trace_headers import caller_trace
 from bus.commands import TraceContext
 

@@ -17,6 +17,7 @@ from prometheus_client import Counter
 from bus import keys, logs, tracing
 from bus.commands import AgentTask, Command, RunState, TraceContext
 from bus.runtime import metrics
+from bus.runtime.commit import stamped
 
 PARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
@@ -87,14 +88,15 @@ def test_off_nothing_is_created_and_commands_keep_their_trace(
     assert calls[:-1] == ["span", "__enter__", "__exit__"], calls  # the last: setprofile
 
 
-def test_on_a_step_span_continues_the_command_and_stamps_what_it_publishes(
+def test_on_a_step_span_continues_the_command_and_the_commit_stamps_what_it_publishes(
     exporter: InMemorySpanExporter,
 ) -> None:
     first = command(TraceContext(traceparent=PARENT))
     with tracing.span("step intake", parent=first.trace, kind="consumer"):
         with tracing.span("chat scripted", {"gen_ai.request.model": "scripted"}):
             line = logs.add_trace_ids(None, "info", {"event": "x"})
-        nxt = first.follow(keys.Role.PLANNER, first.payload)
+        # stamped where the step's effects are prepared for its commit
+        nxt = stamped(first.follow(keys.Role.PLANNER, first.payload))
     chat, step = exporter.get_finished_spans()
     assert format(step.context.trace_id, "032x") == PARENT.split("-")[1]
     assert step.parent is not None and format(step.parent.span_id, "016x") == PARENT.split("-")[2]

@@ -1,0 +1,126 @@
+"""Who is calling: an API key becomes a ``Principal`` (tenant, subject, role, groups).
+
+Checked keys are cached in the process for ``api_key_cache_s`` (default 5 s), so a busy
+client does not cost one SQL read per request; a revocation therefore takes effect within
+that time on every replica. Concurrent requests share one read of a key, and a key in
+use is re-read shortly before it expires (``api.app.read_through``). Unknown, malformed
+and revoked keys all fail the same way, and so does a signed question (``api.signing``)
+whose signature does not verify.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from api import credentials, signing
+from api.app.errors import AdminOnly, Unauthorized
+from api.app.read_through import ReadThrough
+from bus.store import ApiKeyRecord, ApiKeyStore, KeyRole, Scope
+
+_CACHE_LIMIT = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """The authenticated caller; every read and write is scoped to `scope`."""
+
+    tenant_id: str
+    subject: str
+    role: KeyRole
+    key_id: str
+    groups: tuple[str, ...] = ()
+
+    @property
+    def is_admin(self) -> bool:
+        """Whether the caller may manage its tenant's keys and settings."""
+        return self.role is KeyRole.ADMIN
+
+    @property
+    def scope(self) -> Scope:
+        """What the caller may see: its own runs and conversations; an admin, the tenant's."""
+        if self.is_admin:
+            return Scope.admin(self.tenant_id, self.subject)
+        return Scope.user(self.tenant_id, self.subject)
+
+    def require_admin(self) -> None:
+        """Raise ``AdminOnly`` unless the caller holds an admin key."""
+        if not self.is_admin:
+            raise AdminOnly("this needs an admin key of your tenant")
+
+
+def _principal(record: ApiKeyRecord) -> Principal:
+    return Principal(record.tenant_id, record.subject, record.role, record.id, record.groups)
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header, or None."""
+    if not authorization:
+        return None
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+class Authenticator:
+    """Turns API keys into principals, with a short in-process cache of checked keys.
+
+    Args:
+        keys: the key store.
+        cache_s: how long a checked key is trusted without re-reading the store.
+        clock: monotonic seconds (tests pass a fake).
+        signing_master: the deployment's signing master key (``api.signing``); without it
+            signed questions are refused.
+    """
+
+    def __init__(
+        self,
+        keys: ApiKeyStore,
+        *,
+        cache_s: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+        signing_master: bytes | None = None,
+    ) -> None:
+        self._keys = keys
+        self._master = signing_master
+        self._cache: ReadThrough[ApiKeyRecord | None] = ReadThrough(
+            cache_s, clock=clock, limit=_CACHE_LIMIT
+        )
+
+    async def authenticate(self, key: str | None) -> Principal:
+        """The principal of ``key``, or raise ``Unauthorized``."""
+        if not key:
+            raise Unauthorized("no API key was sent")
+        kid = credentials.key_id(key)
+        if kid is None:
+            raise Unauthorized("the API key is malformed")
+        record = await self._record(kid)
+        # Key ids are not secret (they are listed and logged); only the digest comparison
+        # must not leak timing, and credentials.matches is constant-time.
+        if record is None or not record.active or not credentials.matches(key, record):
+            raise Unauthorized("the API key is unknown or revoked")
+        return _principal(record)
+
+    async def authenticate_signed(self, key_id: str, data: bytes, signature: str) -> Principal:
+        """The principal of the key ``key_id`` if ``signature`` signs ``data`` with its
+        signing secret, or raise ``Unauthorized`` (the entry's freshness is the caller's)."""
+        if self._master is None:
+            raise Unauthorized("this API does not accept signed questions")
+        record = await self._record(key_id)
+        secret = signing.signing_secret(self._master, key_id)
+        if record is None or not record.active or not signing.verify(secret, data, signature):
+            raise Unauthorized("the key id is unknown or revoked, or the signature is wrong")
+        return _principal(record)
+
+    def forget(self, key_id: str) -> None:
+        """Drop a key from this process's cache (after revoking it here)."""
+        self._cache.forget(key_id)
+
+    async def _record(self, kid: str) -> ApiKeyRecord | None:
+        return await self._cache.get(kid, lambda: self._load(kid))
+
+    async def _load(self, kid: str) -> tuple[ApiKeyRecord | None, bool]:
+        record = await self._keys.get(kid)
+        return record, record is not None and record.active  # only live keys are cached

@@ -1,0 +1,79 @@
+"""What the API's routes need, wired once by the composition root (``api.compose.edge``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from agents.gates import AllowAlways
+    from api.app.auth import Authenticator
+    from api.app.limits import TenantLimits
+    from api.app.preferences import Effective
+    from api.app.relay import Relay
+    from api.app.starter import RunStarter
+    from api.settings import ApiSettings
+    from bus.settings import BusSettings
+    from bus.store import (
+        ApiKeyStore,
+        AuditStore,
+        CheckpointStore,
+        ConversationStore,
+        DocumentStore,
+        RunStore,
+        TenantSettingsStore,
+        WebhookSecretStore,
+    )
+    from gateway.webhooks.schedule import Schedule
+    from retrieval.settings import RetrievalSettings
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiDeps:
+    """Dependencies of the API app (no module globals: every route reads these).
+
+    Attributes:
+        settings: the API's settings.
+        bus: the bus's settings (the edge publishes and reads run streams).
+        retrieval: chunking and batching of the documents the web page uploads.
+        defaults: the deployment's run settings, before any tenant preference.
+        redis: the shared Redis client.
+        runs: the run store.
+        conversations: the conversation store.
+        keys: the API key store.
+        tenant_settings: the tenants' preferences.
+        auth: turns API keys into principals.
+        limits: per-tenant rate limit and concurrent-run quota.
+        starter: admits and publishes runs.
+        relay: the process's shared reader of run event streams.
+        checkpoints: the paused runs.
+        allow_always: persists an ``egress_allow_always`` decision, audited.
+        audit: the audit log (admins' reads of other users' data; the web page's Activity).
+        signing_master: what keys' signing secrets derive from (``api.signing``).
+        documents: the catalogue of uploaded documents (the web page's Documents panel).
+        webhook_secrets: the tenants' webhook signing secrets.
+        webhooks: the webhook delivery schedule (``GET /runs/{id}/deliveries`` reads it).
+    """
+
+    settings: ApiSettings
+    bus: BusSettings
+    retrieval: RetrievalSettings
+    defaults: Effective
+    redis: Redis
+    runs: RunStore
+    conversations: ConversationStore
+    keys: ApiKeyStore
+    tenant_settings: TenantSettingsStore
+    auth: Authenticator
+    limits: TenantLimits
+    starter: RunStarter
+    relay: Relay
+    checkpoints: CheckpointStore | None = None
+    allow_always: AllowAlways | None = None
+    audit: AuditStore | None = None
+    signing_master: bytes | None = None
+    documents: DocumentStore | None = None
+    webhook_secrets: WebhookSecretStore | None = None
+    webhooks: Schedule | None = None

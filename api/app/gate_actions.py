@@ -1,0 +1,60 @@
+"""Resuming a paused run, shared by REST (``POST .../resume``) and the websocket frame."""
+
+from __future__ import annotations
+
+from agents import gates
+from api.app.auth import Principal
+from api.app.deps import ApiDeps
+from api.app.errors import ApiError
+from bus.store import GateConflict, GateError, GateExpired, GateForbidden, GateNotFound
+
+_STATUS: dict[type[GateError], int] = {
+    GateNotFound: 404,
+    GateForbidden: 403,
+    GateConflict: 409,
+    GateExpired: 410,
+}
+_HINTS: dict[type[GateError], str] = {
+    GateNotFound: "check the run id; only the user who started a run can resume it",
+    GateForbidden: "only the user who started the run can decide its gate",
+    GateConflict: "this gate was already decided; join the run to follow it",
+    GateExpired: "the gate expired; ask the question again",
+}
+
+
+class GateProblem(ApiError):
+    """A resume that cannot go ahead; its code and status say why."""
+
+    code = "gate_error"
+
+    @classmethod
+    def of(cls, error: GateError | gates.BadDecision) -> GateProblem:
+        """The API error for a store or decision error (404/403/409/410/422)."""
+        problem = cls(str(error).split(" (")[0])
+        problem.code = error.code
+        if isinstance(error, gates.BadDecision):
+            problem.status, problem.hint = 422, error.hint
+        else:
+            problem.status = _STATUS.get(type(error), 409)
+            problem.hint = _HINTS.get(type(error), "")
+        return problem
+
+
+async def resume_run(deps: ApiDeps, who: Principal, run_id: str, decision: str) -> None:
+    """Resume ``run_id`` as ``who`` with ``decision`` (the gate's details come from SQL)."""
+    if deps.checkpoints is None:
+        raise GateProblem.of(GateNotFound("gates need a state store"))
+    try:
+        await gates.resume(
+            deps.checkpoints,
+            deps.runs,
+            deps.redis,
+            deps.bus,
+            scope=who.scope,
+            groups=who.groups,
+            run_id=run_id,
+            decision=decision,
+            allow_always=deps.allow_always,
+        )
+    except (GateError, gates.BadDecision) as e:
+        raise GateProblem.of(e) from e

@@ -1,0 +1,455 @@
+"""Starting a run: limits, idempotency, the settings overlay, and publishing it exactly once.
+
+Every entry point (``POST /runs``, the websocket ``ask``, externally published questions)
+goes through :class:`RunStarter`. A run is published by one Lua script that records its
+owner (tenant and user) and XADDs its intake command together: publishing the same run id
+again (a client retry with the same ``Idempotency-Key``, a redelivered ``runs.questions``
+entry) is a no-op, and a retry after a crash between claiming a key and publishing still
+publishes. A ``conversation_id`` must be free or the caller's own: another user's or
+tenant's is refused (404 ``conversation_not_found``) before anything is claimed or sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from redis.exceptions import RedisError
+
+from agents.sources import MEMORY, WEB
+from api.app import metrics
+from api.app.access import owner_value
+from api.app.auth import Principal
+from api.app.errors import (
+    ConversationNotFound,
+    CriticalToolNotApproved,
+    IdempotencyKeyReused,
+    InvalidRequest,
+    ModelNotAllowed,
+    NotOwner,
+    QuestionTooLarge,
+    RateLimited,
+    TooManyActiveRuns,
+    Unavailable,
+)
+from api.app.limits import TenantLimits
+from api.app.post_stages import mark
+from api.app.preferences import (
+    Effective,
+    Preferences,
+    models_chosen,
+    overlay,
+    stored_preferences,
+)
+from api.app.preferences import run_settings as make_run_settings
+from api.app.read_through import ReadThrough
+from api.app.webhook_requests import WebhookRequest, check_webhook, webhook_registration
+from bus import keys, tracing, wire
+from bus.commands import AgentTask, Command, RunState, TraceContext, new_run_id
+from bus.errors import StoreError
+from bus.run_state import QuestionSettings, RunSettings
+from bus.store import ConversationNotFound as NoSuchConversation
+from retrieval.gather_source import DOCUMENTS
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from api.settings import ApiSettings
+    from bus.settings import BusSettings
+    from bus.store import ConversationStore, DocumentStore, TenantSettingsStore
+
+# KEYS: run owner key, intake stream, and (with a webhook) the run's webhook registration,
+# the watch set and its wake stream (one hash tag). ARGV: owner, ttl, maxlen, command, and
+# (with a webhook) its spec, the time and the run id: registered with the run, atomically.
+# Returns 1 published, 0 already published for this owner, -1 the id is someone else's.
+_PUBLISH_ONCE = """
+local owner = redis.call('GET', KEYS[1])
+if owner then
+  if owner == ARGV[1] then return 0 end
+  return -1
+end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'data', ARGV[4])
+if #KEYS > 2 then
+  redis.call('HSET', KEYS[3], 'spec', ARGV[5], 'cursor', '0-0')
+  redis.call('EXPIRE', KEYS[3], ARGV[2])
+  redis.call('ZADD', KEYS[4], ARGV[6], ARGV[7])
+  redis.call('XADD', KEYS[5], 'MAXLEN', '~', 16, '*', 'w', '1')
+end
+return 1
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """A question to start a run with."""
+
+    question: str
+    conversation_id: str | None = None
+    settings: QuestionSettings = field(default_factory=QuestionSettings)
+    run_id: str | None = None
+    reply_to: str | None = None
+    webhook: WebhookRequest | None = None
+    trace: TraceContext | None = None
+    """The caller's W3C trace context: the run's trace continues it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A run that was published (or had been, for a retry)."""
+
+    run_id: str
+    conversation_id: str
+    shard: int
+    replayed: bool = False
+
+
+class RunStarter:
+    """Admits and publishes runs for authenticated callers.
+
+    Args:
+        redis: the shared Redis client.
+        settings: the API's settings (question size, idempotency, cache time).
+        bus: the bus's settings (shards, stream cap, key lifetime).
+        defaults: the deployment's run settings, before any tenant preference.
+        tenant_settings: the tenants' stored preferences.
+        limits: the per-tenant rate limit and concurrent-run quota.
+        conversations: the conversations, to refuse another user's conversation id.
+        models: the models runs may choose (``AGENTBUS_LLM_MODELS``; empty: no choice).
+        documents: the document catalogue (a tenant with documents gathers from them).
+        webhook_private_hosts: hosts the deployment lets webhooks reach on private
+            addresses (``AGENTBUS_WEBHOOK_PRIVATE_HOSTS``, a gateway setting).
+    """
+
+    def __init__(
+        self,
+        redis: Redis,
+        settings: ApiSettings,
+        bus: BusSettings,
+        defaults: Effective,
+        tenant_settings: TenantSettingsStore,
+        limits: TenantLimits,
+        conversations: ConversationStore,
+        *,
+        models: Sequence[str] = (),
+        documents: DocumentStore | None = None,
+        webhook_private_hosts: frozenset[str] = frozenset(),
+    ) -> None:
+        self._redis = redis
+        self._settings = settings
+        self._bus = bus
+        self._defaults = defaults
+        self._tenant_settings = tenant_settings
+        self._limits = limits
+        self._conversations = conversations
+        self._models = tuple(dict.fromkeys(models))
+        self._documents = documents
+        self._webhook_private = webhook_private_hosts
+        self._publish = redis.register_script(_PUBLISH_ONCE)
+        self._prefs: ReadThrough[Preferences | None] = ReadThrough(settings.api_key_cache_s)
+        self._has_documents: ReadThrough[bool] = ReadThrough(settings.api_key_cache_s)
+
+    async def effective(self, tenant_id: str) -> Effective:
+        """The tenant's settings after the overlay (cached for ``api_key_cache_s``)."""
+        prefs = await self._prefs.get(tenant_id, lambda: self._read_prefs(tenant_id))
+        return overlay(self._defaults, prefs)
+
+    async def _read_prefs(self, tenant_id: str) -> tuple[Preferences | None, bool]:
+        record = await self._tenant_settings.get(tenant_id)
+        return (None if record is None else stored_preferences(record.settings)), True
+
+    def forget(self, tenant_id: str) -> None:
+        """Drop a tenant's cached preferences (after they changed here)."""
+        self._prefs.forget(tenant_id)
+        self._has_documents.forget(tenant_id)
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The models runs may choose, the default first."""
+        return self._models
+
+    def check_models(self, chosen: set[str]) -> None:
+        """Refuse a model the deployment does not serve.
+
+        Raises:
+            ModelNotAllowed: a model outside ``AGENTBUS_LLM_MODELS``.
+        """
+        refused = sorted(chosen - set(self._models))
+        if refused:
+            served = ", ".join(self._models) or "none: this deployment offers no choice"
+            raise ModelNotAllowed(
+                f"model(s) {', '.join(refused)} not served here (served: {served})",
+                field="settings.model",
+            )
+
+    async def _default_sources(
+        self, tenant_id: str, effective: Effective, has_history: bool
+    ) -> list[str]:
+        """The sources that exist for a run whose tenant chose none (cached per tenant)."""
+        found: list[str] = []
+        if self._documents is not None:
+            documents = self._documents
+
+            async def read() -> tuple[bool, bool]:
+                try:
+                    return bool(await documents.list(tenant_id, limit=1)), True
+                except StoreError as e:
+                    raise Unavailable(f"cannot read the document catalogue: {e}") from e
+
+            if await self._has_documents.get(tenant_id, read):
+                found.append(DOCUMENTS)
+        if has_history:
+            found.append(MEMORY)
+        if effective.egress_enabled:
+            found.append(WEB)
+        return found
+
+    async def start(
+        self,
+        who: Principal,
+        ask: Ask,
+        *,
+        idempotency_key: str | None = None,
+    ) -> Started:
+        """Check limits and publish the run's intake command.
+
+        The run carries the caller's ACL groups (``Command.groups``), which every
+        retrieval of the run filters by.
+
+        Raises:
+            QuestionTooLarge, InvalidRequest: the question is unacceptable.
+            ConversationNotFound: the conversation id is another user's or tenant's.
+            NotOwner: an admin named another user's conversation (it may read, not add).
+            CriticalToolNotApproved: it asks for a CRITICAL tool its tenant did not approve.
+            ModelNotAllowed: it (or its tenant) chose a model the deployment does not serve.
+            WebhookRefused: the webhook URL may not be used by this tenant.
+            IdempotencyKeyReused: the key was used before for a different request.
+            RateLimited, TooManyActiveRuns: a tenant limit says no (with Retry-After).
+            Unavailable: Redis failed.
+        """
+        if len(ask.question) > self._settings.api_max_question_chars:
+            raise QuestionTooLarge(
+                f"the question has {len(ask.question)} characters; the limit is "
+                f"{self._settings.api_max_question_chars}",
+                field="question",
+            )
+        if not ask.question.strip():
+            raise InvalidRequest("the question is empty", field="question")
+        try:
+            effective = await self.effective(who.tenant_id)
+            self.check_models(models_chosen(effective, ask.settings))
+            if ask.settings.approve_critical:
+                await self._check_critical(who, ask.settings.approve_critical)
+            if ask.webhook is not None:  # refused before any limit is spent on the run
+                checked = check_webhook(effective, ask.webhook, self._webhook_private)
+                ask = replace(ask, webhook=checked)
+            mark("prefs")
+            return await self._start(who, ask, idempotency_key)
+        except RedisError as e:
+            raise Unavailable(f"cannot reach Redis: {e}") from e
+
+    async def _check_conversation(self, who: Principal, conversation_id: str) -> bool:
+        """Refuse a conversation id the caller does not own; a free id starts a new one.
+
+        Returns:
+            Whether the conversation exists already (it has history).
+        """
+        try:
+            found = await self._conversations.probe(who.scope, conversation_id)
+        except NoSuchConversation as e:
+            raise ConversationNotFound(f"no conversation {conversation_id!r}") from e
+        except StoreError as e:
+            raise Unavailable(f"cannot check the conversation: {e}") from e
+        if found is not None and found.subject != who.subject:
+            raise NotOwner(f"conversation {conversation_id!r} belongs to another user")
+        return found is not None
+
+    async def published(self, who: Principal, run_id: str) -> bool:
+        """Whether the caller already published the run ``run_id``.
+
+        For re-admitting an entry whose admission died after publishing: the run must not
+        start twice, nor count against the tenant's rate a second time.
+        """
+        shard = keys.shard_of(run_id, self._bus.shards)
+        try:
+            owner = await self._redis.get(keys.run_owner(run_id, shard))
+        except RedisError as e:
+            raise Unavailable(f"cannot reach Redis: {e}") from e
+        if isinstance(owner, bytes):
+            owner = owner.decode()
+        return owner == owner_value(who.tenant_id, who.subject)
+
+    async def _check_critical(self, who: Principal, asked: list[str]) -> None:
+        """Refuse a run that asks for CRITICAL tools its tenant's admin has not approved."""
+        approved = set((await self.effective(who.tenant_id)).approved_critical_tools)
+        missing = sorted(set(asked) - approved)
+        if missing:
+            raise CriticalToolNotApproved(
+                f"tenant {who.tenant_id!r} has not approved the CRITICAL tool(s) "
+                f"{', '.join(missing)}",
+                field="settings.approve_critical",
+            )
+
+    async def _start(self, who: Principal, ask: Ask, idem: str | None) -> Started:
+        run_id = ask.run_id or new_run_id()
+        conversation_id = ask.conversation_id or new_run_id()
+        idem_key = None
+        if idem is not None:
+            # Per user, not only per tenant: another user's retry must never find this run.
+            digest = hashlib.sha256(f"{who.subject}\n{idem}".encode()).hexdigest()
+            idem_key = keys.idempotency(who.tenant_id, digest)
+            earlier = await self._claim(idem_key, ask, run_id, conversation_id)
+            if earlier is not None:
+                run_id, conversation_id = earlier
+                return await self._publish_run(who, ask, run_id, conversation_id, replay=True)
+        mark("idempotency")
+        try:
+            verdict = await self._limits.check_rate(who.tenant_id)
+            mark("rate")
+            if not verdict.allowed:
+                raise RateLimited(
+                    f"tenant {who.tenant_id!r} may start {self._limits.per_minute} runs a minute",
+                    retry_after=verdict.retry_after_s,
+                )
+            history = False
+            if ask.conversation_id is not None:
+                history = await self._check_conversation(who, ask.conversation_id)
+            mark("conversation")
+            return await self._publish_run(
+                who, ask, run_id, conversation_id, replay=False, history=history
+            )
+        except BaseException:
+            if idem_key is not None:  # let a later retry with the same key try again
+                await self._redis.delete(idem_key)
+            raise
+
+    async def _claim(
+        self, idem_key: str, ask: Ask, run_id: str, conversation_id: str
+    ) -> tuple[str, str] | None:
+        """Claim the idempotency key for this run; an earlier claim's (run, conversation)."""
+        fingerprint = _fingerprint(ask)
+        value = json.dumps({"run": run_id, "conv": conversation_id, "fp": fingerprint})
+        ttl = self._settings.api_idempotency_ttl_s
+        if await self._redis.set(idem_key, value, nx=True, ex=ttl):
+            return None
+        raw = await self._redis.get(idem_key)
+        if raw is None:  # expired between the two calls: claim it again
+            return await self._claim(idem_key, ask, run_id, conversation_id)
+        earlier = json.loads(raw)
+        if earlier["fp"] != fingerprint:
+            raise IdempotencyKeyReused("this Idempotency-Key was used for another request")
+        return earlier["run"], earlier["conv"]
+
+    async def _publish_run(
+        self,
+        who: Principal,
+        ask: Ask,
+        run_id: str,
+        conversation_id: str,
+        *,
+        replay: bool,
+        history: bool = False,
+    ) -> Started:
+        effective = await self.effective(who.tenant_id)
+        settings = make_run_settings(effective, ask.settings)
+        if settings.mode != "single" and effective.sources is None:
+            found = await self._default_sources(who.tenant_id, effective, history)
+            settings = settings.model_copy(update={"sources": found})
+        s = self._bus
+        deadline = time.time() + effective.timeout_s
+        verdict = await self._limits.acquire(who.tenant_id, run_id, deadline)
+        if not verdict.allowed:
+            raise TooManyActiveRuns(
+                f"tenant {who.tenant_id!r} already has {self._limits.max_active} runs in flight",
+                retry_after=verdict.retry_after_s,
+            )
+        mark("quota")
+        shard = keys.shard_of(run_id, s.shards)
+        attributes = {
+            "agentbus.run_id": run_id,
+            "agentbus.tenant_id": who.tenant_id,
+            "agentbus.conversation_id": conversation_id,
+        }
+        # Inside a traced request already in the caller's trace (FastAPI's server span
+        # continued its header) that span is the parent; otherwise (a websocket frame's or a
+        # question's own trace) the caller's trace is continued directly.
+        parent = None if _same_trace(tracing.current(), ask.trace) else ask.trace
+        with tracing.span("run publish", attributes, parent=parent, kind="producer"):
+            started = await self._send(
+                who, ask, run_id, conversation_id, settings, shard, deadline, replay=replay
+            )
+        mark("publish")
+        return started
+
+    async def _send(
+        self,
+        who: Principal,
+        ask: Ask,
+        run_id: str,
+        conversation_id: str,
+        settings: RunSettings,
+        shard: int,
+        deadline: float,
+        *,
+        replay: bool,
+    ) -> Started:
+        s = self._bus
+        tracing.set_attributes({"agentbus.mode": settings.mode, "agentbus.replay": replay})
+        command = Command(
+            run_id=run_id,
+            tenant_id=who.tenant_id,
+            subject=who.subject,
+            shard=shard,
+            role=keys.Role.INTAKE,
+            deadline=deadline,
+            trace=tracing.current() or ask.trace or TraceContext(),
+            reply_to=ask.reply_to,
+            groups=who.groups,
+            payload=AgentTask(
+                state=RunState(
+                    question=ask.question,
+                    conversation_id=conversation_id,
+                    settings=settings,
+                    started_at=time.time(),
+                )
+            ),
+        )
+        run_keys = [keys.run_owner(run_id, shard), keys.role_stream(keys.Role.INTAKE, shard)]
+        args: list[str | int | float] = [owner_value(who.tenant_id, who.subject), s.run_ttl_s]
+        args += [s.stream_maxlen, wire.encode(command)]
+        if ask.webhook is not None:
+            extra_keys, extra_args = webhook_registration(
+                who, ask.webhook, run_id, shard, conversation_id
+            )
+            run_keys, args = [*run_keys, *extra_keys], [*args, *extra_args]
+        outcome = await self._publish(keys=run_keys, args=args)
+        if int(outcome) < 0:
+            await self._limits.release(who.tenant_id, run_id)
+            raise InvalidRequest(f"run id {run_id!r} is taken", field="run_id")
+        if int(outcome) > 0:
+            metrics.RUNS_BY_MODE.labels(settings.mode).inc()
+        return Started(run_id, conversation_id, shard, replayed=replay or int(outcome) == 0)
+
+
+def _same_trace(current: TraceContext | None, caller: TraceContext | None) -> bool:
+    if current is None or not current.traceparent:
+        return False
+    if caller is None or not caller.traceparent:
+        return True
+    return current.traceparent.split("-")[1] == caller.traceparent.split("-")[1]
+
+
+def _fingerprint(ask: Ask) -> str:
+    doc: dict[str, object] = {
+        "q": ask.question,
+        "c": ask.conversation_id,
+        "s": ask.settings.model_dump(),
+        "r": ask.reply_to,
+    }
+    if ask.webhook is not None:  # only then: earlier keys' fingerprints stay as they were
+        doc["w"] = [ask.webhook.url, ask.webhook.approvals]
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32]

@@ -1,0 +1,1 @@
+"""The benchmarks `agentbus bench` runs; each prints its figures."""

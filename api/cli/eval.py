@@ -1,0 +1,39 @@
+"""``agentbus eval``: evaluations on data the project ships (retrieval, answers)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from api.cli.common import run_async, settings
+from api.evals.answer_runs import eval_answers
+from retrieval.errors import RetrievalError
+
+app = typer.Typer(help="Evaluations on data the project ships.", no_args_is_help=True)
+app.command("answers")(eval_answers)
+
+
+@app.command("retrieval")
+@run_async
+async def eval_retrieval(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line per method.")] = False,
+    reranker: Annotated[
+        str, typer.Option(help="Reranker for the hybrid+rerank row: nanoranker | none.")
+    ] = "nanoranker",
+) -> None:
+    """recall@5, MRR@10, nDCG@10 of dense, keyword, hybrid and hybrid+rerank search."""
+    from retrieval.eval.runner import evaluate, table
+    from retrieval.rerankers import make_reranker
+
+    try:
+        scores, info = await evaluate(settings().retrieval, reranker=make_reranker(reranker))
+    except RetrievalError as e:
+        typer.echo(f"error [{e.code}]: {e}", err=True)
+        raise typer.Exit(2) from e
+    if as_json:
+        for score in scores:
+            typer.echo(json.dumps({**score.as_dict(), **info}))
+    else:
+        typer.echo(table(scores, info))

@@ -1,0 +1,19 @@
+"""``agentbus schema``: the messages' JSON Schemas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from bus import schema
+
+app = typer.Typer(help="Message JSON Schemas.", no_args_is_help=True)
+
+
+@app.command("export")
+def schema_export(directory: Annotated[Path, typer.Argument(help="Output folder.")]) -> None:
+    """Write one JSON Schema file per message type."""
+    for path in schema.export(directory):
+        typer.echo(str(path))

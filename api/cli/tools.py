@@ -1,0 +1,150 @@
+"""``agentbus tools``: list the gateway's tools, or call one through the gateway over the bus."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated, Any
+
+import typer
+
+from api.cli.common import cli_groups, run_async, settings
+from api.compose.connection import connect
+from api.compose.roles import gateway_policies, make_registry
+from bus import keys
+from bus.commands import (
+    Command,
+    RunSettings,
+    RunState,
+    ToolCallBatch,
+    ToolCallRequest,
+    deadline_in,
+    new_run_id,
+)
+from bus.events import ToolResult
+from bus.publish import publish, read_events
+from gateway.mcp.hub import McpHub
+
+app = typer.Typer(help="Gateway tools: list them, call one.", no_args_is_help=True)
+#: Who the gateway (and its audit log) sees calling.
+CLI_AGENT = "cli"
+
+
+@app.command("list")
+@run_async
+async def tools_list(
+    tenant: Annotated[
+        str | None, typer.Option(help="Whose tools (default AGENTBUS_TENANT).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per tool.")] = False,
+) -> None:
+    """List the tools a tenant may call: built-ins, plugins and its MCP servers' tools."""
+    s = settings()
+    policy = await gateway_policies(s.gateway).for_tenant(tenant or s.api.tenant)
+    hub = McpHub()
+    try:
+        registry = await hub.registry_for(make_registry(s.gateway), policy.mcp_servers)
+    finally:
+        await hub.aclose()
+    for spec in registry.list():
+        if policy.enabled_tools is not None and spec.name not in policy.enabled_tools:
+            continue
+        if as_json:
+            typer.echo(json.dumps(spec.model_dump(mode="json")))
+            continue
+        flags = [spec.risk.value] + (["side effects"] if spec.side_effects else [])
+        flags += [f"hosts: {', '.join(spec.hosts)}"] if spec.hosts else []
+        typer.echo(f"{spec.name:28} [{'; '.join(flags)}]  {spec.description[:80]}")
+
+
+def _outcome(result: ToolResult, run_id: str) -> dict[str, Any]:
+    return {"run_id": run_id} | result.model_dump(
+        mode="json",
+        include={
+            "call_id",
+            "tool",
+            "status",
+            "code",
+            "message",
+            "result",
+            "truncated",
+            "blocked_host",
+            "duration_ms",
+        },
+    )
+
+
+@app.command("call")
+@run_async
+async def tools_call(
+    name: Annotated[str, typer.Argument(help="The tool, as `agentbus tools list` names it.")],
+    args: Annotated[str, typer.Argument(help="The arguments, a JSON object.")] = "{}",
+    tenant: Annotated[str | None, typer.Option(help="Call as this tenant.")] = None,
+    approve_high_risk: Annotated[
+        bool, typer.Option("--approve-high-risk", help="Allow HIGH (not CRITICAL) risk tools.")
+    ] = False,
+    approve_critical: Annotated[
+        bool,
+        typer.Option(
+            "--approve-critical",
+            help="Ask for this CRITICAL tool (runs only if the tenant approved it).",
+        ),
+    ] = False,
+    wait: Annotated[float, typer.Option(min=1, help="Seconds to wait for the gateway.")] = 60,
+) -> None:
+    """Call one tool through the gateway over the bus and print the outcome as JSON.
+
+    The call takes the path an agent's call takes: the gateway's policy chain, audit and
+    exactly-once effects. Exit status: 0 when the outcome is ok, 1 when it is not, 2 when
+    the call could not be made.
+    """
+    try:
+        arguments = json.loads(args)
+    except ValueError as e:
+        raise typer.BadParameter(f"ARGS is not JSON: {e}", param_hint="ARGS") from e
+    if not isinstance(arguments, dict):
+        raise typer.BadParameter("ARGS must be a JSON object", param_hint="ARGS")
+    s = settings()
+    run_id = new_run_id()
+    command = Command(
+        run_id=run_id,
+        tenant_id=tenant or s.api.tenant,
+        subject=s.api.subject,
+        shard=keys.shard_of(run_id, s.bus.shards),
+        role=keys.Role.GATEWAY,
+        deadline=deadline_in(min(wait, s.bus.run_deadline_s)),
+        groups=cli_groups(s),
+        payload=ToolCallBatch(
+            agent=CLI_AGENT,
+            calls=[ToolCallRequest(call_id=f"{run_id}-0", name=name, arguments=arguments)],
+            state=RunState(
+                question=f"agentbus tools call {name}"[:200],
+                settings=RunSettings(
+                    approve_high_risk=approve_high_risk,
+                    approve_critical=[name] if approve_critical else [],
+                ),
+            ),
+            then="end",
+        ),
+    )
+    found: dict[str, Any] | None = None
+    async with connect(s.bus) as conn:
+        await publish(conn.redis, command, s.bus)
+        try:
+            async with asyncio.timeout(wait):
+                async for _, event in read_events(conn.redis, run_id, command.shard):
+                    if event.type == "tool_result":
+                        found = _outcome(event, run_id)
+                    elif event.type == "error" and found is None:
+                        found = {"run_id": run_id, "status": "error", "code": event.code}
+                        found["message"] = event.message
+        except TimeoutError:
+            typer.echo(
+                f"error [no_gateway]: no gateway answered within {wait:g}s; start "
+                "`agentbus worker gateway` (or `agentbus up`) against the same Redis",
+                err=True,
+            )
+            raise typer.Exit(2) from None
+    typer.echo(json.dumps(found, indent=2, ensure_ascii=False))
+    if found is None or found.get("status") != "ok":
+        raise typer.Exit(1 if found is not None and "call_id" in found else 2)

@@ -1,0 +1,1 @@
+"""Evaluations on data the project ships (`agentbus eval`)."""

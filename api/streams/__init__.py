@@ -1,0 +1,1 @@
+"""Redis Streams transports of the edge: the runs.questions admission consumer."""

@@ -1,0 +1,1 @@
+"""The worker runtime: consumers with exactly-once run progress, reclaim, dead letters, drain."""
