@@ -38,6 +38,9 @@ class Run(_Model):
     finished_at: datetime | None = None
     trace: list[dict[str, Any]] | None = None
     usage: dict[str, int] | None = None
+    partial: bool = False
+    """The run ended other than ``done``: ``answer`` is None, ``partial_answer`` its draft."""
+    partial_answer: str | None = None
 
     @property
     def finished(self) -> bool:
