@@ -50,12 +50,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
     settings, bus = app_settings.api, app_settings.bus
     master = signing.master_key(settings.signing_key, bus.data_dir)
     defaults = defaults_of(app_settings)
-    limits = TenantLimits(
-        redis,
-        per_minute=settings.api_rate_per_minute,
-        burst=settings.api_rate_burst,
-        max_active=settings.api_max_active_runs,
-    )
+    limits = limits_of(app_settings, redis)
     return ApiDeps(
         settings=settings,
         bus=bus,
@@ -70,18 +65,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
             stores.keys, redis, cache_s=settings.api_key_cache_s, signing_master=master
         ),
         limits=limits,
-        starter=RunStarter(
-            redis,
-            settings,
-            bus,
-            defaults,
-            stores.tenant_settings,
-            limits,
-            stores.conversations,
-            models=app_settings.agents.served_models(),
-            documents=stores.documents,
-            webhook_private_hosts=private_hosts(app_settings.gateway.webhook_private_hosts),
-        ),
+        starter=make_starter(app_settings, redis, stores, limits),
         relay=Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms),
         checkpoints=stores.checkpoints,
         allow_always=allow_always_hook(stores),
@@ -90,6 +74,36 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         documents=stores.documents,
         webhook_secrets=stores.webhook_secrets,
         webhooks=schedule_for(redis, app_settings.gateway, bus),
+    )
+
+
+def limits_of(app_settings: AppSettings, redis: Redis) -> TenantLimits:
+    """The per-tenant rate limit and concurrent-run quota."""
+    settings = app_settings.api
+    return TenantLimits(
+        redis,
+        per_minute=settings.api_rate_per_minute,
+        burst=settings.api_rate_burst,
+        max_active=settings.api_max_active_runs,
+    )
+
+
+def make_starter(
+    app_settings: AppSettings, redis: Redis, stores: Stores, limits: TenantLimits | None = None
+) -> RunStarter:
+    """The one way runs start: the API's, the websocket's and ``agentbus ask``'s (the same
+    defaults, tenant settings, default sources, limits and checks)."""
+    return RunStarter(
+        redis,
+        app_settings.api,
+        app_settings.bus,
+        defaults_of(app_settings),
+        stores.tenant_settings,
+        limits or limits_of(app_settings, redis),
+        stores.conversations,
+        models=app_settings.agents.served_models(),
+        documents=stores.documents,
+        webhook_private_hosts=private_hosts(app_settings.gateway.webhook_private_hosts),
     )
 
 
