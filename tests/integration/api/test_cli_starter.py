@@ -21,10 +21,17 @@ async def test_the_cli_gets_the_same_defaults_as_the_api(start_api: Any) -> None
     now = datetime.now(UTC)
     await api.stores.documents.put(
         DocumentRecord(
-            tenant_id="t1", doc_id="d1", source="handbook.md", title="Handbook",
-            uploaded_by="root", job_id="j1", chunks=1, size_bytes=10,
-            created_at=now, updated_at=now,
-        )  # fmt: skip
+            tenant_id="t1",
+            doc_id="d1",
+            source="handbook.md",
+            title="Handbook",
+            uploaded_by="root",
+            job_id="j1",
+            chunks=1,
+            size_bytes=10,
+            created_at=now,
+            updated_at=now,
+        )
     )
     admin = api.auth(await api.key("t1", "root", KeyRole.ADMIN))
     await api.http.put("/api/v1/settings", json={"max_tool_hops": 3}, headers=admin)
