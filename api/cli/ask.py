@@ -22,8 +22,8 @@ from api.cli.ask_remote import ask_remote
 from api.cli.common import cli_groups, run_async, settings
 from api.cli.render import LiveRenderer
 from api.compose.connection import connect
-from api.compose.edge import allow_always_hook, make_starter
 from api.compose.settings import AppSettings
+from api.compose.starter import make_starter
 from bus.publish import read_events, request_cancel
 from bus.run_state import QuestionSettings
 from bus.store import KeyRole, Scope, open_store
@@ -187,6 +187,8 @@ async def _decide(s: AppSettings, redis: Redis, run_id: str, reason: str) -> Non
             "more_info",
         ]
     )
+    from api.compose.edge import allow_always_hook  # only when a gate is decided here
+
     me = Scope.user(s.api.tenant, s.api.subject)
     async with open_store(s.bus) as stores:
         assert stores.checkpoints is not None

@@ -14,35 +14,16 @@ from redis.asyncio import Redis
 from agents.gates import AllowAlways
 from api import signing
 from api.app.deps import ApiDeps
-from api.app.limits import TenantLimits
-from api.app.preferences import Effective, deployment_defaults
 from api.app.relay import Relay
 from api.app.sessions import SessionAuthenticator
-from api.app.starter import RunStarter
 from api.compose.settings import AppSettings
+from api.compose.starter import defaults_of as defaults_of  # re-exported: the API's wiring
+from api.compose.starter import limits_of, make_starter
 from api.http.app import create_app
 from api.http.server import GRACEFUL_S, serve
 from api.streams.admission import QuestionAdmission
 from bus.store import AuditEntry, Stores
-from gateway.webhooks.target import private_hosts
 from gateway.webhooks.worker import schedule_for
-
-
-def defaults_of(settings: AppSettings) -> Effective:
-    """The deployment's run settings, gathered from the packages that own them."""
-    agents = settings.agents
-    return deployment_defaults(
-        model=agents.default_model(),
-        egress_enabled=settings.gateway.egress_enabled,
-        allowed_egress_hosts=settings.gateway.allowed_egress_hosts,
-        timeout_s=settings.bus.run_deadline_s,
-        human_gate=agents.agent_human_gate,
-        mode=agents.agent_mode,
-        accuracy=agents.agent_accuracy,
-        verifier_check=agents.verifier_check,
-        max_tool_hops=agents.agent_max_tool_hops,
-        approve_high_risk=agents.approve_high_risk,
-    )
 
 
 def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDeps:
@@ -74,36 +55,6 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         documents=stores.documents,
         webhook_secrets=stores.webhook_secrets,
         webhooks=schedule_for(redis, app_settings.gateway, bus),
-    )
-
-
-def limits_of(app_settings: AppSettings, redis: Redis) -> TenantLimits:
-    """The per-tenant rate limit and concurrent-run quota."""
-    settings = app_settings.api
-    return TenantLimits(
-        redis,
-        per_minute=settings.api_rate_per_minute,
-        burst=settings.api_rate_burst,
-        max_active=settings.api_max_active_runs,
-    )
-
-
-def make_starter(
-    app_settings: AppSettings, redis: Redis, stores: Stores, limits: TenantLimits | None = None
-) -> RunStarter:
-    """The one way runs start: the API's, the websocket's and ``agentbus ask``'s (the same
-    defaults, tenant settings, default sources, limits and checks)."""
-    return RunStarter(
-        redis,
-        app_settings.api,
-        app_settings.bus,
-        defaults_of(app_settings),
-        stores.tenant_settings,
-        limits or limits_of(app_settings, redis),
-        stores.conversations,
-        models=app_settings.agents.served_models(),
-        documents=stores.documents,
-        webhook_private_hosts=private_hosts(app_settings.gateway.webhook_private_hosts),
     )
 
 
