@@ -12,16 +12,13 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
 
+# The verdicts are part of the events clients read, so they are declared with them.
+from agentbus_client.models.events import CritiqueVerdict as CritiqueVerdict
+from agentbus_client.models.events import VerifierVerdict as VerifierVerdict
 from bus.frozen import Frozen
 
 #: A tool's name (registry names, MCP tools as server.tool are mapped to this too).
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
-
-CritiqueVerdict = Literal["OK", "REVISE", "REPLAN"]
-"""What the critic can answer."""
-
-VerifierVerdict = Literal["pass", "needs_revision", "fail"]
-"""What the verifier can answer."""
 
 
 #: The run's model cost in millionths of a US dollar, kept in `RunState.usage` with its

@@ -1,6 +1,6 @@
 """``agentbus ask --api-url``: the same live rendering, against a remote deployment's API.
 
-Everything goes through the Python client (``api.client``): the question is published over
+Everything goes through the Python client (``agentbus_client``): the question is published over
 REST, its events stream over the websocket (rejoined with the last event id if the
 connection drops), Ctrl-C cancels the run, and a gate is decided at the prompt.
 """
@@ -17,8 +17,8 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from agentbus_client import AgentbusError, AsyncAgentbusClient, EventStream, Snapshot
 from api.cli.render import LiveRenderer
-from api.client import AgentbusError, AsyncAgentbusClient, EventStream, Snapshot
 
 _CHOICES = {
     "approve_answer": ["approve", "reject"],
