@@ -40,7 +40,7 @@ def arrived(node: str, command: Command) -> RunState:
         thread = shared.with_results(judge.messages, task.results)
         update = {"messages": thread, "hops": judge.hops + 1}
         state = task.state.model_copy(update={"judge": judge.model_copy(update=update)})
-        return state.refs_used_to(refs_end(task.results))
+        return state.refs_used_to(max(task.next_ref, refs_end(task.results)))
     if isinstance(task, AgentTask):
         return task.state
     raise TypeError(f"{node} got a {task.kind} payload")

@@ -49,7 +49,7 @@ def arrived(command: Command) -> RunState:
                 "messages": with_results(state.messages, task.results),
                 "tool_hops": state.tool_hops + 1,
             }
-        ).refs_used_to(refs_end(task.results))
+        ).refs_used_to(max(task.next_ref, refs_end(task.results)))
     if isinstance(task, AgentTask):
         return task.state
     raise TypeError(f"researcher got a {task.kind} payload")

@@ -132,7 +132,12 @@ def make_gateway_handler(
             done = Done(run_id=command.run_id, step_id=command.step_id, status="done")
             return StepResult(events=[*events, done], finished="done", records=records)
         target = route(batch.state.settings, NODE, batch.purpose)
-        answer = ToolResults(purpose=batch.purpose, results=results, state=batch.state)
+        answer = ToolResults(
+            purpose=batch.purpose,
+            results=results,
+            state=batch.state,
+            next_ref=ref if ref > batch.state.next_ref else 0,
+        )
         return StepResult(next=[command.follow(target, answer)], events=events, records=records)
 
     return handle

@@ -15,10 +15,9 @@ from typing import Any
 
 import openai
 
+from agentbus_client import AsyncAgentbusClient, Snapshot
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, text, turn
-from api.client import AsyncAgentbusClient
-from api.client.models import Snapshot
 from bus.events import parse_event
 from bus.transcript import fold
 from tests.integration.api.conftest import until_done
