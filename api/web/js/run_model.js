@@ -109,7 +109,7 @@ export class RunModel {
         break;
       case 'citations':
         if (ev.agent === 'merge') { // the evidence gathered for the researcher, not the answer's citations
-          this.timeline.push({ kind: 'citations', step, kept: (ev.items || []).length, stripped: 0 });
+          this.timeline.push({ kind: 'evidence', step, chunks: (ev.items || []).length });
           break;
         }
         this.citations = ev.items || [];
