@@ -50,6 +50,7 @@ from gateway.once import CallOnce
 from gateway.outcome import AuditRecord, ToolOutcome
 from gateway.ports import Route, TenantPolicies
 from gateway.redact import redact
+from retrieval.citations import SEARCH_TOOL, renumbered
 
 #: This role's node in the agent graph.
 NODE = "gateway"
@@ -104,6 +105,7 @@ def make_gateway_handler(
         events: list[ClientEvent] = []
         records: list[LedgerRecord] = []
         results: list[ToolCallResult] = []
+        ref = batch.state.next_ref  # each search result's chunks get numbers new to the run
         for index, call in enumerate(batch.calls):
             # The call is shown before its result; the write overlaps the call itself.
             shown = asyncio.create_task(
@@ -123,6 +125,9 @@ def make_gateway_handler(
             finally:
                 await shown
             records.append(audit_record(f"{command.step_id}:{index}", audit))
+            if call.name == SEARCH_TOOL and outcome.result is not None:
+                numbered, ref = renumbered(outcome.result, ref)
+                outcome = outcome.model_copy(update={"result": numbered})
             events.append(_result_event(command, batch.agent, call, outcome))
             results.append(await _bounded(ctx, call_result(call, outcome)))
         # Every outcome is recorded by now; a crash from here on redelivers a batch whose
@@ -132,7 +137,12 @@ def make_gateway_handler(
             done = Done(run_id=command.run_id, step_id=command.step_id, status="done")
             return StepResult(events=[*events, done], finished="done", records=records)
         target = route(batch.state.settings, NODE, batch.purpose)
-        answer = ToolResults(purpose=batch.purpose, results=results, state=batch.state)
+        answer = ToolResults(
+            purpose=batch.purpose,
+            results=results,
+            state=batch.state,
+            next_ref=ref if ref > batch.state.next_ref else 0,
+        )
         return StepResult(next=[command.follow(target, answer)], events=events, records=records)
 
     return handle

@@ -10,33 +10,23 @@ import sys
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from redis.asyncio import Redis
 from rich.console import Console
 
 from agents import gates
-from api.app.preferences import run_settings
+from api.app.auth import Principal
+from api.app.errors import ApiError
+from api.app.starter import Ask, Started
 from api.cli.ask_remote import ask_remote
 from api.cli.common import cli_groups, run_async, settings
 from api.cli.render import LiveRenderer
 from api.compose.connection import connect
-from api.compose.edge import allow_always_hook, defaults_of
 from api.compose.settings import AppSettings
-from bus import keys
-from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
-from bus.publish import publish, read_events, request_cancel
+from api.compose.starter import make_starter
+from bus.publish import read_events, request_cancel
 from bus.run_state import QuestionSettings
-from bus.store import Scope, open_store
-
-
-def cli_run_settings(
-    s: AppSettings, chosen: QuestionSettings, *, human_gate: bool, sources: list[str]
-) -> RunSettings:
-    """A CLI run's settings: the deployment's defaults (``AGENTBUS_*``), then the options."""
-    made = run_settings(defaults_of(s), chosen)
-    update: dict[str, object] = {"sources": sources}
-    if human_gate:
-        update["human_gate"] = True
-    return made.model_copy(update=update)
+from bus.store import KeyRole, Scope, open_store
 
 
 @run_async
@@ -90,7 +80,9 @@ async def ask(
     """Ask a question; the run's events stream to the terminal as they happen.
 
     The run is the CLI's identity's: ``AGENTBUS_TENANT``, ``AGENTBUS_SUBJECT`` and the ACL
-    groups in ``AGENTBUS_GROUPS``. With ``--api-url`` (``AGENTBUS_API_URL``) it asks a
+    groups in ``AGENTBUS_GROUPS``. It starts through the API's own starter, so it gets what
+    ``POST /api/v1/runs`` would: the tenant's settings, the default sources, the limits.
+    With ``--api-url`` (``AGENTBUS_API_URL``) it asks a
     remote deployment's API instead, as the holder of ``AGENTBUS_API_KEY``.
     """
     s = settings()
@@ -116,49 +108,36 @@ async def ask(
         if status != "done":
             raise typer.Exit(1)
         return
-    run_id = new_run_id()
-    conversation_id = conversation or new_run_id()
-    command = Command(
-        run_id=run_id,
-        tenant_id=s.api.tenant,
-        subject=s.api.subject,
-        shard=keys.shard_of(run_id, s.bus.shards),
-        role=keys.Role.INTAKE,
-        deadline=deadline_in(s.bus.run_deadline_s),
-        groups=cli_groups(s),
-        payload=AgentTask(
-            state=RunState(
-                question=question,
-                conversation_id=conversation_id,
-                settings=cli_run_settings(
-                    s,
-                    QuestionSettings.model_validate(
-                        {
-                            "model": model,
-                            "mode": mode,
-                            "accuracy": accuracy,
-                            "think": think,
-                            "use_tools": tools,
-                            "approve_high_risk": approve_high_risk,
-                            "approve_critical": approve_critical or [],
-                        }
-                    ),
-                    human_gate=human_gate,
-                    sources=[x.strip() for x in sources.split(",") if x.strip()],
-                ),
-            )
-        ),
-    )
+    try:
+        chosen = QuestionSettings.model_validate(
+            {
+                "model": model,
+                "mode": mode,
+                "accuracy": accuracy,
+                "think": think,
+                "use_tools": tools,
+                "approve_high_risk": approve_high_risk,
+                "approve_critical": approve_critical or [],
+            }
+        )
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        typer.echo(f"error [invalid_request]: --{where.replace('_', '-')}: {err['msg']}", err=True)
+        raise typer.Exit(2) from e
+    picked = [x.strip() for x in sources.split(",") if x.strip()]
+    ask_ = Ask(question, conversation, chosen, sources=picked or None, human_gate=human_gate)
     console = Console(highlight=False)
     renderer = LiveRenderer(console)
     async with connect(s.bus) as conn:
-        await publish(conn.redis, command, s.bus)
+        started = await _start(s, conn.redis, ask_)
+        run_id, conversation_id = started.run_id, started.conversation_id
         loop = asyncio.get_running_loop()
         cancel = lambda: asyncio.ensure_future(request_cancel(conn.redis, run_id, s.bus))  # noqa: E731
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(signal.SIGINT, cancel)
         status = "done"
-        async for event_id, event in read_events(conn.redis, run_id, command.shard):
+        async for event_id, event in read_events(conn.redis, run_id, started.shard):
             if as_json:
                 print(json.dumps({"id": event_id, **event.model_dump(mode="json")}), flush=True)
             else:
@@ -177,6 +156,25 @@ async def ask(
         raise typer.Exit(1)
 
 
+async def _start(s: AppSettings, redis: Redis, ask: Ask) -> Started:
+    """Start the run through the API's own starter: the same defaults (tenant settings,
+    default sources), limits and checks as ``POST /api/v1/runs``, as the CLI's identity."""
+    who = Principal(
+        tenant_id=s.api.tenant,
+        subject=s.api.subject,
+        role=KeyRole.USER,
+        key_id="cli",
+        groups=cli_groups(s),
+    )
+    async with open_store(s.bus) as stores:
+        try:
+            return await make_starter(s, redis, stores).start(who, ask)
+        except ApiError as e:
+            hint = f" ({e.hint})" if e.hint else ""
+            typer.echo(f"error [{e.code}]: {e.message}{hint}", err=True)
+            raise typer.Exit(2) from e
+
+
 async def _decide(s: AppSettings, redis: Redis, run_id: str, reason: str) -> None:
     """Ask the person at the terminal for the gate's decision, then resume the run."""
     choices = (
@@ -189,6 +187,8 @@ async def _decide(s: AppSettings, redis: Redis, run_id: str, reason: str) -> Non
             "more_info",
         ]
     )
+    from api.compose.edge import allow_always_hook  # only when a gate is decided here
+
     me = Scope.user(s.api.tenant, s.api.subject)
     async with open_store(s.bus) as stores:
         assert stores.checkpoints is not None

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -30,7 +30,7 @@ import structlog
 from bus import keys, tracing, wire
 from bus.commands import Command
 from bus.errors import MessageInvalid
-from bus.events import FinalStatus, StepRetry
+from bus.events import ClientEvent, ErrorEvent, FinalStatus, StepRetry
 from bus.runtime import metrics
 from bus.runtime.commit import CANCELLED, COMMITTED, DUPLICATE, Committer, prepare
 from bus.runtime.consumer import Entry, StreamConsumer
@@ -47,7 +47,9 @@ if TYPE_CHECKING:
     from bus.settings import BusSettings
 
 Handler = Callable[[StepContext, Command], Awaitable[StepResult]]
-RunEndHook = Callable[[Command, FinalStatus], Awaitable[None]]
+RunEndHook = Callable[[Command, FinalStatus, Sequence[ClientEvent]], Awaitable[None]]
+"""Called as a run ends, before its last events are committed: the command, the final
+status and those last events (the ``error`` and ``done`` a failure ends with)."""
 
 log = structlog.get_logger("bus.worker")
 _DATA = wire.DATA_FIELD.encode()
@@ -227,7 +229,7 @@ class Worker(StreamConsumer):
                 if isinstance(e, TimeoutError) and cut.expired():
                     message = (
                         f"the run passed its deadline during the {self.role} step; "
-                        "its partial answer was discarded"
+                        "what it had streamed is kept as a partial answer"
                     )
                     await self._end(entry, command, "timeout", message)
                     return "expired"
@@ -249,7 +251,7 @@ class Worker(StreamConsumer):
         if prepared.finished:
             # Recorded before the commit, so a client that sees `done` finds the store
             # updated too; the hook is idempotent, a redelivery records the same status.
-            await self._run_ended(command, prepared.finished)
+            await self._run_ended(command, prepared.finished, result.events)
         applied = await self._committer.commit(entry, command, prepared)
         if applied == CANCELLED:  # cancelled while the step ran: nothing of it is kept
             await self._end(entry, command, "cancelled", "cancel requested")
@@ -267,20 +269,23 @@ class Worker(StreamConsumer):
         )
 
     async def _end(self, entry: Entry, command: Command, status: FinalStatus, message: str) -> None:
-        prepared = prepare(command, StepResult.ending(command, status, message), self.settings)
-        await self._run_ended(command, status)
+        ending = StepResult.ending(command, status, message)
+        prepared = prepare(command, ending, self.settings)
+        await self._run_ended(command, status, ending.events)
         pending = metrics.open_step()
         if await self._committer.commit(entry, command, prepared) == COMMITTED:
             count_run_end(command, status)
             metrics.apply(pending)
 
-    async def _run_ended(self, command: Command, status: FinalStatus) -> None:
+    async def _run_ended(
+        self, command: Command, status: FinalStatus, ending: Sequence[ClientEvent] = ()
+    ) -> None:
         # The run's end is already committed in Redis; a failing hook (say, the store
         # is down) is logged, not retried, so it cannot re-run a finished step.
         if self._on_run_end is None:
             return
         try:
-            await self._on_run_end(command, status)
+            await self._on_run_end(command, status, ending)
         except Exception:
             log.exception("run-end hook failed", status=status)
 
@@ -307,7 +312,11 @@ class Worker(StreamConsumer):
             (command.run_id, command.tenant_id) if command else wire.loose_run_id(entry.fields)
         )
         if command:
-            await self._run_ended(command, "error")
+            why = f"step failed after {entry.delivery} deliveries: {error[:300]}"
+            failed = ErrorEvent(
+                run_id=command.run_id, step_id=command.step_id, code="dead_letter", message=why
+            )
+            await self._run_ended(command, "error", [failed])
             pending = metrics.open_step()
             count_run_end(command, "error")
             metrics.apply(pending)

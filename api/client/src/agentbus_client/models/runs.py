@@ -43,6 +43,14 @@ class Run(View):
     cost_usd: float | None = Field(
         default=None, description="Model cost in US dollars (AGENTBUS_LLM_PRICES); None unpriced."
     )
+    partial: bool = Field(
+        default=False,
+        description="The run ended other than done (error, timeout, cancelled, rejected): "
+        "`answer` is null and `partial_answer` holds what it had written, if anything.",
+    )
+    partial_answer: str | None = Field(
+        default=None, description="A partial run's draft (from its trace); never the answer."
+    )
 
     @property
     def finished(self) -> bool:
