@@ -36,6 +36,7 @@ lint: install
 	.venv/bin/pyright
 	.venv/bin/lint-imports
 	.venv/bin/deptry .
+	cd api/client && ../../.venv/bin/deptry .
 
 bench: install services
 	.venv/bin/agentbus bench hop --json

@@ -13,14 +13,26 @@ from agents.verdicts import conclusion
 from bus import tracing, wire
 from bus.commands import AgentTask, Command, RunResult
 from bus.events import ClientEvent, Done, parse_event
-from bus.run_state import usage_cost
+from bus.run_state import RunState, usage_cost
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 from bus.store import MessageRole, RunStatus, Scope
 from bus.transcript import trace_entries
-from retrieval.citations import check_answer_citations
+from retrieval.citations import CheckedAnswer, check_answer_citations, citation_items
 
 AGENT = "finalizer"
+
+
+def checked_draft(state: RunState) -> CheckedAnswer:
+    """The draft with its citations checked: as the researcher streamed it (then the text
+    stays exactly what clients received), or checked here if it was not streamed."""
+    draft = state.draft or ""
+    if state.draft_citations is not None:
+        tally = state.draft_citations
+        items = citation_items(tally.refs, state.messages, state.evidence)
+        return CheckedAnswer(draft, items, tally.stripped)
+    # Keep only citations of chunks this run actually retrieved; strip the rest.
+    return check_answer_citations(draft, state.messages, state.evidence)
 
 
 def make_finalizer(deps: AgentDeps) -> Handler:
@@ -31,8 +43,7 @@ def make_finalizer(deps: AgentDeps) -> Handler:
         if not isinstance(task, AgentTask):
             raise TypeError(f"finalizer got a {task.kind} payload")
         state = task.state
-        # Keep only citations of chunks this run actually retrieved; strip the rest.
-        checked = check_answer_citations(state.draft or "", state.messages, state.evidence)
+        checked = checked_draft(state)
         answer = checked.answer
         # A rejected answer (answer-approval gate) ends the run without being committed.
         rejected = state.stop_reason == "rejected"

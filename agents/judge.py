@@ -23,6 +23,7 @@ from agents.sources import fan_out
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
 from bus.run_state import ChatMessage, RunState, ToolCall
 from bus.runtime.context import StepResult
+from retrieval.citations import refs_end
 
 VERIFIER_TOOL_HOPS = 2
 
@@ -41,7 +42,8 @@ def arrived(node: str, command: Command) -> RunState:
         judge = task.state.judge
         thread = shared.with_results(judge.messages, task.results)
         update = {"messages": thread, "hops": judge.hops + 1}
-        return task.state.model_copy(update={"judge": judge.model_copy(update=update)})
+        state = task.state.model_copy(update={"judge": judge.model_copy(update=update)})
+        return state.refs_used_to(max(task.next_ref, refs_end(task.results)))
     if isinstance(task, AgentTask):
         return task.state
     raise TypeError(f"{node} got a {task.kind} payload")

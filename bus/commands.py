@@ -13,13 +13,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, SerializeAsAny, model_validator
 
+# The version of the client-facing messages (events, questions, run results) is declared
+# with the events, in the client's distribution.
+from agentbus_client.models.events import SCHEMA_VERSION as SCHEMA_VERSION
 from bus.frozen import Frozen
 from bus.keys import PREFIX, Role
 from bus.run_state import QuestionSettings, RunState
 from bus.run_state import RunSettings as RunSettings  # re-exported: commands carry it
 
-#: Version of the client-facing messages: events, questions, run results.
-SCHEMA_VERSION = 1
 #: Version of `Command`, bumped when a role-stream message changes (2: the run state's
 #: parts are typed models, tool results are their own payload, routes come from the graph).
 COMMAND_SCHEMA_VERSION = 2
@@ -117,6 +118,12 @@ class ToolResults(Frozen):
     purpose: ToolPurpose = "research"
     results: list[ToolCallResult]
     state: RunState
+    next_ref: int = Field(
+        default=0,
+        ge=0,
+        description="The run's next free citation number after the citation numbers the "
+        "gateway gave these results (0: it gave none); the calling agent takes them.",
+    )
 
 
 class NoopTask(Frozen):

@@ -1,20 +1,68 @@
 """Client events: the typed frames written to ``run:{id}:events`` and relayed to clients.
 
-Token events carry the ``step_id`` that produced them, so a client that sees a
-``step_retry`` for that step drops its partial text (see ``bus.transcript``).
+The event models are declared once, in the client's distribution
+(``agentbus_client.models.events``, which depends on pydantic alone), so the client decodes
+exactly what the workers emit. This module re-exports them for the server's code and adds
+what only the server needs: a run's status as the store keeps it.
+
+This is the one place ``bus`` depends on something shipped apart from it: the wire models
+of ``agentbus-client`` (never its HTTP or websocket parts).
 """
 
 from __future__ import annotations
 
-import time
 from enum import StrEnum
-from typing import Annotated, Any, Literal, get_args
 
-from pydantic import Field, TypeAdapter
+from agentbus_client.models.events import (
+    CLIENT_EVENT,
+    FINAL_STATUSES,
+    Answer,
+    ApprovalRequest,
+    Citation,
+    Citations,
+    ClientEvent,
+    Critique,
+    Done,
+    DraftSuperseded,
+    ErrorEvent,
+    Event,
+    FinalStatus,
+    Interpreted,
+    Plan,
+    Reasoning,
+    RunStarted,
+    StepRetry,
+    ToolCallStarted,
+    ToolResult,
+    Verdict,
+    parse_event,
+)
 
-from bus.commands import SCHEMA_VERSION
-from bus.frozen import Frozen
-from bus.run_state import CritiqueVerdict, VerifierVerdict
+__all__ = [
+    "CLIENT_EVENT",
+    "TERMINAL_STATUSES",
+    "Answer",
+    "ApprovalRequest",
+    "Citation",
+    "Citations",
+    "ClientEvent",
+    "Critique",
+    "Done",
+    "DraftSuperseded",
+    "ErrorEvent",
+    "Event",
+    "FinalStatus",
+    "Interpreted",
+    "Plan",
+    "Reasoning",
+    "RunStarted",
+    "RunStatus",
+    "StepRetry",
+    "ToolCallStarted",
+    "ToolResult",
+    "Verdict",
+    "parse_event",
+]
 
 
 class RunStatus(StrEnum):
@@ -30,200 +78,5 @@ class RunStatus(StrEnum):
     REJECTED = "rejected"
 
 
-#: How a run ended: what its ``done`` event carries (a plain string on the wire).
-FinalStatus = Literal["done", "error", "timeout", "cancelled", "rejected"]
-
 #: The statuses a run ends in; RunStatus(...) fails at import if the two drift apart.
-TERMINAL_STATUSES = frozenset(RunStatus(status) for status in get_args(FinalStatus))
-
-
-class Event(Frozen):
-    """Fields every client event has."""
-
-    schema_version: Literal[1] = SCHEMA_VERSION
-    run_id: str
-    step_id: str | None = None
-    agent: str | None = None
-    ts: float = Field(default_factory=time.time)
-
-
-class RunStarted(Event):
-    """The run was admitted."""
-
-    type: Literal["run_started"] = "run_started"
-    question: str
-    mode: str = "single"
-    conversation_id: str | None = None
-
-
-class Interpreted(Event):
-    """A follow-up rewritten into a standalone request."""
-
-    type: Literal["interpreted"] = "interpreted"
-    text: str
-
-
-class Plan(Event):
-    """The planner's plan."""
-
-    type: Literal["plan"] = "plan"
-    steps: list[str]
-
-
-class Reasoning(Event):
-    """A batch of reasoning tokens."""
-
-    type: Literal["reasoning"] = "reasoning"
-    delta: str
-
-
-class Answer(Event):
-    """A batch of answer tokens."""
-
-    type: Literal["answer"] = "answer"
-    delta: str
-    attempt: int = Field(
-        default=0, ge=0, description="The draft it belongs to (0 first; multi mode retries)."
-    )
-
-
-class ToolCallStarted(Event):
-    """A tool call sent to the gateway (arguments already redacted)."""
-
-    type: Literal["tool_call"] = "tool_call"
-    call_id: str
-    tool: str
-    args: dict[str, Any] = {}
-
-
-class ToolResult(Event):
-    """A tool call's outcome."""
-
-    type: Literal["tool_result"] = "tool_result"
-    call_id: str
-    tool: str
-    status: str
-    code: str
-    message: str = ""
-    result: Any = None
-    truncated: bool = False
-    blocked_host: str | None = None
-    duration_ms: float | None = None
-
-
-class Critique(Event):
-    """The critic's review (shown, never applied to the answer)."""
-
-    type: Literal["critique"] = "critique"
-    verdict: CritiqueVerdict
-    reason: str = ""
-
-
-class Verdict(Event):
-    """The verifier's schema-checked verdict."""
-
-    type: Literal["verdict"] = "verdict"
-    verdict: VerifierVerdict
-    reasons: list[str] = []
-
-
-class Citation(Frozen):
-    """One kept citation."""
-
-    ref: int
-    source: str
-    title: str = ""
-    snippet: str = ""
-    source_kind: str = "documents"
-
-
-class Citations(Event):
-    """The citations kept after checking them against what was retrieved."""
-
-    type: Literal["citations"] = "citations"
-    items: list[Citation]
-    stripped: int = 0
-
-
-class ApprovalRequest(Event):
-    """The run paused at a gate and waits for a decision."""
-
-    type: Literal["approval_request"] = "approval_request"
-    reason: Literal["approve_answer", "egress_approval"]
-    answer: str | None = None
-    critique: str | None = None
-    blocked_host: str | None = None
-    tool: str | None = None
-    args: dict[str, Any] | None = None
-
-
-class DraftSuperseded(Event):
-    """A judge sent the run back: the answer text of draft ``attempt`` is not the answer;
-    a client replaces it with the next attempt's."""
-
-    type: Literal["draft_superseded"] = "draft_superseded"
-    attempt: int = Field(ge=0)
-    reason: str = ""
-
-
-class StepRetry(Event):
-    """A step is run again: drop the partial tokens it streamed before."""
-
-    type: Literal["step_retry"] = "step_retry"
-    delivery: int
-
-
-class ErrorEvent(Event):
-    """Something went wrong; a ``done`` event with the final status follows."""
-
-    type: Literal["error"] = "error"
-    code: str
-    message: str
-
-
-class Done(Event):
-    """The last event of every run."""
-
-    type: Literal["done"] = "done"
-    status: FinalStatus
-    answer: str | None = None
-    usage: dict[str, int] = {}
-    cost_usd: float | None = Field(
-        default=None, description="The run's model cost (AGENTBUS_LLM_PRICES); None unpriced."
-    )
-    stop_reason: str | None = Field(
-        default=None, description="e.g. tool_loop_exhausted when the answer is a fallback"
-    )
-    verified: bool | None = Field(
-        default=None,
-        description="What the run's judges concluded: true (approved), false (not), "
-        "null (unknown: a judge's output could not be read, or no judge ran).",
-    )
-    verified_reason: str | None = Field(default=None, description="Why, in a sentence.")
-
-
-ClientEvent = Annotated[
-    RunStarted
-    | Interpreted
-    | Plan
-    | Reasoning
-    | Answer
-    | ToolCallStarted
-    | ToolResult
-    | Critique
-    | Verdict
-    | Citations
-    | ApprovalRequest
-    | DraftSuperseded
-    | StepRetry
-    | ErrorEvent
-    | Done,
-    Field(discriminator="type"),
-]
-
-CLIENT_EVENT: TypeAdapter[ClientEvent] = TypeAdapter(ClientEvent)
-
-
-def parse_event(raw: str | bytes) -> ClientEvent:
-    """Decode one event from its JSON form."""
-    return CLIENT_EVENT.validate_json(raw)
+TERMINAL_STATUSES = frozenset(RunStatus(status) for status in FINAL_STATUSES)

@@ -12,16 +12,13 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
 
+# The verdicts are part of the events clients read, so they are declared with them.
+from agentbus_client.models.events import CritiqueVerdict as CritiqueVerdict
+from agentbus_client.models.events import VerifierVerdict as VerifierVerdict
 from bus.frozen import Frozen
 
 #: A tool's name (registry names, MCP tools as server.tool are mapped to this too).
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
-
-CritiqueVerdict = Literal["OK", "REVISE", "REPLAN", "UNKNOWN"]
-"""What the critic can answer (``UNKNOWN``: its reply could not be read; never an OK)."""
-
-VerifierVerdict = Literal["pass", "needs_revision", "fail", "unknown"]
-"""What the verifier can answer (``unknown``: its output could not be read; never a pass)."""
 
 
 #: The run's model cost in millionths of a US dollar, kept in `RunState.usage` with its
@@ -142,6 +139,23 @@ class JudgeProgress(Frozen):
     mismatches: list[str] = []
 
 
+class DraftCitations(Frozen):
+    """What the citation check kept and stripped in the current draft as it streamed.
+
+    The researcher checks its answer's markers token by token against the numbers the run
+    has shown (`retrieval.citations.CitationCheck`), so what clients receive is the checked
+    text; the finalizer keeps that text as it is and reports these numbers.
+    """
+
+    refs: list[int] = Field(default=[], description="Kept citation numbers, in order of use.")
+    stripped: int = Field(default=0, ge=0, description="Numbers stripped, each time counted.")
+
+    def plus(self, refs: Sequence[int], stripped: int) -> DraftCitations:
+        """These with one more turn's kept numbers and stripped count added."""
+        more = [n for n in refs if n not in self.refs]
+        return DraftCitations(refs=[*self.refs, *more], stripped=self.stripped + stripped)
+
+
 class RunSettings(Frozen):
     """The settings snapshot a run was started with (tenant overlay applied)."""
 
@@ -249,3 +263,21 @@ class RunState(Frozen):
         default=0.0, description="Unix time of the run's first answer token (0: none yet)."
     )
     stop_reason: str | None = None
+    draft_citations: DraftCitations | None = Field(
+        default=None,
+        description="The draft's checked citations (None: the draft was not checked as it "
+        "streamed; the finalizer checks it then).",
+    )
+    next_ref: int = Field(
+        default=1,
+        ge=1,
+        description="The next citation number free in this run: every retrieval (merged "
+        "evidence, a re-query, each search_docs result) numbers its chunks from here, so "
+        "a number names one chunk for the whole run.",
+    )
+
+    def refs_used_to(self, end: int) -> RunState:
+        """This state with citation numbers below ``end`` taken."""
+        if end <= self.next_ref:
+            return self
+        return self.model_copy(update={"next_ref": end})

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
@@ -40,6 +41,7 @@ TurnFunction = Callable[[Sequence[ChatMessage], Sequence[ToolDefinition], LLMOpt
 """Chooses the turn from the request, for scripts that branch on input."""
 
 _TOKEN = re.compile(r"\s*\S+|\s+")
+_ASKED_CALL = re.compile(r"\bcall (?P<name>[A-Za-z0-9_-]+) with (?P<args>\{.*\})", re.DOTALL)
 
 BENCHMARK_ANSWER = (
     "The calculator evaluated 23 * 19 and returned 437, so twenty-three times nineteen is "
@@ -96,7 +98,8 @@ def benchmark_turn(
     messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
 ) -> Turn:
     """The benchmark: a ``calculator`` call for 23 * 19, then a 40-token answer with 437
-    (a question naming "docs" calls ``search_docs`` with the question instead, if offered).
+    (a question naming "docs" calls ``search_docs`` with the question instead, if offered;
+    one that says ``call TOOL with {JSON}`` calls that tool with those arguments, if offered).
 
     The turn is chosen from the conversation (after a tool result: answer; otherwise: call
     the calculator if offered) rather than from a cursor, so concurrent runs sharing one
@@ -108,6 +111,9 @@ def benchmark_turn(
     if messages[-1].role == "tool":
         return list(_fixed_turn("answer"))
     question = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    asked = _ASKED_CALL.search(question)
+    if asked and any(t.name == asked["name"] for t in tools):
+        return turn(tool_call(asked["name"], json.loads(asked["args"])), usage(50, 12))
     if "docs" in question.lower() and any(t.name == "search_docs" for t in tools):
         return turn(tool_call("search_docs", {"query": question}), usage(50, 12))
     if not any(t.name == "calculator" for t in tools):

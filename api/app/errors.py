@@ -2,12 +2,15 @@
 
 Every error reaches the client as ``{"error": {"code", "message", "hint"}}`` (REST, SSE)
 or as a ``request_error`` frame (websocket); the code is part of the API and is never
-reworded, the message may be.
+reworded, the message may be. The body's model is ``agentbus_client.models.ErrorBody``,
+the one the client reads.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from agentbus_client.models import ErrorBody, ErrorDetail
 
 
 class ApiError(Exception):
@@ -41,13 +44,15 @@ class ApiError(Exception):
         self.field = field
 
     def body(self) -> dict[str, Any]:
-        """The JSON error document."""
-        doc: dict[str, Any] = {"code": self.code, "message": self.message, "hint": self.hint}
-        if self.field is not None:
-            doc["field"] = self.field
-        if self.retry_after is not None:
-            doc["retry_after"] = self.retry_after
-        return {"error": doc}
+        """The JSON error document (``field`` and ``retry_after`` only when they are set)."""
+        detail = ErrorDetail(
+            code=self.code,
+            message=self.message,
+            hint=self.hint,
+            field=self.field,
+            retry_after=self.retry_after,
+        )
+        return ErrorBody(error=detail).model_dump(mode="json", exclude_none=True)
 
     def headers(self) -> dict[str, str]:
         """Extra response headers (``Retry-After``, ``WWW-Authenticate``)."""

@@ -1,34 +1,35 @@
-"""The Python client of the agentbus API: ``AgentbusClient`` and ``AsyncAgentbusClient``.
+"""``api.client``: the Python client under its old import name, kept for one release.
 
-::
-
-    from api.client import AgentbusClient
-
-    with AgentbusClient("http://127.0.0.1:8080", api_key) as client:
-        run = client.ask("What is 23 × 19?")
-        print(run.answer)
-        for event in client.stream("And 24 × 19?", mode="multi"):
-            print(event.type)
+The client is its own distribution now, ``agentbus-client`` (``api/client/`` with its own
+``pyproject.toml``, installable without the server), imported as ``agentbus_client``.
+Import it from there; the names below are the same objects. The modules that were under
+``api.client`` (``async_client``, ``models``, ...) live in ``agentbus_client`` (the models
+in ``agentbus_client.models``).
 """
 
-from api.client.async_client import AsyncAgentbusClient
-from api.client.errors import (
+from agentbus_client import (
+    AgentbusClient,
     AgentbusError,
+    AsyncAgentbusClient,
     Conflict,
     ConnectionFailed,
+    EventStream,
     Forbidden,
     Gone,
     InvalidRequest,
     NotFound,
     RateLimited,
+    RetryRules,
+    Run,
+    RunPage,
+    Snapshot,
+    Started,
+    StreamItem,
+    SyncEventStream,
     TooLarge,
     Unauthorized,
     Unavailable,
 )
-from api.client.http import RetryRules
-from api.client.models import Run, RunPage, Snapshot, Started
-from api.client.stream import EventStream, StreamItem
-from api.client.sync_client import AgentbusClient, SyncEventStream
 
 __all__ = [
     "AgentbusClient",

@@ -21,6 +21,7 @@ from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agentbus_client.models import ErrorBody
 from api.app import metrics, post_stages
 from api.app.deps import ApiDeps
 from api.app.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
@@ -49,6 +50,11 @@ log = structlog.get_logger("api")
 
 VERSION = "0.1.0"
 
+#: Every error of the agentbus API has one body (``api.app.errors``): the OpenAPI says so.
+_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    "default": {"model": ErrorBody, "description": "An error, with a stable code."}
+}
+
 
 def create_app(deps: ApiDeps) -> FastAPI:
     """The API app; the caller serves it (``api.http.server.serve``) and owns ``deps``."""
@@ -74,7 +80,9 @@ def create_app(deps: ApiDeps) -> FastAPI:
     app.state.deps = deps
     app.state.asyncapi = build_asyncapi(deps.bus, VERSION)
     routers = (runs, gates, agents, events, ws, settings, conversations, audit, api_keys, health)
-    for module in (*routers, session, documents, activity, webhooks, openai_v1, page):
+    for module in (*routers, session, documents, activity, webhooks):
+        app.include_router(module.router, responses=_ERROR_RESPONSES)
+    for module in (openai_v1, page):  # the OpenAI dialect answers errors in OpenAI's shape
         app.include_router(module.router)
     _install_error_handlers(app)
     # Bodies are small JSON documents; anything far larger is refused before it is read.

@@ -10,25 +10,12 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentbus_client.models import Conversation, ConversationDetail, ConversationList
 from api.app.errors import ConversationNotFound, NotOwner
 from api.app.oversight import audit_read
 from api.http.routes.common import Caller, Deps
-from bus.store import ConversationRecord, MessageRecord
 
 router = APIRouter(prefix="/api/v1/conversations", tags=["conversations"])
-
-
-class ConversationList(BaseModel):
-    """The caller's conversations (an admin's: the tenant's), most recently active first."""
-
-    conversations: list[ConversationRecord]
-
-
-class ConversationView(BaseModel):
-    """A conversation and its latest messages, oldest first."""
-
-    conversation: ConversationRecord
-    messages: list[MessageRecord]
 
 
 @router.get("", response_model=ConversationList)
@@ -41,16 +28,16 @@ async def list_conversations(
     await audit_read(
         deps.audit, caller, what="list_conversations", owners=(c.subject for c in found), ids=others
     )
-    return ConversationList(conversations=found)
+    return ConversationList.model_validate({"conversations": found})
 
 
-@router.get("/{conversation_id}", response_model=ConversationView)
+@router.get("/{conversation_id}", response_model=ConversationDetail)
 async def get_conversation(
     conversation_id: str,
     deps: Deps,
     caller: Caller,
     limit: Annotated[int, Query(ge=1, le=500, description="Latest messages to return.")] = 100,
-) -> ConversationView:
+) -> ConversationDetail:
     """One conversation with its messages."""
     found = await deps.conversations.get(caller.scope, conversation_id)
     if found is None:
@@ -63,7 +50,7 @@ async def get_conversation(
         target=conversation_id,
     )
     history = await deps.conversations.history(caller.scope, conversation_id, limit)
-    return ConversationView(conversation=found, messages=history)
+    return ConversationDetail.model_validate({"conversation": found, "messages": history})
 
 
 @router.delete("/{conversation_id}", status_code=status.HTTP_204_NO_CONTENT)
@@ -87,10 +74,10 @@ class Rename(BaseModel):
     title: str = Field(min_length=1, max_length=500)
 
 
-@router.patch("/{conversation_id}", response_model=ConversationRecord)
+@router.patch("/{conversation_id}", response_model=Conversation)
 async def rename_conversation(
     conversation_id: str, body: Rename, deps: Deps, caller: Caller
-) -> ConversationRecord:
+) -> Conversation:
     """Rename one of the caller's conversations (its title folded to one line, 120 chars)."""
     found = await deps.conversations.get(caller.scope, conversation_id)
     if found is None:
@@ -102,4 +89,4 @@ async def rename_conversation(
     renamed = await deps.conversations.get(caller.scope, conversation_id)
     if renamed is None:  # deleted between the rename and this read
         raise ConversationNotFound(f"no conversation {conversation_id[:80]!r}")
-    return renamed
+    return Conversation.model_validate(renamed)

@@ -19,15 +19,15 @@ from pathlib import PurePosixPath
 from typing import Annotated, Any, cast
 
 from fastapi import APIRouter, File, Form, Response, UploadFile, status
-from pydantic import BaseModel
 
+from agentbus_client.models import Document, IngestJob, Upload
 from api.app.errors import ApiError, InvalidRequest, NotFound, Unavailable
 from api.catalogue import record_documents
 from api.http.routes.common import Admin, Deps
 from bus import keys, wire
 from bus.commands import NAME_PATTERN, IngestDoc, IngestTask
 from bus.events import parse_event
-from bus.store import DocumentRecord, DocumentStore
+from bus.store import DocumentStore
 from retrieval.errors import RetrievalError
 from retrieval.ingest import PreparedDocument, prepare
 from retrieval.jobs import job_status, progress_key, publish_job, split_tasks
@@ -47,25 +47,6 @@ class UploadFailed(ApiError):
 
     code = "document_unreadable"
     status = 422
-
-
-class UploadAccepted(BaseModel):
-    """A published ingest job; follow it at ``/api/v1/documents/jobs/{job_id}``."""
-
-    job_id: str
-    batches: int
-    documents: list[DocumentRecord]
-
-
-class JobView(BaseModel):
-    """An ingest job's progress (``status``: running, done or error)."""
-
-    job_id: str
-    status: str
-    total: int
-    done: int
-    documents: int
-    error: str | None = None
 
 
 def _catalogue(deps: Deps) -> DocumentStore:
@@ -93,7 +74,7 @@ def _groups(acl: str | None) -> list[str]:
     return groups
 
 
-@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=UploadAccepted)
+@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=Upload)
 async def upload(
     deps: Deps,
     admin: Admin,
@@ -101,7 +82,7 @@ async def upload(
     acl: Annotated[
         str | None, Form(description="Comma-separated groups that may read them (none: all).")
     ] = None,
-) -> UploadAccepted:
+) -> Upload:
     """Ingest uploaded files: parse and chunk here, store them through the retrieval role."""
     store = _catalogue(deps)
     if not files or len(files) > MAX_FILES:
@@ -130,17 +111,18 @@ async def upload(
     records = await record_documents(
         store, prepared, tenant=admin.tenant_id, subject=admin.subject, job_id=job.job_id
     )
-    return UploadAccepted(job_id=job.job_id, batches=job.total, documents=records)
+    return Upload.model_validate({"job_id": job.job_id, "batches": job.total, "documents": records})
 
 
-@router.get("", response_model=list[DocumentRecord])
-async def list_documents(deps: Deps, admin: Admin) -> list[DocumentRecord]:
+@router.get("", response_model=list[Document])
+async def list_documents(deps: Deps, admin: Admin) -> list[Document]:
     """The tenant's documents, most recently uploaded first."""
-    return await _catalogue(deps).list(admin.tenant_id)
+    records = await _catalogue(deps).list(admin.tenant_id)
+    return [Document.model_validate(r) for r in records]
 
 
-@router.get("/jobs/{job_id}", response_model=JobView)
-async def job(job_id: str, deps: Deps, admin: Admin) -> JobView:
+@router.get("/jobs/{job_id}", response_model=IngestJob)
+async def job(job_id: str, deps: Deps, admin: Admin) -> IngestJob:
     """An ingest job's progress (another tenant's job: 404)."""
     if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,64}", job_id):
         raise NotFound(f"no ingest job {job_id[:80]!r}")
@@ -153,7 +135,7 @@ async def job(job_id: str, deps: Deps, admin: Admin) -> JobView:
     state = await job_status(deps.redis, job_id, shard)
     error, ended = await _outcome(deps, job_id, shard)
     status_ = "error" if error else "done" if ended or state.finished else "running"
-    return JobView(
+    return IngestJob(
         job_id=job_id,
         status=status_,
         total=state.total,

@@ -1,10 +1,15 @@
-"""``/api/v1/runs``: start a run, list and read runs, cancel one."""
+"""``/api/v1/runs``: start a run, list and read runs, cancel one.
 
-from typing import Annotated, Any
+What they answer with is declared once, in ``agentbus_client.models`` (the client reads the
+same models).
+"""
+
+from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentbus_client.models import CancelRequested, Run, RunPage, Started
 from api.app import metrics, post_stages
 from api.app.access import describe, visible_run
 from api.app.errors import RunEnded
@@ -39,57 +44,7 @@ class RunCreate(BaseModel):
     )
 
 
-class RunAccepted(BaseModel):
-    """A published run; follow it at ``events_url`` (SSE) or with a websocket ``join``."""
-
-    run_id: str
-    conversation_id: str
-    status: str = "queued"
-    events_url: str
-    replayed: bool = Field(description="True when an Idempotency-Key retry found this run.")
-
-
-class RunView(BaseModel):
-    """A run as the store holds it (``queued`` until intake has admitted it)."""
-
-    id: str
-    subject: str | None = Field(default=None, description="The user who started it.")
-    status: str
-    mode: str | None = None
-    question: str | None = None
-    answer: str | None = None
-    error_code: str | None = None
-    conversation_id: str | None = None
-    created_at: str | None = None
-    finished_at: str | None = None
-    trace: list[dict[str, Any]] | None = None
-    usage: dict[str, int] | None = None
-    cost_usd: float | None = Field(
-        default=None, description="Model cost in US dollars (AGENTBUS_LLM_PRICES); None unpriced."
-    )
-    verified: bool | None = Field(
-        default=None,
-        description="What the judges concluded: true, false, or null (unknown, not judged, "
-        "or not ended yet).",
-    )
-    verified_reason: str | None = Field(default=None, description="Why, in a sentence.")
-
-
-class RunPage(BaseModel):
-    """One page of runs, newest first; pass ``next_before`` as ``before`` for the next."""
-
-    runs: list[RunView]
-    next_before: str | None
-
-
-class CancelRequested(BaseModel):
-    """The cancel was recorded; the run ends ``cancelled`` at its next step or token batch."""
-
-    run_id: str
-    cancel_requested: bool = True
-
-
-@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=RunAccepted)
+@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=Started)
 async def create_run(
     body: RunCreate,
     request: Request,
@@ -100,7 +55,7 @@ async def create_run(
         str | None,
         Header(max_length=255, description="Retrying with the same key returns the same run."),
     ] = None,
-) -> RunAccepted:
+) -> Started:
     """Publish a question; the run's events stream at ``events_url``."""
     post_stages.mark("before_handler")
     hook = webhook_of(body.webhook_url, body.webhook_approvals)
@@ -110,7 +65,7 @@ async def create_run(
     if not started.replayed:
         metrics.RUNS_STARTED.labels("rest").inc()
     response.headers["Location"] = f"/api/v1/runs/{started.run_id}"
-    return RunAccepted(
+    return Started(
         run_id=started.run_id,
         conversation_id=started.conversation_id,
         events_url=f"/api/v1/runs/{started.run_id}/events",
@@ -134,15 +89,15 @@ async def list_runs(
     await audit_read(
         deps.audit, caller, what="list_runs", owners=(r.subject for r in records), ids=others
     )
-    views = [RunView.model_validate(describe(r.id, r)) for r in records]
+    views = [Run.model_validate(describe(r.id, r)) for r in records]
     return RunPage(runs=views, next_before=views[-1].id if len(views) == limit else None)
 
 
-@router.get("/{run_id}", response_model=RunView)
-async def get_run(run_id: str, deps: Deps, caller: Caller) -> RunView:
+@router.get("/{run_id}", response_model=Run)
+async def get_run(run_id: str, deps: Deps, caller: Caller) -> Run:
     """Status, answer, trace and usage of one of the caller's runs (an admin's: the tenant's)."""
     ref = await visible_run(deps, caller, run_id)
-    return RunView.model_validate(describe(ref.run_id, ref.record))
+    return Run.model_validate(describe(ref.run_id, ref.record))
 
 
 @router.post(

@@ -3,8 +3,9 @@
 from datetime import UTC, datetime
 
 from fastapi import APIRouter
-from pydantic import BaseModel, Field
 
+from agentbus_client.models import Delivery as DeliveryView
+from agentbus_client.models import DeliveryList, WebhookSecret
 from api.app.access import visible_run
 from api.app.errors import Unavailable
 from api.http.routes.common import Admin, Caller, Deps
@@ -13,36 +14,6 @@ from gateway.webhooks.schedule import Delivery, Schedule
 from gateway.webhooks.signing import new_secret
 
 router = APIRouter(prefix="/api/v1", tags=["webhooks"])
-
-
-class WebhookSecret(BaseModel):
-    """The tenant's signing secret: verify ``webhook-signature`` with it (Standard Webhooks)."""
-
-    secret: str = Field(description="whsec_ + base64 of the HMAC-SHA256 key.")
-    created_at: datetime
-
-
-class DeliveryView(BaseModel):
-    """One webhook message and where its delivery stands."""
-
-    id: str = Field(description="The webhook-id header: the same on every retry.")
-    type: str
-    url: str
-    status: str = Field(description="pending | sending | retrying | delivered | failed | refused")
-    attempts: int
-    created_at: datetime
-    next_attempt_at: datetime | None = None
-    last_attempt_at: datetime | None = None
-    last_status_code: int | None = None
-    last_error: str | None = None
-    delivered_at: datetime | None = None
-
-
-class DeliveryList(BaseModel):
-    """A run's webhook deliveries, oldest first."""
-
-    run_id: str
-    deliveries: list[DeliveryView]
 
 
 def _secrets(deps: Deps) -> WebhookSecretStore:

@@ -4,7 +4,7 @@ import { h, jsonText } from './dom.js';
 
 const LABEL = {
   plan: 'Planner', thinking: 'Thinking', tool: 'Tool', critique: 'Critic', verdict: 'Verify',
-  citations: 'Citations', retry: 'Retry', error: 'Error', gate: 'Paused',
+  citations: 'Citations', evidence: 'Evidence', retry: 'Retry', error: 'Error', gate: 'Paused',
 };
 
 function toolRow(e) {
@@ -41,6 +41,7 @@ function body(e) {
     case 'critique': return h('span', { class: 'what' }, h('b', { class: `verdict-${verdictClass(e.verdict)}`, text: e.verdict }), ' ', e.reason || '');
     case 'verdict': return h('span', { class: 'what' }, h('b', { class: `verdict-${verdictClass(e.verdict)}`, text: e.verdict }), ' ', e.reasons.join('; '));
     case 'citations': return h('span', { class: 'what', text: `kept ${e.kept}, stripped ${e.stripped}` });
+    case 'evidence': return h('span', { class: 'what', text: `${e.chunks} chunk(s) gathered, cited as [n]` });
     case 'retry': return h('span', { class: 'what', text: `a step ran again (delivery ${e.delivery}); what it streamed before was dropped` });
     case 'error': return h('span', { class: 'what' }, h('b', { text: e.code }), ' ', e.message || '');
     case 'gate': return h('span', { class: 'what', text: e.reason === 'egress_approval' ? `egress approval: ${e.tool} → ${e.host}` : 'answer approval' });

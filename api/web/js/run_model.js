@@ -110,6 +110,10 @@ export class RunModel {
         if (ev.verdict === 'needs_revision' || ev.verdict === 'fail') this.pendingSupersede = { by: 'verifier', verdict: ev.verdict, reason: (ev.reasons || []).join('; ') };
         break;
       case 'citations':
+        if (ev.agent === 'merge') { // the evidence gathered for the researcher, not the answer's citations
+          this.timeline.push({ kind: 'evidence', step, chunks: (ev.items || []).length });
+          break;
+        }
         this.citations = ev.items || [];
         this.stripped = ev.stripped || 0;
         this.timeline.push({ kind: 'citations', step, kept: this.citations.length, stripped: this.stripped });

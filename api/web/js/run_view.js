@@ -103,6 +103,10 @@ export class RunView {
     const citeKey = m.citations.map((c) => `${c.ref}:${c.title}`).join('|');
     renderInto(this.answer, m.answer, { key: citeKey, cite: (n) => this.cite(n) });
     this.answer.classList.toggle('streaming', m.running && m.status !== 'suspended');
+    // A run that ended other than done keeps what it wrote, shown as a partial answer.
+    const partial = !m.running && m.status !== 'done' && m.status !== 'suspended' && Boolean(m.answer);
+    this.answer.classList.toggle('partial', partial);
+    this.el.dataset.partial = partial ? 'true' : 'false';
     if (this.changed('c', `${citeKey}/${m.stripped}`)) this.renderSources();
     if (this.changed('a', JSON.stringify(m.approval))) {
       const card = renderApproval(m, this.actions.gate(m));

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from agents.llm.scripted import BENCHMARK_ANSWER, ScriptedLLM
-from api.client import (
+from agentbus_client import (
     AgentbusClient,
     AsyncAgentbusClient,
     Forbidden,
@@ -21,6 +20,7 @@ from api.client import (
     Snapshot,
     Unauthorized,
 )
+from agents.llm.scripted import BENCHMARK_ANSWER, ScriptedLLM
 from bus import keys
 from bus.events import Answer, Done, RunStarted
 from bus.store import KeyRole

@@ -8,8 +8,8 @@ import time
 import httpx
 import pytest
 
-from api.client.errors import Conflict, ConnectionFailed, NotFound, RateLimited, error_from
-from api.client.http import RetryRules, retry_after, send
+from agentbus_client.errors import Conflict, ConnectionFailed, NotFound, RateLimited, error_from
+from agentbus_client.http import RetryRules, retry_after, send
 
 FAST = RetryRules(max_retries=2, backoff_s=0.001, max_wait_s=5)
 

@@ -9,11 +9,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from api.client.http import RetryRules, send
-from api.client.models import (
+from agentbus_client.http import RetryRules, send
+from agentbus_client.models import (
     Conversation,
     ConversationDetail,
+    ConversationList,
     Delivery,
+    DeliveryList,
     Document,
     IngestJob,
     Run,
@@ -23,7 +25,7 @@ from api.client.models import (
     Upload,
     WebhookSecret,
 )
-from api.client.stream import EventStream
+from agentbus_client.stream import EventStream
 
 
 class AsyncAgentbusClient:
@@ -187,7 +189,7 @@ class AsyncAgentbusClient:
     async def deliveries(self, run_id: str) -> list[Delivery]:
         """The run's webhook deliveries and their status."""
         doc = await self._call("GET", f"/api/v1/runs/{run_id}/deliveries", repeatable=True)
-        return [Delivery.model_validate(d) for d in doc["deliveries"]]
+        return list(DeliveryList.model_validate(doc).deliveries)
 
     # --- conversations ------------------------------------------------------------------
 
@@ -196,7 +198,7 @@ class AsyncAgentbusClient:
         doc = await self._call(
             "GET", "/api/v1/conversations", repeatable=True, params={"limit": limit}
         )
-        return [Conversation.model_validate(c) for c in doc["conversations"]]
+        return list(ConversationList.model_validate(doc).conversations)
 
     async def get_conversation(
         self, conversation_id: str, *, limit: int = 100

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from api.client.errors import AgentbusError, ConnectionFailed, error_from
+from agentbus_client.errors import AgentbusError, ConnectionFailed, error_from
 
 _TRANSIENT = frozenset({502, 503, 504})
 

@@ -13,8 +13,8 @@ from collections.abc import Coroutine, Iterator
 from types import TracebackType
 from typing import Any, TypeVar
 
-from api.client.async_client import AsyncAgentbusClient
-from api.client.models import (
+from agentbus_client.async_client import AsyncAgentbusClient
+from agentbus_client.models import (
     Conversation,
     ConversationDetail,
     Delivery,
@@ -27,7 +27,7 @@ from api.client.models import (
     Upload,
     WebhookSecret,
 )
-from api.client.stream import EventStream, StreamItem
+from agentbus_client.stream import EventStream, StreamItem
 
 T = TypeVar("T")
 

@@ -1,0 +1,51 @@
+"""The wire models: what the agentbus API sends and the client reads, declared once.
+
+They depend on pydantic alone. The server's routes answer with these classes
+(``response_model=``), its workers emit the events of :mod:`agentbus_client.models.events`,
+and the client decodes both, so the two ends cannot drift apart (a test compares them with
+the server's OpenAPI document).
+"""
+
+from agentbus_client.models.conversations import (
+    Conversation,
+    ConversationDetail,
+    ConversationList,
+    Message,
+)
+from agentbus_client.models.documents import Document, IngestJob, Upload
+from agentbus_client.models.errors import ErrorBody, ErrorDetail
+from agentbus_client.models.events import ClientEvent, parse_event
+from agentbus_client.models.runs import (
+    TERMINAL,
+    CancelRequested,
+    Run,
+    RunPage,
+    Snapshot,
+    Started,
+)
+from agentbus_client.models.settings import TenantSettings
+from agentbus_client.models.webhooks import Delivery, DeliveryList, WebhookSecret
+
+__all__ = [
+    "TERMINAL",
+    "CancelRequested",
+    "ClientEvent",
+    "Conversation",
+    "ConversationDetail",
+    "ConversationList",
+    "Delivery",
+    "DeliveryList",
+    "Document",
+    "ErrorBody",
+    "ErrorDetail",
+    "IngestJob",
+    "Message",
+    "Run",
+    "RunPage",
+    "Snapshot",
+    "Started",
+    "TenantSettings",
+    "Upload",
+    "WebhookSecret",
+    "parse_event",
+]

@@ -1,0 +1,44 @@
+"""Conversations: the caller's list, one conversation with its messages."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from agentbus_client.models.base import View
+
+
+class Conversation(View):
+    """A conversation (its messages come with ``get_conversation``)."""
+
+    id: str
+    tenant_id: str
+    subject: str
+    title: str | None = None
+    created_at: datetime
+    updated_at: datetime
+
+
+class Message(View):
+    """One message of a conversation; ``id`` grows in the order messages were appended."""
+
+    id: int
+    conversation_id: str
+    tenant_id: str
+    run_id: str | None = None
+    role: Literal["user", "assistant"]
+    content: str
+    created_at: datetime
+
+
+class ConversationList(View):
+    """The caller's conversations (an admin's: the tenant's), most recently active first."""
+
+    conversations: list[Conversation]
+
+
+class ConversationDetail(View):
+    """A conversation and its latest messages, oldest first."""
+
+    conversation: Conversation
+    messages: list[Message]

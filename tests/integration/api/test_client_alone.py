@@ -1,0 +1,108 @@
+"""The client installs alone: a fresh venv with only ``api/client``, its tests passing there.
+
+The venv gets the client's own wheel and the pins ``uv.lock`` gives its dependencies, from
+uv's cache (offline, as ``make install`` left it): none of the server's packages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+CLIENT = REPO / "api" / "client"
+
+#: Top-level modules a client process must never load (the server's, and its heavy deps).
+SERVER_MODULES = (
+    "fastapi",
+    "starlette",
+    "sqlalchemy",
+    "qdrant_client",
+    "qdrant_edge",
+    "onnxruntime",
+    "redis",
+    "faststream",
+    "bus",
+    "api",
+    "agents",
+    "gateway",
+    "retrieval",
+)
+
+_PROBE = """
+import json, sys
+import agentbus_client
+from agentbus_client import AgentbusClient, AsyncAgentbusClient, EventStream, RetryRules
+from agentbus_client.models import Run, parse_event
+from agentbus_client.models.events import Done
+banned = set(sys.argv[1].split(","))
+loaded = sorted({m.split(".")[0] for m in sys.modules} & banned)
+print(json.dumps({"loaded": loaded, "file": agentbus_client.__file__}))
+"""
+
+
+def _uv() -> str:
+    found = REPO / ".tools" / "bin" / "uv"
+    uv = str(found) if found.exists() else shutil.which("uv")
+    if uv is None:
+        pytest.fail("uv is needed (make install puts it in .tools/bin)")
+    return uv
+
+
+def _run(*args: str | Path, cwd: Path = REPO) -> str:
+    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
+    env.pop("VIRTUAL_ENV", None)
+    done = subprocess.run(
+        [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, f"{args[:3]} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv holding the client (installed from its folder, not editable) alone."""
+    uv, root = _uv(), tmp_path_factory.mktemp("client-alone")
+    pins = root / "requirements.txt"
+    exported = _run(
+        uv, "export", "--frozen", "--package", "agentbus-client", "--extra", "test",
+        "--no-hashes", "--no-emit-workspace", "--no-header", "--quiet",
+    )  # fmt: skip
+    pins.write_text(exported)
+    env = root / "venv"
+    _run(uv, "venv", "--offline", "--quiet", "--python", "python3", env)
+    python = env / "bin" / "python"
+    _run(
+        uv, "pip", "install", "--offline", "--quiet", "--python", python,
+        "--no-deps", "-r", pins, CLIENT,
+    )  # fmt: skip
+    return env
+
+
+def test_the_client_s_venv_holds_none_of_the_server_s_packages(venv: Path) -> None:
+    listed = json.loads(
+        _run(_uv(), "pip", "list", "--format", "json", "--python", venv / "bin" / "python")
+    )
+    names = {p["name"].lower().replace("_", "-") for p in listed}
+
+    assert {"agentbus-client", "httpx", "pydantic", "websockets"} <= names
+    assert names.isdisjoint({"agentbus", "fastapi", "sqlalchemy", "qdrant-client", "redis"})
+    assert names.isdisjoint({"onnxruntime", "qdrant-edge-py", "faststream", "uvicorn"})
+
+
+def test_importing_the_client_loads_no_server_module(venv: Path) -> None:
+    probe = _run(venv / "bin" / "python", "-c", _PROBE, ",".join(SERVER_MODULES), cwd=venv)
+    found = json.loads(probe)
+
+    assert found["loaded"] == []
+    assert Path(found["file"]).is_relative_to(venv)  # the installed copy, not the checkout
+
+
+def test_the_client_s_own_tests_pass_in_its_venv(venv: Path) -> None:
+    out = _run(venv / "bin" / "pytest", "-q", "-p", "no:cacheprovider", cwd=CLIENT)
+    assert " passed" in out and "failed" not in out and "error" not in out
