@@ -14,6 +14,7 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
 
 _BODY = b'{"error": {"code": "unauthorized", "message": "bench", "hint": null}}'
 _REFUSAL = (
@@ -24,7 +25,8 @@ _REFUSAL = (
 
 
 def _command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "api.cli.main", *args]
+    """The ``agentbus`` script installed beside this interpreter, as a user runs it."""
+    return [str(Path(sys.executable).with_name("agentbus")), *args]
 
 
 async def _help_seconds() -> float:
