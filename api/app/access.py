@@ -1,4 +1,4 @@
-"""Which runs a caller may see, and the snapshot of a run whose early events are gone.
+"""Which runs a caller may see (how a run is shown: `api.app.run_view`; joins: `api.app.joins`).
 
 A run belongs to the user who started it. Its owner key in Redis (written when the API
 published it) names the tenant and user; the store has the run under both once intake has
@@ -13,26 +13,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-from redis.exceptions import ResponseError
+from typing import TYPE_CHECKING
 
 from api.app.errors import NotOwner, RunNotFound
 from api.app.oversight import audit_read
 from bus import keys
 from bus.commands import RUN_ID_PATTERN
-from bus.events import RunStatus
-from bus.run_state import usage_cost
 from bus.store import RunRecord
-from bus.transcript import partial_answer
 
 if TYPE_CHECKING:
-    from redis.asyncio import Redis
-
     from api.app.auth import Principal
     from api.app.deps import ApiDeps
 
-_RUN_ID = re.compile(RUN_ID_PATTERN)
+RUN_ID = re.compile(RUN_ID_PATTERN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +64,7 @@ async def visible_run(
         RunNotFound: the caller may not see the run, or there is none.
         NotOwner: the caller sees the run (an admin) but wants to change another's.
     """
-    if not _RUN_ID.match(run_id):
+    if not RUN_ID.match(run_id):
         raise RunNotFound(f"no run {run_id[:80]!r}")
     shard = keys.shard_of(run_id, deps.bus.shards)
     raw = await deps.redis.get(keys.run_owner(run_id, shard))
@@ -90,196 +83,3 @@ async def visible_run(
     else:
         await audit_read(deps.audit, who, what=read, owners=[subject], target=run_id, run_id=run_id)
     return RunRef(run_id, shard, record, subject)
-
-
-def describe(run_id: str, record: RunRecord | None) -> dict[str, Any]:
-    """A run as the REST API and snapshots show it (``queued`` until intake stored it)."""
-    if record is None:
-        return {"id": run_id, "status": "queued"}
-    return {
-        "id": record.id,
-        "subject": record.subject,
-        "status": record.status.value,
-        "mode": record.mode,
-        "question": record.question,
-        "answer": record.answer,
-        "error_code": record.error_code,
-        "conversation_id": record.conversation_id,
-        "created_at": record.created_at.isoformat(),
-        "finished_at": record.finished_at.isoformat() if record.finished_at else None,
-        "trace": record.trace,
-        "usage": record.usage,
-        "cost_usd": usage_cost(record.usage),
-        "verified": record.verified,
-        "verified_reason": record.verified_reason,
-        **_partial(record),
-    }
-
-
-def _partial(record: RunRecord) -> dict[str, Any]:
-    """A run that ended other than ``done``: marked partial, with what it wrote of its answer."""
-    if not record.is_terminal or record.status is RunStatus.DONE:
-        return {"partial": False, "partial_answer": None}
-    return {"partial": True, "partial_answer": partial_answer(record.trace)}
-
-
-def _id(value: bytes | str) -> tuple[int, int]:
-    text = value.decode() if isinstance(value, bytes) else value
-    ms, _, seq = text.partition("-")
-    return int(ms), int(seq or 0)
-
-
-@dataclass(frozen=True, slots=True)
-class StreamState:
-    """What a join needs to know about a run's event stream."""
-
-    exists: bool
-    last_id: str = "0-0"
-    first_id: str | None = None
-    length: int = 0
-    entries_added: int | None = None  # Redis 7+ only
-    max_deleted_id: str | None = None  # Redis 7+ only (XDEL; trimming does not move it)
-
-
-async def stream_state(redis: Redis, stream: str) -> StreamState:
-    """Existence, first and last ids of an event stream (and what was deleted, on Redis 7)."""
-    try:
-        info = await redis.xinfo_stream(stream)
-    except ResponseError as e:
-        return _state_of(e)
-    return _state_of(info)
-
-
-def _state_of(info: dict[str, Any] | Exception) -> StreamState:
-    """The state from an XINFO STREAM reply, or from its error (no such key: no stream)."""
-    if isinstance(info, Exception):
-        if isinstance(info, ResponseError) and "no such key" in str(info).lower():
-            return StreamState(exists=False)
-        raise info
-    first = info.get("first-entry")
-    deleted = info.get("max-deleted-entry-id")
-    added = info.get("entries-added")
-    return StreamState(
-        exists=True,
-        last_id=_s(info["last-generated-id"]),
-        first_id=_s(first[0]) if first else None,
-        length=int(info["length"]),
-        entries_added=None if added is None else int(added),
-        max_deleted_id=None if deleted is None else _s(deleted),
-    )
-
-
-def needs_snapshot(state: StreamState, after: str, record: RunRecord | None) -> bool:
-    """Whether events after ``after`` are gone, so the client must start from a snapshot.
-
-    A stream that no longer exists lost everything once its run ended (it expires
-    ``events_ttl_s`` later); before intake ran it just does not exist yet. Trimming
-    removes the oldest entries, so events are missing when ``after`` is older than the
-    first entry left and something was removed (Redis 7 counts ``entries-added``; on 6.2
-    any id but ``0-0`` older than the first entry is taken as trimmed).
-    """
-    if not state.exists:
-        return record is not None and record.is_terminal
-    if state.max_deleted_id is not None and _id(state.max_deleted_id) > _id(after):
-        return True
-    if state.first_id is None or _id(state.first_id) <= _id(after):
-        return False
-    if state.entries_added is not None:
-        return state.entries_added > state.length
-    return after != "0-0"
-
-
-def _s(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
-
-@dataclass(frozen=True, slots=True)
-class JoinPlan:
-    """How to serve a client that (re)joins a run after event ``after``.
-
-    Attributes:
-        snapshot: the run as stored, to send first when the missed events are gone (or
-            nothing newer will come); None when the events themselves can be replayed.
-        follow_after: the event id to follow the stream from; None when the run is over
-            and the snapshot is all there is.
-    """
-
-    snapshot: dict[str, Any] | None
-    follow_after: str | None
-
-
-async def plan_join(redis: Redis, ref: RunRef, after: str) -> JoinPlan:
-    """Replay from ``after`` when possible, else a snapshot and the live events after it."""
-    return _plan(ref, await stream_state(redis, ref.events_key), after)
-
-
-#: A run published less than this long ago (and under ``events_ttl_s``) whose event stream
-#: does not exist has written no event yet (see :func:`join_run`).
-FRESH_RUN_S = 60
-
-
-async def join_run(
-    deps: ApiDeps, who: Principal, run_id: str, after: str, *, read: str = "read_run_events"
-) -> tuple[RunRef, JoinPlan]:
-    """:func:`visible_run` and :func:`plan_join` for a client that follows a run's events.
-
-    The run's owner key and its event stream share a hash tag, so one pipelined round trip
-    reads both. When the owner key names the caller, the stored record would change
-    nothing, so it is not read (the caller sees its own run: nothing to audit either):
-
-    * the stream has events after ``after``: an existing stream never needs the record
-      (only a stream that is gone or has nothing newer does, to snapshot a run that is
-      over);
-    * the stream does not exist and the run was published less than ``FRESH_RUN_S`` (and
-      ``events_ttl_s``) ago, as the owner key's remaining life (set once, at publish, to
-      ``run_ttl_s``) tells: a run that ended keeps its stream ``events_ttl_s`` after its
-      end (every end writes ``done``), so a missing stream means no event yet, and the
-      record, if intake stored it already, is not terminal. This is the usual case of a
-      client that follows the run it has just posted.
-
-    Every other case takes the full path (``visible_run`` then ``plan_join``).
-
-    Raises:
-        RunNotFound: as :func:`visible_run`.
-    """
-    if not _RUN_ID.match(run_id):
-        raise RunNotFound(f"no run {run_id[:80]!r}")
-    shard = keys.shard_of(run_id, deps.bus.shards)
-    owner_key = keys.run_owner(run_id, shard)
-    async with deps.redis.pipeline(transaction=False) as pipe:
-        pipe.get(owner_key)
-        pipe.pttl(owner_key)
-        pipe.xinfo_stream(keys.run_events(run_id, shard))
-        raw, ttl_ms, info = await pipe.execute(raise_on_error=False)
-    for reply in (raw, ttl_ms):
-        if isinstance(reply, Exception):
-            raise reply
-    state = _state_of(info)
-    if raw is not None and _s(raw) == owner_value(who.tenant_id, who.subject):
-        if state.exists:
-            # (An existing stream's needs_snapshot does not look at the record.)
-            follow = _id(state.last_id) > _id(after) and not needs_snapshot(state, after, None)
-        else:
-            age_ms = deps.bus.run_ttl_s * 1000 - int(ttl_ms)
-            fresh_ms = min(FRESH_RUN_S, deps.bus.events_ttl_s) * 1000
-            follow = int(ttl_ms) > 0 and age_ms < fresh_ms
-        if follow:
-            return RunRef(run_id, shard, None, who.subject), JoinPlan(None, after)
-    # The record is read after the owner key, and the stream's state after the record, as
-    # plan_join always did: a run that ended meanwhile is seen ended, not half way.
-    ref = await visible_run(deps, who, run_id, read=read)
-    return ref, await plan_join(deps.redis, ref, after)
-
-
-def _plan(ref: RunRef, state: StreamState, after: str) -> JoinPlan:
-    record = ref.record
-    over = record is not None and record.is_terminal
-    if needs_snapshot(state, after, record) or (over and _id(state.last_id) <= _id(after)):
-        snapshot = {
-            "type": "snapshot",
-            "run_id": ref.run_id,
-            "last_event_id": state.last_id,
-            "run": describe(ref.run_id, record),
-        }
-        return JoinPlan(snapshot, None if over else state.last_id)
-    return JoinPlan(None, after)

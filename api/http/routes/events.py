@@ -16,10 +16,11 @@ from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
 
 from api.app import metrics
-from api.app.access import JoinPlan, RunRef, join_run
+from api.app.access import RunRef
 from api.app.deps import ApiDeps
 from api.app.errors import InvalidRequest
 from api.app.feed import Outbox, RunFeed
+from api.app.joins import JoinPlan, join_run
 from api.http.routes.common import Caller, Deps
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])

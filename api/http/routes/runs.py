@@ -11,9 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentbus_client.models import CancelRequested, Run, RunPage, Started
 from api.app import metrics, post_stages
-from api.app.access import describe, visible_run
+from api.app.access import visible_run
 from api.app.errors import RunEnded
 from api.app.oversight import audit_read
+from api.app.run_view import describe
 from api.app.starter import Ask
 from api.app.webhook_requests import webhook_of
 from api.http.routes.common import Caller, Deps
@@ -89,7 +90,7 @@ async def list_runs(
     await audit_read(
         deps.audit, caller, what="list_runs", owners=(r.subject for r in records), ids=others
     )
-    views = [Run.model_validate(describe(r.id, r)) for r in records]
+    views = [describe(r.id, r) for r in records]
     return RunPage(runs=views, next_before=views[-1].id if len(views) == limit else None)
 
 
@@ -97,7 +98,7 @@ async def list_runs(
 async def get_run(run_id: str, deps: Deps, caller: Caller) -> Run:
     """Status, answer, trace and usage of one of the caller's runs (an admin's: the tenant's)."""
     ref = await visible_run(deps, caller, run_id)
-    return Run.model_validate(describe(ref.run_id, ref.record))
+    return describe(ref.run_id, ref.record)
 
 
 @router.post(

@@ -10,7 +10,7 @@ from typing import Any
 from agents.errors import LLMBadRequest
 from agents.llm.ports import ChatMessage, LLMEvent, LLMOptions, TextDelta, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, text, turn
-from api.app.access import describe
+from api.app.run_view import describe
 from bus.publish import request_cancel
 from tests.integration.agents.test_gates import ALICE, critic_ok, do_resume, start_run, until
 
@@ -37,7 +37,7 @@ class BreaksMidAnswer:
 
 async def stored(system: Any, run_id: str) -> dict[str, Any]:
     """The run as the REST API and the page get it."""
-    return describe(run_id, await system.stores.runs.get(ALICE, run_id))
+    return describe(run_id, await system.stores.runs.get(ALICE, run_id)).model_dump(mode="json")
 
 
 def traced(run: dict[str, Any], kind: str) -> list[dict[str, Any]]:

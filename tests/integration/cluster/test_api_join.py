@@ -1,4 +1,4 @@
-"""The edge's join of a run's events (``api.app.access.join_run``) on a cluster: the owner
+"""The edge's join of a run's events (``api.app.joins.join_run``) on a cluster: the owner
 key and the event stream are read in one pipeline, which needs them in one hash slot."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from api.app.access import JoinPlan, join_run, owner_value
+from api.app.access import owner_value
 from api.app.auth import Principal
+from api.app.joins import JoinPlan, join_run
 from api.bench.local_cluster import LocalCluster
 from bus import keys
 from bus.settings import BusSettings
