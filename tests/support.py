@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import TypeVar
 
 from redis.asyncio import Redis
@@ -55,7 +55,7 @@ async def drain(workers: Sequence[Worker], redis: Redis, within: float = 20) -> 
 
 
 @contextlib.asynccontextmanager
-async def running(workers: Sequence[Worker], redis: Redis) -> AsyncIterator[Runner]:
+async def running(workers: Sequence[Worker], redis: Redis) -> AsyncGenerator[Runner, None]:
     """Run workers in the background for the duration of the block."""
     runner = Runner(workers, redis)
     task = asyncio.create_task(runner.run())

@@ -69,15 +69,15 @@ async def redis_holding(redis: Redis, needle: bytes) -> list[str]:
         elif kind == "string":
             values = [await redis.get(name) or b""]
         elif kind == "hash":
-            values = [str(await redis.hgetall(name)).encode()]
+            values = [str(await redis.hgetall(name)).encode()]  # pyright: ignore[reportGeneralTypeIssues] (redis-py: T | Awaitable[T])
         elif kind == "list":
-            values = await redis.lrange(name, 0, -1)
+            values = await redis.lrange(name, 0, -1)  # pyright: ignore[reportGeneralTypeIssues] (redis-py: T | Awaitable[T])
         else:  # set, zset
             values = [
                 str(
                     await redis.zrange(name, 0, -1)
                     if kind == "zset"
-                    else await redis.smembers(name)
+                    else await redis.smembers(name)  # pyright: ignore[reportGeneralTypeIssues] (redis-py: T | Awaitable[T])
                 ).encode()
             ]
         if needle in name or any(needle in v for v in values):

@@ -160,6 +160,7 @@ async def test_approvals_are_admin_only_kept_unless_given_and_every_change_is_au
     invalid = await approve(api, "t1", ["not a tool name"])
     assert (denied.status_code, denied.json()["error"]["code"]) == (403, "admin_only")
     assert invalid.status_code == 422
+    assert api.stores.audit is not None
     assert (
         await api.stores.audit.count("t1") == 0
         and await api.stores.tenant_settings.get("t1") is None

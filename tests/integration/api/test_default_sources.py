@@ -39,6 +39,7 @@ async def test_the_sources_that_exist_are_gathered_by_default(start_api: StartAp
     assert planner_sources(llm) == []  # nothing exists yet: nothing to gather
 
     now = datetime.now(UTC)
+    assert api.stores.documents is not None
     await api.stores.documents.put(
         DocumentRecord(
             tenant_id="t1",

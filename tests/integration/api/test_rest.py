@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 from agents.llm.scripted import BENCHMARK_ANSWER, ScriptedLLM
 from bus import keys
@@ -13,7 +14,7 @@ from tests.integration.api.conftest import Api, StartApi
 from tests.support import narrow, stream_commands
 
 
-async def wait_status(api: Api, key: str, run_id: str, within: float = 20) -> dict:
+async def wait_status(api: Api, key: str, run_id: str, within: float = 20) -> dict[str, Any]:
     async with asyncio.timeout(within):
         while True:
             run = (await api.http.get(f"/api/v1/runs/{run_id}", headers=api.auth(key))).json()
@@ -22,7 +23,9 @@ async def wait_status(api: Api, key: str, run_id: str, within: float = 20) -> di
             await asyncio.sleep(0.05)
 
 
-async def sse(api: Api, key: str, run_id: str, last_event_id: str | None = None) -> list[dict]:
+async def sse(
+    api: Api, key: str, run_id: str, last_event_id: str | None = None
+) -> list[dict[str, Any]]:
     headers = api.auth(key) | ({"Last-Event-ID": last_event_id} if last_event_id else {})
     events = []
     async with api.http.stream("GET", f"/api/v1/runs/{run_id}/events", headers=headers) as resp:

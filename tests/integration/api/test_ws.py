@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
@@ -14,7 +15,7 @@ from bus.events import Answer, RunStarted
 from tests.integration.api.conftest import Api, StartApi, recv, until_done
 
 
-def ids_of(frames: list[dict]) -> list[str]:
+def ids_of(frames: list[dict[str, Any]]) -> list[str]:
     return [f["id"] for f in frames if "id" in f]
 
 
@@ -51,7 +52,7 @@ async def test_rejoining_with_the_last_id_has_no_gap_and_no_duplicate(start_api:
     first = await api.ws(key)
     await first.send(json.dumps({"type": "ask", "question": "What is 23 × 19?"}))
     run_id = (await recv(first))["run_id"]
-    seen: list[dict] = []
+    seen: list[dict[str, Any]] = []
     while sum(f["type"] == "answer" for f in seen) < 3:  # mid-answer
         seen.append(await recv(first))
     await first.close()

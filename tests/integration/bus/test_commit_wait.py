@@ -39,7 +39,7 @@ async def test_unacknowledged_commit_raises_and_its_retry_is_a_duplicate(
     try:
         with pytest.raises(ReplicaAckMissing):
             await Committer(real_redis, waiting, "noop").commit(entry, cmd, prepared)
-        assert await real_redis.sismember(keys.run_steps(cmd.run_id, 0), cmd.step_id)
+        assert await real_redis.sismember(keys.run_steps(cmd.run_id, 0), cmd.step_id)  # pyright: ignore[reportGeneralTypeIssues] (redis-py: T | Awaitable[T])
         plain = Committer(real_redis, make_settings().bus, "noop")
         assert await plain.commit(entry, cmd, prepared) == DUPLICATE
     finally:
