@@ -1,10 +1,15 @@
-"""The finalizer: persist the answer and trace, extend the conversation, emit ``done``."""
+"""The finalizer: persist the answer, trace and verdict, extend the conversation, emit ``done``.
+
+``done`` (and the stored run, and the reply to an external publisher) says what the judges
+concluded: ``verified`` true, false or null (unknown), and why (`agents.verdicts`).
+"""
 
 from __future__ import annotations
 
 from typing import Literal
 
 from agents.deps import AgentDeps
+from agents.verdicts import conclusion
 from bus import tracing, wire
 from bus.commands import AgentTask, Command, RunResult
 from bus.events import ClientEvent, Done, parse_event
@@ -44,6 +49,7 @@ def make_finalizer(deps: AgentDeps) -> Handler:
         rejected = state.stop_reason == "rejected"
         final: Literal["done", "rejected"] = "rejected" if rejected else "done"
         status = RunStatus(final)
+        verified, why = conclusion(state)
         cost = usage_cost(state.usage)
         if cost is not None:
             tracing.set_attributes({"agentbus.run.cost_usd": cost})
@@ -58,6 +64,8 @@ def make_finalizer(deps: AgentDeps) -> Handler:
                 answer=None if rejected else answer,
                 trace=trace,
                 usage=state.usage,
+                verified=verified,
+                verified_reason=why,
             )
         if state.conversation_id and not rejected:
             turn = ((MessageRole.USER, state.question), (MessageRole.ASSISTANT, answer))
@@ -75,6 +83,8 @@ def make_finalizer(deps: AgentDeps) -> Handler:
             usage=state.usage,
             cost_usd=cost,
             stop_reason=state.stop_reason,
+            verified=verified,
+            verified_reason=why,
         )
         replies = []
         if command.reply_to:
@@ -87,6 +97,8 @@ def make_finalizer(deps: AgentDeps) -> Handler:
                 stop_reason=state.stop_reason,
                 usage=state.usage,
                 cost_usd=cost,
+                verified=verified,
+                verified_reason=why,
             )
             replies.append((command.reply_to, wire.encode(result)))
         events: list[ClientEvent] = [done]

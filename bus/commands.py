@@ -352,3 +352,5 @@ class RunResult(Frozen):
     stop_reason: str | None = None
     usage: dict[str, int] = {}
     cost_usd: float | None = None
+    verified: bool | None = None
+    verified_reason: str | None = None

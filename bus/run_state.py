@@ -104,6 +104,15 @@ class EvidenceItem(Frozen):
     text: str = ""
 
 
+class Recompute(Frozen):
+    """One figure of the draft the fact-check re-derives with a tool (`agents.recompute`)."""
+
+    call_id: str = Field(min_length=1)
+    tool: str = Field(pattern=TOOL_NAME_PATTERN)
+    arguments: dict[str, Any] = {}
+    claim: str = Field(default="", max_length=200, description="The figure as the draft says it.")
+
+
 class JudgeProgress(Frozen):
     """The last judge's fact-check so far: a re-query of the sources, then a verify-only tool pass.
 
@@ -115,6 +124,9 @@ class JudgeProgress(Frozen):
         findings: the tool pass's summary, shown to the judge.
         recheck: what the re-query found, shown to the judge next to the evidence.
         note: why a part of the fact-check was skipped (added to the judge's reasons).
+        checks: the draft's figures sent to be recomputed with tools (the recompute pass).
+        mismatches: figures the tools recomputed differently, with the recomputed value;
+            the judge's verdict becomes a revision with these as its reasons.
     """
 
     phase: Literal["recheck", "tools", "done"] | None = None
@@ -123,6 +135,8 @@ class JudgeProgress(Frozen):
     findings: str = ""
     recheck: list[EvidenceItem] = []
     note: str = ""
+    checks: list[Recompute] = []
+    mismatches: list[str] = []
 
 
 class DraftCitations(Frozen):

@@ -105,8 +105,8 @@ def benchmark_turn(
     the calculator if offered) rather than from a cursor, so concurrent runs sharing one
     model each get their own call-then-answer sequence.
     """
-    role = _agent_of(messages, options)
-    if role in ("planner", "critic", "verifier"):
+    role = agent_of(messages, options)
+    if role in ("planner", "critic", "verifier", "recompute"):
         return list(_fixed_turn(role))
     if messages[-1].role == "tool":
         return list(_fixed_turn("answer"))
@@ -132,6 +132,8 @@ def _fixed_turn(name: str) -> tuple[LLMEvent, ...]:
             return tuple(turn(text(BENCHMARK_CRITIQUE), usage(120, 7)))
         case "verifier":
             return tuple(turn(text('{"verdict": "pass", "reasons": ["matches the tool result"]}')))
+        case "recompute":
+            return tuple(turn(text(BENCHMARK_RECOMPUTE)))
         case _:
             return tuple(turn(text(BENCHMARK_ANSWER), usage(60, 40)))
 
@@ -139,18 +141,28 @@ def _fixed_turn(name: str) -> tuple[LLMEvent, ...]:
 BENCHMARK_PLAN = "- Multiply 23 by 19 with the calculator."
 """The planner's benchmark turn: 8 tokens."""
 
-BENCHMARK_CRITIQUE = "OK the tool result supports the answer."
-"""The critic's benchmark turn: "OK" plus 6 tokens."""
+BENCHMARK_CRITIQUE = '{"verdict": "OK", "reason": "the tool result supports the answer"}'
+"""The critic's benchmark turn: a structured OK (`agents.verdicts.CRITIC_SCHEMA`)."""
+
+BENCHMARK_RECOMPUTE = '{"checks": [{"claim": "437", "expression": "23 * 19"}]}'
+"""The fact-check's benchmark recompute plan (`agents.recompute.PLAN_SCHEMA`)."""
 
 
-def _agent_of(messages: Sequence[ChatMessage], options: LLMOptions) -> str:
-    # The multi-agent roles' default prompts say who they are in their first words.
-    if options.response_schema is not None and "verdict" in str(options.response_schema):
-        return "verifier"
+def agent_of(messages: Sequence[ChatMessage], options: LLMOptions) -> str:
+    """Which role a request comes from: planner, critic, verifier, recompute or researcher.
+
+    The multi-agent roles' default prompts say who they are in their first words; the
+    fact-check's recompute plan and the verifier are told apart by their schemas.
+    """
     first = messages[0].content if messages and messages[0].role == "system" else ""
     for role in ("planner", "critic", "verifier"):
         if first.startswith(f"You are the {role}"):
             return role
+    schema = str(options.response_schema or "")
+    if "checks" in schema:
+        return "recompute"
+    if "verdict" in schema:
+        return "verifier"
     return "researcher"
 
 

@@ -110,6 +110,8 @@ def describe(run_id: str, record: RunRecord | None) -> dict[str, Any]:
         "trace": record.trace,
         "usage": record.usage,
         "cost_usd": usage_cost(record.usage),
+        "verified": record.verified,
+        "verified_reason": record.verified_reason,
         **_partial(record),
     }
 

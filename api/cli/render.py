@@ -109,6 +109,8 @@ class LiveRenderer:
         elif event.status != "done" or event.stop_reason:
             why = f" {event.stop_reason}" if event.stop_reason else ""
             self._line(f"[{event.status}{why}]", "dim")
+        if event.verified_reason:
+            self._line(verified_line(event.verified, event.verified_reason), "dim")
 
     def _draft(self, label: str, text: str) -> None:
         """A draft, dimmed under its label (never printed as the answer)."""
@@ -119,6 +121,14 @@ class LiveRenderer:
     def _line(self, text: str, style: str) -> None:
         self._newline()
         self.console.print(text, style=style, markup=False, highlight=False)
+
+
+def verified_line(verified: bool | None, reason: str) -> str:
+    """How the CLI shows what a run's judges concluded."""
+    word = (
+        {True: "yes", False: "NO"}.get(verified, "unknown") if verified is not None else "unknown"
+    )
+    return f"verified: {word} ({reason})"
 
 
 def _short(value: object, limit: int = 200) -> str:

@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.app.errors import ApiError
-from bus.events import ApprovalRequest, ClientEvent
+from bus.events import ApprovalRequest, ClientEvent, Done
 from bus.run_state import QuestionSettings
 
 MODELS: dict[str, QuestionSettings] = {
@@ -169,6 +169,16 @@ def usage_of(tokens: dict[str, int]) -> dict[str, int]:
     }
 
 
+def verification(run_id: str, done: Done) -> dict[str, Any]:
+    """The ``agentbus`` metadata of a finished completion: the run and what its judges said."""
+    return {
+        "run_id": run_id,
+        "status": done.status,
+        "verified": done.verified,
+        "verified_reason": done.verified_reason,
+    }
+
+
 def step_note(event: ClientEvent) -> str | None:
     """A line of ``reasoning_content`` for a step a chat client should see, or None."""
     match event.type:
@@ -181,7 +191,7 @@ def step_note(event: ClientEvent) -> str | None:
         case "critique":
             return f"critic: {event.verdict} {event.reason}\n"
         case "verdict":
-            return f"verifier: {event.verdict}\n"
+            return f"verifier: {event.verdict} {'; '.join(event.reasons)}\n"
         case _:
             return None
 
@@ -268,6 +278,11 @@ class Chunks:
         """One SSE ``data:`` line carrying a delta (or the finish reason)."""
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
         return self._line({"choices": [choice]})
+
+    def stop(self, agentbus: dict[str, Any]) -> str:
+        """The finishing line, with the run's ``agentbus`` metadata (what its judges said)."""
+        choice = {"index": 0, "delta": {}, "finish_reason": "stop"}
+        return self._line({"choices": [choice], "agentbus": agentbus})
 
     def usage(self, tokens: dict[str, int]) -> str:
         """The usage chunk (``stream_options.include_usage``): no choices, only usage."""

@@ -49,6 +49,7 @@ from api.http.openai_dialect import (
     settings_for,
     split_messages,
     usage_of,
+    verification,
 )
 from api.http.routes.common import deps_of
 from bus.commands import RUN_ID_PATTERN
@@ -215,6 +216,7 @@ async def _complete(deps: ApiDeps, started: Started, model: str) -> dict[str, An
             raise _run_failed(end, transcript)
         content = end.answer if end.answer is not None else content
         usage = end.usage
+        extra = {"agentbus": verification(started.run_id, end)}
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if transcript.reasoning:
         message["reasoning_content"] = transcript.reasoning
@@ -280,5 +282,5 @@ def _ending(chunks: Chunks, event: ApprovalRequest | Done, include_usage: bool) 
             type="server_error", code=f"run_{event.status}",
         )  # fmt: skip
         return [f"data: {json.dumps(error.body())}\n\n"]
-    lines = [chunks.delta("stop")]
+    lines = [chunks.stop(verification(event.run_id, event))]
     return [*lines, chunks.usage(event.usage)] if include_usage else lines

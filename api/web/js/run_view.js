@@ -146,7 +146,13 @@ export class RunView {
     if (m.status === 'rejected') return 'The answer was rejected.';
     if (m.status === 'timeout') return 'The run ran out of time.';
     if (m.status === 'error') return `The run failed${m.error ? `: ${m.error.code}${m.error.message ? ` — ${m.error.message}` : ''}` : '.'}`;
-    if (m.status === 'done' && m.stopReason) return `Note: ${m.stopReason.replaceAll('_', ' ')}`;
-    return '';
+    const notes = [];
+    if (m.status === 'done' && m.stopReason) notes.push(`Note: ${m.stopReason.replaceAll('_', ' ')}`);
+    if (m.status === 'done' && m.verifiedReason && m.verified !== null) {
+      notes.push(`${m.verified ? 'Verified' : 'Not verified'}: ${m.verifiedReason}`);
+    } else if (m.status === 'done' && m.verifiedReason && !m.verifiedReason.startsWith('not judged')) {
+      notes.push(`Verification unknown: ${m.verifiedReason}`);
+    }
+    return notes.join(' · ');
   }
 }

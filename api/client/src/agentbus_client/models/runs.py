@@ -51,6 +51,12 @@ class Run(View):
     partial_answer: str | None = Field(
         default=None, description="A partial run's draft (from its trace); never the answer."
     )
+    verified: bool | None = Field(
+        default=None,
+        description="What the judges concluded: true, false, or null (unknown, not judged, "
+        "or not ended yet).",
+    )
+    verified_reason: str | None = Field(default=None, description="Why, in a sentence.")
 
     @property
     def finished(self) -> bool:
