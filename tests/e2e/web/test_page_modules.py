@@ -169,7 +169,7 @@ async def test_the_fold_splits_drafts_on_draft_superseded_and_on_a_later_attempt
 
 
 async def test_an_unreadable_verdict_is_shown_unknown_and_the_outcome_says_so(
-    start_web, browser
+    start_web: StartWeb, browser: Browser
 ) -> None:
     system = await start_web()
     page = await module_page(system, browser)
