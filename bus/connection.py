@@ -15,7 +15,7 @@ original check runs.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 from redis._parsers.hiredis import NOT_ENOUGH_DATA
 from redis.asyncio.connection import AbstractConnection, Connection, UnixDomainSocketConnection
@@ -41,9 +41,9 @@ class _BufferCheck(AbstractConnection):
         """Whether data is waiting unread, from what was already received."""
         try:
             found = _buffered(self._parser)
-        except OSError:
-            return await super().can_read_destructive()  # reports it the usual way
-        return await super().can_read_destructive() if found is None else found
+        except OSError:  # reports it the usual way (redis-py leaves the result unannotated)
+            return cast("bool", await super().can_read_destructive())
+        return cast("bool", await super().can_read_destructive()) if found is None else found
 
 
 class BufferCheckConnection(_BufferCheck, Connection):

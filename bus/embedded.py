@@ -51,7 +51,7 @@ def is_running(data_dir: Path) -> bool:
     try:
         client = redis.Redis(unix_socket_path=str(sock), socket_timeout=1)
         try:
-            return bool(client.ping())
+            return bool(client.ping())  # pyright: ignore[reportUnknownMemberType] (redis-py)
         finally:
             client.close()
     except redis.RedisError:

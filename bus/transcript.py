@@ -17,9 +17,11 @@ from bus.events import ClientEvent
 class Transcript:
     """What a chat client renders for one run."""
 
-    answer_parts: list[tuple[str | None, str]] = field(default_factory=list)
-    reasoning_parts: list[tuple[str | None, str]] = field(default_factory=list)
-    steps: list[ClientEvent] = field(default_factory=list)
+    answer_parts: list[tuple[str | None, str]] = field(default_factory=list[tuple[str | None, str]])
+    reasoning_parts: list[tuple[str | None, str]] = field(
+        default_factory=list[tuple[str | None, str]]
+    )
+    steps: list[ClientEvent] = field(default_factory=list[ClientEvent])
     status: str | None = None
     retries: int = 0
 

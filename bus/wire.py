@@ -7,6 +7,7 @@ External publishers use the same form, e.g.
 from __future__ import annotations
 
 import json
+from typing import cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -47,7 +48,8 @@ def loose_run_id(fields: dict[bytes, bytes]) -> tuple[str | None, str | None]:
         return None, None
     if not isinstance(doc, dict):
         return None, None
-    run_id, tenant = doc.get("run_id"), doc.get("tenant_id")
+    fields_doc = cast("dict[str, object]", doc)  # JSON: keys are strings
+    run_id, tenant = fields_doc.get("run_id"), fields_doc.get("tenant_id")
     return (
         run_id if isinstance(run_id, str) and 0 < len(run_id) <= 64 else None,
         tenant if isinstance(tenant, str) else None,

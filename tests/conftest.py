@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ def make_settings(tmp_path: Path) -> Callable[..., AppSettings]:
 
 
 @contextlib.asynccontextmanager
-async def fake_client() -> AsyncIterator[Redis]:
+async def fake_client() -> AsyncGenerator[Redis, None]:
     """A fakeredis server behind redis-py's real client code paths (fast unit tests)."""
     client = fakeredis.FakeAsyncRedis(server=fakeredis.FakeServer())
     try:
@@ -50,11 +50,11 @@ async def fake_client() -> AsyncIterator[Redis]:
 
 
 @contextlib.asynccontextmanager
-async def real_client() -> AsyncIterator[Redis]:
+async def real_client() -> AsyncGenerator[Redis, None]:
     """The test Redis server (a real one), flushed before and after use."""
     client = Redis.from_url(TEST_REDIS_URL)
     try:
-        await client.ping()
+        await client.ping()  # pyright: ignore[reportGeneralTypeIssues] (redis-py: T | Awaitable[T])
     except (OSError, RedisError) as e:  # environment problem: say how to fix it
         await client.aclose()
         pytest.fail(f"no Redis at {TEST_REDIS_URL} ({e}); run `make services` first")

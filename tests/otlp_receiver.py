@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gzip
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -81,7 +81,7 @@ class Receiver:
 
 
 @contextmanager
-def otlp_receiver() -> Iterator[Receiver]:
+def otlp_receiver() -> Generator[Receiver, None, None]:
     """Serve ``POST /v1/traces`` on a free port until the block ends."""
     receiver: Receiver
 

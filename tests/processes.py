@@ -7,7 +7,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -28,7 +28,7 @@ def spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
 
 
 @contextmanager
-def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
+def processes() -> Generator[list[subprocess.Popen[bytes]], None, None]:
     """A list to put processes in; whatever is still alive at the end is killed."""
     procs: list[subprocess.Popen[bytes]] = []
     try:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
+from typing import TypeVar
 
 from redis.asyncio import Redis
 
@@ -13,6 +14,15 @@ from bus.commands import Command, NoopTask, deadline_in, new_run_id
 from bus.events import ClientEvent, parse_event
 from bus.runtime.runner import Runner
 from bus.runtime.worker import Worker
+
+T = TypeVar("T")
+
+
+def narrow(kind: type[T], value: object) -> T:
+    """``value`` as a ``kind``, failing the test if it is not one (narrows an event or
+    payload union for the type checker where the test already expects that kind)."""
+    assert isinstance(value, kind), f"expected {kind.__name__}, got {type(value).__name__}"
+    return value
 
 
 def noop_command(hops: int = 1, *, deadline_s: float = 60, **task: object) -> Command:
@@ -45,7 +55,7 @@ async def drain(workers: Sequence[Worker], redis: Redis, within: float = 20) -> 
 
 
 @contextlib.asynccontextmanager
-async def running(workers: Sequence[Worker], redis: Redis) -> AsyncIterator[Runner]:
+async def running(workers: Sequence[Worker], redis: Redis) -> AsyncGenerator[Runner, None]:
     """Run workers in the background for the duration of the block."""
     runner = Runner(workers, redis)
     task = asyncio.create_task(runner.run())

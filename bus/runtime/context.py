@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from bus import keys, wire
 from bus.commands import Command
@@ -147,5 +147,7 @@ class StepContext:
 async def join_values(ctx: StepContext, name: str) -> dict[str, str]:
     """Every member's contribution to a completed join, by member."""
     key = keys.run_join(ctx.command.run_id, ctx.command.shard, name)
-    raw: dict[bytes, bytes] = await ctx.redis.hgetall(key)  # pyright: ignore[reportGeneralTypeIssues]
+    # redis-py types the reply as T | Awaitable[T] with T unknown: typed here, at the boundary.
+    reply = await ctx.redis.hgetall(key)  # pyright: ignore[reportGeneralTypeIssues, reportUnknownMemberType, reportUnknownVariableType]
+    raw = cast("dict[bytes, bytes]", reply)
     return {k.decode(): v.decode() for k, v in raw.items()}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -54,7 +54,7 @@ async def dead_letter(redis: Redis, letter: DeadLetter, shard: int, settings: Bu
             wire.encode(Done(run_id=letter.run_id, status="error")),
         ]
     script = redis.register_script(DEAD_LETTER)
-    moved = await script(
+    moved = await script(  # pyright: ignore[reportUnknownVariableType] (a Lua reply: untyped)
         keys=[letter.stream, dead_letter_stream(shard), events_key],
         args=[
             letter.group,
@@ -65,7 +65,7 @@ async def dead_letter(redis: Redis, letter: DeadLetter, shard: int, settings: Bu
             *events,
         ],
     )
-    return bool(moved)
+    return bool(cast("object", moved))
 
 
 async def list_dead_letters(

@@ -14,10 +14,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from socketserver import ThreadingMixIn
-from typing import Any
+from typing import Any, cast
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import make_wsgi_app
+from prometheus_client import make_wsgi_app  # pyright: ignore[reportUnknownVariableType]
 
 StartResponse = Callable[..., Any]
 
@@ -60,7 +60,8 @@ class _Quiet(WSGIRequestHandler):
 
 def wsgi_app(health: Health) -> Callable[[dict[str, Any], StartResponse], Iterable[bytes]]:
     """The WSGI app: the two probes, and Prometheus metrics on every other path."""
-    metrics = make_wsgi_app()
+    # prometheus_client leaves the app partly untyped: it is a plain WSGI app.
+    metrics = cast("Callable[[dict[str, Any], StartResponse], Iterable[bytes]]", make_wsgi_app())
 
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import collections
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
@@ -146,7 +146,7 @@ class Mux:
                     conn = await self._open()
                 else:
                     assert self._redis is not None
-                    conn = await self._redis.connection_pool.get_connection()
+                    conn = await self._redis.connection_pool.get_connection()  # pyright: ignore[reportUnknownMemberType] (redis-py)
                 self._conn = conn
                 self._reader = asyncio.get_running_loop().create_task(self._read(conn))
             return self._conn
@@ -155,7 +155,7 @@ class Mux:
         try:
             while True:
                 try:
-                    reply = await conn.read_response()
+                    reply = cast("object", await conn.read_response())  # any RESP reply
                 except ResponseError as e:  # an error reply: the stream is still in step
                     self._pop().set_exception(e)
                     continue

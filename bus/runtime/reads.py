@@ -16,7 +16,7 @@ the caller, which retries, and the next read connects to the slot's master now.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from redis.exceptions import ResponseError, SlotNotCoveredError
 
@@ -64,7 +64,7 @@ class HeldConnection:
             await conn.connect()
         try:
             conn._writer.writelines((packed,))  # pyright: ignore[reportAttributeAccessIssue, reportPrivateUsage, reportOptionalMemberAccess, reportUnknownMemberType]
-            return await conn.read_response()
+            return cast("object", await conn.read_response())  # any RESP reply
         except BaseException as e:
             if not isinstance(e, ResponseError) or transient(e):
                 await self._drop(refresh=isinstance(e, Exception) and transient(e))
@@ -72,7 +72,7 @@ class HeldConnection:
 
     async def _connect(self) -> AbstractConnection:
         if self._cluster is None:
-            conn = await self._redis.connection_pool.get_connection()
+            conn = await self._redis.connection_pool.get_connection()  # pyright: ignore[reportUnknownMemberType] (redis-py)
         else:
             node = self._cluster.get_node_from_key(self._key)
             if node is None:  # no master for the slot (failing over): the caller retries

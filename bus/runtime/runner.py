@@ -7,7 +7,7 @@ import contextlib
 import signal
 import uuid
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 import structlog
 
@@ -131,7 +131,8 @@ class Runner:
 
     async def _hold_lease(self, group: str, token: str, ttl_ms: int) -> bool:
         lease = self.redis.register_script(_LEASE)
-        return bool(await lease(keys=[keys.stats_lease(group)], args=[token, ttl_ms]))
+        held = await lease(keys=[keys.stats_lease(group)], args=[token, ttl_ms])  # pyright: ignore[reportUnknownVariableType] (a Lua reply: untyped)
+        return bool(cast("object", held))
 
     async def _export(self, worker: Consumer) -> None:
         for stream in worker.streams:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import builtins
 import functools
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import (
@@ -328,7 +328,8 @@ def _append_batch(
     if wanted_calls:
         found = conn.execute(t.calls_in, {"tenant": tenant, "values": wanted_calls}).scalars()
         seen_calls |= set(found)
-    seq, prev, rows = head.seq, head.last_hash, []
+    rows: list[dict[str, Any]] = []
+    seq, prev = head.seq, head.last_hash
     for entry, once in items:
         key = entry.record_key
         if (key is not None and key in seen_keys) or (once and entry.call_id in seen_calls):
@@ -358,8 +359,8 @@ class _Statements(NamedTuple):
 @functools.cache
 def _statements(dialect: str) -> _Statements:
     """The batch's statements, built once per dialect with bound parameters."""
-    tenant = bindparam("tenant")
-    columns = {c: bindparam(c) for c in ("tenant_id", "seq", "last_hash")}
+    tenant = cast("Any", bindparam("tenant"))  # untyped bound parameters (SQLAlchemy: Unknown)
+    columns: dict[str, Any] = {c: bindparam(c) for c in ("tenant_id", "seq", "last_hash")}
     in_tenant = _AUDIT.c.tenant_id == tenant
     return _Statements(
         new_head=insert_ignoring(dialect, AuditHeadRow, columns, ["tenant_id"]),

@@ -285,7 +285,7 @@ def _owner_params(scope: Scope, run_id: str) -> dict[str, str]:
 
 @functools.cache
 def _insert_stmt(dialect: str) -> Insert:
-    columns = {c.name: bindparam(c.name) for c in _RUNS.c}
+    columns: dict[str, Any] = {c.name: bindparam(c.name) for c in _RUNS.c}  # untyped parameters
     return insert_ignoring(dialect, RunRow, columns, ["id"]).returning(_RUNS.c.id)
 
 

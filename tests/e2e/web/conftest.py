@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 from redis.asyncio import Redis
@@ -80,10 +80,18 @@ async def browser(request: pytest.FixtureRequest) -> AsyncIterator[Browser]:
         assert b.shots, "every browser test saves a screenshot"
 
 
+class StartWeb(Protocol):
+    """The ``start_web`` fixture: call it to start the system (see the fixture)."""
+
+    def __call__(
+        self, token_delay: float = 0.0, *, after: System | None = None, **overrides: Any
+    ) -> Awaitable[System]: ...
+
+
 @pytest.fixture
 async def start_web(
     real_redis: Redis, make_settings: Callable[..., AppSettings], tmp_path: Path
-) -> AsyncIterator[Callable[..., Any]]:
+) -> AsyncIterator[StartWeb]:
     """Call (with a token delay and settings overrides) to start the system."""
     contexts: list[Any] = []
 

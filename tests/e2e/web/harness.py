@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import os
 import shutil
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,7 +140,7 @@ class System:
 @contextlib.asynccontextmanager
 async def running_system(
     redis: Redis, settings: AppSettings, llm: LLM, data: Path, proxy: CutProxy | None = None
-) -> AsyncIterator[System]:
+) -> AsyncGenerator[System, None]:
     """Every role, the API (port 0) and the proxy, until the block ends.
 
     Pass the ``proxy`` of an earlier system to keep the page's origin across a restart.

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from bus.store import KeyRole
+from tests.e2e.web.conftest import Browser, StartWeb
+from tests.e2e.web.harness import System
 from tests.e2e.web.pages import ask, open_signed_in, until_done
 
 
-async def test_a_login_link_works_once_and_a_pasted_key_signs_in(start_web, browser) -> None:
+async def test_a_login_link_works_once_and_a_pasted_key_signs_in(
+    start_web: StartWeb, browser: Browser
+) -> None:
     system = await start_web()
     key = await system.key()
     link = await system.login_url(key)
@@ -39,14 +43,14 @@ async def test_a_login_link_works_once_and_a_pasted_key_signs_in(start_web, brow
     assert ended is None
 
 
-async def open_signed_in_via(browser, link: str):
+async def open_signed_in_via(browser: Browser, link: str):
     page = await browser.page()
     await page.goto(link)
     await page.locator(".composer").wait_for()
     return page
 
 
-async def _alice_asked(system, browser):
+async def _alice_asked(system: System, browser: Browser):
     alice = await system.key("t1", "alice")
     page = await open_signed_in(system, browser, alice)
     await until_done(await ask(page, "What is 23 × 19?"))
@@ -55,7 +59,9 @@ async def _alice_asked(system, browser):
     return page, conversation
 
 
-async def test_another_tenant_sees_none_of_my_conversations(start_web, browser) -> None:
+async def test_another_tenant_sees_none_of_my_conversations(
+    start_web: StartWeb, browser: Browser
+) -> None:
     system = await start_web()
     _, conversation = await _alice_asked(system, browser)
     mallory = await system.key("t2", "mallory")
@@ -67,7 +73,9 @@ async def test_another_tenant_sees_none_of_my_conversations(start_web, browser) 
     await browser.shot(page)
 
 
-async def test_a_second_user_sees_none_of_my_conversations(start_web, browser) -> None:
+async def test_a_second_user_sees_none_of_my_conversations(
+    start_web: StartWeb, browser: Browser
+) -> None:
     system = await start_web()
     _, conversation = await _alice_asked(system, browser)
     bob = await system.key("t1", "bob")
@@ -80,7 +88,9 @@ async def test_a_second_user_sees_none_of_my_conversations(start_web, browser) -
     assert await page.locator(".turn").count() == 0
 
 
-async def test_admin_panels_work_and_are_hidden_from_users(start_web, browser) -> None:
+async def test_admin_panels_work_and_are_hidden_from_users(
+    start_web: StartWeb, browser: Browser
+) -> None:
     system = await start_web()
     admin = await system.key("t1", "root", KeyRole.ADMIN)
     page = await open_signed_in(system, browser, admin)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tests.e2e.web.conftest import Browser, StartWeb
 from tests.e2e.web.pages import (
     RECORD_GROWTH,
     answer_text,
@@ -14,7 +15,9 @@ from tests.e2e.web.pages import (
 from tests.e2e.web.script import STREAM_ANSWER
 
 
-async def test_a_question_streams_in_and_matches_the_stored_answer(start_web, browser) -> None:
+async def test_a_question_streams_in_and_matches_the_stored_answer(
+    start_web: StartWeb, browser: Browser
+) -> None:
     system = await start_web(token_delay=0.03)
     key = await system.key()
     page = await open_signed_in(system, browser, key)
@@ -39,7 +42,9 @@ async def test_a_question_streams_in_and_matches_the_stored_answer(start_web, br
     await browser.shot(page)
 
 
-async def test_a_reload_mid_answer_shows_the_full_answer_once(start_web, browser) -> None:
+async def test_a_reload_mid_answer_shows_the_full_answer_once(
+    start_web: StartWeb, browser: Browser
+) -> None:
     system = await start_web(token_delay=0.05)
     page = await open_signed_in(system, browser, await system.key())
     turn = await ask(page, "[stream] How does streaming work?")
@@ -58,7 +63,9 @@ async def test_a_reload_mid_answer_shows_the_full_answer_once(start_web, browser
     await browser.shot(page)
 
 
-async def test_a_cut_connection_resumes_without_gap_or_repeat(start_web, browser) -> None:
+async def test_a_cut_connection_resumes_without_gap_or_repeat(
+    start_web: StartWeb, browser: Browser
+) -> None:
     system = await start_web(token_delay=0.05)
     page = await open_signed_in(system, browser, await system.key())
     await page.evaluate(
@@ -82,7 +89,9 @@ async def test_a_cut_connection_resumes_without_gap_or_repeat(start_web, browser
     await browser.shot(page)
 
 
-async def test_a_superseded_draft_is_shown_apart_from_the_final_answer(start_web, browser) -> None:
+async def test_a_superseded_draft_is_shown_apart_from_the_final_answer(
+    start_web: StartWeb, browser: Browser
+) -> None:
     system = await start_web(token_delay=0.005)
     page = await open_signed_in(system, browser, await system.key())
     await page.select_option(".switches select[aria-label=Mode]", "multi")
@@ -105,7 +114,7 @@ async def test_a_superseded_draft_is_shown_apart_from_the_final_answer(start_web
     assert await answer_text(page.locator(".turn").first) == "The revised answer says 42."
 
 
-async def test_the_layout_works_375_pixels_wide(start_web, browser) -> None:
+async def test_the_layout_works_375_pixels_wide(start_web: StartWeb, browser: Browser) -> None:
     system = await start_web()
     page = await open_signed_in(system, browser, await system.key(), width=375, height=740)
     turn = await ask(page, "[stream] How does streaming work?")
@@ -126,7 +135,9 @@ async def test_the_layout_works_375_pixels_wide(start_web, browser) -> None:
     await browser.shot(page, "menu")
 
 
-async def test_conversations_can_be_renamed_reopened_and_deleted(start_web, browser) -> None:
+async def test_conversations_can_be_renamed_reopened_and_deleted(
+    start_web: StartWeb, browser: Browser
+) -> None:
     system = await start_web()
     page = await open_signed_in(system, browser, await system.key())
     await until_done(await ask(page, "What is 23 × 19?"))
@@ -153,7 +164,7 @@ async def test_conversations_can_be_renamed_reopened_and_deleted(start_web, brow
     assert await page.locator(".turn").count() == 0
 
 
-async def test_stop_cancels_the_streaming_run(start_web, browser) -> None:
+async def test_stop_cancels_the_streaming_run(start_web: StartWeb, browser: Browser) -> None:
     system = await start_web(token_delay=0.05)
     key = await system.key()
     page = await open_signed_in(system, browser, key)
@@ -176,7 +187,9 @@ async def test_stop_cancels_the_streaming_run(start_web, browser) -> None:
     await browser.shot(page)
 
 
-async def test_a_stopped_run_reopens_with_its_trace_and_partial_answer(start_web, browser) -> None:
+async def test_a_stopped_run_reopens_with_its_trace_and_partial_answer(
+    start_web: StartWeb, browser: Browser
+) -> None:
     system = await start_web(token_delay=0.05)
     key = await system.key()
     page = await open_signed_in(system, browser, key)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 from bus.store import KeyRole
+from tests.e2e.web.conftest import Browser, StartWeb
 from tests.e2e.web.pages import answer_text, ask, open_signed_in, until_done
 from tests.support import wait_for
 
@@ -17,7 +19,7 @@ HOSTILE = (
 ).encode()
 
 
-async def upload(page, name: str, data: bytes, acl: str = "") -> None:
+async def upload(page: Any, name: str, data: bytes, acl: str = "") -> None:
     """Upload one file through Settings → Documents and wait until it is ingested."""
     await page.locator(".settings-open").click()
     await page.get_by_role("tab", name="Documents").click()
@@ -30,11 +32,13 @@ async def upload(page, name: str, data: bytes, acl: str = "") -> None:
     await page.locator(".progress-row .note", has_text="ingested").wait_for(timeout=30_000)
 
 
-async def close_settings(page) -> None:
+async def close_settings(page: Any) -> None:
     await page.locator(".sheet .close").click()
 
 
-async def test_upload_a_document_ask_and_a_citation_to_it_appears(start_web, browser) -> None:
+async def test_upload_a_document_ask_and_a_citation_to_it_appears(
+    start_web: StartWeb, browser: Browser
+) -> None:
     system = await start_web()
     admin = await system.key("t1", "root", KeyRole.ADMIN)
     page = await open_signed_in(system, browser, admin)
@@ -81,7 +85,9 @@ async def test_upload_a_document_ask_and_a_citation_to_it_appears(start_web, bro
     await wait_for(gone, within=20)
 
 
-async def test_hostile_answer_tool_result_and_title_render_as_text(start_web, browser) -> None:
+async def test_hostile_answer_tool_result_and_title_render_as_text(
+    start_web: StartWeb, browser: Browser
+) -> None:
     system = await start_web()
     admin = await system.key("t1", "root", KeyRole.ADMIN)
     page = await open_signed_in(system, browser, admin)
@@ -113,7 +119,9 @@ async def test_hostile_answer_tool_result_and_title_render_as_text(start_web, br
 DOCS_SHOT = Path(__file__).resolve().parents[3] / "docs" / "web-chat.png"
 
 
-async def test_details_of_a_checked_multi_agent_answer(start_web, browser) -> None:
+async def test_details_of_a_checked_multi_agent_answer(
+    start_web: StartWeb, browser: Browser
+) -> None:
     """Plan, tool call, result, critique, verdict and citations, colour-coded in Details."""
     system = await start_web(token_delay=0.002)
     admin = await system.key("t1", "root", KeyRole.ADMIN)

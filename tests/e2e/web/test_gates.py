@@ -6,10 +6,13 @@ import pytest
 
 from bus import keys
 from bus.store import KeyRole
+from tests.e2e.web.conftest import Browser, StartWeb
 from tests.e2e.web.pages import answer_text, ask, open_signed_in, run_id_of, until_done
 
 
-async def test_approve_resumes_the_run_and_the_card_survives_a_restart(start_web, browser) -> None:
+async def test_approve_resumes_the_run_and_the_card_survives_a_restart(
+    start_web: StartWeb, browser: Browser
+) -> None:
     system = await start_web()
     admin = await system.key("t1", "root", KeyRole.ADMIN)
     await system.put_settings(admin, mode="multi", human_gate=True)
@@ -42,7 +45,9 @@ async def test_approve_resumes_the_run_and_the_card_survives_a_restart(start_web
 
 
 @pytest.mark.parametrize("label", ["Allow once", "Allow always", "Deny"])
-async def test_each_egress_decision_resumes_the_run(start_web, browser, label: str) -> None:
+async def test_each_egress_decision_resumes_the_run(
+    start_web: StartWeb, browser: Browser, label: str
+) -> None:
     system = await start_web()
     admin = await system.key("t1", "root", KeyRole.ADMIN)
     await system.put_settings(admin, mode="multi")

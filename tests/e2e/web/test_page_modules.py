@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from api.http.routes.page import bundle
+from tests.e2e.web.conftest import Browser, StartWeb
 from tests.e2e.web.harness import System
 
 
@@ -20,7 +21,9 @@ def url(name: str) -> str:
     return f"/static/{bundle().build}/js/{name}.js"
 
 
-async def test_markdown_makes_only_safe_elements_and_text(start_web, browser) -> None:
+async def test_markdown_makes_only_safe_elements_and_text(
+    start_web: StartWeb, browser: Browser
+) -> None:
     system = await start_web()
     page = await module_page(system, browser)
     result = await page.evaluate(
@@ -84,7 +87,7 @@ async def test_markdown_makes_only_safe_elements_and_text(start_web, browser) ->
 
 
 async def test_the_fold_drops_a_retried_step_and_splits_superseded_drafts(
-    start_web, browser
+    start_web: StartWeb, browser: Browser
 ) -> None:
     system = await start_web()
     page = await module_page(system, browser)
@@ -128,7 +131,7 @@ async def test_the_fold_drops_a_retried_step_and_splits_superseded_drafts(
 
 
 async def test_the_fold_splits_drafts_on_draft_superseded_and_on_a_later_attempt(
-    start_web, browser
+    start_web: StartWeb, browser: Browser
 ) -> None:
     system = await start_web()
     page = await module_page(system, browser)
@@ -166,7 +169,7 @@ async def test_the_fold_splits_drafts_on_draft_superseded_and_on_a_later_attempt
 
 
 async def test_an_unreadable_verdict_is_shown_unknown_and_the_outcome_says_so(
-    start_web, browser
+    start_web: StartWeb, browser: Browser
 ) -> None:
     system = await start_web()
     page = await module_page(system, browser)

@@ -9,6 +9,7 @@ from typing import Any
 from bus import keys, wire
 from bus.commands import AgentTask
 from bus.store import KeyRole
+from tests.e2e.web.conftest import Browser, StartWeb
 from tests.e2e.web.pages import ask, open_signed_in, run_id_of, until_done
 
 
@@ -31,7 +32,9 @@ async def save(page: Any) -> None:
     await page.locator(".save-row .note", has_text="saved").wait_for()
 
 
-async def test_preferences_keep_default_sources_and_custom_mode(start_web, browser) -> None:
+async def test_preferences_keep_default_sources_and_custom_mode(
+    start_web: StartWeb, browser: Browser
+) -> None:
     system = await start_web()
     admin = await system.key("t1", "root", KeyRole.ADMIN)
     page = await open_signed_in(system, browser, admin)
@@ -63,7 +66,9 @@ async def test_preferences_keep_default_sources_and_custom_mode(start_web, brows
     await browser.shot(page, "custom")
 
 
-async def test_the_agents_panel_keeps_models_and_draws_each_accuracy(start_web, browser) -> None:
+async def test_the_agents_panel_keeps_models_and_draws_each_accuracy(
+    start_web: StartWeb, browser: Browser
+) -> None:
     system = await start_web(llm_models="m-default,m-small")
     admin = await system.key("t1", "root", KeyRole.ADMIN)
     config = {"agents": [{"name": "critic", "model": "m-small"}]}
@@ -86,7 +91,9 @@ async def test_the_agents_panel_keeps_models_and_draws_each_accuracy(start_web, 
     await browser.shot(page, "agents")
 
 
-async def test_high_risk_tools_can_be_allowed_per_question(start_web, browser) -> None:
+async def test_high_risk_tools_can_be_allowed_per_question(
+    start_web: StartWeb, browser: Browser
+) -> None:
     system = await start_web()
     page = await open_signed_in(system, browser, await system.key())
     switch = page.get_by_label("Allow high-risk tools")

@@ -10,6 +10,7 @@ import pytest
 from bus import embedded
 from tests.conftest import missing_local_extra
 from tests.e2e.test_up import embedded_env
+from tests.e2e.web.conftest import Browser
 from tests.e2e.web.pages import answer_text, ask, until_done
 from tests.processes import cli, processes, spawn
 from tests.support import wait_for
@@ -18,7 +19,7 @@ LINK = re.compile(r"http://127\.0\.0\.1:\d+/#login=[\w-]+")
 
 
 async def _ask_through_the_printed_link(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, browser, llm: str, within_ms: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, browser: Browser, llm: str, within_ms: int
 ) -> str:
     data, env = embedded_env(tmp_path, monkeypatch, AGENTBUS_LLM=llm, AGENTBUS_EMBEDDER="hashing")
     log = tmp_path / "up.log"
@@ -56,7 +57,7 @@ async def _ask_through_the_printed_link(
 
 @pytest.mark.timeout(300)  # `agentbus up` starts every role and the embedded Redis first
 async def test_the_link_up_prints_opens_the_page_and_answers(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, browser
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, browser: Browser
 ) -> None:
     shown = await _ask_through_the_printed_link(tmp_path, monkeypatch, browser, "scripted", 30_000)
     assert "437" in shown
@@ -65,7 +66,7 @@ async def test_the_link_up_prints_opens_the_page_and_answers(
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 async def test_the_page_works_with_the_local_model(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, browser
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, browser: Browser
 ) -> None:
     reason = missing_local_extra()
     if reason:

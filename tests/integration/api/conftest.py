@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import pytest
@@ -96,10 +96,18 @@ def store_backend(request: pytest.FixtureRequest) -> dict[str, Any]:
     return {"database_url": request.getfixturevalue("postgres_app_url")}
 
 
+class StartApi(Protocol):
+    """The ``start_api`` fixture: call it to start an API server (see the fixture)."""
+
+    def __call__(
+        self, llm: LLM | None = None, *, retrieval: Any = None, **overrides: Any
+    ) -> Awaitable[Api]: ...
+
+
 @pytest.fixture
 async def start_api(
     real_redis: Redis, make_settings: Callable[..., AppSettings]
-) -> AsyncIterator[Callable[..., Any]]:
+) -> AsyncIterator[StartApi]:
     """Call with a model (default: the scripted benchmark turn), optionally retrieval for
     the workers, and setting overrides."""
     cleanups: list[Callable[[], Any]] = []

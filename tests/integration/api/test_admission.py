@@ -21,10 +21,11 @@ from api.streams.admission import QuestionAdmission, run_id_for
 from bus import keys
 from bus.commands import RunResult
 from bus.store import Stores, open_store
+from tests.integration.api.conftest import Api, StartApi
 from tests.support import stream_commands, wait_for
 
 
-async def reply(api, stream: str, count: int = 1, within: float = 20) -> list[RunResult]:
+async def reply(api: Api, stream: str, count: int = 1, within: float = 20) -> list[RunResult]:
     async def arrived() -> bool:
         return await api.redis.xlen(stream) >= count
 
@@ -33,7 +34,7 @@ async def reply(api, stream: str, count: int = 1, within: float = 20) -> list[Ru
     return [RunResult.model_validate_json(fields[b"data"]) for _, fields in rows]
 
 
-async def test_a_question_on_the_stream_is_answered_on_reply_to(start_api) -> None:
+async def test_a_question_on_the_stream_is_answered_on_reply_to(start_api: StartApi) -> None:
     api = await start_api()
     key = await api.key()
     question = {"api_key": key, "question": "What is 23 × 19?", "reply_to": "crm.answers"}
@@ -68,15 +69,15 @@ async def redis_holding(redis: Redis, needle: bytes) -> list[str]:
         elif kind == "string":
             values = [await redis.get(name) or b""]
         elif kind == "hash":
-            values = [str(await redis.hgetall(name)).encode()]
+            values = [str(await redis.hgetall(name)).encode()]  # pyright: ignore[reportGeneralTypeIssues] (redis-py: T | Awaitable[T])
         elif kind == "list":
-            values = await redis.lrange(name, 0, -1)
+            values = await redis.lrange(name, 0, -1)  # pyright: ignore[reportGeneralTypeIssues] (redis-py: T | Awaitable[T])
         else:  # set, zset
             values = [
                 str(
                     await redis.zrange(name, 0, -1)
                     if kind == "zset"
-                    else await redis.smembers(name)
+                    else await redis.smembers(name)  # pyright: ignore[reportGeneralTypeIssues] (redis-py: T | Awaitable[T])
                 ).encode()
             ]
         if needle in name or any(needle in v for v in values):
@@ -84,7 +85,7 @@ async def redis_holding(redis: Redis, needle: bytes) -> list[str]:
     return found
 
 
-async def test_bad_entries_are_answered_and_never_block_the_next(start_api) -> None:
+async def test_bad_entries_are_answered_and_never_block_the_next(start_api: StartApi) -> None:
     api = await start_api()
     key = await api.key()
     bad = [
@@ -115,7 +116,7 @@ async def test_bad_entries_are_answered_and_never_block_the_next(start_api) -> N
     assert await redis_holding(api.redis, b"abk_0123456789ab_wrong") == []
 
 
-async def test_a_redelivered_entry_starts_no_second_run(start_api) -> None:
+async def test_a_redelivered_entry_starts_no_second_run(start_api: StartApi) -> None:
     api = await start_api()
     key = await api.key()
     admission = QuestionAdmission(make_deps(api.settings, api.redis, api.stores))
@@ -161,7 +162,7 @@ async def delivered(redis: Redis, fields: dict[str, str]) -> tuple[str, dict[byt
 
 
 async def test_an_admitter_dying_before_the_delete_starts_one_run_and_spends_one_token(
-    admission, real_redis: Redis
+    admission: Callable[..., Any], real_redis: Redis
 ) -> None:
     # A burst of one: a second rate token right away would be refused (rate_limited).
     consumer, stores = await admission(api_rate_per_minute=1, api_rate_burst=1)
@@ -188,7 +189,9 @@ async def test_an_admitter_dying_before_the_delete_starts_one_run_and_spends_one
     await questions_gone(real_redis)
 
 
-async def test_the_backlog_of_unadmitted_entries_is_capped(admission, real_redis: Redis) -> None:
+async def test_the_backlog_of_unadmitted_entries_is_capped(
+    admission: Callable[..., Any], real_redis: Redis
+) -> None:
     consumer, stores = await admission(api_questions_maxlen=100)
     key = (await _key(stores)).key
     async with real_redis.pipeline(transaction=False) as pipe:

@@ -14,6 +14,7 @@ import pytest
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, text, tool_call, turn
 from bus.store import KeyRole, Scope
+from tests.integration.api.conftest import Api, StartApi
 from tests.integration.api.owners import finished_run
 from tests.processes import AGENTBUS
 from tests.support import wait_for
@@ -34,7 +35,7 @@ def calls_with_a_secret() -> ScriptedLLM:
     return ScriptedLLM(script)
 
 
-async def rows(api, key: str, query: str = "") -> dict[str, Any]:
+async def rows(api: Api, key: str, query: str = "") -> dict[str, Any]:
     got = await api.http.get(f"/api/v1/audit{query}", headers=api.auth(key))
     assert got.status_code == 200, got.text
     page: dict[str, Any] = got.json()
@@ -42,7 +43,7 @@ async def rows(api, key: str, query: str = "") -> dict[str, Any]:
 
 
 async def test_each_caller_reads_its_own_rows_filtered_paged_and_redacted(
-    start_api, store_backend: dict[str, Any]
+    start_api: StartApi, store_backend: dict[str, Any]
 ) -> None:
     api = await start_api(calls_with_a_secret(), **store_backend)
     alice, bob = await api.key("t1", "alice"), await api.key("t1", "bob")
@@ -90,7 +91,7 @@ async def test_each_caller_reads_its_own_rows_filtered_paged_and_redacted(
 
 
 @pytest.mark.timeout(300)  # two CLI processes; each takes seconds to start on a busy host
-async def test_agentbus_audit_list_prints_a_tenants_rows(start_api) -> None:
+async def test_agentbus_audit_list_prints_a_tenants_rows(start_api: StartApi) -> None:
     api = await start_api(calls_with_a_secret())
     alice = await api.key("t1", "alice")
     run = await finished_run(api, alice, "one")

@@ -20,7 +20,7 @@ from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in,
 from bus.publish import publish, read_events
 from bus.store import KeyRole, Scope
 from tests.integration.api import critical_plugin
-from tests.integration.api.conftest import recv, until_done
+from tests.integration.api.conftest import StartApi, recv, until_done
 from tests.integration.api.test_admission import reply
 from tests.integration.api.test_rest import sse
 from tests.support import events_of, stream_commands
@@ -62,7 +62,7 @@ async def ask_rest(api: Any, key: str, **settings: Any) -> list[dict[str, Any]]:
 
 
 async def test_a_critical_tool_runs_only_when_the_tenant_approved_it_and_the_run_asked(
-    start_api,
+    start_api: StartApi,
 ) -> None:
     api = await start_api(ScriptedLLM(wiper), tool_plugins=PLUGIN)
     assert (await approve(api, "t1", [WIPE])).status_code == 200
@@ -95,7 +95,7 @@ async def test_a_critical_tool_runs_only_when_the_tenant_approved_it_and_the_run
 
 
 async def test_asking_for_an_unapproved_critical_tool_is_refused_before_anything_starts(
-    start_api,
+    start_api: StartApi,
 ) -> None:
     api = await start_api(ScriptedLLM(wiper), tool_plugins=PLUGIN)
     assert (await approve(api, "t1", [WIPE])).status_code == 200  # t1, not t2
@@ -125,7 +125,7 @@ async def test_asking_for_an_unapproved_critical_tool_is_refused_before_anything
 
 
 async def test_the_gateway_refuses_a_tool_the_tenant_did_not_approve_even_if_asked(
-    start_api,
+    start_api: StartApi,
 ) -> None:
     # `agentbus ask` and `tools call` publish straight to the bus: no admission check, so
     # the gateway's own check is the one that holds.
@@ -149,7 +149,7 @@ async def test_the_gateway_refuses_a_tool_the_tenant_did_not_approve_even_if_ask
 
 
 async def test_approvals_are_admin_only_kept_unless_given_and_every_change_is_audited(
-    start_api,
+    start_api: StartApi,
 ) -> None:
     api = await start_api(tool_plugins=PLUGIN)
     user = await api.key("t1", "alice")
@@ -160,6 +160,7 @@ async def test_approvals_are_admin_only_kept_unless_given_and_every_change_is_au
     invalid = await approve(api, "t1", ["not a tool name"])
     assert (denied.status_code, denied.json()["error"]["code"]) == (403, "admin_only")
     assert invalid.status_code == 422
+    assert api.stores.audit is not None
     assert (
         await api.stores.audit.count("t1") == 0
         and await api.stores.tenant_settings.get("t1") is None

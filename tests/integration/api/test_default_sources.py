@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from agents.llm.scripted import ScriptedLLM
 from bus.store import DocumentRecord, KeyRole
+from tests.integration.api.conftest import Api, StartApi
 from tests.integration.api.test_rest import sse
 
 
@@ -21,7 +22,7 @@ def planner_sources(llm: ScriptedLLM) -> list[str]:
     return listed.split(", ")
 
 
-async def ask(api, key: str, conversation_id: str | None = None) -> None:
+async def ask(api: Api, key: str, conversation_id: str | None = None) -> None:
     body = {"question": "What is 23 × 19?", "settings": {"mode": "multi"}}
     if conversation_id:
         body["conversation_id"] = conversation_id
@@ -30,7 +31,7 @@ async def ask(api, key: str, conversation_id: str | None = None) -> None:
     assert (await sse(api, key, run.json()["run_id"]))[-1]["type"] == "done"
 
 
-async def test_the_sources_that_exist_are_gathered_by_default(start_api) -> None:
+async def test_the_sources_that_exist_are_gathered_by_default(start_api: StartApi) -> None:
     llm = ScriptedLLM()
     api = await start_api(llm, api_key_cache_s=0)
     key = await api.key()
@@ -38,6 +39,7 @@ async def test_the_sources_that_exist_are_gathered_by_default(start_api) -> None
     assert planner_sources(llm) == []  # nothing exists yet: nothing to gather
 
     now = datetime.now(UTC)
+    assert api.stores.documents is not None
     await api.stores.documents.put(
         DocumentRecord(
             tenant_id="t1",

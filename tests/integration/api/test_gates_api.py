@@ -8,10 +8,10 @@ from typing import Any
 
 from agents.llm.scripted import ScriptedLLM
 from bus.store import KeyRole
-from tests.integration.api.conftest import recv, until_done
+from tests.integration.api.conftest import Api, StartApi, recv, until_done
 
 
-async def paused(api, key: str, question: str = "What is 23 × 19?") -> str:
+async def paused(api: Api, key: str, question: str = "What is 23 × 19?") -> str:
     run = await api.http.post("/api/v1/runs", json={"question": question}, headers=api.auth(key))
     assert run.status_code in (200, 201, 202), run.text
     run_id = run.json()["run_id"]
@@ -23,7 +23,7 @@ async def paused(api, key: str, question: str = "What is 23 × 19?") -> str:
             await asyncio.sleep(0.05)
 
 
-async def gated_tenant(api) -> tuple[str, str]:
+async def gated_tenant(api: Api) -> tuple[str, str]:
     admin = await api.key("t1", "root", KeyRole.ADMIN)
     prefs = {"mode": "multi", "human_gate": True}
     put = await api.http.put("/api/v1/settings", json=prefs, headers=api.auth(admin))
@@ -31,7 +31,7 @@ async def gated_tenant(api) -> tuple[str, str]:
     return admin, await api.key("t1", "alice")
 
 
-async def test_resume_over_rest_checks_tenant_subject_verb_and_once(start_api) -> None:
+async def test_resume_over_rest_checks_tenant_subject_verb_and_once(start_api: StartApi) -> None:
     api = await start_api()
     admin, alice = await gated_tenant(api)
     run_id = await paused(api, alice)
@@ -61,7 +61,7 @@ async def test_resume_over_rest_checks_tenant_subject_verb_and_once(start_api) -
     assert '"type":"approval_request"' in events and '"status":"done"' in events
 
 
-async def test_resume_frame_over_the_websocket(start_api) -> None:
+async def test_resume_frame_over_the_websocket(start_api: StartApi) -> None:
     api = await start_api()
     _, alice = await gated_tenant(api)
     run_id = await paused(api, alice)
@@ -76,7 +76,9 @@ async def test_resume_frame_over_the_websocket(start_api) -> None:
     assert frames[-1]["status"] == "rejected"
 
 
-async def test_agents_config_overrides_prompts_and_rejects_unknown_agents(start_api) -> None:
+async def test_agents_config_overrides_prompts_and_rejects_unknown_agents(
+    start_api: StartApi,
+) -> None:
     llm = ScriptedLLM()
     api = await start_api(llm)
     admin = await api.key("t1", "root", KeyRole.ADMIN)

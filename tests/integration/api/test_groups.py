@@ -30,7 +30,7 @@ from retrieval.loaders import parse
 from retrieval.settings import RetrievalSettings
 from retrieval.stack import Retrieval, open_retrieval
 from tests.conftest import TEST_REDIS_URL
-from tests.integration.api.conftest import recv, until_done
+from tests.integration.api.conftest import StartApi, recv, until_done
 from tests.integration.api.test_admission import reply
 from tests.integration.api.test_gates_api import paused
 from tests.integration.api.test_rest import sse
@@ -104,7 +104,9 @@ def found(events: list[dict[str, Any]]) -> set[str]:
 EXPECTED = {"alice": {SECRET, PUBLIC}, "bob": {PUBLIC}, "carol": {OTHER}}
 
 
-async def test_single_mode_search_docs_sees_the_keys_groups(start_api, retrieval) -> None:
+async def test_single_mode_search_docs_sees_the_keys_groups(
+    start_api: StartApi, retrieval: Retrieval
+) -> None:
     api = await start_api(ScriptedLLM(searcher), retrieval=retrieval)
     who = await people(api)
 
@@ -116,7 +118,7 @@ async def test_single_mode_search_docs_sees_the_keys_groups(start_api, retrieval
 
 
 async def test_multi_mode_gather_and_the_judges_requery_see_the_keys_groups(
-    start_api, retrieval
+    start_api: StartApi, retrieval: Retrieval
 ) -> None:
     api = await start_api(ScriptedLLM(searcher), retrieval=retrieval)
     who = await people(api)
@@ -138,7 +140,9 @@ async def test_multi_mode_gather_and_the_judges_requery_see_the_keys_groups(
         assert found(frames) == expected, name  # researcher's and fact-check's search_docs
 
 
-async def test_a_signed_external_question_carries_the_keys_groups(start_api, retrieval) -> None:
+async def test_a_signed_external_question_carries_the_keys_groups(
+    start_api: StartApi, retrieval: Retrieval
+) -> None:
     api = await start_api(ScriptedLLM(searcher), retrieval=retrieval)
     who = await people(api)
     question = {"key_id": who["alice_id"], "signed_at": int(time.time()), "question": "budget?"}
@@ -153,7 +157,7 @@ async def test_a_signed_external_question_carries_the_keys_groups(start_api, ret
     assert found([e.model_dump(mode="json") for e in events]) == {SECRET, PUBLIC}
 
 
-async def test_a_resumed_run_goes_on_with_the_resumers_groups(start_api) -> None:
+async def test_a_resumed_run_goes_on_with_the_resumers_groups(start_api: StartApi) -> None:
     api = await start_api()
     admin = await api.key("t1", "root", KeyRole.ADMIN)
     prefs = {"mode": "multi", "human_gate": True}
@@ -187,7 +191,7 @@ def lines(out: str) -> list[dict[str, Any]]:
 
 @pytest.mark.timeout(300)  # two CLI processes: each takes a while to start on a busy host
 async def test_the_cli_runs_with_its_configured_groups(
-    start_api, retrieval, tmp_path: Path
+    start_api: StartApi, retrieval: Retrieval, tmp_path: Path
 ) -> None:
     api = await start_api(ScriptedLLM(searcher), retrieval=retrieval)
     data = api.settings.bus.data_dir  # the CLI starts runs as the API does: same store

@@ -15,7 +15,7 @@ from agents.settings import AgentSettings
 from api.compose.roles import make_llm
 from bus import keys
 from bus.store import KeyRole
-from tests.integration.api.conftest import until_done
+from tests.integration.api.conftest import StartApi, until_done
 from tests.integration.api.test_admission import reply
 from tests.integration.api.test_rest import sse
 from tests.integration.llm.fake_openai_server import FakeOpenAIServer
@@ -64,7 +64,9 @@ def system_of(body: dict[str, Any]) -> str:
     return body["messages"][0]["content"]
 
 
-async def test_the_question_and_tenant_model_reach_every_call(start_api, served) -> None:
+async def test_the_question_and_tenant_model_reach_every_call(
+    start_api: StartApi, served: Callable[..., Any]
+) -> None:
     server, llm = served()
     api = await start_api(llm, llm_models=MODELS)
     key = await api.key()
@@ -108,7 +110,9 @@ async def test_the_question_and_tenant_model_reach_every_call(start_api, served)
     assert set(models_of(server)) == {"m-big"}  # the question's, over the tenant's
 
 
-async def test_an_agent_model_reaches_only_that_agent(start_api, served) -> None:
+async def test_an_agent_model_reaches_only_that_agent(
+    start_api: StartApi, served: Callable[..., Any]
+) -> None:
     server, llm = served()
     api = await start_api(llm, llm_models=MODELS)
     admin = await api.key(role=KeyRole.ADMIN, subject="root")
@@ -139,7 +143,7 @@ async def test_an_agent_model_reaches_only_that_agent(start_api, served) -> None
 
 
 async def test_an_external_question_chooses_like_rest_and_bad_fields_are_refused(
-    start_api, served
+    start_api: StartApi, served: Callable[..., Any]
 ) -> None:
     server, llm = served()
     api = await start_api(llm, llm_models=MODELS)
@@ -168,7 +172,7 @@ async def test_an_external_question_chooses_like_rest_and_bad_fields_are_refused
 
 
 async def test_think_reaches_the_server_as_configured_and_reasoning_streams(
-    start_api, served
+    start_api: StartApi, served: Callable[..., Any]
 ) -> None:
     server, llm = served(llm_think_param="chat_template_kwargs")
     api = await start_api(llm, llm_models=MODELS)
@@ -186,7 +190,9 @@ async def test_think_reaches_the_server_as_configured_and_reasoning_streams(
         assert any(e["type"] == "reasoning" for e in events) is think
 
 
-async def test_reasoning_effort_is_sent_only_when_think_is_on(start_api, served) -> None:
+async def test_reasoning_effort_is_sent_only_when_think_is_on(
+    start_api: StartApi, served: Callable[..., Any]
+) -> None:
     server, llm = served(llm_think_param="reasoning_effort")
     api = await start_api(llm, llm_models=MODELS)
     key = await api.key()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bus.store import KeyRole
+from tests.integration.api.conftest import StartApi
 from tests.integration.api.owners import (
     api_reads,
     external,
@@ -17,7 +18,7 @@ from tests.integration.api.owners import (
 
 
 async def test_an_admin_reads_every_users_runs_and_conversations_and_each_read_is_audited(
-    start_api, store_backend: dict[str, Any]
+    start_api: StartApi, store_backend: dict[str, Any]
 ) -> None:
     api = await start_api(agent_human_gate=True, **store_backend)
     alice = await api.key("t1", "alice")
@@ -73,7 +74,7 @@ async def test_an_admin_reads_every_users_runs_and_conversations_and_each_read_i
 
 
 async def test_an_admin_changes_nothing_of_another_users(
-    start_api, store_backend: dict[str, Any]
+    start_api: StartApi, store_backend: dict[str, Any]
 ) -> None:
     api = await start_api(agent_human_gate=True, **store_backend)
     alice = await api.key("t1", "alice")
@@ -123,7 +124,7 @@ async def test_an_admin_changes_nothing_of_another_users(
 
 
 async def test_the_owner_continues_and_deletes_their_conversation(
-    start_api, store_backend: dict[str, Any]
+    start_api: StartApi, store_backend: dict[str, Any]
 ) -> None:
     api = await start_api(**store_backend)
     alice = await api.key("t1", "alice")

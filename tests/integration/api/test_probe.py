@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 
 from bus.store import KeyRole
+from tests.integration.api.conftest import StartApi
 from tests.integration.api.owners import (
     external,
     finished_run,
@@ -23,7 +24,7 @@ SECRET = "owner-secret-7f3a"  # in the owner's questions; must never reach a pro
 
 
 async def test_a_second_user_and_a_second_tenant_find_nothing_of_the_first_user(
-    start_api, store_backend: dict[str, Any]
+    start_api: StartApi, store_backend: dict[str, Any]
 ) -> None:
     api = await start_api(agent_human_gate=True, **store_backend)
     owner = await api.key("t1", "owner1")

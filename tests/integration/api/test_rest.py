@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 from agents.llm.scripted import BENCHMARK_ANSWER, ScriptedLLM
 from bus import keys
+from bus.commands import AgentTask
 from bus.store import KeyRole
-from tests.support import stream_commands
+from tests.integration.api.conftest import Api, StartApi
+from tests.support import narrow, stream_commands
 
 
-async def wait_status(api, key: str, run_id: str, within: float = 20) -> dict:
+async def wait_status(api: Api, key: str, run_id: str, within: float = 20) -> dict[str, Any]:
     async with asyncio.timeout(within):
         while True:
             run = (await api.http.get(f"/api/v1/runs/{run_id}", headers=api.auth(key))).json()
@@ -20,7 +23,9 @@ async def wait_status(api, key: str, run_id: str, within: float = 20) -> dict:
             await asyncio.sleep(0.05)
 
 
-async def sse(api, key: str, run_id: str, last_event_id: str | None = None) -> list[dict]:
+async def sse(
+    api: Api, key: str, run_id: str, last_event_id: str | None = None
+) -> list[dict[str, Any]]:
     headers = api.auth(key) | ({"Last-Event-ID": last_event_id} if last_event_id else {})
     events = []
     async with api.http.stream("GET", f"/api/v1/runs/{run_id}/events", headers=headers) as resp:
@@ -37,7 +42,7 @@ async def sse(api, key: str, run_id: str, last_event_id: str | None = None) -> l
     return events
 
 
-async def test_post_a_run_then_read_it_and_follow_its_events(start_api) -> None:
+async def test_post_a_run_then_read_it_and_follow_its_events(start_api: StartApi) -> None:
     api = await start_api()
     key = await api.key()
 
@@ -55,7 +60,7 @@ async def test_post_a_run_then_read_it_and_follow_its_events(start_api) -> None:
     assert [e["id"] for e in resumed] == [e["id"] for e in events[2:]]
 
 
-async def test_an_idempotency_key_returns_the_same_run(start_api) -> None:
+async def test_an_idempotency_key_returns_the_same_run(start_api: StartApi) -> None:
     api = await start_api()
     key = await api.key()
     headers = api.auth(key) | {"Idempotency-Key": "order-42"}
@@ -71,7 +76,7 @@ async def test_an_idempotency_key_returns_the_same_run(start_api) -> None:
     assert len(await stream_commands(api.redis, keys.Role.INTAKE)) == 1
 
 
-async def test_the_concurrent_run_quota_answers_429_until_a_run_ends(start_api) -> None:
+async def test_the_concurrent_run_quota_answers_429_until_a_run_ends(start_api: StartApi) -> None:
     api = await start_api(ScriptedLLM(token_delay=0.02), api_max_active_runs=1)
     key = await api.key()
     ask = {"question": "23 × 19?"}
@@ -89,7 +94,7 @@ async def test_the_concurrent_run_quota_answers_429_until_a_run_ends(start_api) 
     assert later.status_code == 202  # the run-end hook gave the slot back
 
 
-async def test_the_rate_limit_answers_429_with_retry_after(start_api) -> None:
+async def test_the_rate_limit_answers_429_with_retry_after(start_api: StartApi) -> None:
     api = await start_api(api_rate_per_minute=6, api_rate_burst=2)
     key = await api.key()
     codes = [
@@ -102,7 +107,7 @@ async def test_the_rate_limit_answers_429_with_retry_after(start_api) -> None:
     assert int(codes[-1].headers["retry-after"]) == 10
 
 
-async def test_errors_have_a_status_a_stable_code_and_a_hint(start_api) -> None:
+async def test_errors_have_a_status_a_stable_code_and_a_hint(start_api: StartApi) -> None:
     api = await start_api(api_max_question_chars=100)
     auth = api.auth(await api.key())
     post = api.http.post
@@ -132,7 +137,7 @@ async def test_errors_have_a_status_a_stable_code_and_a_hint(start_api) -> None:
     assert all(r.json()["error"]["hint"] for r in (too_long, bad_json, unknown, no_key))
 
 
-async def test_a_chunked_body_over_the_limit_is_refused_as_it_arrives(start_api) -> None:
+async def test_a_chunked_body_over_the_limit_is_refused_as_it_arrives(start_api: StartApi) -> None:
     api = await start_api(api_max_question_chars=100)  # limit: 100 * 4 + 64 KiB
     auth = api.auth(await api.key())
 
@@ -149,7 +154,7 @@ async def test_a_chunked_body_over_the_limit_is_refused_as_it_arrives(start_api)
     assert await stream_commands(api.redis, keys.Role.INTAKE) != []
 
 
-async def test_tenant_settings_are_admin_only_and_shape_new_runs(start_api) -> None:
+async def test_tenant_settings_are_admin_only_and_shape_new_runs(start_api: StartApi) -> None:
     api = await start_api()
     user = api.auth(await api.key())
     admin = api.auth(await api.key(subject="root", role=KeyRole.ADMIN))
@@ -164,10 +169,10 @@ async def test_tenant_settings_are_admin_only_and_shape_new_runs(start_api) -> N
     assert stored.status_code == 200 and seen.json()["effective"]["think"] is True
     assert seen.json()["effective"]["egress_hosts"] == ["example.com"]
     [command] = await stream_commands(api.redis, keys.Role.INTAKE)
-    assert command.payload.state.settings.think is True
+    assert narrow(AgentTask, command.payload).state.settings.think is True
 
 
-async def test_conversations_list_get_delete(start_api) -> None:
+async def test_conversations_list_get_delete(start_api: StartApi) -> None:
     api = await start_api()
     auth = api.auth(await api.key())
     run = await api.http.post(
@@ -185,7 +190,7 @@ async def test_conversations_list_get_delete(start_api) -> None:
     assert deleted.status_code == 204 and gone.status_code == 404
 
 
-async def test_admins_manage_their_tenants_keys(start_api) -> None:
+async def test_admins_manage_their_tenants_keys(start_api: StartApi) -> None:
     api = await start_api()
     admin = api.auth(await api.key(subject="root", role=KeyRole.ADMIN))
 
@@ -199,7 +204,7 @@ async def test_admins_manage_their_tenants_keys(start_api) -> None:
     assert revoked.json()["revoked_at"] is not None and after.status_code == 401
 
 
-async def test_probes_metrics_and_documents(start_api) -> None:
+async def test_probes_metrics_and_documents(start_api: StartApi) -> None:
     api = await start_api()
 
     await api.http.get("/api/v1/runs/some-run", headers=api.auth(await api.key()))
@@ -219,7 +224,7 @@ async def test_probes_metrics_and_documents(start_api) -> None:
     assert doc["asyncapi"] == "3.0.0" and "runs.questions" in doc["channels"]
 
 
-async def test_cancel_over_rest_ends_the_run_cancelled(start_api) -> None:
+async def test_cancel_over_rest_ends_the_run_cancelled(start_api: StartApi) -> None:
     api = await start_api(ScriptedLLM(token_delay=0.05))
     key = await api.key()
     run_id = (
@@ -243,7 +248,7 @@ def _stage_counts(metrics_text: str) -> dict[str, float]:
     return counts
 
 
-async def test_a_post_is_timed_stage_by_stage_and_a_read_is_not(start_api) -> None:
+async def test_a_post_is_timed_stage_by_stage_and_a_read_is_not(start_api: StartApi) -> None:
     api = await start_api()
     key = await api.key()
     before = _stage_counts((await api.http.get("/metrics")).text)

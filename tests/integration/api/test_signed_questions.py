@@ -11,6 +11,7 @@ from typing import Any
 from agents.llm.scripted import BENCHMARK_ANSWER
 from bus import keys
 from bus.store import KeyRole
+from tests.integration.api.conftest import StartApi
 from tests.integration.api.test_admission import questions_gone, redis_holding, reply
 
 
@@ -29,7 +30,7 @@ def signed(secret: str, **question: Any) -> dict[str, str]:
     return {"data": data, "signature": signature}
 
 
-async def test_a_signed_question_runs_without_its_key_ever_on_the_bus(start_api) -> None:
+async def test_a_signed_question_runs_without_its_key_ever_on_the_bus(start_api: StartApi) -> None:
     api = await start_api()
     made = await new_key(api)
     fields = signed(
@@ -50,7 +51,7 @@ async def test_a_signed_question_runs_without_its_key_ever_on_the_bus(start_api)
 
 
 async def test_bad_signatures_stale_and_replayed_entries_are_refused_and_deleted(
-    start_api,
+    start_api: StartApi,
 ) -> None:
     api = await start_api()
     made = await new_key(api)

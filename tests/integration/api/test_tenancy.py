@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from tests.integration.api.conftest import recv, until_done
+from tests.integration.api.conftest import StartApi, recv, until_done
 
 
-async def test_another_tenants_run_is_not_found_everywhere(start_api) -> None:
+async def test_another_tenants_run_is_not_found_everywhere(start_api: StartApi) -> None:
     api = await start_api()
     alice = api.auth(await api.key("tenant-a", "alice"))
     mallory_key = await api.key("tenant-b", "mallory")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from agents.llm.scripted import ScriptedLLM, text, tool_call, turn
 from bus.store import KeyRole
+from tests.integration.api.conftest import StartApi
 
 
-async def test_tenant_enabled_tools_are_enforced_by_the_gateway(start_api) -> None:
+async def test_tenant_enabled_tools_are_enforced_by_the_gateway(start_api: StartApi) -> None:
     llm = ScriptedLLM(
         [turn(tool_call("calculator", {"expression": "1+1"})), turn(text("no calculator"))]
     )
@@ -24,7 +25,9 @@ async def test_tenant_enabled_tools_are_enforced_by_the_gateway(start_api) -> No
     assert '"code":"permission_denied"' in events.text and '"status":"done"' in events.text
 
 
-async def test_tenant_mcp_servers_are_urls_only_and_headers_are_not_echoed(start_api) -> None:
+async def test_tenant_mcp_servers_are_urls_only_and_headers_are_not_echoed(
+    start_api: StartApi,
+) -> None:
     api = await start_api()
     admin = await api.key("t1", "root", KeyRole.ADMIN)
     stdio = {"mcp_servers": [{"name": "sh", "command": ["sh", "-c", "id"]}]}

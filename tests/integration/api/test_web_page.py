@@ -10,11 +10,11 @@ from api.app.sessions import SESSION_IDLE_S, mint_login_token
 from api.http.routes.page import bundle
 from bus import keys
 from bus.store import KeyRole
-from tests.integration.api.conftest import recv
+from tests.integration.api.conftest import StartApi, recv
 from tests.support import wait_for
 
 
-async def test_the_page_has_a_strict_csp_and_hashed_long_cached_assets(start_api) -> None:
+async def test_the_page_has_a_strict_csp_and_hashed_long_cached_assets(start_api: StartApi) -> None:
     api = await start_api()
     page = await api.http.get("/")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
@@ -44,7 +44,7 @@ async def test_the_page_has_a_strict_csp_and_hashed_long_cached_assets(start_api
     assert "/" not in (await api.http.get("/openapi.json")).json()["paths"]  # not an API
 
 
-async def test_a_login_token_opens_one_session_once(start_api) -> None:
+async def test_a_login_token_opens_one_session_once(start_api: StartApi) -> None:
     api = await start_api()
     key = await api.key()
     kid = key.split("_")[1]
@@ -75,7 +75,7 @@ async def test_a_login_token_opens_one_session_once(start_api) -> None:
     assert gone.status_code == 401
 
 
-async def test_a_session_ends_with_its_key_and_its_age(start_api) -> None:
+async def test_a_session_ends_with_its_key_and_its_age(start_api: StartApi) -> None:
     api = await start_api(api_key_cache_s=0.0)
     key = await api.key()
     opened = await api.http.post("/api/v1/sessions", json={}, headers=api.auth(key))
@@ -96,7 +96,7 @@ async def test_a_session_ends_with_its_key_and_its_age(start_api) -> None:
     assert revoked.status_code == 401
 
 
-async def test_documents_upload_progress_list_delete_admin_only(start_api) -> None:
+async def test_documents_upload_progress_list_delete_admin_only(start_api: StartApi) -> None:
     api = await start_api(embedder="hashing")
     admin = await api.key("t1", "root", KeyRole.ADMIN)
     user = await api.key("t1", "alice")
@@ -147,7 +147,7 @@ async def test_documents_upload_progress_list_delete_admin_only(start_api) -> No
     assert len(stream) == 2 and b'"chunks":[]' in stream[-1][1][b"data"]
 
 
-async def test_uploads_may_be_larger_than_questions_but_not_unbounded(start_api) -> None:
+async def test_uploads_may_be_larger_than_questions_but_not_unbounded(start_api: StartApi) -> None:
     from api.http.routes import documents
 
     api = await start_api(embedder="hashing")
@@ -168,7 +168,9 @@ async def test_uploads_may_be_larger_than_questions_but_not_unbounded(start_api)
     assert over.status_code == 413
 
 
-async def test_activity_shows_the_conversations_audit_rows_and_the_chain(start_api) -> None:
+async def test_activity_shows_the_conversations_audit_rows_and_the_chain(
+    start_api: StartApi,
+) -> None:
     api = await start_api()
     admin = await api.key("t1", "root", KeyRole.ADMIN)
     run = await api.http.post(
@@ -200,7 +202,7 @@ async def test_activity_shows_the_conversations_audit_rows_and_the_chain(start_a
     assert (await api.http.get(url, headers=api.auth(other))).status_code == 404
 
 
-async def test_rename_a_conversation(start_api) -> None:
+async def test_rename_a_conversation(start_api: StartApi) -> None:
     api = await start_api()
     alice = await api.key()
     run = await api.http.post("/api/v1/runs", json={"question": "hi"}, headers=api.auth(alice))
@@ -214,7 +216,9 @@ async def test_rename_a_conversation(start_api) -> None:
     assert refused.status_code == 404
 
 
-async def test_the_answer_gate_details_carry_the_draft_and_the_critique(start_api) -> None:
+async def test_the_answer_gate_details_carry_the_draft_and_the_critique(
+    start_api: StartApi,
+) -> None:
     api = await start_api()
     admin = await api.key("t1", "root", KeyRole.ADMIN)
     put = {"mode": "multi", "human_gate": True}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
@@ -11,19 +12,19 @@ from agents.llm.scripted import BENCHMARK_ANSWER, ScriptedLLM
 from api.app.access import owner_value
 from bus import keys, wire
 from bus.events import Answer, RunStarted
-from tests.integration.api.conftest import recv, until_done
+from tests.integration.api.conftest import Api, StartApi, recv, until_done
 
 
-def ids_of(frames: list[dict]) -> list[str]:
+def ids_of(frames: list[dict[str, Any]]) -> list[str]:
     return [f["id"] for f in frames if "id" in f]
 
 
-async def stream_ids(api, run_id: str) -> list[str]:
+async def stream_ids(api: Api, run_id: str) -> list[str]:
     rows = await api.redis.xrange(keys.run_events(run_id, 0))
     return [entry_id.decode() for entry_id, _ in rows]
 
 
-async def test_ask_streams_live_events_until_done(start_api) -> None:
+async def test_ask_streams_live_events_until_done(start_api: StartApi) -> None:
     api = await start_api()
     key = await api.key()
     conn = await api.ws(key)
@@ -45,13 +46,13 @@ async def test_ask_streams_live_events_until_done(start_api) -> None:
     assert run["usage"] and run["trace"][0]["type"] == "run_started"
 
 
-async def test_rejoining_with_the_last_id_has_no_gap_and_no_duplicate(start_api) -> None:
+async def test_rejoining_with_the_last_id_has_no_gap_and_no_duplicate(start_api: StartApi) -> None:
     api = await start_api(ScriptedLLM(token_delay=0.02))
     key = await api.key()
     first = await api.ws(key)
     await first.send(json.dumps({"type": "ask", "question": "What is 23 × 19?"}))
     run_id = (await recv(first))["run_id"]
-    seen: list[dict] = []
+    seen: list[dict[str, Any]] = []
     while sum(f["type"] == "answer" for f in seen) < 3:  # mid-answer
         seen.append(await recv(first))
     await first.close()
@@ -67,7 +68,7 @@ async def test_rejoining_with_the_last_id_has_no_gap_and_no_duplicate(start_api)
     assert answer == BENCHMARK_ANSWER
 
 
-async def test_cancel_stops_a_streaming_answer(start_api) -> None:
+async def test_cancel_stops_a_streaming_answer(start_api: StartApi) -> None:
     api = await start_api(ScriptedLLM(token_delay=0.05))
     key = await api.key()
     conn = await api.ws(key)
@@ -87,7 +88,7 @@ async def test_cancel_stops_a_streaming_answer(start_api) -> None:
     assert run["status"] == "cancelled"
 
 
-async def test_a_join_whose_events_were_trimmed_gets_a_snapshot(start_api) -> None:
+async def test_a_join_whose_events_were_trimmed_gets_a_snapshot(start_api: StartApi) -> None:
     api = await start_api()
     key = await api.key()
     conn = await api.ws(key)
@@ -106,7 +107,7 @@ async def test_a_join_whose_events_were_trimmed_gets_a_snapshot(start_api) -> No
     assert snapshot["run"]["status"] == "done" and snapshot["run"]["answer"] == BENCHMARK_ANSWER
 
 
-async def test_a_client_too_slow_is_cut_off_with_where_to_resume(start_api) -> None:
+async def test_a_client_too_slow_is_cut_off_with_where_to_resume(start_api: StartApi) -> None:
     api = await start_api(ws_buffer_events=10)
     key = await api.key()
     run_id, stream = "slowrun", keys.run_events("slowrun", 0)
@@ -132,14 +133,14 @@ async def test_a_client_too_slow_is_cut_off_with_where_to_resume(start_api) -> N
     ]
 
 
-async def test_a_browser_from_another_origin_is_refused(start_api) -> None:
+async def test_a_browser_from_another_origin_is_refused(start_api: StartApi) -> None:
     api = await start_api()
     with pytest.raises(InvalidStatus) as refused:
         await api.ws(await api.key(), origin="https://evil.example")
     assert refused.value.response.status_code == 403
 
 
-async def test_auth_by_first_frame_and_refusal_of_a_bad_key(start_api) -> None:
+async def test_auth_by_first_frame_and_refusal_of_a_bad_key(start_api: StartApi) -> None:
     api = await start_api()
     key = await api.key()
     good = await api.ws(None)
@@ -157,7 +158,7 @@ async def test_auth_by_first_frame_and_refusal_of_a_bad_key(start_api) -> None:
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 4401
 
 
-async def test_frames_are_validated_and_size_limited(start_api) -> None:
+async def test_frames_are_validated_and_size_limited(start_api: StartApi) -> None:
     api = await start_api(ws_max_frame_bytes=2048)
     conn = await api.ws(await api.key())
 
@@ -174,7 +175,7 @@ async def test_frames_are_validated_and_size_limited(start_api) -> None:
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
 
 
-async def test_an_idle_connection_is_closed(start_api) -> None:
+async def test_an_idle_connection_is_closed(start_api: StartApi) -> None:
     api = await start_api(ws_idle_timeout_s=0.3)
     conn = await api.ws(await api.key())
 

@@ -3,9 +3,12 @@ not acknowledged, so it raises; the step's retry finds it done."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from redis.asyncio import Redis
 
+from api.compose.settings import AppSettings
 from bus import keys
 from bus.errors import ReplicaAckMissing
 from bus.noop import handle_noop
@@ -22,7 +25,7 @@ NOOP = keys.Role.NOOP
 
 
 async def test_unacknowledged_commit_raises_and_its_retry_is_a_duplicate(
-    real_redis: Redis, make_settings
+    real_redis: Redis, make_settings: Callable[..., AppSettings]
 ) -> None:
     waiting = make_settings(redis_wait_replicas=1, redis_wait_timeout_ms=50).bus
     stream = keys.role_stream(NOOP, 0)
@@ -36,7 +39,7 @@ async def test_unacknowledged_commit_raises_and_its_retry_is_a_duplicate(
     try:
         with pytest.raises(ReplicaAckMissing):
             await Committer(real_redis, waiting, "noop").commit(entry, cmd, prepared)
-        assert await real_redis.sismember(keys.run_steps(cmd.run_id, 0), cmd.step_id)
+        assert await real_redis.sismember(keys.run_steps(cmd.run_id, 0), cmd.step_id)  # pyright: ignore[reportGeneralTypeIssues] (redis-py: T | Awaitable[T])
         plain = Committer(real_redis, make_settings().bus, "noop")
         assert await plain.commit(entry, cmd, prepared) == DUPLICATE
     finally:

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from redis.asyncio import Redis
 
 from api.bench.local_cluster import LocalCluster
+from api.compose.settings import AppSettings
 from bus import keys
 from bus.commands import Command
 from bus.publish import publish
@@ -34,7 +36,10 @@ RUNS, HOPS = 48, 8
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("wait_replicas", [0, 1])
 async def test_master_killed_mid_load_every_run_ends_once(
-    redis: Redis, cluster: LocalCluster, make_settings, wait_replicas: int
+    redis: Redis,
+    cluster: LocalCluster,
+    make_settings: Callable[..., AppSettings],
+    wait_replicas: int,
 ) -> None:
     s = make_settings(
         redis_cluster=True,

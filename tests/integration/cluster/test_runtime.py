@@ -4,12 +4,18 @@ The tests are the ones of ``tests/unit/bus/test_runtime.py`` (imported, so they 
 suite); the ``redis`` fixture here is a cluster client (see ``conftest.py``).
 """
 
+# The imported tests are collected here, on the cluster: not unused.
+# pyright: reportUnusedImport=false
+
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import pytest
 from redis.asyncio import Redis
 
 from api.bench.local_cluster import LocalCluster
+from api.compose.settings import AppSettings
 from bus import keys
 from bus.publish import publish
 from bus.settings import CLUSTER_SHARDS, BusSettings
@@ -49,7 +55,7 @@ def test_the_default_shards_land_on_every_master(cluster: LocalCluster) -> None:
 
 
 async def test_runs_on_the_default_shards_complete_on_every_master(
-    redis: Redis, make_settings
+    redis: Redis, make_settings: Callable[..., AppSettings]
 ) -> None:
     s = make_settings(redis_cluster=True).bus
     worker = noop_worker(redis, s, concurrency=8)

@@ -15,6 +15,7 @@ from api.compose.settings import AppSettings
 from bus import keys
 from bus.commands import Command, RunState, ToolCallBatch, ToolCallRequest, deadline_in
 from bus.errors import ReplicaAckMissing
+from bus.events import ToolResult
 from bus.runtime.context import StepContext
 from bus.runtime.shared_mux import close_mux
 from gateway.call_context import GatewayDeps
@@ -23,6 +24,7 @@ from gateway.registry import ToolRegistry
 from gateway.spec import ToolSpec
 from gateway.tenants import DeploymentPolicies
 from gateway.worker import make_gateway_handler
+from tests.support import narrow
 
 pytestmark = pytest.mark.connected
 
@@ -74,9 +76,9 @@ async def test_an_unacknowledged_claim_runs_nothing_and_the_retry_runs_once(
         assert tool.runs == 0
         assert not await real_redis.exists(keys.run_call_claim("run-w", 0, "c1"))
         result = await handler(StepContext(cmd, 2, real_redis, make_settings().bus), cmd)
-        assert tool.runs == 1 and result.events[0].result == {"runs": 1}
+        assert tool.runs == 1 and narrow(ToolResult, result.events[0]).result == {"runs": 1}
         assert await real_redis.exists(keys.run_call("run-w", 0, "c1"))
         again = await handler(StepContext(cmd, 3, real_redis, make_settings().bus), cmd)
-        assert tool.runs == 1 and again.events[0].result == {"runs": 1}
+        assert tool.runs == 1 and narrow(ToolResult, again.events[0]).result == {"runs": 1}
     finally:
         await close_mux(real_redis)

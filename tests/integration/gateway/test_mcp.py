@@ -27,6 +27,7 @@ from bus.commands import (
     ToolCallRequest,
     deadline_in,
 )
+from bus.events import ToolResult
 from bus.runtime.context import StepContext
 from gateway.call_context import CallContext, CallPolicy, GatewayDeps
 from gateway.chain import invoke
@@ -43,6 +44,7 @@ from gateway.tools import Calculator
 from gateway.worker import make_gateway_handler
 from tests.integration.gateway import mcp_server
 from tests.processes import AGENTBUS
+from tests.support import narrow
 from tests.unit.gateway.local_http import OVERRIDE, PUBLIC_IP, FakeResolver
 
 SERVER = str(Path(mcp_server.__file__).resolve())
@@ -227,7 +229,8 @@ async def test_the_gateway_worker_gives_a_tenant_its_mcp_servers_tools(
         ),
     )
     result = await handler(StepContext(cmd, 1, fake_redis, make_settings().bus), cmd)
-    [tool_result, done] = result.events
+    [event, done] = result.events
+    tool_result = narrow(ToolResult, event)
     assert (tool_result.status, tool_result.result["content"], done.type) == ("ok", "3", "done")
 
 
@@ -265,9 +268,9 @@ async def test_a_server_tool_with_the_key_argument_gets_the_calls_key_on_every_d
     )
     settings = make_settings().bus
     first = await handler(StepContext(cmd, 1, fake_redis, settings), cmd)
-    assert first.events[0].result["content"] == "line 1, same key in _meta"
+    assert narrow(ToolResult, first.events[0]).result["content"] == "line 1, same key in _meta"
     await fake_redis.delete(keys.run_call("run-k", 0, "c1"))  # as if never recorded ...
     await fake_redis.set(keys.run_call_claim("run-k", 0, "c1"), "a gateway that died")
     again = await handler(StepContext(cmd, 2, fake_redis, settings), cmd)  # ... run again
-    assert again.events[0].result["content"] == "line 1, same key in _meta"
+    assert narrow(ToolResult, again.events[0]).result["content"] == "line 1, same key in _meta"
     assert ledger.read_text() == f"{idempotency_key('t1', 'run-k', 'c1')}\tx\n"

@@ -10,6 +10,7 @@ from redis.asyncio import Redis
 
 from api.compose.settings import AppSettings
 from bus import keys
+from bus.events import Done
 from bus.runtime.worker import Worker
 from retrieval.embedders.hashing import HashingEmbedder
 from retrieval.ingest import prepare
@@ -19,7 +20,7 @@ from retrieval.models import Access
 from retrieval.stack import Retrieval, open_retrieval
 from retrieval.worker import make_retrieval_handler
 from tests.conftest import fake_client, real_client
-from tests.support import drain, events_of
+from tests.support import drain, events_of, narrow
 
 
 @pytest.fixture(params=["fake", pytest.param("real", marks=pytest.mark.connected)])
@@ -77,7 +78,7 @@ async def test_a_split_job_is_stored_once_and_ends_with_one_done_event(
     assert (status.embedded, status.unchanged, status.documents) == (9, 0, 1)
     assert await retrieval.store.count("t1") == 9
     events = await events_of(redis, job_id, shard)
-    assert [e.type for e in events] == ["done"] and events[0].status == "done"
+    assert [e.type for e in events] == ["done"] and narrow(Done, events[0]).status == "done"
 
     # The same document again: nothing embedded; an edit replaces the old version.
     job2, shard2 = await _job(retrieval, redis, settings, LONG)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from api.http.routes.page import WEB_DIR, bundle
 
@@ -34,7 +35,7 @@ def test_no_third_party_origin_is_named() -> None:
             assert urls <= {SVG_NAMESPACE}, f"{path.name} names {urls}"
 
 
-def test_the_build_hash_changes_with_any_file(tmp_path) -> None:
+def test_the_build_hash_changes_with_any_file(tmp_path: Path) -> None:
     (tmp_path / "index.html").write_text('<script src="/static/{{build}}/a.js"></script>')
     (tmp_path / "a.js").write_text("export const a = 1;\n")
     first = bundle.__wrapped__(tmp_path)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from redis.asyncio import Redis
 
+from api.compose.settings import AppSettings
 from bus import keys, wire
 from bus.noop import handle_noop
 from bus.publish import publish
@@ -28,7 +31,7 @@ def test_a_command_is_taken_once_by_its_exact_bytes_and_the_oldest_are_dropped()
 
 
 async def test_only_the_command_from_outside_is_decoded(
-    redis: Redis, make_settings, monkeypatch: pytest.MonkeyPatch
+    redis: Redis, make_settings: Callable[..., AppSettings], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     decoded: list[str] = []
     real = wire.decode_command

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from redis.asyncio import Redis
 
+from api.compose.settings import AppSettings
 from bus import keys, wire
 from bus.commands import Command, NoopTask
-from bus.events import ClientEvent
+from bus.events import ClientEvent, Done, ErrorEvent, StepRetry
 from bus.noop import handle_noop
 from bus.publish import publish, request_cancel
 from bus.runtime.context import StepContext, StepResult
@@ -18,7 +19,7 @@ from bus.runtime.deadletter import list_dead_letters, replay
 from bus.runtime.groups import group_stats
 from bus.runtime.worker import Worker
 from bus.transcript import fold
-from tests.support import drain, events_of, noop_command, stream_commands
+from tests.support import drain, events_of, narrow, noop_command, stream_commands
 
 NOOP = keys.Role.NOOP
 
@@ -27,7 +28,9 @@ def noop_worker(redis: Redis, settings, **kw) -> Worker:  # type: ignore[no-unty
     return Worker(NOOP, handle_noop, redis, settings, **kw)
 
 
-async def test_chain_runs_to_done_with_one_command_per_step(redis: Redis, make_settings) -> None:
+async def test_chain_runs_to_done_with_one_command_per_step(
+    redis: Redis, make_settings: Callable[..., AppSettings]
+) -> None:
     s = make_settings().bus
     worker = noop_worker(redis, s, concurrency=4)
     await worker.ensure_groups()
@@ -45,7 +48,7 @@ async def test_chain_runs_to_done_with_one_command_per_step(redis: Redis, make_s
 
 
 async def test_groups_are_created_at_start_not_by_reading_from_zero(
-    redis: Redis, make_settings
+    redis: Redis, make_settings: Callable[..., AppSettings]
 ) -> None:
     s = make_settings().bus
     old = noop_command()
@@ -58,7 +61,7 @@ async def test_groups_are_created_at_start_not_by_reading_from_zero(
 
 
 async def test_duplicate_delivery_of_a_done_step_changes_nothing(
-    redis: Redis, make_settings
+    redis: Redis, make_settings: Callable[..., AppSettings]
 ) -> None:
     s = make_settings().bus
     worker = noop_worker(redis, s)
@@ -79,7 +82,7 @@ async def test_duplicate_delivery_of_a_done_step_changes_nothing(
 
 
 async def test_failing_step_is_retried_with_step_retry_and_no_duplicate_text(
-    redis: Redis, make_settings
+    redis: Redis, make_settings: Callable[..., AppSettings]
 ) -> None:
     s = make_settings().bus
     worker = noop_worker(redis, s)
@@ -96,7 +99,7 @@ async def test_failing_step_is_retried_with_step_retry_and_no_duplicate_text(
 
 
 async def test_poison_message_is_dead_lettered_after_three_deliveries_others_go_on(
-    redis: Redis, make_settings
+    redis: Redis, make_settings: Callable[..., AppSettings]
 ) -> None:
     s = make_settings().bus
     worker = noop_worker(redis, s, concurrency=2)
@@ -110,7 +113,7 @@ async def test_poison_message_is_dead_lettered_after_three_deliveries_others_go_
     assert (await events_of(redis, healthy.run_id))[-1].type == "done"
     poison_events = await events_of(redis, poison.run_id)
     assert [e.type for e in poison_events][-2:] == ["error", "done"]
-    assert poison_events[-1].status == "error"
+    assert narrow(Done, poison_events[-1]).status == "error"
     [(dead_id, letter)] = await list_dead_letters(redis, s)
     assert (letter.run_id, letter.reason, letter.deliveries) == (poison.run_id, "failed", 3)
     assert "scripted failure" in letter.error
@@ -124,7 +127,9 @@ async def test_poison_message_is_dead_lettered_after_three_deliveries_others_go_
     assert stats.lag >= 1
 
 
-async def test_unparseable_message_is_dead_lettered_at_once(redis: Redis, make_settings) -> None:
+async def test_unparseable_message_is_dead_lettered_at_once(
+    redis: Redis, make_settings: Callable[..., AppSettings]
+) -> None:
     s = make_settings().bus
     worker = noop_worker(redis, s)
     await worker.ensure_groups()
@@ -143,7 +148,7 @@ async def test_unparseable_message_is_dead_lettered_at_once(redis: Redis, make_s
 
 
 async def test_expired_step_is_not_started_and_the_run_ends_timeout(
-    redis: Redis, make_settings
+    redis: Redis, make_settings: Callable[..., AppSettings]
 ) -> None:
     s = make_settings().bus
     started: list[str] = []
@@ -159,13 +164,13 @@ async def test_expired_step_is_not_started_and_the_run_ends_timeout(
     await drain([worker], redis)
     assert started == []
     events = await events_of(redis, cmd.run_id)
-    assert (events[0].type, events[0].code) == ("error", "timeout")
-    assert events[-1].status == "timeout"
+    assert (events[0].type, narrow(ErrorEvent, events[0]).code) == ("error", "timeout")
+    assert narrow(Done, events[-1]).status == "timeout"
     assert await redis.ttl(keys.run_events(cmd.run_id, 0)) <= s.events_ttl_s
 
 
 async def test_steps_commit_after_the_servers_script_cache_was_flushed(
-    redis: Redis, make_settings
+    redis: Redis, make_settings: Callable[..., AppSettings]
 ) -> None:
     s = make_settings().bus
     first, second = noop_command(hops=1), noop_command(hops=2)
@@ -178,10 +183,12 @@ async def test_steps_commit_after_the_servers_script_cache_was_flushed(
     await drain([noop_worker(redis, s)], redis)
     for cmd in (first, second):
         events = await events_of(redis, cmd.run_id)
-        assert [e.type for e in events] == ["done"] and events[-1].status == "done"
+        assert [e.type for e in events] == ["done"] and narrow(Done, events[-1]).status == "done"
 
 
-async def test_cancel_is_honoured_between_steps(redis: Redis, make_settings) -> None:
+async def test_cancel_is_honoured_between_steps(
+    redis: Redis, make_settings: Callable[..., AppSettings]
+) -> None:
     s = make_settings().bus
     worker = noop_worker(redis, s)
     await worker.ensure_groups()
@@ -194,7 +201,9 @@ async def test_cancel_is_honoured_between_steps(redis: Redis, make_settings) -> 
     assert len(await stream_commands(redis, NOOP)) == 1  # nothing published after
 
 
-async def test_pending_step_of_a_dead_consumer_is_reclaimed(redis: Redis, make_settings) -> None:
+async def test_pending_step_of_a_dead_consumer_is_reclaimed(
+    redis: Redis, make_settings: Callable[..., AppSettings]
+) -> None:
     s = make_settings(claim_idle_ms=200).bus
     stream = keys.role_stream(NOOP, 0)
     dead = noop_worker(redis, s, consumer="dead-consumer")
@@ -209,10 +218,12 @@ async def test_pending_step_of_a_dead_consumer_is_reclaimed(redis: Redis, make_s
     await drain([alive], redis)
     events = await events_of(redis, cmd.run_id)
     assert [e.type for e in events] == ["step_retry", "answer", "done"]
-    assert events[0].delivery == 2
+    assert narrow(StepRetry, events[0]).delivery == 2
 
 
-async def test_long_step_keeps_its_claim(redis: Redis, make_settings) -> None:
+async def test_long_step_keeps_its_claim(
+    redis: Redis, make_settings: Callable[..., AppSettings]
+) -> None:
     s = make_settings(claim_idle_ms=200, heartbeat_ms=50).bus
     first = noop_worker(redis, s, consumer="first")
     second = noop_worker(redis, s, consumer="second")
@@ -224,7 +235,9 @@ async def test_long_step_keeps_its_claim(redis: Redis, make_settings) -> None:
     assert [e.type for e in events] == ["answer", "answer", "answer", "done"]
 
 
-async def test_group_is_recreated_when_the_stream_vanishes(redis: Redis, make_settings) -> None:
+async def test_group_is_recreated_when_the_stream_vanishes(
+    redis: Redis, make_settings: Callable[..., AppSettings]
+) -> None:
     s = make_settings().bus
     worker = noop_worker(redis, s)
     await worker.ensure_groups()
@@ -242,7 +255,9 @@ async def test_group_is_recreated_when_the_stream_vanishes(redis: Redis, make_se
     assert (await events_of(redis, cmd.run_id))[-1].type == "done"
 
 
-async def test_run_end_hook_sees_final_status(redis: Redis, make_settings) -> None:
+async def test_run_end_hook_sees_final_status(
+    redis: Redis, make_settings: Callable[..., AppSettings]
+) -> None:
     s = make_settings().bus
     ended: list[tuple[str, str]] = []
 
@@ -267,7 +282,9 @@ def test_wire_roundtrip_keeps_the_command() -> None:
     assert isinstance(cmd.payload, NoopTask)
 
 
-async def test_runs_on_every_shard_complete(redis: Redis, make_settings) -> None:
+async def test_runs_on_every_shard_complete(
+    redis: Redis, make_settings: Callable[..., AppSettings]
+) -> None:
     s = make_settings(shards=4).bus
     worker = noop_worker(redis, s, concurrency=4)
     await worker.ensure_groups()
@@ -283,7 +300,9 @@ async def test_runs_on_every_shard_complete(redis: Redis, make_settings) -> None
         assert (await events_of(redis, cmd.run_id, cmd.shard))[-1].type == "done"
 
 
-async def test_finished_run_keys_expire_after_events_ttl(redis: Redis, make_settings) -> None:
+async def test_finished_run_keys_expire_after_events_ttl(
+    redis: Redis, make_settings: Callable[..., AppSettings]
+) -> None:
     s = make_settings(events_ttl_s=120, run_ttl_s=3600).bus
     worker = noop_worker(redis, s)
     await worker.ensure_groups()
@@ -295,7 +314,7 @@ async def test_finished_run_keys_expire_after_events_ttl(redis: Redis, make_sett
 
 
 async def test_oversized_command_fails_the_step_and_is_dead_lettered(
-    redis: Redis, make_settings
+    redis: Redis, make_settings: Callable[..., AppSettings]
 ) -> None:
     s = make_settings(max_message_bytes=2048).bus
 
@@ -313,7 +332,9 @@ async def test_oversized_command_fails_the_step_and_is_dead_lettered(
     assert len(await stream_commands(redis, NOOP)) == 1  # nothing oversized was published
 
 
-async def test_metrics_count_outcomes(redis: Redis, make_settings) -> None:
+async def test_metrics_count_outcomes(
+    redis: Redis, make_settings: Callable[..., AppSettings]
+) -> None:
     from prometheus_client import REGISTRY
 
     def sample(outcome: str) -> float:
@@ -334,7 +355,7 @@ async def test_metrics_count_outcomes(redis: Redis, make_settings) -> None:
 
 
 async def test_join_publishes_its_command_once_when_the_last_member_arrives(
-    redis: Redis, make_settings
+    redis: Redis, make_settings: Callable[..., AppSettings]
 ) -> None:
     from bus.runtime.context import Join, join_values
 
@@ -366,7 +387,7 @@ async def test_join_publishes_its_command_once_when_the_last_member_arrives(
 
 
 async def test_an_error_that_cannot_succeed_on_retry_is_dead_lettered_at_once(
-    redis: Redis, make_settings
+    redis: Redis, make_settings: Callable[..., AppSettings]
 ) -> None:
     class Unfixable(Exception):
         retryable = False
@@ -388,7 +409,7 @@ async def test_an_error_that_cannot_succeed_on_retry_is_dead_lettered_at_once(
 
 
 async def test_blobs_live_under_the_run_and_cannot_reach_another_runs(
-    redis: Redis, make_settings
+    redis: Redis, make_settings: Callable[..., AppSettings]
 ) -> None:
     import pytest
 

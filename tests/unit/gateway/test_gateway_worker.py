@@ -19,6 +19,7 @@ from gateway.registry import ToolRegistry
 from gateway.tenants import DeploymentPolicies
 from gateway.tools import Calculator
 from gateway.worker import make_gateway_handler
+from tests.support import narrow
 from tests.unit.gateway.fakes import Echo, Scripted
 
 
@@ -90,7 +91,8 @@ async def test_results_go_back_along_the_graph_as_tool_results(step: Any) -> Non
         "ok",
         {"expression": "2+2", "result": 4},
     )
-    assert back.payload.state == command().payload.state  # the gateway never edits the state
+    # the gateway never edits the state
+    assert back.payload.state == narrow(ToolCallBatch, command().payload).state
     [event] = result.events
     assert (event.type, event.status, event.duration_ms is not None) == ("tool_result", "ok", True)
 

@@ -44,7 +44,7 @@ def spec(url: str = "http://127.0.0.1:1/hook", approvals: bool = False) -> Webho
 
 
 async def register(redis: Redis, run_id: str, s: WebhookSpec) -> None:
-    await redis.hset(keys.run_webhook(run_id, 0), mapping={"spec": s.model_dump_json()})
+    await redis.hset(keys.run_webhook(run_id, 0), mapping={"spec": s.model_dump_json()})  # pyright: ignore[reportGeneralTypeIssues] (redis-py: T | Awaitable[T])
     await redis.zadd(keys.webhook_watch(0), {run_id: time.time()})
 
 
@@ -79,12 +79,12 @@ async def test_the_watcher_schedules_done_once_and_approvals_only_when_asked(red
     )
     await watch_once(redis, schedule)
     # A watcher that lost its cursor processes everything again: nothing is scheduled twice.
-    await redis.hset(keys.run_webhook("r2", 0), "cursor", "0-0")
+    await redis.hset(keys.run_webhook("r2", 0), "cursor", "0-0")  # pyright: ignore[reportGeneralTypeIssues] (redis-py: T | Awaitable[T])
     await redis.zadd(keys.webhook_watch(0), {"r2": time.time()})
     await watch_once(redis, schedule)
 
     assert await schedule.for_run("r1", 0) == []
-    assert (await redis.hget(keys.run_webhook("r1", 0), "cursor")) is not None
+    assert (await redis.hget(keys.run_webhook("r1", 0), "cursor")) is not None  # pyright: ignore[reportGeneralTypeIssues] (redis-py: T | Awaitable[T])
     r2 = await schedule.for_run("r2", 0)
     assert [d.type for d in r2] == [payloads.APPROVAL_REQUESTED, payloads.COMPLETED]
     assert [d.id for d in r2] == [payloads.delivery_id("r2", i) for i in ids]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -59,7 +59,7 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def embeddings_server() -> Iterator[_Server]:
+def embeddings_server() -> Generator[_Server, None, None]:
     """Serve on a free loopback port for the duration of the block."""
     server = _Server()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
