@@ -22,6 +22,7 @@ from gateway.ports import TenantPolicy
 from gateway.registry import ToolRegistry
 from gateway.tenants import DeploymentPolicies
 from gateway.worker import make_gateway_handler
+from tests.support import wait_for
 from tests.unit.gateway.test_call_once import Effect, batch
 
 pytestmark = [pytest.mark.connected, pytest.mark.cluster]
@@ -69,3 +70,55 @@ async def test_claims_hold_on_a_shard_of_every_master(
 
 async def cluster_flush(cluster: LocalCluster) -> None:
     await asyncio.to_thread(cluster.flush)
+
+
+async def test_a_claim_acknowledged_by_a_replica_survives_its_masters_failover(
+    redis: Redis, cluster: LocalCluster, make_settings: Callable[..., AppSettings]
+) -> None:
+    """With ``WAIT 1`` the claim is on the replica before the tool runs: the master dies
+    with the tool under way, its replica takes over, and the redelivery finds the claim
+    there (dead by then) and answers ``outcome_unknown`` instead of running the tool again."""
+    settings = make_settings(
+        redis_cluster=True, redis_wait_replicas=1, redis_wait_timeout_ms=2000
+    ).bus
+    await cluster_flush(cluster)
+    tool = Effect(takes_key=False)
+    tool.release.clear()
+
+    async def deliver(delivery: int) -> list[str]:
+        handler = make_gateway_handler(
+            GatewayDeps(registry=ToolRegistry([tool])),
+            DeploymentPolicies(TenantPolicy()),
+            route=next_role,
+        )
+        cmd = batch(shard=0)
+        result = await handler(StepContext(cmd, delivery, redis, settings), cmd)
+        return [e.code for e in result.events if e.type == "tool_result"]
+
+    first = asyncio.create_task(deliver(1))  # its gateway dies while the tool runs
+    await tool.started.wait()
+    first.cancel()
+    await asyncio.gather(first, return_exceptions=True)
+    tool.release.set()
+    claim = keys.run_call_claim("run-1", 0, "c1")
+    victim = cluster.master_of(claim)
+    replica = cluster.replica_of(victim)
+    cluster.kill(victim)
+
+    async def promoted() -> bool:
+        return victim not in cluster.master_ports() and replica in cluster.master_ports()
+
+    await wait_for(promoted, within=30, interval=0.1)
+    try:
+        codes: list[str] | None = None
+        for _ in range(50):  # a redelivery; the first tries may meet the old slot map
+            try:
+                codes = await deliver(2)
+                break
+            except Exception:  # any broker error during the failover: try again
+                await asyncio.sleep(0.2)
+        assert codes == ["outcome_unknown"]
+        assert tool.runs == 1
+    finally:
+        cluster.start_node(victim)  # rejoins as the new master's replica
+        await asyncio.to_thread(cluster.wait_ok)
