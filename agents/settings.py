@@ -65,10 +65,11 @@ class AgentSettings(EnvSettings):
         "with the whole context window and its own cached prefix (1: one at a time, every "
         "call re-fills the previous one's prompt). See docs/local-models-speed.md.",
     )
-    llm_draft_model: Literal["none", "qwen2.5-coder-0.5b"] = Field(
+    llm_draft_model: Literal["none", "ngram", "qwen2.5-coder-0.5b"] = Field(
         default="none",
-        description="A draft model for the local model's speculative decoding (llm=local; "
-        "the 0.5B drafts for the 1.5B, one tokenizer). See docs/local-models-speed.md.",
+        description="Speculative decoding of the local model (llm=local): a draft model "
+        "(the 0.5B drafts for the 1.5B, one tokenizer) or `ngram` (drafts from the prompt's "
+        "own n-grams, no second model). See docs/local-models-speed.md.",
     )
     llm_draft_max: int = Field(
         default=8, ge=1, le=64, description="Tokens the draft model proposes per step at most."

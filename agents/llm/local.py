@@ -29,7 +29,7 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agents.errors import LLMBadRequest, LLMUnavailable, ModelLoadFailed, ModelNotInstalled
 from agents.llm import local_prompts as prompts
@@ -60,7 +60,8 @@ class LocalLLM:
         n_threads: CPU threads; default all cores, at most 8 (more does not help a 0.5B model).
         n_parallel: slots: requests decoded at once (continuous batching), each keeping its
             last prompt cached; extra requests queue inside the runtime.
-        draft: weights of a draft model for speculative decoding (same tokenizer), or None.
+        draft: weights of a draft model for speculative decoding (same tokenizer), ``"ngram"``
+            to draft from n-grams of the prompt itself (no second model), or None.
         draft_max: tokens the draft proposes per step at most.
         draft_p_min: the draft's minimum probability to go on proposing.
         on_call: called with a `CallRecord` after every completion (benchmarks).
@@ -78,7 +79,7 @@ class LocalLLM:
         n_ctx: int = 8192,
         n_threads: int | None = None,
         n_parallel: int = 1,
-        draft: WeightsSpec | None = None,
+        draft: WeightsSpec | Literal["ngram"] | None = None,
         draft_max: int = 8,
         draft_p_min: float = 0.75,
         on_call: Callable[[CallRecord], None] | None = None,
@@ -90,7 +91,8 @@ class LocalLLM:
         self._cache_dir = Path(cache_dir)
         self._spec = spec
         self._n_ctx, self._n_parallel = n_ctx, max(1, n_parallel)
-        self._draft, self._draft_max, self._draft_p_min = draft, draft_max, draft_p_min
+        self._draft: WeightsSpec | Literal["ngram"] | None = draft
+        self._draft_max, self._draft_p_min = draft_max, draft_p_min
         self.on_call = on_call
         """Called with a `CallRecord` after every completion (None: no records kept)."""
         self._n_threads = n_threads or min(8, os.cpu_count() or 1)
@@ -118,7 +120,10 @@ class LocalLLM:
     @property
     def draft_name(self) -> str | None:
         """The draft model's file name (speculative decoding), None without one."""
-        return None if self._draft is None else self._draft.filename.removesuffix(".gguf")
+        draft = self._draft
+        if draft is None or isinstance(draft, str):
+            return draft
+        return draft.filename.removesuffix(".gguf")
 
     @property
     def context_tokens(self) -> int:
@@ -177,14 +182,21 @@ class LocalLLM:
             self.load_seconds = time.perf_counter() - started
 
     def _set_draft(self, xlc: Any, params: Any) -> None:
-        """Speculative decoding with the draft model (its weights joined and verified too)."""
-        assert self._draft is not None
+        """Speculative decoding with the draft model (its weights joined and verified too),
+        or from the prompt's own n-grams (a decision's JSON repeats its examples' keys)."""
+        spec = params.speculative
+        kinds = xlc.common_speculative_type
+        if self._draft == "ngram":
+            spec.types = [kinds.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
+            spec.ngram_simple.size_n = 3  # tokens that must match to propose a continuation
+            spec.ngram_simple.size_m = self._draft_max
+            return
+        assert isinstance(self._draft, WeightsSpec)
         try:
             draft_path = ensure_weights(self._cache_dir, self._draft)
         except OSError as e:
             raise ModelLoadFailed(f"could not prepare weights in {self._cache_dir}: {e}") from e
-        spec = params.speculative
-        spec.types = [xlc.common_speculative_type.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
+        spec.types = [kinds.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
         spec.draft.mparams.path = str(draft_path)
         spec.draft.n_max = self._draft_max
         spec.draft.n_min = 0

@@ -296,7 +296,7 @@ def bench_local(
     ] = None,
     draft: Annotated[
         list[str] | None,
-        typer.Option(help="Draft model (none | qwen2.5-coder-0.5b), repeatable; default: none."),
+        typer.Option(help="Draft (none | ngram | qwen2.5-coder-0.5b), repeatable; default: none."),
     ] = None,
     threads: Annotated[
         list[int] | None,
@@ -321,7 +321,8 @@ def bench_local(
         return True
 
     names = model or [n for n, spec in LOCAL_MODELS.items() if installed(spec)]
-    unknown = [n for n in [*names, *(draft or [])] if n not in LOCAL_MODELS and n != "none"]
+    drafts = ("none", "ngram")
+    unknown = [n for n in [*names, *(draft or [])] if n not in LOCAL_MODELS and n not in drafts]
     if unknown:
         raise typer.BadParameter(f"unknown model {unknown[0]!r}; choose from {list(LOCAL_MODELS)}")
     modes = mode or ["single", "multi"]

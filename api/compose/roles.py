@@ -108,7 +108,11 @@ def _chosen_llm(settings: AgentSettings) -> LLM:
     from agents.llm.weights import LOCAL_MODELS
 
     spec = LOCAL_MODELS[settings.llm_local_model]
-    draft = LOCAL_MODELS.get(settings.llm_draft_model)
+    draft = (
+        "ngram"
+        if settings.llm_draft_model == "ngram"
+        else LOCAL_MODELS.get(settings.llm_draft_model)
+    )
     return LocalLLM(
         settings.data_dir / "models",
         spec=spec,
