@@ -91,6 +91,7 @@ class System:
         self.llm, self.answer_set, self.concurrency = llm, answer_set, concurrency
         self.redis: Any = None
         self.settings: AppSettings | None = None
+        self._runner: asyncio.Task[None] | None = None
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncGenerator[System]:
@@ -141,7 +142,7 @@ class System:
                     await w.ensure_groups()
                 runner = Runner(workers, conn.redis)
                 task = asyncio.create_task(runner.run())
-                self.redis, self.settings = conn.redis, s
+                self.redis, self.settings, self._runner = conn.redis, s, task
                 try:
                     yield self
                 finally:
@@ -172,8 +173,14 @@ class System:
         )
         started = time.perf_counter()
         await publish(self.redis, command, self.settings.bus)
-        async with asyncio.timeout(930):
-            events = [e async for _, e in read_events(self.redis, command.run_id, command.shard)]
+        assert self._runner is not None
+        reading = asyncio.ensure_future(self._events(command))
+        await asyncio.wait({reading, self._runner}, return_when=asyncio.FIRST_COMPLETED)
+        if not reading.done():  # SIGINT/SIGTERM drained the workers: stop the benchmark
+            reading.cancel()
+            await asyncio.gather(reading, return_exceptions=True)
+            raise KeyboardInterrupt
+        events = reading.result()
         seconds = time.perf_counter() - started
         transcript = fold(events)
         tools = [e.tool for e in events if e.type == "tool_call"]
@@ -186,6 +193,10 @@ class System:
             "seconds": seconds,
             "answer": o.answer[:200],
         }
+
+    async def _events(self, command: Command) -> list[Any]:
+        async with asyncio.timeout(930):
+            return [e async for _, e in read_events(self.redis, command.run_id, command.shard)]
 
 
 def _progress(line: str) -> None:
