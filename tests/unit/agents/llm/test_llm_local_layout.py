@@ -20,7 +20,7 @@ def prompt(note: str | None, question: str) -> str:
 def test_two_runs_with_different_plans_share_the_persona_tools_and_examples() -> None:
     first = prompt("Plan: use the calculator.", "What is 2 * 3?")
     second = prompt("Plan: look it up first.", "What is 4 * 5?")
-    shared = first[: next(i for i, (a, b) in enumerate(zip(first, second)) if a != b)]
+    shared = first[: next(i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b)]
     assert shared.startswith(PERSONA)
     assert "Tools:" in shared and "Examples:" in shared and "12 * 7" in shared
     assert first.endswith("Plan: use the calculator.")
