@@ -1,37 +1,31 @@
 """The critic: reviews the answer against the evidence; OK, REVISE or REPLAN plus a reason.
 
-The critique is shown (a ``critique`` event, its text streamed to the reasoning pane),
-never applied to the answer. REVISE sends the researcher back, REPLAN the planner; both
-share ``MAX_ATTEMPTS``, after which the run proceeds whatever the verdict.
+The verdict is asked for under a JSON schema (`agents.verdicts.CRITIC_SCHEMA`) and read
+tolerantly; a reply that cannot be read is ``UNKNOWN``: shown as such, never as OK, and it
+sends nobody back (there is no reason to give). The critique is shown (a ``critique``
+event, its text streamed to the reasoning pane), never applied to the answer. REVISE sends
+the researcher back, REPLAN the planner; both share ``MAX_ATTEMPTS``, after which the run
+proceeds whatever the verdict. A fact-check that recomputed a figure and found the draft's
+wrong (`agents.recompute`) makes the verdict REVISE, whatever the model said.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 
 from agents import gates, graph, judge
 from agents.deps import AgentDeps
 from agents.llm.ports import TextDelta, Usage
 from agents.state import add_usage, another_attempt, llm_options, retry_state, superseded
 from agents.streaming import TokenBatcher
+from agents.verdicts import CRITIC_SCHEMA, parse_critique
 from bus.commands import AgentTask, Command
 from bus.events import ClientEvent, Critique
-from bus.run_state import CritiqueVerdict, Review
+from bus.run_state import Review
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 
 AGENT = "critic"
-_VERDICTS: dict[str, CritiqueVerdict] = {"OK": "OK", "REVISE": "REVISE", "REPLAN": "REPLAN"}
-_VERDICT = re.compile(r"^\W*(OK|REVISE|REPLAN)\b[\s:.,-]*", re.IGNORECASE)
-
-
-def parse_critique(text: str) -> tuple[CritiqueVerdict, str]:
-    """(verdict, reason); a reply that starts with no verdict counts as OK (shown, not applied)."""
-    match = _VERDICT.match(text)
-    if not match:
-        return "OK", text.strip()
-    return _VERDICTS[match.group(1).upper()], text[match.end() :].strip()
 
 
 def make_critic(deps: AgentDeps) -> Handler:
@@ -45,13 +39,18 @@ def make_critic(deps: AgentDeps) -> Handler:
         batcher = TokenBatcher(ctx, AGENT)
         parts: list[str] = []
         usage: Usage | None = None
-        async for event in deps.llm.stream(request, (), llm_options(s, AGENT, max_tokens=300)):
+        options = llm_options(
+            s, AGENT, response_schema=CRITIC_SCHEMA, max_tokens=300, temperature=0
+        )
+        async for event in deps.llm.stream(request, (), options):
             if isinstance(event, TextDelta):
                 parts.append(event.text)
                 await batcher.add("reasoning", event.text)
             elif isinstance(event, Usage):
                 usage = event
         verdict, reason = parse_critique("".join(parts))
+        if state.judge.mismatches:
+            verdict, reason = "REVISE", "; ".join(state.judge.mismatches)
         if state.judge.note:
             reason = f"{reason} ({state.judge.note})" if reason else state.judge.note
         review = Review(agent=AGENT, verdict=verdict, reason=reason)
@@ -64,7 +63,7 @@ def make_critic(deps: AgentDeps) -> Handler:
         )
         state = state.model_copy(update={"usage": add_usage(state.usage, usage, AGENT)})
         events: list[ClientEvent] = [*batcher.drain(), shown]
-        if verdict != "OK" and another_attempt(state):
+        if verdict in ("REVISE", "REPLAN") and another_attempt(state):
             outcome = verdict.lower()
             events.append(superseded(command, state, review))
             state = retry_state(state, review)

@@ -1,21 +1,38 @@
-"""The finalizer: persist the answer and trace, extend the conversation, emit ``done``."""
+"""The finalizer: persist the answer, trace and verdict, extend the conversation, emit ``done``.
+
+``done`` (and the stored run, and the reply to an external publisher) says what the judges
+concluded: ``verified`` true, false or null (unknown), and why (`agents.verdicts`).
+"""
 
 from __future__ import annotations
 
 from typing import Literal
 
 from agents.deps import AgentDeps
+from agents.verdicts import conclusion
 from bus import tracing, wire
 from bus.commands import AgentTask, Command, RunResult
 from bus.events import ClientEvent, Done, parse_event
-from bus.run_state import usage_cost
+from bus.run_state import RunState, usage_cost
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 from bus.store import MessageRole, RunStatus, Scope
 from bus.transcript import trace_entries
-from retrieval.citations import check_answer_citations
+from retrieval.citations import CheckedAnswer, check_answer_citations, citation_items
 
 AGENT = "finalizer"
+
+
+def checked_draft(state: RunState) -> CheckedAnswer:
+    """The draft with its citations checked: as the researcher streamed it (then the text
+    stays exactly what clients received), or checked here if it was not streamed."""
+    draft = state.draft or ""
+    if state.draft_citations is not None:
+        tally = state.draft_citations
+        items = citation_items(tally.refs, state.messages, state.evidence)
+        return CheckedAnswer(draft, items, tally.stripped)
+    # Keep only citations of chunks this run actually retrieved; strip the rest.
+    return check_answer_citations(draft, state.messages, state.evidence)
 
 
 def make_finalizer(deps: AgentDeps) -> Handler:
@@ -26,13 +43,13 @@ def make_finalizer(deps: AgentDeps) -> Handler:
         if not isinstance(task, AgentTask):
             raise TypeError(f"finalizer got a {task.kind} payload")
         state = task.state
-        # Keep only citations of chunks this run actually retrieved; strip the rest.
-        checked = check_answer_citations(state.draft or "", state.messages, state.evidence)
+        checked = checked_draft(state)
         answer = checked.answer
         # A rejected answer (answer-approval gate) ends the run without being committed.
         rejected = state.stop_reason == "rejected"
         final: Literal["done", "rejected"] = "rejected" if rejected else "done"
         status = RunStatus(final)
+        verified, why = conclusion(state)
         cost = usage_cost(state.usage)
         if cost is not None:
             tracing.set_attributes({"agentbus.run.cost_usd": cost})
@@ -47,6 +64,8 @@ def make_finalizer(deps: AgentDeps) -> Handler:
                 answer=None if rejected else answer,
                 trace=trace,
                 usage=state.usage,
+                verified=verified,
+                verified_reason=why,
             )
         if state.conversation_id and not rejected:
             turn = ((MessageRole.USER, state.question), (MessageRole.ASSISTANT, answer))
@@ -64,6 +83,8 @@ def make_finalizer(deps: AgentDeps) -> Handler:
             usage=state.usage,
             cost_usd=cost,
             stop_reason=state.stop_reason,
+            verified=verified,
+            verified_reason=why,
         )
         replies = []
         if command.reply_to:
@@ -76,6 +97,8 @@ def make_finalizer(deps: AgentDeps) -> Handler:
                 stop_reason=state.stop_reason,
                 usage=state.usage,
                 cost_usd=cost,
+                verified=verified,
+                verified_reason=why,
             )
             replies.append((command.reply_to, wire.encode(result)))
         events: list[ClientEvent] = [done]

@@ -86,11 +86,15 @@ async def _gather(
 
 
 def fuse(
-    branches: Mapping[str, list[dict[str, Any]]], per_source_chars: int, top_k: int
+    branches: Mapping[str, list[dict[str, Any]]],
+    per_source_chars: int,
+    top_k: int,
+    start: int = 1,
 ) -> list[EvidenceItem]:
     """Cross-source RRF over each source's ranking, each source within a text budget.
 
-    The fused items are numbered ``ref`` 1..k in rank order and tagged with their source.
+    The fused items are numbered ``ref`` from ``start`` (the run's next free citation
+    number) in rank order and tagged with their source.
     """
     scored: list[tuple[float, str, dict[str, Any]]] = []
     for source, items in branches.items():
@@ -112,7 +116,7 @@ def fuse(
             heading=str(item.get("heading", "")),
             text=str(item.get("text", "")),
         )
-        for ref, (_, source, item) in enumerate(scored[:top_k], 1)
+        for ref, (_, source, item) in enumerate(scored[:top_k], start)
     ]
 
 
@@ -124,7 +128,10 @@ async def handle_merge(
     assert isinstance(task, MergeTask)
     raw = await join_values(ctx, task.join)
     branches = {name: json.loads(v).get("items", []) for name, v in raw.items()}
-    evidence = fuse(branches, per_source_chars, top_k)
+    state = task.state
+    evidence = fuse(branches, per_source_chars, top_k, start=state.next_ref)
+    if evidence:
+        state = state.refs_used_to(evidence[-1].ref + 1)
     citations = Citations(
         run_id=command.run_id,
         step_id=command.step_id,
@@ -140,7 +147,6 @@ async def handle_merge(
             for e in evidence
         ],
     )
-    state = task.state
     if task.purpose == "evidence":
         state = state.model_copy(update={"evidence": evidence})
         outcome = "merged"

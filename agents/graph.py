@@ -210,18 +210,19 @@ def _variants(mode: str, accuracy: str) -> list[RunSettings]:
     ]
 
 
-def mermaid(mode: str, accuracy: str = "standard") -> str:
-    """The graph of a mode and accuracy as a Mermaid flowchart (conditions as labels).
-
-    An edge is drawn if some run of this mode and accuracy can take it (gates, sources,
-    fact-check and tools on or off).
-    """
+def drawn(mode: str, accuracy: str = "standard") -> list[Edge]:
+    """The edges some run of this mode and accuracy can take (gates, sources, fact-check
+    and tools on or off), in the graph's order: what a drawing of it shows."""
     taken: set[Edge] = set()
     for settings in _variants(mode, accuracy):
         taken.update(reachable(edges(mode, settings)))
+    return [e for e in GRAPHS.get(mode, SINGLE) if e in taken]
+
+
+def mermaid(mode: str, accuracy: str = "standard") -> str:
+    """The graph of a mode and accuracy as a Mermaid flowchart (conditions as labels)."""
     lines = ["flowchart LR"]
-    for e in GRAPHS.get(mode, SINGLE):
-        if e in taken:
-            label = e.outcome if e.when is None else f"{e.outcome} [{e.when}]"
-            lines.append(f"    {e.source} -->|{label}| {e.target}")
+    for e in drawn(mode, accuracy):
+        label = e.outcome if e.when is None else f"{e.outcome} [{e.when}]"
+        lines.append(f"    {e.source} -->|{label}| {e.target}")
     return "\n".join(lines)

@@ -3,7 +3,10 @@
 Two independent, bounded checks, each failing open (a model error in the tool pass
 leaves a ``note`` the judge adds to its reasons): a re-query of the retrieval sources
 (a gather whose merge comes back here) and a verify-only tool pass of at most
-``VERIFIER_TOOL_HOPS`` gateway round trips. Whether a judge runs them, and where their
+``VERIFIER_TOOL_HOPS`` gateway round trips. When the draft states a figure and the
+calculator is offered, the tool pass is a recompute (`agents.recompute`): the model names
+an expression per figure, the gateway computes them, and a figure recomputed differently
+is a mismatch the judge turns into a revision. Whether a judge runs them, and where their
 steps go, is the graph's ``recheck`` and ``fact_check`` edges. Progress lives in
 ``state.judge`` (`bus.run_state.JudgeProgress`), so the judge's worker keeps nothing
 between the steps.
@@ -11,15 +14,16 @@ between the steps.
 
 from __future__ import annotations
 
-from agents import graph, model_input, prompts
+from agents import graph, model_input, prompts, recompute
 from agents import state as shared
 from agents.deps import AgentDeps, tenant_tools
 from agents.errors import LLMError
-from agents.llm.ports import TextDelta
+from agents.llm.ports import TextDelta, ToolDefinition, Usage
 from agents.sources import fan_out
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
 from bus.run_state import ChatMessage, RunState, ToolCall
 from bus.runtime.context import StepResult
+from retrieval.citations import refs_end
 
 VERIFIER_TOOL_HOPS = 2
 
@@ -38,7 +42,8 @@ def arrived(node: str, command: Command) -> RunState:
         judge = task.state.judge
         thread = shared.with_results(judge.messages, task.results)
         update = {"messages": thread, "hops": judge.hops + 1}
-        return task.state.model_copy(update={"judge": judge.model_copy(update=update)})
+        state = task.state.model_copy(update={"judge": judge.model_copy(update=update)})
+        return state.refs_used_to(max(task.next_ref, refs_end(task.results)))
     if isinstance(task, AgentTask):
         return task.state
     raise TypeError(f"{node} got a {task.kind} payload")
@@ -99,6 +104,14 @@ async def _tool_pass(
     tools = shared.scoped_tools(await tenant_tools(deps, command.tenant_id), state.settings)
     if not tools:
         return state
+    if judge.checks:  # the recompute's results are in: compare, and the pass is done
+        findings, mismatches = recompute.compare(judge.checks, judge.messages, state.draft or "")
+        update = {"findings": findings, "mismatches": mismatches}
+        return state.model_copy(update={"judge": judge.model_copy(update=update)})
+    if judge.hops == 0 and recompute.states_figure(state.draft or ""):
+        moved = await _recompute(node, command, state, tools, deps)
+        if moved is not None:
+            return moved
     system = prompts.dated(prompts.VERIFY_TOOLS, deps.clock())
     thread = judge.messages or model_input.review_messages(system, state)
     offered = tools if judge.hops < VERIFIER_TOOL_HOPS else []
@@ -129,3 +142,56 @@ async def _tool_pass(
         return StepResult(next=[command.follow(to, batch)])
     findings = "".join(text).strip()
     return state.model_copy(update={"judge": judge.model_copy(update={"findings": findings})})
+
+
+async def _recompute(
+    node: str,
+    command: Command,
+    state: RunState,
+    tools: list[ToolDefinition],
+    deps: AgentDeps,
+) -> StepResult | RunState | None:
+    """Send the draft's figures to be recomputed: the step to publish, the state with a
+    ``note`` when the model failed (fail open), or None when there is nothing to recompute
+    (no calculator offered, or no check named: the free tool pass follows)."""
+    if not any(t.name == "calculator" for t in tools):
+        return None
+    system = prompts.dated(prompts.RECOMPUTE, deps.clock())
+    request = model_input.review_messages(system, state)
+    options = shared.llm_options(
+        state.settings, node, response_schema=recompute.PLAN_SCHEMA, max_tokens=200, temperature=0
+    )
+    text: list[str] = []
+    usage: Usage | None = None
+    try:
+        async for event in deps.llm.stream(request, (), options):
+            if isinstance(event, TextDelta):
+                text.append(event.text)
+            elif isinstance(event, Usage):
+                usage = event
+    except LLMError as e:
+        note = f"the fact-check's recompute failed ({e.code}); judged without it"
+        return state.model_copy(update={"judge": state.judge.model_copy(update={"note": note})})
+    # Where a recomputation's figures may come from: the question, the evidence, today, and
+    # what the researcher's tools looked up (a document's figure found by search_docs), but
+    # not what its calculator computed: that is the draft's arithmetic, the thing checked.
+    today = deps.clock().date().isoformat()
+    looked_up = [m.content for m in state.messages if m.role == "tool" and m.name != "calculator"]
+    sources = " ".join([state.question, today, *(e.text for e in state.evidence), *looked_up])
+    checks = recompute.plan_calls("".join(text), f"j{command.step}", sources)
+    if not checks:
+        return None
+    calls = [ToolCall(id=c.call_id, name=c.tool, arguments=c.arguments) for c in checks]
+    asking = state.judge.model_copy(
+        update={"messages": [*request, ChatMessage.assistant("", calls)], "checks": checks}
+    )
+    batch = ToolCallBatch(
+        agent=node,
+        purpose="fact_check",
+        calls=shared.requests(calls),
+        state=state.model_copy(
+            update={"judge": asking, "usage": shared.add_usage(state.usage, usage, node)}
+        ),
+    )
+    to = graph.next_role(state.settings, node, "fact_check")
+    return StepResult(next=[command.follow(to, batch)])

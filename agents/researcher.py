@@ -1,7 +1,10 @@
 """The researcher: one model turn per step; tool calls go to the gateway, never run here.
 
 A step streams the turn's reasoning and answer tokens, then either publishes the tool
-calls for the gateway or hands the answer to the next role. The gateway's results come
+calls for the gateway or hands the answer to the next role. The answer's citation
+markers are checked as they stream (`retrieval.citations.CitationCheck`): every number
+the turn may cite was shown before it began, so the text clients receive is the checked
+answer the store keeps. The gateway's results come
 back as a `ToolResults` payload, which this role appends to its own thread as TOOL
 messages (data, never instructions), counting the round trip. After ``max_tool_hops``
 round trips a further tool request ends the run with a fixed "I don't know" answer
@@ -22,9 +25,16 @@ from agents.state import add_usage, llm_options, own_calls, requests, scoped_too
 from agents.streaming import TokenBatcher
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
 from bus.events import Answer
-from bus.run_state import ChatMessage, RunState, ToolCall
+from bus.run_state import ChatMessage, DraftCitations, RunState, ToolCall
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
+from retrieval.citations import (
+    CitationCheck,
+    RetrievedChunk,
+    evidence_refs,
+    refs_end,
+    retrieved_refs,
+)
 
 AGENT = "researcher"
 
@@ -39,7 +49,7 @@ def arrived(command: Command) -> RunState:
                 "messages": with_results(state.messages, task.results),
                 "tool_hops": state.tool_hops + 1,
             }
-        )
+        ).refs_used_to(max(task.next_ref, refs_end(task.results)))
     if isinstance(task, AgentTask):
         return task.state
     raise TypeError(f"researcher got a {task.kind} payload")
@@ -59,6 +69,9 @@ def make_researcher(deps: AgentDeps) -> Handler:
         prompt = model_input.research_messages(state)
         tools = scoped_tools(await tenant_tools(deps, command.tenant_id), state.settings)
         batcher = TokenBatcher(ctx, AGENT, attempt=state.attempts)
+        # Every number the answer may cite is known now: check markers as they stream, so
+        # what clients receive is the checked answer (held back only from "[" to its "]").
+        check = CitationCheck(run_refs(state))
         text: list[str] = []
         calls: list[ToolCall] = []
         usage: Usage | None = None
@@ -68,27 +81,36 @@ def make_researcher(deps: AgentDeps) -> Handler:
             if isinstance(event, ReasoningDelta):
                 await batcher.add("reasoning", event.text)
             elif isinstance(event, TextDelta):
-                if not text:
+                if not first_at:
                     first_at = time.time()
-                text.append(event.text)
-                await batcher.add("answer", event.text)
+                shown = check.feed(event.text)
+                text.append(shown)
+                await batcher.add("answer", shown)
             elif isinstance(event, ToolCall):
                 calls.append(event)
             else:
                 usage = event
             if batcher.cancelled:
                 return StepResult.ending(command, "cancelled", "cancelled while answering")
+        rest = check.finish()
+        text.append(rest)
+        await batcher.add("answer", rest)
         tail = batcher.drain()  # written with the commit
         answer = "".join(text)
         spent = add_usage(state.usage, usage, AGENT)
+        tally = (state.draft_citations or DraftCitations()).plus(
+            [c.ref for c in check.citations], check.stripped
+        )
+        state = state.model_copy(update={"draft_citations": tally})
         if calls and tools:
             if state.tool_hops >= state.settings.max_tool_hops:
-                result = _exhausted(command, state, spent)
+                result = _exhausted(command, state, spent, answer)
             else:
                 result = _to_gateway(command, state, history, answer, calls, spent)
         else:
             done = [*history, ChatMessage.assistant(answer)]
-            update: dict[str, Any] = {"messages": done, "draft": answer, "usage": spent}
+            draft = streamed_so_far(state) + answer
+            update: dict[str, Any] = {"messages": done, "draft": draft, "usage": spent}
             if first_at and not state.first_token_at:  # the run's first answer token
                 update["first_token_at"] = first_at
                 first_answer_token(state, first_at)
@@ -116,17 +138,39 @@ def _to_gateway(
     return StepResult(next=[command.follow(target, batch)])
 
 
-def _exhausted(command: Command, state: RunState, spent: dict[str, int]) -> StepResult:
-    answer = prompts.TOOL_LOOP_EXHAUSTED
+def run_refs(state: RunState) -> dict[int, RetrievedChunk]:
+    """Every citation number the run has shown the researcher (unique in the run)."""
+    return {**evidence_refs(state.evidence), **retrieved_refs(state.messages)}
+
+
+def streamed_so_far(state: RunState) -> str:
+    """The answer text this attempt's earlier turns streamed (text beside tool calls).
+
+    It was shown to clients as answer text, so it stays part of the draft: what is
+    stored is what was streamed.
+    """
+    turns = state.messages[state.base_len :]
+    return "".join(m.content for m in turns if m.role == "assistant")
+
+
+def _exhausted(
+    command: Command, state: RunState, spent: dict[str, int], turn_text: str
+) -> StepResult:
+    before = streamed_so_far(state) + turn_text
+    fallback = ("\n\n" if before else "") + prompts.TOOL_LOOP_EXHAUSTED
     new_state = state.model_copy(
-        update={"draft": answer, "usage": spent, "stop_reason": "tool_loop_exhausted"}
+        update={
+            "draft": before + fallback,
+            "usage": spent,
+            "stop_reason": "tool_loop_exhausted",
+        }
     )
     target = graph.next_role(state.settings, AGENT, "answer")
     shown = Answer(
         run_id=command.run_id,
         step_id=command.step_id,
         agent=AGENT,
-        delta=answer,
+        delta=fallback,
         attempt=state.attempts,
     )
     return StepResult(next=[command.follow(target, AgentTask(state=new_state))], events=[shown])

@@ -85,6 +85,7 @@ def retry_state(state: RunState, feedback: Review) -> RunState:
             "attempts": state.attempts + 1,
             "messages": base,
             "draft": None,
+            "draft_citations": None,
             "tool_hops": 0,
             "judge": JudgeProgress(),
             "critiques": [*state.critiques, feedback],

@@ -1,14 +1,16 @@
 """The verifier (accurate mode): a schema-checked verdict from a bounded structured call.
 
-The call is retried a bounded number of times; output that still does not validate counts
-as ``fail`` (fail closed). A non-pass verdict routes one more researcher pass within the
-reflection cap shared with the critic.
+The call is retried a bounded number of times; output that still cannot be read is
+``unknown``: shown as such, never a pass, and the run ends ``verified: null``. A
+``needs_revision`` or ``fail`` routes one more researcher pass within the reflection cap
+shared with the critic. A fact-check that recomputed one of the draft's figures and found
+it wrong (`agents.recompute`) makes the verdict ``needs_revision`` with the recomputed
+value among the reasons, whatever the model said.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
 import jsonschema
@@ -17,6 +19,7 @@ from agents import gates, graph, judge
 from agents.deps import AgentDeps
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta, Usage
 from agents.state import add_usage, another_attempt, llm_options, retry_state, superseded
+from agents.verdicts import json_object
 from bus.commands import AgentTask, Command
 from bus.events import ClientEvent, Verdict
 from bus.run_state import Review, RunState
@@ -42,7 +45,11 @@ _VERDICT = jsonschema.Draft202012Validator(VERDICT_SCHEMA)
 async def structured_verdict(
     llm: LLM, request: list[ChatMessage], options: LLMOptions
 ) -> tuple[dict[str, Any], Usage | None]:
-    """Ask for a verdict up to ``STRUCTURED_TRIES`` times; invalid output means ``fail``."""
+    """Ask for a verdict up to ``STRUCTURED_TRIES`` times; unreadable output is ``unknown``.
+
+    The reply is read tolerantly (a JSON object inside prose or a code fence counts), for
+    servers that honour no schema.
+    """
     usage: Usage | None = None
     problem = "no reply"
     for _ in range(STRUCTURED_TRIES):
@@ -52,13 +59,16 @@ async def structured_verdict(
                 parts.append(event.text)
             elif isinstance(event, Usage):
                 usage = event
+        reply = "".join(parts)
         try:
-            doc = json.loads("".join(parts))
+            doc = json_object(reply)
+            if doc is None:
+                raise ValueError(f"no JSON object in {reply.strip()[:80]!r}")
             _VERDICT.validate(doc)
             return doc, usage
         except (ValueError, jsonschema.ValidationError) as e:
             problem = str(e).splitlines()[0][:200]
-    return {"verdict": "fail", "reasons": [f"verdict output invalid: {problem}"]}, usage
+    return {"verdict": "unknown", "reasons": [f"verdict output unreadable: {problem}"]}, usage
 
 
 def make_verifier(deps: AgentDeps) -> Handler:
@@ -73,6 +83,11 @@ def make_verifier(deps: AgentDeps) -> Handler:
             s, AGENT, response_schema=VERDICT_SCHEMA, max_tokens=300, temperature=0
         )
         doc, usage = await structured_verdict(deps.llm, request, options)
+        if state.judge.mismatches:
+            doc: dict[str, Any] = {
+                "verdict": "needs_revision",
+                "reasons": list(state.judge.mismatches),
+            }
         if state.judge.note:
             doc["reasons"] = [*doc["reasons"], state.judge.note]
         shown = Verdict(
@@ -91,7 +106,7 @@ def make_verifier(deps: AgentDeps) -> Handler:
             }
         )
         events: list[ClientEvent] = [shown]
-        if doc["verdict"] != "pass" and another_attempt(state):
+        if doc["verdict"] in ("needs_revision", "fail") and another_attempt(state):
             events.append(superseded(command, state, review))
             state = retry_state(state, review)
             target = graph.next_role(s, "verifier", "revise")

@@ -118,6 +118,12 @@ class ToolResults(Frozen):
     purpose: ToolPurpose = "research"
     results: list[ToolCallResult]
     state: RunState
+    next_ref: int = Field(
+        default=0,
+        ge=0,
+        description="The run's next free citation number after the citation numbers the "
+        "gateway gave these results (0: it gave none); the calling agent takes them.",
+    )
 
 
 class NoopTask(Frozen):
@@ -346,3 +352,5 @@ class RunResult(Frozen):
     stop_reason: str | None = None
     usage: dict[str, int] = {}
     cost_usd: float | None = None
+    verified: bool | None = None
+    verified_reason: str | None = None

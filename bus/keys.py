@@ -115,6 +115,17 @@ def run_call(run_id: str, shard: int, call_id: str) -> str:
     return f"{PREFIX}:{tag(shard)}:run:{run_id}:call:{call_id}"
 
 
+def run_call_claim(run_id: str, shard: int, call_id: str) -> str:
+    """Who claimed a side-effecting call before running it; outlives its holder, so a
+    redelivery knows the tool may have run (`gateway.once`)."""
+    return f"{PREFIX}:{tag(shard)}:run:{run_id}:call:{call_id}:claim"
+
+
+def run_call_lease(run_id: str, shard: int, call_id: str) -> str:
+    """The claim's lease: present while its holder is alive (kept by the step's heartbeat)."""
+    return f"{PREFIX}:{tag(shard)}:run:{run_id}:call:{call_id}:lease"
+
+
 def run_join(run_id: str, shard: int, name: str) -> str:
     """A join barrier's hash: member -> contribution."""
     return f"{PREFIX}:{tag(shard)}:run:{run_id}:join:{name}"

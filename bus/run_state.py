@@ -104,6 +104,15 @@ class EvidenceItem(Frozen):
     text: str = ""
 
 
+class Recompute(Frozen):
+    """One figure of the draft the fact-check re-derives with a tool (`agents.recompute`)."""
+
+    call_id: str = Field(min_length=1)
+    tool: str = Field(pattern=TOOL_NAME_PATTERN)
+    arguments: dict[str, Any] = {}
+    claim: str = Field(default="", max_length=200, description="The figure as the draft says it.")
+
+
 class JudgeProgress(Frozen):
     """The last judge's fact-check so far: a re-query of the sources, then a verify-only tool pass.
 
@@ -115,6 +124,9 @@ class JudgeProgress(Frozen):
         findings: the tool pass's summary, shown to the judge.
         recheck: what the re-query found, shown to the judge next to the evidence.
         note: why a part of the fact-check was skipped (added to the judge's reasons).
+        checks: the draft's figures sent to be recomputed with tools (the recompute pass).
+        mismatches: figures the tools recomputed differently, with the recomputed value;
+            the judge's verdict becomes a revision with these as its reasons.
     """
 
     phase: Literal["recheck", "tools", "done"] | None = None
@@ -123,6 +135,25 @@ class JudgeProgress(Frozen):
     findings: str = ""
     recheck: list[EvidenceItem] = []
     note: str = ""
+    checks: list[Recompute] = []
+    mismatches: list[str] = []
+
+
+class DraftCitations(Frozen):
+    """What the citation check kept and stripped in the current draft as it streamed.
+
+    The researcher checks its answer's markers token by token against the numbers the run
+    has shown (`retrieval.citations.CitationCheck`), so what clients receive is the checked
+    text; the finalizer keeps that text as it is and reports these numbers.
+    """
+
+    refs: list[int] = Field(default=[], description="Kept citation numbers, in order of use.")
+    stripped: int = Field(default=0, ge=0, description="Numbers stripped, each time counted.")
+
+    def plus(self, refs: Sequence[int], stripped: int) -> DraftCitations:
+        """These with one more turn's kept numbers and stripped count added."""
+        more = [n for n in refs if n not in self.refs]
+        return DraftCitations(refs=[*self.refs, *more], stripped=self.stripped + stripped)
 
 
 class RunSettings(Frozen):
@@ -232,3 +263,21 @@ class RunState(Frozen):
         default=0.0, description="Unix time of the run's first answer token (0: none yet)."
     )
     stop_reason: str | None = None
+    draft_citations: DraftCitations | None = Field(
+        default=None,
+        description="The draft's checked citations (None: the draft was not checked as it "
+        "streamed; the finalizer checks it then).",
+    )
+    next_ref: int = Field(
+        default=1,
+        ge=1,
+        description="The next citation number free in this run: every retrieval (merged "
+        "evidence, a re-query, each search_docs result) numbers its chunks from here, so "
+        "a number names one chunk for the whole run.",
+    )
+
+    def refs_used_to(self, end: int) -> RunState:
+        """This state with citation numbers below ``end`` taken."""
+        if end <= self.next_ref:
+            return self
+        return self.model_copy(update={"next_ref": end})

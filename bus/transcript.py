@@ -7,7 +7,7 @@ before are dropped, so the transcript never shows a retried step's text twice.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from bus.events import ClientEvent
@@ -92,3 +92,16 @@ def trace_entries(events: Iterable[ClientEvent]) -> list[dict[str, object]]:
             doc["text"] = doc.pop("delta")
         entries.append(doc)
     return entries
+
+
+def partial_answer(trace: Iterable[Mapping[str, object]] | None) -> str | None:
+    """The answer text a stored trace holds (the current draft: text after the last
+    ``draft_superseded``), or None if it holds none; what a run that did not end ``done``
+    had written of its answer."""
+    parts: list[str] = []
+    for entry in trace or ():
+        if entry.get("type") == "answer":
+            parts.append(str(entry.get("text", "")))
+        elif entry.get("type") == "draft_superseded":
+            parts = []
+    return "".join(parts) or None

@@ -170,3 +170,14 @@ class McpUnavailable(ToolError):
 
     code = "mcp_unavailable"
     hint = "the tool's server is down; try again later or answer without it"
+
+
+class OutcomeUnknown(GatewayError):
+    """A side-effecting call was claimed by a gateway that stopped before recording how it
+    ended; the tool takes no idempotency key, so it is not run a second time."""
+
+    code = "outcome_unknown"
+    hint = (
+        "the tool may or may not have run: check its effect (or ask the user) before "
+        "calling it again"
+    )

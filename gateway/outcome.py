@@ -106,3 +106,17 @@ class AuditRecord(BaseModel):
     duration_ms: float = Field(ge=0)
     tool_version: str | None = None
     side_effects: bool = False
+
+
+class Settled(Exception):
+    """Control flow, not an error: the call already has a recorded outcome, returned as is.
+
+    Raised by a `gateway.ports.CallGuard` before the tool runs (a redelivered call whose
+    first delivery recorded its outcome); `gateway.chain.invoke` returns its outcome and
+    audit record instead of running the tool.
+    """
+
+    def __init__(self, outcome: ToolOutcome, audit: AuditRecord) -> None:
+        super().__init__(outcome.code)
+        self.outcome = outcome
+        self.audit = audit

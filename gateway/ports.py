@@ -122,6 +122,9 @@ class Caller:
         request_id: the call being made: unique within the run, the same when the step
             is delivered again (the gateway step's id and the call's id).
         deadline: the run's deadline (Unix time), if it has one.
+        idempotency_key: for a tool that declares ``takes_idempotency_key``, the call's
+            key: 64 hex digits derived from tenant, run and call id, the same on every
+            delivery of the call (None for other tools). Apply each key at most once.
     """
 
     tenant_id: str
@@ -130,6 +133,7 @@ class Caller:
     run_id: str = ""
     request_id: str = ""
     deadline: float | None = None
+    idempotency_key: str | None = None
 
 
 @runtime_checkable
@@ -144,6 +148,20 @@ class CallerAwareTool(Tool, Protocol):
         self, caller: Caller, args: dict[str, Any], net: EgressClient | None
     ) -> dict[str, Any]:
         """Run the tool once on behalf of `caller`."""
+        ...
+
+
+class CallGuard(Protocol):
+    """Runs before a side-effecting tool does: the at-most-once claim (`gateway.once`)."""
+
+    async def before_run(self, spec: ToolSpec) -> str | None:
+        """Claim the call; the idempotency key to run it with (None: the tool takes none).
+
+        Raises:
+            gateway.outcome.Settled: the call's outcome is already recorded.
+            gateway.errors.OutcomeUnknown: a claim holder died before recording it, and
+                the tool takes no key: it must not run again.
+        """
         ...
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from jsonschema import Draft202012Validator
 
 from gateway.errors import RegistryError, UnknownTool
-from gateway.ports import Tool
+from gateway.ports import CallerAwareTool, Tool
 from gateway.spec import ToolSpec
 
 
@@ -38,13 +38,17 @@ class ToolRegistry:
         """Add a tool.
 
         Raises:
-            RegistryError: the name is already registered or the object is not a tool.
+            RegistryError: the name is already registered, the object is not a tool, or
+                it takes an idempotency key without a ``run_as`` to receive it.
         """
         spec = getattr(tool, "spec", None)
         if not isinstance(spec, ToolSpec):
             raise RegistryError(f"{tool!r} has no ToolSpec `spec`")
         if spec.name in self._tools:
             raise RegistryError(f"a tool named {spec.name!r} is already registered")
+        if spec.takes_idempotency_key and not isinstance(tool, CallerAwareTool):
+            # The key reaches a tool only through `run_as` (`Caller.idempotency_key`).
+            raise RegistryError(f"{spec.name!r} takes an idempotency key but has no run_as")
         fmt = Draft202012Validator.FORMAT_CHECKER
         self._tools[spec.name] = RegisteredTool(
             tool=tool,

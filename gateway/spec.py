@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Self
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class Risk(StrEnum):
@@ -32,6 +32,10 @@ class ToolSpec(BaseModel):
         hosts: hosts the tool may reach (exact, ``*.suffix`` or ``*``); empty means no
             network at all, and the tool gets no egress client.
         side_effects: the tool changes something outside the gateway (runs at most once).
+        takes_idempotency_key: the tool accepts the gateway's idempotency key for a call
+            (`gateway.ports.Caller.idempotency_key`, through ``run_as``) and applies a key
+            at most once downstream; the gateway may then run a call again with the same
+            key when its first outcome was lost (exactly once as the downstream sees it).
         timeout_s: wall-time limit for one call.
         max_output_bytes: serialized results larger than this are cut and marked truncated.
     """
@@ -46,6 +50,7 @@ class ToolSpec(BaseModel):
     risk: Risk = Risk.LOW
     hosts: tuple[str, ...] = ()
     side_effects: bool = False
+    takes_idempotency_key: bool = False
     timeout_s: float = Field(default=10.0, gt=0, le=600)
     max_output_bytes: int = Field(default=65_536, ge=256)
 
@@ -65,6 +70,13 @@ class ToolSpec(BaseModel):
         if schema.get("type") != "object":
             raise ValueError('input_schema must have "type": "object"')
         return schema
+
+    @model_validator(mode="after")
+    def _key_needs_effects(self) -> Self:
+        # A key matters only where the gateway guards a call: side-effecting tools.
+        if self.takes_idempotency_key and not self.side_effects:
+            raise ValueError("takes_idempotency_key needs side_effects=True")
+        return self
 
     @field_validator("hosts")
     @classmethod

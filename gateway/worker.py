@@ -9,22 +9,31 @@ the `TenantPolicies` port.
 
 Every call's audit record leaves with the step, as a ledger record in the step's commit,
 which a recorder appends to the hash-chained log in batches, so the log write is off the
-tool step's critical path and lands exactly when the step commits. A side-effecting tool
-runs at most once per call id: its outcome, with its audit record, is stored in Redis under
-the call id before the step commits; a redelivered call returns the stored outcome and
-record instead of running again.
+tool step's critical path and lands exactly when the step commits.
+
+A side-effecting tool runs **at most once per call id**, whatever is killed when
+(`gateway.once`): once the call's checks pass, the call id is claimed in Redis (a claim
+plus a lease the step's heartbeat keeps alive, replicated first when replica waits are
+asked), then the tool runs, then its outcome and audit record are recorded under the call
+id, before the step commits. A redelivered call returns a recorded outcome; waits while
+the claim's lease is alive (its first delivery is still running); and when the lease
+ended with nothing recorded (that gateway died), it does not run the tool again but ends
+the call ``outcome_unknown`` ("the tool may or may not have run"), for the model, the
+``tool_result`` event and the audit row alike. A tool that takes an idempotency key
+(`ToolSpec.takes_idempotency_key`) is run again instead, with the same key, which makes
+it **exactly once** as its downstream sees it. A call without side effects pays no round
+trip for any of this.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from dataclasses import replace
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
-from bus import keys, tracing
+from bus import tracing
 from bus.commands import Command, ToolCallBatch, ToolCallRequest, ToolCallResult, ToolResults
 from bus.events import ClientEvent, Done, ToolCallStarted, ToolResult
 from bus.ledger import LedgerRecord
@@ -34,11 +43,14 @@ from gateway.audit import audit_record
 from gateway.call_context import CallContext, GatewayDeps, call_context
 from gateway.chain import invoke
 from gateway.checks.output_size import cap_output, json_size
+from gateway.faults import fault
 from gateway.mcp.hub import McpHub
 from gateway.metrics import count_call
+from gateway.once import CallOnce
 from gateway.outcome import AuditRecord, ToolOutcome
 from gateway.ports import Route, TenantPolicies
 from gateway.redact import redact
+from retrieval.citations import SEARCH_TOOL, renumbered
 
 #: This role's node in the agent graph.
 NODE = "gateway"
@@ -46,15 +58,6 @@ NODE = "gateway"
 #: Bytes of one result the calling model reads; a bulkier result goes to a run blob and the
 #: model gets a view cut to this size (marked), so no tool output can outgrow a command.
 VIEW_BYTES = 8_192
-
-
-class RecordedCall(BaseModel):
-    """What Redis holds under a side-effecting call's id."""
-
-    model_config = ConfigDict(frozen=True)
-
-    outcome: ToolOutcome
-    audit: AuditRecord
 
 
 def call_result(call: ToolCallRequest, outcome: ToolOutcome) -> ToolCallResult:
@@ -102,6 +105,7 @@ def make_gateway_handler(
         events: list[ClientEvent] = []
         records: list[LedgerRecord] = []
         results: list[ToolCallResult] = []
+        ref = batch.state.next_ref  # each search result's chunks get numbers new to the run
         for index, call in enumerate(batch.calls):
             # The call is shown before its result; the write overlaps the call itself.
             shown = asyncio.create_task(
@@ -121,13 +125,24 @@ def make_gateway_handler(
             finally:
                 await shown
             records.append(audit_record(f"{command.step_id}:{index}", audit))
+            if call.name == SEARCH_TOOL and outcome.result is not None:
+                numbered, ref = renumbered(outcome.result, ref)
+                outcome = outcome.model_copy(update={"result": numbered})
             events.append(_result_event(command, batch.agent, call, outcome))
             results.append(await _bounded(ctx, call_result(call, outcome)))
+        # Every outcome is recorded by now; a crash from here on redelivers a batch whose
+        # side-effecting calls answer from their records.
+        fault("before_commit", *(call.name for call in batch.calls))
         if batch.then == "end":
             done = Done(run_id=command.run_id, step_id=command.step_id, status="done")
             return StepResult(events=[*events, done], finished="done", records=records)
         target = route(batch.state.settings, NODE, batch.purpose)
-        answer = ToolResults(purpose=batch.purpose, results=results, state=batch.state)
+        answer = ToolResults(
+            purpose=batch.purpose,
+            results=results,
+            state=batch.state,
+            next_ref=ref if ref > batch.state.next_ref else 0,
+        )
         return StepResult(next=[command.follow(target, answer)], events=events, records=records)
 
     return handle
@@ -191,17 +206,24 @@ def _side_effects(call: ToolCallRequest, call_ctx: CallContext) -> bool:
 async def _run_once(
     ctx: StepContext, call: ToolCallRequest, call_ctx: CallContext
 ) -> tuple[ToolOutcome, AuditRecord]:
-    """Run a call through the chain; its outcome and audit record (the caller writes it)."""
+    """Run a call through the chain; its outcome and audit record (the caller writes it).
+
+    A side-effecting call is claimed before its tool runs and its outcome recorded after
+    (`gateway.once`); any other call pays no round trip for it.
+    """
     if not _side_effects(call, call_ctx):
         return await invoke(call, call_ctx)
-    key = keys.run_call(ctx.command.run_id, ctx.command.shard, call.call_id)
-    stored = await ctx.redis.get(key)
-    if stored is not None:
-        recorded = RecordedCall.model_validate_json(stored)
-        return recorded.outcome, recorded.audit
-    outcome, audit = await invoke(call, call_ctx)
-    record = RecordedCall(outcome=outcome, audit=audit)
-    await ctx.redis.set(key, record.model_dump_json(), ex=ctx.settings.run_ttl_s)
+    once = CallOnce(ctx, call.call_id)
+    try:
+        outcome, audit = await invoke(call, call_ctx, once)
+        if once.holding:
+            fault("before_record", call.name)
+            await once.record(outcome, audit)
+    except BaseException:
+        if once.holding:  # failed or cut after the claim: the tool may have run
+            with contextlib.suppress(Exception):
+                await asyncio.shield(once.let_go())
+        raise
     return outcome, audit
 
 

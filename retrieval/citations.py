@@ -5,27 +5,28 @@ them as ``[n]``. At the end of a run the finalizer calls `check_answer_citations
 citation counts only if some ``search_docs`` result *in this run* (the TOOL messages in
 the run state) carried chunk ``n``; any other ``[n]`` is stripped from the answer and
 counted, and the kept ones come back with source, title and snippet for the
-``citations`` event. Numbers restart at 1 in each search call; when two calls both had
-an ``[n]``, the later one wins (the model cites what it read last).
+``citations`` event. Numbers are unique in a run: every retrieval numbers its chunks from
+the run's next free number (`bus.run_state.RunState.next_ref`), so a kept ``[n]`` names
+exactly the chunk the model was shown as ``[n]``. How a marker is found, and what is
+never touched, is `retrieval.citation_scan`'s docstring.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
+from bus.commands import ToolCallResult
 from bus.events import Citation, Citations
 from bus.run_state import ChatMessage, EvidenceItem
+from retrieval.citation_scan import MarkerScanner
 from retrieval.models import Hit
 
 #: The tool whose results citations may point at.
 SEARCH_TOOL = "search_docs"
 SNIPPET_CHARS = 240
-# "[3]" or "[1, 4]" with the whitespace before it (removed together with a stripped one).
-_CITATION = re.compile(r"(\s*)\[(\d{1,4}(?:\s*,\s*\d{1,4})*)\]")
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
@@ -36,8 +37,8 @@ def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     return flat[:limit].rsplit(" ", 1)[0] + "…"
 
 
-def numbered(hits: Sequence[Hit]) -> list[dict[str, Any]]:
-    """Hits as the numbered chunks a search result shows (``ref`` starts at 1)."""
+def numbered(hits: Sequence[Hit], start: int = 1) -> list[dict[str, Any]]:
+    """Hits as the numbered chunks a search result shows (``ref`` from ``start``)."""
     return [
         {
             "ref": n,
@@ -47,8 +48,39 @@ def numbered(hits: Sequence[Hit]) -> list[dict[str, Any]]:
             "heading": h.chunk.heading,
             "text": h.chunk.text,
         }
-        for n, h in enumerate(hits, 1)
+        for n, h in enumerate(hits, start)
     ]
+
+
+def renumbered(result: Any, start: int) -> tuple[Any, int]:
+    """A ``search_docs`` result with its chunks numbered from ``start``, and the next free
+    number (the gateway numbers each result of a run from the run's next free number)."""
+    if not isinstance(result, dict) or not isinstance(result.get("results"), list):
+        return result, start
+    items: list[Any] = []
+    ref = start
+    for item in cast(list[Any], result["results"]):
+        if isinstance(item, dict):
+            items.append({**cast(dict[str, Any], item), "ref": ref})
+            ref += 1
+        else:
+            items.append(item)
+    return {**cast(dict[str, Any], result), "results": items}, ref
+
+
+def refs_end(results: Iterable[ToolCallResult]) -> int:
+    """One past the highest citation number the ``search_docs`` results carry (0: none)."""
+    end = 0
+    for result in results:
+        if result.name != SEARCH_TOOL or result.status != "ok":
+            continue
+        body = result.result
+        items = body.get("results") if isinstance(body, dict) else None
+        for item in cast(list[Any], items) if isinstance(items, list) else []:
+            ref = cast(dict[str, Any], item).get("ref") if isinstance(item, dict) else None
+            if isinstance(ref, int):
+                end = max(end, ref + 1)
+    return end
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,34 +155,78 @@ class CheckedAnswer:
         )
 
 
-def check_citations(answer: str, retrieved: Mapping[int, RetrievedChunk]) -> CheckedAnswer:
-    """Keep the ``[n]`` that point at retrieved chunks; strip and count the rest."""
-    kept: dict[int, Citation] = {}
-    stripped = 0
+def citation(chunk: RetrievedChunk) -> Citation:
+    """A kept citation of ``chunk``, as the ``citations`` event shows it."""
+    return Citation(
+        ref=chunk.ref,
+        source=chunk.source,
+        title=chunk.title,
+        snippet=snippet(chunk.text),
+        source_kind=chunk.source_kind,
+    )
 
-    def replace(match: re.Match[str]) -> str:
-        nonlocal stripped
-        refs = [int(n) for n in match.group(2).split(",")]
-        good = [n for n in refs if n in retrieved]
-        stripped += len(refs) - len(good)
+
+class CitationCheck:
+    """Checks an answer's citation markers as it streams (see `retrieval.citation_scan`).
+
+    Feed it the answer piece by piece; what it returns, joined, is the checked answer, the
+    same as `check_citations` gives for the whole text. Every number the model may cite
+    is known before the answer streams (``retrieved``), so each marker is decided the
+    moment its ``]`` and the character after it have arrived.
+    """
+
+    def __init__(self, retrieved: Mapping[int, RetrievedChunk]) -> None:
+        self._retrieved = retrieved
+        self._kept: dict[int, Citation] = {}
+        self.stripped = 0
+        self._scanner = MarkerScanner(self._decide)
+
+    def feed(self, text: str) -> str:
+        """The checked text for the next piece of the answer (held text comes later)."""
+        return self._scanner.feed(text)
+
+    def finish(self) -> str:
+        """The end of the answer: whatever was still held, checked."""
+        return self._scanner.finish()
+
+    @property
+    def citations(self) -> list[Citation]:
+        """The kept citations, in order of first use."""
+        return list(self._kept.values())
+
+    def _decide(self, numbers: list[int], marker: str) -> str | None:
+        good = [n for n in numbers if n in self._retrieved]
+        if len(numbers) > 1 and not good:
+            return None  # several numbers, none shown: a list or an interval, not citations
+        self.stripped += len(numbers) - len(good)
         for n in good:
-            chunk = retrieved[n]
-            kept.setdefault(
-                n,
-                Citation(
-                    ref=n,
-                    source=chunk.source,
-                    title=chunk.title,
-                    snippet=snippet(chunk.text),
-                    source_kind=chunk.source_kind,
-                ),
-            )
-        if not good:
-            return ""
-        return f"{match.group(1)}[{', '.join(str(n) for n in good)}]"
+            if n not in self._kept:
+                self._kept[n] = citation(self._retrieved[n])
+        if len(good) == len(numbers):
+            return marker
+        return f"[{', '.join(str(n) for n in good)}]" if good else ""
 
-    checked = _CITATION.sub(replace, answer)
-    return CheckedAnswer(checked, list(kept.values()), stripped)
+
+def check_citations(answer: str, retrieved: Mapping[int, RetrievedChunk]) -> CheckedAnswer:
+    """Keep the markers that point at retrieved chunks; strip and count the rest.
+
+    Only markers in citation position are touched (`retrieval.citation_scan`); an answer
+    with none comes back byte for byte.
+    """
+    check = CitationCheck(retrieved)
+    checked = check.feed(answer) + check.finish()
+    return CheckedAnswer(checked, check.citations, check.stripped)
+
+
+def citation_items(
+    refs: Sequence[int],
+    messages: Sequence[ChatMessage],
+    evidence: Sequence[EvidenceItem] = (),
+) -> list[Citation]:
+    """The ``citations`` event's items for numbers already checked (a number the run no
+    longer shows is left out)."""
+    shown = {**evidence_refs(evidence), **retrieved_refs(messages)}
+    return [citation(shown[n]) for n in refs if n in shown]
 
 
 def check_answer_citations(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
@@ -40,6 +41,7 @@ TurnFunction = Callable[[Sequence[ChatMessage], Sequence[ToolDefinition], LLMOpt
 """Chooses the turn from the request, for scripts that branch on input."""
 
 _TOKEN = re.compile(r"\s*\S+|\s+")
+_ASKED_CALL = re.compile(r"\bcall (?P<name>[A-Za-z0-9_-]+) with (?P<args>\{.*\})", re.DOTALL)
 
 BENCHMARK_ANSWER = (
     "The calculator evaluated 23 * 19 and returned 437, so twenty-three times nineteen is "
@@ -96,18 +98,22 @@ def benchmark_turn(
     messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
 ) -> Turn:
     """The benchmark: a ``calculator`` call for 23 * 19, then a 40-token answer with 437
-    (a question naming "docs" calls ``search_docs`` with the question instead, if offered).
+    (a question naming "docs" calls ``search_docs`` with the question instead, if offered;
+    one that says ``call TOOL with {JSON}`` calls that tool with those arguments, if offered).
 
     The turn is chosen from the conversation (after a tool result: answer; otherwise: call
     the calculator if offered) rather than from a cursor, so concurrent runs sharing one
     model each get their own call-then-answer sequence.
     """
-    role = _agent_of(messages, options)
-    if role in ("planner", "critic", "verifier"):
+    role = agent_of(messages, options)
+    if role in ("planner", "critic", "verifier", "recompute"):
         return list(_fixed_turn(role))
     if messages[-1].role == "tool":
         return list(_fixed_turn("answer"))
     question = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    asked = _ASKED_CALL.search(question)
+    if asked and any(t.name == asked["name"] for t in tools):
+        return turn(tool_call(asked["name"], json.loads(asked["args"])), usage(50, 12))
     if "docs" in question.lower() and any(t.name == "search_docs" for t in tools):
         return turn(tool_call("search_docs", {"query": question}), usage(50, 12))
     if not any(t.name == "calculator" for t in tools):
@@ -126,6 +132,8 @@ def _fixed_turn(name: str) -> tuple[LLMEvent, ...]:
             return tuple(turn(text(BENCHMARK_CRITIQUE), usage(120, 7)))
         case "verifier":
             return tuple(turn(text('{"verdict": "pass", "reasons": ["matches the tool result"]}')))
+        case "recompute":
+            return tuple(turn(text(BENCHMARK_RECOMPUTE)))
         case _:
             return tuple(turn(text(BENCHMARK_ANSWER), usage(60, 40)))
 
@@ -133,18 +141,28 @@ def _fixed_turn(name: str) -> tuple[LLMEvent, ...]:
 BENCHMARK_PLAN = "- Multiply 23 by 19 with the calculator."
 """The planner's benchmark turn: 8 tokens."""
 
-BENCHMARK_CRITIQUE = "OK the tool result supports the answer."
-"""The critic's benchmark turn: "OK" plus 6 tokens."""
+BENCHMARK_CRITIQUE = '{"verdict": "OK", "reason": "the tool result supports the answer"}'
+"""The critic's benchmark turn: a structured OK (`agents.verdicts.CRITIC_SCHEMA`)."""
+
+BENCHMARK_RECOMPUTE = '{"checks": [{"claim": "437", "expression": "23 * 19"}]}'
+"""The fact-check's benchmark recompute plan (`agents.recompute.PLAN_SCHEMA`)."""
 
 
-def _agent_of(messages: Sequence[ChatMessage], options: LLMOptions) -> str:
-    # The multi-agent roles' default prompts say who they are in their first words.
-    if options.response_schema is not None and "verdict" in str(options.response_schema):
-        return "verifier"
+def agent_of(messages: Sequence[ChatMessage], options: LLMOptions) -> str:
+    """Which role a request comes from: planner, critic, verifier, recompute or researcher.
+
+    The multi-agent roles' default prompts say who they are in their first words; the
+    fact-check's recompute plan and the verifier are told apart by their schemas.
+    """
     first = messages[0].content if messages and messages[0].role == "system" else ""
     for role in ("planner", "critic", "verifier"):
         if first.startswith(f"You are the {role}"):
             return role
+    schema = str(options.response_schema or "")
+    if "checks" in schema:
+        return "recompute"
+    if "verdict" in schema:
+        return "verifier"
     return "researcher"
 
 

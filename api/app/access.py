@@ -21,8 +21,10 @@ from api.app.errors import NotOwner, RunNotFound
 from api.app.oversight import audit_read
 from bus import keys
 from bus.commands import RUN_ID_PATTERN
+from bus.events import RunStatus
 from bus.run_state import usage_cost
 from bus.store import RunRecord
+from bus.transcript import partial_answer
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -108,7 +110,17 @@ def describe(run_id: str, record: RunRecord | None) -> dict[str, Any]:
         "trace": record.trace,
         "usage": record.usage,
         "cost_usd": usage_cost(record.usage),
+        "verified": record.verified,
+        "verified_reason": record.verified_reason,
+        **_partial(record),
     }
+
+
+def _partial(record: RunRecord) -> dict[str, Any]:
+    """A run that ended other than ``done``: marked partial, with what it wrote of its answer."""
+    if not record.is_terminal or record.status is RunStatus.DONE:
+        return {"partial": False, "partial_answer": None}
+    return {"partial": True, "partial_answer": partial_answer(record.trace)}
 
 
 def _id(value: bytes | str) -> tuple[int, int]:

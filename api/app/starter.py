@@ -96,6 +96,11 @@ class Ask:
     webhook: WebhookRequest | None = None
     trace: TraceContext | None = None
     """The caller's W3C trace context: the run's trace continues it."""
+    sources: list[str] | None = None
+    """``agentbus ask --sources``: the run's retrieval sources (None: the tenant's, else
+    those that exist). Over the API they come from the tenant's settings only."""
+    human_gate: bool = False
+    """``agentbus ask --human-gate``: approve this run's answer (the API: tenant settings)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,7 +361,11 @@ class RunStarter:
     ) -> Started:
         effective = await self.effective(who.tenant_id)
         settings = make_run_settings(effective, ask.settings)
-        if settings.mode != "single" and effective.sources is None:
+        if ask.human_gate:
+            settings = settings.model_copy(update={"human_gate": True})
+        if ask.sources is not None:
+            settings = settings.model_copy(update={"sources": list(ask.sources)})
+        elif settings.mode != "single" and effective.sources is None:
             found = await self._default_sources(who.tenant_id, effective, history)
             settings = settings.model_copy(update={"sources": found})
         s = self._bus

@@ -1,46 +1,19 @@
-"""``agentbus ask``: publish a question onto the bus and render the run live."""
+"""``agentbus ask``: ask a question and render the run live.
+
+On this machine (``api/cli/ask_local.py``) the run starts on the bus; with ``--api-url``
+(``AGENTBUS_API_URL``) it goes through a remote deployment's API with the Python client
+(``api/cli/ask_remote.py``). This module imports neither until it knows which, so a remote
+question is sent before the rest of the system would have finished importing.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
-import signal
-import sys
 from typing import Annotated, Any
 
 import typer
-from redis.asyncio import Redis
-from rich.console import Console
-
-from agents import gates
-from api.app.preferences import run_settings
-from api.cli.ask_remote import ask_remote
-from api.cli.common import cli_groups, run_async, settings
-from api.cli.render import LiveRenderer
-from api.compose.connection import connect
-from api.compose.edge import allow_always_hook, defaults_of
-from api.compose.settings import AppSettings
-from bus import keys
-from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
-from bus.publish import publish, read_events, request_cancel
-from bus.run_state import QuestionSettings
-from bus.store import Scope, open_store
 
 
-def cli_run_settings(
-    s: AppSettings, chosen: QuestionSettings, *, human_gate: bool, sources: list[str]
-) -> RunSettings:
-    """A CLI run's settings: the deployment's defaults (``AGENTBUS_*``), then the options."""
-    made = run_settings(defaults_of(s), chosen)
-    update: dict[str, object] = {"sources": sources}
-    if human_gate:
-        update["human_gate"] = True
-    return made.model_copy(update=update)
-
-
-@run_async
-async def ask(
+def ask(
     question: Annotated[str, typer.Argument(help="The question.")],
     conversation: Annotated[
         str | None, typer.Option(help="Continue this conversation (id printed after a run).")
@@ -90,126 +63,46 @@ async def ask(
     """Ask a question; the run's events stream to the terminal as they happen.
 
     The run is the CLI's identity's: ``AGENTBUS_TENANT``, ``AGENTBUS_SUBJECT`` and the ACL
-    groups in ``AGENTBUS_GROUPS``. With ``--api-url`` (``AGENTBUS_API_URL``) it asks a
+    groups in ``AGENTBUS_GROUPS``. It starts through the API's own starter, so it gets what
+    ``POST /api/v1/runs`` would: the tenant's settings, the default sources, the limits.
+    With ``--api-url`` (``AGENTBUS_API_URL``) it asks a
     remote deployment's API instead, as the holder of ``AGENTBUS_API_KEY``.
     """
-    s = settings()
-    served = s.agents.served_models()
-    if model is not None and model not in served:
-        typer.echo(f"model {model!r} is not served here; choose one of: {served}", err=True)
-        raise typer.Exit(2)
-    api_url = api_url or s.api.api_url
-    if api_url:
-        if api_key is None and s.api.api_key is not None:
-            api_key = s.api.api_key.get_secret_value()
-        if human_gate or sources:
-            hint = "set human_gate and sources in the tenant's settings (PUT /api/v1/settings)"
-            raise typer.BadParameter(f"not per question over the API: {hint}")
-        if not api_key:
-            raise typer.BadParameter("--api-url needs an API key: set AGENTBUS_API_KEY")
-        options: dict[str, Any] = {"conversation_id": conversation, "mode": mode}
-        options["accuracy"] = accuracy
-        options |= {"think": think, "use_tools": tools, "approve_high_risk": approve_high_risk}
-        options["model"] = model
-        options["approve_critical"] = sorted(set(approve_critical or []))
-        status = await ask_remote(api_url, api_key, question, options, as_json=as_json)
-        if status != "done":
-            raise typer.Exit(1)
-        return
-    run_id = new_run_id()
-    conversation_id = conversation or new_run_id()
-    command = Command(
-        run_id=run_id,
-        tenant_id=s.api.tenant,
-        subject=s.api.subject,
-        shard=keys.shard_of(run_id, s.bus.shards),
-        role=keys.Role.INTAKE,
-        deadline=deadline_in(s.bus.run_deadline_s),
-        groups=cli_groups(s),
-        payload=AgentTask(
-            state=RunState(
-                question=question,
-                conversation_id=conversation_id,
-                settings=cli_run_settings(
-                    s,
-                    QuestionSettings.model_validate(
-                        {
-                            "model": model,
-                            "mode": mode,
-                            "accuracy": accuracy,
-                            "think": think,
-                            "use_tools": tools,
-                            "approve_high_risk": approve_high_risk,
-                            "approve_critical": approve_critical or [],
-                        }
-                    ),
-                    human_gate=human_gate,
-                    sources=[x.strip() for x in sources.split(",") if x.strip()],
-                ),
-            )
-        ),
-    )
-    console = Console(highlight=False)
-    renderer = LiveRenderer(console)
-    async with connect(s.bus) as conn:
-        await publish(conn.redis, command, s.bus)
-        loop = asyncio.get_running_loop()
-        cancel = lambda: asyncio.ensure_future(request_cancel(conn.redis, run_id, s.bus))  # noqa: E731
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(signal.SIGINT, cancel)
-        status = "done"
-        async for event_id, event in read_events(conn.redis, run_id, command.shard):
-            if as_json:
-                print(json.dumps({"id": event_id, **event.model_dump(mode="json")}), flush=True)
-            else:
-                renderer.show(event)
-            if event.type == "approval_request":
-                if as_json or not sys.stdin.isatty():
-                    hint = f"agentbus runs resume {run_id} DECISION"
-                    typer.echo(f"paused at a gate; decide with: {hint}", err=True)
-                    raise typer.Exit(3)
-                await _decide(s, conn.redis, run_id, event.reason)
-            if event.type == "done":
-                status = event.status
-    if not as_json:
-        console.print(f"conversation: {conversation_id}", style="dim")
-    if status != "done":
-        raise typer.Exit(1)
+    from api.settings import ApiSettings
 
+    api = ApiSettings()
+    url = api_url or api.api_url
+    if not url:
+        from api.cli.ask_local import ask_local
 
-async def _decide(s: AppSettings, redis: Redis, run_id: str, reason: str) -> None:
-    """Ask the person at the terminal for the gate's decision, then resume the run."""
-    choices = (
-        ["approve", "reject"]
-        if reason == "approve_answer"
-        else [
-            "egress_allow_once",
-            "egress_allow_always",
-            "egress_deny",
-            "more_info",
-        ]
-    )
-    me = Scope.user(s.api.tenant, s.api.subject)
-    async with open_store(s.bus) as stores:
-        assert stores.checkpoints is not None
-        while True:
-            decision = await asyncio.to_thread(
-                typer.prompt, f"decision ({' / '.join(choices)})", default=choices[0]
-            )
-            if decision == "more_info":
-                info = await gates.more_info(stores.checkpoints, me, run_id)
-                typer.echo(json.dumps(info, indent=2))
-                continue
-            if decision in choices:
-                break
-        await gates.resume(
-            stores.checkpoints,
-            stores.runs,
-            redis,
-            s.bus,
-            scope=me,
-            groups=cli_groups(s),
-            run_id=run_id,
-            decision=decision,
-            allow_always=allow_always_hook(stores),
+        ask_local(
+            question,
+            conversation=conversation,
+            think=think,
+            tools=tools,
+            mode=mode,
+            accuracy=accuracy,
+            model=model,
+            human_gate=human_gate,
+            sources=sources,
+            approve_high_risk=approve_high_risk,
+            approve_critical=approve_critical,
+            as_json=as_json,
         )
+        return
+    if api_key is None and api.api_key is not None:
+        api_key = api.api_key.get_secret_value()
+    if human_gate or sources:
+        hint = "set human_gate and sources in the tenant's settings (PUT /api/v1/settings)"
+        raise typer.BadParameter(f"not per question over the API: {hint}")
+    if not api_key:
+        raise typer.BadParameter("--api-url needs an API key: set AGENTBUS_API_KEY")
+    options: dict[str, Any] = {"conversation_id": conversation, "mode": mode}
+    options["accuracy"] = accuracy
+    options |= {"think": think, "use_tools": tools, "approve_high_risk": approve_high_risk}
+    options["model"] = model
+    options["approve_critical"] = sorted(set(approve_critical or []))
+    from api.cli.ask_remote import run_remote
+
+    if run_remote(url, api_key, question, options, as_json=as_json) != "done":
+        raise typer.Exit(1)

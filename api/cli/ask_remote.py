@@ -12,13 +12,14 @@ import contextlib
 import json
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
 
 from agentbus_client import AgentbusError, AsyncAgentbusClient, EventStream, Snapshot
-from api.cli.render import LiveRenderer
+
+if TYPE_CHECKING:
+    from api.cli.render import LiveRenderer
 
 _CHOICES = {
     "approve_answer": ["approve", "reject"],
@@ -26,16 +27,34 @@ _CHOICES = {
 }
 
 
+def run_remote(
+    api_url: str, api_key: str, question: str, options: dict[str, Any], *, as_json: bool
+) -> str:
+    """:func:`ask_remote` on an event loop of its own (Ctrl-C before the run exists: 130)."""
+    try:
+        with asyncio.Runner() as runner:
+            return runner.run(ask_remote(api_url, api_key, question, options, as_json=as_json))
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
 async def ask_remote(
     api_url: str, api_key: str, question: str, options: dict[str, Any], *, as_json: bool
 ) -> str:
     """Ask through the API at ``api_url``; the run's final status (raises ``typer.Exit`` on
-    an API error or a gate it cannot decide here)."""
-    console = Console(highlight=False)
-    renderer = LiveRenderer(console)
+    an API error or a gate it cannot decide here).
+
+    The terminal renderer (rich) is imported once the question is sent, not before.
+    """
     async with AsyncAgentbusClient(api_url, api_key) as client:
         try:
             stream = await client.stream(question, **options)
+            from rich.console import Console
+
+            from api.cli.render import LiveRenderer
+
+            console = Console(highlight=False)
+            renderer = LiveRenderer(console)
             status = await _follow(client, stream, renderer, as_json=as_json)
         except AgentbusError as e:
             typer.echo(
@@ -43,7 +62,7 @@ async def ask_remote(
             )
             raise typer.Exit(2) from e
     if not as_json:
-        console.print(f"conversation: {stream.conversation_id}", style="dim")
+        renderer.console.print(f"conversation: {stream.conversation_id}", style="dim")
     return status
 
 

@@ -1,4 +1,4 @@
-"""``agentbus eval``: evaluations on data the project ships (retrieval, answers)."""
+"""``agentbus eval``: evaluations on data the project ships (retrieval, answers, judges)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ import typer
 
 from api.cli.common import run_async, settings
 from api.evals.answer_runs import eval_answers
+from api.evals.judge_runs import eval_judges
 from retrieval.errors import RetrievalError
 
 app = typer.Typer(help="Evaluations on data the project ships.", no_args_is_help=True)
 app.command("answers")(eval_answers)
+app.command("judges")(eval_judges)
 
 
 @app.command("retrieval")

@@ -1,4 +1,12 @@
-"""Render a run's events in a terminal: reasoning dimmed, tool steps, the answer streaming."""
+"""Render a run's events in a terminal: reasoning dimmed, tool steps, the answer streaming.
+
+The answer shown is the checked answer the store keeps (citation markers are checked
+before they stream), then its citations (number, title, source). In multi mode a judge
+may send a draft back, so the answer is held until the run ends; a draft sent back is
+not shown (a line says why it went back), and the draft of a run that did not end
+``done`` (rejected at the answer gate, an error, a timeout, a cancel) is shown dimmed
+and labelled as a draft, never as the answer.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +14,7 @@ import json
 
 from rich.console import Console
 
-from bus.events import ClientEvent
+from bus.events import Citation, ClientEvent, Done
 
 
 class LiveRenderer:
@@ -18,6 +26,8 @@ class LiveRenderer:
         # Multi mode: a judge may send a draft back, so its answer is held until the run
         # ends and only the current draft is shown.
         self._held: list[str] | None = None
+        self._streamed: list[str] = []  # single mode: the answer text already printed
+        self._citations: list[Citation] = []
 
     def _newline(self) -> None:
         if self._writing is not None:
@@ -39,13 +49,17 @@ class LiveRenderer:
                 self._held = None if event.mode == "single" else []
             case "answer":
                 if self._held is None:
+                    self._streamed.append(event.delta)
                     self._stream("answer", event.delta, "")
                 else:
                     self._held.append(event.delta)
             case "draft_superseded":
+                self._line(f"(draft {event.attempt + 1} sent back: {event.reason})", "dim")
                 if self._held is not None:
                     self._held = []
-                self._line(f"(draft {event.attempt + 1} sent back: {event.reason})", "dim")
+                self._streamed = []
+            case "citations" if event.agent != "merge":  # the finalizer's: the answer's own
+                self._citations = list(event.items)
             case "interpreted":
                 self._line(f"interpreted as: {event.text}", "dim")
             case "plan":
@@ -69,21 +83,52 @@ class LiveRenderer:
             case "approval_request":
                 self._line(f"approval needed: {event.reason}", "bold yellow")
             case "done":
-                if self._held:
-                    self._stream("answer", "".join(self._held), "")
-                    self._held = []
-                self._newline()
-                if event.status != "done" or event.stop_reason:
-                    self._line(
-                        f"[{event.status}{' ' + event.stop_reason if event.stop_reason else ''}]",
-                        "dim",
-                    )
+                self._done(event)
             case _:
                 pass
+
+    def _done(self, event: Done) -> None:
+        holding = self._held is not None
+        held = "".join(self._held or [])
+        self._held = [] if holding else None
+        if event.status == "done":
+            answer = event.answer if event.answer is not None else held
+            if holding and answer:
+                self._stream("answer", answer, "")
+            self._newline()
+            for c in self._citations:
+                where = f"{c.title} — {c.source}" if c.title else c.source
+                self._line(f"[{c.ref}] {where}", "cyan")
+        elif held:
+            self._draft(f"draft, not an answer: the run ended {event.status}", held)
+        elif self._streamed:
+            self._line(f"(the text above is a partial draft: the run ended {event.status})", "dim")
+        self._newline()
+        if event.status == "rejected":
+            self._line("rejected: the answer was not approved", "bold yellow")
+        elif event.status != "done" or event.stop_reason:
+            why = f" {event.stop_reason}" if event.stop_reason else ""
+            self._line(f"[{event.status}{why}]", "dim")
+        if event.verified_reason:
+            self._line(verified_line(event.verified, event.verified_reason), "dim")
+
+    def _draft(self, label: str, text: str) -> None:
+        """A draft, dimmed under its label (never printed as the answer)."""
+        self._line(f"({label})", "dim")
+        if text:
+            self.console.print(text, style="dim", markup=False, highlight=False)
 
     def _line(self, text: str, style: str) -> None:
         self._newline()
         self.console.print(text, style=style, markup=False, highlight=False)
+
+
+def verified_line(verified: bool | None, reason: str) -> str:
+    """How the CLI shows what a run's judges concluded."""
+    word = (
+        {True: "yes", False: "NO"}.get(verified, "unknown") if verified is not None else "unknown"
+    )
+    return f"verified: {word} ({reason})"
 
 
 def _short(value: object, limit: int = 200) -> str:

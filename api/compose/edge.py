@@ -14,35 +14,16 @@ from redis.asyncio import Redis
 from agents.gates import AllowAlways
 from api import signing
 from api.app.deps import ApiDeps
-from api.app.limits import TenantLimits
-from api.app.preferences import Effective, deployment_defaults
 from api.app.relay import Relay
 from api.app.sessions import SessionAuthenticator
-from api.app.starter import RunStarter
 from api.compose.settings import AppSettings
+from api.compose.starter import defaults_of as defaults_of  # re-exported: the API's wiring
+from api.compose.starter import limits_of, make_starter
 from api.http.app import create_app
 from api.http.server import GRACEFUL_S, serve
 from api.streams.admission import QuestionAdmission
 from bus.store import AuditEntry, Stores
-from gateway.webhooks.target import private_hosts
 from gateway.webhooks.worker import schedule_for
-
-
-def defaults_of(settings: AppSettings) -> Effective:
-    """The deployment's run settings, gathered from the packages that own them."""
-    agents = settings.agents
-    return deployment_defaults(
-        model=agents.default_model(),
-        egress_enabled=settings.gateway.egress_enabled,
-        allowed_egress_hosts=settings.gateway.allowed_egress_hosts,
-        timeout_s=settings.bus.run_deadline_s,
-        human_gate=agents.agent_human_gate,
-        mode=agents.agent_mode,
-        accuracy=agents.agent_accuracy,
-        verifier_check=agents.verifier_check,
-        max_tool_hops=agents.agent_max_tool_hops,
-        approve_high_risk=agents.approve_high_risk,
-    )
 
 
 def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDeps:
@@ -50,12 +31,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
     settings, bus = app_settings.api, app_settings.bus
     master = signing.master_key(settings.signing_key, bus.data_dir)
     defaults = defaults_of(app_settings)
-    limits = TenantLimits(
-        redis,
-        per_minute=settings.api_rate_per_minute,
-        burst=settings.api_rate_burst,
-        max_active=settings.api_max_active_runs,
-    )
+    limits = limits_of(app_settings, redis)
     return ApiDeps(
         settings=settings,
         bus=bus,
@@ -70,18 +46,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
             stores.keys, redis, cache_s=settings.api_key_cache_s, signing_master=master
         ),
         limits=limits,
-        starter=RunStarter(
-            redis,
-            settings,
-            bus,
-            defaults,
-            stores.tenant_settings,
-            limits,
-            stores.conversations,
-            models=app_settings.agents.served_models(),
-            documents=stores.documents,
-            webhook_private_hosts=private_hosts(app_settings.gateway.webhook_private_hosts),
-        ),
+        starter=make_starter(app_settings, redis, stores, limits),
         relay=Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms),
         checkpoints=stores.checkpoints,
         allow_always=allow_always_hook(stores),

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from redis.asyncio import Redis
 
 from api.app import limits
 from api.compose.roles import Roles
 from api.compose.store_owner import StoreOwner
-from bus import wire
+from bus import keys, wire
 from bus.commands import Command, RunResult
-from bus.events import FinalStatus, RunStatus
+from bus.events import ClientEvent, FinalStatus, RunStatus, parse_event
 from bus.keys import INGEST_LANE, Role
+from bus.run_state import RunState
 from bus.runtime.recorder import Applier, Recorder
 from bus.runtime.runner import Consumer
 from bus.runtime.worker import RunEndHook, Worker
 from bus.settings import BusSettings
 from bus.store import RunStore, Scope, Stores
+from bus.transcript import trace_entries
 from gateway.audit import AUDIT_KIND, make_audit_applier
 from gateway.webhooks.worker import WebhookWorker
 
@@ -25,13 +27,18 @@ from gateway.webhooks.worker import WebhookWorker
 def run_end_recorder(runs: RunStore, redis: Redis | None = None) -> RunEndHook:
     """A hook that records a run's final status in the store (idempotent).
 
+    A run that ends other than ``done`` keeps its story: with ``redis``, its trace (the
+    events so far and the ones it ends with: the error, what it streamed of its answer)
+    is stored with the status, so reopening it once its events have expired still shows
+    what happened and the partial answer (`bus.transcript.partial_answer`).
+
     With ``redis`` it also gives the run's concurrent-run slot back (``api.app.limits``):
     this hook runs however a run ends, so the quota never waits for the run's deadline. And
     a run that ends other than ``done`` answers its ``reply_to`` stream here (the finalizer
     answers for ``done``), so an external publisher never waits for a reply that won't come.
     """
 
-    async def record(command: Command, status: FinalStatus) -> None:
+    async def record(command: Command, status: FinalStatus, ending: Sequence[ClientEvent]) -> None:
         if redis is not None:
             await limits.release(redis, command.tenant_id, command.run_id)
             if command.reply_to and status != "done":
@@ -44,9 +51,24 @@ def run_end_recorder(runs: RunStore, redis: Redis | None = None) -> RunEndHook:
                 await redis.xadd(command.reply_to, {wire.DATA_FIELD: wire.encode(result)})
         if status == "done":
             return  # the finalizer records `done` together with the answer and trace
-        error_code = status
         owner = Scope.user(command.tenant_id, command.subject)
-        await runs.set_status(owner, command.run_id, RunStatus(status), error_code=error_code)
+        if redis is None:
+            await runs.set_status(owner, command.run_id, RunStatus(status), error_code=status)
+            return
+        rows = await redis.xrange(keys.run_events(command.run_id, command.shard))
+        events = [parse_event(wire.raw_data(fields)) for _, fields in rows]
+        trace = trace_entries([*events, *ending])
+        state = getattr(command.payload, "state", None)
+        usage = state.usage if isinstance(state, RunState) and state.usage else None
+        await runs.end(
+            owner,
+            command.run_id,
+            RunStatus(status),
+            answer=None,
+            trace=trace,
+            usage=usage,
+            error_code=status,
+        )
 
     return record
 

@@ -1,9 +1,13 @@
 """``agentbus eval answers``: the shipped tool-needing questions, asked of each local model.
 
-Each model answers the whole set through the system (`api.evals.answer_set`); the report
-gives, per model, the share answered correctly, the tool-choice accuracy and the mean
-latency. ``scripted`` is the reference model: it makes each question's reference tool call
-and answers with the tool's result, so it checks the questions and the harness.
+Each model answers the whole set through the system (`api.evals.answer_set`), in single or
+multi mode (``--mode``, ``--accuracy``), on the shipped set or the harder one (``--set
+hard``); the report gives, per model and mode, the share answered correctly, the
+tool-choice accuracy, the mean seconds per question and, in multi mode, the judges' catch
+rate, false alarms and wrong answers that ended verified. ``scripted`` is the reference
+model: it makes each question's reference tool calls and answers with the last tool's
+result (or the question's reference answer), and in multi mode plans, recomputes with the
+question's own calculator call and approves, so it checks the questions and the harness.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -23,13 +27,17 @@ from agents.errors import LLMError
 from agents.llm.local import LocalLLM
 from agents.llm.observed import ObservedLLM
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, ToolDefinition
-from agents.llm.scripted import ScriptedLLM, Turn, text, tool_call, turn
+from agents.llm.scripted import ScriptedLLM, Turn, agent_of, text, tool_call, turn
 from agents.llm.weights import LOCAL_MODELS
 from api.cli.common import run_async, settings
 from api.compose.roles import make_llm
 from api.evals.answer_set import (
+    NO_TOOL,
+    SETS,
     AnswerSet,
+    Call,
     Outcome,
+    Question,
     in_turns,
     load_set,
     outcome_dict,
@@ -41,20 +49,47 @@ SCRIPTED = "scripted"
 
 
 def reference_model(answer_set: AnswerSet) -> ScriptedLLM:
-    """A model that calls each question's reference tool, then answers with its result."""
+    """A model that makes each question's reference calls, then answers with the last result
+    (or the question's reference answer); as a judge it recomputes with the question's own
+    calculator call and approves."""
 
     def play(
         messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
     ) -> Turn:
-        if messages and messages[-1].role == "tool":
-            return turn(text(f"The tool returned: {messages[-1].content}"))
         asked = " ".join(m.content for m in messages if m.role == "user")
-        for q in answer_set.questions:
-            if q.question in asked and any(t.name == q.tool for t in tools):
-                return turn(tool_call(q.tool, q.arguments))
+        q = next((q for q in answer_set.questions if q.question in asked), None)
+        role = agent_of(messages, options)
+        if role != "researcher":
+            return _judge_turn(role, q)
+        if q is None:
+            return turn(text("I don't know."))
+        calls = [Call(tool=q.tool, arguments=q.arguments), *q.then] if q.tool != NO_TOOL else []
+        done = sum(1 for m in messages if m.role == "tool")
+        if done < len(calls) and any(t.name == calls[done].tool for t in tools):
+            return turn(tool_call(calls[done].tool, calls[done].arguments))
+        if q.reference is not None:
+            return turn(text(q.reference))
+        if messages[-1].role == "tool":
+            return turn(text(f"The tool returned: {messages[-1].content}"))
         return turn(text("I don't know."))
 
     return ScriptedLLM(play, name=SCRIPTED)
+
+
+def _judge_turn(role: str, q: Question | None) -> Turn:
+    if role == "planner":
+        return turn(text('{"plan": ["Use the tools the question needs, then answer."]}'))
+    if role == "critic":
+        return turn(text('{"verdict": "OK", "reason": "supported by the tool result"}'))
+    if role == "verifier":
+        return turn(text('{"verdict": "pass", "reasons": ["supported by the tool result"]}'))
+    calls = [Call(tool=q.tool, arguments=q.arguments), *q.then] if q else []
+    checks = [
+        {"claim": "", "expression": c.arguments["expression"]}
+        for c in calls
+        if c.tool == "calculator"
+    ]
+    return turn(text(json.dumps({"checks": checks[-1:]})))
 
 
 def _load_average() -> str:
@@ -64,12 +99,19 @@ def _load_average() -> str:
         return "unknown"
 
 
+def host_figures() -> dict[str, str]:
+    """The host's load average now and what it is (the evals print both)."""
+    return {"loadavg": _load_average(), "host": f"{platform.machine()} {os.cpu_count()} cpu"}
+
+
 async def evaluate_model(
     name: str,
     answer_set: AnswerSet,
     *,
     overrides: dict[str, Any] | None = None,
     progress: bool = False,
+    mode: Literal["single", "multi"] = "single",
+    accuracy: Literal["standard", "accurate"] = "standard",
 ) -> dict[str, Any]:
     """One model's summary row (with ``outcomes``); an ``error`` row if it cannot load."""
     started_load = datetime.now(UTC).isoformat(timespec="seconds")
@@ -91,16 +133,21 @@ async def evaluate_model(
     def show(o: Outcome) -> None:
         if progress:
             mark = ("ok " if o.correct else "bad") + (" tool" if o.tool_ok else " TOOL")
-            typer.echo(f"  {o.id} {mark} {o.seconds:6.1f}s {o.tools}", err=True)
+            judged = " ".join(",".join(d.verdicts) for d in o.drafts)
+            verified = "" if mode == "single" else f" verified={o.verified} {judged}"
+            typer.echo(f"  {o.id} {mark} {o.seconds:6.1f}s {o.tools}{verified}", err=True)
 
     wall = time.perf_counter()
     try:
-        outcomes = await run_set(llm, answer_set, overrides=overrides, on_outcome=show)
+        outcomes = await run_set(
+            llm, answer_set, overrides=overrides, on_outcome=show, mode=mode, accuracy=accuracy
+        )
     finally:
         if local is not None:
             await local.aclose()
     row = summary(name if local is None else local.name, outcomes)
     row |= {
+        "mode": mode if mode == "single" else f"{mode} {accuracy}",
         "asked_of": len(answer_set.questions),  # more than "questions": stopped early
         "load_s": None if local is None else round(local.load_seconds or 0.0, 1),
         "wall_s": round(time.perf_counter() - wall, 1),
@@ -112,6 +159,20 @@ async def evaluate_model(
         "outcomes": [outcome_dict(o) for o in outcomes],
     }
     return row
+
+
+def report_line(row: dict[str, Any]) -> str:
+    """One model and mode's figures, as the command prints them."""
+    line = (
+        f"{row['model']} [{row['mode']}]: correct {row['correct']:.0%}, tool choice "
+        f"{row['tool_choice']:.0%}, mean {row['mean_s']} s/question"
+    )
+    if "drafts_judged" in row:
+        line += (
+            f", judges caught {row['caught']} wrong drafts, false alarms {row['false_alarms']},"
+            f" unknown {row['unknown']}, wrong answers verified {row['wrong_verified']}"
+        )
+    return line + f", load {row['loadavg_before']} -> {row['loadavg_after']}"
 
 
 @run_async
@@ -126,6 +187,16 @@ async def eval_answers(
     questions: Annotated[
         Path | None, typer.Option(help="Another question file (default: the shipped set).")
     ] = None,
+    question_set: Annotated[
+        str,
+        typer.Option("--set", help=f"The shipped set to ask: {' or '.join(SETS)} (harder)."),
+    ] = "standard",
+    mode: Annotated[
+        str, typer.Option(help="single (the researcher alone) or multi (with the judges).")
+    ] = "single",
+    accuracy: Annotated[
+        str, typer.Option(help="Multi mode: standard (the critic) or accurate (+ verifier).")
+    ] = "standard",
     limit: Annotated[
         int, typer.Option(min=0, help="Ask only the first N questions, kinds in turn (0: all).")
     ] = 0,
@@ -136,9 +207,13 @@ async def eval_answers(
         bool, typer.Option("--json", help="One JSON line per model (with each outcome).")
     ] = False,
 ) -> None:
-    """Share answered correctly and tool-choice accuracy of each local model on the shipped
-    tool-needing questions (arithmetic, dates, documents), asked through the whole system."""
-    answer_set = load_set(questions)
+    """Share answered correctly, tool-choice accuracy and (multi mode) how the judges did, of
+    each local model on the shipped tool-needing questions, asked through the whole system."""
+    if question_set not in SETS:
+        raise typer.BadParameter(f"unknown set {question_set!r}; choose from {list(SETS)}")
+    if mode not in ("single", "multi") or accuracy not in ("standard", "accurate"):
+        raise typer.BadParameter("--mode is single or multi; --accuracy standard or accurate")
+    answer_set = load_set(questions, question_set)
     answer_set = in_turns(answer_set, per_kind)
     if limit:
         answer_set = answer_set.model_copy(update={"questions": answer_set.questions[:limit]})
@@ -150,17 +225,20 @@ async def eval_answers(
     for name in names:
         if not as_json:
             typer.echo(f"{name}: {len(answer_set.questions)} questions", err=True)
-        row = await evaluate_model(name, answer_set, progress=True)
+        row = await evaluate_model(
+            name,
+            answer_set,
+            progress=True,
+            mode=mode,  # type: ignore[arg-type]  # checked above
+            accuracy=accuracy,  # type: ignore[arg-type]
+        )
+        row["set"] = question_set if questions is None else str(questions)
         failed |= "error" in row
         if as_json:
             typer.echo(json.dumps(row))
         elif "error" in row:
             typer.echo(f"{name}: {row['error']}: {row['message']} ({row['hint']})")
         else:
-            typer.echo(
-                f"{row['model']}: correct {row['correct']:.0%}, tool choice "
-                f"{row['tool_choice']:.0%}, mean {row['mean_s']} s/question, "
-                f"load {row['loadavg_before']} -> {row['loadavg_after']}"
-            )
+            typer.echo(report_line(row))
     if failed:
         raise typer.Exit(1)

@@ -1,16 +1,21 @@
 """The answer eval: questions that need a tool, scored on the answer and the tool chosen.
 
-The set ships in ``api/evals/data/answer_eval.json``: arithmetic (calculator), dates relative
-to a fixed "today" (current_time) and facts from small fictional documents (search_docs).
-Each question is asked as a single-mode run through the whole system: intake, researcher,
-gateway and finalizer workers on an embedded Redis and store in a temporary folder, with the
-documents ingested into a throw-away vector store. The agents' clock and the current_time
+Two sets ship in ``api/evals/data/``: ``answer_eval.json`` (arithmetic with the calculator,
+dates relative to a fixed "today" with current_time, facts from small fictional documents
+with search_docs) and the harder ``answer_eval_hard.json`` (two facts plus arithmetic,
+durations, percentages, code answers, and questions the documents do not answer). Each
+question is asked as a run through the whole system, in single or multi mode (planner,
+critic, verifier and the judges' fact-check included): every role's workers on an embedded
+Redis and store in a temporary folder, with the documents ingested into a throw-away vector
+store. The agents' clock and the current_time
 tool are both fixed to the set's "today", so date answers are checkable.
 
 An answer is correct when it contains the expected value: a number (within a small
 tolerance, thousands separators allowed), a date (ISO or written out), or one of a list of
 strings (case-insensitive). The tool choice is right when the run's first tool call is the
-expected tool.
+expected tool (no call, for a question whose tool is ``none``). In multi mode each judged
+draft is scored too (`api.evals.draft_scores`): which judge flagged a wrong or a right one,
+and whether a wrong answer ended ``verified``.
 """
 
 from __future__ import annotations
@@ -21,7 +26,6 @@ import itertools
 import json
 import math
 import re
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -32,26 +36,36 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.llm.ports import LLM
-from api.compose.connection import connect
-from api.compose.roles import Roles
+from agents.recompute import figures
 from api.compose.settings import AppSettings
-from api.compose.workers import build_workers
+from api.evals.draft_scores import JudgedDraft, judged_drafts
+from api.evals.system import TENANT, eval_system
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish, read_events
-from bus.runtime.runner import Runner
-from bus.store import open_store
 from bus.transcript import fold
-from gateway.registry import ToolRegistry
-from gateway.tools import builtin_tools
-from gateway.tools.current_time import CurrentTime
-from gateway.tools.search_docs import SearchDocs, in_process
-from retrieval.ingest import prepare
-from retrieval.loaders import load_path
-from retrieval.stack import open_retrieval
 
-TENANT = "eval"
-ROLES = (keys.Role.INTAKE, keys.Role.RESEARCHER, keys.Role.GATEWAY, keys.Role.FINALIZER)
+ROLES = (
+    keys.Role.INTAKE,
+    keys.Role.PLANNER,
+    keys.Role.RESEARCHER,
+    keys.Role.GATEWAY,
+    keys.Role.CRITIC,
+    keys.Role.VERIFIER,
+    keys.Role.FINALIZER,
+)
+SETS = {"standard": "answer_eval.json", "hard": "answer_eval_hard.json"}
+NO_TOOL = "none"
+Kind = Literal[
+    "arithmetic",
+    "date",
+    "document",
+    "two_facts",
+    "duration",
+    "percentage",
+    "code",
+    "not_in_documents",
+]
 #: Relative tolerance of a number match (and 0.005 absolute, for rounded decimals).
 REL_TOL = 1e-4
 ABS_TOL = 0.005
@@ -59,18 +73,29 @@ _NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 
 
 class Expect(BaseModel):
-    """What a correct answer contains: exactly one of a number, a date, or any of strings."""
+    """What a correct answer contains: exactly one of a number, a duration in minutes (also
+    right written as hours and minutes: 225 is "3 h 45 min"), a date, or any of strings."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     number: float | None = None
+    minutes: float | None = None
     date: dt.date | None = None
     any: list[str] | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _one(self) -> Expect:
-        if sum(v is not None for v in (self.number, self.date, self.any)) != 1:
-            raise ValueError("expect needs exactly one of number, date, any")
+        given = (self.number, self.minutes, self.date, self.any)
+        if sum(v is not None for v in given) != 1:
+            raise ValueError("expect needs exactly one of number, minutes, date, any")
         return self
+
+
+class Call(BaseModel):
+    """One tool call of the reference model."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    tool: str = Field(min_length=1)
+    arguments: dict[str, Any] = {}
 
 
 class Question(BaseModel):
@@ -78,10 +103,14 @@ class Question(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     id: str = Field(min_length=1)
-    kind: Literal["arithmetic", "date", "document"]
+    kind: Kind
     question: str = Field(min_length=1)
-    tool: str = Field(min_length=1)
+    tool: str = Field(min_length=1, description=f"The first tool a good run calls, or {NO_TOOL!r}.")
     arguments: dict[str, Any] = Field(description="A call of `tool` that answers it.")
+    then: list[Call] = Field(default=[], description="The reference model's further calls.")
+    reference: str | None = Field(
+        default=None, description="The reference model's answer, where no tool result is it."
+    )
     expect: Expect
 
 
@@ -112,9 +141,9 @@ class AnswerSet(BaseModel):
         return self
 
 
-def load_set(path: Path | None = None) -> AnswerSet:
-    """The shipped set, or the one at ``path``."""
-    source = path or Path(str(resources.files("api.evals").joinpath("data", "answer_eval.json")))
+def load_set(path: Path | None = None, name: str = "standard") -> AnswerSet:
+    """A shipped set (``standard`` or ``hard``), or the one at ``path``."""
+    source = path or Path(str(resources.files("api.evals").joinpath("data", SETS[name])))
     return AnswerSet.model_validate_json(source.read_text())
 
 
@@ -155,6 +184,8 @@ def _date_forms(day: dt.date) -> list[str]:
 
 def is_correct(answer: str, expect: Expect) -> bool:
     """Whether ``answer`` contains the expected value."""
+    if expect.minutes is not None:
+        return any(abs(f - expect.minutes) < 0.5 for f in figures(answer))
     if expect.number is not None:
         want = expect.number
         return any(
@@ -168,7 +199,8 @@ def is_correct(answer: str, expect: Expect) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """One question's run: status, tools called (in order), the answer and its scores."""
+    """One question's run: status, tools called (in order), the answer and its scores, and
+    (multi mode) what the judges said of each draft and concluded at the end."""
 
     id: str
     kind: str
@@ -178,12 +210,24 @@ class Outcome:
     correct: bool
     tool_ok: bool
     seconds: float
+    verified: bool | None = None
+    verified_reason: str | None = None
+    drafts: tuple[JudgedDraft, ...] = ()
 
 
 def score(
-    question: Question, status: str, tools: list[str], answer: str, seconds: float
+    question: Question,
+    status: str,
+    tools: list[str],
+    answer: str,
+    seconds: float,
+    *,
+    verified: bool | None = None,
+    verified_reason: str | None = None,
+    drafts: Sequence[JudgedDraft] = (),
 ) -> Outcome:
     """Score one run (a run that did not end ``done`` is not correct)."""
+    tool_ok = not tools if question.tool == NO_TOOL else bool(tools) and tools[0] == question.tool
     return Outcome(
         id=question.id,
         kind=question.kind,
@@ -191,8 +235,11 @@ def score(
         tools=tools,
         answer=answer,
         correct=status == "done" and is_correct(answer, question.expect),
-        tool_ok=bool(tools) and tools[0] == question.tool,
+        tool_ok=tool_ok,
         seconds=round(seconds, 2),
+        verified=verified,
+        verified_reason=verified_reason,
+        drafts=tuple(drafts),
     )
 
 
@@ -206,6 +253,7 @@ def summary(model: str, outcomes: Sequence[Outcome]) -> dict[str, Any]:
             "correct": round(sum(o.correct for o in items) / n, 3),
             "tool_choice": round(sum(o.tool_ok for o in items) / n, 3),
             "mean_s": round(sum(o.seconds for o in items) / n, 2),
+            **judge_rates(items),
         }
 
     kinds = sorted({o.kind for o in outcomes})
@@ -215,6 +263,36 @@ def summary(model: str, outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "by_kind": {k: block([o for o in outcomes if o.kind == k]) for k in kinds},
         "errors": sum(o.status != "done" for o in outcomes),
     }
+
+
+def judge_rates(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    """How the judges did on these runs' drafts (multi mode; nothing in single mode).
+
+    ``catch``: wrong drafts a judge flagged (REVISE, REPLAN, needs_revision, fail) over
+    wrong drafts judged; ``false_alarm``: right drafts flagged over right drafts judged;
+    ``unknown``: drafts whose judges' output could not be read; ``wrong_verified``: wrong
+    answers that ended ``verified: true``.
+    """
+    drafts = [(o.kind, d) for o in outcomes for d in o.drafts]
+    if not drafts:
+        return {}
+    wrong = [d for _, d in drafts if not d.correct]
+    right = [d for _, d in drafts if d.correct]
+    return {
+        "drafts_judged": len(drafts),
+        "catch": _share(sum(d.flagged for d in wrong), len(wrong)),
+        "caught": f"{sum(d.flagged for d in wrong)}/{len(wrong)}",
+        "false_alarm": _share(sum(d.flagged for d in right), len(right)),
+        "false_alarms": f"{sum(d.flagged for d in right)}/{len(right)}",
+        "unknown": sum(d.unknown for _, d in drafts),
+        "wrong_verified": sum(
+            1 for o in outcomes if o.status == "done" and not o.correct and o.verified is True
+        ),
+    }
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 3) if whole else None
 
 
 def outcome_dict(outcome: Outcome) -> dict[str, Any]:
@@ -229,12 +307,16 @@ async def run_set(
     overrides: dict[str, Any] | None = None,
     deadline_s: float = 600,
     on_outcome: Callable[[Outcome], None] | None = None,
+    mode: Literal["single", "multi"] = "single",
+    accuracy: Literal["standard", "accurate"] = "standard",
 ) -> list[Outcome]:
     """Ask every question of ``answer_set`` through the system, one at a time.
 
     Args:
         llm: the model the agents use.
         answer_set: the questions, their documents and "today".
+        mode: single (researcher alone) or multi (planner, researcher, judges).
+        accuracy: standard (the critic judges) or accurate (then the verifier).
         overrides: settings on top of the environment's (``AppSettings.load`` names); the
             data folder, Redis, store and vector store default to a temporary embedded set.
         deadline_s: each run's deadline.
@@ -243,81 +325,36 @@ async def run_set(
     Returns:
         One outcome per question asked: all of them, or those before SIGINT/SIGTERM.
     """
-    today = answer_set.today
-
-    def clock() -> dt.datetime:
-        return today
-
-    with tempfile.TemporaryDirectory(prefix="agentbus-eval-answers-") as tmp:
-        folder = Path(tmp)
-        local: dict[str, Any] = {
-            "data_dir": folder,
-            "redis_url": None,
-            "redis_cluster": False,
-            "database_url": None,
-            "qdrant_url": None,
-            "qdrant_path": None,
-            "metrics_port": None,
-        }
-        s = AppSettings.load(**(local | (overrides or {})))
-        async with (
-            open_store(s.bus, migrate=True) as stores,
-            connect(s.bus, embedded=True) as conn,
-            open_retrieval(s.retrieval, path=folder / "vectors") as retrieval,
-        ):
-            for doc in answer_set.documents:
-                path = folder / f"{doc.name}.md"
-                path.write_text(doc.text)
-                prepared = prepare(
-                    load_path(path, source=doc.name), tenant=TENANT, chunking=retrieval.chunking
-                )
-                await retrieval.ingestor.ingest(prepared, tenant=TENANT)
-            # The deployment's tools, with current_time on the set's clock.
-            tools = [
-                CurrentTime(clock) if t.spec.name == "current_time" else t for t in builtin_tools()
-            ]
-            search = SearchDocs(
-                in_process(retrieval.searcher), default_top_k=s.retrieval.retrieval_top_k
-            )
-            registry = ToolRegistry([*tools, search])
-            roles = Roles(s, stores, llm=llm, registry=registry, retrieval=retrieval, clock=clock)
-            workers = build_workers(ROLES, conn.redis, s.bus, roles, concurrency=1)
-            for w in workers:
-                await w.ensure_groups()
-            runner = Runner(workers, conn.redis)
-            running = asyncio.create_task(runner.run())
-            outcomes: list[Outcome] = []
-            try:
-                for q in answer_set.questions:
-                    asking = asyncio.ensure_future(_ask(conn.redis, s, q, deadline_s))
-                    await asyncio.wait({asking, running}, return_when=asyncio.FIRST_COMPLETED)
-                    if not asking.done():  # SIGINT/SIGTERM drained the workers: stop here
-                        asking.cancel()
-                        await asyncio.gather(asking, return_exceptions=True)
-                        break
-                    outcome = asking.result()
-                    outcomes.append(outcome)
-                    if on_outcome is not None:
-                        on_outcome(outcome)
-            finally:
-                runner.stop()
-                await asyncio.wait_for(running, 60)
+    docs = [(d.name, d.text) for d in answer_set.documents]
+    outcomes: list[Outcome] = []
+    async with eval_system(
+        llm, ROLES, answer_set.today, documents=docs, overrides=overrides
+    ) as system:
+        for q in answer_set.questions:
+            run = RunSettings(mode=mode, accuracy=accuracy, use_tools=True, think=False)
+            asking = asyncio.ensure_future(_ask(system.redis, system.settings, q, run, deadline_s))
+            await asyncio.wait({asking, system.running}, return_when=asyncio.FIRST_COMPLETED)
+            if not asking.done():  # SIGINT/SIGTERM drained the workers: stop here
+                asking.cancel()
+                await asyncio.gather(asking, return_exceptions=True)
+                break
+            outcome = asking.result()
+            outcomes.append(outcome)
+            if on_outcome is not None:
+                on_outcome(outcome)
     return outcomes
 
 
-async def _ask(redis: Any, s: AppSettings, q: Question, deadline_s: float) -> Outcome:
+async def _ask(
+    redis: Any, s: AppSettings, q: Question, run: RunSettings, deadline_s: float
+) -> Outcome:
     command = Command(
         run_id=new_run_id(),
         tenant_id=TENANT,
         subject="eval",
         role=keys.Role.INTAKE,
         deadline=deadline_in(deadline_s),
-        payload=AgentTask(
-            state=RunState(
-                question=q.question,
-                settings=RunSettings(mode="single", use_tools=True, think=False),
-            )
-        ),
+        payload=AgentTask(state=RunState(question=q.question, settings=run)),
     )
     started = time.perf_counter()
     await publish(redis, command, s.bus)
@@ -325,8 +362,19 @@ async def _ask(redis: Any, s: AppSettings, q: Question, deadline_s: float) -> Ou
         events = [e async for _, e in read_events(redis, command.run_id, command.shard)]
     seconds = time.perf_counter() - started
     transcript = fold(events)
-    tools = [e.tool for e in events if e.type == "tool_call"]
-    return score(q, transcript.status or "unknown", tools, transcript.answer, seconds)
+    # The researcher's calls: the judges' fact-check calls are not the run's tool choice.
+    tools = [e.tool for e in events if e.type == "tool_call" and e.agent == "researcher"]
+    done = next((e for e in reversed(events) if e.type == "done"), None)
+    return score(
+        q,
+        transcript.status or "unknown",
+        tools,
+        transcript.answer,
+        seconds,
+        verified=done.verified if done is not None else None,
+        verified_reason=done.verified_reason if done is not None else None,
+        drafts=judged_drafts(events, lambda text: is_correct(text, q.expect)),
+    )
 
 
 def to_json(rows: Sequence[dict[str, Any]]) -> str:

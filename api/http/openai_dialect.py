@@ -3,8 +3,9 @@
 agentbus appears as three models: ``agentbus`` (single mode), ``agentbus-multi`` (multi,
 standard) and ``agentbus-multi-accurate`` (multi with the verifier). The last user message
 is the question; what came before is the conversation (see ``api.http.routes.openai_v1``).
-A run's answer tokens become ``content`` deltas, its reasoning and steps (plan, tool calls,
-critiques) ``reasoning_content`` deltas.
+``content`` is the run's checked answer, exactly the text the store keeps (see
+`AnswerStream`); reasoning, steps (plan, tool calls, critiques, verdicts) and, in multi
+mode, the drafts as they stream are ``reasoning_content`` deltas.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.app.errors import ApiError
-from bus.events import ApprovalRequest, ClientEvent
+from bus.events import ApprovalRequest, ClientEvent, Done
 from bus.run_state import QuestionSettings
 
 MODELS: dict[str, QuestionSettings] = {
@@ -168,6 +169,16 @@ def usage_of(tokens: dict[str, int]) -> dict[str, int]:
     }
 
 
+def verification(run_id: str, done: Done) -> dict[str, Any]:
+    """The ``agentbus`` metadata of a finished completion: the run and what its judges said."""
+    return {
+        "run_id": run_id,
+        "status": done.status,
+        "verified": done.verified,
+        "verified_reason": done.verified_reason,
+    }
+
+
 def step_note(event: ClientEvent) -> str | None:
     """A line of ``reasoning_content`` for a step a chat client should see, or None."""
     match event.type:
@@ -180,9 +191,79 @@ def step_note(event: ClientEvent) -> str | None:
         case "critique":
             return f"critic: {event.verdict} {event.reason}\n"
         case "verdict":
-            return f"verifier: {event.verdict}\n"
+            return f"verifier: {event.verdict} {'; '.join(event.reasons)}\n"
         case _:
             return None
+
+
+_RETRY_NOTE = (
+    "\n\n(a step was retried and wrote a different text: the text above from it is superseded)\n\n"
+)
+
+
+class AnswerStream:
+    """What a streamed completion sends for each run event: ``content`` or ``reasoning_content``.
+
+    * Single mode (``agentbus``): nothing can send an answer back, so answer tokens are
+      ``content`` as they stream (already checked: `retrieval.citations`). A step that is
+      run again (a worker died mid-answer) streams its text again; the part already sent
+      is not sent twice. Only if the new text differs from what was sent does the stream
+      say so in ``content`` (the one case where ``content`` is not the stored answer).
+    * Multi and custom modes: a judge may send a draft back, and text sent as ``content``
+      cannot be taken back. So every draft streams as ``reasoning_content`` (labelled
+      ``[draft N]``, with the reason when one is sent back), and the final answer, as the
+      store keeps it, is sent as ``content`` once the run is done.
+    """
+
+    def __init__(self) -> None:
+        self.live = True  # answer tokens go out as content (until run_started says multi)
+        self._sent: dict[str | None, str] = {}  # content sent per step
+        self._replay: dict[str | None, str] = {}  # a retried step's text still to match
+        self._again: dict[str | None, str] = {}  # what the retried step has streamed again
+        self._attempt: int | None = None
+
+    def deltas(self, event: ClientEvent) -> list[dict[str, str]]:
+        """The deltas (``content=`` / ``reasoning_content=``) to send for ``event``."""
+        match event.type:
+            case "run_started":
+                self.live = event.mode == "single"
+            case "answer" if self.live:
+                return self._content(event.step_id, event.delta)
+            case "answer":
+                label = ""
+                if event.attempt != self._attempt:
+                    self._attempt = event.attempt
+                    label = f"\n[draft {event.attempt + 1}]\n"
+                return [{"reasoning_content": label + event.delta}]
+            case "draft_superseded":
+                note = f"\n[draft {event.attempt + 1} sent back: {event.reason}]\n"
+                return [{"reasoning_content": note}]
+            case "step_retry" if self.live and self._sent.get(event.step_id):
+                self._replay[event.step_id] = self._sent.pop(event.step_id)
+                self._again[event.step_id] = ""
+            case "done" if not self.live and event.status == "done":
+                return [{"content": event.answer or ""}]
+            case _:
+                note = step_note(event)
+                return [{"reasoning_content": note}] if note else []
+        return []
+
+    def _content(self, step: str | None, text: str) -> list[dict[str, str]]:
+        replay = self._replay.get(step)
+        if replay is not None:
+            again = self._again[step] + text
+            if replay.startswith(again):  # the same text again: already sent
+                self._again[step] = again
+                return []
+            del self._replay[step], self._again[step]
+            if again.startswith(replay):
+                text = again[len(replay) :]
+                self._sent[step] = again
+                return [{"content": text}] if text else []
+            self._sent[step] = again
+            return [{"content": _RETRY_NOTE + again}]
+        self._sent[step] = self._sent.get(step, "") + text
+        return [{"content": text}]
 
 
 class Chunks:
@@ -197,6 +278,11 @@ class Chunks:
         """One SSE ``data:`` line carrying a delta (or the finish reason)."""
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
         return self._line({"choices": [choice]})
+
+    def stop(self, agentbus: dict[str, Any]) -> str:
+        """The finishing line, with the run's ``agentbus`` metadata (what its judges said)."""
+        choice = {"index": 0, "delta": {}, "finish_reason": "stop"}
+        return self._line({"choices": [choice], "agentbus": agentbus})
 
     def usage(self, tokens: dict[str, int]) -> str:
         """The usage chunk (``stream_options.include_usage``): no choices, only usage."""

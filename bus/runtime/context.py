@@ -16,6 +16,7 @@ from bus.runtime.shared_mux import mux_for
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
+    from bus.runtime.leases import Leases
     from bus.settings import BusSettings
 
 
@@ -76,12 +77,17 @@ class StepResult:
 
 @dataclass(slots=True)
 class StepContext:
-    """Per-step services: streaming events, bulky blobs, cancel checks."""
+    """Per-step services: streaming events, bulky blobs, cancel checks, leases.
+
+    ``leases`` are the worker's (`bus.runtime.leases`): keys the step holds while it runs,
+    refreshed with its stream claim; None outside a worker (a lease then just expires).
+    """
 
     command: Command
     delivery: int
     redis: Redis
     settings: BusSettings
+    leases: Leases | None = None
     _events_key: str = field(init=False)
 
     def __post_init__(self) -> None:

@@ -7,6 +7,14 @@ unchanged on Redis Cluster.
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import NoScriptError
+
+from bus.runtime.shared_mux import mux_for
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 # Commit a step: unless the step is already done, mark it done, publish the next
 # commands and the step's final events, and ack the source entry, all at once.
@@ -87,3 +95,27 @@ if n_ev > 0 then
 end
 return 1
 """
+
+
+async def run_script(
+    redis: Redis,
+    body: str,
+    sha: str,
+    keys: list[str],
+    args: list[Any],
+    *,
+    then: tuple[Any, ...] | None = None,
+) -> Any:
+    """Run a Lua script on the process's pipelined connection (`bus.runtime.mux`; on a
+    cluster, the master of its first key's slot): EVALSHA, and EVAL on NOSCRIPT (a
+    restarted or newly promoted server). With ``then`` (a ``WAIT``), that command follows
+    the script on the same connection and both replies are returned."""
+    mux = mux_for(redis)
+
+    def send(*command: Any) -> Any:
+        return mux.execute(*command) if then is None else mux.execute_then(then, *command)
+
+    try:
+        return await send("EVALSHA", sha, len(keys), *keys, *args)
+    except NoScriptError:
+        return await send("EVAL", body, len(keys), *keys, *args)

@@ -8,7 +8,8 @@ read/claim/commit loop is written directly against the broker's Redis connection
 * a step already done is acked and skipped; marking it done, publishing the next
   commands and acking happen in one Lua script (`bus.runtime.commit`);
 * in-flight steps keep their own claims fresh (``XCLAIM ... JUSTID``), so nobody
-  reclaims a step that is still running;
+  reclaims a step that is still running, and the leases they hold (`bus.runtime.leases`)
+  alive on the same beat;
 * the run's deadline cuts a step under way: the run ends ``timeout`` with an ``error``
   event, and whatever the step had streamed is not part of any answer;
 * a redelivered step first emits ``step_retry``; after ``max_deliveries`` the entry
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -29,13 +30,14 @@ import structlog
 from bus import keys, tracing, wire
 from bus.commands import Command
 from bus.errors import MessageInvalid
-from bus.events import FinalStatus, StepRetry
+from bus.events import ClientEvent, ErrorEvent, FinalStatus, StepRetry
 from bus.runtime import metrics
 from bus.runtime.commit import CANCELLED, COMMITTED, DUPLICATE, Committer, prepare
 from bus.runtime.consumer import Entry, StreamConsumer
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.groups import ensure_group
 from bus.runtime.handoff import handoff_for
+from bus.runtime.leases import Leases
 from bus.runtime.observe import count_run_end, step_attributes
 
 if TYPE_CHECKING:
@@ -45,7 +47,9 @@ if TYPE_CHECKING:
     from bus.settings import BusSettings
 
 Handler = Callable[[StepContext, Command], Awaitable[StepResult]]
-RunEndHook = Callable[[Command, FinalStatus], Awaitable[None]]
+RunEndHook = Callable[[Command, FinalStatus, Sequence[ClientEvent]], Awaitable[None]]
+"""Called as a run ends, before its last events are committed: the command, the final
+status and those last events (the ``error`` and ``done`` a failure ends with)."""
 
 log = structlog.get_logger("bus.worker")
 _DATA = wire.DATA_FIELD.encode()
@@ -75,6 +79,8 @@ class Worker(StreamConsumer):
         self._on_run_end = on_run_end
         self._inflight: dict[tuple[str, bytes], asyncio.Task[None]] = {}
         self._committer = Committer(redis, settings, self.group)
+        #: Leases this worker's steps hold (`bus.runtime.leases`), refreshed by the heartbeat.
+        self.leases = Leases(redis, self.consumer, settings.claim_idle_ms)
         self._handoff = handoff_for(redis)
 
     @property
@@ -205,7 +211,7 @@ class Worker(StreamConsumer):
         if time.time() > command.deadline:
             await self._end(entry, command, "timeout", "the run passed its deadline")
             return "expired"
-        ctx = StepContext(command, entry.delivery, self.redis, self.settings)
+        ctx = StepContext(command, entry.delivery, self.redis, self.settings, self.leases)
         pending = metrics.open_step()
         while True:
             if entry.delivery > 1:
@@ -223,7 +229,7 @@ class Worker(StreamConsumer):
                 if isinstance(e, TimeoutError) and cut.expired():
                     message = (
                         f"the run passed its deadline during the {self.role} step; "
-                        "its partial answer was discarded"
+                        "what it had streamed is kept as a partial answer"
                     )
                     await self._end(entry, command, "timeout", message)
                     return "expired"
@@ -245,7 +251,7 @@ class Worker(StreamConsumer):
         if prepared.finished:
             # Recorded before the commit, so a client that sees `done` finds the store
             # updated too; the hook is idempotent, a redelivery records the same status.
-            await self._run_ended(command, prepared.finished)
+            await self._run_ended(command, prepared.finished, result.events)
         applied = await self._committer.commit(entry, command, prepared)
         if applied == CANCELLED:  # cancelled while the step ran: nothing of it is kept
             await self._end(entry, command, "cancelled", "cancel requested")
@@ -263,20 +269,23 @@ class Worker(StreamConsumer):
         )
 
     async def _end(self, entry: Entry, command: Command, status: FinalStatus, message: str) -> None:
-        prepared = prepare(command, StepResult.ending(command, status, message), self.settings)
-        await self._run_ended(command, status)
+        ending = StepResult.ending(command, status, message)
+        prepared = prepare(command, ending, self.settings)
+        await self._run_ended(command, status, ending.events)
         pending = metrics.open_step()
         if await self._committer.commit(entry, command, prepared) == COMMITTED:
             count_run_end(command, status)
             metrics.apply(pending)
 
-    async def _run_ended(self, command: Command, status: FinalStatus) -> None:
+    async def _run_ended(
+        self, command: Command, status: FinalStatus, ending: Sequence[ClientEvent] = ()
+    ) -> None:
         # The run's end is already committed in Redis; a failing hook (say, the store
         # is down) is logged, not retried, so it cannot re-run a finished step.
         if self._on_run_end is None:
             return
         try:
-            await self._on_run_end(command, status)
+            await self._on_run_end(command, status, ending)
         except Exception:
             log.exception("run-end hook failed", status=status)
 
@@ -303,14 +312,19 @@ class Worker(StreamConsumer):
             (command.run_id, command.tenant_id) if command else wire.loose_run_id(entry.fields)
         )
         if command:
-            await self._run_ended(command, "error")
+            why = f"step failed after {entry.delivery} deliveries: {error[:300]}"
+            failed = ErrorEvent(
+                run_id=command.run_id, step_id=command.step_id, code="dead_letter", message=why
+            )
+            await self._run_ended(command, "error", [failed])
             pending = metrics.open_step()
             count_run_end(command, "error")
             metrics.apply(pending)
         await self._dead(entry, reason, error, run_id, tenant)
 
     async def _heartbeat_loop(self) -> None:
-        """Keep in-flight steps' claims fresh so nobody reclaims a step still running."""
+        """Keep in-flight steps' claims fresh so nobody reclaims a step still running, and
+        the leases those steps hold alive on the same beat."""
         interval = self.settings.heartbeat_interval_s
         while True:
             await asyncio.sleep(interval)
@@ -322,3 +336,10 @@ class Worker(StreamConsumer):
                     await self.redis.xclaim(stream, self.group, self.consumer, 0, ids, justid=True)
                 except Exception as e:  # the loop must outlive any one failure
                     log.warning("heartbeat failed", error=repr(e))
+            try:
+                lost = await self.leases.refresh()
+            except Exception as e:
+                log.warning("lease heartbeat failed", error=repr(e))
+                continue
+            for key in lost:  # this process stalled past its lease; another may act on it
+                log.warning("lease lost", key=key)

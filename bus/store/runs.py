@@ -47,6 +47,9 @@ class RunRecord(BaseModel):
     trace: list[dict[str, Any]] | None = None
     # Token counts of the whole run, such as {"input_tokens": 812, "output_tokens": 95}.
     usage: dict[str, int] | None = None
+    # What the judges concluded: True, False, or None (unknown, or not judged).
+    verified: bool | None = None
+    verified_reason: str | None = None
 
     @field_validator("created_at", "updated_at", "finished_at")
     @classmethod
@@ -207,6 +210,8 @@ class RunStore(Repository):
         trace: builtins.list[dict[str, Any]] | None,
         usage: dict[str, int] | None,
         error_code: str | None = None,
+        verified: bool | None = None,
+        verified_reason: str | None = None,
     ) -> bool:
         """End a run and record what it leaves behind, all in one update.
 
@@ -222,6 +227,8 @@ class RunStore(Repository):
             trace: the ordered steps of the run; None keeps the current one.
             usage: the run's token counts; None keeps the current ones.
             error_code: why the run failed; None keeps the current one.
+            verified: what the judges concluded (None: unknown or not judged).
+            verified_reason: why (None keeps the current one).
 
         Returns:
             Whether this call ended the run (False: unknown, or it had already ended).
@@ -231,6 +238,8 @@ class RunStore(Repository):
             StoreError: the database failed.
         """
         values = _end_values(status, answer, trace, usage, error_code)
+        judged = {"verified": verified, "verified_reason": verified_reason}
+        values |= {k: v for k, v in judged.items() if v is not None}
         stmt = _update_stmt(tuple(sorted(values)), returning=False)
         params = {f"v_{k}": v for k, v in values.items()} | _owner_params(scope, run_id)
 

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     DateTime,
     Dialect,
     Float,
@@ -95,6 +96,9 @@ class RunRow(Base):
     # JSON on Postgres, text on SQLite. none_as_null: a Python None is SQL NULL, not 'null'.
     trace: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON(none_as_null=True))
     usage: Mapped[dict[str, int] | None] = mapped_column(JSON(none_as_null=True))
+    # What the run's judges concluded: true, false, or NULL (unknown or not judged).
+    verified: Mapped[bool | None] = mapped_column(Boolean())
+    verified_reason: Mapped[str | None] = mapped_column(Text)
 
 
 class ConversationRow(Base):

@@ -27,6 +27,11 @@ class McpServerConfig(BaseModel):
         timeout_s: the time limit of one call.
         max_output_bytes: results larger than this are cut and marked truncated.
         tools: only these server tools are exposed; None exposes all of them.
+        idempotency_key_arg: the argument through which this server's tools take the
+            gateway's idempotency key. A tool whose input schema has a property of that
+            name takes a key: the gateway hides the property from the model, fills it
+            in on every call (the same key on every delivery) and may run a call again
+            with it when its first outcome was lost (see `gateway.once`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -40,6 +45,7 @@ class McpServerConfig(BaseModel):
     timeout_s: float = Field(default=30.0, gt=0, le=600)
     max_output_bytes: int = Field(default=65_536, ge=256)
     tools: frozenset[str] | None = None
+    idempotency_key_arg: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
 
     @model_validator(mode="after")
     def _one_transport(self) -> Self:

@@ -16,7 +16,7 @@ from typing import Any
 import structlog
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CallToolResult, Tool
+from mcp.types import CallToolResult, RequestParamsMeta, Tool
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 
 from gateway.egress.ssrf import system_resolver
@@ -154,15 +154,20 @@ class McpConnection:
             raise self._failed("listing tools", e) from e
         return tools
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        """Call one tool; the gateway's own timeout wraps this (see `gateway.checks.timeout`).
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], *, meta: dict[str, Any] | None = None
+    ) -> CallToolResult:
+        """Call one tool (``meta``: the request's ``_meta``); the gateway's own timeout wraps
+        this (see `gateway.checks.timeout`).
 
         Raises:
             McpUnavailable: the session is closed, or the server failed to answer.
         """
         client = self._live()
         try:
-            return await client.call_tool(name, arguments)
+            if meta is None:
+                return await client.call_tool(name, arguments)
+            return await client.call_tool(name, arguments, meta=RequestParamsMeta(**meta))
         except MCPError as e:
             if e.code == CONNECTION_CLOSED:
                 raise self._failed(f"calling {name!r}", e) from e

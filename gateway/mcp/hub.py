@@ -13,7 +13,7 @@ from gateway.egress.ssrf import system_resolver
 from gateway.errors import GatewayError
 from gateway.mcp.config import McpServerConfig
 from gateway.mcp.connection import McpConnection
-from gateway.mcp.tool import McpTool, spec_for
+from gateway.mcp.tool import McpTool, key_arg_of, spec_for
 from gateway.ports import Resolver, Tool
 from gateway.registry import ToolRegistry
 
@@ -108,7 +108,7 @@ class McpHub:
                 continue
             spec = spec_for(config, info)
             if spec is not None:
-                tools.append(McpTool(spec, info.name, conn))
+                tools.append(McpTool(spec, info.name, conn, key_arg_of(config, info)))
         return tools
 
     async def registry_for(

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from gateway.errors import ToolError
 from gateway.mcp.config import McpServerConfig
 from gateway.mcp.connection import McpConnection
-from gateway.ports import EgressClient
+from gateway.ports import Caller, EgressClient
 from gateway.spec import ToolSpec
 
 log = structlog.get_logger(__name__)
@@ -31,6 +31,9 @@ _MAX_ERROR_TEXT = 1_000
 # Relative refs (#/$defs/...) inside a server's output schema resolve against this id once
 # the schema is embedded under "structured" (an embedded schema resource, Draft 2020-12).
 _EMBEDDED_ID = "urn:agentbus:mcp:structured"
+#: Where a call's idempotency key travels in an MCP request's ``_meta`` (every call of a
+#: tool that takes a key, beside the key argument).
+META_KEY = "io.agentbus/idempotency-key"
 
 
 def registry_name(server: str, tool: str) -> str | None:
@@ -55,6 +58,26 @@ def output_schema(declared: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
+def key_arg_of(config: McpServerConfig, info: McpToolInfo) -> str | None:
+    """The argument through which this server tool takes an idempotency key, if it does."""
+    arg = config.idempotency_key_arg
+    properties: Any = info.input_schema.get("properties")
+    return arg if arg is not None and isinstance(properties, dict) and arg in properties else None
+
+
+def model_schema(schema: dict[str, Any], key_arg: str | None) -> dict[str, Any]:
+    """The input schema offered to the model: without the key argument (the gateway's)."""
+    if key_arg is None:
+        return schema
+    properties: dict[str, Any] = dict(schema.get("properties") or {})
+    properties.pop(key_arg, None)
+    shown = {**schema, "properties": properties}
+    required: Any = schema.get("required")
+    if isinstance(required, list):
+        shown["required"] = [r for r in required if r != key_arg]  # pyright: ignore[reportUnknownVariableType]
+    return shown
+
+
 def spec_for(config: McpServerConfig, info: McpToolInfo) -> ToolSpec | None:
     """The declaration of a server tool, or None when it cannot be offered (logged)."""
     name = registry_name(config.name, info.name)
@@ -62,16 +85,18 @@ def spec_for(config: McpServerConfig, info: McpToolInfo) -> ToolSpec | None:
         log.warning("mcp_tool_skipped", server=config.name, tool=info.name, why="name too long")
         return None
     described = info.description or info.title or info.name
+    key_arg = key_arg_of(config, info)
     try:
         return ToolSpec(
             name=name,
             description=f"{described[:_MAX_DESCRIPTION]} (MCP server {config.name!r})",
-            input_schema=info.input_schema,
+            input_schema=model_schema(info.input_schema, key_arg),
             output_schema=output_schema(info.output_schema),
             risk=config.risk,
             # Any server tool may change things; recording each outcome under its call id
             # (at most once) costs little, a repeated side effect can cost a lot.
             side_effects=True,
+            takes_idempotency_key=key_arg is not None,
             timeout_s=config.timeout_s,
             max_output_bytes=config.max_output_bytes,
         )
@@ -105,21 +130,44 @@ class McpTool:
         spec: the declaration (see `spec_for`).
         remote_name: the tool's name on the server.
         connection: the open session.
+        key_arg: the argument that carries the gateway's idempotency key (`key_arg_of`).
     """
 
-    def __init__(self, spec: ToolSpec, remote_name: str, connection: McpConnection) -> None:
+    def __init__(
+        self,
+        spec: ToolSpec,
+        remote_name: str,
+        connection: McpConnection,
+        key_arg: str | None = None,
+    ) -> None:
         self.spec = spec
         self.remote_name = remote_name
         self._connection = connection
+        self._key_arg = key_arg
 
     async def run(self, args: dict[str, Any], net: EgressClient | None) -> dict[str, Any]:
-        """Call the server tool; an error result becomes a `ToolError` the model can read.
+        """Call the server tool without a caller (no idempotency key); see `run_as`."""
+        return await self._call(args, None)
+
+    async def run_as(
+        self, caller: Caller, args: dict[str, Any], net: EgressClient | None
+    ) -> dict[str, Any]:
+        """Call the server tool; a call with an idempotency key carries it in the key
+        argument (when the tool takes one) and in the request's ``_meta`` (`META_KEY`).
 
         Raises:
             ToolError: the tool reported an error, or the server refused the call.
             McpUnavailable: the server is not reachable.
         """
-        result = await self._connection.call_tool(self.remote_name, args)
+        return await self._call(args, caller.idempotency_key)
+
+    async def _call(self, args: dict[str, Any], key: str | None) -> dict[str, Any]:
+        meta: dict[str, Any] | None = None
+        if key is not None:
+            meta = {META_KEY: key}
+            if self._key_arg is not None:
+                args = {**args, self._key_arg: key}
+        result = await self._connection.call_tool(self.remote_name, args, meta=meta)
         text = text_of(result)
         if result.is_error:
             shown = text[:_MAX_ERROR_TEXT] or "no details"

@@ -1,10 +1,22 @@
-"""calculator: safe arithmetic by walking an allowlisted Python AST (never eval)."""
+"""calculator: safe arithmetic by walking an allowlisted Python AST (never eval).
+
+It also takes clock times and dates, so durations have a tool to be right with: a clock
+time (``14:05``, ``2:05 pm``) stands for its minutes since midnight and a date
+(``2026-03-10``) for its day number, so ``17:50 - 14:05`` is 225 (minutes) and
+``2026-12-25 - 2026-03-10`` is 290 (days). A difference of two clock times that comes out
+negative is taken to cross midnight (``01:30 - 22:10`` is 200); a plain difference comes
+with its unit and, for minutes, as hours and minutes; a date plus or minus whole days is a
+date (``2026-03-10 + 45`` is 2026-04-24). One expression holds clock times or dates, not
+both.
+"""
 
 from __future__ import annotations
 
 import ast
+import datetime as dt
 import math
 import operator
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +53,7 @@ _FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int]] = {
     "round": (round, 1, 2),
     "min": (min, 1, 20),
     "max": (max, 1, 20),
+    "sum": (lambda *values: sum(values), 1, 20),
     "floor": (math.floor, 1, 1),
     "ceil": (math.ceil, 1, 1),
     "log": (math.log, 1, 2),
@@ -50,7 +63,59 @@ _FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int]] = {
     "cos": (math.cos, 1, 1),
     "tan": (math.tan, 1, 1),
 }
+_OF_A_LIST = {"sum", "min", "max"}
 _CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "tau": math.tau}
+_DATE = re.compile(r"(?<![\d.])(\d{4})-(\d{2})-(\d{2})(?![\d:])")
+_CLOCK = re.compile(
+    r"(?<![\d.:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])(\s*[ap]\.?m\.?(?![a-z]))?",
+    re.IGNORECASE,
+)
+_DATE_SHIFT = re.compile(r"^\s*(\d{6})\s*([+-])\s*\d+\s*$")
+_TWO_TIMES = re.compile(r"^\s*\(?\s*\d+(?:\.\d+)?\s*\)?\s*-\s*\(?\s*\d+(?:\.\d+)?\s*\)?\s*$")
+
+
+def _day_number(match: re.Match[str]) -> str:
+    try:
+        return str(dt.date(*(int(g) for g in match.groups())).toordinal())
+    except ValueError as e:
+        raise InvalidArgument(f"{match.group(0)} is not a date") from e
+
+
+def _minutes(match: re.Match[str]) -> str:
+    hours, minutes, seconds = int(match[1]), int(match[2]), int(match[3] or 0)
+    half = (match[4] or "").strip().lower().replace(".", "")
+    if (half and not 1 <= hours <= 12) or (not half and hours > 24) or minutes > 59 or seconds > 59:
+        raise InvalidArgument(f"{match.group(0).strip()} is not a clock time")
+    if half:
+        hours = hours % 12 + (12 if half == "pm" else 0)
+    total = hours * 60 + minutes + seconds / 60
+    return str(int(total) if total == int(total) else total)
+
+
+def with_units(expression: str) -> tuple[str, str | None]:
+    """The expression with its dates and clock times as numbers, and the result's unit.
+
+    Raises:
+        InvalidArgument: a malformed date or time, or dates and times in one expression.
+    """
+    dated = _DATE.sub(_day_number, expression)
+    timed = _CLOCK.sub(_minutes, dated)
+    if dated != expression and timed != dated:
+        raise InvalidArgument("an expression holds clock times or dates, not both")
+    if dated != expression:
+        return dated, "days"
+    if timed != dated:
+        return timed, "minutes"
+    return expression, None
+
+
+def duration_text(minutes: Number) -> str:
+    """Minutes as hours and minutes: 225 is "3 h 45 min"."""
+    sign, left = ("-" if minutes < 0 else ""), abs(minutes)
+    hours, rest = divmod(left, 60)
+    rest = round(rest, 2)
+    rest_text = str(int(rest)) if rest == int(rest) else str(rest)
+    return f"{sign}{int(hours)} h {rest_text} min" if hours else f"{sign}{rest_text} min"
 
 
 def _checked(value: Any) -> Number:
@@ -118,9 +183,14 @@ class _Evaluator:
         if node.keywords:
             raise InvalidArgument("keyword arguments are not supported")
         func, low, high = _FUNCTIONS[node.func.id]
-        if not low <= len(node.args) <= high:
+        arguments = list(node.args)
+        if node.func.id in _OF_A_LIST and len(arguments) == 1:
+            only = arguments[0]
+            if isinstance(only, ast.List | ast.Tuple):  # sum([3, 5, 7]), as Python writes it
+                arguments = list(only.elts)
+        if not low <= len(arguments) <= high:
             raise InvalidArgument(f"{node.func.id} takes {low} to {high} arguments")
-        args = [self.eval(a) for a in node.args]
+        args = [self.eval(a) for a in arguments]
         if node.func.id == "round" and len(args) == 2 and not _small_int(args[1]):
             raise InvalidArgument("round's second argument must be an integer in ±100")
         return _checked(func(*args))
@@ -158,7 +228,9 @@ class Calculator:
             "Evaluate an arithmetic expression exactly. Supports + - * / // % ** and "
             "parentheses, the constants pi, e, tau, and the functions "
             + ", ".join(sorted(_FUNCTIONS))
-            + ". Example: 'sqrt(2) * (3 + 4) ** 2'."
+            + ". Example: 'sqrt(2) * (3 + 4) ** 2'. Durations: a clock time is its minutes "
+            "since midnight ('17:50 - 14:05' gives 225 minutes) and a date its day number "
+            "('2026-12-25 - 2026-03-10' gives 290 days; '2026-03-10 + 45' gives 2026-04-24)."
         ),
         input_schema={
             "type": "object",
@@ -167,7 +239,7 @@ class Calculator:
                     "type": "string",
                     "minLength": 1,
                     "maxLength": MAX_EXPRESSION_CHARS,
-                    "description": "The arithmetic expression, e.g. '23 * 19'.",
+                    "description": "The arithmetic expression, e.g. '23 * 19' or '17:50 - 14:05'.",
                 }
             },
             "required": ["expression"],
@@ -175,7 +247,12 @@ class Calculator:
         },
         output_schema={
             "type": "object",
-            "properties": {"expression": {"type": "string"}, "result": {"type": "number"}},
+            "properties": {
+                "expression": {"type": "string"},
+                "result": {"type": "number"},
+                "unit": {"enum": ["minutes", "days", "date"]},
+                "text": {"type": "string"},
+            },
             "required": ["expression", "result"],
             "additionalProperties": False,
         },
@@ -185,6 +262,22 @@ class Calculator:
     )
 
     async def run(self, args: dict[str, Any], net: EgressClient | None) -> dict[str, Any]:
-        """Evaluate ``args["expression"]``."""
+        """Evaluate ``args["expression"]`` (with its clock times or dates, if any)."""
         expression = args["expression"]
-        return {"expression": expression, "result": evaluate(expression)}
+        arithmetic, unit = with_units(expression)
+        result = evaluate(arithmetic)
+        # Only a plain difference is a duration; (17:50 - 14:05) / 60 is hours, unlabelled.
+        shift = len(_DATE.findall(expression)) == 1 and _DATE_SHIFT.match(arithmetic)
+        if not shift:
+            unit = unit if _TWO_TIMES.match(arithmetic) else None
+        if unit == "days" and shift and isinstance(result, int):
+            day = dt.date.fromordinal(result)  # a date plus or minus whole days is a date
+            return {"expression": expression, "result": result, "unit": "date", "text": str(day)}
+        if unit == "minutes" and result < 0:
+            result += 24 * 60  # a later time minus an earlier one across midnight
+        out: dict[str, Any] = {"expression": expression, "result": result}
+        if unit == "minutes":
+            out |= {"unit": unit, "text": duration_text(result)}
+        elif unit == "days":
+            out |= {"unit": unit, "text": f"{result} days"}
+        return out

@@ -27,7 +27,8 @@ class AgentOverride(BaseModel):
 
 
 class AgentsConfig(BaseModel):
-    """What an admin may change: prompts per agent and the researcher's tools."""
+    """What an admin may change: prompts and models per agent, the researcher's tools
+    (only the fields given change)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -62,7 +63,14 @@ async def get_config(deps: Deps, caller: Caller) -> dict[str, Any]:
 
 @router.put("/agents/config")
 async def put_config(body: AgentsConfig, deps: Deps, admin: Admin) -> dict[str, Any]:
-    """Save prompt overrides and tool scoping (multi/custom mode); unknown agents: 422."""
+    """Save prompt and model overrides and tool scoping (multi/custom mode); unknown
+    agents: 422.
+
+    Changes only what the body names: an agent left out keeps its prompt and model, an
+    entry without ``prompt`` (or ``model``) keeps that one, and ``researcher_tools`` left
+    out keeps the tool scope. An empty prompt or a null model goes back to the default;
+    ``"researcher_tools": null`` allows every tool again.
+    """
     unknown = sorted({a.name for a in body.agents} - set(prompts.DEFAULTS))
     if unknown:
         raise InvalidRequest(
@@ -70,17 +78,31 @@ async def put_config(body: AgentsConfig, deps: Deps, admin: Admin) -> dict[str, 
             hint=f"agents are: {', '.join(prompts.DEFAULTS)}",
             field="agents",
         )
-    models_now = {a.name: a.model for a in body.agents if a.model}
-    deps.starter.check_models(set(models_now.values()))
     prefs = await _prefs(deps, admin.tenant_id)
-    prompts_now = {a.name: a.prompt for a in body.agents if a.prompt.strip()}
+    prompts_now: dict[str, str] = dict(prefs.get("agent_prompts") or {})
+    models_now: dict[str, str] = dict(prefs.get("agent_models") or {})
+    for agent in body.agents:  # only the fields each entry names change
+        if "prompt" in agent.model_fields_set:
+            _put(prompts_now, agent.name, agent.prompt if agent.prompt.strip() else None)
+        if "model" in agent.model_fields_set:
+            _put(models_now, agent.name, agent.model)
+    deps.starter.check_models({a.model for a in body.agents if a.model})
     prefs["agent_prompts"] = prompts_now
     prefs["agent_models"] = models_now
-    prefs["researcher_tools"] = body.researcher_tools
+    if "researcher_tools" in body.model_fields_set:
+        prefs["researcher_tools"] = body.researcher_tools
     Preferences.model_validate(prefs)  # what the starter will read back must stay valid
     await deps.tenant_settings.put(admin.tenant_id, prefs, updated_by=admin.subject)
     deps.starter.forget(admin.tenant_id)  # runs started from now on use it
     return await get_config(deps, admin)
+
+
+def _put(saved: dict[str, str], name: str, value: str | None) -> None:
+    """Set one agent's saved value; None (or an empty prompt) goes back to the default."""
+    if value is None:
+        saved.pop(name, None)
+    else:
+        saved[name] = value
 
 
 @router.get("/models")
@@ -101,12 +123,13 @@ async def get_graph(
     mode: str = Query("multi", pattern="^(single|multi|custom)$"),
     accuracy: str = Query("standard", pattern="^(standard|accurate)$"),
 ) -> dict[str, Any]:
-    """The agent graph of a mode (the same as ``agentbus graph show``)."""
+    """The agent graph of a mode and accuracy (the same as ``agentbus graph show``): the
+    edges some run of them can take."""
     return {
         "mode": mode,
         "accuracy": accuracy,
         "mermaid": graph.mermaid(mode, accuracy),
-        "edges": [_edge(e) for e in graph.edges(mode)],
+        "edges": [_edge(e) for e in graph.drawn(mode, accuracy)],
     }
 
 

@@ -38,6 +38,7 @@ from api.app.starter import Ask, Started
 from api.http.openai_dialect import (
     CONVERSATION_HEADER,
     RUN_HEADER,
+    AnswerStream,
     ChatMessage,
     ChatRequest,
     Chunks,
@@ -47,8 +48,8 @@ from api.http.openai_dialect import (
     pause_message,
     settings_for,
     split_messages,
-    step_note,
     usage_of,
+    verification,
 )
 from api.http.routes.common import deps_of
 from bus.commands import RUN_ID_PATTERN
@@ -62,7 +63,6 @@ router = APIRouter(prefix="/v1", tags=["openai-compatible"])
 
 _ID = re.compile(RUN_ID_PATTERN)
 _MAX_IDEMPOTENCY_KEY = 255  # as on POST /api/v1/runs
-_RETRY_NOTE = "\n\n(a step was retried: the text above from it is superseded)\n\n"
 
 
 async def _caller(request: Request) -> Principal:
@@ -214,7 +214,9 @@ async def _complete(deps: ApiDeps, started: Started, model: str) -> dict[str, An
     elif isinstance(end, Done):
         if end.status != "done":
             raise _run_failed(end, transcript)
-        content, usage = end.answer or content, end.usage
+        content = end.answer if end.answer is not None else content
+        usage = end.usage
+        extra = {"agentbus": verification(started.run_id, end)}
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if transcript.reasoning:
         message["reasoning_content"] = transcript.reasoning
@@ -243,29 +245,26 @@ async def _stream(
     deps: ApiDeps, started: Started, model: str, *, include_usage: bool
 ) -> AsyncIterator[str]:
     chunks = Chunks(started.run_id, model)
+    answer = AnswerStream()
     over = False
-    with_content: set[str | None] = set()
     try:
         yield chunks.delta(role="assistant", content="")
         async with contextlib.aclosing(follow_run(deps, started.run_id, started.shard)) as events:
             async for event in events:
                 if event is None:
                     yield ": keep-alive\n\n"
-                elif event.type == "answer":
-                    with_content.add(event.step_id)
-                    yield chunks.delta(content=event.delta)
                 elif event.type == "reasoning":
                     yield chunks.delta(reasoning_content=event.delta)
-                elif event.type == "step_retry":
-                    if event.step_id in with_content:
-                        yield chunks.delta(content=_RETRY_NOTE)
                 elif isinstance(event, ApprovalRequest | Done):
                     over = True
+                    for delta in answer.deltas(event):
+                        yield chunks.delta(**delta)
                     for line in _ending(chunks, event, include_usage):
                         yield line
                     break
-                elif note := step_note(event):
-                    yield chunks.delta(reasoning_content=note)
+                else:
+                    for delta in answer.deltas(event):
+                        yield chunks.delta(**delta)
         yield "data: [DONE]\n\n"
     finally:
         if not over:  # the client went away mid-answer: stop the run it started
@@ -283,5 +282,5 @@ def _ending(chunks: Chunks, event: ApprovalRequest | Done, include_usage: bool) 
             type="server_error", code=f"run_{event.status}",
         )  # fmt: skip
         return [f"data: {json.dumps(error.body())}\n\n"]
-    lines = [chunks.delta("stop")]
+    lines = [chunks.stop(verification(event.run_id, event))]
     return [*lines, chunks.usage(event.usage)] if include_usage else lines

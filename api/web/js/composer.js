@@ -1,5 +1,6 @@
 // The question box: Enter sends, Shift+Enter starts a new line; per-question mode,
-// accuracy, think and tools switches; the Send button turns into Stop while a run streams.
+// accuracy, think, tools and "allow high-risk tools" switches; the Send button turns into
+// Stop while a run streams.
 import { h } from './dom.js';
 
 export class Composer {
@@ -8,10 +9,11 @@ export class Composer {
     this.onStop = onStop;
     this.busy = false;
     this.input = h('textarea', { class: 'question-input', rows: '2', placeholder: 'Ask a question…', 'aria-label': 'Question' });
-    this.mode = h('select', { 'aria-label': 'Mode' }, h('option', { value: 'single', text: 'single' }), h('option', { value: 'multi', text: 'multi' }));
+    this.mode = h('select', { 'aria-label': 'Mode' }, ['single', 'multi', 'custom'].map((m) => h('option', { value: m, text: m })));
     this.accuracy = h('select', { 'aria-label': 'Accuracy' }, h('option', { value: 'standard', text: 'standard' }), h('option', { value: 'accurate', text: 'accurate' }));
     this.think = h('input', { type: 'checkbox' });
     this.tools = h('input', { type: 'checkbox', checked: true });
+    this.highRisk = h('input', { type: 'checkbox', name: 'approve_high_risk', 'aria-label': 'Allow high-risk tools' });
     this.button = h('button', { type: 'button', class: 'btn primary send', text: 'Send', on: { click: () => this.submit() } });
     this.input.addEventListener('keydown', (ev) => {
       if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
@@ -26,16 +28,18 @@ export class Composer {
         h('label', {}, 'Accuracy ', this.accuracy),
         h('label', {}, this.think, ' Think'),
         h('label', {}, this.tools, ' Tools'),
+        h('label', { title: 'HIGH-risk tools (such as http_fetch) may run for this question without asking' }, this.highRisk, ' Allow high-risk tools'),
         this.button));
   }
 
   /** Preset the switches from the tenant's effective settings. */
   preset(effective) {
     if (!effective) return;
-    this.mode.value = effective.mode === 'multi' ? 'multi' : 'single';
+    this.mode.value = ['multi', 'custom'].includes(effective.mode) ? effective.mode : 'single';
     this.accuracy.value = effective.accuracy || 'standard';
     this.think.checked = Boolean(effective.think);
     this.tools.checked = effective.use_tools !== false;
+    this.highRisk.checked = Boolean(effective.approve_high_risk);
   }
 
   setBusy(busy) {
@@ -56,6 +60,7 @@ export class Composer {
     this.onSend(question, {
       mode: this.mode.value, accuracy: this.accuracy.value,
       think: this.think.checked, use_tools: this.tools.checked,
+      approve_high_risk: this.highRisk.checked,
     });
   }
 }

@@ -4,7 +4,7 @@ import { h, jsonText } from './dom.js';
 
 const LABEL = {
   plan: 'Planner', thinking: 'Thinking', tool: 'Tool', critique: 'Critic', verdict: 'Verify',
-  citations: 'Citations', retry: 'Retry', error: 'Error', gate: 'Paused',
+  citations: 'Citations', evidence: 'Evidence', retry: 'Retry', error: 'Error', gate: 'Paused',
 };
 
 function toolRow(e) {
@@ -26,14 +26,22 @@ function resultRow(e) {
   ];
 }
 
+// An unreadable critique or verdict (UNKNOWN / unknown) is shown as neither a pass nor a fail.
+function verdictClass(verdict) {
+  if (verdict === 'OK' || verdict === 'pass') return 'pass';
+  if (verdict === 'UNKNOWN' || verdict === 'unknown') return 'unknown';
+  return 'fail';
+}
+
 function body(e) {
   switch (e.kind) {
     case 'plan': return h('ol', { class: 'plan' }, e.steps.map((s) => h('li', { text: s })));
     case 'thinking': return h('span', { class: 'what' }, `${e.agent || 'agent'}: `, h('span', { class: 'dim', text: e.ref ? e.ref.text : '' }));
     case 'tool': return toolRow(e);
-    case 'critique': return h('span', { class: 'what' }, h('b', { class: `verdict-${e.verdict === 'OK' ? 'pass' : 'fail'}`, text: e.verdict }), ' ', e.reason || '');
-    case 'verdict': return h('span', { class: 'what' }, h('b', { class: `verdict-${e.verdict === 'pass' ? 'pass' : 'fail'}`, text: e.verdict }), ' ', e.reasons.join('; '));
+    case 'critique': return h('span', { class: 'what' }, h('b', { class: `verdict-${verdictClass(e.verdict)}`, text: e.verdict }), ' ', e.reason || '');
+    case 'verdict': return h('span', { class: 'what' }, h('b', { class: `verdict-${verdictClass(e.verdict)}`, text: e.verdict }), ' ', e.reasons.join('; '));
     case 'citations': return h('span', { class: 'what', text: `kept ${e.kept}, stripped ${e.stripped}` });
+    case 'evidence': return h('span', { class: 'what', text: `${e.chunks} chunk(s) gathered, cited as [n]` });
     case 'retry': return h('span', { class: 'what', text: `a step ran again (delivery ${e.delivery}); what it streamed before was dropped` });
     case 'error': return h('span', { class: 'what' }, h('b', { text: e.code }), ' ', e.message || '');
     case 'gate': return h('span', { class: 'what', text: e.reason === 'egress_approval' ? `egress approval: ${e.tool} → ${e.host}` : 'answer approval' });

@@ -52,22 +52,33 @@ function saveRow(onSave) {
 export async function preferencesPanel(api) {
   const view = await api.get('/settings');
   const p = view.preferences;
-  const mode = setValue(h('select', { name: 'mode', 'aria-label': 'mode' }, ['', 'single', 'multi'].map((o) => h('option', { value: o, text: o || 'default' }))), p.mode ?? '');
+  const mode = setValue(h('select', { name: 'mode', 'aria-label': 'mode' }, ['', 'single', 'multi', 'custom'].map((o) => h('option', { value: o, text: o || 'default' }))), p.mode ?? '');
   const accuracy = setValue(h('select', { name: 'accuracy', 'aria-label': 'accuracy' }, ['', 'standard', 'accurate'].map((o) => h('option', { value: o, text: o || 'default' }))), p.accuracy ?? '');
   const think = tri('think', p.think);
   const tools = tri('use_tools', p.use_tools);
   const gate = tri('human_gate', p.human_gate);
-  const boxes = SOURCES.map((s) => h('input', { type: 'checkbox', value: s, checked: (p.sources || []).includes(s) }));
+  // null: the sources that exist for the tenant (the default); a list, even empty: exactly those.
+  const chosen = Array.isArray(p.sources);
+  const useDefault = h('input', { type: 'radio', name: 'sources_choice', value: 'default', checked: !chosen });
+  const useOnly = h('input', { type: 'radio', name: 'sources_choice', value: 'only', checked: chosen });
+  const boxes = SOURCES.map((s) => h('input', { type: 'checkbox', name: 'source', value: s, checked: chosen && p.sources.includes(s) }));
+  const sync = () => { for (const b of boxes) b.disabled = useDefault.checked; };
+  for (const el of [useDefault, useOnly]) el.addEventListener('change', sync);
+  for (const b of boxes) b.addEventListener('change', () => { if (b.checked) { useOnly.checked = true; sync(); } });
+  sync();
   return h('div', { class: 'panel-body' },
     h('p', { class: 'dim', text: `Effective now: ${view.effective.mode}, ${view.effective.accuracy}, think ${view.effective.think ? 'on' : 'off'}, tools ${view.effective.use_tools ? 'on' : 'off'}, answer gate ${view.effective.human_gate ? 'on' : 'off'}.` }),
     h('div', { class: 'form' },
       h('label', {}, 'Mode', mode), h('label', {}, 'Accuracy', accuracy), h('label', {}, 'Think', think),
       h('label', {}, 'Tools', tools), h('label', {}, 'Answer gate (multi)', gate),
-      h('fieldset', {}, h('legend', { text: 'Sources (multi)' }), boxes.map((b) => h('label', { class: 'inline' }, b, ` ${b.value}`)))),
+      h('fieldset', {}, h('legend', { text: 'Sources (multi)' }),
+        h('label', { class: 'inline' }, useDefault, ' the default sources (those that exist: documents, memory, web)'),
+        h('label', { class: 'inline' }, useOnly, ' only these (none ticked: no sources):'),
+        boxes.map((b) => h('label', { class: 'inline' }, b, ` ${b.value}`)))),
     saveRow(() => savePrefs(api, view, {
       mode: mode.value || null, accuracy: accuracy.value || null, think: triValue(think),
       use_tools: triValue(tools), human_gate: triValue(gate),
-      sources: boxes.filter((b) => b.checked).map((b) => b.value),
+      sources: useDefault.checked ? null : boxes.filter((b) => b.checked).map((b) => b.value),
     })));
 }
 

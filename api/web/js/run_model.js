@@ -26,6 +26,8 @@ export class RunModel {
     this.error = null;
     this.finalAnswer = null;
     this.stopReason = null;
+    this.verified = null; // what the judges concluded: true, false, null (unknown)
+    this.verifiedReason = null; // null: not reported (single mode says "not judged")
     this.lastId = '0-0';
     this.version = 0;
   }
@@ -101,13 +103,17 @@ export class RunModel {
       }
       case 'critique':
         this.timeline.push({ kind: 'critique', step, verdict: ev.verdict, reason: ev.reason });
-        if (ev.verdict !== 'OK') this.pendingSupersede = { by: 'critic', verdict: ev.verdict, reason: ev.reason };
+        if (ev.verdict === 'REVISE' || ev.verdict === 'REPLAN') this.pendingSupersede = { by: 'critic', verdict: ev.verdict, reason: ev.reason };
         break;
       case 'verdict':
         this.timeline.push({ kind: 'verdict', step, verdict: ev.verdict, reasons: ev.reasons || [] });
-        if (ev.verdict !== 'pass') this.pendingSupersede = { by: 'verifier', verdict: ev.verdict, reason: (ev.reasons || []).join('; ') };
+        if (ev.verdict === 'needs_revision' || ev.verdict === 'fail') this.pendingSupersede = { by: 'verifier', verdict: ev.verdict, reason: (ev.reasons || []).join('; ') };
         break;
       case 'citations':
+        if (ev.agent === 'merge') { // the evidence gathered for the researcher, not the answer's citations
+          this.timeline.push({ kind: 'evidence', step, chunks: (ev.items || []).length });
+          break;
+        }
         this.citations = ev.items || [];
         this.stripped = ev.stripped || 0;
         this.timeline.push({ kind: 'citations', step, kept: this.citations.length, stripped: this.stripped });
@@ -127,6 +133,8 @@ export class RunModel {
         this.status = ev.status;
         this.usage = ev.usage || {};
         this.stopReason = ev.stop_reason ?? null;
+        this.verified = ev.verified ?? null;
+        this.verifiedReason = ev.verified_reason ?? null;
         if (ev.answer) this.finalAnswer = ev.answer;
         if (this.approval && !this.approval.decided) this.approval.decided = 'closed';
         break;

@@ -103,6 +103,10 @@ export class RunView {
     const citeKey = m.citations.map((c) => `${c.ref}:${c.title}`).join('|');
     renderInto(this.answer, m.answer, { key: citeKey, cite: (n) => this.cite(n) });
     this.answer.classList.toggle('streaming', m.running && m.status !== 'suspended');
+    // A run that ended other than done keeps what it wrote, shown as a partial answer.
+    const partial = !m.running && m.status !== 'done' && m.status !== 'suspended' && Boolean(m.answer);
+    this.answer.classList.toggle('partial', partial);
+    this.el.dataset.partial = partial ? 'true' : 'false';
     if (this.changed('c', `${citeKey}/${m.stripped}`)) this.renderSources();
     if (this.changed('a', JSON.stringify(m.approval))) {
       const card = renderApproval(m, this.actions.gate(m));
@@ -142,7 +146,13 @@ export class RunView {
     if (m.status === 'rejected') return 'The answer was rejected.';
     if (m.status === 'timeout') return 'The run ran out of time.';
     if (m.status === 'error') return `The run failed${m.error ? `: ${m.error.code}${m.error.message ? ` — ${m.error.message}` : ''}` : '.'}`;
-    if (m.status === 'done' && m.stopReason) return `Note: ${m.stopReason.replaceAll('_', ' ')}`;
-    return '';
+    const notes = [];
+    if (m.status === 'done' && m.stopReason) notes.push(`Note: ${m.stopReason.replaceAll('_', ' ')}`);
+    if (m.status === 'done' && m.verifiedReason && m.verified !== null) {
+      notes.push(`${m.verified ? 'Verified' : 'Not verified'}: ${m.verifiedReason}`);
+    } else if (m.status === 'done' && m.verifiedReason && !m.verifiedReason.startsWith('not judged')) {
+      notes.push(`Verification unknown: ${m.verifiedReason}`);
+    }
+    return notes.join(' · ');
   }
 }

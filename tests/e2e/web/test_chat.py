@@ -174,3 +174,31 @@ async def test_stop_cancels_the_streaming_run(start_web, browser) -> None:
     ).json()
     assert run["status"] == "cancelled"
     await browser.shot(page)
+
+
+async def test_a_stopped_run_reopens_with_its_trace_and_partial_answer(start_web, browser) -> None:
+    system = await start_web(token_delay=0.05)
+    key = await system.key()
+    page = await open_signed_in(system, browser, key)
+    turn = await ask(page, "[stream] How does streaming work?")
+    await page.wait_for_function(
+        "() => (document.querySelector('.turn .answer')?.textContent.length || 0) > 20"
+    )
+    await page.locator(".composer .send").click()
+    await until_done(turn)
+    run_id = await run_id_of(turn)
+    shown = await answer_text(turn)
+    assert await turn.get_attribute("data-partial") == "true"
+    # Its events expire (24 h later): only the store is left to tell the story.
+    await system.redis.delete(*await system.redis.keys(f"*run:{run_id}:events"))
+    await page.reload()
+    turn = page.locator(".turn").first
+    await turn.wait_for()
+    await until_done(turn)
+    assert await turn.get_attribute("data-status") == "cancelled"
+    assert await turn.get_attribute("data-partial") == "true"
+    assert await turn.locator(".status").inner_text() == "Stopped."
+    assert await answer_text(turn) == shown and shown in plain(STREAM_ANSWER)
+    await turn.locator(".details-toggle").click()
+    await turn.locator(".timeline .kind-error").wait_for()  # the trace, with why it ended
+    await browser.shot(page)

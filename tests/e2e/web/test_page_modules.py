@@ -163,3 +163,52 @@ async def test_the_fold_splits_drafts_on_draft_superseded_and_on_a_later_attempt
     ]
     assert result["answer"] == "Four."
     await browser.shot(page)
+
+
+async def test_an_unreadable_verdict_is_shown_unknown_and_the_outcome_says_so(
+    start_web, browser
+) -> None:
+    system = await start_web()
+    page = await module_page(system, browser)
+    result = await page.evaluate(
+        """async ([modelSrc, viewSrc]) => {
+          const { RunModel } = await import(modelSrc);
+          const { RunView } = await import(viewSrc);
+          const outcomeOf = (events) => {
+            const m = new RunModel('r1');
+            for (const e of events) m.apply({ run_id: 'r1', ...e });
+            return [m, new RunView(m, {}).outcome()];
+          };
+          const [m, unknown] = outcomeOf([
+            { type: 'answer', step_id: 's1', delta: 'It takes 35 minutes.', attempt: 0 },
+            { type: 'critique', step_id: 's2', verdict: 'UNKNOWN',
+              reason: 'unreadable critique: OK if' },
+            { type: 'done', step_id: 's3', status: 'done', answer: 'It takes 35 minutes.',
+              verified: null, verified_reason: 'critic UNKNOWN: unreadable critique: OK if' },
+          ]);
+          const [, verified] = outcomeOf([
+            { type: 'done', step_id: 's1', status: 'done', answer: '225',
+              verified: true, verified_reason: 'critic OK: recomputed' },
+          ]);
+          const [, refuted] = outcomeOf([
+            { type: 'done', step_id: 's1', status: 'done', answer: '35',
+              verified: false, verified_reason: 'verifier needs_revision: recomputed 225' },
+          ]);
+          const [, single] = outcomeOf([
+            { type: 'done', step_id: 's1', status: 'done', answer: '225',
+              verified: null, verified_reason: 'not judged: single mode has no judges' },
+          ]);
+          return {
+            drafts: m.drafts.map((d) => d.superseded), modelVerified: m.verified,
+            unknown, verified, refuted, single,
+          };
+        }""",
+        [url("run_model"), url("run_view")],
+    )
+    assert result["drafts"] == [None]  # an unknown verdict sends nothing back
+    assert result["modelVerified"] is None
+    assert result["unknown"] == "Verification unknown: critic UNKNOWN: unreadable critique: OK if"
+    assert result["verified"] == "Verified: critic OK: recomputed"
+    assert result["refuted"] == "Not verified: verifier needs_revision: recomputed 225"
+    assert result["single"] == ""  # single mode: nothing to say
+    await browser.shot(page)

@@ -56,6 +56,7 @@ async def test_a_draft_sent_back_is_marked_and_replaced(start_system) -> None:
     shown = out.getvalue()
     assert DRAFTS[1] in shown and DRAFTS[0] not in shown
     assert "draft 1 sent back" in shown
+    assert "verified: yes (critic OK" in shown  # what the judges concluded, last
 
 
 async def test_a_single_mode_answer_streams_as_attempt_zero(start_system) -> None:

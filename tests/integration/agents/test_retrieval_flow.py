@@ -46,3 +46,72 @@ async def test_search_docs_answer_keeps_real_citations_and_strips_invented_ones(
     [citations] = [e for e in events if e.type == "citations"]
     assert [c.source for c in citations.items] == ["billing.md"] and citations.stripped == 1
     assert "[7]" not in (events[-1].answer or "") and "[1]" in (events[-1].answer or "")
+
+
+def _shown(events: list) -> dict[int, str]:
+    """Citation number -> chunk id, over every retrieval the run showed (must not collide)."""
+    shown: dict[int, str] = {}
+    for e in events:
+        items = []
+        if e.type == "tool_result" and e.tool == "search_docs":
+            items = [(r["ref"], r["id"]) for r in e.result["results"]]
+        elif e.type == "citations" and e.agent == "merge":
+            items = [(c.ref, c.source) for c in e.items]
+        for ref, chunk in items:
+            assert shown.setdefault(ref, chunk) == chunk, f"[{ref}] names two chunks"
+    return shown
+
+
+async def test_two_searches_in_one_run_number_their_chunks_apart(
+    start_system, retrieval: Retrieval
+) -> None:
+    # The same search twice: today both would be [1]; now the second result is [2].
+    llm = ScriptedLLM(
+        [
+            turn(tool_call("search_docs", {"query": "invoices", "top_k": 1})),
+            turn(tool_call("search_docs", {"query": "first working day", "top_k": 1})),
+            turn(text("Invoices go out on the first working day [1][2]. Not [3].")),
+        ]
+    )
+    system = await start_system(llm, retrieval=retrieval)
+    events = await system.ask("When are invoices sent?")
+    results = [e for e in events if e.type == "tool_result"]
+    assert [[r["ref"] for r in e.result["results"]] for e in results] == [[1], [2]]
+    assert len(_shown(events)) == 2
+    [citations] = [e for e in events if e.type == "citations"]
+    assert [c.ref for c in citations.items] == [1, 2] and citations.stripped == 1
+    # What the model was shown under [2] is what the citation names.
+    second = system.llm.requests[2][0][-1]
+    assert second.role == "tool" and '"ref": 2' in second.content
+    assert events[-1].answer == "Invoices go out on the first working day [1][2]. Not."
+
+
+async def test_search_results_after_merged_evidence_take_the_next_numbers(
+    start_system, retrieval: Retrieval
+) -> None:
+    async def memory(command, query):
+        return [
+            {"id": f"m{i}", "source": f"notes{i}.md", "title": "N", "text": f"note {i}"}
+            for i in (1, 2)
+        ]
+
+    def script(messages, tools, options):
+        first = messages[0].content
+        if first.startswith("You are the planner"):
+            return turn(text("- search\n- answer"))
+        if first.startswith("You are the critic"):
+            return turn(text("OK"))
+        if not any(m.role == "tool" for m in messages):
+            return turn(tool_call("search_docs", {"query": "invoices", "top_k": 1}))
+        return turn(text("Notes say so [1] and the docs agree [3]."))
+
+    system = await start_system(
+        ScriptedLLM(script), retrieval=retrieval, sources={"memory": memory}
+    )
+    events = await system.ask(
+        "When are invoices sent?", mode="multi", verifier_check=False, sources=["memory"]
+    )
+    shown = _shown(events)
+    assert sorted(shown) == [1, 2, 3]  # evidence [1], [2]; the search's chunk is [3]
+    [final] = [e for e in events if e.type == "citations" and e.agent == "finalizer"]
+    assert [(c.ref, c.source) for c in final.items] == [(1, "notes1.md"), (3, "billing.md")]

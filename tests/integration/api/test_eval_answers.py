@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from api.evals.answer_runs import reference_model
-from api.evals.answer_set import load_set, run_set, summary
+from api.evals.answer_set import in_turns, load_set, run_set, summary
 from tests.conftest import TEST_REDIS_URL, real_client
 
 
@@ -35,3 +35,32 @@ async def test_a_scripted_run_calls_the_tools_and_scores_the_answers(tmp_path: P
     assert "6543" in outcomes[2].answer  # found in the ingested document
     row = summary("scripted", outcomes)
     assert (row["correct"], row["tool_choice"], row["errors"]) == (1.0, 1.0, 0)
+
+
+@pytest.mark.timeout(300)
+async def test_the_hard_set_in_multi_accurate_mode_scores_the_judges_too() -> None:
+    # One question of each kind of the harder set, through planner, critic and verifier.
+    answer_set = in_turns(load_set(name="hard"), per_kind=1)
+    assert {q.kind for q in answer_set.questions} == {
+        "two_facts", "duration", "percentage", "code", "not_in_documents"
+    }  # fmt: skip
+    async with real_client():
+        outcomes = await run_set(
+            reference_model(answer_set),
+            answer_set,
+            overrides={"redis_url": TEST_REDIS_URL, "read_block_ms": 20},
+            deadline_s=60,
+            mode="multi",
+            accuracy="accurate",
+        )
+    by_id = {o.id: o for o in outcomes}
+    assert all(o.status == "done" and o.correct for o in outcomes), [o.answer for o in outcomes]
+    # Two facts: the documents, then the calculator; the verifier recomputed through the
+    # gateway, found the draft's figure and passed it.
+    assert by_id["t01"].tools == ["search_docs", "calculator"]
+    assert all(o.verified is True for o in outcomes), [o.verified_reason for o in outcomes]
+    assert by_id["u01"].drafts[0].verdicts == ("critic:OK", "verifier:pass")
+    row = summary("scripted", outcomes)
+    assert (row["correct"], row["false_alarm"], row["wrong_verified"]) == (1.0, 0.0, 0)
+    assert row["catch"] is None  # no wrong draft to catch: the rate is not made up
+    assert row["drafts_judged"] == len(outcomes)

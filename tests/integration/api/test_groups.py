@@ -189,12 +189,13 @@ def lines(out: str) -> list[dict[str, Any]]:
 async def test_the_cli_runs_with_its_configured_groups(
     start_api, retrieval, tmp_path: Path
 ) -> None:
-    await start_api(ScriptedLLM(searcher), retrieval=retrieval)
+    api = await start_api(ScriptedLLM(searcher), retrieval=retrieval)
+    data = api.settings.bus.data_dir  # the CLI starts runs as the API does: same store
 
     # Two processes at once (a CLI process takes seconds to start on a busy host).
     asked, called = await asyncio.gather(
-        cli(["ask", "budget?", "--json"], identity("finance,sales", tmp_path)),
-        cli(["tools", "call", "search_docs", '{"query": "budget"}'], identity("", tmp_path)),
+        cli(["ask", "budget?", "--json"], identity("finance,sales", data)),
+        cli(["tools", "call", "search_docs", '{"query": "budget"}'], identity("", data)),
     )
 
     assert found(lines(asked)) == {SECRET, PUBLIC}

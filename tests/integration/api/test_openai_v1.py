@@ -43,6 +43,15 @@ async def test_models_and_a_plain_completion(start_api: Any) -> None:
         stored["usage"]["prompt_tokens"] + stored["usage"]["completion_tokens"]
     )
     assert stored["mode"] == "single"
+    # What the judges concluded rides in the response's metadata: single mode has none.
+    meta = (completion.model_extra or {})["agentbus"]
+    assert meta == {
+        "run_id": run_id,
+        "status": "done",
+        "verified": None,
+        "verified_reason": "not judged: single mode has no judges",
+    }
+    assert (stored["verified"], stored["verified_reason"]) == (None, meta["verified_reason"])
 
 
 async def test_streaming_sends_content_and_reasoning_deltas_and_usage(start_api: Any) -> None:
@@ -70,6 +79,11 @@ async def test_streaming_sends_content_and_reasoning_deltas_and_usage(start_api:
     assert chunks[-1].choices == [] and chunks[-1].usage is not None
     assert chunks[-1].usage.total_tokens > 0
     assert stored["mode"] == "multi"
+    # The finishing chunk says what the judges concluded (the scripted verifier passes).
+    [last] = [c for c in chunks if c.choices and c.choices[0].finish_reason == "stop"]
+    meta = (last.model_extra or {})["agentbus"]
+    assert meta["verified"] is True and meta["verified_reason"].startswith("verifier pass")
+    assert (stored["verified"], stored["verified_reason"]) == (True, meta["verified_reason"])
 
 
 async def test_earlier_messages_and_the_user_field_map_to_conversations(start_api: Any) -> None:

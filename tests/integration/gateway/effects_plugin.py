@@ -41,6 +41,8 @@ class AppendLine:
     async def run(self, args: dict[str, Any], net: EgressClient | None) -> dict[str, Any]:
         with (_folder() / "effects.log").open("a") as f:
             f.write(args["text"] + "\n")
+            f.flush()
+            os.fsync(f.fileno())  # a process killed right after still leaves the line
         return {"appended": args["text"], "pid": os.getpid()}
 
 

@@ -34,6 +34,7 @@ from gateway.errors import SsrfBlocked
 from gateway.mcp.config import McpServerConfig
 from gateway.mcp.connection import McpConnection
 from gateway.mcp.hub import McpHub
+from gateway.once import idempotency_key
 from gateway.ports import TenantPolicy
 from gateway.registry import ToolRegistry
 from gateway.spec import Risk
@@ -82,6 +83,8 @@ async def test_stdio_server_tools_are_listed_with_their_schemas(hub: McpHub) -> 
         "calc__add",
         "calc__crash",
         "calc__fail",
+        "calc__ledger_append",
+        "calc__ledger_note",
         "calc__shout",
         "calc__slow",
         "calculator",
@@ -226,3 +229,45 @@ async def test_the_gateway_worker_gives_a_tenant_its_mcp_servers_tools(
     result = await handler(StepContext(cmd, 1, fake_redis, make_settings().bus), cmd)
     [tool_result, done] = result.events
     assert (tool_result.status, tool_result.result["content"], done.type) == ("ok", "3", "done")
+
+
+async def test_a_server_tool_with_the_key_argument_gets_the_calls_key_on_every_delivery(
+    hub: McpHub, fake_redis: Redis, make_settings: Callable[..., AppSettings], tmp_path: Path
+) -> None:
+    ledger = tmp_path / "ledger.tsv"
+    keyed = STDIO.model_copy(
+        update={"idempotency_key_arg": "idempotency_key", "env": {"MCP_LEDGER_FILE": str(ledger)}}
+    )
+    registry = await hub.registry_for(ToolRegistry(), [keyed])
+    spec = registry.get("calc__ledger_append").spec
+    assert spec.takes_idempotency_key and "idempotency_key" not in spec.input_schema["properties"]
+    assert spec.input_schema["required"] == ["entry"]  # the model never sees the key
+    assert not registry.get("calc__ledger_note").spec.takes_idempotency_key
+    handler = make_gateway_handler(
+        GatewayDeps(registry=ToolRegistry()),
+        DeploymentPolicies(TenantPolicy(mcp_servers=(keyed,))),
+        hub,
+        route=next_role,
+    )
+    cmd = Command(
+        run_id="run-k",
+        tenant_id="t1",
+        subject="alice",
+        role=keys.Role.GATEWAY,
+        deadline=deadline_in(60),
+        payload=ToolCallBatch(
+            calls=[
+                ToolCallRequest(call_id="c1", name="calc__ledger_append", arguments={"entry": "x"})
+            ],
+            state=RunState(question="q", settings=RunSettings(approve_high_risk=True)),
+            then="end",
+        ),
+    )
+    settings = make_settings().bus
+    first = await handler(StepContext(cmd, 1, fake_redis, settings), cmd)
+    assert first.events[0].result["content"] == "line 1, same key in _meta"
+    await fake_redis.delete(keys.run_call("run-k", 0, "c1"))  # as if never recorded ...
+    await fake_redis.set(keys.run_call_claim("run-k", 0, "c1"), "a gateway that died")
+    again = await handler(StepContext(cmd, 2, fake_redis, settings), cmd)  # ... run again
+    assert again.events[0].result["content"] == "line 1, same key in _meta"
+    assert ledger.read_text() == f"{idempotency_key('t1', 'run-k', 'c1')}\tx\n"

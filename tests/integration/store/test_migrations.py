@@ -27,7 +27,7 @@ from bus.store import (
 from bus.store.migrate import downgrade_async
 from bus.store.tables import Base
 
-HEAD = "0011"  # the newest revision
+HEAD = "0012"  # the newest revision
 BASELINE = "0001"
 OWNER = Scope.user("t", "s")
 
@@ -65,7 +65,9 @@ async def test_upgrade_on_an_empty_database_creates_every_table(store_url: str) 
         "ix_conversations_tenant_id_updated_at",
         "ix_messages_conversation_id_id",
     } <= schema["indexes"]
-    assert {"conversation_id", "trace", "usage"} <= schema["run_columns"]
+    assert {"conversation_id", "trace", "usage", "verified", "verified_reason"} <= schema[
+        "run_columns"
+    ]
 
 
 async def test_the_migrated_schema_matches_the_models(store_url: str) -> None:

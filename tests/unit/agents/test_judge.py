@@ -45,11 +45,14 @@ async def deps_for() -> AsyncIterator[Any]:
     await engine.dispose()
 
 
-def state(judge: JudgeProgress | None = None, **settings: Any) -> RunState:
+def state(
+    judge: JudgeProgress | None = None, draft: str = "Four hundred thirty-seven.", **settings: Any
+) -> RunState:
+    # A draft without digits: the free tool pass (a figure would make it a recompute).
     values = {"mode": "multi", **settings}
     return RunState(
         question="What is 23 × 19?",
-        draft="437",
+        draft=draft,
         settings=RunSettings.model_validate(values),
         judge=judge or JudgeProgress(),
     )

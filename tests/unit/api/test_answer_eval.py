@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 from pathlib import Path
@@ -28,6 +29,7 @@ from api.evals.answer_set import (
     summary,
 )
 from gateway.tools import builtin_tools
+from gateway.tools.calculator import Calculator
 from gateway.tools.search_docs import SearchDocs
 
 # --- scoring --------------------------------------------------------------------------
@@ -185,3 +187,42 @@ def test_kinds_take_turns_so_a_short_run_covers_each() -> None:
     assert ordered[:4] == ["a01", "d01", "k01", "a02"]
     assert sorted(ordered) == sorted(q.id for q in shipped.questions)
     assert [q.id for q in in_turns(shipped, per_kind=1).questions] == ["a01", "d01", "k01"]
+
+
+def test_the_hard_sets_reference_calls_fit_their_tools_and_reach_the_answer() -> None:
+    # Every reference call (the first and the `then` ones) is valid for its tool, and the
+    # last calculator call computes what the question expects.
+    specs = {t.spec.name: t.spec for t in builtin_tools()}
+    specs["search_docs"] = SearchDocs.spec
+    hard = load_set(name="hard")
+    assert {q.kind for q in hard.questions} == {
+        "two_facts", "duration", "percentage", "code", "not_in_documents"
+    }  # fmt: skip
+    for q in hard.questions:
+        calls = [] if q.tool == "none" else [(q.tool, q.arguments)]
+        calls += [(c.tool, c.arguments) for c in q.then]
+        for tool, arguments in calls:
+            jsonschema.validate(arguments, specs[tool].input_schema)
+        computed = [a for t, a in calls if t == "calculator"]
+        if computed:
+            out = asyncio.run(Calculator().run(computed[-1], None))
+            assert is_correct(str(out["result"]), q.expect), (q.id, out)
+        else:
+            assert q.reference is not None and is_correct(q.reference, q.expect), q.id
+
+
+@pytest.mark.parametrize(
+    ("answer", "right"),
+    [
+        ("The trip takes 225 minutes.", True),
+        ("It takes 3 hours and 45 minutes.", True),  # the "215 minutes as 3 h 35"
+        ("3 h 45 min", True),
+        ("3.75 hours", True),
+        ("35 minutes", False),
+        ("from 14:05 to 17:50", False),
+    ],
+)
+def test_a_duration_in_minutes_may_be_written_as_hours_and_minutes(
+    answer: str, right: bool
+) -> None:
+    assert is_correct(answer, Expect(minutes=225)) is right

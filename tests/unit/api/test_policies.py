@@ -19,7 +19,6 @@ from api.app.auth import Authenticator, bearer_token
 from api.app.errors import Unauthorized
 from api.app.limits import TenantLimits
 from api.app.preferences import Preferences, overlay, run_settings, stored_preferences
-from api.cli.ask import cli_run_settings
 from api.compose.edge import defaults_of
 from api.compose.roles import make_llm
 from api.compose.settings import AppSettings
@@ -251,15 +250,6 @@ def test_the_local_model_context_window_is_a_setting(tmp_path: Path) -> None:
     llm = make_llm(AgentSettings(llm="local", llm_context_tokens=4096, data_dir=tmp_path))
     local = llm.inner if isinstance(llm, ObservedLLM) else llm  # priced and traced
     assert isinstance(local, LocalLLM) and local.context_tokens == 4096
-
-
-def test_agentbus_ask_starts_from_the_deployments_defaults() -> None:
-    env = AppSettings.load(agent_mode="multi", approve_high_risk=True, agent_max_tool_hops=2)
-    made = cli_run_settings(env, QuestionSettings(), human_gate=False, sources=["web"])
-    assert (made.mode, made.approve_high_risk, made.max_tool_hops) == ("multi", True, 2)
-    assert made.sources == ["web"] and made.timeout_s == env.bus.run_deadline_s
-    chosen = cli_run_settings(env, QuestionSettings(mode="single"), human_gate=True, sources=[])
-    assert (chosen.mode, chosen.human_gate) == ("single", True)
 
 
 def test_a_timeout_stored_before_the_bounds_is_read_back_in_range() -> None:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 
 from redis.asyncio import Redis
 
 from bus import keys, wire
 from bus.commands import Command, NoopTask
+from bus.events import ClientEvent
 from bus.noop import handle_noop
 from bus.publish import publish, request_cancel
 from bus.runtime.context import StepContext, StepResult
@@ -244,8 +246,10 @@ async def test_run_end_hook_sees_final_status(redis: Redis, make_settings) -> No
     s = make_settings().bus
     ended: list[tuple[str, str]] = []
 
-    async def on_end(command: Command, status: str) -> None:
+    async def on_end(command: Command, status: str, ending: Sequence[ClientEvent]) -> None:
         ended.append((command.run_id, status))
+        if status == "error":  # a dead-lettered step: the hook sees why, before the commit
+            assert [e.type for e in ending] == ["error"]
 
     worker = noop_worker(redis, s, on_run_end=on_end)
     await worker.ensure_groups()

@@ -18,6 +18,9 @@ from gateway.tools.calculator import Calculator, evaluate
     ("expression", "value"),
     [
         ("23 * 19", 437),
+        ("sum([3, 5, 7]) * 2", 30),
+        ("max((2, 9, 4))", 9),
+        ("sum(1, 2)", 3),
         ("1 + 2 * 3", 7),
         ("(1 + 2) * 3", 9),
         ("7 / 2", 3.5),
@@ -99,3 +102,50 @@ async def test_through_the_chain() -> None:
     assert "exponents" in bad.message
     long, _ = await invoke(calc("1+" * 300 + "1"), ctx)
     assert long.code == "schema_invalid" and "expression: must be at most 500" in long.message
+
+
+@pytest.mark.parametrize(
+    ("expression", "result", "unit", "text"),
+    [
+        ("17:50 - 14:05", 225, "minutes", "3 h 45 min"),
+        ("01:30 - 22:10", 200, "minutes", "3 h 20 min"),  # overnight
+        ("2:05 pm - 9:30 am", 275, "minutes", "4 h 35 min"),
+        ("10:15 - 10:00", 15, "minutes", "15 min"),
+        ("2026-12-25 - 2026-03-10", 290, "days", "290 days"),
+        ("2024-03-01 - 2024-02-01", 29, "days", "29 days"),  # a leap year
+        ("(17:50 - 14:05) / 60", 3.75, None, None),  # hours: no unit is claimed
+        ("2026-03-10 + 45", 739730, "date", "2026-04-24"),
+        ("2026-03-10 - 10", 739675, "date", "2026-02-28"),
+    ],
+)
+async def test_durations_between_clock_times_and_dates(
+    expression: str, result: float, unit: str | None, text: str | None
+) -> None:
+    ctx = CallContext(
+        tenant_id="t",
+        subject="s",
+        run_id="r",
+        agent="researcher",
+        policy=CallPolicy(),
+        deps=GatewayDeps(registry=ToolRegistry([Calculator()])),
+    )
+    call = ToolCallRequest(call_id="1", name="calculator", arguments={"expression": expression})
+    out, _ = await invoke(call, ctx)
+    assert out.status == "ok", out.message
+    assert out.result["result"] == result
+    assert out.result.get("unit") == unit
+    assert out.result.get("text") == text
+
+
+@pytest.mark.parametrize(
+    ("expression", "reason"),
+    [
+        ("25:00 - 1:00", "not a clock time"),
+        ("13:00 pm - 1:00 pm", "not a clock time"),
+        ("2026-02-30 - 2026-02-01", "not a date"),
+        ("2026-03-10 - 14:05", "not both"),
+    ],
+)
+async def test_malformed_times_and_dates_are_refused(expression: str, reason: str) -> None:
+    with pytest.raises(InvalidArgument, match=reason):
+        await Calculator().run({"expression": expression}, None)

@@ -91,6 +91,16 @@ async def test_benchmark_turn_answers_directly_without_a_calculator() -> None:
     assert joined(events, TextDelta) == BENCHMARK_ANSWER
 
 
+async def test_benchmark_turn_calls_the_tool_a_question_asks_for_if_offered() -> None:
+    ledger = ToolDefinition(name="ledger_append")
+    question = [ChatMessage.user('Please call ledger_append with {"entry": "pay 5"} now.')]
+    [call, _] = await run(ScriptedLLM(), question, [CALCULATOR, ledger])
+    assert isinstance(call, ToolCall)
+    assert (call.name, call.arguments) == ("ledger_append", {"entry": "pay 5"})
+    [fallback, _] = await run(ScriptedLLM(), question, [CALCULATOR])  # not offered
+    assert isinstance(fallback, ToolCall) and fallback.name == "calculator"
+
+
 async def test_list_script_plays_turns_in_order_then_raises() -> None:
     llm = ScriptedLLM([turn(text("one")), turn(text("two"))])
     hi = [ChatMessage.user("hi")]

@@ -22,11 +22,11 @@ FinalStatus = Literal["done", "error", "timeout", "cancelled", "rejected"]
 #: The statuses a run ends in, as strings (``Run.finished`` reads them).
 FINAL_STATUSES: frozenset[str] = frozenset(get_args(FinalStatus))
 
-CritiqueVerdict = Literal["OK", "REVISE", "REPLAN"]
-"""What the critic can answer."""
+CritiqueVerdict = Literal["OK", "REVISE", "REPLAN", "UNKNOWN"]
+"""What the critic can answer (``UNKNOWN``: its reply could not be read; never an OK)."""
 
-VerifierVerdict = Literal["pass", "needs_revision", "fail"]
-"""What the verifier can answer."""
+VerifierVerdict = Literal["pass", "needs_revision", "fail", "unknown"]
+"""What the verifier can answer (``unknown``: its output could not be read; never a pass)."""
 
 
 class Frame(BaseModel):
@@ -193,6 +193,12 @@ class Done(Event):
     stop_reason: str | None = Field(
         default=None, description="e.g. tool_loop_exhausted when the answer is a fallback"
     )
+    verified: bool | None = Field(
+        default=None,
+        description="What the run's judges concluded: true (approved), false (not), "
+        "null (unknown: a judge's output could not be read, or no judge ran).",
+    )
+    verified_reason: str | None = Field(default=None, description="Why, in a sentence.")
 
 
 ClientEvent = Annotated[

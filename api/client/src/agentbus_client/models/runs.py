@@ -43,6 +43,20 @@ class Run(View):
     cost_usd: float | None = Field(
         default=None, description="Model cost in US dollars (AGENTBUS_LLM_PRICES); None unpriced."
     )
+    partial: bool = Field(
+        default=False,
+        description="The run ended other than done (error, timeout, cancelled, rejected): "
+        "`answer` is null and `partial_answer` holds what it had written, if anything.",
+    )
+    partial_answer: str | None = Field(
+        default=None, description="A partial run's draft (from its trace); never the answer."
+    )
+    verified: bool | None = Field(
+        default=None,
+        description="What the judges concluded: true, false, or null (unknown, not judged, "
+        "or not ended yet).",
+    )
+    verified_reason: str | None = Field(default=None, description="Why, in a sentence.")
 
     @property
     def finished(self) -> bool:

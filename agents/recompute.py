@@ -1,0 +1,230 @@
+"""The fact-check's recompute pass: the draft's figures re-derived with tools, then compared.
+
+When the draft states a number, a date or a duration, the last judge's verify-only pass
+asks the model, under :data:`PLAN_SCHEMA`, how to recompute each figure from the question:
+one calculator expression per figure (clock times and dates included, see
+`gateway.tools.calculator`). The calls go to the gateway like any tool call; their results
+are compared here with the figures the draft states. A figure the tools recompute to a
+value the draft does not state is a mismatch: the judge's verdict becomes a revision, with
+the recomputed value in the reasons the researcher reads on its retry. A recomputation
+that fails (a bad expression) is reported, never counted as a mismatch.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import json
+import math
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from agents.verdicts import json_object
+from bus.run_state import ChatMessage, Recompute
+
+MAX_CHECKS = 2
+PLAN_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "checks": {
+            "type": "array",
+            "maxItems": MAX_CHECKS,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "claim": {"type": "string", "maxLength": 80},
+                    "expression": {"type": "string", "maxLength": 200},
+                },
+                "required": ["claim", "expression"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["checks"],
+    "additionalProperties": False,
+}
+_DIGIT = re.compile(r"\d")
+# A figure as written: an ISO date, a clock time, a number (thousands separators dropped).
+_TOKEN = re.compile(r"\d{4}-\d{2}-\d{2}|\d+(?::\d+)+|\d+(?:\.\d+)?")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_FACTORS = {"1", "2", "7", "10", "12", "24", "60", "100", "365", "1000", "3600"}
+_CLOCK = re.compile(r"(?<![\d.:])(\d{1,2}):(\d{2})(?![\d:])")
+_ISO = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+_HOURS_MINUTES = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b\.?(?:\s*(?:and|,)?\s*(\d+)\s*(?:minutes?|mins?|m)\b)?",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(\s*%)?")
+_MONTHS = {
+    m.lower(): i
+    for i, m in enumerate(calendar.month_name)
+    if m  # English names (C locale)
+}
+_WRITTEN = re.compile(
+    r"(?:(\d{1,2})(?:st|nd|rd|th)?(?: of)? ([A-Z][a-z]+),? (\d{4}))|"
+    r"(?:([A-Z][a-z]+) (\d{1,2})(?:st|nd|rd|th)?,? (\d{4}))"
+)
+
+
+def states_figure(draft: str) -> bool:
+    """Whether the draft states a number, a date or a duration (anything with a digit)."""
+    return bool(_DIGIT.search(draft))
+
+
+def from_sources(expression: str, sources: str) -> bool:
+    """Whether every figure of ``expression`` comes from ``sources`` (the question and the
+    evidence): a number the sources hold (a percentage also as a fraction, 0.15 for 15 %),
+    or a common conversion factor. An expression built from the draft's own figures would
+    only repeat the draft's arithmetic, so it is no recomputation."""
+    given = set(_TOKEN.findall(_THOUSANDS.sub("", sources)))
+    for token in _TOKEN.findall(_THOUSANDS.sub("", expression)):
+        if token in given or token in _FACTORS:
+            continue
+        try:
+            if _plain(float(token) * 100) in given:
+                continue
+        except ValueError:
+            pass
+        return False
+    return True
+
+
+def _plain(value: float) -> str:
+    return str(int(value)) if abs(value - round(value)) < 1e-9 else str(value)
+
+
+def plan_calls(reply: str, prefix: str, sources: str | None = None) -> list[Recompute]:
+    """The recompute plan's calculator calls, under our own ids ``{prefix}r{i}``.
+
+    Tolerant: a JSON object anywhere in the reply; an expression written with its result
+    (``17:50 - 14:05 = 35``) keeps only the part before ``=``. With ``sources`` (question
+    and evidence), an expression whose figures do not come from them is dropped.
+    """
+    doc = json_object(reply)
+    checks: Any = doc.get("checks") if doc else None
+    if not isinstance(checks, list):
+        return []
+    out: list[Recompute] = []
+    for item in checks[:MAX_CHECKS]:  # pyright: ignore[reportUnknownVariableType]
+        if not isinstance(item, dict):
+            continue
+        expression = str(item.get("expression", "")).split("=")[0].strip()[:500]  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+        if not expression or not _DIGIT.search(expression):
+            continue
+        if sources is not None and not from_sources(expression, sources):
+            continue
+        out.append(
+            Recompute(
+                call_id=f"{prefix}r{len(out)}",
+                tool="calculator",
+                arguments={"expression": expression},
+                claim=str(item.get("claim", ""))[:200],  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+            )
+        )
+    return out
+
+
+def figures(text: str) -> list[float]:
+    """Every value the text states: numbers (a percentage also as a fraction), clock times
+    and durations in minutes (``3 hours and 45 minutes`` and ``3:45`` are also 225)."""
+    found: list[float] = []
+    for h, m in _CLOCK.findall(text):
+        found.append(int(h) * 60 + int(m))
+    for hours, minutes in _HOURS_MINUTES.findall(text):
+        found.append(float(hours) * 60 + (int(minutes) if minutes else 0))
+    plain = _CLOCK.sub(" ", text)
+    for match in _NUMBER.finditer(plain):
+        value = float(match.group(0).rstrip("% ").replace(",", ""))
+        found.append(value)
+        if match.group(2):
+            found.append(value / 100)
+    return found
+
+
+def _decimals(value: float) -> int:
+    text = repr(value)
+    return len(text.split(".")[1]) if "." in text and not text.endswith(".0") else 0
+
+
+def _states(value: float, stated: Iterable[float]) -> bool:
+    # A stated figure matches when it is the value rounded to the figure's own precision.
+    for f in stated:
+        tolerance = max(0.5 * 10 ** -_decimals(f), 1e-9 * abs(value))
+        if math.isclose(f, value, abs_tol=tolerance + 1e-12):
+            return True
+    return False
+
+
+def dates(text: str) -> set[dt.date]:
+    """The dates a text states (ISO, ``10 March 2026``, ``March 10, 2026``)."""
+    out: set[dt.date] = set()
+    for y, m, d in _ISO.findall(text):
+        try:
+            out.add(dt.date(int(y), int(m), int(d)))
+        except ValueError:
+            continue
+    for match in _WRITTEN.finditer(text):
+        d1, month1, y1, month2, d2, y2 = match.groups()
+        day, month, year = (d1, month1, y1) if d1 else (d2, month2, y2)
+        number = _MONTHS.get((month or "").lower())
+        if number is None:
+            continue
+        try:
+            out.add(dt.date(int(year), number, int(day)))
+        except ValueError:
+            continue
+    return out
+
+
+def _results(thread: Sequence[ChatMessage]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for m in thread:
+        if m.role == "tool" and m.tool_call_id:
+            try:
+                body = json.loads(m.content)
+            except ValueError:
+                continue
+            if isinstance(body, dict):
+                out[m.tool_call_id] = body  # pyright: ignore[reportUnknownArgumentType]
+    return out
+
+
+def compare(
+    checks: Sequence[Recompute], thread: Sequence[ChatMessage], draft: str
+) -> tuple[str, list[str]]:
+    """(findings, mismatches): each recomputed figure confirmed, refuted or not recomputed.
+
+    ``thread`` holds the gateway's results as tool messages (`agents.state.tool_message`).
+    """
+    results = _results(thread)
+    stated, stated_dates = figures(draft), dates(draft)
+    lines: list[str] = []
+    mismatches: list[str] = []
+    for check in checks:
+        expression = str(check.arguments.get("expression", ""))
+        body = results.get(check.call_id) or {}
+        out: Any = body.get("result")
+        if body.get("status") != "ok" or not isinstance(out, dict):
+            why = body.get("message") or body.get("code") or "no result"
+            lines.append(f"could not recompute {expression!r}: {why}")
+            continue
+        value: Any = out.get("result")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        unit: Any = out.get("unit")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        shown = str(out.get("text") or value)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        if unit == "minutes":
+            shown = f"{value} minutes ({shown})"
+        if unit == "date":
+            ok = dt.date.fromisoformat(shown) in stated_dates
+        else:
+            ok = isinstance(value, int | float) and _states(float(value), stated)  # pyright: ignore[reportUnknownArgumentType]
+        said = f"; the draft says {check.claim}" if check.claim else ""
+        if ok:
+            lines.append(f"confirmed with the calculator: {expression} = {shown}")
+        else:
+            mismatches.append(
+                f"the fact-check recomputed {expression} with the calculator: {shown}{said}"
+                f" (the draft does not state {shown}); answer with the recomputed value"
+            )
+            lines.append(f"REFUTED: {expression} = {shown}{said}")
+    return "\n".join(lines), mismatches

@@ -1,0 +1,170 @@
+"""``agentbus eval judges``: the critic's and the verifier's catch and false-alarm rates.
+
+Each model judges the shipped (question, evidence, draft) triples on the real bus
+(`api.evals.judge_set`): right drafts and drafts made wrong on purpose. ``scripted`` is the
+reference: it approves every draft and recomputes the case's own expression, so whatever it
+catches, the recompute through the gateway caught; it checks the triples and the harness.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from agents.errors import LLMError
+from agents.llm.local import LocalLLM
+from agents.llm.observed import ObservedLLM
+from agents.llm.ports import LLM, ChatMessage, LLMOptions, ToolDefinition
+from agents.llm.scripted import ScriptedLLM, Turn, agent_of, text, turn
+from agents.llm.weights import LOCAL_MODELS
+from api.cli.common import run_async, settings
+from api.compose.roles import make_llm
+from api.evals.answer_runs import SCRIPTED, host_figures
+from api.evals.judge_set import (
+    JUDGES,
+    JudgeOutcome,
+    JudgeSet,
+    judge_summary,
+    load_judge_set,
+    run_judges,
+    triples,
+)
+
+
+def reference_judge(judge_set: JudgeSet) -> ScriptedLLM:
+    """A judge that approves every draft and recomputes the case's own expression."""
+
+    def play(
+        messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
+    ) -> Turn:
+        role = agent_of(messages, options)
+        if role == "critic":
+            return turn(text('{"verdict": "OK", "reason": "reads as supported"}'))
+        if role == "verifier":
+            return turn(text('{"verdict": "pass", "reasons": ["reads as supported"]}'))
+        asked = " ".join(m.content for m in messages if m.role == "user")
+        case = next((c for c in judge_set.cases if c.question in asked), None)
+        checks = [{"claim": "", "expression": case.expression}] if case and case.expression else []
+        if role == "recompute":
+            return turn(text(json.dumps({"checks": checks})))
+        return turn(text("Nothing to check."))  # the free tool pass: no call
+
+    return ScriptedLLM(play, name=SCRIPTED)
+
+
+async def evaluate_judges(
+    name: str,
+    judge_set: JudgeSet,
+    *,
+    per_kind: int = 0,
+    judges: Sequence[str] = tuple(JUDGES),
+    overrides: dict[str, Any] | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """One model's judge summary (with ``outcomes``); an ``error`` row if it cannot load."""
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    before = host_figures()
+    local: LocalLLM | None = None
+    llm: LLM
+    if name == SCRIPTED:
+        llm = reference_judge(judge_set)
+    else:
+        s = settings()
+        observed = make_llm(s.agents.model_copy(update={"llm": "local", "llm_local_model": name}))
+        assert isinstance(observed, ObservedLLM) and isinstance(observed.inner, LocalLLM)
+        local, llm = observed.inner, observed
+        try:
+            await local.load()
+        except LLMError as e:
+            return {"model": name, "error": e.code, "message": e.message, "hint": e.hint}
+
+    def show(o: JudgeOutcome) -> None:
+        if progress:
+            mark = "flag" if o.flagged else ("?   " if o.unknown else "ok  ")
+            typer.echo(
+                f"  {o.case} {o.kind:16} {o.judge:8} {mark} {o.verdict:15} {o.seconds:6.1f}s"
+                f" {o.reason[:80]}",
+                err=True,
+            )
+
+    wall = time.perf_counter()
+    chosen = triples(judge_set, per_kind)
+    try:
+        outcomes = await run_judges(
+            llm, judge_set, chosen, judges=judges, overrides=overrides, on_outcome=show
+        )
+    finally:
+        if local is not None:
+            await local.aclose()
+    row = judge_summary(name if local is None else local.name, outcomes)
+    row |= {
+        "wall_s": round(time.perf_counter() - wall, 1),
+        "started": started,
+        "loadavg_before": before["loadavg"],
+        "loadavg_after": host_figures()["loadavg"],
+        "host": before["host"],
+        "threads": None if local is None else local.threads,
+        "outcomes": [dataclasses.asdict(o) for o in outcomes],
+    }
+    return row
+
+
+@run_async
+async def eval_judges(
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            help=f"A model to judge with (repeatable): {', '.join(LOCAL_MODELS)} or {SCRIPTED}. "
+            "Default: every local model."
+        ),
+    ] = None,
+    cases: Annotated[
+        Path | None, typer.Option(help="Another triples file (default: the shipped set).")
+    ] = None,
+    per_kind: Annotated[
+        int, typer.Option(min=0, help="Judge only the first N drafts of each kind (0: all).")
+    ] = 0,
+    judge: Annotated[
+        list[str] | None, typer.Option(help="critic or verifier (repeatable; default both).")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON line per model (with each outcome).")
+    ] = False,
+) -> None:
+    """Catch rate (wrong drafts flagged) and false alarms (right drafts flagged) of the critic
+    and the verifier, per model, on shipped right and wrong-on-purpose drafts."""
+    judge_set = load_judge_set(cases)
+    names = model or list(LOCAL_MODELS)
+    unknown = [n for n in names if n not in LOCAL_MODELS and n != SCRIPTED]
+    if unknown:
+        raise typer.BadParameter(f"unknown model {unknown[0]!r}; choose from {list(LOCAL_MODELS)}")
+    chosen_judges = judge or list(JUDGES)
+    if bad := [j for j in chosen_judges if j not in JUDGES]:
+        raise typer.BadParameter(f"unknown judge {bad[0]!r}; choose from {list(JUDGES)}")
+    failed = False
+    for name in names:
+        row = await evaluate_judges(
+            name, judge_set, per_kind=per_kind, judges=chosen_judges, progress=True
+        )
+        failed |= "error" in row
+        if as_json:
+            typer.echo(json.dumps(row))
+        elif "error" in row:
+            typer.echo(f"{name}: {row['error']}: {row['message']} ({row['hint']})")
+        else:
+            for judge_name, r in row["judges"].items():
+                typer.echo(
+                    f"{row['model']} {judge_name}: caught {r['caught']} wrong drafts "
+                    f"({r['catch_by_kind']}), false alarms {r['false_alarms']}, unknown "
+                    f"{r['unknown']}, mean {r['mean_s']} s/draft, load {row['loadavg_before']}"
+                    f" -> {row['loadavg_after']}"
+                )
+    if failed:
+        raise typer.Exit(1)

@@ -1,0 +1,71 @@
+"""A side-effecting call's claim on a Redis Cluster with replicas: on a shard of every
+master, the claim, its lease and the recorded outcome live in the run's slot (one script
+each), ``WAIT 1`` acknowledges the claim before the tool runs, a dead claim ends
+``outcome_unknown``, and a tool that takes a key runs again with the same key."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+from redis.asyncio import Redis
+
+from agents.graph import next_role
+from api.bench.local_cluster import LocalCluster
+from api.compose.settings import AppSettings
+from bus import keys
+from bus.runtime.context import StepContext
+from gateway.call_context import GatewayDeps
+from gateway.once import idempotency_key
+from gateway.ports import TenantPolicy
+from gateway.registry import ToolRegistry
+from gateway.tenants import DeploymentPolicies
+from gateway.worker import make_gateway_handler
+from tests.unit.gateway.test_call_once import Effect, batch
+
+pytestmark = [pytest.mark.connected, pytest.mark.cluster]
+
+
+@pytest.mark.parametrize("shard", [0, 1, 2])
+async def test_claims_hold_on_a_shard_of_every_master(
+    redis: Redis,
+    cluster: LocalCluster,
+    make_settings: Callable[..., AppSettings],
+    shard: int,
+) -> None:
+    settings = make_settings(
+        redis_cluster=True, redis_wait_replicas=1, redis_wait_timeout_ms=2000
+    ).bus
+
+    async def deliver(tool: Effect, delivery: int) -> list[str]:
+        handler = make_gateway_handler(
+            GatewayDeps(registry=ToolRegistry([tool])),
+            DeploymentPolicies(TenantPolicy()),
+            route=next_role,
+        )
+        cmd = batch(shard=shard)
+        result = await handler(StepContext(cmd, delivery, redis, settings), cmd)
+        return [e.code for e in result.events if e.type == "tool_result"]
+
+    for keyed in (False, True):
+        await cluster_flush(cluster)
+        tool = Effect(takes_key=keyed)
+        tool.release.clear()
+        first = asyncio.create_task(deliver(tool, 1))  # its gateway dies while the tool runs
+        await tool.started.wait()
+        first.cancel()
+        await asyncio.gather(first, return_exceptions=True)
+        tool.release.set()
+        claim = keys.run_call_claim("run-1", shard, "c1")
+        assert cluster.master_of(claim) == cluster.master_of(keys.role_stream("gateway", shard))
+        assert await redis.exists(claim)  # it outlives its holder
+        assert await deliver(tool, 2) == (["ok"] if keyed else ["outcome_unknown"])
+        assert tool.runs == (2 if keyed else 1)
+        if keyed:
+            assert tool.keys == [idempotency_key("t1", "run-1", "c1")] * 2
+            assert await deliver(tool, 3) == ["ok"] and tool.runs == 2  # recorded now
+
+
+async def cluster_flush(cluster: LocalCluster) -> None:
+    await asyncio.to_thread(cluster.flush)

@@ -1,0 +1,169 @@
+"""Reading the judges and the plan: recompute plans and comparisons, stated results, verdicts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agents.planner import FALLBACK_STEP, read_plan, steps_only
+from agents.recompute import compare, dates, figures, plan_calls, states_figure
+from agents.verdicts import conclusion
+from bus.run_state import ChatMessage, Recompute, Review, RunSettings, RunState
+
+
+def _result(call_id: str, body: dict[str, object]) -> ChatMessage:
+    return ChatMessage(
+        role="tool", tool_call_id=call_id, name="calculator", content=json.dumps(body)
+    )
+
+
+def _check(expression: str, claim: str = "", call_id: str = "j5r0") -> Recompute:
+    return Recompute(
+        call_id=call_id, tool="calculator", arguments={"expression": expression}, claim=claim
+    )
+
+
+def test_a_recompute_plan_becomes_calculator_calls_under_our_ids() -> None:
+    reply = '{"checks": [{"claim": "35 minutes", "expression": "17:50 - 14:05 = 35"}]}'
+    [check] = plan_calls(reply, "j5")
+    assert check.call_id == "j5r0" and check.tool == "calculator"
+    assert check.arguments == {"expression": "17:50 - 14:05"}  # the stated result cut off
+    assert check.claim == "35 minutes"
+    assert plan_calls("no JSON here", "j5") == []
+    assert plan_calls('{"checks": [{"claim": "x", "expression": "pi"}]}', "j5") == []
+
+
+@pytest.mark.parametrize(
+    ("draft", "value"),
+    [
+        ("The trip takes 225 minutes.", 225),
+        ("It takes 3 hours and 45 minutes.", 225),
+        ("About 3 h 45 min.", 225),
+        ("3.75 hours", 225),
+        ("1234 × 5678 = 7,006,652", 7006652),
+        ("15% of 2480", 0.15),
+        ("The ratio is 0.33", 1 / 3),
+    ],
+)
+def test_the_figures_a_draft_states(draft: str, value: float) -> None:
+    assert any(abs(f - value) < 0.01 for f in figures(draft))
+
+
+def test_written_and_iso_dates_are_read() -> None:
+    found = dates("Due on 24 April 2026, or was it April 25, 2026? Not 2026-02-30; 2026-05-01.")
+    assert {str(d) for d in found} == {"2026-04-24", "2026-04-25", "2026-05-01"}
+
+
+def test_a_figure_recomputed_differently_is_a_mismatch_with_the_recomputed_value() -> None:
+    checks = [_check("17:50 - 14:05", claim="35 minutes")]
+    body = {
+        "status": "ok",
+        "code": "ok",
+        "result": {"result": 225, "unit": "minutes", "text": "3 h 45 min"},
+    }
+    thread = [_result("j5r0", body)]
+    findings, mismatches = compare(checks, thread, "The trip takes 35 minutes.")
+    assert "REFUTED" in findings
+    [why] = mismatches
+    assert "225 minutes (3 h 45 min)" in why and "35 minutes" in why
+    # The same figure said another way is confirmed, not a mismatch.
+    findings, mismatches = compare(checks, thread, "It takes 3 hours and 45 minutes.")
+    assert mismatches == [] and "confirmed" in findings
+
+
+def test_a_failed_recomputation_is_reported_never_a_mismatch() -> None:
+    body = {"status": "error", "code": "invalid_argument", "message": "not valid arithmetic"}
+    findings, mismatches = compare([_check("what?")], [_result("j5r0", body)], "It is 12.")
+    assert mismatches == [] and "could not recompute" in findings
+
+
+def test_a_recomputed_date_must_be_the_drafts() -> None:
+    body = {
+        "status": "ok",
+        "code": "ok",
+        "result": {"result": 739730, "unit": "date", "text": "2026-04-24"},
+    }
+    thread = [_result("j5r0", body)]
+    assert compare([_check("2026-03-10 + 45")], thread, "It is 24 April 2026.")[1] == []
+    assert compare([_check("2026-03-10 + 45")], thread, "It is 25 April 2026.")[1] != []
+
+
+def test_only_drafts_with_digits_are_recomputed() -> None:
+    assert states_figure("It takes 225 minutes.")
+    assert not states_figure("Mirela Okafor leads it.")
+
+
+@pytest.mark.parametrize(
+    ("steps", "kept"),
+    [
+        # The issue's plan: the stated result is cut, the work is kept.
+        (["Duration: 17:50 - 14:05 = 35 minutes"], ["Duration: 17:50 - 14:05"]),
+        (["Compute 15% of 2480, which is 372"], ["Compute 15% of 2480"]),
+        (
+            ["Multiply 1234 by 5678 with the calculator"],
+            ["Multiply 1234 by 5678 with the calculator"],
+        ),
+        (["Convert hours to minutes (60 per hour)"], ["Convert hours to minutes (60 per hour)"]),
+        # A figure the question does not hold is a result in disguise.
+        (["The trip takes 35 minutes", "Answer"], ["Answer"]),
+        (["35"], [FALLBACK_STEP]),
+    ],
+)
+def test_a_plan_step_that_states_a_result_is_cut_or_dropped(
+    steps: list[str], kept: list[str]
+) -> None:
+    question = "A train leaves at 14:05 and arrives at 17:50; what is 15% of 2480 and 1234 × 5678?"
+    assert steps_only(steps, question) == kept
+
+
+def test_a_plan_is_read_from_json_or_bullets() -> None:
+    assert read_plan('{"plan": ["look it up", "answer"]}', []) == (["look it up", "answer"], [])
+    assert read_plan("- look it up\n- answer", ["documents"]) == (
+        ["look it up", "answer"],
+        ["documents"],
+    )
+    plan = '{"plan": ["search"], "sources": ["web", "nope"]}'
+    assert read_plan(plan, ["documents", "web"]) == (["search"], ["web"])
+
+
+def _judged(accuracy: str, *reviews: Review, mode: str = "multi") -> RunState:
+    s = RunSettings.model_validate({"mode": mode, "accuracy": accuracy})
+    critic = [r for r in reviews if r.agent == "critic"]
+    verifier = [r for r in reviews if r.agent == "verifier"]
+    return RunState(question="q", settings=s, critiques=critic, verdicts=verifier)
+
+
+def test_what_the_judges_concluded() -> None:
+    ok = Review(agent="critic", verdict="OK", reason="right")
+    unknown = Review(agent="critic", verdict="UNKNOWN", reason="unreadable critique: OK if ...")
+    revise = Review(agent="critic", verdict="REVISE", reason="recomputed 225")
+    passed = Review(agent="verifier", verdict="pass", reason="fine")
+    unreadable = Review(agent="verifier", verdict="unknown", reason="unreadable")
+    assert conclusion(_judged("standard", ok)) == (True, "critic OK: right")
+    assert conclusion(_judged("standard", unknown))[0] is None
+    assert conclusion(_judged("standard", revise)) == (False, "critic REVISE: recomputed 225")
+    # In accurate mode the verifier decides: an OK critique does not make an unknown a pass.
+    assert conclusion(_judged("accurate", ok, unreadable))[0] is None
+    assert conclusion(_judged("accurate", unknown, passed))[0] is True
+    assert conclusion(_judged("standard", mode="single")) == (
+        None,
+        "not judged: single mode has no judges",
+    )
+
+
+def test_a_recompute_built_from_the_drafts_own_figures_is_dropped() -> None:
+    question = "A train leaves at 14:05 and arrives at 17:50. And what is 15% of 2,480?"
+    reply = json.dumps(
+        {
+            "checks": [
+                {
+                    "claim": "35",
+                    "expression": "3 * 60 + 45",
+                },  # the draft's "3 h 45": not from the question
+                {"claim": "372", "expression": "2480 * 0.15"},  # 15 % as a fraction: from it
+            ]
+        }
+    )
+    [check] = plan_calls(reply, "j5", sources=question)
+    assert check.arguments == {"expression": "2480 * 0.15"} and check.call_id == "j5r0"
