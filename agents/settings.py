@@ -57,6 +57,23 @@ class AgentSettings(EnvSettings):
     llm_context_tokens: int = Field(
         default=8192, ge=512, le=131_072, description="The local model's context window."
     )
+    llm_parallel: int = Field(
+        default=4,
+        ge=1,
+        le=16,
+        description="Slots of the local model (llm=local): requests it decodes at once, each "
+        "with the whole context window and its own cached prefix (1: one at a time, every "
+        "call re-fills the previous one's prompt). See docs/local-models-speed.md.",
+    )
+    llm_draft_model: Literal["none", "ngram", "qwen2.5-coder-0.5b"] = Field(
+        default="none",
+        description="Speculative decoding of the local model (llm=local): a draft model "
+        "(the 0.5B drafts for the 1.5B, one tokenizer) or `ngram` (drafts from the prompt's "
+        "own n-grams, no second model). See docs/local-models-speed.md.",
+    )
+    llm_draft_max: int = Field(
+        default=8, ge=1, le=64, description="Tokens the draft model proposes per step at most."
+    )
     llm_token_delay_s: float = Field(
         default=0.0, ge=0, description="Per-token delay of the scripted model (llm=scripted)."
     )

@@ -8,6 +8,13 @@ event loop as they are produced, and a consumer that stops reading stops the gen
 One ``stream`` call may run up to three constrained steps, all sharing one Usage:
 ``think`` → reasoning (emulated: the model is asked for its reasoning first), tools → a
 JSON-schema-constrained choice between calling one tool and answering, then the answer.
+
+Speed (issue 29, figures in docs/local-models-speed.md): the runtime is loaded with
+``n_parallel`` slots, each with the whole context window, and continuous batching, so several
+runs decode at once and each kind of call (a decision, an answer, a critique) finds its own
+prefix cached in the slot the runtime picks by prompt similarity; every request asks for
+``cache_prompt``. A draft model (the 0.5B for the 1.5B: one tokenizer) enables speculative
+decoding. Each completion's timings reach the ``on_call`` hook as a `CallRecord`.
 """
 
 from __future__ import annotations
@@ -20,12 +27,13 @@ import secrets
 import threading
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agents.errors import LLMBadRequest, LLMUnavailable, ModelLoadFailed, ModelNotInstalled
 from agents.llm import local_prompts as prompts
+from agents.llm.local_calls import CallRecord, Step, caller, record_of
 from agents.llm.ports import (
     ChatMessage,
     LLMEvent,
@@ -48,9 +56,15 @@ class LocalLLM:
     Args:
         cache_dir: where the joined weights are kept (e.g. ``<data_dir>/models``).
         spec: which weights to join and their pinned SHA-256.
-        n_ctx: context window in tokens, shared by ``n_parallel`` slots.
+        n_ctx: context window in tokens of each of the ``n_parallel`` slots.
         n_threads: CPU threads; default all cores, at most 8 (more does not help a 0.5B model).
-        n_parallel: requests decoded at once; extra requests queue inside the runtime.
+        n_parallel: slots: requests decoded at once (continuous batching), each keeping its
+            last prompt cached; extra requests queue inside the runtime.
+        draft: weights of a draft model for speculative decoding (same tokenizer), ``"ngram"``
+            to draft from n-grams of the prompt itself (no second model), or None.
+        draft_max: tokens the draft proposes per step at most.
+        draft_p_min: the draft's minimum probability to go on proposing.
+        on_call: called with a `CallRecord` after every completion (benchmarks).
         temperature: used when the options leave it unset; tool choice always uses 0.
         max_tokens: answer length when the options leave it unset.
         think_tokens: budget of the emulated reasoning step.
@@ -65,6 +79,10 @@ class LocalLLM:
         n_ctx: int = 8192,
         n_threads: int | None = None,
         n_parallel: int = 1,
+        draft: WeightsSpec | Literal["ngram"] | None = None,
+        draft_max: int = 8,
+        draft_p_min: float = 0.75,
+        on_call: Callable[[CallRecord], None] | None = None,
         temperature: float = 0.2,
         max_tokens: int = 1024,
         think_tokens: int = 384,
@@ -72,7 +90,11 @@ class LocalLLM:
     ) -> None:
         self._cache_dir = Path(cache_dir)
         self._spec = spec
-        self._n_ctx, self._n_parallel = n_ctx, n_parallel
+        self._n_ctx, self._n_parallel = n_ctx, max(1, n_parallel)
+        self._draft: WeightsSpec | Literal["ngram"] | None = draft
+        self._draft_max, self._draft_p_min = draft_max, draft_p_min
+        self.on_call = on_call
+        """Called with a `CallRecord` after every completion (None: no records kept)."""
         self._n_threads = n_threads or min(8, os.cpu_count() or 1)
         self._temperature, self._max_tokens = temperature, max_tokens
         self._think_tokens, self._seed = think_tokens, seed
@@ -89,6 +111,19 @@ class LocalLLM:
     def threads(self) -> int:
         """The CPU threads the model runs on."""
         return self._n_threads
+
+    @property
+    def parallel(self) -> int:
+        """The runtime's slots (requests decoded at once)."""
+        return self._n_parallel
+
+    @property
+    def draft_name(self) -> str | None:
+        """The draft model's file name (speculative decoding), None without one."""
+        draft = self._draft
+        if draft is None or isinstance(draft, str):
+            return draft
+        return draft.filename.removesuffix(".gguf")
 
     @property
     def context_tokens(self) -> int:
@@ -127,8 +162,13 @@ class LocalLLM:
             xlc: Any = xllamacpp  # a compiled module without type stubs
             params = xlc.CommonParams()
             params.model.path = str(path)
-            params.n_ctx = self._n_ctx
+            # Each slot gets the whole window: the runtime splits n_ctx between the slots.
+            params.n_ctx = self._n_ctx * self._n_parallel
             params.n_parallel = self._n_parallel
+            params.cont_batching = True
+            params.cache_prompt = True
+            if self._draft is not None:
+                self._set_draft(xlc, params)
             params.cpuparams.n_threads = self._n_threads
             params.cpuparams_batch.n_threads = self._n_threads
             params.verbosity = -1  # the runtime logs every request to stderr otherwise
@@ -140,6 +180,29 @@ class LocalLLM:
             except Exception as e:
                 raise ModelLoadFailed(f"could not load {path}: {e}") from e
             self.load_seconds = time.perf_counter() - started
+
+    def _set_draft(self, xlc: Any, params: Any) -> None:
+        """Speculative decoding with the draft model (its weights joined and verified too),
+        or from the prompt's own n-grams (a decision's JSON repeats its examples' keys)."""
+        spec = params.speculative
+        kinds = xlc.common_speculative_type
+        if self._draft == "ngram":
+            spec.types = [kinds.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
+            spec.ngram_simple.size_n = 3  # tokens that must match to propose a continuation
+            spec.ngram_simple.size_m = self._draft_max
+            return
+        assert isinstance(self._draft, WeightsSpec)
+        try:
+            draft_path = ensure_weights(self._cache_dir, self._draft)
+        except OSError as e:
+            raise ModelLoadFailed(f"could not prepare weights in {self._cache_dir}: {e}") from e
+        spec.types = [kinds.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
+        spec.draft.mparams.path = str(draft_path)
+        spec.draft.n_max = self._draft_max
+        spec.draft.n_min = 0
+        spec.draft.p_min = self._draft_p_min
+        spec.draft.cpuparams.n_threads = self._n_threads
+        spec.draft.cpuparams_batch.n_threads = self._n_threads
 
     async def aclose(self) -> None:
         """Unload the model (in-flight streams finish first)."""
@@ -165,7 +228,7 @@ class LocalLLM:
         if options.think:
             parts: list[str] = []
             request = self._request(prompts.reasoning_messages(messages), self._think_tokens)
-            thinking = self._generate({**request, "temperature": temperature}, usage)
+            thinking = self._generate({**request, "temperature": temperature}, usage, "reasoning")
             async with contextlib.aclosing(thinking) as pieces:
                 async for piece in pieces:
                     parts.append(piece)
@@ -184,8 +247,9 @@ class LocalLLM:
         request["temperature"] = temperature
         if options.response_schema is not None:
             request["json_schema"] = options.response_schema
+        step: Step = "answer" if options.response_schema is None else "structured"
         # aclosing: a consumer that stops reading stops the generation at once.
-        async with contextlib.aclosing(self._generate(request, usage)) as pieces:
+        async with contextlib.aclosing(self._generate(request, usage, step)) as pieces:
             async for piece in pieces:
                 yield TextDelta(text=piece)
         yield Usage(prompt_tokens=usage[0], completion_tokens=usage[1])
@@ -198,12 +262,12 @@ class LocalLLM:
         request["temperature"] = 0.0
         try:
             raw = await self._complete(
-                {**request, "json_schema": prompts.decision_schema(tools)}, usage
+                {**request, "json_schema": prompts.decision_schema(tools)}, usage, "decision"
             )
         except LLMBadRequest:
             # A tool schema the grammar engine cannot compile: constrain only the shape.
             loose = prompts.decision_schema(tools, strict_arguments=False)
-            raw = await self._complete({**request, "json_schema": loose}, usage)
+            raw = await self._complete({**request, "json_schema": loose}, usage, "decision")
         try:
             decision = json.loads(raw)
         except ValueError:
@@ -219,12 +283,17 @@ class LocalLLM:
     def _request(self, wire: list[dict[str, str]], max_tokens: int) -> dict[str, Any]:
         return {"messages": wire, "max_tokens": max_tokens, "seed": self._seed}
 
-    async def _complete(self, request: dict[str, Any], usage: list[int]) -> str:
-        async with contextlib.aclosing(self._generate(request, usage)) as pieces:
+    async def _complete(self, request: dict[str, Any], usage: list[int], step: Step) -> str:
+        async with contextlib.aclosing(self._generate(request, usage, step)) as pieces:
             return "".join([piece async for piece in pieces])
 
-    async def _generate(self, request: dict[str, Any], usage: list[int]) -> AsyncGenerator[str]:
-        """Run one streamed completion in a worker thread; yield text pieces as they come."""
+    async def _generate(
+        self, request: dict[str, Any], usage: list[int], step: Step
+    ) -> AsyncGenerator[str]:
+        """Run one streamed completion in a worker thread; yield text pieces as they come.
+
+        With an ``on_call`` hook, the completion's `CallRecord` goes to it at the end.
+        """
         server = self._server
         if server is None:
             raise LLMUnavailable("the local model was closed")
@@ -244,25 +313,49 @@ class LocalLLM:
             return stop.is_set() or not post(chunk)
 
         def work() -> None:
-            body = {**request, "stream": True, "stream_options": {"include_usage": True}}
+            body = {
+                **request,
+                "cache_prompt": True,
+                "stream": True,
+                "stream_options": {"include_usage": True},
+            }
             try:
                 server.handle_chat_completions(body, on_chunk)
             except Exception as e:  # surfaced on the event loop, where it is mapped
                 post(e)
             post(_END)
 
+        agent, run_id = caller()
+        started = time.perf_counter()
+        first: float | None = None
+        timings: dict[str, Any] = {}
         worker = loop.run_in_executor(None, work)
         try:
             while (item := await queue.get()) is not _END:
-                piece = self._read_chunk(item, usage)
+                piece = self._read_chunk(item, usage, timings)
                 if piece:
+                    if first is None:
+                        first = time.perf_counter() - started
                     yield piece
+            if self.on_call is not None:
+                self.on_call(
+                    record_of(
+                        timings,
+                        agent=agent,
+                        run_id=run_id,
+                        step=step,
+                        started=started,
+                        first_token_s=first,
+                        wall_s=time.perf_counter() - started,
+                        slot=int(request.get("id_slot", -1)),
+                    )
+                )
         finally:
             stop.set()
             # Let the worker see the stop flag and return, so no thread outlives the stream.
             await asyncio.wait({worker}, timeout=10)
 
-    def _read_chunk(self, item: Any, usage: list[int]) -> str:
+    def _read_chunk(self, item: Any, usage: list[int], timings: dict[str, Any]) -> str:
         if isinstance(item, ValueError):
             raise LLMBadRequest(f"the local model rejected the request: {item}") from item
         if isinstance(item, Exception):
@@ -278,6 +371,7 @@ class LocalLLM:
             usage[1] += int(chunk["usage"].get("completion_tokens") or 0)
         if isinstance(chunk.get("timings"), dict):
             self.last_timings = chunk["timings"]
+            timings.update(chunk["timings"])
         choices = chunk.get("choices") or [{}]
         content = (choices[0].get("delta") or {}).get("content")
         return content if isinstance(content, str) else ""

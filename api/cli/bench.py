@@ -269,6 +269,83 @@ def bench_retrieval(
     )
 
 
+@app.command("local")
+def bench_local(
+    model: Annotated[
+        list[str] | None,
+        typer.Option(help="A local model (repeatable); default: every installed one."),
+    ] = None,
+    mode: Annotated[
+        list[str] | None,
+        typer.Option(help="single | multi (multi accurate), repeatable; default: both."),
+    ] = None,
+    concurrency: Annotated[
+        list[int] | None,
+        typer.Option(min=1, help="Questions in flight at once, repeatable; default: 1 and 4."),
+    ] = None,
+    questions: Annotated[
+        int, typer.Option(min=0, help="Ask only the first N questions, kinds in turn (0: all).")
+    ] = 0,
+    parallel: Annotated[
+        list[int] | None,
+        typer.Option(
+            min=1,
+            help="The model's slots, repeatable (1: the adapter before issue 29); default: "
+            "AGENTBUS_LLM_PARALLEL.",
+        ),
+    ] = None,
+    draft: Annotated[
+        list[str] | None,
+        typer.Option(help="Draft (none | ngram | qwen2.5-coder-0.5b), repeatable; default: none."),
+    ] = None,
+    threads: Annotated[
+        list[int] | None,
+        typer.Option(min=1, help="AGENTBUS_LLM_THREADS, repeatable; default: the setting's."),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON line per configuration.")
+    ] = False,
+) -> None:
+    """The shipped answer questions through the whole system with each local model, single
+    and multi accurate, at concurrency 1 and 4: per call kind prefill, cached and decoded
+    tokens, decode tokens/s, first token; per run total, model and other seconds."""
+    from agents.errors import LLMError
+    from agents.llm.weights import LOCAL_MODELS, WeightsSpec, locate_parts
+    from api.compose.settings import AppSettings
+
+    def installed(spec: WeightsSpec) -> bool:
+        try:
+            locate_parts(spec)
+        except LLMError:
+            return False
+        return True
+
+    names = model or [n for n, spec in LOCAL_MODELS.items() if installed(spec)]
+    drafts = ("none", "ngram")
+    unknown = [n for n in [*names, *(draft or [])] if n not in LOCAL_MODELS and n not in drafts]
+    if unknown:
+        raise typer.BadParameter(f"unknown model {unknown[0]!r}; choose from {list(LOCAL_MODELS)}")
+    modes = mode or ["single", "multi"]
+    if bad := [m for m in modes if m not in ("single", "multi")]:
+        raise typer.BadParameter(f"unknown mode {bad[0]!r}; choose single or multi")
+    agents = AppSettings.load().agents
+    local = _load("local")
+    configs = [
+        local.Config(model=n, parallel=p, draft=d if d != n else "none", threads=t)
+        for n in names
+        for p in parallel or [agents.llm_parallel]
+        for d in draft or ["none"]
+        for t in threads or [agents.llm_threads]
+    ]
+    local.main(
+        configs=configs,
+        modes=modes,
+        concurrencies=concurrency or [1, 4],
+        questions=questions,
+        as_json=as_json,
+    )
+
+
 @app.command()
 def cli(
     runs: Annotated[int, typer.Option(min=1, help="Fresh processes per figure.")] = 10,

@@ -107,11 +107,20 @@ def _chosen_llm(settings: AgentSettings) -> LLM:
     from agents.llm.local import LocalLLM
     from agents.llm.weights import LOCAL_MODELS
 
+    spec = LOCAL_MODELS[settings.llm_local_model]
+    draft = (
+        "ngram"
+        if settings.llm_draft_model == "ngram"
+        else LOCAL_MODELS.get(settings.llm_draft_model)
+    )
     return LocalLLM(
         settings.data_dir / "models",
-        spec=LOCAL_MODELS[settings.llm_local_model],
+        spec=spec,
         n_ctx=settings.llm_context_tokens,
         n_threads=settings.llm_threads,
+        n_parallel=settings.llm_parallel,
+        draft=None if draft is None or draft == spec else draft,
+        draft_max=settings.llm_draft_max,
     )
 
 

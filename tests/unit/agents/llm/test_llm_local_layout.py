@@ -1,0 +1,43 @@
+"""The local decision prompt's layout: what every call shares comes first (prompt cache)."""
+
+from __future__ import annotations
+
+from agents.llm.local_prompts import decision_messages, split_system
+from agents.llm.ports import ChatMessage
+from tests.unit.agents.llm.contract import CALCULATOR
+
+PERSONA = "You are the researcher."
+
+
+def prompt(note: str | None, question: str) -> str:
+    messages = [ChatMessage.system(PERSONA)]
+    if note is not None:
+        messages.append(ChatMessage.system(note))
+    messages.append(ChatMessage.user(question))
+    return decision_messages(messages, [CALCULATOR])[0]["content"]
+
+
+def test_two_runs_with_different_plans_share_the_persona_tools_and_examples() -> None:
+    first = prompt("Plan: use the calculator.", "What is 2 * 3?")
+    second = prompt("Plan: look it up first.", "What is 4 * 5?")
+    shared = first[: next(i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b)]
+    assert shared.startswith(PERSONA)
+    assert "Tools:" in shared and "Examples:" in shared and "12 * 7" in shared
+    assert first.endswith("Plan: use the calculator.")
+
+
+def test_without_notes_the_prompt_is_persona_then_tools() -> None:
+    text = prompt(None, "What is 2 * 3?")
+    assert text.startswith(f"{PERSONA}\n\nTools:\n- calculator")
+    assert "Plan" not in text
+
+
+def test_split_system_keeps_the_first_system_message_apart() -> None:
+    messages = [
+        ChatMessage.system("a"),
+        ChatMessage.user("q"),
+        ChatMessage.system("b"),
+        ChatMessage.system("c"),
+    ]
+    assert split_system(messages) == ("a", "b\n\nc")
+    assert split_system([ChatMessage.user("q")]) == ("", "")
