@@ -6,7 +6,15 @@ from collections import Counter
 from collections.abc import Sequence
 
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
-from agents.llm.scripted import ScriptedLLM, Turn, benchmark_turn, text, tool_call, turn
+from agents.llm.scripted import (
+    ScriptedLLM,
+    Turn,
+    agent_of,
+    benchmark_turn,
+    text,
+    tool_call,
+    turn,
+)
 
 #: A payload that sets window.__pwned if any of it ever runs as script.
 XSS = (
@@ -27,14 +35,9 @@ DRAFTS = ("The first draft says 41.", "The revised answer says 42.")
 
 
 def role_of(messages: Sequence[ChatMessage], options: LLMOptions) -> str:
-    """Which agent is asking (the default prompts name the role in their first words)."""
-    if options.response_schema is not None and "verdict" in str(options.response_schema):
-        return "verifier"
-    first = messages[0].content if messages and messages[0].role == "system" else ""
-    for role in ("planner", "critic", "verifier"):
-        if first.startswith(f"You are the {role}"):
-            return role
-    return "researcher"
+    """Which agent is asking: the scripted model's own reading (`agents.llm.scripted.agent_of`:
+    the default prompts name the role in their first words, schemas tell the rest apart)."""
+    return agent_of(messages, options)
 
 
 def make_llm(token_delay: float = 0.0) -> ScriptedLLM:
