@@ -18,7 +18,7 @@ def planner_sources(llm: ScriptedLLM) -> list[str]:
     prompt = system[-1][0].content
     if "choose which retrieval sources" not in prompt:
         return []
-    listed = prompt.split("from: ", 1)[1].split(". Reply", 1)[0]
+    listed = prompt.split("from: ", 1)[1].split("; sources is a subset", 1)[0]
     return listed.split(", ")
 
 

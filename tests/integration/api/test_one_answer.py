@@ -49,7 +49,7 @@ def scripted() -> ScriptedLLM:
             first_draft = any("A first draft" in m.content for m in messages)
             return turn(text("REVISE: show the code" if first_draft else "OK"))
         revising = any("asked for another attempt" in m.content for m in messages)
-        multi = any(m.role == "system" and m.content.startswith("Plan:") for m in messages)
+        multi = any(m.role == "system" and m.content.startswith("Plan") for m in messages)
         return turn(text(RAW if revising or not multi else DRAFT))
 
     return ScriptedLLM(script)

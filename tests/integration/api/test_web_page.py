@@ -235,5 +235,5 @@ async def test_the_answer_gate_details_carry_the_draft_and_the_critique(
     await wait_for(paused, within=20)
     gate = (await api.http.get(gate_url, headers=api.auth(admin))).json()
     assert gate["reason"] == "approve_answer" and "437" in gate["answer"]
-    assert gate["critique"] == "the tool result supports the answer."
+    assert gate["critique"] == "the tool result supports the answer"
     await asyncio.sleep(0)
