@@ -25,12 +25,10 @@ import typer
 
 from agents.errors import LLMError
 from agents.llm.local import LocalLLM
-from agents.llm.observed import ObservedLLM
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, agent_of, text, tool_call, turn
 from agents.llm.weights import LOCAL_MODELS
-from api.cli.common import run_async, settings
-from api.compose.roles import make_llm
+from api.cli.common import run_async
 from api.evals.answer_set import (
     NO_TOOL,
     SETS,
@@ -44,6 +42,7 @@ from api.evals.answer_set import (
     run_set,
     summary,
 )
+from api.evals.system import load_local
 
 SCRIPTED = "scripted"
 
@@ -121,12 +120,8 @@ async def evaluate_model(
     if name == SCRIPTED:
         llm = reference_model(answer_set)
     else:
-        s = settings()
-        observed = make_llm(s.agents.model_copy(update={"llm": "local", "llm_local_model": name}))
-        assert isinstance(observed, ObservedLLM) and isinstance(observed.inner, LocalLLM)
-        local, llm = observed.inner, observed
         try:
-            await local.load()  # a missing package is said here, with its install command
+            local, llm = await load_local(name)
         except LLMError as e:
             return {"model": name, "error": e.code, "message": e.message, "hint": e.hint}
 

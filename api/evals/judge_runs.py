@@ -20,12 +20,10 @@ import typer
 
 from agents.errors import LLMError
 from agents.llm.local import LocalLLM
-from agents.llm.observed import ObservedLLM
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, agent_of, text, turn
 from agents.llm.weights import LOCAL_MODELS
-from api.cli.common import run_async, settings
-from api.compose.roles import make_llm
+from api.cli.common import run_async
 from api.evals.answer_runs import SCRIPTED, host_figures
 from api.evals.judge_set import (
     JUDGES,
@@ -36,6 +34,7 @@ from api.evals.judge_set import (
     run_judges,
     triples,
 )
+from api.evals.system import load_local
 
 
 def reference_judge(judge_set: JudgeSet) -> ScriptedLLM:
@@ -76,12 +75,8 @@ async def evaluate_judges(
     if name == SCRIPTED:
         llm = reference_judge(judge_set)
     else:
-        s = settings()
-        observed = make_llm(s.agents.model_copy(update={"llm": "local", "llm_local_model": name}))
-        assert isinstance(observed, ObservedLLM) and isinstance(observed.inner, LocalLLM)
-        local, llm = observed.inner, observed
         try:
-            await local.load()
+            local, llm = await load_local(name)
         except LLMError as e:
             return {"model": name, "error": e.code, "message": e.message, "hint": e.hint}
 

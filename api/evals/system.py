@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.llm.local import LocalLLM
+from agents.llm.observed import ObservedLLM
 from agents.llm.ports import LLM
 from api.compose.connection import connect
-from api.compose.roles import Roles
+from api.compose.roles import Roles, make_llm
 from api.compose.settings import AppSettings
 from api.compose.workers import build_workers
 from bus import keys
@@ -109,3 +111,16 @@ async def eval_system(
             finally:
                 runner.stop()
                 await asyncio.wait_for(running, 60)
+
+
+async def load_local(name: str) -> tuple[LocalLLM, LLM]:
+    """The local model ``name`` as the workers get it (observed), loaded.
+
+    Raises:
+        LLMError: it cannot load (a missing package is said with its install command).
+    """
+    s = AppSettings.load()
+    observed = make_llm(s.agents.model_copy(update={"llm": "local", "llm_local_model": name}))
+    assert isinstance(observed, ObservedLLM) and isinstance(observed.inner, LocalLLM)
+    await observed.inner.load()
+    return observed.inner, observed
