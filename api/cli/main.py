@@ -9,12 +9,19 @@ command's own first help line.
 from __future__ import annotations
 
 import importlib
+import sys
 from dataclasses import dataclass
 from typing import Any
 
-import typer
-from typer import _click as click  # pyright: ignore[reportPrivateUsage]
-from typer.core import TyperCommand, TyperGroup
+# httpx imports its own command-line tool (``httpx._main``: click, rich, pygments) whenever
+# those are installed, a quarter of a second that every command talking HTTP would pay
+# first. agentbus never runs it; a ``None`` here makes that import fail, and httpx then
+# defines a stand-in ``httpx.main`` instead.
+sys.modules.setdefault("httpx._main", None)  # pyright: ignore[reportArgumentType]
+
+import typer  # noqa: E402
+from typer import _click as click  # noqa: E402  # pyright: ignore[reportPrivateUsage]
+from typer.core import TyperCommand, TyperGroup  # noqa: E402
 
 # typer vendors click (``typer._click``): its groups, commands and contexts are those classes,
 # so the root group's stand-ins and signatures use them too.

@@ -211,8 +211,9 @@ async def test_a_stopped_run_reopens_with_its_trace_and_partial_answer(
     assert await turn.get_attribute("data-status") == "cancelled"
     assert await turn.get_attribute("data-partial") == "true"
     assert await turn.locator(".status").inner_text() == "Stopped."
-    # (cut mid-answer, an unclosed ** or ` is shown as written)
-    assert await answer_text(turn) == shown and shown.strip("*`") in plain(STREAM_ANSWER)
+    # (cut mid-answer, an unclosed ** or ` is shown as written, wherever it stands)
+    assert await answer_text(turn) == shown
+    assert shown.replace("*", "").replace("`", "") in plain(STREAM_ANSWER)
     await turn.locator(".details-toggle").click()
     await turn.locator(".timeline .kind-error").wait_for()  # the trace, with why it ended
     await browser.shot(page)
