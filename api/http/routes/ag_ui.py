@@ -6,7 +6,7 @@ through the same ``RunStarter`` as ``POST /api/v1/runs`` (owner, groups, rate li
 audit).
 
 * ``threadId`` is the conversation: a thread continues the caller's conversation with that
-  id, or starts one (a thread id another user holds is refused, 403).
+  id, or starts one (a thread id another user holds is not found, 404).
 * The question is the last user message; ``forwardedProps`` may carry ``mode`` and
   ``accuracy``.
 * ``runId`` with ``threadId`` is the request's idempotency key: the same input posted again

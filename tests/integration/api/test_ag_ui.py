@@ -92,6 +92,10 @@ async def test_a_single_mode_run_streams_its_answer_and_tool_steps(start_api: An
     assert isinstance(last, RunFinishedEvent) and last.outcome is not None
     assert last.outcome.type == "success" and (last.result or {})["answer"] == run["answer"]
     assert run["conversation_id"] == body["threadId"]
+    # Another user naming that thread does not join the conversation.
+    bob = await api.key(subject="bob")
+    status, refused = await post(api, bob, run_input(thread_id=body["threadId"]))
+    assert (status, error_code(refused)) == (404, "conversation_not_found")
 
 
 async def test_multi_mode_sends_plan_and_verdicts_as_state_and_the_checked_answer(
