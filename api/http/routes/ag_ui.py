@@ -48,7 +48,15 @@ _ENCODER = EventEncoder()
 _HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
-@router.post("/ag-ui")
+_REFUSAL = {
+    "default": {
+        "description": "A refusal: one AG-UI RUN_ERROR event (text/event-stream), its code "
+        "the API's error code, under the status the REST API would answer with."
+    }
+}
+
+
+@router.post("/ag-ui", responses=_REFUSAL)
 async def run_agent(request: Request) -> Response:
     """Answer an AG-UI ``RunAgentInput`` with the run's AG-UI events (server-sent events)."""
     deps = deps_of(request)
