@@ -9,7 +9,7 @@ signatures the commands have on a client without ``decode_responses`` (replies i
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -48,6 +48,16 @@ class Commands(Protocol):
         """True when the server answers."""
         ...
 
+    async def info(self, section: str | None = None) -> dict[str, Any]:
+        """``INFO`` of one section (per node, ``{node: {...}}``, from a cluster client)."""
+        ...
+
+    async def xread(
+        self, streams: Mapping[str, str], count: int | None = None, block: int | None = None
+    ) -> list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]]:
+        """Entries after each stream's cursor, waiting up to ``block`` ms for the first."""
+        ...
+
 
 class QueuedCommands(Protocol):
     """The same commands queued on a pipeline (their replies come from ``execute``)."""
@@ -72,11 +82,11 @@ class QueuedCommands(Protocol):
 
 
 class Script(Protocol):
-    """A registered Lua script; its reply is whatever the script returns."""
+    """A registered Lua script; its reply is whatever the script returns (any RESP value)."""
 
     async def __call__(
         self, keys: Sequence[str] | None = None, args: Iterable[FieldValue] | None = None
-    ) -> object:
+    ) -> Any:
         """Run the script (``EVALSHA``, loading it first when the server lacks it)."""
         ...
 
@@ -84,6 +94,17 @@ class Script(Protocol):
 def lua(redis: Redis, source: str) -> Script:
     """Register a Lua script on the client, typed."""
     return cast("Script", redis.register_script(source))
+
+
+class _ClientClass(Protocol):
+    def from_url(self, url: str) -> Redis: ...
+
+
+def from_url(url: str) -> Redis:
+    """A client of the server at ``url`` (``Redis.from_url``, typed)."""
+    from redis.asyncio import Redis
+
+    return cast("_ClientClass", Redis).from_url(url)
 
 
 def commands(redis: Redis) -> Commands:
