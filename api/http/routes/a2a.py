@@ -47,6 +47,7 @@ from api.http.routes.common import deps_of
 from bus import keys, wire
 from bus.commands import RUN_ID_PATTERN
 from bus.events import ApprovalRequest, ClientEvent, Done, parse_event
+from bus.json_values import is_object
 from bus.publish import request_cancel
 from bus.run_state import QuestionSettings
 
@@ -101,9 +102,9 @@ async def rpc(request: Request) -> Response:
     call_id: Any = None
     try:
         body = json.loads(await request.body())
-        if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
+        if not is_object(body) or body.get("jsonrpc") != "2.0":
             raise RpcError(-32600, "not a JSON-RPC 2.0 request")
-        call: dict[str, Any] = body  # pyright: ignore[reportUnknownVariableType]
+        call = body
         call_id = call.get("id")
         method = _METHODS.get(str(call.get("method")))
         if method is None:
@@ -142,7 +143,7 @@ def _error(call_id: Any, e: RpcError) -> Response:
 
 
 def _parse(params: Any, into: _M) -> _M:
-    if not isinstance(params, dict):
+    if not is_object(params):
         raise RpcError(-32602, "params must be an object")
     try:
         return json_format.ParseDict(params, into, ignore_unknown_fields=True)
@@ -240,7 +241,7 @@ def _id(entry_id: bytes | str) -> str:
 
 def _metadata(given: a2a.SendMessageRequest) -> dict[str, Any]:
     doc: Any = json_format.MessageToDict(given.metadata) if given.HasField("metadata") else {}
-    return doc if isinstance(doc, dict) else {}
+    return doc if is_object(doc) else {}
 
 
 def _ok(value: str) -> bool:
