@@ -101,10 +101,9 @@ async def rpc(request: Request) -> Response:
     deps = deps_of(request)
     call_id: Any = None
     try:
-        body = json.loads(await request.body())
-        if not is_object(body) or body.get("jsonrpc") != "2.0":
+        call: object = json.loads(await request.body())
+        if not is_object(call) or call.get("jsonrpc") != "2.0":
             raise RpcError(-32600, "not a JSON-RPC 2.0 request")
-        call = body
         call_id = call.get("id")
         method = _METHODS.get(str(call.get("method")))
         if method is None:
@@ -115,7 +114,7 @@ async def rpc(request: Request) -> Response:
             data = _error_info({"code": e.code, "status": e.status})
             error = {"code": -32600, "message": e.message, "data": data}
             return JSONResponse({"jsonrpc": "2.0", "id": call_id, "error": error}, e.status)
-        params: Any = call.get("params") or {}
+        params: object = call.get("params") or {}
         if method == "stream":
             updates = await _stream(deps, who, _parse(params, a2a.SendMessageRequest()))
             return StreamingResponse(_sse(call_id, updates), media_type="text/event-stream")
@@ -142,7 +141,7 @@ def _error(call_id: Any, e: RpcError) -> Response:
     return JSONResponse({"jsonrpc": "2.0", "id": call_id, "error": error})
 
 
-def _parse(params: Any, into: _M) -> _M:
+def _parse(params: object, into: _M) -> _M:
     if not is_object(params):
         raise RpcError(-32602, "params must be an object")
     try:
@@ -240,7 +239,7 @@ def _id(entry_id: bytes | str) -> str:
 
 
 def _metadata(given: a2a.SendMessageRequest) -> dict[str, Any]:
-    doc: Any = json_format.MessageToDict(given.metadata) if given.HasField("metadata") else {}
+    doc: object = json_format.MessageToDict(given.metadata) if given.HasField("metadata") else {}
     return doc if is_object(doc) else {}
 
 

@@ -112,8 +112,9 @@ def _question(given: RunAgentInput) -> str:
 
 
 def _settings(given: RunAgentInput) -> QuestionSettings:
-    props: Any = given.forwarded_props or {}
-    chosen = {k: props[k] for k in ("mode", "accuracy") if is_object(props) and k in props}
+    props: object = given.forwarded_props or {}
+    given_props = props if is_object(props) else {}
+    chosen = {k: given_props[k] for k in ("mode", "accuracy") if k in given_props}
     try:
         return QuestionSettings.model_validate(chosen)
     except ValidationError as e:
@@ -141,7 +142,7 @@ async def _resume(
         raise InvalidRequest("resume.interruptId: not an agentbus interrupt", field="resume")
     decision = CANCEL_DECISION[reason]
     if entry.status == "resolved":
-        payload: Any = entry.payload
+        payload: object = entry.payload
         decision = payload.get("decision") if is_object(payload) else payload
         if not isinstance(decision, str):
             raise InvalidRequest("resume.payload: {decision: ...} is required", field="resume")

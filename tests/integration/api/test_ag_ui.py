@@ -9,7 +9,6 @@ from typing import Any
 from ag_ui.core import (
     BaseEvent,
     Event,
-    EventType,
     RunAgentInput,
     RunErrorEvent,
     RunFinishedEvent,
@@ -82,10 +81,9 @@ async def test_a_single_mode_run_streams_its_answer_and_tool_steps(start_api: An
     assert (first.thread_id, first.run_id) == (body["threadId"], body["runId"])
     run_id = (first.metadata or {})["agentbus_run_id"]
     run = await stored(api, key, run_id)
-    kinds = [e.type for e in events]
-    assert kinds.index(EventType.TOOL_CALL_START) < kinds.index(EventType.TOOL_CALL_RESULT)
-    start, end = kinds.index(EventType.TEXT_MESSAGE_START), kinds.index(EventType.TEXT_MESSAGE_END)
-    assert start < end < len(kinds) - 1
+    kinds = [str(e.type.value) for e in events]
+    assert kinds.index("TOOL_CALL_START") < kinds.index("TOOL_CALL_RESULT")
+    assert kinds.index("TEXT_MESSAGE_START") < kinds.index("TEXT_MESSAGE_END") < len(kinds) - 1
     [call] = [e for e in events if isinstance(e, ToolCallStartEvent)]
     [result] = [e for e in events if isinstance(e, ToolCallResultEvent)]
     assert call.tool_call_name == "calculator" and result.tool_call_id == call.tool_call_id
