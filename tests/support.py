@@ -70,7 +70,7 @@ async def running(workers: Sequence[Worker], redis: Redis) -> AsyncGenerator[Run
 
 
 async def wait_for(
-    predicate: Callable[[], Awaitable[bool]], within: float = 10, interval: float = 0.02
+    predicate: Callable[[], Awaitable[object]], within: float = 10, interval: float = 0.02
 ) -> None:
     """Poll an async predicate until it is true or fail."""
     deadline = asyncio.get_running_loop().time() + within
