@@ -14,6 +14,7 @@ from bus.events import ClientEvent, Interpreted, RunStarted
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 from bus.store import ConversationNotFound, MessageRecord, RunRecord, RunStatus, Scope
+from bus.store.turns import INTERRUPTED
 
 AGENT = "intake"
 
@@ -33,9 +34,16 @@ async def contextualize(
 
 def _chat(history: list[MessageRecord]) -> list[ChatMessage]:
     return [
-        ChatMessage.user(m.content) if m.role == "user" else ChatMessage.assistant(m.content)
+        ChatMessage.user(m.content) if m.role == "user" else ChatMessage.assistant(_said(m))
         for m in history
     ]
+
+
+def _said(message: MessageRecord) -> str:
+    """An answer as the model reads it: a partial one says it was cut short."""
+    if message.status != INTERRUPTED:
+        return message.content
+    return f"{message.content}\n\n{prompts.INTERRUPTED_ANSWER}"
 
 
 def make_intake(deps: AgentDeps) -> Handler:
@@ -47,7 +55,7 @@ def make_intake(deps: AgentDeps) -> Handler:
             raise TypeError(f"intake got a {task.kind} payload")
         state = task.state
         with tracing.store_span("runs.create"):
-            await deps.runs.create_if_absent(
+            stored, _ = await deps.runs.create_if_absent(
                 RunRecord(
                     id=command.run_id,
                     tenant_id=command.tenant_id,
@@ -58,6 +66,9 @@ def make_intake(deps: AgentDeps) -> Handler:
                     conversation_id=state.conversation_id,
                 )
             )
+            if stored.status == RunStatus.QUEUED:  # it waited its turn in the conversation
+                owner = Scope.user(command.tenant_id, command.subject)
+                await deps.runs.set_status(owner, command.run_id, RunStatus.RUNNING)
         history: list[ChatMessage] = []
         if state.conversation_id:
             # The conversation is the caller's: admission refused anyone else's id, and a

@@ -201,6 +201,10 @@ MAX_TOOL_HOPS = 32
 """The most gateway round trips a tenant or a question may allow the researcher."""
 
 
+Multitask = Literal["enqueue", "reject", "interrupt", "rollback"]
+"""What a question does when its conversation has a run in flight (`bus.store.turns`)."""
+
+
 class QuestionSettings(Frozen):
     """What one question may choose for itself: REST ``POST /runs``, the websocket ``ask``
     and ``runs.questions`` (external publishers) accept exactly these fields; an unknown
@@ -224,6 +228,11 @@ class QuestionSettings(Frozen):
         max_length=32,
         description="CRITICAL tools this run asks to use; each must be approved by the "
         "tenant's admin (otherwise 403 critical_tool_not_approved).",
+    )
+    multitask: Multitask | None = Field(
+        default=None,
+        description="If the conversation has a run in flight: enqueue (the default), "
+        "reject (409 conversation_busy), interrupt or rollback the running one.",
     )
 
 

@@ -7,6 +7,11 @@ again (a client retry with the same ``Idempotency-Key``, a redelivered ``runs.qu
 entry) is a no-op, and a retry after a crash between claiming a key and publishing still
 publishes. A ``conversation_id`` must be free or the caller's own: another user's or
 tenant's is refused (404 ``conversation_not_found``) before anything is claimed or sent.
+
+With the conversation turns wired in (`api.app.turn_publisher`), a run is admitted into its
+conversation first (`bus.store.turns`): it is published now if nothing else of the
+conversation runs, and otherwise the question's ``multitask`` policy decides (queued behind
+the running run, 409 ``conversation_busy``, or the running run cancelled).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from api.app import metrics
 from api.app.access import owner_value
 from api.app.auth import Principal
 from api.app.errors import (
+    ConversationBusy,
     ConversationNotFound,
     CriticalToolNotApproved,
     IdempotencyKeyReused,
@@ -47,12 +53,18 @@ from api.app.preferences import (
 )
 from api.app.preferences import run_settings as make_run_settings
 from api.app.read_through import ReadThrough
+from api.app.turn_publisher import PUBLISH_ONCE, TurnPublisher, publish_call
 from api.app.webhook_requests import WebhookRequest, check_webhook, webhook_registration
 from bus import keys, tracing, wire
 from bus.commands import AgentTask, Command, RunState, TraceContext, new_run_id
 from bus.errors import StoreError
-from bus.run_state import QuestionSettings, RunSettings
+from bus.events import RunStatus
+from bus.publish import request_cancel
+from bus.run_state import Multitask, QuestionSettings, RunSettings
 from bus.store import ConversationNotFound as NoSuchConversation
+from bus.store import Scope
+from bus.store.turns import Admission, TurnState
+from bus.store.turns import ConversationBusy as Busy
 from retrieval.gather_source import DOCUMENTS
 
 if TYPE_CHECKING:
@@ -61,27 +73,6 @@ if TYPE_CHECKING:
     from api.settings import ApiSettings
     from bus.settings import BusSettings
     from bus.store import ConversationStore, DocumentStore, TenantSettingsStore
-
-# KEYS: run owner key, intake stream, and (with a webhook) the run's webhook registration,
-# the watch set and its wake stream (one hash tag). ARGV: owner, ttl, maxlen, command, and
-# (with a webhook) its spec, the time and the run id: registered with the run, atomically.
-# Returns 1 published, 0 already published for this owner, -1 the id is someone else's.
-_PUBLISH_ONCE = """
-local owner = redis.call('GET', KEYS[1])
-if owner then
-  if owner == ARGV[1] then return 0 end
-  return -1
-end
-redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'data', ARGV[4])
-if #KEYS > 2 then
-  redis.call('HSET', KEYS[3], 'spec', ARGV[5], 'cursor', '0-0')
-  redis.call('EXPIRE', KEYS[3], ARGV[2])
-  redis.call('ZADD', KEYS[4], ARGV[6], ARGV[7])
-  redis.call('XADD', KEYS[5], 'MAXLEN', '~', 16, '*', 'w', '1')
-end
-return 1
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +102,10 @@ class Started:
     conversation_id: str
     shard: int
     replayed: bool = False
+    queued: bool = False
+    """It waits for the conversation's running run to end (``multitask``)."""
+    ahead: int = 0
+    """How many runs of the conversation run or wait before it."""
 
 
 class RunStarter:
@@ -128,6 +123,8 @@ class RunStarter:
         documents: the document catalogue (a tenant with documents gathers from them).
         webhook_private_hosts: hosts the deployment lets webhooks reach on private
             addresses (``AGENTBUS_WEBHOOK_PRIVATE_HOSTS``, a gateway setting).
+        turns: publishes runs in their conversation's turn (None: no ``multitask``
+            policy; every run is published at once).
     """
 
     def __init__(
@@ -143,6 +140,7 @@ class RunStarter:
         models: Sequence[str] = (),
         documents: DocumentStore | None = None,
         webhook_private_hosts: frozenset[str] = frozenset(),
+        turns: TurnPublisher | None = None,
     ) -> None:
         self._redis = redis
         self._settings = settings
@@ -154,7 +152,8 @@ class RunStarter:
         self._models = tuple(dict.fromkeys(models))
         self._documents = documents
         self._webhook_private = webhook_private_hosts
-        self._publish = redis.register_script(_PUBLISH_ONCE)
+        self.turns = turns
+        self._publish = redis.register_script(PUBLISH_ONCE)
         self._prefs: ReadThrough[Preferences | None] = ReadThrough(settings.api_key_cache_s)
         self._has_documents: ReadThrough[bool] = ReadThrough(settings.api_key_cache_s)
 
@@ -228,6 +227,8 @@ class RunStarter:
         Raises:
             QuestionTooLarge, InvalidRequest: the question is unacceptable.
             ConversationNotFound: the conversation id is another user's or tenant's.
+            ConversationBusy: the conversation has a run in flight and ``multitask`` is
+                ``reject``.
             NotOwner: an admin named another user's conversation (it may read, not add).
             CriticalToolNotApproved: it asks for a CRITICAL tool its tenant did not approve.
             ModelNotAllowed: it (or its tenant) chose a model the deployment does not serve.
@@ -388,8 +389,9 @@ class RunStarter:
         # question's own trace) the caller's trace is continued directly.
         parent = None if _same_trace(tracing.current(), ask.trace) else ask.trace
         with tracing.span("run publish", attributes, parent=parent, kind="producer"):
+            policy = ask.settings.multitask or effective.multitask
             started = await self._send(
-                who, ask, run_id, conversation_id, settings, shard, deadline, replay=replay
+                who, ask, run_id, conversation_id, settings, shard, deadline, replay, policy
             )
         mark("publish")
         return started
@@ -403,8 +405,8 @@ class RunStarter:
         settings: RunSettings,
         shard: int,
         deadline: float,
-        *,
         replay: bool,
+        policy: Multitask,
     ) -> Started:
         s = self._bus
         tracing.set_attributes({"agentbus.mode": settings.mode, "agentbus.replay": replay})
@@ -435,13 +437,83 @@ class RunStarter:
                 who, ask.webhook, run_id, shard, conversation_id
             )
             run_keys, args = [*run_keys, *extra_keys], [*args, *extra_args]
-        outcome = await self._publish(keys=run_keys, args=args)
-        if int(outcome) < 0:
+        admission = None
+        if self.turns is not None:
+            call = publish_call(run_keys, args)
+            admission = await self._admit(who, ask, run_id, conversation_id, settings, call, policy)
+            if admission.state == TurnState.QUEUED:
+                await self._limits.release(who.tenant_id, run_id)  # it holds no slot waiting
+                return Started(
+                    run_id,
+                    conversation_id,
+                    shard,
+                    replayed=replay or admission.replayed,
+                    queued=True,
+                    ahead=admission.ahead,
+                )
+        try:
+            outcome = int(await self._publish(keys=run_keys, args=args))
+        except BaseException:
+            if admission is not None and not admission.replayed:
+                await self._give_back_turn(who, run_id)
+            raise
+        if outcome < 0:
             await self._limits.release(who.tenant_id, run_id)
+            if admission is not None and not admission.replayed:
+                await self._give_back_turn(who, run_id)
             raise InvalidRequest(f"run id {run_id!r} is taken", field="run_id")
-        if int(outcome) > 0:
+        if outcome > 0:
             metrics.RUNS_BY_MODE.labels(settings.mode).inc()
-        return Started(run_id, conversation_id, shard, replayed=replay or int(outcome) == 0)
+        return Started(run_id, conversation_id, shard, replayed=replay or outcome == 0)
+
+    async def _admit(
+        self,
+        who: Principal,
+        ask: Ask,
+        run_id: str,
+        conversation_id: str,
+        settings: RunSettings,
+        call: str,
+        policy: Multitask,
+    ) -> Admission:
+        """Admit the run into its conversation's turns; act on what that decided."""
+        assert self.turns is not None
+        owner = Scope.user(who.tenant_id, who.subject)
+        try:
+            admission = await self.turns.turns.admit(
+                owner,
+                conversation_id,
+                run_id,
+                ask.question,
+                publish=call,
+                timeout_s=settings.timeout_s,
+                policy=policy,
+                mode=settings.mode,
+            )
+        except Busy as e:
+            await self._limits.release(who.tenant_id, run_id)
+            raise ConversationBusy(str(e)) from e
+        except NoSuchConversation as e:
+            await self._limits.release(who.tenant_id, run_id)
+            raise ConversationNotFound(f"no conversation {conversation_id!r}") from e
+        except StoreError as e:
+            await self._limits.release(who.tenant_id, run_id)
+            raise Unavailable(f"cannot admit the question: {e}") from e
+        if admission.promoted is not None:  # its predecessor was stale: its turn has come
+            await self.turns.publish(admission.promoted)
+        if admission.cancel is not None:
+            await request_cancel(self._redis, admission.cancel, self._bus)
+        return admission
+
+    async def _give_back_turn(self, who: Principal, run_id: str) -> None:
+        """A run that was admitted but not published gives its turn to the next one."""
+        assert self.turns is not None
+        try:
+            await self.turns.finished(
+                Scope.user(who.tenant_id, who.subject), run_id, RunStatus.ERROR, None
+            )
+        except Exception:  # the sweeper ends it at its deadline at the latest
+            return
 
 
 def _same_trace(current: TraceContext | None, caller: TraceContext | None) -> bool:

@@ -201,6 +201,8 @@ class WsSession:
                     "conversation_id": started.conversation_id,
                     "request_id": rid,
                 }
+                if started.queued:
+                    accepted |= {"queued": True, "ahead": started.ahead}
                 self.outbox.put_control(_control(accepted))
                 await feed.go_live()
             case proto.JoinFrame():

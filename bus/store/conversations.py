@@ -67,6 +67,8 @@ class MessageRecord(_Record):
     role: MessageRole
     content: str
     created_at: AwareDatetime
+    status: str | None = None
+    """None for a whole message; ``interrupted`` for a partial answer cut short."""
 
 
 def make_title(text: str | None) -> str | None:

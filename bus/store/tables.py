@@ -142,6 +142,9 @@ class MessageRow(Base):
     role: Mapped[str] = mapped_column(String(16))
     content: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # NULL for a whole message; ``interrupted`` for the partial answer of a run a newer
+    # question cut short (``multitask: interrupt``).
+    status: Mapped[str | None] = mapped_column(String(16))
 
 
 # Postgres gets 64-bit ids (an audit log outlives 2^31 calls); SQLite keeps INTEGER, the only

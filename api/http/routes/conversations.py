@@ -50,7 +50,18 @@ async def get_conversation(
         target=conversation_id,
     )
     history = await deps.conversations.history(caller.scope, conversation_id, limit)
-    return ConversationDetail.model_validate({"conversation": found, "messages": history})
+    turns = deps.starter.turns
+    pending = [] if turns is None else await turns.turns.waiting(caller.scope, conversation_id)
+    return ConversationDetail.model_validate(
+        {
+            "conversation": found,
+            "messages": history,
+            "pending": [
+                {"run_id": t.run_id, "state": t.state.value, "question": t.question}
+                for t in pending
+            ],
+        }
+    )
 
 
 @router.delete("/{conversation_id}", status_code=status.HTTP_204_NO_CONTENT)

@@ -71,6 +71,8 @@ async def create_run(
         conversation_id=started.conversation_id,
         events_url=f"/api/v1/runs/{started.run_id}/events",
         replayed=started.replayed,
+        queued=started.queued,
+        ahead=started.ahead,
     )
 
 

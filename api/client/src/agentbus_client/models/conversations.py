@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
+from pydantic import Field
+
 from agentbus_client.models.base import View
 
 
@@ -29,6 +31,18 @@ class Message(View):
     role: Literal["user", "assistant"]
     content: str
     created_at: datetime
+    status: Literal["interrupted"] | None = Field(
+        default=None,
+        description="interrupted: a partial answer a later question cut short (multitask).",
+    )
+
+
+class PendingTurn(View):
+    """A run of the conversation that has not ended: running, or queued behind it."""
+
+    run_id: str
+    state: Literal["running", "queued"]
+    question: str
 
 
 class ConversationList(View):
@@ -42,3 +56,6 @@ class ConversationDetail(View):
 
     conversation: Conversation
     messages: list[Message]
+    pending: list[PendingTurn] = Field(
+        default=[], description="Its runs in flight or waiting, in the order they were asked."
+    )
