@@ -70,18 +70,25 @@ def make_intake(deps: AgentDeps) -> Handler:
                 owner = Scope.user(command.tenant_id, command.subject)
                 await deps.runs.set_status(owner, command.run_id, RunStatus.RUNNING)
         history: list[ChatMessage] = []
+        parent = state.parent_message_id
         if state.conversation_id:
             # The conversation is the caller's: admission refused anyone else's id, and a
             # race that lost it since still ends the run here, with nothing written to it.
             owner = Scope.user(command.tenant_id, command.subject)
             try:
-                await deps.conversations.ensure(owner, state.conversation_id, state.question)
+                found = await deps.conversations.ensure(
+                    owner, state.conversation_id, state.question
+                )
             except ConversationNotFound:
                 return StepResult.ending(command, "error", "no such conversation")
-            records = await deps.conversations.history(
-                owner, state.conversation_id, limit=deps.history_turns
-            )
-            history = _chat(records)
+            # The branch the question continues: the one it names (an edit or a
+            # regenerate), else the active one as it is now (after any run it waited for).
+            parent = found.active_message_id if parent is None else parent
+            if parent:
+                records = await deps.conversations.history(
+                    owner, state.conversation_id, limit=deps.history_turns, leaf=parent
+                )
+                history = _chat(records)
         # Built after the store writes, so its timestamp is when clients can see it.
         started = RunStarted(
             run_id=command.run_id,
@@ -119,6 +126,7 @@ def make_intake(deps: AgentDeps) -> Handler:
                 "messages": chat,
                 "interpreted": interpreted,
                 "base_len": len(chat),
+                "parent_message_id": parent or 0,
             }
         )
         target = graph.next_role(state.settings, "intake", "admitted")

@@ -241,6 +241,12 @@ class RunState(Frozen):
 
     question: str = Field(max_length=32_000)
     conversation_id: str | None = None
+    parent_message_id: int | None = Field(
+        default=None,
+        ge=0,
+        description="The message the question follows: None for the end of the "
+        "conversation's active branch (intake resolves it), 0 for its start.",
+    )
     interpreted: str | None = None
     settings: RunSettings = RunSettings()
     plan: list[str] = []

@@ -92,6 +92,10 @@ class Ask:
     those that exist). Over the API they come from the tenant's settings only."""
     human_gate: bool = False
     """``agentbus ask --human-gate``: approve this run's answer (the API: tenant settings)."""
+    parent_message_id: int | None = None
+    """The message the question follows, to branch the conversation there (an edited
+    question, another answer): an answer of the conversation, or 0 for its start. None:
+    the end of the active branch."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +278,20 @@ class RunStarter:
             raise NotOwner(f"conversation {conversation_id!r} belongs to another user")
         return found is not None
 
+    async def _check_parent(self, who: Principal, conversation_id: str, message_id: int) -> None:
+        """Refuse a parent that is not an answer of the caller's conversation."""
+        try:
+            found = await self._conversations.message(who.scope, conversation_id, message_id)
+        except StoreError as e:
+            raise Unavailable(f"cannot read the conversation: {e}") from e
+        if found is None or found.role != "assistant":
+            raise InvalidRequest(
+                f"message {message_id} is not an answer of conversation {conversation_id!r}",
+                field="parent_message_id",
+                hint="name an assistant message of GET /api/v1/conversations/{id}, or 0 for "
+                "the conversation's start",
+            )
+
     async def published(self, who: Principal, run_id: str) -> bool:
         """Whether the caller already published the run ``run_id``.
 
@@ -324,6 +342,13 @@ class RunStarter:
             history = False
             if ask.conversation_id is not None:
                 history = await self._check_conversation(who, ask.conversation_id)
+                if ask.parent_message_id:
+                    await self._check_parent(who, ask.conversation_id, ask.parent_message_id)
+            elif ask.parent_message_id is not None:
+                raise InvalidRequest(
+                    "parent_message_id needs the conversation_id it belongs to",
+                    field="parent_message_id",
+                )
             mark("conversation")
             return await self._publish_run(
                 who, ask, run_id, conversation_id, replay=False, history=history
@@ -424,6 +449,7 @@ class RunStarter:
                 state=RunState(
                     question=ask.question,
                     conversation_id=conversation_id,
+                    parent_message_id=ask.parent_message_id,
                     settings=settings,
                     started_at=time.time(),
                 )
@@ -489,6 +515,7 @@ class RunStarter:
                 timeout_s=settings.timeout_s,
                 policy=policy,
                 mode=settings.mode,
+                parent_message_id=ask.parent_message_id,
             )
         except Busy as e:
             await self._limits.release(who.tenant_id, run_id)
@@ -533,4 +560,6 @@ def _fingerprint(ask: Ask) -> str:
     }
     if ask.webhook is not None:  # only then: earlier keys' fingerprints stay as they were
         doc["w"] = [ask.webhook.url, ask.webhook.approvals]
+    if ask.parent_message_id is not None:
+        doc["p"] = ask.parent_message_id
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32]

@@ -189,6 +189,7 @@ class WsSession:
                         run_id,
                         webhook=hook,
                         trace=trace,
+                        parent_message_id=frame.parent_message_id,
                     )
                     started = await self.deps.starter.start(who, ask)
                 except BaseException:

@@ -55,5 +55,8 @@ class TurnRow(Base):
     running_until: Mapped[float | None] = mapped_column(Float)
     # What the run's end does to the history: NULL (keep), interrupt or rollback.
     disposition: Mapped[str | None] = mapped_column(String(16))
+    # The message the question continues from (0: the conversation's start; NULL: the end
+    # of the active branch when it starts).
+    parent_message_id: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -32,7 +32,7 @@ from sqlalchemy import Connection, and_, delete, func, insert, or_, select, upda
 from bus.errors import StoreError
 from bus.events import TERMINAL_STATUSES, RunStatus
 from bus.run_state import Multitask
-from bus.store.conversations import ConversationNotFound, MessageRole
+from bus.store.conversations import ConversationNotFound, MessageRole, append_sync
 from bus.store.repository import Repository, insert_ignoring, utcnow
 from bus.store.scope import Scope, apply_scope_sync
 from bus.store.tables import ConversationRow, MessageRow, RunRow
@@ -77,6 +77,7 @@ class Turn:
     timeout_s: float
     running_until: float | None
     disposition: str | None
+    parent_message_id: int | None = None
 
     @property
     def owner(self) -> Scope:
@@ -118,6 +119,7 @@ class TurnStore(Repository):
         timeout_s: float,
         policy: Multitask,
         mode: str,
+        parent_message_id: int | None = None,
     ) -> Admission:
         """Decide, under the conversation's lock, whether the run starts now or waits.
 
@@ -130,6 +132,8 @@ class TurnStore(Repository):
             timeout_s: the run's time budget, counted from when it starts.
             policy: what to do if the conversation is busy.
             mode: the run's mode (for the queued run's record).
+            parent_message_id: the message the question follows (None: the end of the
+                active branch when it starts; 0: the conversation's start).
 
         Raises:
             ConversationBusy: busy, and the policy is ``reject``; nothing was written.
@@ -171,6 +175,7 @@ class TurnStore(Repository):
             live = _live(conn, conversation_id)
             running = next((t for t in live if t.state == TurnState.RUNNING), None)
             values = _turn_values(owner, conversation_id, run_id, question, publish, timeout_s)
+            values["parent_message_id"] = parent_message_id
             if running is None:
                 values |= {"state": TurnState.RUNNING.value, "running_until": now + timeout_s}
                 conn.execute(insert(_TURNS).values(values))
@@ -390,6 +395,7 @@ def _advance(conn: Connection, conversation_id: str, now: float) -> Turn | None:
         first.timeout_s,
         until,
         first.disposition,
+        first.parent_message_id,
     )
 
 
@@ -405,7 +411,7 @@ def _end_turn(conn: Connection, turn: Turn, status: RunStatus, partial: str | No
         _MESSAGES.c.run_id == turn.run_id,
     )
     if turn.disposition == "rollback":
-        conn.execute(delete(_MESSAGES).where(mine))
+        _roll_back(conn, turn, mine)
         return
     if turn.disposition != "interrupt" or status == RunStatus.DONE:
         return
@@ -416,23 +422,33 @@ def _end_turn(conn: Connection, turn: Turn, status: RunStatus, partial: str | No
     ).scalar()
     if not exists:  # cancelled before its intake made the conversation: nothing to keep
         return
-    now = utcnow()
-    dialect = conn.dialect.name
-    for role, content, state in (
-        (MessageRole.USER, turn.question, None),
-        (MessageRole.ASSISTANT, partial or "", INTERRUPTED),
-    ):
-        values = {
-            "conversation_id": turn.conversation_id,
-            "tenant_id": turn.tenant_id,
-            "run_id": turn.run_id,
-            "role": role.value,
-            "content": content,
-            "created_at": now,
-            "status": state,
-        }
-        conflict = ["conversation_id", "run_id", "role"]
-        conn.execute(insert_ignoring(dialect, MessageRow, values, conflict))
+    cid, owner = turn.conversation_id, turn.owner
+    asked = append_sync(
+        conn, owner, cid, MessageRole.USER, turn.question, turn.run_id,
+        parent_id=turn.parent_message_id,
+    )  # fmt: skip
+    append_sync(
+        conn, owner, cid, MessageRole.ASSISTANT, partial or "", turn.run_id,
+        parent_id=asked, status=INTERRUPTED,
+    )  # fmt: skip
+
+
+def _roll_back(conn: Connection, turn: Turn, mine: Any) -> None:
+    """Delete the run's messages; the active branch goes back to where the run began."""
+    rows = conn.execute(select(_MESSAGES.c.id, _MESSAGES.c.parent_id, _MESSAGES.c.role).where(mine))
+    found = [(r.id, r.parent_id, r.role) for r in rows]
+    if not found:
+        return
+    began = next((parent for _, parent, role in found if role == MessageRole.USER.value), None)
+    conn.execute(delete(_MESSAGES).where(mine))
+    conn.execute(
+        update(ConversationRow)
+        .where(
+            ConversationRow.id == turn.conversation_id,
+            ConversationRow.active_message_id.in_([i for i, _, _ in found]),
+        )
+        .values(active_message_id=began)
+    )
 
 
 def _turn_values(
@@ -487,4 +503,5 @@ def _turn(row: Any) -> Turn:
         timeout_s=float(row["timeout_s"]),
         running_until=row["running_until"],
         disposition=row["disposition"],
+        parent_message_id=row["parent_message_id"],
     )
