@@ -19,8 +19,9 @@ Client → server:
 Server → client: ``ready`` (authenticated), ``accepted`` (an ask was published:
 ``run_id``, ``conversation_id``; ``queued`` and ``ahead`` when it waits its turn), the
 run's events (``run_started`` … ``done``, each with its stream ``id`` and ``run_id``),
-``snapshot`` (``run``, ``last_event_id``: the missed events are gone), ``cancel_requested``, ``pong``, ``request_error`` (``code``,
-``message``, ``hint``; the connection stays open) and ``slow_consumer`` (``runs``: the
+``snapshot`` (``run``, ``last_event_id``: the missed events are gone),
+``cancel_requested``, ``pong``, ``request_error`` (``code``, ``message``, ``hint``; the
+connection stays open) and ``slow_consumer`` (``runs``: the
 last id sent per run; the server then closes with 4409 — join again with those ids).
 Replies echo the ``request_id`` of the frame they answer.
 """
