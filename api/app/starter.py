@@ -30,7 +30,7 @@ from api.app import metrics
 from api.app.access import owner_value
 from api.app.auth import Principal
 from api.app.errors import (
-    ConversationBusy,
+    ApiError,
     ConversationNotFound,
     CriticalToolNotApproved,
     IdempotencyKeyReused,
@@ -53,18 +53,16 @@ from api.app.preferences import (
 )
 from api.app.preferences import run_settings as make_run_settings
 from api.app.read_through import ReadThrough
+from api.app.turn_admission import NewTurn, admit, give_back, refuse_if_busy
 from api.app.turn_publisher import PUBLISH_ONCE, TurnPublisher, publish_call
 from api.app.webhook_requests import WebhookRequest, check_webhook, webhook_registration
 from bus import keys, tracing, wire
 from bus.commands import AgentTask, Command, RunState, TraceContext, new_run_id
 from bus.errors import StoreError
-from bus.events import RunStatus
-from bus.publish import request_cancel
 from bus.run_state import Multitask, QuestionSettings, RunSettings
 from bus.store import ConversationNotFound as NoSuchConversation
 from bus.store import Scope
-from bus.store.turns import Admission, TurnState
-from bus.store.turns import ConversationBusy as Busy
+from bus.store.turns import TurnState
 from retrieval.gather_source import DOCUMENTS
 
 if TYPE_CHECKING:
@@ -332,6 +330,10 @@ class RunStarter:
                 return await self._publish_run(who, ask, run_id, conversation_id, replay=True)
         mark("idempotency")
         try:
+            if self.turns is not None and ask.conversation_id is not None:
+                # A `reject` to a busy conversation is refused before a rate token is spent.
+                policy = ask.settings.multitask or (await self.effective(who.tenant_id)).multitask
+                await refuse_if_busy(self.turns.turns, who.scope, ask.conversation_id, policy)
             verdict = await self._limits.check_rate(who.tenant_id)
             mark("rate")
             if not verdict.allowed:
@@ -465,8 +467,21 @@ class RunStarter:
             run_keys, args = [*run_keys, *extra_keys], [*args, *extra_args]
         admission = None
         if self.turns is not None:
-            call = publish_call(run_keys, args)
-            admission = await self._admit(who, ask, run_id, conversation_id, settings, call, policy)
+            turn = NewTurn(
+                Scope.user(who.tenant_id, who.subject),
+                conversation_id,
+                run_id,
+                ask.question,
+                publish_call(run_keys, args),
+                settings.timeout_s,
+                settings.mode,
+                ask.parent_message_id,
+            )
+            try:
+                admission = await admit(self.turns, turn, policy, self._redis, self._bus)
+            except ApiError:
+                await self._limits.release(who.tenant_id, run_id)
+                raise
             if admission.state == TurnState.QUEUED:
                 await self._limits.release(who.tenant_id, run_id)  # it holds no slot waiting
                 return Started(
@@ -481,66 +496,16 @@ class RunStarter:
             outcome = int(await self._publish(keys=run_keys, args=args))
         except BaseException:
             if admission is not None and not admission.replayed:
-                await self._give_back_turn(who, run_id)
+                await give_back(self.turns, who.scope, run_id)
             raise
         if outcome < 0:
             await self._limits.release(who.tenant_id, run_id)
             if admission is not None and not admission.replayed:
-                await self._give_back_turn(who, run_id)
+                await give_back(self.turns, who.scope, run_id)
             raise InvalidRequest(f"run id {run_id!r} is taken", field="run_id")
         if outcome > 0:
             metrics.RUNS_BY_MODE.labels(settings.mode).inc()
         return Started(run_id, conversation_id, shard, replayed=replay or outcome == 0)
-
-    async def _admit(
-        self,
-        who: Principal,
-        ask: Ask,
-        run_id: str,
-        conversation_id: str,
-        settings: RunSettings,
-        call: str,
-        policy: Multitask,
-    ) -> Admission:
-        """Admit the run into its conversation's turns; act on what that decided."""
-        assert self.turns is not None
-        owner = Scope.user(who.tenant_id, who.subject)
-        try:
-            admission = await self.turns.turns.admit(
-                owner,
-                conversation_id,
-                run_id,
-                ask.question,
-                publish=call,
-                timeout_s=settings.timeout_s,
-                policy=policy,
-                mode=settings.mode,
-                parent_message_id=ask.parent_message_id,
-            )
-        except Busy as e:
-            await self._limits.release(who.tenant_id, run_id)
-            raise ConversationBusy(str(e)) from e
-        except NoSuchConversation as e:
-            await self._limits.release(who.tenant_id, run_id)
-            raise ConversationNotFound(f"no conversation {conversation_id!r}") from e
-        except StoreError as e:
-            await self._limits.release(who.tenant_id, run_id)
-            raise Unavailable(f"cannot admit the question: {e}") from e
-        if admission.promoted is not None:  # its predecessor was stale: its turn has come
-            await self.turns.publish(admission.promoted)
-        if admission.cancel is not None:
-            await request_cancel(self._redis, admission.cancel, self._bus)
-        return admission
-
-    async def _give_back_turn(self, who: Principal, run_id: str) -> None:
-        """A run that was admitted but not published gives its turn to the next one."""
-        assert self.turns is not None
-        try:
-            await self.turns.finished(
-                Scope.user(who.tenant_id, who.subject), run_id, RunStatus.ERROR, None
-            )
-        except Exception:  # the sweeper ends it at its deadline at the latest
-            return
 
 
 def _same_trace(current: TraceContext | None, caller: TraceContext | None) -> bool:
