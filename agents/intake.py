@@ -121,13 +121,8 @@ def make_intake(deps: AgentDeps) -> Handler:
                 ChatMessage.system(prompts.INTERPRETED.format(interpreted=interpreted)),
             ]
         chat.append(ChatMessage.user(state.question))
-        new_state = state.model_copy(
-            update={
-                "messages": chat,
-                "interpreted": interpreted,
-                "base_len": len(chat),
-                "parent_message_id": parent or 0,
-            }
+        new_state = state.evolve(
+            messages=chat, interpreted=interpreted, base_len=len(chat), parent_message_id=parent or 0
         )
         target = graph.next_role(state.settings, "intake", "admitted")
         return StepResult(next=[command.follow(target, AgentTask(state=new_state))], events=events)

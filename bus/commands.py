@@ -277,6 +277,10 @@ class Command(Frozen):
         """This command with another deadline (a queued run that starts now)."""
         return self.model_copy(update={"deadline": deadline})
 
+    def with_payload(self, payload: AnyPayload) -> Command:
+        """This command, the same step, carrying ``payload``."""
+        return self.model_copy(update={"payload": payload})
+
 
 def new_run_id() -> str:
     """A fresh, URL-safe run id."""

@@ -90,8 +90,8 @@ class TurnPublisher:
         now = time.time()
         command = command.with_deadline(turn.running_until or now + turn.timeout_s)
         if isinstance(command.payload, AgentTask):
-            state = command.payload.state.model_copy(update={"started_at": now})
-            command = command.model_copy(update={"payload": AgentTask(state=state)})
+            task = AgentTask(state=command.payload.state.started(now))
+            command = command.with_payload(task)
         args[COMMAND_ARG] = wire.encode(command)
         await self.run_script(keys, args)
         log.info("turn published", run_id=turn.run_id, conversation_id=turn.conversation_id)
