@@ -122,7 +122,10 @@ def make_intake(deps: AgentDeps) -> Handler:
             ]
         chat.append(ChatMessage.user(state.question))
         new_state = state.evolve(
-            messages=chat, interpreted=interpreted, base_len=len(chat), parent_message_id=parent or 0
+            messages=chat,
+            interpreted=interpreted,
+            base_len=len(chat),
+            parent_message_id=parent or 0,
         )
         target = graph.next_role(state.settings, "intake", "admitted")
         return StepResult(next=[command.follow(target, AgentTask(state=new_state))], events=events)
