@@ -164,9 +164,10 @@ class TurnStore(Repository):
             conn.execute(lock)
             if not _lock(conn, owner, conversation_id):
                 raise ConversationNotFound(f"no conversation {conversation_id!r}")
-            earlier = conn.execute(select(_TURNS).where(_TURNS.c.run_id == run_id)).first()
+            mine = select(_TURNS).where(_TURNS.c.run_id == run_id)
+            earlier = conn.execute(mine).mappings().first()
             if earlier is not None:
-                turn = _turn(earlier._mapping)
+                turn = _turn(earlier)
                 if turn.subject != owner.subject or turn.conversation_id != conversation_id:
                     raise StoreError(f"run {run_id!r} already exists")
                 return Admission(turn.state, replayed=True)
@@ -215,10 +216,10 @@ class TurnStore(Repository):
 
         def work(conn: Connection) -> Turn | None:
             apply_scope_sync(conn, owner)
-            row = conn.execute(_owned_turn(owner, run_id)).first()
+            row = conn.execute(_owned_turn(owner, run_id)).mappings().first()
             if row is None:
                 return None
-            turn = _turn(row._mapping)
+            turn = _turn(row)
             _lock(conn, owner, turn.conversation_id)
             if turn.state == TurnState.ENDED:
                 return _running(conn, turn.conversation_id)
@@ -280,16 +281,13 @@ class TurnStore(Repository):
             .limit(500)
         )
         async with self._scoped(scope, "read the conversation turns") as session:
-            rows = (await session.execute(stmt)).all()
-        return [
-            (_turn(r._mapping), RunStatus(r._mapping["run_status"]), r._mapping["run_trace"])
-            for r in rows
-        ]
+            rows = (await session.execute(stmt)).mappings().all()
+        return [(_turn(r), RunStatus(r["run_status"]), r["run_trace"]) for r in rows]
 
     async def _scan(self, scope: Scope, where: Any) -> builtins.list[Turn]:
         async with self._scoped(scope, "read the conversation turns") as session:
-            rows = (await session.execute(select(_TURNS).where(where).limit(500))).all()
-        return [_turn(r._mapping) for r in rows]
+            rows = (await session.execute(select(_TURNS).where(where).limit(500))).mappings().all()
+        return [_turn(r) for r in rows]
 
     async def _unstarted(self, scope: Scope, before: float) -> builtins.list[Turn]:
         cutoff = datetime.fromtimestamp(before, UTC)
@@ -304,8 +302,8 @@ class TurnStore(Repository):
             .limit(500)
         )
         async with self._scoped(scope, "read the conversation turns") as session:
-            rows = (await session.execute(stmt)).all()
-        return [_turn(r._mapping) for r in rows]
+            rows = (await session.execute(stmt)).mappings().all()
+        return [_turn(r) for r in rows]
 
     async def waiting(self, scope: Scope, conversation_id: str) -> builtins.list[Turn]:
         """The conversation's running and queued turns, in the order they were asked."""
@@ -315,8 +313,9 @@ class TurnStore(Repository):
             scope.where(_TURNS),
         )
         async with self._scoped(scope, "read the conversation turns") as session:
-            rows = (await session.execute(select(_TURNS).where(where).order_by(_TURNS.c.id))).all()
-        return [_turn(r._mapping) for r in rows]
+            stmt = select(_TURNS).where(where).order_by(_TURNS.c.id)
+            rows = (await session.execute(stmt)).mappings().all()
+        return [_turn(r) for r in rows]
 
 
 def _lock(conn: Connection, owner: Scope, conversation_id: str) -> bool:
@@ -343,15 +342,19 @@ def _owned_turn(owner: Scope, run_id: str) -> Any:
 
 
 def _live(conn: Connection, conversation_id: str) -> list[Turn]:
-    rows = conn.execute(
-        select(_TURNS)
-        .where(
-            _TURNS.c.conversation_id == conversation_id,
-            _TURNS.c.state != TurnState.ENDED.value,
+    rows = (
+        conn.execute(
+            select(_TURNS)
+            .where(
+                _TURNS.c.conversation_id == conversation_id,
+                _TURNS.c.state != TurnState.ENDED.value,
+            )
+            .order_by(_TURNS.c.id)
         )
-        .order_by(_TURNS.c.id)
-    ).all()
-    return [_turn(r._mapping) for r in rows]
+        .mappings()
+        .all()
+    )
+    return [_turn(r) for r in rows]
 
 
 def _running(conn: Connection, conversation_id: str) -> Turn | None:
