@@ -14,6 +14,7 @@ import contextlib
 import os
 import signal
 import socket
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,7 @@ async def test_a_queued_question_survives_a_sigkill_of_every_process_and_runs_on
 
             await wait_for(streaming, within=60, interval=0.1)
         redis_pid = int((data / "redis" / embedded.PIDFILE_NAME).read_text().strip())
+        killed_at = datetime.now(UTC)
         first_up.send_signal(signal.SIGKILL)
         first_up.wait(10)
         with contextlib.suppress(ProcessLookupError):
@@ -155,6 +157,9 @@ async def test_a_queued_question_survives_a_sigkill_of_every_process_and_runs_on
             detail = (await http.get(f"/api/v1/conversations/{conversation}", headers=auth)).json()
 
     assert q1["status"] == "done" and q2["status"] == "done"
+    # Both were in flight across the kill: the first one running, the second one queued.
+    assert datetime.fromisoformat(q1["finished_at"]) > killed_at
+    assert datetime.fromisoformat(q2["created_at"]) < killed_at
     assert events.count('"type":"done"') == 1
     assert events.count('"type":"run_started"') == 1  # the queued run started once
     turns = [(m["role"], m["run_id"]) for m in detail["messages"]]
