@@ -110,6 +110,7 @@ export class RunView {
 
   update() {
     const m = this.model;
+    this.renderBranches(); // the tree may have changed without the run (another turn ended)
     if (m.version === this.seen) return;
     this.seen = m.version;
     this.el.classList.toggle('running', m.running);
@@ -159,7 +160,6 @@ export class RunView {
       clear(this.timeline);
       this.timeline.append(renderTimeline(m));
     }
-    this.renderBranches();
   }
 
   renderSources() {
