@@ -473,7 +473,7 @@ class RunStarter:
                 run_id,
                 ask.question,
                 publish_call(run_keys, args),
-                settings.timeout_s,
+                settings.timeout_s or deadline - time.time(),
                 settings.mode,
                 ask.parent_message_id,
             )

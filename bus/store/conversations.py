@@ -445,7 +445,7 @@ def append_sync(
     return int(added)
 
 
-def _branch(scope: Scope, conversation_id: str, leaf: int, limit: int) -> Select[tuple[MessageRow]]:
+def _branch(scope: Scope, conversation_id: str, leaf: int, limit: int) -> Select[MessageRow]:
     """The messages from ``leaf`` up through its parents (at most ``limit``), oldest first."""
     start = (
         select(MessageRow.id, MessageRow.parent_id, literal(1).label("depth"))

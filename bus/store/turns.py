@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Connection, and_, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, Table, and_, delete, func, insert, or_, select, update
 
 from bus.errors import StoreError
 from bus.events import TERMINAL_STATUSES, RunStatus
@@ -39,10 +39,10 @@ from bus.store.tables import ConversationRow, MessageRow, RunRow
 from bus.store.turn_tables import ConversationLockRow, TurnRow
 from bus.transcript import partial_answer
 
-_TURNS = TurnRow.__table__
-_LOCKS = ConversationLockRow.__table__
-_RUNS = RunRow.__table__
-_MESSAGES = MessageRow.__table__
+_TURNS: Table = TurnRow.__table__  # pyright: ignore[reportAssignmentType]
+_LOCKS: Table = ConversationLockRow.__table__  # pyright: ignore[reportAssignmentType]
+_RUNS: Table = RunRow.__table__  # pyright: ignore[reportAssignmentType]
+_MESSAGES: Table = MessageRow.__table__  # pyright: ignore[reportAssignmentType]
 
 INTERRUPTED = "interrupted"
 """The status of a partial answer kept by ``interrupt``."""
