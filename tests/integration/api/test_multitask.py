@@ -20,9 +20,12 @@ import pytest
 from agents import prompts
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, text, turn
+from api.app import turn_publisher
+from api.app.turn_publisher import TurnPublisher
 from bus import keys
 from bus.commands import RunResult
 from bus.store import KeyRole
+from bus.store.turns import Turn
 from tests.integration.api.conftest import Api, StartApi, recv
 from tests.support import wait_for
 
@@ -338,3 +341,35 @@ async def test_the_openai_endpoint_waits_its_turn_or_refuses(start_api: StartApi
     assert content.startswith("A[q2] saw[q1]")
     assert (await run_of(api, key, q1))["status"] == "done"
     assert bad.status_code == 400 and bad.json()["error"]["param"] == "X-Agentbus-Multitask"
+
+
+async def test_a_promotion_whose_publish_was_lost_is_published_by_the_sweeper_once(
+    start_api: StartApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = await start_api(slow_model())
+    key = await api.key()
+    q1, conversation = await first_run_streaming(api, key)
+    second = (await post(api, key, "q2", conversation)).json()
+    lost: list[str] = []
+
+    async def crash_before_publishing(self: TurnPublisher, turn: Turn) -> None:
+        lost.append(turn.run_id)  # the promotion committed; the process died before XADD
+
+    monkeypatch.setattr(TurnPublisher, "publish", crash_before_publishing)
+    assert (await ended(api, key, q1))["status"] == "done"
+    await asyncio.sleep(1)
+    stuck = await run_of(api, key, second["run_id"])
+    monkeypatch.undo()
+    monkeypatch.setattr(turn_publisher, "UNSTARTED_GRACE_S", 0.0)
+    assert api.stores.turns is not None
+    sweeper = TurnPublisher(api.redis, api.stores.turns)
+    swept = await sweeper.sweep()
+    again = await sweeper.sweep()  # a second sweep (another replica) publishes it again: a no-op
+    run = await ended(api, key, second["run_id"])
+
+    assert lost == [second["run_id"]] and stuck["status"] == "queued"
+    assert swept >= 1 and again >= 0
+    assert run["status"] == "done" and run["answer"].startswith("A[q2] saw[q1]")
+    events = await events_of(api, second["run_id"])
+    assert [e["type"] for e in events].count("run_started") == 1
+    assert [e["type"] for e in events].count("done") == 1
