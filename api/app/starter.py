@@ -63,6 +63,7 @@ from bus.run_state import Multitask, QuestionSettings, RunSettings
 from bus.store import ConversationNotFound as NoSuchConversation
 from bus.store import Scope
 from bus.store.turns import TurnState
+from bus.typed_redis import lua
 from retrieval.gather_source import DOCUMENTS
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ class RunStarter:
         self._documents = documents
         self._webhook_private = webhook_private_hosts
         self.turns = turns
-        self._publish = redis.register_script(PUBLISH_ONCE)
+        self._publish = lua(redis, PUBLISH_ONCE)
         self._prefs: ReadThrough[Preferences | None] = ReadThrough(settings.api_key_cache_s)
         self._has_documents: ReadThrough[bool] = ReadThrough(settings.api_key_cache_s)
 

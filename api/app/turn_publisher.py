@@ -21,6 +21,7 @@ import structlog
 from bus import wire
 from bus.commands import AgentTask, Command
 from bus.store.turns import Turn, TurnStore
+from bus.typed_redis import lua
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -75,7 +76,7 @@ class TurnPublisher:
     def __init__(self, redis: Redis, turns: TurnStore) -> None:
         self._redis = redis
         self.turns = turns
-        self._script = redis.register_script(PUBLISH_ONCE)
+        self._script = lua(redis, PUBLISH_ONCE)
 
     async def run_script(self, keys: list[str], args: list[str | int | float]) -> int:
         """Run `PUBLISH_ONCE` (1 published, 0 already, -1 another owner's run id)."""
