@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bus.commands import RunSettings
-from bus.run_state import MAX_TOOL_HOPS, TOOL_NAME_PATTERN, QuestionSettings
+from bus.run_state import MAX_TOOL_HOPS, TOOL_NAME_PATTERN, Multitask, QuestionSettings
 from gateway.egress.hosts import canonical_pattern
 from gateway.mcp.config import McpServerConfig
 
@@ -67,6 +67,11 @@ class Preferences(BaseModel):
         "served model); the tenant's default is always allowed, and admin keys choose any.",
     )
     human_gate: bool | None = Field(default=None, description="Approve answers (multi).")
+    multitask: Multitask | None = Field(
+        default=None,
+        description="A question asked while its conversation has a run in flight: enqueue "
+        "(default), reject, interrupt or rollback.",
+    )
     sources: list[str] | None = Field(
         default=None, max_length=8, description="Retrieval sources multi mode may gather from."
     )
@@ -133,6 +138,7 @@ class Effective(BaseModel):
     max_tool_hops: int = 8
     approve_high_risk: bool = False
     human_gate: bool = False
+    multitask: Multitask = "enqueue"
     sources: list[str] | None = Field(
         default=None,
         description="None: the sources that exist for the tenant (documents when any are "
