@@ -191,6 +191,14 @@ class CriticalToolNotApproved(ApiError):
     )
 
 
+class BudgetAboveTenant(ApiError):
+    """A question asked for a bigger budget than its tenant allows one run."""
+
+    code = "budget_above_tenant"
+    status = 422
+    hint = "ask for at most the tenant's token_budget / cost_budget_usd (GET /api/v1/settings)"
+
+
 class ModelNotAllowed(ApiError):
     """A model the deployment does not serve (``AGENTBUS_LLM_MODELS``)."""
 

@@ -41,6 +41,7 @@ from api.http.routes import (
     runs,
     session,
     settings,
+    usage,
     webhooks,
     ws,
 )
@@ -80,7 +81,7 @@ def create_app(deps: ApiDeps) -> FastAPI:
     app.state.deps = deps
     app.state.asyncapi = build_asyncapi(deps.bus, VERSION)
     routers = (runs, gates, agents, events, ws, settings, conversations, audit, api_keys, health)
-    for module in (*routers, session, documents, activity, webhooks):
+    for module in (*routers, session, documents, activity, webhooks, usage):
         app.include_router(module.router, responses=_ERROR_RESPONSES)
     for module in (openai_v1, page):  # the OpenAI dialect answers errors in OpenAI's shape
         app.include_router(module.router)
