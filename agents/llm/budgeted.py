@@ -184,10 +184,12 @@ class BudgetedLLM:
     async def _settle(
         self, step: StepBudget, call_id: str, usage: Usage | None, estimated: int
     ) -> None:
-        tokens = usage.total_tokens if usage is not None and usage.total_tokens else estimated
-        cost = micro_usd(usage.cost_usd) if usage is not None and usage.cost_usd else 0
-        if not cost and self._price is not None and usage is None:
-            cost = self._micro_cost(estimated, 0)
+        if usage is not None and usage.total_tokens:
+            tokens = usage.total_tokens
+            cost = micro_usd(usage.cost_usd) if usage.cost_usd else 0
+            cost = cost or self._micro_cost(usage.prompt_tokens, usage.completion_tokens)
+        else:  # the backend reported nothing: the estimate, all of it priced as prompt
+            tokens, cost = estimated, self._micro_cost(estimated, 0)
         totals = await step.ledger.settle(call_id, step.scopes, tokens=tokens, micro_usd=cost)
         if totals is None:
             return
