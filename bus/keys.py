@@ -162,6 +162,30 @@ def tenant_rate(tenant_id: str) -> str:
     return f"{PREFIX}:rate:{tenant_id}"
 
 
+# --- fair share (bus.fairshare) ---------------------------------------------------------
+#: The fair-share keys of a shard, in the order its scripts take them.
+FAIR_PARTS = (
+    "ring:interactive",
+    "credit:interactive",
+    "queue:interactive",
+    "ring:batch",
+    "credit:batch",
+    "queue:batch",
+    "seq",
+    "weight",
+    "inflight",
+    "pending",
+    "capacity",
+)
+
+
+def fair_keys(shard: int) -> list[str]:
+    """A shard's admission queue: per priority a ring of tenants with runs waiting, their
+    credits and the runs; sequence numbers, weights, runs admitted, runs waiting per
+    tenant, and the capacity the live researchers announce (`FAIR_PARTS`)."""
+    return [f"{PREFIX}:{tag(shard)}:fair:{part}" for part in FAIR_PARTS]
+
+
 # --- budgets (bus.budget) ----------------------------------------------------------
 # Every budget key of one tenant shares the tag {t:TENANT}: a reservation checks the
 # run's, the user's and the tenant's counters in one script, on one slot of a cluster.

@@ -172,6 +172,14 @@ class TooManyActiveRuns(ApiError):
     hint = "wait for a run to finish (or cancel one), then retry"
 
 
+class TenantQueueFull(ApiError):
+    """The tenant has as many runs waiting for admission as a shard holds (fair share)."""
+
+    code = "tenant_queue_full"
+    status = 429
+    hint = "wait Retry-After seconds, then retry; the tenant's earlier runs go first"
+
+
 class Unavailable(ApiError):
     """Redis or the store cannot be reached."""
 

@@ -33,6 +33,7 @@ from api.app.errors import (
     NotOwner,
     QuestionTooLarge,
     RateLimited,
+    TenantQueueFull,
     TooManyActiveRuns,
     Unavailable,
 )
@@ -48,7 +49,7 @@ from api.app.preferences import (
 from api.app.preferences import run_settings as make_run_settings
 from api.app.read_through import ReadThrough
 from api.app.webhook_requests import WebhookRequest, check_webhook, webhook_registration
-from bus import keys, tracing, wire
+from bus import fairshare, keys, tracing, wire
 from bus.commands import AgentTask, Command, RunState, TraceContext, new_run_id
 from bus.errors import StoreError
 from bus.run_state import QuestionSettings, RunSettings
@@ -66,22 +67,47 @@ if TYPE_CHECKING:
 # the watch set and its wake stream (one hash tag). ARGV: owner, ttl, maxlen, command, and
 # (with a webhook) its spec, the time and the run id: registered with the run, atomically.
 # Returns 1 published, 0 already published for this owner, -1 the id is someone else's.
-_PUBLISH_ONCE = """
+# KEYS: run owner, intake stream, the shard's fair-share keys (`keys.fair_keys`)
+#       [, webhook hash, webhook watch, webhook wake].
+# ARGV: owner value, ttl, stream maxlen, command, fair share on (1/0), tenant, priority
+#       level, run id, deadline, weight, max pending, now, depth, fixed cap
+#       [, webhook spec, its score, run id].
+# Returns {1} published, {0} published before (a retry), {-1} the run id is another's,
+# {-2, waiting, room} the tenant's queue is full (nothing written).
+_PUBLISH_ONCE = (
+    fairshare.FUNCTIONS
+    + """
 local owner = redis.call('GET', KEYS[1])
 if owner then
-  if owner == ARGV[1] then return 0 end
-  return -1
+  if owner == ARGV[1] then return {0} end
+  return {-1}
+end
+local F = fair_keys(3)
+if ARGV[5] == '1' then
+  local waiting = tonumber(redis.call('HGET', F.pending, ARGV[6]) or '0')
+  if waiting >= tonumber(ARGV[11]) then
+    local now = tonumber(ARGV[12])
+    return {-2, waiting, fair_capacity(F, now, tonumber(ARGV[13]), tonumber(ARGV[14]))}
+  end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'data', ARGV[4])
-if #KEYS > 2 then
-  redis.call('HSET', KEYS[3], 'spec', ARGV[5], 'cursor', '0-0')
-  redis.call('EXPIRE', KEYS[3], ARGV[2])
-  redis.call('ZADD', KEYS[4], ARGV[6], ARGV[7])
-  redis.call('XADD', KEYS[5], 'MAXLEN', '~', 16, '*', 'w', '1')
+if ARGV[5] == '1' then
+  local item = ARGV[8] .. '\\n' .. ARGV[9] .. '\\n' .. ARGV[4]
+  fair_enqueue(F, ARGV[6], tonumber(ARGV[7]), item, tonumber(ARGV[10]))
+  fair_admit(F, KEYS[2], tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14]), ARGV[3],
+    fairshare_admit_at_once)
+else
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'data', ARGV[4])
 end
-return 1
-"""
+if #KEYS > 13 then
+  redis.call('HSET', KEYS[14], 'spec', ARGV[15], 'cursor', '0-0')
+  redis.call('EXPIRE', KEYS[14], ARGV[2])
+  redis.call('ZADD', KEYS[15], ARGV[16], ARGV[17])
+  redis.call('XADD', KEYS[16], 'MAXLEN', '~', 16, '*', 'w', '1')
+end
+return {1}
+""".replace("fairshare_admit_at_once", str(fairshare.ADMIT_AT_ONCE))
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +127,8 @@ class Ask:
     those that exist). Over the API they come from the tenant's settings only."""
     human_gate: bool = False
     """``agentbus ask --human-gate``: approve this run's answer (the API: tenant settings)."""
+    priority: fairshare.Priority = "interactive"
+    """Batch work (``runs.questions``) is admitted after interactive runs (`bus.fairshare`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,6 +389,8 @@ class RunStarter:
     ) -> Started:
         effective = await self.effective(who.tenant_id)
         settings = make_run_settings(effective, ask.settings)
+        if ask.priority != settings.priority:
+            settings = settings.model_copy(update={"priority": ask.priority})
         if ask.human_gate:
             settings = settings.model_copy(update={"human_gate": True})
         if ask.sources is not None:
@@ -389,7 +419,15 @@ class RunStarter:
         parent = None if _same_trace(tracing.current(), ask.trace) else ask.trace
         with tracing.span("run publish", attributes, parent=parent, kind="producer"):
             started = await self._send(
-                who, ask, run_id, conversation_id, settings, shard, deadline, replay=replay
+                who,
+                ask,
+                run_id,
+                conversation_id,
+                settings,
+                shard,
+                deadline,
+                replay=replay,
+                weight=effective.weight,
             )
         mark("publish")
         return started
@@ -405,6 +443,7 @@ class RunStarter:
         deadline: float,
         *,
         replay: bool,
+        weight: int = 1,
     ) -> Started:
         s = self._bus
         tracing.set_attributes({"agentbus.mode": settings.mode, "agentbus.replay": replay})
@@ -428,20 +467,31 @@ class RunStarter:
             ),
         )
         run_keys = [keys.run_owner(run_id, shard), keys.role_stream(keys.Role.INTAKE, shard)]
+        run_keys += keys.fair_keys(shard)
         args: list[str | int | float] = [owner_value(who.tenant_id, who.subject), s.run_ttl_s]
-        args += [s.stream_maxlen, wire.encode(command)]
+        args += [s.stream_maxlen, wire.encode(command), int(s.fair_share), who.tenant_id]
+        args += [fairshare.LEVEL[settings.priority], run_id, deadline, weight]
+        args += [s.fair_max_pending, time.time(), s.fair_depth, s.fair_inflight]
         if ask.webhook is not None:
             extra_keys, extra_args = webhook_registration(
                 who, ask.webhook, run_id, shard, conversation_id
             )
             run_keys, args = [*run_keys, *extra_keys], [*args, *extra_args]
-        outcome = await self._publish(keys=run_keys, args=args)
-        if int(outcome) < 0:
+        reply = await self._publish(keys=run_keys, args=args)
+        outcome = int(reply[0])
+        if outcome < 0:
             await self._limits.release(who.tenant_id, run_id)
+        if outcome == -2:
+            waiting, room = int(reply[1]), int(reply[2])
+            raise TenantQueueFull(
+                f"tenant {who.tenant_id!r} has {waiting} runs waiting on this shard",
+                retry_after=fairshare.retry_after_s(waiting, room),
+            )
+        if outcome < 0:
             raise InvalidRequest(f"run id {run_id!r} is taken", field="run_id")
-        if int(outcome) > 0:
+        if outcome > 0:
             metrics.RUNS_BY_MODE.labels(settings.mode).inc()
-        return Started(run_id, conversation_id, shard, replayed=replay or int(outcome) == 0)
+        return Started(run_id, conversation_id, shard, replayed=replay or outcome == 0)
 
 
 def _same_trace(current: TraceContext | None, caller: TraceContext | None) -> bool:
