@@ -117,7 +117,7 @@ local function fair_admit(F, stream, now, depth, fixed, maxlen, limit)
   redis.call('ZREMRANGEBYSCORE', F.inflight, '-inf', now)
   local cap = fair_capacity(F, now, depth, fixed)
   local n = 0
-  while n < limit and redis.call('ZCARD', F.inflight) < cap do
+  while n < limit and redis.call('ZCOUNT', F.inflight, now, '+inf') < cap do
     local item = fair_next(F, 1) or fair_next(F, 2)
     if not item then break end
     local a = string.find(item, '\\n', 1, true)
