@@ -117,6 +117,7 @@ class BudgetedLLM:
         if step.limited:
             held = await self._reserve(step, call_id, prompt + completion, prompt + 1)
         streamed = 0
+        cut = False
         usage: Usage | None = None
         stream = self.inner.stream(messages, tools, options)
         try:
@@ -126,6 +127,7 @@ class BudgetedLLM:
                     if prompt + streamed > held:
                         grown = await self._more(step, call_id, prompt + streamed, completion)
                         if grown is None:
+                            cut = True
                             break
                         held = grown
                 if isinstance(event, Usage):
@@ -135,14 +137,14 @@ class BudgetedLLM:
             await self._close(stream)
             await step.ledger.release(call_id)
             raise
-        if step.cut is not None:  # cut mid-stream: what was streamed is charged and shown
+        if cut:  # cut mid-stream: what was streamed is charged and shown
             await self._close(stream)
             usage = Usage(
                 prompt_tokens=prompt,
                 completion_tokens=streamed,
                 cost_usd=self._micro_cost(prompt, streamed) / 1_000_000,
             )
-            record(metrics.BUDGET_CUTS.labels(step.cut).inc)
+            record(metrics.BUDGET_CUTS.labels(step.cut or "").inc)
             await self._settle(step, call_id, usage, prompt + streamed)
             yield usage
             return
