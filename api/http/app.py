@@ -46,6 +46,7 @@ from api.http.routes import (
     ws,
 )
 from bus.errors import StoreError
+from bus.runtime.groups import ensure_role_groups
 
 log = structlog.get_logger("api")
 
@@ -62,6 +63,8 @@ def create_app(deps: ApiDeps) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
+        # Before the first run is published: its intake may not have started yet.
+        await ensure_role_groups(deps.redis, deps.bus.shards)
         await deps.relay.start()
         try:
             yield
