@@ -43,7 +43,12 @@ async def test_bad_budget_values_get_coded_errors_and_change_nothing(
     api = await start_api()
     admin = api.auth(await api.key("t1", "root", KeyRole.ADMIN))
     before = (await api.http.get("/api/v1/settings", headers=admin)).json()
-    for bad in ({"token_budget": 0}, {"user_daily_cost_usd": -1}, {"weight": 0}, {"token_budget": "x"}):
+    for bad in (
+        {"token_budget": 0},
+        {"user_daily_cost_usd": -1},
+        {"weight": 0},
+        {"token_budget": "x"},
+    ):
         resp = await api.http.put("/api/v1/settings", json=bad, headers=admin)
         assert (resp.status_code, resp.json()["error"]["code"]) == (422, "invalid_request"), bad
     user = api.auth(await api.key())
