@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Literal
 import structlog
 
 from bus import keys
+from bus.runtime import metrics
 from bus.runtime.scripts import run_script
 
 if TYPE_CHECKING:
@@ -147,15 +148,18 @@ end
 
 # KEYS: the shard's fair keys, then its intake stream.
 # ARGV: now, depth, fixed cap, stream maxlen, run id that ended ('' none), capacity
-#       member ('' none), its expiry. Returns how many runs it admitted.
+#       member ('' none), its expiry. Returns {runs it admitted, runs still waiting}.
 TICK = (
     FUNCTIONS
     + """
 local F = fair_keys(1)
 if ARGV[5] ~= '' then redis.call('ZREM', F.inflight, ARGV[5]) end
 if ARGV[6] ~= '' then redis.call('ZADD', F.capacity, ARGV[7], ARGV[6]) end
-return fair_admit(F, KEYS[12], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]),
+local n = fair_admit(F, KEYS[12], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]),
   ARGV[4], 1000000)
+local waiting = 0
+for _, v in ipairs(redis.call('HVALS', F.pending)) do waiting = waiting + tonumber(v) end
+return {n, waiting}
 """
 )
 TICK_SHA = hashlib.sha1(TICK.encode()).hexdigest()
@@ -221,7 +225,9 @@ class FairShare:
             member,
             now + 3 * TICK_S,
         ]
-        return int(await run_script(self._redis, TICK, TICK_SHA, run_keys, args))
+        reply = await run_script(self._redis, TICK, TICK_SHA, run_keys, args)
+        metrics.FAIR_WAITING.labels(str(shard)).set(int(reply[1]))
+        return int(reply[0])
 
     async def enqueue(
         self,
