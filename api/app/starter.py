@@ -2,7 +2,8 @@
 
 Every entry point (``POST /runs``, the websocket ``ask``, externally published questions)
 goes through :class:`RunStarter`. A run is published by one Lua script that records its
-owner (tenant and user) and XADDs its intake command together: publishing the same run id
+owner (tenant and user) and queues its intake command for fair admission together
+(`bus.fairshare`; a full tenant queue is 429 ``tenant_queue_full``): publishing the same run id
 again (a client retry with the same ``Idempotency-Key``, a redelivered ``runs.questions``
 entry) is a no-op, and a retry after a crash between claiming a key and publishing still
 publishes. A ``conversation_id`` must be free or the caller's own: another user's or
@@ -63,10 +64,9 @@ if TYPE_CHECKING:
     from bus.settings import BusSettings
     from bus.store import ConversationStore, DocumentStore, TenantSettingsStore
 
-# KEYS: run owner key, intake stream, and (with a webhook) the run's webhook registration,
-# the watch set and its wake stream (one hash tag). ARGV: owner, ttl, maxlen, command, and
-# (with a webhook) its spec, the time and the run id: registered with the run, atomically.
-# Returns 1 published, 0 already published for this owner, -1 the id is someone else's.
+# Publish a run once: record its owner, queue it for fair admission (admitting what has
+# room; `bus.fairshare`) or, with fair share off, XADD it, and register its webhook, all
+# at once (one hash tag).
 # KEYS: run owner, intake stream, the shard's fair-share keys (`keys.fair_keys`)
 #       [, webhook hash, webhook watch, webhook wake].
 # ARGV: owner value, ttl, stream maxlen, command, fair share on (1/0), tenant, priority
