@@ -65,21 +65,24 @@ local function fair_keys(base)
   }
 end
 
--- The next run of a priority level: the tenant at the ring's head is served while it has
--- credit (a credit a run), then gets its weight's worth and goes to the back.
+-- The next run of a priority level (deficit round robin): the tenant at the ring's head
+-- gets its weight's worth of credit when it has less than one run's, is served a run for
+-- each credit, and goes to the back when they are spent.
 local function fair_next(F, level)
   local ring, credit, queue = F.ring[level], F.credit[level], F.queue[level]
-  for _ = 1, 2 * redis.call('LLEN', ring) + 2 do
+  for _ = 1, redis.call('LLEN', ring) + 1 do
     local t = redis.call('LINDEX', ring, 0)
     if not t then return nil end
     local hk, tk = t .. '|' .. level .. '|h', t .. '|' .. level .. '|t'
     local head = tonumber(redis.call('HGET', F.seq, hk) or '0')
     local tail = tonumber(redis.call('HGET', F.seq, tk) or '0')
-    local c = tonumber(redis.call('HGET', credit, t) or '0')
     if head >= tail then
       redis.call('LPOP', ring)
       redis.call('HDEL', credit, t)
-    elseif c >= 1 then
+    else
+      local c = tonumber(redis.call('HGET', credit, t) or '0')
+      if c < 1 then c = c + tonumber(redis.call('HGET', F.weight, t) or '1') end
+      c = c - 1
       local field = t .. '|' .. level .. '|' .. head
       local item = redis.call('HGET', queue, field)
       redis.call('HDEL', queue, field)
@@ -90,13 +93,10 @@ local function fair_next(F, level)
         redis.call('HDEL', F.seq, hk, tk)
       else
         redis.call('HSET', F.seq, hk, head + 1)
-        redis.call('HSET', credit, t, c - 1)
+        redis.call('HSET', credit, t, c)
+        if c < 1 then redis.call('RPUSH', ring, redis.call('LPOP', ring)) end
       end
       if item then return item end
-    else
-      local w = tonumber(redis.call('HGET', F.weight, t) or '1')
-      redis.call('HSET', credit, t, c + w)
-      redis.call('RPUSH', ring, redis.call('LPOP', ring))
     end
   end
   return nil
@@ -130,7 +130,9 @@ local function fair_admit(F, stream, now, depth, fixed, maxlen, limit)
   return n
 end
 
--- Queue a run at the back of its tenant's queue (the ring gains the tenant if new).
+-- Queue a run at the back of its tenant's queue. A tenant that had nothing waiting joins
+-- the ring at its head (as fq_codel favours new flows): its first run is the next one
+-- admitted, and a tenant that keeps runs waiting is served by turn.
 local function fair_enqueue(F, tenant, level, item, weight)
   local tk = tenant .. '|' .. level .. '|t'
   local tail = tonumber(redis.call('HGET', F.seq, tk) or '0')
@@ -140,8 +142,8 @@ local function fair_enqueue(F, tenant, level, item, weight)
   redis.call('HSET', F.weight, tenant, weight)
   redis.call('HINCRBY', F.pending, tenant, 1)
   if head >= tail then
-    redis.call('RPUSH', F.ring[level], tenant)
-    redis.call('HSET', F.credit[level], tenant, weight)
+    redis.call('LPUSH', F.ring[level], tenant)
+    redis.call('HDEL', F.credit[level], tenant)
   end
 end
 """

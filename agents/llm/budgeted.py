@@ -123,13 +123,15 @@ class BudgetedLLM:
         try:
             async for event in stream:
                 if isinstance(event, TextDelta | ReasoningDelta) and held:
-                    streamed += estimate_text(event.text)
-                    if prompt + streamed > held:
-                        grown = await self._more(step, call_id, prompt + streamed, completion)
-                        if grown is None:
+                    tokens = estimate_text(event.text)
+                    if prompt + streamed + tokens > held:  # past the hold: hold more first
+                        want = prompt + streamed + tokens
+                        grown = await self._more(step, call_id, want, completion)
+                        if grown is None:  # no more to hold: cut before this delta
                             cut = True
                             break
                         held = grown
+                    streamed += tokens
                 if isinstance(event, Usage):
                     usage = event
                 yield event

@@ -87,22 +87,25 @@ async def test_a_budget_smaller_than_the_prompt_refuses_the_first_call(
 
 async def test_a_user_daily_budget_stops_that_user_only(start_system: Any) -> None:
     system = await start_system(ScriptedLLM())
-    endings = [ending(await ask(system, user_day_tokens=3000)) for _ in range(12)]
+    # About 160 tokens a run; a call needs room for its prompt (500-800 estimated).
+    endings = [ending(await ask(system, user_day_tokens=1500)) for _ in range(12)]
     assert ("done", None) in endings
     assert ("budget_exhausted", "user_day_tokens") in endings
-    assert await spent(system, user_scope("alice", "day", time.time())) <= 3000
+    assert endings[0] == ("done", None) and endings[-1] == ("budget_exhausted", "user_day_tokens")
+    assert await spent(system, user_scope("alice", "day", time.time())) <= 1500
     # Bob's day is his own: the same limit, nothing spent yet.
-    assert ending(await ask(system, "bob", user_day_tokens=3000)) == ("done", None)
+    assert ending(await ask(system, "bob", user_day_tokens=1500)) == ("done", None)
 
 
 async def test_a_tenant_monthly_cost_budget_is_counted_in_dollars(start_system: Any) -> None:
     prices = {"scripted": {"input": 1.0, "output": 2.0}}  # dollars per 1,000 tokens
     system = await start_system(ScriptedLLM(), llm_prices=prices)
-    endings = [ending(await ask(system, tenant_month_cost_usd=1.5)) for _ in range(10)]
+    # About $0.21 a run; a call holds its tokens at $0.002 each.
+    endings = [ending(await ask(system, tenant_month_cost_usd=2.5)) for _ in range(12)]
     assert ("done", None) in endings
     assert ("budget_exhausted", "tenant_month_cost_usd") in endings
     month = await BudgetLedger(system.redis, "t1").spent(tenant_scope("month", time.time()))
-    assert 0 < month.cost_usd <= 1.5
+    assert 0 < month.cost_usd <= 2.5
 
 
 async def test_32_concurrent_runs_overshoot_a_budget_by_at_most_one_hold(

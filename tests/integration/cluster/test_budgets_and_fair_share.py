@@ -45,4 +45,4 @@ async def test_each_shard_admits_by_turn_on_its_own_master(
                 await fair.enqueue(shard, tenant, "interactive", run, deadline, run)
         assert await fair.open_room(shard, 2) == 2
         rows = await redis.xrange(keys.role_stream(keys.Role.INTAKE, shard))
-        assert [f[b"data"].decode() for _, f in rows] == [f"a0-{shard}", f"b0-{shard}"]
+        assert [f[b"data"].decode() for _, f in rows] == [f"b0-{shard}", f"a0-{shard}"]
