@@ -26,7 +26,7 @@ from bus.budget import BudgetLedger
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.events import Done
 from bus.publish import publish
-from bus.run_state import Budgets
+from bus.run_state import Budgets, ChatMessage
 from bus.runtime.context import StepContext
 from bus.settings import BusSettings
 from bus.store import open_store
@@ -36,6 +36,7 @@ from tests.processes import processes, spawn
 from tests.support import events_of, wait_for
 
 pytestmark = pytest.mark.connected
+QUESTION = "What is 23 × 19?"
 METERED = Budgets(tenant_month_tokens=10_000_000)  # a limit, so every call reserves too
 
 
@@ -47,7 +48,15 @@ def researcher_step(subject: str = "alice") -> Command:
         role=keys.Role.RESEARCHER,
         deadline=deadline_in(60),
         payload=AgentTask(
-            state=RunState(question="What is 23 × 19?", settings=RunSettings(budgets=METERED))
+            state=RunState(
+                question=QUESTION,
+                settings=RunSettings(budgets=METERED),
+                messages=[
+                    ChatMessage.system("You are the researcher."),
+                    ChatMessage.user(QUESTION),
+                ],
+                base_len=2,
+            )
         ),
     )
 
@@ -100,7 +109,9 @@ async def test_researchers_killed_mid_call_charge_every_run_exactly_once(
         run_ids: list[str] = []
         for i in range(4):
             command = researcher_step("alice" if i % 2 else "bob")
-            command = command.model_copy(update={"role": keys.Role.INTAKE})
+            command = command.model_copy(
+                update={"role": keys.Role.INTAKE}
+            )  # intake sets the thread
             await publish(real_redis, command, BusSettings(redis_url=TEST_REDIS_URL))
             run_ids.append(command.run_id)
         stream = keys.role_stream(keys.Role.RESEARCHER, 0)
