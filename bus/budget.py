@@ -26,7 +26,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from bus import keys
 from bus.runtime.scripts import run_script
@@ -261,14 +261,18 @@ class BudgetLedger:
 
     async def spent(self, scope_key: str) -> Spent:
         """What a scope has spent so far."""
-        raw = await self._redis.hgetall(keys.budget_used(self.tenant_id, scope_key))  # type: ignore[misc]
+        key = keys.budget_used(self.tenant_id, scope_key)
+        reply = await self._redis.hgetall(key)  # pyright: ignore[reportGeneralTypeIssues, reportUnknownMemberType, reportUnknownVariableType]
+        raw = cast("dict[bytes | str, bytes | str]", reply)
         values = {_text(k): _text(v) for k, v in raw.items()}
         micro = float(values.get("usd", "0"))
         return Spent(int(values.get("tok", "0")), round(micro / 1_000_000, 6))
 
     async def held(self, scope_key: str) -> int:
         """Tokens held by the scope's calls in flight."""
-        raw = await self._redis.hget(keys.budget_reserved(self.tenant_id), f"{scope_key}:tok")  # type: ignore[misc]
+        key = keys.budget_reserved(self.tenant_id)
+        reply = await self._redis.hget(key, f"{scope_key}:tok")  # pyright: ignore[reportGeneralTypeIssues, reportUnknownMemberType, reportUnknownVariableType]
+        raw = cast("bytes | str | None", reply)
         return 0 if raw is None else int(_text(raw))
 
 
