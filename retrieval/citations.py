@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from bus.commands import ToolCallResult
 from bus.events import Citation, Citations
+from bus.json_values import is_array, is_object
 from bus.run_state import ChatMessage, EvidenceItem
 from retrieval.citation_scan import MarkerScanner
 from retrieval.models import Hit
@@ -55,17 +56,18 @@ def numbered(hits: Sequence[Hit], start: int = 1) -> list[dict[str, Any]]:
 def renumbered(result: Any, start: int) -> tuple[Any, int]:
     """A ``search_docs`` result with its chunks numbered from ``start``, and the next free
     number (the gateway numbers each result of a run from the run's next free number)."""
-    if not isinstance(result, dict) or not isinstance(result.get("results"), list):
+    found = result.get("results") if is_object(result) else None
+    if not is_object(result) or not is_array(found):
         return result, start
     items: list[Any] = []
     ref = start
-    for item in cast(list[Any], result["results"]):
-        if isinstance(item, dict):
-            items.append({**cast(dict[str, Any], item), "ref": ref})
+    for item in found:
+        if is_object(item):
+            items.append({**item, "ref": ref})
             ref += 1
         else:
             items.append(item)
-    return {**cast(dict[str, Any], result), "results": items}, ref
+    return {**result, "results": items}, ref
 
 
 def refs_end(results: Iterable[ToolCallResult]) -> int:
@@ -75,9 +77,9 @@ def refs_end(results: Iterable[ToolCallResult]) -> int:
         if result.name != SEARCH_TOOL or result.status != "ok":
             continue
         body = result.result
-        items = body.get("results") if isinstance(body, dict) else None
-        for item in cast(list[Any], items) if isinstance(items, list) else []:
-            ref = cast(dict[str, Any], item).get("ref") if isinstance(item, dict) else None
+        items = body.get("results") if is_object(body) else None
+        for item in items if is_array(items) else []:
+            ref = item.get("ref") if is_object(item) else None
             if isinstance(ref, int):
                 end = max(end, ref + 1)
     return end
@@ -105,10 +107,11 @@ def retrieved_refs(messages: Sequence[ChatMessage]) -> dict[int, RetrievedChunk]
             body = json.loads(message.content)
         except (TypeError, ValueError):
             continue
-        if not isinstance(body, dict) or body.get("status") != "ok":
+        if not is_object(body) or body.get("status") != "ok":
             continue
         result = body.get("result")
-        for item in result.get("results", []) if isinstance(result, dict) else []:
+        items = result.get("results") if is_object(result) else None
+        for item in items if is_array(items) else []:
             try:
                 ref = int(item["ref"])
                 found[ref] = RetrievedChunk(

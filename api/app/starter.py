@@ -55,6 +55,7 @@ from bus.commands import AgentTask, Command, RunState, TraceContext, new_run_id
 from bus.errors import StoreError
 from bus.run_state import QuestionSettings, RunSettings
 from bus.store import ConversationNotFound as NoSuchConversation
+from bus.typed_redis import lua
 from retrieval.gather_source import DOCUMENTS
 
 if TYPE_CHECKING:
@@ -182,7 +183,7 @@ class RunStarter:
         self._models = tuple(dict.fromkeys(models))
         self._documents = documents
         self._webhook_private = webhook_private_hosts
-        self._publish = redis.register_script(_PUBLISH_ONCE)
+        self._publish = lua(redis, _PUBLISH_ONCE)
         self._prefs: ReadThrough[Preferences | None] = ReadThrough(settings.api_key_cache_s)
         self._has_documents: ReadThrough[bool] = ReadThrough(settings.api_key_cache_s)
 

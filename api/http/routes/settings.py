@@ -75,7 +75,7 @@ async def put_settings(body: Preferences, deps: Deps, admin: Admin) -> TenantSet
     for kept in ("agent_prompts", "agent_models", "researcher_tools", CRITICAL):
         if kept not in prefs and record is not None and kept in record.settings:
             prefs[kept] = record.settings[kept]
-    before = set(record.settings.get(CRITICAL) or []) if record is not None else set()
+    before: set[str] = set(record.settings.get(CRITICAL) or []) if record is not None else set()
     audit = _critical_change(admin, before, set(prefs.get(CRITICAL) or []))
     await deps.tenant_settings.put(admin.tenant_id, prefs, updated_by=admin.subject, audit=audit)
     deps.starter.forget(admin.tenant_id)

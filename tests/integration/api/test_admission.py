@@ -100,7 +100,7 @@ async def test_bad_entries_are_answered_and_never_block_the_next(start_api: Star
         {"other": "field"},
     ]
     for fields in bad:
-        await api.redis.xadd(keys.QUESTIONS_STREAM, fields)
+        await api.redis.xadd(keys.QUESTIONS_STREAM, {**fields})
     await api.redis.xadd(
         keys.QUESTIONS_STREAM,
         {"data": json.dumps({"api_key": key, "question": "23 × 19?", "reply_to": "r"})},

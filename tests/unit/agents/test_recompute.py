@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 import pytest
 
@@ -12,7 +13,7 @@ from agents.verdicts import conclusion
 from bus.run_state import ChatMessage, Recompute, Review, RunSettings, RunState
 
 
-def _result(call_id: str, body: dict[str, object]) -> ChatMessage:
+def _result(call_id: str, body: Mapping[str, object]) -> ChatMessage:
     return ChatMessage(
         role="tool", tool_call_id=call_id, name="calculator", content=json.dumps(body)
     )

@@ -17,7 +17,7 @@ from gateway.ports import TenantPolicy
 from gateway.tenants import DeploymentPolicies
 from gateway.webhooks import payloads
 from gateway.webhooks.dispatcher import Dispatcher, RetryPolicy
-from gateway.webhooks.schedule import DeliveryStatus, Schedule, WebhookSpec
+from gateway.webhooks.schedule import Delivery, DeliveryStatus, Schedule, WebhookSpec
 from gateway.webhooks.signing import new_secret
 from gateway.webhooks.watcher import Watcher
 from tests.conftest import fake_client, real_client
@@ -70,11 +70,14 @@ async def test_the_watcher_schedules_done_once_and_approvals_only_when_asked(red
     schedule = Schedule(redis, ttl_s=3600)
     await register(redis, "r1", spec(approvals=False))
     await register(redis, "r2", spec(approvals=True))
-    gate = {"reason": "approve_answer", "answer": "draft"}
-    await emit(redis, Answer(run_id="r1", delta="4"), ApprovalRequest(run_id="r1", **gate))
+    await emit(
+        redis,
+        Answer(run_id="r1", delta="4"),
+        ApprovalRequest(run_id="r1", reason="approve_answer", answer="draft"),
+    )
     ids = await emit(
         redis,
-        ApprovalRequest(run_id="r2", **gate),
+        ApprovalRequest(run_id="r2", reason="approve_answer", answer="draft"),
         Done(run_id="r2", status="done", answer="437", usage={"prompt_tokens": 3}),
     )
     await watch_once(redis, schedule)
@@ -147,7 +150,7 @@ async def _secret(_tenant: str) -> str:
     return SECRET
 
 
-async def deliver(redis: Redis, url: str, *, until: set[str], **options: object) -> list[object]:
+async def deliver(redis: Redis, url: str, *, until: set[str], **options: object) -> list[Delivery]:
     """Schedule one delivery to `url` and dispatch until its status is in `until`."""
     schedule = Schedule(redis, ttl_s=3600)
     await schedule.enqueue(

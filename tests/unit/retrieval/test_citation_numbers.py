@@ -3,6 +3,8 @@ run's next free number, and the calling agent takes every number the gateway gav
 
 from __future__ import annotations
 
+from typing import Any
+
 from agents.researcher import arrived
 from bus.commands import AgentTask, Command, ToolCallResult, ToolResults, deadline_in
 from bus.keys import Role
@@ -19,10 +21,11 @@ def result(*refs: int) -> ToolCallResult:
 
 
 def test_a_result_is_numbered_from_the_runs_next_free_number() -> None:
-    body = {"query": "q", "results": [{"ref": 1, "id": "a"}, {"ref": 2, "id": "b"}]}
+    results: list[dict[str, Any]] = [{"ref": 1, "id": "a"}, {"ref": 2, "id": "b"}]
+    body = {"query": "q", "results": results}
     numbered, after = renumbered(body, 7)
     assert [r["ref"] for r in numbered["results"]] == [7, 8] and after == 9
-    assert body["results"][0]["ref"] == 1  # the tool's own result is not edited in place
+    assert results[0]["ref"] == 1  # the tool's own result is not edited in place
     assert renumbered({"error": "x"}, 7) == ({"error": "x"}, 7)
 
 
