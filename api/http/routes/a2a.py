@@ -47,6 +47,7 @@ from api.http.routes.common import deps_of
 from bus import keys, wire
 from bus.commands import RUN_ID_PATTERN
 from bus.events import ApprovalRequest, ClientEvent, Done, parse_event
+from bus.json_values import is_object
 from bus.publish import request_cancel
 from bus.run_state import QuestionSettings
 
@@ -100,10 +101,9 @@ async def rpc(request: Request) -> Response:
     deps = deps_of(request)
     call_id: Any = None
     try:
-        body = json.loads(await request.body())
-        if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
+        call: object = json.loads(await request.body())
+        if not is_object(call) or call.get("jsonrpc") != "2.0":
             raise RpcError(-32600, "not a JSON-RPC 2.0 request")
-        call: dict[str, Any] = body  # pyright: ignore[reportUnknownVariableType]
         call_id = call.get("id")
         method = _METHODS.get(str(call.get("method")))
         if method is None:
@@ -114,7 +114,7 @@ async def rpc(request: Request) -> Response:
             data = _error_info({"code": e.code, "status": e.status})
             error = {"code": -32600, "message": e.message, "data": data}
             return JSONResponse({"jsonrpc": "2.0", "id": call_id, "error": error}, e.status)
-        params: Any = call.get("params") or {}
+        params: object = call.get("params") or {}
         if method == "stream":
             updates = await _stream(deps, who, _parse(params, a2a.SendMessageRequest()))
             return StreamingResponse(_sse(call_id, updates), media_type="text/event-stream")
@@ -141,8 +141,8 @@ def _error(call_id: Any, e: RpcError) -> Response:
     return JSONResponse({"jsonrpc": "2.0", "id": call_id, "error": error})
 
 
-def _parse(params: Any, into: _M) -> _M:
-    if not isinstance(params, dict):
+def _parse(params: object, into: _M) -> _M:
+    if not is_object(params):
         raise RpcError(-32602, "params must be an object")
     try:
         return json_format.ParseDict(params, into, ignore_unknown_fields=True)
@@ -239,8 +239,8 @@ def _id(entry_id: bytes | str) -> str:
 
 
 def _metadata(given: a2a.SendMessageRequest) -> dict[str, Any]:
-    doc: Any = json_format.MessageToDict(given.metadata) if given.HasField("metadata") else {}
-    return doc if isinstance(doc, dict) else {}
+    doc: object = json_format.MessageToDict(given.metadata) if given.HasField("metadata") else {}
+    return doc if is_object(doc) else {}
 
 
 def _ok(value: str) -> bool:
