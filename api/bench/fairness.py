@@ -9,8 +9,10 @@ rate and concurrent-run limits off, one user key per tenant):
    flight, not followed), and while they are queued B asks the same way again.
 
 It reports B's time to the first answer token and to ``done`` (from its POST), p50 and
-p99, alone and during the flood, their ratios (flood / alone), A's accepted and refused
-POSTs (a refusal with ``Retry-After`` is backpressure), and the host's load. One JSON line
+p99, alone and during the flood, their ratios (flood / alone), where B's wait goes (p50 of
+its POST's answer, and of its ``run_started`` event: admitted and through intake), A's
+accepted and refused POSTs (a refusal with ``Retry-After`` is backpressure), and the
+host's load. One JSON line
 with ``--json``. ``--processes 2`` runs the workers in two processes.
 """
 
@@ -34,6 +36,8 @@ QUESTION = "What is 23 × 19?"
 class Timing:
     """One of B's questions: seconds from its POST to its first answer token and to done."""
 
+    post_s: float | None = None
+    started_s: float | None = None
     first_token_s: float | None = None
     done_s: float | None = None
     status: str | None = None
@@ -46,6 +50,7 @@ async def ask_and_follow(client: httpx.AsyncClient, body: dict[str, object]) -> 
     sent = time.perf_counter()
     try:
         resp = await client.post("/api/v1/runs", json=body)
+        timing.post_s = time.perf_counter() - sent
         if resp.status_code != 202:
             timing.error = f"{resp.status_code} {resp.text[:80]}"
             return timing
@@ -54,6 +59,8 @@ async def ask_and_follow(client: httpx.AsyncClient, body: dict[str, object]) -> 
                 if not line.startswith("data: "):
                     continue
                 event = json.loads(line[6:])
+                if event.get("type") == "run_started" and timing.started_s is None:
+                    timing.started_s = time.perf_counter() - sent  # admitted, intake done
                 if event.get("type") == "answer" and timing.first_token_s is None:
                     timing.first_token_s = time.perf_counter() - sent
                 if event.get("type") == "done":
@@ -121,6 +128,8 @@ class Summary:
 
     done: int
     failed: int
+    post_p50: float
+    started_p50: float
     first_token_p50: float
     first_token_p99: float
     done_p50: float
@@ -132,9 +141,13 @@ def summary(timings: list[Timing]) -> Summary:
     done = [t for t in timings if t.done_s is not None and t.status == "done"]
     firsts = [t.first_token_s for t in done if t.first_token_s is not None]
     dones = [t.done_s for t in done if t.done_s is not None]
+    posts = [t.post_s for t in done if t.post_s is not None]
+    starts = [t.started_s for t in done if t.started_s is not None]
     return Summary(
         done=len(done),
         failed=len(timings) - len(done),
+        post_p50=_p50(posts),
+        started_p50=_p50(starts),
         first_token_p50=_p50(firsts),
         first_token_p99=pct(firsts, 0.99),
         done_p50=_p50(dones),
