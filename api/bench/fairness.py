@@ -6,7 +6,9 @@ rate and concurrent-run limits off, one user key per tenant):
 1. **alone**: tenant B asks one question every ``--interval`` seconds, ``--questions``
    times, on an idle system; each is followed (SSE) to ``done``;
 2. **flood**: tenant A posts ``--flood`` runs at once (``--post-concurrency`` POSTs in
-   flight, not followed), and while they are queued B asks the same way again.
+   flight, not followed), and while they are posted B asks the same way again;
+3. **flood, posted**: once A's POSTs are all answered (most of its runs still waiting), B
+   asks once more: the queues' share of B's wait without the POST storm's.
 
 It reports B's time to the first answer token and to ``done`` (from its POST), p50 and
 p99, alone and during the flood, their ratios (flood / alone), where B's wait goes (p50 of
@@ -163,6 +165,15 @@ def _ratio(top: float, bottom: float) -> float:
     return round(top / bottom, 2) if bottom else 0.0
 
 
+def _ratios(flood: Summary, alone: Summary) -> dict[str, float]:
+    return {
+        "first_token_p50": _ratio(flood.first_token_p50, alone.first_token_p50),
+        "first_token_p99": _ratio(flood.first_token_p99, alone.first_token_p99),
+        "done_p50": _ratio(flood.done_p50, alone.done_p50),
+        "done_p99": _ratio(flood.done_p99, alone.done_p99),
+    }
+
+
 async def drive(
     url: str,
     keys: dict[str, str],
@@ -190,15 +201,14 @@ async def drive(
         during = summary(await tenant_b(b, questions, interval_s, body))
         posted = await flooding
         load_flood = os.getloadavg()[0]
+        # A's runs are all in and most still wait: the queues alone, no POST storm beside.
+        queued = summary(await tenant_b(b, questions, interval_s, body))
     return {
         "alone": asdict(alone),
         "flood": asdict(during),
-        "ratio": {
-            "first_token_p50": _ratio(during.first_token_p50, alone.first_token_p50),
-            "first_token_p99": _ratio(during.first_token_p99, alone.first_token_p99),
-            "done_p50": _ratio(during.done_p50, alone.done_p50),
-            "done_p99": _ratio(during.done_p99, alone.done_p99),
-        },
+        "flood_posted": asdict(queued),
+        "ratio": _ratios(during, alone),
+        "ratio_posted": _ratios(queued, alone),
         "a_accepted": posted.accepted,
         "a_refused": posted.refused,
         "a_retry_after_s_p50": _p50(posted.retry_after_s or []),
@@ -246,11 +256,11 @@ def main(
     if as_json:
         print(json.dumps(figures))
         return
-    for phase in ("alone", "flood"):
+    for phase in ("alone", "flood", "flood_posted"):
         f = figures[phase]
         assert isinstance(f, dict)
         print(f"B {phase}: {f}")
-    print(f"ratios (flood / alone): {figures['ratio']}")
+    print(f"ratios (flood / alone): {figures['ratio']}; posted: {figures['ratio_posted']}")
     print(
         f"A: {figures['a_accepted']} accepted, refused {figures['a_refused']}, "
         f"posted in {figures['a_posted_s']} s; load {figures['load_1m']}"
