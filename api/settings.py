@@ -27,12 +27,6 @@ class ApiSettings(EnvSettings):
     api_max_active_runs: int = Field(
         default=32, ge=0, description="Runs a tenant may have in flight (0 = no limit)."
     )
-    api_tenant_starts: int = Field(
-        default=4,
-        ge=0,
-        description="Run starts of one tenant an API process works on at once; the rest "
-        "wait their turn, so another tenant's start is not behind a flood (0 = no limit).",
-    )
     api_idempotency_ttl_s: int = Field(
         default=86_400, ge=60, description="How long an Idempotency-Key keeps its run."
     )

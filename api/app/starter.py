@@ -49,7 +49,6 @@ from api.app.preferences import (
 )
 from api.app.preferences import run_settings as make_run_settings
 from api.app.read_through import ReadThrough
-from api.app.start_gate import StartGate
 from api.app.webhook_requests import WebhookRequest, check_webhook, webhook_registration
 from bus import fairshare, keys, tracing, wire
 from bus.commands import AgentTask, Command, RunState, TraceContext, new_run_id
@@ -185,7 +184,6 @@ class RunStarter:
         self._documents = documents
         self._webhook_private = webhook_private_hosts
         self._publish = lua(redis, _PUBLISH_ONCE)
-        self._gate = StartGate(settings.api_tenant_starts)
         self._prefs: ReadThrough[Preferences | None] = ReadThrough(settings.api_key_cache_s)
         self._has_documents: ReadThrough[bool] = ReadThrough(settings.api_key_cache_s)
 
@@ -284,8 +282,7 @@ class RunStarter:
                 checked = check_webhook(effective, ask.webhook, self._webhook_private)
                 ask = replace(ask, webhook=checked)
             mark("prefs")
-            async with self._gate.slot(who.tenant_id):  # a flood waits its turn here
-                return await self._start(who, ask, idempotency_key)
+            return await self._start(who, ask, idempotency_key)
         except RedisError as e:
             raise Unavailable(f"cannot reach Redis: {e}") from e
 
