@@ -68,12 +68,16 @@ def make_finalizer(deps: AgentDeps) -> Handler:
                 verified_reason=why,
             )
         if state.conversation_id and not rejected:
-            turn = ((MessageRole.USER, state.question), (MessageRole.ASSISTANT, answer))
+            cid, run_id = state.conversation_id, command.run_id
             with tracing.store_span("conversations.append"):
-                for role, content in turn:
-                    await deps.conversations.append(
-                        owner, state.conversation_id, role, content, command.run_id
-                    )
+                # On the branch intake read (a new one when the question edits a turn).
+                asked = await deps.conversations.append(
+                    owner, cid, MessageRole.USER, state.question, run_id,
+                    parent_id=state.parent_message_id,
+                )  # fmt: skip
+                await deps.conversations.append(
+                    owner, cid, MessageRole.ASSISTANT, answer, run_id, parent_id=asked
+                )
         done = Done(
             run_id=command.run_id,
             step_id=command.step_id,

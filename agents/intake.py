@@ -14,6 +14,7 @@ from bus.events import ClientEvent, Interpreted, RunStarted
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 from bus.store import ConversationNotFound, MessageRecord, RunRecord, RunStatus, Scope
+from bus.store.turns import INTERRUPTED
 
 AGENT = "intake"
 
@@ -33,9 +34,16 @@ async def contextualize(
 
 def _chat(history: list[MessageRecord]) -> list[ChatMessage]:
     return [
-        ChatMessage.user(m.content) if m.role == "user" else ChatMessage.assistant(m.content)
+        ChatMessage.user(m.content) if m.role == "user" else ChatMessage.assistant(_said(m))
         for m in history
     ]
+
+
+def _said(message: MessageRecord) -> str:
+    """An answer as the model reads it: a partial one says it was cut short."""
+    if message.status != INTERRUPTED:
+        return message.content
+    return f"{message.content}\n\n{prompts.INTERRUPTED_ANSWER}"
 
 
 def make_intake(deps: AgentDeps) -> Handler:
@@ -47,7 +55,7 @@ def make_intake(deps: AgentDeps) -> Handler:
             raise TypeError(f"intake got a {task.kind} payload")
         state = task.state
         with tracing.store_span("runs.create"):
-            await deps.runs.create_if_absent(
+            stored, _ = await deps.runs.create_if_absent(
                 RunRecord(
                     id=command.run_id,
                     tenant_id=command.tenant_id,
@@ -58,19 +66,29 @@ def make_intake(deps: AgentDeps) -> Handler:
                     conversation_id=state.conversation_id,
                 )
             )
+            if stored.status == RunStatus.QUEUED:  # it waited its turn in the conversation
+                owner = Scope.user(command.tenant_id, command.subject)
+                await deps.runs.set_status(owner, command.run_id, RunStatus.RUNNING)
         history: list[ChatMessage] = []
+        parent = state.parent_message_id
         if state.conversation_id:
             # The conversation is the caller's: admission refused anyone else's id, and a
             # race that lost it since still ends the run here, with nothing written to it.
             owner = Scope.user(command.tenant_id, command.subject)
             try:
-                await deps.conversations.ensure(owner, state.conversation_id, state.question)
+                found = await deps.conversations.ensure(
+                    owner, state.conversation_id, state.question
+                )
             except ConversationNotFound:
                 return StepResult.ending(command, "error", "no such conversation")
-            records = await deps.conversations.history(
-                owner, state.conversation_id, limit=deps.history_turns
-            )
-            history = _chat(records)
+            # The branch the question continues: the one it names (an edit or a
+            # regenerate), else the active one as it is now (after any run it waited for).
+            parent = found.active_message_id if parent is None else parent
+            if parent:
+                records = await deps.conversations.history(
+                    owner, state.conversation_id, limit=deps.history_turns, leaf=parent
+                )
+                history = _chat(records)
         # Built after the store writes, so its timestamp is when clients can see it.
         started = RunStarted(
             run_id=command.run_id,
@@ -103,7 +121,12 @@ def make_intake(deps: AgentDeps) -> Handler:
                 ChatMessage.system(prompts.INTERPRETED.format(interpreted=interpreted)),
             ]
         chat.append(ChatMessage.user(state.question))
-        new_state = state.evolve(messages=chat, interpreted=interpreted, base_len=len(chat))
+        new_state = state.evolve(
+            messages=chat,
+            interpreted=interpreted,
+            base_len=len(chat),
+            parent_message_id=parent or 0,
+        )
         target = graph.next_role(state.settings, "intake", "admitted")
         return StepResult(next=[command.follow(target, AgentTask(state=new_state))], events=events)
 

@@ -14,6 +14,9 @@ RESEARCHER = (
 
 INTERPRETED = "The user's latest message, rewritten as a standalone request: {interpreted}"
 
+#: Follows a partial answer in the history: the user asked again before it was finished.
+INTERRUPTED_ANSWER = "[This answer was interrupted by the user's next message.]"
+
 CONTEXTUALIZE = (
     "Rewrite the user's last message as one standalone request that can be understood "
     "without the conversation. Keep the user's language and intent. Reply with the "

@@ -273,6 +273,14 @@ class Command(Frozen):
         """This command carrying ``trace`` as its parent span."""
         return self.model_copy(update={"trace": trace})
 
+    def with_deadline(self, deadline: float) -> Command:
+        """This command with another deadline (a queued run that starts now)."""
+        return self.model_copy(update={"deadline": deadline})
+
+    def with_payload(self, payload: AnyPayload) -> Command:
+        """This command, the same step, carrying ``payload``."""
+        return self.model_copy(update={"payload": payload})
+
 
 def new_run_id() -> str:
     """A fresh, URL-safe run id."""

@@ -251,6 +251,10 @@ MAX_TOOL_HOPS = 32
 """The most gateway round trips a tenant or a question may allow the researcher."""
 
 
+Multitask = Literal["enqueue", "reject", "interrupt", "rollback"]
+"""What a question does when its conversation has a run in flight (`bus.store.turns`)."""
+
+
 class QuestionSettings(Frozen):
     """What one question may choose for itself: REST ``POST /runs``, the websocket ``ask``
     and ``runs.questions`` (external publishers) accept exactly these fields; an unknown
@@ -287,6 +291,11 @@ class QuestionSettings(Frozen):
         le=MAX_BUDGET_USD,
         description="US dollars this run may spend, at most the tenant's cost_budget_usd.",
     )
+    multitask: Multitask | None = Field(
+        default=None,
+        description="If the conversation has a run in flight: enqueue (the default), "
+        "reject (409 conversation_busy), interrupt or rollback the running one.",
+    )
 
 
 class RunState(Frozen):
@@ -294,6 +303,12 @@ class RunState(Frozen):
 
     question: str = Field(max_length=32_000)
     conversation_id: str | None = None
+    parent_message_id: int | None = Field(
+        default=None,
+        ge=0,
+        description="The message the question follows: None for the end of the "
+        "conversation's active branch (intake resolves it), 0 for its start.",
+    )
     interpreted: str | None = None
     settings: RunSettings = RunSettings()
     plan: list[str] = []
@@ -344,6 +359,10 @@ class RunState(Frozen):
         any string)."""
         return self.model_copy(update=change)
 
+    def started(self, at: float) -> RunState:
+        """This state as the edge starts it at ``at`` (a question that waited its turn)."""
+        return self.model_copy(update={"started_at": at})
+
     def with_judge(self, **change: Unpack[JudgeChange]) -> RunState:
         """This state with the fact-check's progress changed."""
         return self.evolve(judge=self.judge.evolve(**change))
@@ -378,3 +397,4 @@ class RunStateChange(TypedDict, total=False):
     stop_reason: str | None
     draft_citations: DraftCitations | None
     next_ref: int
+    parent_message_id: int | None

@@ -1,10 +1,10 @@
 """Numbered chunks for the researcher, and the finalizer's citation check.
 
-The ``search_docs`` tool numbers the chunks it returns ``[1]..[k]`` and the model cites
-them as ``[n]``. At the end of a run the finalizer calls `check_answer_citations`: a
-citation counts only if some ``search_docs`` result *in this run* (the TOOL messages in
-the run state) carried chunk ``n``; any other ``[n]`` is stripped from the answer and
-counted, and the kept ones come back with source, title and snippet for the
+The ``search_docs`` tool numbers the chunks it returns ``[1]..[k]``, ``web_search`` its
+results (the page's URL and title are the source), and the model cites them as ``[n]``. A
+citation counts only if some such result *in this run* (the TOOL messages in the run
+state) or the merged evidence carried number ``n``; any other ``[n]`` is stripped from the
+answer and counted, and the kept ones come back with source, title and snippet for the
 ``citations`` event. Numbers are unique in a run: every retrieval numbers its chunks from
 the run's next free number (`bus.run_state.RunState.next_ref`), so a kept ``[n]`` names
 exactly the chunk the model was shown as ``[n]``. How a marker is found, and what is
@@ -27,6 +27,10 @@ from retrieval.models import Hit
 
 #: The tool whose results citations may point at.
 SEARCH_TOOL = "search_docs"
+#: The web search tool: its results are numbered and cited like documents.
+WEB_TOOL = "web_search"
+#: Every tool whose results carry citation numbers, and the source kind each shows.
+CITED_TOOLS: dict[str, str] = {SEARCH_TOOL: "documents", WEB_TOOL: "web"}
 SNIPPET_CHARS = 240
 
 
@@ -71,10 +75,10 @@ def renumbered(result: Any, start: int) -> tuple[Any, int]:
 
 
 def refs_end(results: Iterable[ToolCallResult]) -> int:
-    """One past the highest citation number the ``search_docs`` results carry (0: none)."""
+    """One past the highest citation number the cited tools' results carry (0: none)."""
     end = 0
     for result in results:
-        if result.name != SEARCH_TOOL or result.status != "ok":
+        if result.name not in CITED_TOOLS or result.status != "ok":
             continue
         body = result.result
         items = body.get("results") if is_object(body) else None
@@ -101,7 +105,8 @@ def retrieved_refs(messages: Sequence[ChatMessage]) -> dict[int, RetrievedChunk]
     """Citation numbers shown to the model in a run, from its TOOL messages."""
     found: dict[int, RetrievedChunk] = {}
     for message in messages:
-        if message.role != "tool" or message.name != SEARCH_TOOL:
+        kind = CITED_TOOLS.get(message.name or "") if message.role == "tool" else None
+        if kind is None:
             continue
         try:
             body = json.loads(message.content)
@@ -112,15 +117,26 @@ def retrieved_refs(messages: Sequence[ChatMessage]) -> dict[int, RetrievedChunk]
         result = body.get("result")
         items = result.get("results") if is_object(result) else None
         for item in items if is_array(items) else []:
-            try:
-                ref = int(item["ref"])
-                found[ref] = RetrievedChunk(
-                    ref, str(item["id"]), str(item["source"]), str(item.get("title", "")),
-                    str(item.get("text", "")),
-                )  # fmt: skip
-            except (KeyError, TypeError, ValueError):
-                continue  # a malformed item cannot back a citation
+            chunk = _shown(item, kind) if is_object(item) else None
+            if chunk is not None:  # a malformed item cannot back a citation
+                found[chunk.ref] = chunk
     return found
+
+
+def _shown(item: dict[str, Any], kind: str) -> RetrievedChunk | None:
+    try:
+        ref = int(item["ref"])
+        if kind == "web":  # a web result: its page is the source
+            url = str(item["url"])
+            return RetrievedChunk(
+                ref, url, url, str(item.get("title", "")), str(item.get("snippet", "")), kind
+            )
+        return RetrievedChunk(
+            ref, str(item["id"]), str(item["source"]), str(item.get("title", "")),
+            str(item.get("text", "")),
+        )  # fmt: skip
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def evidence_refs(evidence: Sequence[EvidenceItem]) -> dict[int, RetrievedChunk]:
@@ -241,7 +257,8 @@ def check_answer_citations(
 
     Args:
         answer: the draft answer.
-        messages: the run's messages (``RunState.messages``); ``search_docs`` results count.
+        messages: the run's messages (``RunState.messages``); ``search_docs`` and
+            ``web_search`` results count.
         evidence: a multi-mode run's merged evidence (``RunState.evidence``), if any. A
             number present in both resolves to the ``search_docs`` chunk (seen later).
     """

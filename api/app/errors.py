@@ -124,6 +124,14 @@ class RunEnded(ApiError):
     hint = "read its outcome with GET /api/v1/runs/{run_id}"
 
 
+class ConversationBusy(ApiError):
+    """The conversation has a run in flight and the question's ``multitask`` is ``reject``."""
+
+    code = "conversation_busy"
+    status = 409
+    hint = "wait for the running answer to finish, or ask with multitask enqueue or interrupt"
+
+
 class IdempotencyKeyReused(ApiError):
     """An Idempotency-Key was sent again with a different request."""
 

@@ -24,6 +24,7 @@ from bus.run_state import (
     MAX_TOOL_HOPS,
     TOOL_NAME_PATTERN,
     Budgets,
+    Multitask,
     QuestionSettings,
 )
 from gateway.egress.hosts import canonical_pattern
@@ -68,7 +69,18 @@ class Preferences(BaseModel):
     agent_models: dict[str, str] | None = Field(
         default=None, description="Per-agent models (see /api/v1/agents/config)."
     )
+    user_models: list[str] | None = Field(
+        default=None,
+        max_length=50,
+        description="The models a user key may choose with a question's `model` (None: every "
+        "served model); the tenant's default is always allowed, and admin keys choose any.",
+    )
     human_gate: bool | None = Field(default=None, description="Approve answers (multi).")
+    multitask: Multitask | None = Field(
+        default=None,
+        description="A question asked while its conversation has a run in flight: enqueue "
+        "(default), reject, interrupt or rollback.",
+    )
     sources: list[str] | None = Field(
         default=None, max_length=8, description="Retrieval sources multi mode may gather from."
     )
@@ -162,6 +174,7 @@ class Effective(BaseModel):
     max_tool_hops: int = 8
     approve_high_risk: bool = False
     human_gate: bool = False
+    multitask: Multitask = "enqueue"
     sources: list[str] | None = Field(
         default=None,
         description="None: the sources that exist for the tenant (documents when any are "
@@ -169,6 +182,7 @@ class Effective(BaseModel):
     )
     agent_prompts: dict[str, str] = {}
     agent_models: dict[str, str] = {}
+    user_models: list[str] | None = None
     researcher_tools: list[str] | None = None
     approved_critical_tools: list[str] = []
     token_budget: int | None = None
@@ -294,3 +308,9 @@ def models_chosen(effective: Effective, ask: QuestionSettings) -> set[str]:
     """Every model a run with these settings would call (to check against the served list)."""
     chosen = {m for m in (ask.model or effective.model,) if m}
     return chosen | set(effective.agent_models.values())
+
+
+def user_may_choose(effective: Effective, model: str) -> bool:
+    """Whether a user (not admin) key may ask a question with this ``model``."""
+    allowed = effective.user_models
+    return allowed is None or model in allowed or model == effective.model

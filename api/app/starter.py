@@ -8,6 +8,11 @@ again (a client retry with the same ``Idempotency-Key``, a redelivered ``runs.qu
 entry) is a no-op, and a retry after a crash between claiming a key and publishing still
 publishes. A ``conversation_id`` must be free or the caller's own: another user's or
 tenant's is refused (404 ``conversation_not_found``) before anything is claimed or sent.
+
+With the conversation turns wired in (`api.app.turn_publisher`), a run is admitted into its
+conversation first (`bus.store.turns`): it is published now if nothing else of the
+conversation runs, and otherwise the question's ``multitask`` policy decides (queued behind
+the running run, 409 ``conversation_busy``, or the running run cancelled).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from api.app import metrics
 from api.app.access import owner_value
 from api.app.auth import Principal
 from api.app.errors import (
+    ApiError,
     ConversationNotFound,
     CriticalToolNotApproved,
     IdempotencyKeyReused,
@@ -46,15 +52,20 @@ from api.app.preferences import (
     models_chosen,
     overlay,
     stored_preferences,
+    user_may_choose,
 )
 from api.app.preferences import run_settings as make_run_settings
 from api.app.read_through import ReadThrough
+from api.app.turn_admission import NewTurn, admit, give_back, refuse_if_busy
+from api.app.turn_publisher import PUBLISH_ONCE, TurnPublisher, publish_call
 from api.app.webhook_requests import WebhookRequest, check_webhook, webhook_registration
 from bus import fairshare, keys, tracing, wire
 from bus.commands import AgentTask, Command, RunState, TraceContext, new_run_id
 from bus.errors import StoreError
-from bus.run_state import QuestionSettings, RunSettings
+from bus.run_state import Multitask, QuestionSettings, RunSettings
 from bus.store import ConversationNotFound as NoSuchConversation
+from bus.store import Scope
+from bus.store.turns import TurnState
 from bus.typed_redis import lua
 from retrieval.gather_source import DOCUMENTS
 
@@ -64,51 +75,6 @@ if TYPE_CHECKING:
     from api.settings import ApiSettings
     from bus.settings import BusSettings
     from bus.store import ConversationStore, DocumentStore, TenantSettingsStore
-
-# Publish a run once: record its owner, queue it for fair admission (admitting what has
-# room; `bus.fairshare`) or, with fair share off, XADD it, and register its webhook, all
-# at once (one hash tag).
-# KEYS: run owner, intake stream, the shard's fair-share keys (`keys.fair_keys`)
-#       [, webhook hash, webhook watch, webhook wake].
-# ARGV: owner value, ttl, stream maxlen, command, fair share on (1/0), tenant, priority
-#       level, run id, deadline, weight, max pending, now, depth, fixed cap
-#       [, webhook spec, its score, run id].
-# Returns {1} published, {0} published before (a retry), {-1} the run id is another's,
-# {-2, waiting, room} the tenant's queue is full (nothing written).
-_PUBLISH_ONCE = (
-    fairshare.FUNCTIONS
-    + """
-local owner = redis.call('GET', KEYS[1])
-if owner then
-  if owner == ARGV[1] then return {0} end
-  return {-1}
-end
-local F = fair_keys(3)
-if ARGV[5] == '1' then
-  local waiting = tonumber(redis.call('HGET', F.pending, ARGV[6]) or '0')
-  if waiting >= tonumber(ARGV[11]) then
-    local now = tonumber(ARGV[12])
-    return {-2, waiting, fair_capacity(F, now, tonumber(ARGV[13]), tonumber(ARGV[14]))}
-  end
-end
-redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-if ARGV[5] == '1' then
-  local item = ARGV[8] .. '\\n' .. ARGV[9] .. '\\n' .. ARGV[4]
-  fair_enqueue(F, ARGV[6], tonumber(ARGV[7]), item, tonumber(ARGV[10]))
-  fair_admit(F, KEYS[2], tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14]), ARGV[3],
-    fairshare_admit_at_once)
-else
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'data', ARGV[4])
-end
-if #KEYS > 13 then
-  redis.call('HSET', KEYS[14], 'spec', ARGV[15], 'cursor', '0-0')
-  redis.call('EXPIRE', KEYS[14], ARGV[2])
-  redis.call('ZADD', KEYS[15], ARGV[16], ARGV[17])
-  redis.call('XADD', KEYS[16], 'MAXLEN', '~', 16, '*', 'w', '1')
-end
-return {1}
-""".replace("fairshare_admit_at_once", str(fairshare.ADMIT_AT_ONCE))
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +96,10 @@ class Ask:
     """``agentbus ask --human-gate``: approve this run's answer (the API: tenant settings)."""
     priority: fairshare.Priority = "interactive"
     """Batch work (``runs.questions``) is admitted after interactive runs (`bus.fairshare`)."""
+    parent_message_id: int | None = None
+    """The message the question follows, to branch the conversation there (an edited
+    question, another answer): an answer of the conversation, or 0 for its start. None:
+    the end of the active branch."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +110,10 @@ class Started:
     conversation_id: str
     shard: int
     replayed: bool = False
+    queued: bool = False
+    """It waits for the conversation's running run to end (``multitask``)."""
+    ahead: int = 0
+    """How many runs of the conversation run or wait before it."""
 
 
 class RunStarter:
@@ -157,6 +131,8 @@ class RunStarter:
         documents: the document catalogue (a tenant with documents gathers from them).
         webhook_private_hosts: hosts the deployment lets webhooks reach on private
             addresses (``AGENTBUS_WEBHOOK_PRIVATE_HOSTS``, a gateway setting).
+        turns: publishes runs in their conversation's turn (None: no ``multitask``
+            policy; every run is published at once).
     """
 
     def __init__(
@@ -172,6 +148,7 @@ class RunStarter:
         models: Sequence[str] = (),
         documents: DocumentStore | None = None,
         webhook_private_hosts: frozenset[str] = frozenset(),
+        turns: TurnPublisher | None = None,
     ) -> None:
         self._redis = redis
         self._settings = settings
@@ -183,7 +160,8 @@ class RunStarter:
         self._models = tuple(dict.fromkeys(models))
         self._documents = documents
         self._webhook_private = webhook_private_hosts
-        self._publish = lua(redis, _PUBLISH_ONCE)
+        self.turns = turns
+        self._publish = lua(redis, PUBLISH_ONCE)
         self._prefs: ReadThrough[Preferences | None] = ReadThrough(settings.api_key_cache_s)
         self._has_documents: ReadThrough[bool] = ReadThrough(settings.api_key_cache_s)
 
@@ -257,9 +235,12 @@ class RunStarter:
         Raises:
             QuestionTooLarge, InvalidRequest: the question is unacceptable.
             ConversationNotFound: the conversation id is another user's or tenant's.
+            ConversationBusy: the conversation has a run in flight and ``multitask`` is
+                ``reject``.
             NotOwner: an admin named another user's conversation (it may read, not add).
             CriticalToolNotApproved: it asks for a CRITICAL tool its tenant did not approve.
-            ModelNotAllowed: it (or its tenant) chose a model the deployment does not serve.
+            ModelNotAllowed: it (or its tenant) chose a model the deployment does not serve,
+                or a user key chose one its tenant's admins did not allow (``user_models``).
             WebhookRefused: the webhook URL may not be used by this tenant.
             IdempotencyKeyReused: the key was used before for a different request.
             RateLimited, TooManyActiveRuns: a tenant limit says no (with Retry-After).
@@ -276,6 +257,13 @@ class RunStarter:
         try:
             effective = await self.effective(who.tenant_id)
             self.check_models(models_chosen(effective, ask.settings))
+            chosen = ask.settings.model
+            if chosen and not who.is_admin and not user_may_choose(effective, chosen):
+                raise ModelNotAllowed(
+                    f"the model {chosen!r} is not one this tenant's users may choose",
+                    field="settings.model",
+                    hint="choose one of GET /api/v1/models, or ask an admin to allow it",
+                )
             if ask.settings.approve_critical:
                 await self._check_critical(who, ask.settings.approve_critical)
             if ask.webhook is not None:  # refused before any limit is spent on the run
@@ -301,6 +289,20 @@ class RunStarter:
         if found is not None and found.subject != who.subject:
             raise NotOwner(f"conversation {conversation_id!r} belongs to another user")
         return found is not None
+
+    async def _check_parent(self, who: Principal, conversation_id: str, message_id: int) -> None:
+        """Refuse a parent that is not an answer of the caller's conversation."""
+        try:
+            found = await self._conversations.message(who.scope, conversation_id, message_id)
+        except StoreError as e:
+            raise Unavailable(f"cannot read the conversation: {e}") from e
+        if found is None or found.role != "assistant":
+            raise InvalidRequest(
+                f"message {message_id} is not an answer of conversation {conversation_id!r}",
+                field="parent_message_id",
+                hint="name an assistant message of GET /api/v1/conversations/{id}, or 0 for "
+                "the conversation's start",
+            )
 
     async def published(self, who: Principal, run_id: str) -> bool:
         """Whether the caller already published the run ``run_id``.
@@ -342,6 +344,10 @@ class RunStarter:
                 return await self._publish_run(who, ask, run_id, conversation_id, replay=True)
         mark("idempotency")
         try:
+            if self.turns is not None and ask.conversation_id is not None:
+                # A `reject` to a busy conversation is refused before a rate token is spent.
+                policy = ask.settings.multitask or (await self.effective(who.tenant_id)).multitask
+                await refuse_if_busy(self.turns.turns, who.scope, ask.conversation_id, policy)
             verdict = await self._limits.check_rate(who.tenant_id)
             mark("rate")
             if not verdict.allowed:
@@ -352,6 +358,13 @@ class RunStarter:
             history = False
             if ask.conversation_id is not None:
                 history = await self._check_conversation(who, ask.conversation_id)
+                if ask.parent_message_id:
+                    await self._check_parent(who, ask.conversation_id, ask.parent_message_id)
+            elif ask.parent_message_id is not None:
+                raise InvalidRequest(
+                    "parent_message_id needs the conversation_id it belongs to",
+                    field="parent_message_id",
+                )
             mark("conversation")
             return await self._publish_run(
                 who, ask, run_id, conversation_id, replay=False, history=history
@@ -419,6 +432,7 @@ class RunStarter:
         # question's own trace) the caller's trace is continued directly.
         parent = None if _same_trace(tracing.current(), ask.trace) else ask.trace
         with tracing.span("run publish", attributes, parent=parent, kind="producer"):
+            policy = ask.settings.multitask or effective.multitask
             started = await self._send(
                 who,
                 ask,
@@ -427,7 +441,8 @@ class RunStarter:
                 settings,
                 shard,
                 deadline,
-                replay=replay,
+                replay,
+                policy,
                 weight=effective.weight,
             )
         mark("publish")
@@ -442,8 +457,8 @@ class RunStarter:
         settings: RunSettings,
         shard: int,
         deadline: float,
-        *,
         replay: bool,
+        policy: Multitask,
         weight: int = 1,
     ) -> Started:
         s = self._bus
@@ -462,6 +477,7 @@ class RunStarter:
                 state=RunState(
                     question=ask.question,
                     conversation_id=conversation_id,
+                    parent_message_id=ask.parent_message_id,
                     settings=settings,
                     started_at=time.time(),
                 )
@@ -478,10 +494,44 @@ class RunStarter:
                 who, ask.webhook, run_id, shard, conversation_id
             )
             run_keys, args = [*run_keys, *extra_keys], [*args, *extra_args]
-        reply = await self._publish(keys=run_keys, args=args)
+        admission = None
+        if self.turns is not None:
+            turn = NewTurn(
+                Scope.user(who.tenant_id, who.subject),
+                conversation_id,
+                run_id,
+                ask.question,
+                publish_call(run_keys, args),
+                settings.timeout_s or deadline - time.time(),
+                settings.mode,
+                ask.parent_message_id,
+            )
+            try:
+                admission = await admit(self.turns, turn, policy, self._redis, self._bus)
+            except ApiError:
+                await self._limits.release(who.tenant_id, run_id)
+                raise
+            if admission.state == TurnState.QUEUED:
+                await self._limits.release(who.tenant_id, run_id)  # it holds no slot waiting
+                return Started(
+                    run_id,
+                    conversation_id,
+                    shard,
+                    replayed=replay or admission.replayed,
+                    queued=True,
+                    ahead=admission.ahead,
+                )
+        try:
+            reply = await self._publish(keys=run_keys, args=args)
+        except BaseException:
+            if admission is not None and not admission.replayed:
+                await give_back(self.turns, who.scope, run_id)
+            raise
         outcome = int(reply[0])
         if outcome < 0:
             await self._limits.release(who.tenant_id, run_id)
+            if admission is not None and not admission.replayed:
+                await give_back(self.turns, who.scope, run_id)
         if outcome == -2:
             waiting, room = int(reply[1]), int(reply[2])
             raise TenantQueueFull(
@@ -512,4 +562,6 @@ def _fingerprint(ask: Ask) -> str:
     }
     if ask.webhook is not None:  # only then: earlier keys' fingerprints stay as they were
         doc["w"] = [ask.webhook.url, ask.webhook.approvals]
+    if ask.parent_message_id is not None:
+        doc["p"] = ask.parent_message_id
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32]

@@ -18,6 +18,18 @@ def ask(
     conversation: Annotated[
         str | None, typer.Option(help="Continue this conversation (id printed after a run).")
     ] = None,
+    parent: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Branch the conversation after this answer (a message id; 0: its start): "
+            "an edited question, or another answer to the same one.",
+        ),
+    ] = None,
+    multitask: Annotated[
+        str | None,
+        typer.Option(help="If the conversation is busy: enqueue | reject | interrupt | rollback."),
+    ] = None,
     # Unset (None) leaves the choice to the tenant's settings over --api-url, and to the
     # deployment's defaults (AGENTBUS_AGENT_MODE and the like) locally.
     think: Annotated[
@@ -72,12 +84,16 @@ def ask(
 
     api = ApiSettings()
     url = api_url or api.api_url
+    if parent is not None and conversation is None:
+        raise typer.BadParameter("--parent needs --conversation")
     if not url:
         from api.cli.ask_local import ask_local
 
         ask_local(
             question,
             conversation=conversation,
+            parent=parent,
+            multitask=multitask,
             think=think,
             tools=tools,
             mode=mode,
@@ -102,6 +118,7 @@ def ask(
     options |= {"think": think, "use_tools": tools, "approve_high_risk": approve_high_risk}
     options["model"] = model
     options["approve_critical"] = sorted(set(approve_critical or []))
+    options |= {"parent_message_id": parent, "multitask": multitask}
     from api.cli.ask_remote import run_remote
 
     if run_remote(url, api_key, question, options, as_json=as_json) != "done":

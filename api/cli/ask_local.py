@@ -32,6 +32,8 @@ async def ask_local(
     question: str,
     *,
     conversation: str | None,
+    parent: int | None,
+    multitask: str | None,
     think: bool | None,
     tools: bool | None,
     mode: str | None,
@@ -61,6 +63,7 @@ async def ask_local(
                 "use_tools": tools,
                 "approve_high_risk": approve_high_risk,
                 "approve_critical": approve_critical or [],
+                "multitask": multitask,
             }
         )
     except ValidationError as e:
@@ -69,7 +72,14 @@ async def ask_local(
         typer.echo(f"error [invalid_request]: --{where.replace('_', '-')}: {err['msg']}", err=True)
         raise typer.Exit(2) from e
     picked = [x.strip() for x in sources.split(",") if x.strip()]
-    ask_ = Ask(question, conversation, chosen, sources=picked or None, human_gate=human_gate)
+    ask_ = Ask(
+        question,
+        conversation,
+        chosen,
+        sources=picked or None,
+        human_gate=human_gate,
+        parent_message_id=parent,
+    )
     console = Console(highlight=False)
     renderer = LiveRenderer(console)
     async with connect(s.bus) as conn:

@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 from api.app.limits import TenantLimits
 from api.app.preferences import Effective, deployment_defaults
 from api.app.starter import RunStarter
+from api.app.turn_publisher import TurnPublisher
 from api.compose.settings import AppSettings
 from bus.store import Stores
 from gateway.webhooks.target import private_hosts
@@ -61,4 +62,5 @@ def make_starter(
         models=app_settings.agents.served_models(),
         documents=stores.documents,
         webhook_private_hosts=private_hosts(app_settings.gateway.webhook_private_hosts),
+        turns=None if stores.turns is None else TurnPublisher(redis, stores.turns),
     )

@@ -8,6 +8,7 @@ from functools import partial
 from redis.asyncio import Redis
 
 from api.app import limits
+from api.app.turn_publisher import TurnPublisher
 from api.compose.roles import Roles
 from api.compose.store_owner import StoreOwner
 from bus import keys, wire
@@ -21,13 +22,17 @@ from bus.runtime.runner import Consumer
 from bus.runtime.worker import RunEndHook, Worker
 from bus.settings import BusSettings
 from bus.store import RunStore, Scope, Stores
-from bus.transcript import trace_entries
+from bus.store.turns import TurnStore
+from bus.transcript import partial_answer, trace_entries
 from gateway.audit import AUDIT_KIND, make_audit_applier
 from gateway.webhooks.worker import WebhookWorker
 
 
 def run_end_recorder(
-    runs: RunStore, redis: Redis | None = None, fair: FairShare | None = None
+    runs: RunStore,
+    redis: Redis | None = None,
+    turns: TurnStore | None = None,
+    fair: FairShare | None = None,
 ) -> RunEndHook:
     """A hook that records a run's final status in the store (idempotent).
 
@@ -41,7 +46,13 @@ def run_end_recorder(
     a run that ends other than ``done`` answers its ``reply_to`` stream here (the finalizer
     answers for ``done``), so an external publisher never waits for a reply that won't come.
     With ``fair``, the run's room in its shard goes to the next waiting run (`bus.fairshare`).
+
+    With ``turns`` too, it ends the run's conversation turn and publishes the question that
+    waited behind it (`api.app.turn_publisher`): after the store has the run's end and its
+    answer, so the next run's history holds them. A repeat (a redelivered last step)
+    publishes nothing twice.
     """
+    publisher = None if redis is None or turns is None else TurnPublisher(redis, turns)
 
     async def record(command: Command, status: FinalStatus, ending: Sequence[ClientEvent]) -> None:
         if fair is not None:
@@ -56,9 +67,12 @@ def run_end_recorder(
                     stop_reason=status,
                 )
                 await redis.xadd(command.reply_to, {wire.DATA_FIELD: wire.encode(result)})
-        if status == "done":
-            return  # the finalizer records `done` together with the answer and trace
         owner = Scope.user(command.tenant_id, command.subject)
+        if status == "done":
+            # The finalizer records `done` together with the answer and trace.
+            if publisher is not None:
+                await publisher.finished(owner, command.run_id, RunStatus.DONE, None)
+            return
         if redis is None:
             await runs.set_status(owner, command.run_id, RunStatus(status), error_code=status)
             return
@@ -76,6 +90,10 @@ def run_end_recorder(
             usage=usage,
             error_code=status,
         )
+        if publisher is not None:
+            await publisher.finished(
+                owner, command.run_id, RunStatus(status), partial_answer(trace)
+            )
 
     return record
 
@@ -101,7 +119,7 @@ def build_workers(
     holds, if any.
     """
     fair = FairShare(redis, settings)
-    hook = run_end_recorder(handlers.stores.runs, redis, fair)
+    hook = run_end_recorder(handlers.stores.runs, redis, handlers.stores.turns, fair)
     workers: list[Consumer] = []
     for role in roles:
         if role == Role.RECORDER:

@@ -8,6 +8,7 @@ anything by dropping. Any number of replicas can run behind a load balancer.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import AsyncGenerator
@@ -54,6 +55,9 @@ log = structlog.get_logger("api")
 
 VERSION = "0.1.0"
 
+#: How often an API replica sweeps the conversation turns (`api.app.turn_publisher`).
+SWEEP_S = 30.0
+
 #: Every error of the agentbus API has one body (``api.app.errors``): the OpenAPI says so.
 _ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     "default": {"model": ErrorBody, "description": "An error, with a stable code."}
@@ -68,9 +72,15 @@ def create_app(deps: ApiDeps) -> FastAPI:
         # Before the first run is published: its intake may not have started yet.
         await ensure_role_groups(deps.redis, deps.bus.shards)
         await deps.relay.start()
+        turns = deps.starter.turns
+        # Every replica sweeps (at start, then now and then): turns whose publish was lost.
+        sweeper = None if turns is None else asyncio.create_task(turns.sweep_forever(SWEEP_S))
         try:
             yield
         finally:
+            if sweeper is not None:
+                sweeper.cancel()
+                await asyncio.gather(sweeper, return_exceptions=True)
             await deps.relay.stop()
 
     app = FastAPI(

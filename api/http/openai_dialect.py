@@ -29,6 +29,8 @@ MODELS: dict[str, QuestionSettings] = {
 MODEL_CREATED = 1_767_225_600  # 2026-01-01: when these model names were first served
 CONVERSATION_HEADER = "X-Agentbus-Conversation"
 RUN_HEADER = "X-Agentbus-Run"
+#: The question's ``multitask`` policy (enqueue, reject, interrupt, rollback).
+MULTITASK_HEADER = "X-Agentbus-Multitask"
 _DECISIONS = {
     "approve_answer": "approve | reject",
     "egress_approval": "egress_allow_once | egress_allow_always | egress_deny",

@@ -7,9 +7,9 @@ Client → server:
 ==========  ===========================================================================
 ``auth``    ``{"api_key"}``: only when no ``Authorization: Bearer`` header was sent; must
             be the first frame, within 10 s.
-``ask``     ``{"question", "conversation_id"?, "settings"?: {"mode", "accuracy", "think",
-            "use_tools", "approve_high_risk", "approve_critical"}, "webhook_url"?,
-            "webhook_approvals"?, "request_id"?}``
+``ask``     ``{"question", "conversation_id"?, "parent_message_id"?, "settings"?: {"mode",
+            "accuracy", "think", "use_tools", "approve_high_risk", "approve_critical",
+            "multitask"}, "webhook_url"?, "webhook_approvals"?, "request_id"?}``
 ``join``    ``{"run_id", "last_event_id"?}``: the events after that id, then live ones.
 ``cancel``  ``{"run_id"}``
 ``resume``  ``{"run_id", "decision", "conversation_id"?}``: decide a run paused at a gate.
@@ -17,10 +17,11 @@ Client → server:
 ==========  ===========================================================================
 
 Server → client: ``ready`` (authenticated), ``accepted`` (an ask was published:
-``run_id``, ``conversation_id``), the run's events (``run_started`` … ``done``, each with
-its stream ``id`` and ``run_id``), ``snapshot`` (``run``, ``last_event_id``: the missed
-events are gone), ``cancel_requested``, ``pong``, ``request_error`` (``code``,
-``message``, ``hint``; the connection stays open) and ``slow_consumer`` (``runs``: the
+``run_id``, ``conversation_id``; ``queued`` and ``ahead`` when it waits its turn), the
+run's events (``run_started`` … ``done``, each with its stream ``id`` and ``run_id``),
+``snapshot`` (``run``, ``last_event_id``: the missed events are gone),
+``cancel_requested``, ``pong``, ``request_error`` (``code``, ``message``, ``hint``; the
+connection stays open) and ``slow_consumer`` (``runs``: the
 last id sent per run; the server then closes with 4409 — join again with those ids).
 Replies echo the ``request_id`` of the frame they answer.
 """
@@ -66,6 +67,9 @@ class AskFrame(_Frame):
     type: Literal["ask"]
     question: str = Field(min_length=1)
     conversation_id: str | None = Field(default=None, pattern=RUN_ID_PATTERN)
+    parent_message_id: int | None = Field(
+        default=None, ge=0, description="Branch the conversation here (see POST /runs)."
+    )
     settings: QuestionSettings = QuestionSettings()
     webhook_url: str | None = Field(default=None, max_length=2048)
     webhook_approvals: bool = False

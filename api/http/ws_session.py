@@ -189,6 +189,7 @@ class WsSession:
                         run_id,
                         webhook=hook,
                         trace=trace,
+                        parent_message_id=frame.parent_message_id,
                     )
                     started = await self.deps.starter.start(who, ask)
                 except BaseException:
@@ -201,6 +202,8 @@ class WsSession:
                     "conversation_id": started.conversation_id,
                     "request_id": rid,
                 }
+                if started.queued:
+                    accepted |= {"queued": True, "ahead": started.ahead}
                 self.outbox.put_control(_control(accepted))
                 await feed.go_live()
             case proto.JoinFrame():

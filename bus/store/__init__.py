@@ -3,6 +3,7 @@
 # Registers the checkpoints table on Base.metadata (what alembic compares against).
 from bus.store import document_tables as document_tables
 from bus.store import gate_tables as gate_tables
+from bus.store import turn_tables as turn_tables
 from bus.store.api_keys import ApiKeyRecord, ApiKeyStore, KeyRole
 from bus.store.audit import AuditEntry, AuditLogRecord, AuditReport, AuditStore, ChainReport
 from bus.store.checkpoints import (

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
-from sqlalchemy import Connection, delete, select, update
+from sqlalchemy import Connection, Select, delete, literal, select, update
+from sqlalchemy.orm import aliased
 
 from bus.errors import StoreError
 from bus.store.repository import (
@@ -55,6 +56,8 @@ class ConversationRecord(_Record):
     title: str | None = Field(default=None, max_length=TITLE_MAX_CHARS)
     created_at: AwareDatetime
     updated_at: AwareDatetime
+    active_message_id: int | None = None
+    """The last message of the active branch (None: no message yet)."""
 
 
 class MessageRecord(_Record):
@@ -67,6 +70,10 @@ class MessageRecord(_Record):
     role: MessageRole
     content: str
     created_at: AwareDatetime
+    status: str | None = None
+    """None for a whole message; ``interrupted`` for a partial answer cut short."""
+    parent_id: int | None = None
+    """The message it follows (None: the conversation's start)."""
 
 
 def make_title(text: str | None) -> str | None:
@@ -192,15 +199,39 @@ class ConversationStore(Repository):
             return [ConversationRecord.model_validate(row) for row in rows]
 
     async def history(
-        self, scope: Scope, conversation_id: str, limit: int = 20
+        self,
+        scope: Scope,
+        conversation_id: str,
+        limit: int = 20,
+        *,
+        leaf: int | None = None,
     ) -> builtins.list[MessageRecord]:
-        """The last ``limit`` messages of the conversation, oldest first.
+        """The last ``limit`` messages of a branch of the conversation, oldest first.
 
-        A conversation ``scope`` does not see, or an unknown id, has no messages.
+        The branch ends at ``leaf`` (default: the conversation's active branch) and is
+        followed up through each message's parent, never across to another branch. A
+        conversation ``scope`` does not see, or an unknown id, has no messages.
 
         Raises:
             ValueError: ``limit`` is below 1.
         """
+        _check_limit(limit)
+        async with self._scoped(scope, "read the conversation history") as session:
+            if leaf is None:
+                leaf = await session.scalar(
+                    select(ConversationRow.active_message_id).where(
+                        ConversationRow.id == conversation_id, scope.where(ConversationRow)
+                    )
+                )
+            if leaf is None:
+                return []
+            rows = await session.scalars(_branch(scope, conversation_id, leaf, limit))
+            return [MessageRecord.model_validate(row) for row in rows.all()]
+
+    async def tree(
+        self, scope: Scope, conversation_id: str, limit: int = 500
+    ) -> builtins.list[MessageRecord]:
+        """Every message of the conversation (each names its parent), oldest first."""
         _check_limit(limit)
         stmt = (
             select(MessageRow)
@@ -210,12 +241,78 @@ class ConversationStore(Repository):
                 MessageRow.tenant_id == ConversationRow.tenant_id,
                 scope.where(ConversationRow),
             )
-            .order_by(MessageRow.id.desc())
+            .order_by(MessageRow.id)
             .limit(limit)
         )
-        async with self._scoped(scope, "read the conversation history") as session:
+        async with self._scoped(scope, "read the conversation tree") as session:
             rows = await session.scalars(stmt)
-            return [MessageRecord.model_validate(row) for row in reversed(rows.all())]
+            return [MessageRecord.model_validate(row) for row in rows.all()]
+
+    async def message(
+        self, scope: Scope, conversation_id: str, message_id: int
+    ) -> MessageRecord | None:
+        """One message of the conversation, if ``scope`` sees it."""
+        stmt = (
+            select(MessageRow)
+            .join(ConversationRow, ConversationRow.id == MessageRow.conversation_id)
+            .where(
+                MessageRow.id == message_id,
+                MessageRow.conversation_id == conversation_id,
+                MessageRow.tenant_id == ConversationRow.tenant_id,
+                scope.where(ConversationRow),
+            )
+        )
+        async with self._scoped(scope, "read the message") as session:
+            row = await session.scalar(stmt)
+            return None if row is None else MessageRecord.model_validate(row)
+
+    async def select_branch(
+        self, owner: Scope, conversation_id: str, message_id: int
+    ) -> int | None:
+        """Make the branch through ``message_id`` the active one (the owner's only).
+
+        The branch ends where ``message_id``'s newest descendants lead (at each message its
+        newest child), so picking a turn shows everything that was asked after it.
+
+        Returns:
+            The active branch's last message, or None when the owner has no such message.
+        """
+        async with self._scoped(owner, "choose the branch") as session:
+            owned = await session.scalar(
+                select(ConversationRow.id).where(
+                    ConversationRow.id == conversation_id,
+                    owner.where(ConversationRow, owner=True),
+                )
+            )
+            if owned is None:
+                return None
+            found = await session.scalar(
+                select(MessageRow.id).where(
+                    MessageRow.id == message_id, MessageRow.conversation_id == conversation_id
+                )
+            )
+            if found is None:
+                return None
+            rows = (
+                await session.execute(
+                    select(MessageRow.id, MessageRow.parent_id).where(
+                        MessageRow.conversation_id == conversation_id
+                    )
+                )
+            ).all()
+            newest: dict[int, int] = {}
+            for child, parent in rows:
+                if parent is not None and child > newest.get(parent, 0):
+                    newest[parent] = child
+            leaf = message_id
+            while leaf in newest:
+                leaf = newest[leaf]
+            await session.execute(
+                update(ConversationRow)
+                .where(ConversationRow.id == conversation_id)
+                .values(active_message_id=leaf)
+            )
+            return leaf
 
     async def append(
         self,
@@ -224,12 +321,14 @@ class ConversationStore(Repository):
         role: MessageRole,
         content: str,
         run_id: str | None,
-    ) -> None:
-        """Add a message to the conversation and mark the conversation as active now.
+        *,
+        parent_id: int | None = None,
+    ) -> int:
+        """Add a message to the conversation; it becomes the end of the active branch.
 
         Idempotent per run and role: appending a run's message again (a redelivered
-        finalizer) changes nothing, not even the conversation's ``updated_at``. A message
-        without a run is never deduplicated.
+        finalizer) changes nothing, not even the conversation's ``updated_at``, and returns
+        the message stored the first time. A message without a run is never deduplicated.
 
         Args:
             owner: the tenant and user who own the conversation.
@@ -237,41 +336,26 @@ class ConversationStore(Repository):
             role: who wrote the message.
             content: the message text.
             run_id: the run the message belongs to.
+            parent_id: the message it follows: None for the end of the active branch, 0
+                for the conversation's start (a new branch there); a message of another
+                conversation counts as 0.
+
+        Returns:
+            The message's id.
 
         Raises:
             ConversationNotFound: the owner has no conversation with this id.
             StoreError: the database failed.
         """
-        now = utcnow()
-        values = {
-            "conversation_id": conversation_id,
-            "tenant_id": owner.tenant_id,
-            "run_id": run_id,
-            "role": MessageRole(role).value,
-            "content": content,
-            "created_at": now,
-        }
         group = self._group_commit()
-        owned = select(ConversationRow.id).where(
-            ConversationRow.id == conversation_id, owner.where(ConversationRow, owner=True)
-        )
-        conflict_on = ["conversation_id", "run_id", "role"]
-        insert = insert_ignoring(group.dialect, MessageRow, values, conflict_on)
-        touch = (
-            update(ConversationRow)
-            .where(ConversationRow.id == conversation_id)
-            .values(updated_at=now)
-        )
 
-        def work(conn: Connection) -> None:  # group-committed, as `ensure`
+        def work(conn: Connection) -> int:  # group-committed, as `ensure`
             apply_scope_sync(conn, owner)
-            if conn.execute(owned).scalar() is None:
-                raise ConversationNotFound(f"no conversation {conversation_id!r}")
-            if conn.execute(insert.returning(MessageRow.id)).scalar() is None:
-                return
-            conn.execute(touch)
+            return append_sync(
+                conn, owner, conversation_id, role, content, run_id, parent_id=parent_id
+            )
 
-        await group.run(work, "append to the conversation")
+        return await group.run(work, "append to the conversation")
 
     async def rename(self, owner: Scope, conversation_id: str, title: str) -> bool:
         """Give the owner's conversation a new title (folded to one line of 120 chars).
@@ -305,6 +389,82 @@ class ConversationStore(Repository):
         )
         async with self._scoped(owner, "delete the conversation") as session:
             return await session.scalar(stmt) is not None
+
+
+def append_sync(
+    conn: Connection,
+    owner: Scope,
+    conversation_id: str,
+    role: MessageRole,
+    content: str,
+    run_id: str | None,
+    *,
+    parent_id: int | None = None,
+    status: str | None = None,
+) -> int:
+    """`ConversationStore.append` inside a transaction of the caller's (scope already set)."""
+    active = conn.execute(
+        select(ConversationRow.active_message_id).where(
+            ConversationRow.id == conversation_id, owner.where(ConversationRow, owner=True)
+        )
+    ).first()
+    if active is None:
+        raise ConversationNotFound(f"no conversation {conversation_id!r}")
+    parent = active[0] if parent_id is None else parent_id
+    if parent:  # only a message of this conversation can be a parent
+        mine = select(MessageRow.id).where(
+            MessageRow.id == parent, MessageRow.conversation_id == conversation_id
+        )
+        parent = parent if conn.execute(mine).scalar() is not None else None
+    now = utcnow()
+    values = {
+        "conversation_id": conversation_id,
+        "tenant_id": owner.tenant_id,
+        "run_id": run_id,
+        "role": MessageRole(role).value,
+        "content": content,
+        "created_at": now,
+        "status": status,
+        "parent_id": parent or None,
+    }
+    conflict_on = ["conversation_id", "run_id", "role"]
+    insert = insert_ignoring(conn.dialect.name, MessageRow, values, conflict_on)
+    added = conn.execute(insert.returning(MessageRow.id)).scalar()
+    if added is None:  # appended before (a redelivery): that message, unchanged
+        earlier = select(MessageRow.id).where(
+            MessageRow.conversation_id == conversation_id,
+            MessageRow.run_id == run_id,
+            MessageRow.role == MessageRole(role).value,
+        )
+        return int(conn.execute(earlier).scalar_one())
+    conn.execute(
+        update(ConversationRow)
+        .where(ConversationRow.id == conversation_id)
+        .values(updated_at=now, active_message_id=added)
+    )
+    return int(added)
+
+
+def _branch(scope: Scope, conversation_id: str, leaf: int, limit: int) -> Select[MessageRow]:
+    """The messages from ``leaf`` up through its parents (at most ``limit``), oldest first."""
+    start = (
+        select(MessageRow.id, MessageRow.parent_id, literal(1).label("depth"))
+        .where(MessageRow.id == leaf, MessageRow.conversation_id == conversation_id)
+        .cte("branch", recursive=True)
+    )
+    up = aliased(MessageRow)
+    path = start.union_all(
+        select(up.id, up.parent_id, (start.c.depth + 1).label("depth")).where(
+            up.id == start.c.parent_id, up.conversation_id == conversation_id, start.c.depth < limit
+        )
+    )
+    return (
+        select(MessageRow)
+        .join(path, path.c.id == MessageRow.id)
+        .join(ConversationRow, ConversationRow.id == MessageRow.conversation_id)
+        .where(MessageRow.tenant_id == ConversationRow.tenant_id, scope.where(ConversationRow))
+        .order_by(MessageRow.id)
+    )
 
 
 def _new_row(owner: Scope, conversation_id: str, title: str | None) -> dict[str, object]:

@@ -16,6 +16,7 @@ from bus.store.engine import make_engine
 from bus.store.migrate import upgrade_async
 from bus.store.runs import RunStore
 from bus.store.tenant_settings import TenantSettingsStore
+from bus.store.turns import TurnStore
 from bus.store.webhook_secrets import WebhookSecretStore
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ class Stores:
     checkpoints: CheckpointStore | None = None
     documents: DocumentStore | None = None
     webhook_secrets: WebhookSecretStore | None = None
+    turns: TurnStore | None = None
 
 
 @contextlib.asynccontextmanager
@@ -53,6 +55,7 @@ async def open_store(settings: BusSettings, *, migrate: bool = False) -> AsyncGe
             checkpoints=CheckpointStore(engine),
             documents=DocumentStore(engine),
             webhook_secrets=WebhookSecretStore(engine),
+            turns=TurnStore(engine),
         )
     finally:
         await engine.dispose()

@@ -118,6 +118,8 @@ class ConversationRow(Base):
     title: Mapped[str | None] = mapped_column(String(120))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # The last message of the active branch: what the next question continues from.
+    active_message_id: Mapped[int | None] = mapped_column(Integer)
 
 
 class MessageRow(Base):
@@ -129,6 +131,7 @@ class MessageRow(Base):
         # (A message without a run is never deduplicated: NULLs are distinct in both databases.)
         UniqueConstraint("conversation_id", "run_id", "role"),
         Index("ix_messages_conversation_id_id", "conversation_id", "id"),
+        Index("ix_messages_parent_id", "parent_id"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
@@ -142,6 +145,12 @@ class MessageRow(Base):
     role: Mapped[str] = mapped_column(String(16))
     content: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # NULL for a whole message; ``interrupted`` for the partial answer of a run a newer
+    # question cut short (``multitask: interrupt``).
+    status: Mapped[str | None] = mapped_column(String(16))
+    # The message this one follows (a question: the answer before it, NULL at the start;
+    # an answer: its question); a conversation is a tree of them.
+    parent_id: Mapped[int | None] = mapped_column(Integer)
 
 
 # Postgres gets 64-bit ids (an audit log outlives 2^31 calls); SQLite keeps INTEGER, the only

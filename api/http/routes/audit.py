@@ -67,7 +67,9 @@ async def list_audit(
         Query(pattern=RUN_ID_PATTERN, description="Only the rows of this conversation's runs."),
     ] = None,
     before: Annotated[
-        int | None, Query(ge=1, description="Only rows older than this seq (paging).")
+        int | None,
+        # le: the column is a 64-bit integer; a larger number has no row older than it
+        Query(ge=1, le=2**63 - 1, description="Only rows older than this seq (paging)."),
     ] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> AuditPage:

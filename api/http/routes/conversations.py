@@ -11,11 +11,14 @@ from fastapi import APIRouter, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentbus_client.models import Conversation, ConversationDetail, ConversationList
-from api.app.errors import ConversationNotFound, NotOwner
+from api.app.errors import ConversationNotFound, InvalidRequest, NotOwner
 from api.app.oversight import audit_read
 from api.http.routes.common import Caller, Deps
 
 router = APIRouter(prefix="/api/v1/conversations", tags=["conversations"])
+
+#: Messages of the tree ``GET /conversations/{id}`` returns at most.
+TREE_LIMIT = 2000
 
 
 @router.get("", response_model=ConversationList)
@@ -50,7 +53,20 @@ async def get_conversation(
         target=conversation_id,
     )
     history = await deps.conversations.history(caller.scope, conversation_id, limit)
-    return ConversationDetail.model_validate({"conversation": found, "messages": history})
+    tree = await deps.conversations.tree(caller.scope, conversation_id, TREE_LIMIT)
+    turns = deps.starter.turns
+    pending = [] if turns is None else await turns.turns.waiting(caller.scope, conversation_id)
+    return ConversationDetail.model_validate(
+        {
+            "conversation": found,
+            "messages": history,
+            "tree": tree,
+            "pending": [
+                {"run_id": t.run_id, "state": t.state.value, "question": t.question}
+                for t in pending
+            ],
+        }
+    )
 
 
 @router.delete("/{conversation_id}", status_code=status.HTTP_204_NO_CONTENT)
@@ -64,6 +80,34 @@ async def delete_conversation(conversation_id: str, deps: Deps, caller: Caller) 
     if not await deps.conversations.delete(caller.scope, conversation_id):
         raise ConversationNotFound(f"no conversation {conversation_id[:80]!r}")
     return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+class Branch(BaseModel):
+    """The message whose branch becomes the active one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message_id: int = Field(ge=1)
+
+
+@router.put("/{conversation_id}/active", response_model=ConversationDetail)
+async def choose_branch(
+    conversation_id: str, body: Branch, deps: Deps, caller: Caller
+) -> ConversationDetail:
+    """Make the branch through ``message_id`` the active one (the owner's only): it ends
+    at that message's newest descendants, and the next question continues from there."""
+    found = await deps.conversations.get(caller.scope, conversation_id)
+    if found is None:
+        raise ConversationNotFound(f"no conversation {conversation_id[:80]!r}")
+    if found.subject != caller.subject:
+        raise NotOwner(f"conversation {conversation_id[:80]!r} belongs to another user")
+    leaf = await deps.conversations.select_branch(caller.scope, conversation_id, body.message_id)
+    if leaf is None:
+        raise InvalidRequest(
+            f"message {body.message_id} is not in conversation {conversation_id[:80]!r}",
+            field="message_id",
+        )
+    return await get_conversation(conversation_id, deps, caller)
 
 
 class Rename(BaseModel):

@@ -21,8 +21,10 @@ class Resume(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     decision: str = Field(
+        min_length=1,
+        max_length=32,  # the stored decision's bound (bus.store.checkpoints)
         description="approve | reject (answer gate); egress_allow_once | "
-        "egress_allow_always | egress_deny (egress gate)."
+        "egress_allow_always | egress_deny (egress gate).",
     )
     conversation_id: str | None = None
 

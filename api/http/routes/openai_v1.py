@@ -8,6 +8,9 @@ by the ``user`` value, or a new one. A new conversation is seeded with the earli
 messages of the request; a stored one keeps its own history. Responses name the run and
 conversation in ``X-Agentbus-Run`` / ``X-Agentbus-Conversation``. A run that pauses at a
 gate ends the completion with a message saying how to resume it. Errors use OpenAI's shape.
+An ``X-Agentbus-Multitask`` header sets the question's ``multitask`` policy (a question
+sent while its conversation answers another waits its turn by default; a queued one's
+completion starts when its run does).
 Runs start through the same ``RunStarter`` as ``POST /api/v1/runs`` (rate limit, quota,
 owner), and an ``Idempotency-Key`` header works as it does there: a retry follows the
 same run.
@@ -37,6 +40,7 @@ from api.app.run_follow import follow_run
 from api.app.starter import Ask, Started
 from api.http.openai_dialect import (
     CONVERSATION_HEADER,
+    MULTITASK_HEADER,
     RUN_HEADER,
     AnswerStream,
     ChatMessage,
@@ -56,6 +60,7 @@ from bus.commands import RUN_ID_PATTERN
 from bus.errors import StoreError
 from bus.events import ApprovalRequest, Done
 from bus.publish import request_cancel
+from bus.run_state import QuestionSettings
 from bus.store import ConversationNotFound, MessageRole, Scope
 from bus.transcript import Transcript
 
@@ -115,7 +120,7 @@ async def chat_completions(request: Request) -> Response:
     async def work() -> Response:
         who = await _caller(request)
         chat = _parse(await request.body())
-        settings = settings_for(chat.model)
+        settings = _with_multitask(settings_for(chat.model), request.headers.get(MULTITASK_HEADER))
         question, earlier = split_messages(chat.messages)
         header = request.headers.get(CONVERSATION_HEADER)
         conversation = await _conversation(deps, who, header, chat.user, earlier)
@@ -138,6 +143,18 @@ async def chat_completions(request: Request) -> Response:
         return JSONResponse(await _complete(deps, started, chat.model), headers=headers)
 
     return await _answering(work)
+
+
+def _with_multitask(settings: QuestionSettings, policy: str | None) -> QuestionSettings:
+    if policy is None:
+        return settings
+    try:
+        return QuestionSettings.model_validate({**settings.model_dump(), "multitask": policy})
+    except ValidationError as e:
+        raise OpenAIError(
+            400, f"{MULTITASK_HEADER} is one of enqueue, reject, interrupt, rollback",
+            code="invalid_request", param=MULTITASK_HEADER,
+        ) from e  # fmt: skip
 
 
 def _parse(raw: bytes) -> ChatRequest:

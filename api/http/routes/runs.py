@@ -36,6 +36,13 @@ class RunCreate(BaseModel):
     conversation_id: str | None = Field(
         default=None, pattern=RUN_ID_PATTERN, description="Continue this conversation."
     )
+    parent_message_id: int | None = Field(
+        default=None,
+        ge=0,
+        description="Branch the conversation: the answer (message id) the question follows, "
+        "or 0 for the conversation's start. Re-ask an edited question, or regenerate an "
+        "answer, from any earlier turn. Default: the end of the active branch.",
+    )
     settings: QuestionSettings = QuestionSettings()
     webhook_url: str | None = Field(
         default=None, max_length=2048, description="POST the run's result here, signed."
@@ -61,7 +68,14 @@ async def create_run(
     post_stages.mark("before_handler")
     hook = webhook_of(body.webhook_url, body.webhook_approvals)
     trace = caller_trace(request.headers)
-    ask = Ask(body.question, body.conversation_id, body.settings, webhook=hook, trace=trace)
+    ask = Ask(
+        body.question,
+        body.conversation_id,
+        body.settings,
+        webhook=hook,
+        trace=trace,
+        parent_message_id=body.parent_message_id,
+    )
     started = await deps.starter.start(caller, ask, idempotency_key=idempotency_key)
     if not started.replayed:
         metrics.RUNS_STARTED.labels("rest").inc()
@@ -71,6 +85,8 @@ async def create_run(
         conversation_id=started.conversation_id,
         events_url=f"/api/v1/runs/{started.run_id}/events",
         replayed=started.replayed,
+        queued=started.queued,
+        ahead=started.ahead,
     )
 
 

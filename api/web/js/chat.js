@@ -1,6 +1,8 @@
-// The chat of one conversation: its earlier turns from the store, and live runs fed by
-// the websocket. Each event is applied to its run's model as it arrives; the DOM catches
-// up once per animation frame.
+// The chat of one conversation: the turns of its active branch from the store, and live
+// runs fed by the websocket. Each event is applied to its run's model as it arrives; the
+// DOM catches up once per animation frame. A turn whose question was edited or whose
+// answer was regenerated shows "‹ 2/3 ›" to move between its versions (the server keeps
+// which branch is active); Edit and Regenerate ask again from the turn before it.
 import { clear, compareIds, h } from './dom.js';
 import { RunModel, TERMINAL } from './run_model.js';
 import { RunView } from './run_view.js';
@@ -34,6 +36,7 @@ export class Chat {
     this.models = new Map();
     this.views = new Map();
     this.pending = new Map(); // request id -> question
+    this.tree = []; // every message of the open conversation (each names its parent)
     this.dirty = new Set();
     this.frame = 0;
     this.soon = false;
@@ -45,6 +48,7 @@ export class Chat {
 
   reset(conversationId) {
     this.conversationId = conversationId;
+    this.tree = [];
     this.views.clear();
     clear(this.turns);
     this.empty.hidden = Boolean(conversationId);
@@ -63,7 +67,7 @@ export class Chat {
   show(model) {
     let view = this.views.get(model.runId);
     if (!view) {
-      view = new RunView(model, { gate: (m) => this.gateActions(m) });
+      view = new RunView(model, { gate: (m) => this.gateActions(m), branch: (m) => this.branch(m) });
       this.views.set(model.runId, view);
       this.turns.append(view.el);
       this.empty.hidden = true;
@@ -109,6 +113,55 @@ export class Chat {
     };
   }
 
+  /** The versions of a turn (its question's siblings in the tree), or null before it is stored. */
+  branch(model) {
+    const asked = this.tree.find((m) => m.role === 'user' && m.run_id === model.runId);
+    if (!asked) return null;
+    const parent = asked.parent_id ?? null;
+    const siblings = this.tree.filter((m) => m.role === 'user' && (m.parent_id ?? null) === parent);
+    return {
+      index: siblings.indexOf(asked) + 1,
+      count: siblings.length,
+      go: (i) => this.choose(siblings[i - 1]),
+      edit: (text) => this.askFrom(model, text, parent ?? 0),
+      regenerate: () => this.askFrom(model, model.question, parent ?? 0),
+    };
+  }
+
+  /** Show another version of a turn: its branch becomes the active one. */
+  async choose(message) {
+    if (!message || !this.conversationId) return;
+    const id = this.conversationId;
+    await this.api.put(`/conversations/${encodeURIComponent(id)}/active`, { message_id: message.id });
+    await this.open(id);
+  }
+
+  /** Ask again from the turn before ``model``'s: the turns from it on leave the page. */
+  askFrom(model, question, parent) {
+    let drop = false;
+    for (const [runId, view] of [...this.views]) {
+      if (runId === model.runId) drop = true;
+      if (drop) {
+        view.el.remove();
+        this.views.delete(runId);
+      }
+    }
+    this.ask(question, model.settings || {}, parent);
+  }
+
+  async refreshTree() {
+    const id = this.conversationId;
+    if (!id) return;
+    try {
+      const conversation = await this.api.get(`/conversations/${encodeURIComponent(id)}?limit=1`);
+      if (this.conversationId !== id) return;
+      this.tree = conversation.tree || [];
+      for (const view of this.views.values()) this.touch(view.model);
+    } catch {
+      // The next open reads it again.
+    }
+  }
+
   /** Open a conversation: every earlier turn with its trace, then follow what still runs. */
   async open(conversationId) {
     this.reset(conversationId);
@@ -117,9 +170,12 @@ export class Chat {
       this.api.get('/runs?limit=200').catch(() => ({ runs: [] })),
     ]);
     if (this.conversationId !== conversationId) return;
+    this.tree = conversation.tree || [];
     const ids = [];
     for (const m of conversation.messages) if (m.run_id && !ids.includes(m.run_id)) ids.push(m.run_id);
-    const others = page.runs.filter((r) => r.conversation_id === conversationId && !ids.includes(r.id)).reverse();
+    // Runs on another branch stay out; runs that left no message (failed, still running) come in.
+    const branched = new Set(this.tree.map((m) => m.run_id));
+    const others = page.runs.filter((r) => r.conversation_id === conversationId && !ids.includes(r.id) && !branched.has(r.id)).reverse();
     for (const r of others) ids.push(r.id);
     for (const [runId, conv] of Object.entries(activeRuns())) if (conv === conversationId && !ids.includes(runId)) ids.push(runId);
     const runs = await Promise.all(ids.map((id) => this.api.get(`/runs/${encodeURIComponent(id)}`).catch(() => ({ id, status: 'queued' }))));
@@ -157,9 +213,10 @@ export class Chat {
     }
   }
 
-  ask(question, settings) {
+  ask(question, settings, parent) {
     const frame = { type: 'ask', question, settings };
     if (this.conversationId) frame.conversation_id = this.conversationId;
+    if (this.conversationId && parent !== undefined) frame.parent_message_id = parent;
     const rid = this.socket.send(frame);
     this.pending.set(rid, { question, settings, from: this.conversationId });
     this.onBusy(true);
@@ -231,7 +288,10 @@ export class Chat {
     model.apply(ev);
     if (ev.type === 'done') {
       remember(ev.run_id, null);
-      if (model.conversationId === this.conversationId) this.onRunEnd(model);
+      if (model.conversationId === this.conversationId) {
+        this.onRunEnd(model);
+        this.refreshTree();
+      }
     }
     if (this.views.has(ev.run_id)) this.touch(model);
   }

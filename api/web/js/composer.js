@@ -1,6 +1,8 @@
 // The question box: Enter sends, Shift+Enter starts a new line; per-question mode,
 // accuracy, think, tools and "allow high-risk tools" switches; the Send button turns into
-// Stop while a run streams.
+// Stop while a run streams. Enter still sends while one streams: the "If busy" switch says
+// what the new question does to the running one (the tenant's default, queue, interrupt,
+// roll back, or refuse).
 import { h } from './dom.js';
 
 export class Composer {
@@ -14,11 +16,15 @@ export class Composer {
     this.think = h('input', { type: 'checkbox' });
     this.tools = h('input', { type: 'checkbox', checked: true });
     this.highRisk = h('input', { type: 'checkbox', name: 'approve_high_risk', 'aria-label': 'Allow high-risk tools' });
+    this.multitask = h('select', { 'aria-label': 'If busy', name: 'multitask' },
+      [['', 'default'], ['enqueue', 'queue'], ['interrupt', 'interrupt'], ['rollback', 'roll back'], ['reject', 'refuse']]
+        .map(([value, text]) => h('option', { value, text })));
     this.button = h('button', { type: 'button', class: 'btn primary send', text: 'Send', on: { click: () => this.submit() } });
     this.input.addEventListener('keydown', (ev) => {
       if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
         ev.preventDefault();
-        this.submit();
+        if (this.input.value.trim()) this.send();
+        else this.submit();
       }
     });
     this.el = h('div', { class: 'composer' },
@@ -29,6 +35,7 @@ export class Composer {
         h('label', {}, this.think, ' Think'),
         h('label', {}, this.tools, ' Tools'),
         h('label', { title: 'HIGH-risk tools (such as http_fetch) may run for this question without asking' }, this.highRisk, ' Allow high-risk tools'),
+        h('label', { title: 'What a question sent while an answer streams does to it' }, 'If busy ', this.multitask),
         this.button));
   }
 
@@ -54,13 +61,20 @@ export class Composer {
       this.onStop();
       return;
     }
+    this.send();
+  }
+
+  /** Send the question, also while an answer streams (the server applies "If busy"). */
+  send() {
     const question = this.input.value.trim();
     if (!question) return;
     this.input.value = '';
-    this.onSend(question, {
+    const settings = {
       mode: this.mode.value, accuracy: this.accuracy.value,
       think: this.think.checked, use_tools: this.tools.checked,
       approve_high_risk: this.highRisk.checked,
-    });
+    };
+    if (this.multitask.value) settings.multitask = this.multitask.value;
+    this.onSend(question, settings);
   }
 }

@@ -1,6 +1,7 @@
 // One turn of the chat: the question, and the run's answer as it streams (Markdown),
 // reasoning (dimmed, collapsible), superseded drafts, citations, the approval card, the
-// outcome, and the Details timeline.
+// outcome, the Details timeline, and the turn's branches: "‹ 2/3 ›" when the question
+// was edited or the answer regenerated, with Edit and Regenerate.
 import { clear, h, safeLink } from './dom.js';
 import { render, renderInto } from './markdown.js';
 import { renderTimeline } from './details.js';
@@ -32,11 +33,46 @@ export class RunView {
       type: 'button', class: 'link details-toggle', text: 'Details', 'aria-expanded': 'false',
       on: { click: () => this.toggleDetails() },
     });
+    this.branches = h('span', { class: 'branches', hidden: true });
+    this.editor = h('div', { class: 'edit-box', hidden: true });
+    this.editButton = h('button', { type: 'button', class: 'link edit', text: 'Edit', on: { click: () => this.openEditor() } });
+    this.regenButton = h('button', { type: 'button', class: 'link regenerate', text: 'Regenerate', on: { click: () => this.actions.branch?.(model)?.regenerate() } });
     this.el = h('article', { class: 'turn running', 'data-run-id': model.runId, 'data-status': model.status },
-      this.question,
+      this.question, this.editor,
       h('div', { class: 'bubble assistant' },
         this.interpreted, this.reasoning, this.drafts, this.answer, this.sources,
-        this.approval, this.status, h('div', { class: 'turn-foot' }, this.detailsButton), this.timeline));
+        this.approval, this.status,
+        h('div', { class: 'turn-foot' }, this.branches, this.detailsButton, this.editButton, this.regenButton),
+        this.timeline));
+  }
+
+  openEditor() {
+    const branch = this.actions.branch?.(this.model);
+    if (!branch) return;
+    const box = h('textarea', { class: 'question-input', rows: '2', 'aria-label': 'Edited question' });
+    box.value = this.model.question;
+    const send = h('button', { type: 'button', class: 'btn primary', text: 'Send', on: { click: () => { if (box.value.trim()) branch.edit(box.value.trim()); } } });
+    const cancel = h('button', { type: 'button', class: 'btn', text: 'Cancel', on: { click: () => { this.editor.hidden = true; clear(this.editor); } } });
+    clear(this.editor);
+    this.editor.append(box, h('div', { class: 'switches' }, send, cancel));
+    this.editor.hidden = false;
+    box.focus();
+  }
+
+  renderBranches() {
+    const branch = this.actions.branch?.(this.model);
+    const ready = Boolean(branch) && !this.model.running;
+    this.editButton.hidden = !ready;
+    this.regenButton.hidden = !ready;
+    const key = branch ? `${branch.index}/${branch.count}` : '';
+    if (!this.changed('b', key)) return;
+    clear(this.branches);
+    this.branches.hidden = !branch || branch.count < 2;
+    if (!branch || branch.count < 2) return;
+    this.branches.append(
+      h('button', { type: 'button', class: 'link prev', text: '‹', 'aria-label': 'Previous version', disabled: branch.index <= 1, on: { click: () => branch.go(branch.index - 1) } }),
+      h('span', { class: 'branch-index', text: ` ${branch.index}/${branch.count} ` }),
+      h('button', { type: 'button', class: 'link next', text: '›', 'aria-label': 'Next version', disabled: branch.index >= branch.count, on: { click: () => branch.go(branch.index + 1) } }));
   }
 
   toggleDetails(open = this.timeline.hidden) {
@@ -74,6 +110,7 @@ export class RunView {
 
   update() {
     const m = this.model;
+    this.renderBranches(); // the tree may have changed without the run (another turn ended)
     if (m.version === this.seen) return;
     this.seen = m.version;
     this.el.classList.toggle('running', m.running);

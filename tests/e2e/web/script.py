@@ -80,6 +80,8 @@ def make_llm(token_delay: float = 0.0) -> ScriptedLLM:
             if role == "researcher":
                 seen["researcher"] += 1
                 return turn(text(DRAFTS[min(seen["researcher"], 2) - 1]))
+        if "[echo]" in asked and role == "researcher":
+            return turn(text(f"echo: {asked} after {len(users) - 1} questions"))
         if "[long]" in asked and role == "researcher":
             return turn(text(" ".join(f"w{n}" for n in range(1000))))
         return benchmark_turn(messages, tools, options)

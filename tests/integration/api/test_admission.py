@@ -155,7 +155,7 @@ async def admission(
 
 async def delivered(redis: Redis, fields: dict[str, str]) -> tuple[str, dict[bytes, bytes]]:
     """XADD an entry and read it as the admission group's consumer (it is now pending)."""
-    await redis.xadd(keys.QUESTIONS_STREAM, fields)  # type: ignore[arg-type]
+    await redis.xadd(keys.QUESTIONS_STREAM, {**fields})
     [(_, [(entry_id, got)])] = await redis.xreadgroup(
         keys.ADMISSION_GROUP, "c1", {keys.QUESTIONS_STREAM: ">"}, count=1
     )
@@ -202,7 +202,7 @@ async def test_the_backlog_of_unadmitted_entries_is_capped(
             pipe.xadd(keys.QUESTIONS_STREAM, {"data": f"junk {n}"})
         await pipe.execute()
     fields = {b"data": json.dumps({"api_key": key, "question": "q"}).encode()}
-    entry_id = (await real_redis.xadd(keys.QUESTIONS_STREAM, fields)).decode()  # type: ignore[arg-type]
+    entry_id = (await real_redis.xadd(keys.QUESTIONS_STREAM, {**fields})).decode()
 
     await consumer.handle(entry_id, fields, delivery=1)
 

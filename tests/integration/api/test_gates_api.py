@@ -54,6 +54,9 @@ async def test_resume_over_rest_checks_tenant_subject_verb_and_once(start_api: S
     forbidden = await resume(admin, "approve")  # an admin sees it but may not decide it
     assert forbidden.status_code == 403 and forbidden.json()["error"]["code"] == "gate_forbidden"
     assert (await resume(alice, "egress_deny")).status_code == 422
+    for bad in ("", "x" * 33):  # refused as a field, not a server error (found by fuzzing)
+        refused = await resume(alice, bad)
+        assert refused.status_code == 422 and refused.json()["error"]["field"] == "decision"
     assert (await resume(alice, "approve")).status_code == 200
     again = await resume(alice, "approve")
     assert again.status_code == 409 and again.json()["error"]["code"] == "gate_conflict"

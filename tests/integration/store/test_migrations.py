@@ -27,7 +27,7 @@ from bus.store import (
 from bus.store.migrate import downgrade_async
 from bus.store.tables import Base
 
-HEAD = "0012"  # the newest revision
+HEAD = "0014"  # the newest revision
 BASELINE = "0001"
 OWNER = Scope.user("t", "s")
 
@@ -193,6 +193,39 @@ async def test_0008_gives_existing_keys_no_groups(store_url: str) -> None:
     finally:
         await engine.dispose()
     assert key is not None and key.groups == ()
+
+
+async def test_0014_makes_each_existing_conversation_one_line(store_url: str) -> None:
+    await upgrade_async(store_url, "0013")
+    engine = make_engine(store_url)
+    try:
+        async with engine.begin() as conn:
+            if conn.dialect.name == "postgresql":  # past row-level security, as an operator
+                await conn.execute(text("SELECT set_config('app.all_tenants', 'on', true)"))
+            await conn.execute(
+                text(
+                    "INSERT INTO conversations (id, tenant_id, subject, created_at, updated_at)"
+                    " VALUES ('c1', 't', 's', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+                )
+            )
+            for n, role in enumerate(["user", "assistant", "user", "assistant"], start=1):
+                await conn.execute(
+                    text(
+                        "INSERT INTO messages (id, conversation_id, tenant_id, run_id, role,"
+                        f" content, created_at) VALUES ({n}, 'c1', 't', 'r{(n + 1) // 2}',"
+                        f" '{role}', 'm{n}', CURRENT_TIMESTAMP)"
+                    )
+                )
+
+        await upgrade_async(store_url)
+
+        conversations = ConversationStore(engine)
+        line = await conversations.history(OWNER, "c1")
+        found = await conversations.get(OWNER, "c1")
+    finally:
+        await engine.dispose()
+    assert [(m.id, m.parent_id) for m in line] == [(1, None), (2, 1), (3, 2), (4, 3)]
+    assert found is not None and found.active_message_id == 4
 
 
 async def _insert_baseline_run(url: str) -> None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 
+from api.compose.settings import AppSettings
 from retrieval.embedders import make_embedder
 from retrieval.embedders.hashing import HashingEmbedder
 from retrieval.embedders.local_onnx import MiniLMEmbedder, token_batches, tokenizer_path
@@ -106,7 +107,7 @@ async def test_openai_errors_are_embedder_failures(server: EmbeddingsServer) -> 
     await wrong.aclose()
 
 
-def test_openai_needs_url_model_and_size(make_settings) -> None:  # type: ignore[no-untyped-def]
+def test_openai_needs_url_model_and_size(make_settings: Callable[..., AppSettings]) -> None:
     with pytest.raises(ConfigError, match="EMBEDDING_DIM"):
         make_embedder(make_settings(embedder="openai", embedding_base_url="http://x/v1").retrieval)
     assert make_embedder(make_settings(embedder="hashing", embedding_dim=32).retrieval).dim == 32

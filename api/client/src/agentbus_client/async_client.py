@@ -107,8 +107,15 @@ class AsyncAgentbusClient:
         webhook_url: str | None = None,
         webhook_approvals: bool = False,
         idempotency_key: str | None = None,
+        parent_message_id: int | None = None,
+        multitask: str | None = None,
     ) -> Started:
-        """Publish a question; retried safely (one ``Idempotency-Key`` for every attempt)."""
+        """Publish a question; retried safely (one ``Idempotency-Key`` for every attempt).
+
+        ``parent_message_id`` branches the conversation (an answer's id, 0 for its start);
+        ``multitask`` says what to do if the conversation is busy (enqueue, reject,
+        interrupt, rollback).
+        """
         settings = {
             "model": model,
             "mode": mode,
@@ -116,6 +123,7 @@ class AsyncAgentbusClient:
             "think": think,
             "use_tools": use_tools,
             "approve_high_risk": approve_high_risk,
+            "multitask": multitask,
         }
         body: dict[str, Any] = {
             "question": question,
@@ -126,6 +134,8 @@ class AsyncAgentbusClient:
         }
         if approve_critical:
             body["settings"]["approve_critical"] = list(approve_critical)
+        if parent_message_id is not None:
+            body["parent_message_id"] = parent_message_id
         key = idempotency_key or uuid.uuid4().hex
         doc = await self._call(
             "POST", "/api/v1/runs", repeatable=True, json=body, headers={"Idempotency-Key": key}

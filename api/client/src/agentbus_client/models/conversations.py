@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
+from pydantic import Field
+
 from agentbus_client.models.base import View
 
 
@@ -17,6 +19,9 @@ class Conversation(View):
     title: str | None = None
     created_at: datetime
     updated_at: datetime
+    active_message_id: int | None = Field(
+        default=None, description="The last message of the active branch."
+    )
 
 
 class Message(View):
@@ -29,6 +34,21 @@ class Message(View):
     role: Literal["user", "assistant"]
     content: str
     created_at: datetime
+    parent_id: int | None = Field(
+        default=None, description="The message it follows (null: the conversation's start)."
+    )
+    status: Literal["interrupted"] | None = Field(
+        default=None,
+        description="interrupted: a partial answer a later question cut short (multitask).",
+    )
+
+
+class PendingTurn(View):
+    """A run of the conversation that has not ended: running, or queued behind it."""
+
+    run_id: str
+    state: Literal["running", "queued"]
+    question: str
 
 
 class ConversationList(View):
@@ -38,7 +58,17 @@ class ConversationList(View):
 
 
 class ConversationDetail(View):
-    """A conversation and its latest messages, oldest first."""
+    """A conversation: the active branch's latest messages (oldest first), and the tree."""
 
     conversation: Conversation
-    messages: list[Message]
+    messages: list[Message] = Field(
+        description="The active branch (what the next question continues), oldest first."
+    )
+    tree: list[Message] = Field(
+        default=[],
+        description="Every message of the conversation, oldest first; each names its parent, "
+        "so edited questions and regenerated answers show as siblings.",
+    )
+    pending: list[PendingTurn] = Field(
+        default=[], description="Its runs in flight or waiting, in the order they were asked."
+    )

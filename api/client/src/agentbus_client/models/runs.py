@@ -22,6 +22,12 @@ class Started(View):
     status: str = "queued"
     events_url: str
     replayed: bool = Field(description="True when an Idempotency-Key retry found this run.")
+    queued: bool = Field(
+        default=False,
+        description="It waits for the conversation's running run to end (multitask enqueue, "
+        "interrupt or rollback); its events start when it does.",
+    )
+    ahead: int = Field(default=0, description="Runs of the conversation before it.")
 
 
 class Run(View):
