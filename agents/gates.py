@@ -34,6 +34,7 @@ from bus.commands import (
 )
 from bus.errors import BusError
 from bus.events import ApprovalRequest
+from bus.fairshare import FairShare
 from bus.json_values import is_object
 from bus.publish import publish
 from bus.run_state import ChatMessage
@@ -100,6 +101,8 @@ async def suspend(
         if await deps.checkpoints.open_for(owner, command.run_id) is None:
             await deps.checkpoints.create(record)
         await deps.runs.set_status(owner, command.run_id, RunStatus.SUSPENDED)
+    # A paused run waits for a person, not for the workers: its room goes to the next run.
+    await FairShare(ctx.redis, ctx.settings).finished(command.shard, command.run_id)
     request = ApprovalRequest(
         run_id=command.run_id,
         step_id=command.step_id,

@@ -6,7 +6,7 @@ step commits.
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 from bus import tracing
 from bus.run_state import RunState
@@ -37,6 +37,21 @@ COST = Counter(
     "agentbus_llm_cost_usd_total",
     "Model cost from AGENTBUS_LLM_PRICES, by tenant and model (US dollars).",
     ["tenant", "model"],
+)
+BUDGET_CUTS = Counter(
+    "agentbus_budget_exhausted_total",
+    "Model calls refused or cut because a budget was spent, by budget (run_tokens, ...).",
+    ["budget"],
+)
+BUDGET_TOKENS = Gauge(
+    "agentbus_budget_spent_tokens",
+    "Tokens a tenant has spent this day or month (period), as its budget counter holds it.",
+    ["tenant", "period"],
+)
+BUDGET_COST = Gauge(
+    "agentbus_budget_spent_usd",
+    "US dollars a tenant has spent this day or month (period), as its budget counter holds it.",
+    ["tenant", "period"],
 )
 GATE_PAUSES = Counter("agentbus_gate_pauses_total", "Runs paused at a gate, by reason.", ["reason"])
 GATE_DECISIONS = Counter(

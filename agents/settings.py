@@ -88,6 +88,13 @@ class AgentSettings(EnvSettings):
         description='Price table, JSON: {"MODEL": {"input": USD, "output": USD}} per 1k tokens; '
         "MODEL is the model's name with or without its adapter prefix (openai:gpt-4o-mini).",
     )
+    llm_reserve_tokens: int = Field(
+        default=1024,
+        ge=16,
+        le=1_000_000,
+        description="Completion tokens a metered model call holds against its budgets when "
+        "it sets no max_tokens (it holds more as it streams, while there is room).",
+    )
     agent_human_gate: bool = Field(
         default=False, description="Deployment default: approve answers before they are final."
     )

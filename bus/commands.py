@@ -362,3 +362,8 @@ class RunResult(Frozen):
     cost_usd: float | None = None
     verified: bool | None = None
     verified_reason: str | None = None
+    retry_after_s: int | None = Field(
+        default=None,
+        description="A rejection that a retry may cure (rate_limited, too_many_active_runs, "
+        "tenant_queue_full): seconds to wait before publishing it again.",
+    )

@@ -76,6 +76,7 @@ class RunStatus(StrEnum):
     TIMEOUT = "timeout"
     CANCELLED = "cancelled"
     REJECTED = "rejected"
+    BUDGET_EXHAUSTED = "budget_exhausted"
 
 
 #: The statuses a run ends in; RunStatus(...) fails at import if the two drift apart.

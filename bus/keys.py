@@ -167,6 +167,66 @@ def tenant_rate(tenant_id: str) -> str:
     return f"{PREFIX}:rate:{tenant_id}"
 
 
+# --- fair share (bus.fairshare) ---------------------------------------------------------
+#: The fair-share keys of a shard, in the order its scripts take them.
+FAIR_PARTS = (
+    "ring:interactive",
+    "credit:interactive",
+    "queue:interactive",
+    "ring:batch",
+    "credit:batch",
+    "queue:batch",
+    "seq",
+    "weight",
+    "inflight",
+    "pending",
+    "capacity",
+)
+
+
+def fair_keys(shard: int) -> list[str]:
+    """A shard's admission queue: per priority a ring of tenants with runs waiting, their
+    credits and the runs; sequence numbers, weights, runs admitted, runs waiting per
+    tenant, and the capacity the live researchers announce (`FAIR_PARTS`)."""
+    return [f"{PREFIX}:{tag(shard)}:fair:{part}" for part in FAIR_PARTS]
+
+
+# --- budgets (bus.budget) ----------------------------------------------------------
+# Every budget key of one tenant shares the tag {t:TENANT}: a reservation checks the
+# run's, the user's and the tenant's counters in one script, on one slot of a cluster.
+
+
+def budget_tag(tenant_id: str) -> str:
+    """The hash tag of a tenant's budget keys."""
+    return "{t:" + tenant_id + "}"
+
+
+def budget_used(tenant_id: str, scope: str) -> str:
+    """A hash of what one scope (a run, a user's day, the tenant's month...) has spent:
+    ``tok`` tokens and ``usd`` micro-dollars."""
+    return f"{PREFIX}:{budget_tag(tenant_id)}:budget:used:{scope}"
+
+
+def budget_reserved(tenant_id: str) -> str:
+    """A hash of the tokens and micro-dollars held by calls in flight, per scope."""
+    return f"{PREFIX}:{budget_tag(tenant_id)}:budget:reserved"
+
+
+def budget_holds(tenant_id: str) -> str:
+    """A hash of each call in flight's hold (JSON: tokens, price, scopes)."""
+    return f"{PREFIX}:{budget_tag(tenant_id)}:budget:holds"
+
+
+def budget_hold_expiry(tenant_id: str) -> str:
+    """A sorted set of the holds by expiry: a dead process's holds are given back."""
+    return f"{PREFIX}:{budget_tag(tenant_id)}:budget:expiry"
+
+
+def budget_charged(tenant_id: str, call_id: str) -> str:
+    """Present once a model call was charged: a redelivered step is not charged again."""
+    return f"{PREFIX}:{budget_tag(tenant_id)}:budget:charged:{call_id}"
+
+
 def relay_wake(relay_id: str, shard: int) -> str:
     """A relay's private stream on one shard; an entry re-issues its blocking XREAD."""
     return f"{PREFIX}:{tag(shard)}:relay:{relay_id}:wake"

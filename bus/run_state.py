@@ -173,6 +173,31 @@ class DraftCitations(Frozen):
         return DraftCitations(refs=[*self.refs, *more], stripped=self.stripped + stripped)
 
 
+MAX_BUDGET_TOKENS = 1_000_000_000
+"""The largest token budget a tenant or a question may set."""
+MAX_BUDGET_USD = 1_000_000.0
+"""The largest cost budget (US dollars) a tenant or a question may set."""
+
+
+class Budgets(Frozen):
+    """The spending limits a run's model calls are checked against (None: no limit).
+
+    The run's own limits come from its question, bounded by the tenant's; the user's day
+    and the tenant's month are the tenant's (`agents.budget` enforces all of them).
+    """
+
+    run_tokens: int | None = Field(default=None, ge=1, le=MAX_BUDGET_TOKENS)
+    run_cost_usd: float | None = Field(default=None, gt=0, le=MAX_BUDGET_USD)
+    user_day_tokens: int | None = Field(default=None, ge=1, le=MAX_BUDGET_TOKENS)
+    user_day_cost_usd: float | None = Field(default=None, gt=0, le=MAX_BUDGET_USD)
+    tenant_month_tokens: int | None = Field(default=None, ge=1, le=MAX_BUDGET_TOKENS)
+    tenant_month_cost_usd: float | None = Field(default=None, gt=0, le=MAX_BUDGET_USD)
+
+    def limited(self) -> bool:
+        """True when any limit is set (a run without one is never metered)."""
+        return any(v is not None for v in self.model_dump().values())
+
+
 class RunSettings(Frozen):
     """The settings snapshot a run was started with (tenant overlay applied)."""
 
@@ -212,6 +237,14 @@ class RunSettings(Frozen):
         description="CRITICAL tools this run asks to use, by name; each must also be "
         "approved by the tenant's admin (approved_critical_tools in the settings).",
     )
+    budgets: Budgets = Field(
+        default=Budgets(), description="The run's, its user's and its tenant's spending limits."
+    )
+    priority: Literal["interactive", "batch"] = Field(
+        default="interactive",
+        description="Interactive runs (chat, REST) are admitted ahead of batch ones "
+        "(runs.questions) when a tenant's work queues.",
+    )
 
 
 MAX_TOOL_HOPS = 32
@@ -245,6 +278,18 @@ class QuestionSettings(Frozen):
         max_length=32,
         description="CRITICAL tools this run asks to use; each must be approved by the "
         "tenant's admin (otherwise 403 critical_tool_not_approved).",
+    )
+    token_budget: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_BUDGET_TOKENS,
+        description="Tokens this run may spend, at most the tenant's token_budget.",
+    )
+    cost_budget_usd: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_BUDGET_USD,
+        description="US dollars this run may spend, at most the tenant's cost_budget_usd.",
     )
     multitask: Multitask | None = Field(
         default=None,

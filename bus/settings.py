@@ -84,6 +84,30 @@ class BusSettings(EnvSettings):
         description="Budget for one command; bulky state goes to blobs (StepContext.put_blob).",
     )
     run_deadline_s: float = Field(default=300.0, gt=0, description="Whole-run deadline.")
+    fair_share: bool = Field(
+        default=True,
+        description="Admit new runs by weighted fair share across tenants (bus.fairshare); "
+        "off: straight onto the intake stream, first come first served.",
+    )
+    fair_depth: float = Field(
+        default=1.0,
+        gt=0,
+        le=100,
+        description="Runs admitted per shard at once, per researcher step in flight the live "
+        "researcher workers can take.",
+    )
+    fair_inflight: int = Field(
+        default=0,
+        ge=0,
+        description="Runs admitted per shard at once, fixed (0: from the live researchers "
+        "and fair_depth).",
+    )
+    fair_max_pending: int = Field(
+        default=1_000,
+        ge=1,
+        description="Runs one tenant may have waiting per shard; more are refused (429 "
+        "tenant_queue_full, Retry-After).",
+    )
     drain_timeout_s: float = Field(default=30.0, ge=0, description="SIGTERM drain limit.")
     metrics_port: int | None = Field(default=None, description="Worker /metrics port.")
     log_level: str = Field(default="info")

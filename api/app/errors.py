@@ -180,6 +180,14 @@ class TooManyActiveRuns(ApiError):
     hint = "wait for a run to finish (or cancel one), then retry"
 
 
+class TenantQueueFull(ApiError):
+    """The tenant has as many runs waiting for admission as a shard holds (fair share)."""
+
+    code = "tenant_queue_full"
+    status = 429
+    hint = "wait Retry-After seconds, then retry; the tenant's earlier runs go first"
+
+
 class Unavailable(ApiError):
     """Redis or the store cannot be reached."""
 
@@ -197,6 +205,14 @@ class CriticalToolNotApproved(ApiError):
         "ask a tenant admin to add the tool to approved_critical_tools "
         "(PUT /api/v1/settings), or ask without it"
     )
+
+
+class BudgetAboveTenant(ApiError):
+    """A question asked for a bigger budget than its tenant allows one run."""
+
+    code = "budget_above_tenant"
+    status = 422
+    hint = "ask for at most the tenant's token_budget / cost_budget_usd (GET /api/v1/settings)"
 
 
 class ModelNotAllowed(ApiError):

@@ -16,8 +16,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from api.app.errors import BudgetAboveTenant
 from bus.commands import RunSettings
-from bus.run_state import MAX_TOOL_HOPS, TOOL_NAME_PATTERN, Multitask, QuestionSettings
+from bus.run_state import (
+    MAX_BUDGET_TOKENS,
+    MAX_BUDGET_USD,
+    MAX_TOOL_HOPS,
+    TOOL_NAME_PATTERN,
+    Budgets,
+    Multitask,
+    QuestionSettings,
+)
 from gateway.egress.hosts import canonical_pattern
 from gateway.mcp.config import McpServerConfig
 
@@ -90,6 +99,33 @@ class Preferences(BaseModel):
         description="CRITICAL tools a run may ask for (approve_critical); every change is "
         "audited. Kept when the field is left out; [] withdraws every approval.",
     )
+    token_budget: int | None = Field(
+        default=None, ge=1, le=MAX_BUDGET_TOKENS, description="Tokens one run may spend."
+    )
+    cost_budget_usd: float | None = Field(
+        default=None, gt=0, le=MAX_BUDGET_USD, description="US dollars one run may spend."
+    )
+    user_daily_tokens: int | None = Field(
+        default=None, ge=1, le=MAX_BUDGET_TOKENS, description="Tokens one user may spend a day."
+    )
+    user_daily_cost_usd: float | None = Field(
+        default=None, gt=0, le=MAX_BUDGET_USD, description="US dollars one user may spend a day."
+    )
+    tenant_monthly_tokens: int | None = Field(
+        default=None, ge=1, le=MAX_BUDGET_TOKENS, description="Tokens the tenant may spend a month."
+    )
+    tenant_monthly_cost_usd: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_BUDGET_USD,
+        description="US dollars the tenant may spend a month.",
+    )
+    weight: int | None = Field(
+        default=None,
+        ge=1,
+        le=100,
+        description="The tenant's share of the workers when tenants queue (default 1).",
+    )
     mcp_servers: list[McpServerConfig] | None = Field(
         default=None,
         max_length=20,
@@ -149,6 +185,13 @@ class Effective(BaseModel):
     user_models: list[str] | None = None
     researcher_tools: list[str] | None = None
     approved_critical_tools: list[str] = []
+    token_budget: int | None = None
+    cost_budget_usd: float | None = None
+    user_daily_tokens: int | None = None
+    user_daily_cost_usd: float | None = None
+    tenant_monthly_tokens: int | None = None
+    tenant_monthly_cost_usd: float | None = None
+    weight: int = 1
 
 
 def deployment_defaults(
@@ -202,12 +245,44 @@ def overlay(defaults: Effective, preferences: Preferences | None) -> Effective:
     return defaults.model_copy(update=given)
 
 
+def run_budgets(effective: Effective, ask: QuestionSettings) -> Budgets:
+    """The run's limits: the question's budget where it set one (never above the tenant's),
+    else the tenant's; the user's day and the tenant's month as the tenant set them.
+
+    Raises:
+        BudgetAboveTenant: the question asked for more than the tenant allows one run.
+    """
+    for name, asked, allowed in (
+        ("token_budget", ask.token_budget, effective.token_budget),
+        ("cost_budget_usd", ask.cost_budget_usd, effective.cost_budget_usd),
+    ):
+        if asked is not None and allowed is not None and asked > allowed:
+            raise BudgetAboveTenant(
+                f"settings.{name} {asked:g} is above the tenant's {allowed:g}",
+                field=f"settings.{name}",
+            )
+    return Budgets(
+        run_tokens=ask.token_budget or effective.token_budget,
+        run_cost_usd=ask.cost_budget_usd or effective.cost_budget_usd,
+        user_day_tokens=effective.user_daily_tokens,
+        user_day_cost_usd=effective.user_daily_cost_usd,
+        tenant_month_tokens=effective.tenant_monthly_tokens,
+        tenant_month_cost_usd=effective.tenant_monthly_cost_usd,
+    )
+
+
 def run_settings(effective: Effective, ask: QuestionSettings) -> RunSettings:
     """The settings snapshot a run starts with: the tenant's, then the question's choices.
 
     Sources the tenant left unset start empty; the starter fills in the ones that exist.
+
+    Raises:
+        BudgetAboveTenant: the question asked for more than the tenant allows one run.
     """
-    chosen = ask.model_dump(exclude_none=True, exclude={"approve_critical"})
+    budgets = run_budgets(effective, ask)
+    chosen = ask.model_dump(
+        exclude_none=True, exclude={"approve_critical", "token_budget", "cost_budget_usd"}
+    )
     merged = effective.model_copy(update=chosen)
     return RunSettings(
         mode=merged.mode,
@@ -225,6 +300,7 @@ def run_settings(effective: Effective, ask: QuestionSettings) -> RunSettings:
         sources=merged.sources or [],
         agent_prompts=merged.agent_prompts,
         researcher_tools=merged.researcher_tools,
+        budgets=budgets,
     )
 
 

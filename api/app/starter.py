@@ -2,7 +2,8 @@
 
 Every entry point (``POST /runs``, the websocket ``ask``, externally published questions)
 goes through :class:`RunStarter`. A run is published by one Lua script that records its
-owner (tenant and user) and XADDs its intake command together: publishing the same run id
+owner (tenant and user) and queues its intake command for fair admission together
+(`bus.fairshare`; a full tenant queue is 429 ``tenant_queue_full``): publishing the same run id
 again (a client retry with the same ``Idempotency-Key``, a redelivered ``runs.questions``
 entry) is a no-op, and a retry after a crash between claiming a key and publishing still
 publishes. A ``conversation_id`` must be free or the caller's own: another user's or
@@ -39,6 +40,7 @@ from api.app.errors import (
     NotOwner,
     QuestionTooLarge,
     RateLimited,
+    TenantQueueFull,
     TooManyActiveRuns,
     Unavailable,
 )
@@ -57,7 +59,7 @@ from api.app.read_through import ReadThrough
 from api.app.turn_admission import NewTurn, admit, give_back, refuse_if_busy
 from api.app.turn_publisher import PUBLISH_ONCE, TurnPublisher, publish_call
 from api.app.webhook_requests import WebhookRequest, check_webhook, webhook_registration
-from bus import keys, tracing, wire
+from bus import fairshare, keys, tracing, wire
 from bus.commands import AgentTask, Command, RunState, TraceContext, new_run_id
 from bus.errors import StoreError
 from bus.run_state import Multitask, QuestionSettings, RunSettings
@@ -92,6 +94,8 @@ class Ask:
     those that exist). Over the API they come from the tenant's settings only."""
     human_gate: bool = False
     """``agentbus ask --human-gate``: approve this run's answer (the API: tenant settings)."""
+    priority: fairshare.Priority = "interactive"
+    """Batch work (``runs.questions``) is admitted after interactive runs (`bus.fairshare`)."""
     parent_message_id: int | None = None
     """The message the question follows, to branch the conversation there (an edited
     question, another answer): an answer of the conversation, or 0 for its start. None:
@@ -399,6 +403,8 @@ class RunStarter:
     ) -> Started:
         effective = await self.effective(who.tenant_id)
         settings = make_run_settings(effective, ask.settings)
+        if ask.priority != settings.priority:
+            settings = settings.model_copy(update={"priority": ask.priority})
         if ask.human_gate:
             settings = settings.model_copy(update={"human_gate": True})
         if ask.sources is not None:
@@ -428,7 +434,16 @@ class RunStarter:
         with tracing.span("run publish", attributes, parent=parent, kind="producer"):
             policy = ask.settings.multitask or effective.multitask
             started = await self._send(
-                who, ask, run_id, conversation_id, settings, shard, deadline, replay, policy
+                who,
+                ask,
+                run_id,
+                conversation_id,
+                settings,
+                shard,
+                deadline,
+                replay,
+                policy,
+                weight=effective.weight,
             )
         mark("publish")
         return started
@@ -444,6 +459,7 @@ class RunStarter:
         deadline: float,
         replay: bool,
         policy: Multitask,
+        weight: int = 1,
     ) -> Started:
         s = self._bus
         tracing.set_attributes({"agentbus.mode": settings.mode, "agentbus.replay": replay})
@@ -468,8 +484,11 @@ class RunStarter:
             ),
         )
         run_keys = [keys.run_owner(run_id, shard), keys.role_stream(keys.Role.INTAKE, shard)]
+        run_keys += keys.fair_keys(shard)
         args: list[str | int | float] = [owner_value(who.tenant_id, who.subject), s.run_ttl_s]
-        args += [s.stream_maxlen, wire.encode(command)]
+        args += [s.stream_maxlen, wire.encode(command), int(s.fair_share), who.tenant_id]
+        args += [fairshare.LEVEL[settings.priority], run_id, deadline, weight]
+        args += [s.fair_max_pending, time.time(), s.fair_depth, s.fair_inflight]
         if ask.webhook is not None:
             extra_keys, extra_args = webhook_registration(
                 who, ask.webhook, run_id, shard, conversation_id
@@ -503,15 +522,23 @@ class RunStarter:
                     ahead=admission.ahead,
                 )
         try:
-            outcome = int(await self._publish(keys=run_keys, args=args))
+            reply = await self._publish(keys=run_keys, args=args)
         except BaseException:
             if admission is not None and not admission.replayed:
                 await give_back(self.turns, who.scope, run_id)
             raise
+        outcome = int(reply[0])
         if outcome < 0:
             await self._limits.release(who.tenant_id, run_id)
             if admission is not None and not admission.replayed:
                 await give_back(self.turns, who.scope, run_id)
+        if outcome == -2:
+            waiting, room = int(reply[1]), int(reply[2])
+            raise TenantQueueFull(
+                f"tenant {who.tenant_id!r} has {waiting} runs waiting on this shard",
+                retry_after=fairshare.retry_after_s(waiting, room),
+            )
+        if outcome < 0:
             raise InvalidRequest(f"run id {run_id!r} is taken", field="run_id")
         if outcome > 0:
             metrics.RUNS_BY_MODE.labels(settings.mode).inc()

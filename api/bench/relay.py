@@ -303,6 +303,23 @@ def temporary_system(
 
     Yields (url, key). ``log``: where the process's output goes (default: the data folder).
     """
+    with temporary_tenants(clients, token_delay_s, log, deployment, processes) as (url, keys):
+        yield url, keys["bench"]
+
+
+@contextlib.contextmanager
+def temporary_tenants(
+    clients: int,
+    token_delay_s: float,
+    log: Path | None = None,
+    deployment: Deployment | None = None,
+    processes: int = 1,
+    *,
+    tenants: tuple[str, ...] = ("bench",),
+    env_extra: dict[str, str] | None = None,
+) -> Generator[tuple[str, dict[str, str]], None, None]:
+    """`temporary_system` with a user key for each of ``tenants`` and more environment
+    (``env_extra``, e.g. the scripted model's latency). Yields (url, keys by tenant)."""
     from api import credentials
     from bus.store import KeyRole, open_store
 
@@ -320,6 +337,7 @@ def temporary_system(
             AGENTBUS_API_MAX_ACTIVE_RUNS="0",
             AGENTBUS_API_PORT=str(port),  # the API process `agentbus up` starts
         )
+        env.update(env_extra or {})
         log = log or data / "up.log"
         start = log.stat().st_size if log.exists() else 0
         with log.open("ab") as out:
@@ -329,14 +347,17 @@ def temporary_system(
         try:
             wait_for_up(up, log, within=120, offset=start)
 
-            async def make_key() -> str:
+            async def make_keys() -> dict[str, str]:
                 async with open_store(target.settings(data)) as stores:
-                    minted = await credentials.create_key(
-                        stores.keys, "bench", "bench", KeyRole.USER
-                    )
-                    return minted.key
+                    minted: dict[str, str] = {}
+                    for tenant in tenants:
+                        key = await credentials.create_key(
+                            stores.keys, tenant, "bench", KeyRole.USER
+                        )
+                        minted[tenant] = key.key
+                    return minted
 
-            key = asyncio.run(make_key())
+            keys = asyncio.run(make_keys())
             url = f"http://127.0.0.1:{port}"
             deadline = time.monotonic() + 120
             while True:
@@ -346,7 +367,7 @@ def temporary_system(
                 if up.poll() is not None or time.monotonic() > deadline:
                     raise SystemExit("agentbus up did not serve the API")
                 time.sleep(0.2)
-            yield url, key
+            yield url, keys
         finally:
             up.send_signal(signal.SIGTERM)
             try:

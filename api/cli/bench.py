@@ -353,3 +353,32 @@ def cli(
 ) -> None:
     """How fast the command line starts: `--help`, and `ask --api-url` to its request."""
     asyncio.run(_load("cli").main(runs=runs, as_json=as_json))
+
+
+@app.command()
+def fairness(
+    flood: Annotated[int, typer.Option(min=1, help="Runs tenant A posts at once.")] = 1000,
+    questions: Annotated[
+        int, typer.Option(min=1, help="Questions tenant B asks in each phase.")
+    ] = 20,
+    interval: Annotated[float, typer.Option(min=0, help="Seconds between B's questions.")] = 0.2,
+    latency: Annotated[
+        float, typer.Option(min=0, help="Scripted model's seconds before each call.")
+    ] = 0.5,
+    concurrency: Annotated[int, typer.Option(min=1, help="Steps in flight per role.")] = 8,
+    processes: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
+    post_concurrency: Annotated[int, typer.Option(min=1, help="A's POSTs in flight.")] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+) -> None:
+    """Tenant A floods while tenant B asks one question every --interval: B's time to first
+    answer token and to done (p50, p99) during the flood against B alone, and the ratios."""
+    _load("fairness").main(
+        flood=flood,
+        questions=questions,
+        interval_s=interval,
+        latency_s=latency,
+        concurrency=concurrency,
+        processes=processes,
+        post_concurrency=post_concurrency,
+        as_json=as_json,
+    )

@@ -10,12 +10,14 @@ from datetime import datetime
 
 from redis.asyncio import Redis
 
+from agents.budget import metered
 from agents.critic import make_critic
 from agents.deps import AgentDeps, tool_definitions
 from agents.finalizer import make_finalizer
 from agents.gather import make_retrieval_router
 from agents.graph import next_role
 from agents.intake import make_intake
+from agents.llm.budgeted import BudgetedLLM
 from agents.llm.observed import ObservedLLM
 from agents.llm.ports import LLM
 from agents.planner import make_planner
@@ -210,6 +212,11 @@ class Roles:
     def _agent_deps(self) -> AgentDeps:
         if self.llm is None:
             self.llm = make_llm(self.settings.agents)
+        if not isinstance(self.llm, BudgetedLLM):  # every model call within the budgets
+            agents = self.settings.agents
+            self.llm = BudgetedLLM(
+                self.llm, agents.llm_prices, reserve_tokens=agents.llm_reserve_tokens
+            )
         if self._catalogue is None:
             self._catalogue = TenantTools(self.tools, self.tenant_policies(), self.mcp)
         deps = AgentDeps(
@@ -265,7 +272,14 @@ class Roles:
         )
 
     def handler(self, role: Role) -> Handler:
-        """The handler of one role."""
+        """The handler of one role; the roles that call a model are metered
+        (`agents.budget.metered`): a spent budget ends the run there."""
+        handler = self._handler(role)
+        if role in (Role.INTAKE, Role.PLANNER, Role.RESEARCHER, Role.CRITIC, Role.VERIFIER):
+            return metered(handler, run_ttl_s=self.settings.bus.run_ttl_s)
+        return handler
+
+    def _handler(self, role: Role) -> Handler:
         match role:
             case Role.NOOP:
                 return handle_noop

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import partial
 
 from redis.asyncio import Redis
 
@@ -13,6 +14,7 @@ from api.compose.store_owner import StoreOwner
 from bus import keys, wire
 from bus.commands import Command, RunResult
 from bus.events import ClientEvent, FinalStatus, RunStatus, parse_event
+from bus.fairshare import FairShare
 from bus.keys import INGEST_LANE, Role
 from bus.run_state import RunState
 from bus.runtime.recorder import Applier, Recorder
@@ -27,7 +29,10 @@ from gateway.webhooks.worker import WebhookWorker
 
 
 def run_end_recorder(
-    runs: RunStore, redis: Redis | None = None, turns: TurnStore | None = None
+    runs: RunStore,
+    redis: Redis | None = None,
+    turns: TurnStore | None = None,
+    fair: FairShare | None = None,
 ) -> RunEndHook:
     """A hook that records a run's final status in the store (idempotent).
 
@@ -40,6 +45,7 @@ def run_end_recorder(
     this hook runs however a run ends, so the quota never waits for the run's deadline. And
     a run that ends other than ``done`` answers its ``reply_to`` stream here (the finalizer
     answers for ``done``), so an external publisher never waits for a reply that won't come.
+    With ``fair``, the run's room in its shard goes to the next waiting run (`bus.fairshare`).
 
     With ``turns`` too, it ends the run's conversation turn and publishes the question that
     waited behind it (`api.app.turn_publisher`): after the store has the run's end and its
@@ -49,6 +55,8 @@ def run_end_recorder(
     publisher = None if redis is None or turns is None else TurnPublisher(redis, turns)
 
     async def record(command: Command, status: FinalStatus, ending: Sequence[ClientEvent]) -> None:
+        if fair is not None:
+            await fair.finished(command.shard, command.run_id)
         if redis is not None:
             await limits.release(redis, command.tenant_id, command.run_id)
             if command.reply_to and status != "done":
@@ -110,7 +118,8 @@ def build_workers(
     reads only while it owns it (`StoreOwner`); otherwise it uses the store ``handlers``
     holds, if any.
     """
-    hook = run_end_recorder(handlers.stores.runs, redis, handlers.stores.turns)
+    fair = FairShare(redis, settings)
+    hook = run_end_recorder(handlers.stores.runs, redis, handlers.stores.turns, fair)
     workers: list[Consumer] = []
     for role in roles:
         if role == Role.RECORDER:
@@ -130,9 +139,18 @@ def build_workers(
             continue
         handler = handlers.handler(role)
         lanes = (None, INGEST_LANE) if role == Role.RETRIEVAL else (None,)
+        # The researchers say how much work the shards may admit (`bus.fairshare`).
+        duties = [partial(fair.tick_loop, concurrency)] if role == Role.RESEARCHER else []
         workers.extend(
             Worker(
-                role, handler, redis, settings, concurrency=concurrency, on_run_end=hook, lane=lane
+                role,
+                handler,
+                redis,
+                settings,
+                concurrency=concurrency,
+                on_run_end=hook,
+                lane=lane,
+                duties=duties,
             )
             for lane in lanes
         )

@@ -28,6 +28,7 @@ STATES: dict[str, a2a.TaskState] = {
     "error": a2a.TASK_STATE_FAILED,
     "timeout": a2a.TASK_STATE_FAILED,
     "rejected": a2a.TASK_STATE_REJECTED,
+    "budget_exhausted": a2a.TASK_STATE_FAILED,
 }
 #: The skills the card names, and the settings each asks with.
 SKILLS: dict[str, dict[str, str]] = {

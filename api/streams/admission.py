@@ -69,9 +69,10 @@ def run_id_for(entry_id: str) -> str:
 class Rejected(Exception):
     """An entry that cannot become a run; answered on reply_to and acked."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, retry_after: int | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.retry_after = retry_after
 
 
 class QuestionAdmission:
@@ -140,7 +141,7 @@ class QuestionAdmission:
         except Rejected as e:
             outcome = "rejected"
             log.warning("question rejected", entry=entry_id, code=e.code, error=str(e))
-            await self._reply_rejected(entry_id, fields, e.code)
+            await self._reply_rejected(entry_id, fields, e.code, e.retry_after)
         await self._settle(entry_id)
         metrics.ADMISSIONS.labels(outcome).inc()
         return outcome
@@ -180,12 +181,13 @@ class QuestionAdmission:
                 reply_to=question.reply_to,
                 trace=question.trace,
                 webhook=webhook_of(question.webhook_url, question.webhook_approvals),
+                priority="batch",
             )
             started = await self.deps.starter.start(who, ask)
         except Unavailable:
             raise
         except ApiError as e:
-            raise Rejected(e.code, e.message) from e
+            raise Rejected(e.code, e.message, e.retry_after) from e
         if not started.replayed:
             metrics.RUNS_STARTED.labels("stream").inc()
 
@@ -212,7 +214,9 @@ class QuestionAdmission:
                 raise SignatureReplayed("this signature was already used by another entry")
         return who
 
-    async def _reply_rejected(self, entry_id: str, fields: dict[bytes, bytes], code: str) -> None:
+    async def _reply_rejected(
+        self, entry_id: str, fields: dict[bytes, bytes], code: str, retry_after: int | None
+    ) -> None:
         reply_to, run_id = _loose_reply_to(fields), None
         if reply_to is None:
             return
@@ -223,6 +227,7 @@ class QuestionAdmission:
             tenant_id="",
             status="rejected",
             stop_reason=code,
+            retry_after_s=retry_after,
         )
         await self.redis.xadd(
             reply_to,

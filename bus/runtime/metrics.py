@@ -28,6 +28,12 @@ GROUP_PENDING = Gauge(
     "Entries delivered to a group but not yet acked.",
     ["stream", "group"],
 )
+FAIR_WAITING = Gauge(
+    "agentbus_fair_waiting_runs",
+    "Runs waiting for admission on a shard (bus.fairshare): scale the workers on it, the "
+    "role streams stay short.",
+    ["shard"],
+)
 DEAD_LETTERS = Counter(
     "agentbus_dead_letters_total",
     "Messages moved to the dead-letter stream, by role and reason.",

@@ -59,6 +59,8 @@ class Worker(StreamConsumer):
     """Consumes one role's streams on every shard and runs its handler per step.
 
     With ``lane``, it reads the role's lane streams instead (`keys.role_stream`).
+    ``duties`` are loops run beside the reads while the worker runs (the researcher's
+    fair-share tick, `bus.fairshare`).
     """
 
     def __init__(
@@ -72,9 +74,11 @@ class Worker(StreamConsumer):
         consumer: str | None = None,
         on_run_end: RunEndHook | None = None,
         lane: str | None = None,
+        duties: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
     ) -> None:
         super().__init__(role, redis, settings, consumer=consumer, lane=lane)
         self.handler = handler
+        self._duties = list(duties)
         self.concurrency = max(1, concurrency)
         self._on_run_end = on_run_end
         self._inflight: dict[tuple[str, bytes], asyncio.Task[None]] = {}
@@ -107,7 +111,8 @@ class Worker(StreamConsumer):
         return self.concurrency - len(self._inflight)
 
     def _background(self) -> list[Coroutine[Any, Any, None]]:
-        return [self._heartbeat_loop(), *super()._background()]
+        duties = [duty() for duty in self._duties]  # e.g. the fair-share tick
+        return [self._heartbeat_loop(), *duties, *super()._background()]
 
     async def _drain(self) -> None:
         tasks = list(self._inflight.values())

@@ -251,6 +251,11 @@ async def _complete(deps: ApiDeps, started: Started, model: str) -> dict[str, An
 def _run_failed(done: Done, transcript: Transcript) -> OpenAIError:
     errors = [s for s in transcript.steps if s.type == "error"]
     why = f": {errors[-1].message}" if errors else ""  # type: ignore[union-attr]
+    if done.status == "budget_exhausted":  # as OpenAI answers a spent quota
+        return OpenAIError(
+            429, f"the run {done.run_id} ended {done.status}{why}",
+            type="insufficient_quota", code="run_budget_exhausted",
+        )  # fmt: skip
     status = 504 if done.status == "timeout" else 500
     return OpenAIError(
         status, f"the run {done.run_id} ended {done.status}{why}",

@@ -7,6 +7,7 @@ import { Composer } from './composer.js';
 import { Sidebar } from './sidebar.js';
 import { Socket } from './socket.js';
 import { openSettings } from './settings.js';
+import { usageText } from './budgets_panel.js';
 import {
   currentSession, forgetSession, sessionToken, signInWithKey, signInWithLoginToken, signOut, takeLoginToken,
 } from './session.js';
@@ -71,7 +72,7 @@ function showApp(who) {
     api, socket, notify,
     onConversation: (id) => { setUrl(id); sidebar.select(id); sidebar.refresh(); },
     onBusy: (busy) => composer.setBusy(busy),
-    onRunEnd: () => sidebar.refresh(), // a new conversation is listed once it is stored
+    onRunEnd: () => { sidebar.refresh(); showUsage(); }, // a new conversation is listed once it is stored
   });
   const open = async (id) => {
     setUrl(id);
@@ -84,16 +85,20 @@ function showApp(who) {
       setUrl(null);
     }
   };
+  const usage = h('span', { class: 'usage dim', 'aria-live': 'polite' });
+  const showUsage = () => api.get('/usage?period=day').then((u) => { usage.textContent = usageText(u); }).catch(() => {});
   const bar = h('header', { class: 'topbar' },
     h('button', { type: 'button', class: 'icon menu', 'aria-label': 'Conversations', 'aria-controls': 'sidebar', text: '☰', on: { click: () => document.body.classList.toggle('nav-open') } }),
     h('span', { class: 'brand', text: 'agentbus' }),
     state,
     h('span', { class: 'who', text: `${who.subject} · ${who.tenant_id}${who.is_admin ? ' · admin' : ''}` }),
+    usage,
     who.is_admin ? h('button', { type: 'button', class: 'btn settings-open', text: 'Settings', on: { click: () => openSettings(api, root, () => chat.conversationId) } }) : null,
     h('button', { type: 'button', class: 'btn', text: 'Sign out', on: { click: async () => { socket.close(); await signOut(api).catch(() => {}); showSignIn(); } } }));
   clear(root).append(bar, h('div', { class: 'layout' }, sidebar.el, h('div', { class: 'main' }, chat.el, composer.el)), toast);
   socket.connect();
   sidebar.refresh();
+  showUsage();
   api.get('/settings').then((s) => composer.preset(s.effective)).catch(() => {});
   const initial = conversationFromHash();
   if (initial) open(initial);

@@ -18,7 +18,7 @@ function tri(name, value) {
 const triValue = (el) => (el.value === '' ? null : el.value === 'true');
 
 /** PUT the preferences back with `changes`, keeping everything else as stored. */
-async function savePrefs(api, view, changes) {
+export async function savePrefs(api, view, changes) {
   const prefs = { ...view.preferences, ...changes };
   if (prefs.mcp_servers && JSON.stringify(prefs.mcp_servers).includes('[REDACTED]')) {
     throw new Error("this tenant's MCP servers have secret headers: change them through the API, not here");
@@ -27,7 +27,7 @@ async function savePrefs(api, view, changes) {
   return api.put('/settings', prefs);
 }
 
-function saveRow(onSave) {
+export function saveRow(onSave) {
   const note = h('span', { class: 'note', 'aria-live': 'polite' });
   const button = h('button', {
     type: 'button', class: 'btn primary', text: 'Save',

@@ -4,7 +4,7 @@
 // and starts a new one, labelled with the critique or verdict that sent the run back;
 // traces written before that event existed fall back to the critique/verdict alone.
 
-export const TERMINAL = new Set(['done', 'error', 'timeout', 'cancelled', 'rejected']);
+export const TERMINAL = new Set(['done', 'error', 'timeout', 'cancelled', 'rejected', 'budget_exhausted']);
 
 export class RunModel {
   constructor(runId) {

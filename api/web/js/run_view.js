@@ -182,6 +182,7 @@ export class RunView {
     if (m.status === 'cancelled') return 'Stopped.';
     if (m.status === 'rejected') return 'The answer was rejected.';
     if (m.status === 'timeout') return 'The run ran out of time.';
+    if (m.status === 'budget_exhausted') return `Budget spent${m.error && m.error.message ? `: ${m.error.message}` : ''}. The answer above is partial.`;
     if (m.status === 'error') return `The run failed${m.error ? `: ${m.error.code}${m.error.message ? ` — ${m.error.message}` : ''}` : '.'}`;
     const notes = [];
     if (m.status === 'done' && m.stopReason) notes.push(`Note: ${m.stopReason.replaceAll('_', ' ')}`);

@@ -1,12 +1,14 @@
-// The settings dialog (admin keys): Preferences, Network, Agents, Documents, Activity.
+// The settings dialog (admin keys): Preferences, Network, Budgets, Agents, Documents, Activity.
 import { clear, h } from './dom.js';
 import { activityPanel } from './activity_panel.js';
+import { budgetsPanel } from './budgets_panel.js';
 import { documentsPanel } from './documents_panel.js';
 import { agentsPanel, networkPanel, preferencesPanel } from './panels.js';
 
 const TABS = [
   ['Preferences', (api) => preferencesPanel(api)],
   ['Network', (api) => networkPanel(api)],
+  ['Budgets', (api) => budgetsPanel(api)],
   ['Agents', (api) => agentsPanel(api)],
   ['Documents', (api) => documentsPanel(api)],
   ['Activity', (api, conversation) => activityPanel(api, conversation())],

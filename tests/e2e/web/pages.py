@@ -44,7 +44,8 @@ async def until_done(turn: Any, timeout_ms: int = 30_000) -> None:
     """Wait until the turn's run ended (its streaming marker is gone)."""
     await turn.locator(".answer").wait_for()
     await turn.page.wait_for_function(
-        "el => ['done', 'error', 'timeout', 'cancelled', 'rejected'].includes(el.dataset.status)",
+        "el => ['done', 'error', 'timeout', 'cancelled', 'rejected', 'budget_exhausted']"
+        ".includes(el.dataset.status)",
         arg=await turn.element_handle(),
         timeout=timeout_ms,
     )

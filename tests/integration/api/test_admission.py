@@ -20,6 +20,7 @@ from api.compose.settings import AppSettings
 from api.streams.admission import QuestionAdmission, run_id_for
 from bus import keys
 from bus.commands import RunResult
+from bus.fairshare import FairShare
 from bus.store import Stores, open_store
 from tests.integration.api.conftest import Api, StartApi
 from tests.support import stream_commands, wait_for
@@ -182,6 +183,8 @@ async def test_an_admitter_dying_before_the_delete_starts_one_run_and_spends_one
     outcome = await consumer.handle(entry_id, fields, delivery=2)  # the redelivery
 
     assert outcome == "admitted"
+    # No researcher runs here to make room (`bus.fairshare`): open some, as one would.
+    await FairShare(real_redis, consumer.settings).open_room(0, 4)
     assert [c.run_id for c in await stream_commands(real_redis, keys.Role.INTAKE)] == [
         run_id_for(entry_id)
     ]

@@ -227,3 +227,15 @@ async def test_sse_of_a_fresh_run_and_of_an_expired_one(start_api: Any) -> None:
     await api.redis.expire(owner, await api.redis.ttl(owner) - 120)
     expired = await api.http.get(f"/api/v1/runs/{run_id}/events", headers=api.auth(key))
     assert expired.text.startswith("event: snapshot") and BENCHMARK_ANSWER[:20] in expired.text
+
+
+async def test_the_client_reads_what_its_user_spent(start_api: Any) -> None:
+    api = await start_api()
+    key = await api.key()
+    async with AsyncAgentbusClient(api.base, key) as client:
+        before = await client.usage()
+        run = await client.ask("What is 23 × 19?")
+        after = await client.usage("month")
+    spent = run.usage or {}
+    assert (before.tokens, before.period, before.subject) == (0, "day", "alice")
+    assert after.tokens == spent["prompt_tokens"] + spent["completion_tokens"] > 0

@@ -9,7 +9,10 @@ files hold is checked per run:
 * no effect happened more often than the model asked for it (no duplicates);
 * a tool with an idempotency key took effect exactly once per call, and ended ``ok``;
 * a tool without one took effect at most once, and once whenever it ended ``ok``;
-  ``outcome_unknown`` is the only way it may end without its effect known.
+  ``outcome_unknown`` is the only way it may end without its effect known;
+* every run's budget counter holds exactly the tokens its ``done`` event says it spent
+  (the runs are metered: a charge lost or doubled shows here; a run that ends otherwise
+  reports no usage to compare with).
 
 ``make test`` runs a short one. The issue's acceptance run is the same test with
 ``AGENTBUS_CHAOS_RUNS=200`` (``AGENTBUS_CHAOS_REPORT=path`` writes its figures as JSON).
@@ -31,9 +34,11 @@ import pytest
 from redis.asyncio import Redis
 
 from bus import keys
+from bus.budget import BudgetLedger
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.events import ClientEvent
 from bus.publish import publish
+from bus.run_state import Budgets
 from bus.settings import BusSettings
 from bus.store.migrate import upgrade_async
 from tests.conftest import TEST_REDIS_URL
@@ -61,6 +66,7 @@ class Figures:
     fault_kills: int = 0
     duplicates: int = 0
     outcome_unknown: int = 0
+    budget_mismatches: int = 0
     effects: dict[str, int] = field(default_factory=lambda: {})
     seconds: float = 0.0
 
@@ -185,9 +191,14 @@ async def test_runs_finish_and_no_effect_repeats_while_gateways_are_killed(
         figures.duplicates += max(0, count - asked)
         figures.outcome_unknown += codes.count("outcome_unknown")
         failures += _problems(tool, run_id, events, count, codes)
+        finished = bool(ends) and ends[-1].status == "done"  # only `done` reports its usage
+        if finished and (charged := await _charged(real_redis, run_id)) != _spent(ends[-1]):
+            figures.budget_mismatches += 1
+            failures.append(f"{run_id}: charged {charged} tokens, spent {_spent(ends[-1])}")
     figures.seconds = round(time.monotonic() - started, 1)
     _report(figures)
-    assert figures.duplicates == 0 and not failures, failures[:10]
+    assert figures.duplicates == 0 and figures.budget_mismatches == 0, failures[:10]
+    assert not failures, failures[:10]
     assert figures.done == RUNS
     assert figures.random_kills > 0
 
@@ -216,6 +227,16 @@ def _problems(
     return problems
 
 
+async def _charged(redis: Redis, run_id: str) -> int:
+    """The tokens the run's budget counter holds."""
+    return (await BudgetLedger(redis, "t1").spent(f"run:{run_id}")).tokens
+
+
+def _spent(done: ClientEvent) -> int:
+    usage: dict[str, int] = getattr(done, "usage", {})
+    return usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+
+
 def _run(run_id: str, text: str) -> Command:
     return Command(
         run_id=run_id,
@@ -226,7 +247,12 @@ def _run(run_id: str, text: str) -> Command:
         payload=AgentTask(
             state=RunState(
                 question=text,
-                settings=RunSettings(mode="multi", accuracy="accurate", verifier_check=False),
+                settings=RunSettings(
+                    mode="multi",
+                    accuracy="accurate",
+                    verifier_check=False,
+                    budgets=Budgets(tenant_month_tokens=1_000_000_000),  # metered, not limited
+                ),
             )
         ),
     )

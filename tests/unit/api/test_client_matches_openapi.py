@@ -43,6 +43,7 @@ ANSWERS: dict[tuple[str, str, str], Any] = {
     ("get", "/api/v1/conversations", "200"): models.ConversationList,
     ("get", "/api/v1/conversations/{conversation_id}", "200"): models.ConversationDetail,
     ("patch", "/api/v1/conversations/{conversation_id}", "200"): models.Conversation,
+    ("get", "/api/v1/usage", "200"): models.UsageReport,
 }
 
 #: Client models that are no route's whole answer: parts of one (checked with it), a

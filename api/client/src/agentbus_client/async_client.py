@@ -23,6 +23,7 @@ from agentbus_client.models import (
     Started,
     TenantSettings,
     Upload,
+    UsageReport,
     WebhookSecret,
 )
 from agentbus_client.stream import EventStream
@@ -181,6 +182,14 @@ class AsyncAgentbusClient:
         params: dict[str, Any] = {"limit": limit, **({"before": before} if before else {})}
         return RunPage.model_validate(
             await self._call("GET", "/api/v1/runs", repeatable=True, params=params)
+        )
+
+    async def usage(self, period: str = "day", *, scope: str = "user") -> UsageReport:
+        """What the caller spent on models this ``day`` or ``month`` (``scope="tenant"``:
+        the tenant's, admin keys), and the limit that applies."""
+        params = {"period": period, "scope": scope}
+        return UsageReport.model_validate(
+            await self._call("GET", "/api/v1/usage", repeatable=True, params=params)
         )
 
     async def cancel(self, run_id: str) -> None:

@@ -25,6 +25,7 @@ from agentbus_client.models import (
     Started,
     TenantSettings,
     Upload,
+    UsageReport,
     WebhookSecret,
 )
 from agentbus_client.stream import EventStream, StreamItem
@@ -165,6 +166,10 @@ class AgentbusClient:
     def list_runs(self, *, limit: int = 50, before: str | None = None) -> RunPage:
         """The tenant's runs, newest first."""
         return self._portal.call(self._client.list_runs(limit=limit, before=before))
+
+    def usage(self, period: str = "day", *, scope: str = "user") -> UsageReport:
+        """What the caller (or, ``scope="tenant"``, the tenant) spent this day or month."""
+        return self._portal.call(self._client.usage(period, scope=scope))
 
     def cancel(self, run_id: str) -> None:
         """Ask the run to stop."""

@@ -24,6 +24,7 @@ from agentbus_client.models.runs import (
     Started,
 )
 from agentbus_client.models.settings import TenantSettings
+from agentbus_client.models.usage import UsageReport
 from agentbus_client.models.webhooks import Delivery, DeliveryList, WebhookSecret
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "Started",
     "TenantSettings",
     "Upload",
+    "UsageReport",
     "WebhookSecret",
     "parse_event",
 ]

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 SCHEMA_VERSION: Literal[1] = 1
 
 #: How a run ended: what its ``done`` event carries (a plain string on the wire).
-FinalStatus = Literal["done", "error", "timeout", "cancelled", "rejected"]
+FinalStatus = Literal["done", "error", "timeout", "cancelled", "rejected", "budget_exhausted"]
 
 #: The statuses a run ends in, as strings (``Run.finished`` reads them).
 FINAL_STATUSES: frozenset[str] = frozenset(get_args(FinalStatus))
@@ -178,6 +178,12 @@ class ErrorEvent(Event):
     type: Literal["error"] = "error"
     code: str
     message: str
+    budget: str | None = Field(
+        default=None,
+        description="With code budget_exhausted: the budget that was spent (run_tokens, "
+        "run_cost_usd, user_day_tokens, user_day_cost_usd, tenant_month_tokens, "
+        "tenant_month_cost_usd).",
+    )
 
 
 class Done(Event):

@@ -51,8 +51,9 @@ class Run(View):
     )
     partial: bool = Field(
         default=False,
-        description="The run ended other than done (error, timeout, cancelled, rejected): "
-        "`answer` is null and `partial_answer` holds what it had written, if anything.",
+        description="The run ended other than done (error, timeout, cancelled, rejected, "
+        "budget_exhausted): `answer` is null and `partial_answer` holds what it had "
+        "written, if anything.",
     )
     partial_answer: str | None = Field(
         default=None, description="A partial run's draft (from its trace); never the answer."

@@ -1,0 +1,191 @@
+"""Budgets for one step: which counters its model calls are charged to, and how it ends
+when one is spent.
+
+`metered` wraps a role's handler. For the step it runs it binds a `StepBudget` (the
+ledger of the run's tenant, the scopes the run counts in, a call counter) that
+`agents.llm.budgeted.BudgetedLLM` reads before and after every model call. A call refused
+before it starts raises `BudgetExhausted`; a call cut mid-stream marks the step. Either way
+the step ends its run ``budget_exhausted``: what it streamed stays as the partial answer,
+an ``error`` event names the budget, and nothing it would have published goes out.
+
+Scopes: the run; the user's day and month; the tenant's day and month (all counted, for
+``GET /api/v1/usage``; limited where the run's `bus.run_state.Budgets` says).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from agents.errors import AgentError
+from bus.budget import BudgetLedger, Scope, micro_usd
+from bus.commands import Command
+from bus.events import Answer, Done, ErrorEvent, Reasoning
+from bus.run_state import Budgets, RunState
+from bus.runtime.context import StepContext, StepResult
+from bus.runtime.worker import Handler
+
+DAY_TTL_S = 3 * 86_400
+MONTH_TTL_S = 62 * 86_400
+
+#: What a budget's name means, for the error a spent budget ends its run with.
+SAID = {
+    "run_tokens": "the run's token budget",
+    "run_cost_usd": "the run's cost budget",
+    "user_day_tokens": "the user's daily token budget",
+    "user_day_cost_usd": "the user's daily cost budget",
+    "tenant_month_tokens": "the tenant's monthly token budget",
+    "tenant_month_cost_usd": "the tenant's monthly cost budget",
+}
+
+
+class BudgetExhausted(AgentError):
+    """A model call would spend more than a budget has left."""
+
+    code = "budget_exhausted"
+    hint = "ask a tenant admin to raise the budget (PUT /api/v1/settings), or wait for it to reset"
+
+    def __init__(self, budget: str) -> None:
+        super().__init__(f"{SAID.get(budget, budget)} is spent ({budget})")
+        self.budget = budget
+
+
+def day_of(now: float) -> str:
+    """The UTC day a charge counts in (``2026-12-01``)."""
+    return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d")
+
+
+def month_of(now: float) -> str:
+    """The UTC month a charge counts in (``2026-12``)."""
+    return datetime.fromtimestamp(now, UTC).strftime("%Y-%m")
+
+
+def user_scope(subject: str, period: str, now: float) -> str:
+    """The counter of a user's day or month."""
+    return f"user:{subject}:{period}:{day_of(now) if period == 'day' else month_of(now)}"
+
+
+def tenant_scope(period: str, now: float) -> str:
+    """The counter of the tenant's day or month."""
+    return f"tenant:{period}:{day_of(now) if period == 'day' else month_of(now)}"
+
+
+def scopes_of(command: Command, budgets: Budgets, now: float, run_ttl_s: int) -> list[Scope]:
+    """Every counter a call of this run is charged to, with the limits that apply."""
+
+    def micro(usd: float | None) -> int | None:
+        return None if usd is None else micro_usd(usd)
+
+    return [
+        Scope(
+            "run",
+            f"run:{command.run_id}",
+            budgets.run_tokens,
+            micro(budgets.run_cost_usd),
+            run_ttl_s,
+        ),
+        Scope(
+            "user_day",
+            user_scope(command.subject, "day", now),
+            budgets.user_day_tokens,
+            micro(budgets.user_day_cost_usd),
+            DAY_TTL_S,
+        ),
+        Scope("user_month", user_scope(command.subject, "month", now), ttl_s=MONTH_TTL_S),
+        Scope("tenant_day", tenant_scope("day", now), ttl_s=DAY_TTL_S),
+        Scope(
+            "tenant_month",
+            tenant_scope("month", now),
+            budgets.tenant_month_tokens,
+            micro(budgets.tenant_month_cost_usd),
+            MONTH_TTL_S,
+        ),
+    ]
+
+
+@dataclass(slots=True)
+class StepBudget:
+    """One step's metering: its ledger and scopes, and how many calls it has made.
+
+    A call's id is the step's id and the call's number in the step: a redelivered step
+    makes the same calls in the same order, so it reserves and settles the same ids.
+    """
+
+    ledger: BudgetLedger
+    step_id: str
+    scopes: list[Scope]
+    limited: bool
+    expires_at: float
+    calls: int = 0
+    cut: str | None = field(default=None)
+
+    def next_call_id(self) -> str:
+        """The id of the step's next model call."""
+        self.calls += 1
+        return f"{self.step_id}:m{self.calls}"
+
+
+CURRENT: contextvars.ContextVar[StepBudget | None] = contextvars.ContextVar(
+    "agentbus_step_budget", default=None
+)
+
+
+def state_of(command: Command) -> RunState | None:
+    """The run state a command carries, if its payload has one."""
+    state = getattr(command.payload, "state", None)
+    return state if isinstance(state, RunState) else None
+
+
+def metered(handler: Handler, *, run_ttl_s: int) -> Handler:
+    """The handler with its model calls metered and a spent budget ending its run."""
+
+    async def handle(ctx: StepContext, command: Command) -> StepResult:
+        state = state_of(command)
+        budgets = state.settings.budgets if state is not None else Budgets()
+        now = time.time()
+        step = StepBudget(
+            ledger=BudgetLedger(ctx.redis, command.tenant_id, charged_ttl_s=run_ttl_s),
+            step_id=command.step_id,
+            scopes=scopes_of(command, budgets, now, run_ttl_s),
+            limited=budgets.limited(),
+            expires_at=command.deadline + 60,
+        )
+        token = CURRENT.set(step)
+        try:
+            result = await handler(ctx, command)
+        except BudgetExhausted as e:
+            return exhausted(command, e.budget)
+        finally:
+            CURRENT.reset(token)
+        if step.cut is None:
+            return result
+        return exhausted(command, step.cut, result)
+
+    return handle
+
+
+def exhausted(command: Command, budget: str, result: StepResult | None = None) -> StepResult:
+    """The step's end when ``budget`` is spent: the tokens it streamed (``result``'s, still
+    unwritten), the error naming the budget, ``done``. Nothing it would have published
+    goes out; its store records do (what happened, happened)."""
+    events = () if result is None else result.events
+    kept = [e for e in events if isinstance(e, Answer | Reasoning)]
+    error = BudgetExhausted(budget)
+    run_id, step_id = command.run_id, command.step_id
+    return StepResult(
+        events=[
+            *kept,
+            ErrorEvent(
+                run_id=run_id,
+                step_id=step_id,
+                code=BudgetExhausted.code,
+                message=error.message,
+                budget=budget,
+            ),
+            Done(run_id=run_id, step_id=step_id, status="budget_exhausted", stop_reason=budget),
+        ],
+        finished="budget_exhausted",
+        records=() if result is None else result.records,
+    )

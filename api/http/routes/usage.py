@@ -1,0 +1,27 @@
+"""``/api/v1/usage``: what the caller (or, for admins, the tenant) spent on models."""
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query
+
+from agentbus_client.models import UsageReport
+from api.app.usage import usage_of
+from api.http.routes.common import Caller, Deps
+
+router = APIRouter(prefix="/api/v1/usage", tags=["usage"])
+
+
+@router.get("", response_model=UsageReport)
+async def get_usage(
+    deps: Deps,
+    caller: Caller,
+    period: Annotated[Literal["day", "month"], Query(description="This UTC day or month.")] = "day",
+    scope: Annotated[
+        Literal["user", "tenant"],
+        Query(description="user: your own spending; tenant: the tenant's (admin keys)."),
+    ] = "user",
+) -> UsageReport:
+    """Tokens and dollars spent this day or month, held by calls in flight, and the
+    limits that apply (the user's daily and the tenant's monthly budget)."""
+    effective = await deps.starter.effective(caller.tenant_id)
+    return await usage_of(deps.redis, effective, caller, period, scope)
