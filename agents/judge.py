@@ -14,14 +14,14 @@ between the steps.
 
 from __future__ import annotations
 
-from agents import graph, model_input, prompts, recompute
+from agents import graph, grounding, model_input, prompts, recompute, spelled_checks
 from agents import state as shared
 from agents.deps import AgentDeps, tenant_tools
 from agents.errors import LLMError
 from agents.llm.ports import TextDelta, ToolDefinition, Usage
 from agents.sources import fan_out
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
-from bus.run_state import ChatMessage, RunState, ToolCall
+from bus.run_state import ChatMessage, Recompute, RunState, ToolCall
 from bus.runtime.context import StepResult
 from retrieval.citations import refs_end
 
@@ -93,7 +93,28 @@ async def advance(
         if isinstance(step, StepResult):
             return step
         judge = step.judge
-    return state.model_copy(update={"judge": judge.model_copy(update={"phase": "done"})})
+    found = _grounding(state.model_copy(update={"judge": judge}), deps)
+    update = {"phase": "done", "mismatches": [*judge.mismatches, *found]}
+    return state.model_copy(update={"judge": judge.model_copy(update=update)})
+
+
+def _looked_up(state: RunState) -> tuple[list[str], list[str]]:
+    """(evidence, computed): what the draft may rest on. The evidence, the re-query's and
+    what the researcher's tools looked up; what its calculator and the fact-check computed."""
+    evidence = [e.text for e in (*state.evidence, *state.judge.recheck)]
+    computed: list[str] = []
+    for m in (*state.messages, *state.judge.messages):
+        if m.role == "tool":
+            (computed if m.name in ("calculator", None) else evidence).append(m.content)
+    return evidence, computed
+
+
+def _grounding(state: RunState, deps: AgentDeps) -> list[str]:
+    """The evidence-grounding findings (`agents.grounding`) on the draft, as mismatches."""
+    evidence, computed = _looked_up(state)
+    today = deps.clock().date()
+    computed += [today.isoformat(), str(today.year)]
+    return grounding.mismatches(state.draft or "", state.question, evidence, computed)
 
 
 async def _tool_pass(
@@ -163,6 +184,7 @@ async def _recompute(
     )
     text: list[str] = []
     usage: Usage | None = None
+    note = ""
     try:
         async for event in deps.llm.stream(request, (), options):
             if isinstance(event, TextDelta):
@@ -171,19 +193,29 @@ async def _recompute(
                 usage = event
     except LLMError as e:
         note = f"the fact-check's recompute failed ({e.code}); judged without it"
-        return state.model_copy(update={"judge": state.judge.model_copy(update={"note": note})})
+        text = []
     # Where a recomputation's figures may come from: the question, the evidence, today, and
     # what the researcher's tools looked up (a document's figure found by search_docs), but
     # not what its calculator computed: that is the draft's arithmetic, the thing checked.
-    today = deps.clock().date().isoformat()
-    looked_up = [m.content for m in state.messages if m.role == "tool" and m.name != "calculator"]
-    sources = " ".join([state.question, today, *(e.text for e in state.evidence), *looked_up])
-    checks = recompute.plan_calls("".join(text), f"j{command.step}", sources)
+    today = deps.clock().date()
+    evidence, _ = _looked_up(state)
+    sources = " ".join([state.question, today.isoformat(), *evidence])
+    planned = recompute.plan_calls("".join(text), f"j{command.step}", sources)
+    # What the question and the draft spell out is recomputed whatever the model planned.
+    spelled = spelled_checks.spelled(state.question, evidence, state.draft or "", today)
+    checks = _merged(planned, spelled, f"j{command.step}")
     if not checks:
+        if note:
+            judge = state.judge.model_copy(update={"note": note})
+            return state.model_copy(update={"judge": judge})
         return None
     calls = [ToolCall(id=c.call_id, name=c.tool, arguments=c.arguments) for c in checks]
     asking = state.judge.model_copy(
-        update={"messages": [*request, ChatMessage.assistant("", calls)], "checks": checks}
+        update={
+            "messages": [*request, ChatMessage.assistant("", calls)],
+            "checks": checks,
+            "note": note,
+        }
     )
     batch = ToolCallBatch(
         agent=node,
@@ -195,3 +227,17 @@ async def _recompute(
     )
     to = graph.next_role(state.settings, node, "fact_check")
     return StepResult(next=[command.follow(to, batch)])
+
+
+def _merged(planned: list[Recompute], spelled: list[str], prefix: str) -> list[Recompute]:
+    """The model's checks, then the spelled-out ones it did not name, under fresh ids."""
+    seen = {"".join(str(c.arguments.get("expression", "")).split()) for c in planned}
+    extra = [
+        Recompute(call_id="-", tool="calculator", arguments={"expression": e})
+        for e in spelled
+        if "".join(e.split()) not in seen
+    ]
+    return [
+        c.model_copy(update={"call_id": f"{prefix}r{i}"})
+        for i, c in enumerate([*planned, *extra])
+    ]
