@@ -129,7 +129,7 @@ async def _tool_pass(
         findings, mismatches = recompute.compare(judge.checks, judge.messages, state.draft or "")
         update = {"findings": findings, "mismatches": mismatches}
         return state.model_copy(update={"judge": judge.model_copy(update=update)})
-    if judge.hops == 0 and recompute.states_figure(state.draft or ""):
+    if judge.hops == 0:
         moved = await _recompute(node, command, state, tools, deps)
         if moved is not None:
             return moved
@@ -173,41 +173,31 @@ async def _recompute(
     deps: AgentDeps,
 ) -> StepResult | RunState | None:
     """Send the draft's figures to be recomputed: the step to publish, the state with a
-    ``note`` when the model failed (fail open), or None when there is nothing to recompute
-    (no calculator offered, or no check named: the free tool pass follows)."""
-    if not any(t.name == "calculator" for t in tools):
-        return None
-    system = prompts.dated(prompts.RECOMPUTE, deps.clock())
-    request = model_input.review_messages(system, state)
-    options = shared.llm_options(
-        state.settings, node, response_schema=recompute.PLAN_SCHEMA, max_tokens=200, temperature=0
-    )
-    text: list[str] = []
-    usage: Usage | None = None
-    note = ""
-    try:
-        async for event in deps.llm.stream(request, (), options):
-            if isinstance(event, TextDelta):
-                text.append(event.text)
-            elif isinstance(event, Usage):
-                usage = event
-    except LLMError as e:
-        note = f"the fact-check's recompute failed ({e.code}); judged without it"
-        text = []
-    # Where a recomputation's figures may come from: the question, the evidence, today, and
-    # what the researcher's tools looked up (a document's figure found by search_docs), but
-    # not what its calculator computed: that is the draft's arithmetic, the thing checked.
+    ``note`` when the model failed and nothing else was to be checked (fail open), or None
+    when there is nothing to recompute (the free tool pass follows).
+
+    The calculator recomputes the figures the model names and those the question or the
+    draft spell out (`agents.spelled_checks`); current_time answers a question about now.
+    """
+    offered = {t.name for t in tools}
     today = deps.clock().date()
     evidence, _ = _looked_up(state)
-    sources = " ".join([state.question, today.isoformat(), *evidence])
-    planned = recompute.plan_calls("".join(text), f"j{command.step}", sources)
-    # What the question and the draft spell out is recomputed whatever the model planned.
-    spelled = spelled_checks.spelled(state.question, evidence, state.draft or "", today)
-    checks = _merged(planned, spelled, f"j{command.step}")
+    request = model_input.review_messages(prompts.dated(prompts.RECOMPUTE, deps.clock()), state)
+    wanted: list[Recompute] = []
+    usage: Usage | None = None
+    note = ""
+    if "calculator" in offered and recompute.states_figure(state.draft or ""):
+        planned, usage, note = await _planned(node, state, request, evidence, deps)
+        spelled = spelled_checks.spelled(state.question, evidence, state.draft or "", today)
+        wanted = _merged(planned, spelled)
+    clock = spelled_checks.clock_question(state.question)
+    if "current_time" in offered and clock is not None:
+        asks, arguments = clock
+        wanted.append(Recompute(call_id="-", tool="current_time", arguments=arguments, asks=asks))
+    checks = [c.model_copy(update={"call_id": f"j{command.step}r{i}"}) for i, c in enumerate(wanted)]
     if not checks:
         if note:
-            judge = state.judge.model_copy(update={"note": note})
-            return state.model_copy(update={"judge": judge})
+            return state.model_copy(update={"judge": state.judge.model_copy(update={"note": note})})
         return None
     calls = [ToolCall(id=c.call_id, name=c.tool, arguments=c.arguments) for c in checks]
     asking = state.judge.model_copy(
@@ -229,15 +219,40 @@ async def _recompute(
     return StepResult(next=[command.follow(to, batch)])
 
 
-def _merged(planned: list[Recompute], spelled: list[str], prefix: str) -> list[Recompute]:
-    """The model's checks, then the spelled-out ones it did not name, under fresh ids."""
+async def _planned(
+    node: str,
+    state: RunState,
+    request: list[ChatMessage],
+    evidence: list[str],
+    deps: AgentDeps,
+) -> tuple[list[Recompute], Usage | None, str]:
+    """The model's recompute plan: (checks, usage, note); a model error is a note."""
+    options = shared.llm_options(
+        state.settings, node, response_schema=recompute.PLAN_SCHEMA, max_tokens=200, temperature=0
+    )
+    text: list[str] = []
+    usage: Usage | None = None
+    try:
+        async for event in deps.llm.stream(request, (), options):
+            if isinstance(event, TextDelta):
+                text.append(event.text)
+            elif isinstance(event, Usage):
+                usage = event
+    except LLMError as e:
+        return [], usage, f"the fact-check's recompute failed ({e.code}); judged without it"
+    # Where a recomputation's figures may come from: the question, the evidence, today, and
+    # what the researcher's tools looked up (a document's figure found by search_docs), but
+    # not what its calculator computed: that is the draft's arithmetic, the thing checked.
+    sources = " ".join([state.question, deps.clock().date().isoformat(), *evidence])
+    return recompute.plan_calls("".join(text), "j", sources), usage, ""
+
+
+def _merged(planned: list[Recompute], spelled: list[str]) -> list[Recompute]:
+    """The model's checks, then the spelled-out ones it did not name (ids given later)."""
     seen = {"".join(str(c.arguments.get("expression", "")).split()) for c in planned}
     extra = [
         Recompute(call_id="-", tool="calculator", arguments={"expression": e})
         for e in spelled
         if "".join(e.split()) not in seen
     ]
-    return [
-        c.model_copy(update={"call_id": f"{prefix}r{i}"})
-        for i, c in enumerate([*planned, *extra])
-    ]
+    return [*planned, *extra]

@@ -11,8 +11,11 @@ states, so a draft that gets them wrong is refuted whatever the model planned:
   (``opens at 07:30 and closes at 19:00``), or from today to a date;
 - the draft's own arithmetic: ``5 days × 62 EUR = 320 EUR`` is recomputed as ``5 * 62``.
 
-Each is a calculator expression (`gateway.tools.calculator` takes clock times and dates):
-the calls still go through the gateway like every tool call.
+- the current date, time, weekday, year or month, asked for here or in a named place
+  (``What time is it in Tokyo?``): a ``current_time`` call in that place's IANA zone.
+
+Each is a calculator expression (`gateway.tools.calculator` takes clock times and dates)
+or a ``current_time`` call: the calls still go through the gateway like every tool call.
 """
 
 from __future__ import annotations
@@ -20,8 +23,13 @@ from __future__ import annotations
 import ast
 import calendar
 import datetime as dt
+import functools
 import re
+import zoneinfo
 from collections.abc import Sequence
+from typing import Literal
+
+Asks = Literal["date", "time", "weekday", "year", "month"]
 
 MAX_SPELLED = 3
 _OPS = {"×": "*", "·": "*", "÷": "/", "−": "-", "–": "-"}
@@ -38,6 +46,7 @@ _ASKS_VALUE = re.compile(
     re.IGNORECASE,
 )
 _LENGTH = re.compile(r"len\(\s*(?:'[^'\\]{0,200}'|\"[^\"\\]{0,200}\")\s*\)")
+_CALL = re.compile(rf"{_FUNCS}\(\s*[\d\s.,+\-*/\[\]()]+\)")
 _PERCENT_OF = re.compile(
     r"^\s*what(?:'s| is)\s+(\d+(?:\.\d+)?)\s*%\s*of\s+(\d+(?:\.\d+)?)\s*[?.]?\s*$", re.IGNORECASE
 )
@@ -80,8 +89,32 @@ def _python(expression: str) -> str | None:
     return text
 
 
+_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), replacement)
+    for pattern, replacement in (
+        (r"\bthe remainder when (\S+) is divided by (\S+?)(?=[?.]?$)", r"\1 % \2"),
+        (r"\b(?:the )?square root of (\d+(?:\.\d+)?)", r"sqrt(\1)"),
+        (r"\s+to the power of\s+", " ** "),
+        (r"\s+(?:multiplied by|times)\s+", " * "),
+        (r"\s+divided by\s+", " / "),
+        (r"\s+plus\s+", " + "),
+        (r"\s+minus\s+", " - "),
+        (r",? as a decimal(?=[?.]?$)", ""),
+    )
+)
+
+
+def _in_symbols(question: str) -> str:
+    """The question with its operators in words as symbols (``7 divided by 8`` is ``7 / 8``)."""
+    for pattern, replacement in _WORDS:
+        question = pattern.sub(replacement, question)
+    return question
+
+
 def question_arithmetic(question: str) -> list[str]:
-    """The arithmetic a question asks for outright (``What is 1234 × 5678?``)."""
+    """The arithmetic a question asks for outright (``What is 1234 × 5678?``, ``What is 7
+    divided by 8?``)."""
+    question = _in_symbols(question.strip())
     percent = _PERCENT_OF.match(question)
     if percent:
         return [f"{percent.group(2)} * {percent.group(1)} / 100"]
@@ -89,9 +122,12 @@ def question_arithmetic(question: str) -> list[str]:
     if not asked:
         return []
     target = asked.group("expr").strip()
-    length = _LENGTH.fullmatch(target)
-    if length:
-        return [length.group(0)]
+    if _LENGTH.fullmatch(target) or _CALL.fullmatch(target):
+        try:
+            ast.parse(target, mode="eval")
+        except SyntaxError:
+            return []
+        return [target]
     match = _EXPR.fullmatch(target)
     if not match:
         return []
@@ -164,3 +200,41 @@ def spelled(question: str, evidence: Sequence[str], draft: str, today: dt.date) 
         if expression not in found:
             found.append(expression)
     return found[:MAX_SPELLED]
+
+
+_NOW = re.compile(
+    r"\b(?:today|now|current(?:ly)?|right now|at the moment|this (?:year|month))\b", re.IGNORECASE
+)
+_ASKED_PART: tuple[tuple[re.Pattern[str], Asks], ...] = (
+    (re.compile(r"\bday of the week\b|\bweekday\b|\bwhat day\b", re.IGNORECASE), "weekday"),
+    (re.compile(r"\bdate\b", re.IGNORECASE), "date"),
+    (re.compile(r"\btime\b", re.IGNORECASE), "time"),
+    (re.compile(r"\bwhat year\b|\bwhich year\b", re.IGNORECASE), "year"),
+    (re.compile(r"\bwhat month\b|\bwhich month\b", re.IGNORECASE), "month"),
+)
+_PLACE = re.compile(r"\bin ((?:[A-Z][a-z]+|UTC|GMT)(?: [A-Z][a-z]+)*)")
+
+
+@functools.cache
+def _zones() -> dict[str, str]:
+    """IANA zones by their place name, lower-cased: ``new york`` is America/New_York."""
+    out: dict[str, str] = {"utc": "UTC", "gmt": "UTC"}
+    for name in sorted(zoneinfo.available_timezones()):
+        if "/" in name and not name.startswith(("Etc/", "SystemV/", "posix/", "right/")):
+            out.setdefault(name.rsplit("/", 1)[1].replace("_", " ").lower(), name)
+    return out
+
+
+def clock_question(question: str) -> tuple[Asks, dict[str, str]] | None:
+    """What a question asks of the clock now, and the current_time arguments to ask it
+    (a named place's zone, else UTC); None when it asks nothing of the clock now."""
+    if not _NOW.search(question) or _ASKS_DURATION.search(question) or _ASKS_DAYS.search(question):
+        return None
+    asks = next((part for pattern, part in _ASKED_PART if pattern.search(question)), None)
+    if asks is None:
+        return None
+    for place in _PLACE.findall(question):
+        zone = _zones().get(place.lower())
+        if zone:
+            return asks, {"timezone": zone}
+    return asks, {}

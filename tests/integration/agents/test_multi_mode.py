@@ -60,6 +60,9 @@ async def test_ok_path_plans_researches_and_critiques(start_system) -> None:
     assert order == ["plan", "tool_call", "critique", "done"]
     agents = {e.agent for e in events if e.agent}
     assert {"planner", "researcher", "critic", "finalizer"} <= agents
+    # The critic's reply is shown as its critique (verdict, reason), never as raw text.
+    assert [e for e in of_type(events, "reasoning") if e.agent == "critic"] == []
+    assert critique.reason == "the answer is supported."
 
 
 async def test_revise_then_ok_runs_the_researcher_again(start_system) -> None:

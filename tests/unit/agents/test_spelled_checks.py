@@ -6,7 +6,13 @@ import datetime as dt
 
 import pytest
 
-from agents.spelled_checks import draft_arithmetic, durations, question_arithmetic, spelled
+from agents.spelled_checks import (
+    clock_question,
+    draft_arithmetic,
+    durations,
+    question_arithmetic,
+    spelled,
+)
 from gateway.tools.calculator import evaluate, with_units
 
 TODAY = dt.date(2026, 3, 10)
@@ -27,11 +33,18 @@ def _value(expression: str) -> float:
         ("What is 2 ** 10?", 1024),
         ("Calculate (12 + 8) / 4.", 5),
         ("In Python, what does len('agentbus') return?", 8),
+        ("What is 1234 multiplied by 5678?", 7006652),
+        ("What is 7 divided by 8, as a decimal?", 0.875),
+        ("What is 3.5 times 4.2?", 14.7),
+        ("What is 2 to the power of 20?", 1048576),
+        ("What is the square root of 1764?", 42),
+        ("What is the remainder when 1000 is divided by 7?", 6),
+        ("Compute 98765 - 43210.", 55555),
     ],
 )
 def test_the_arithmetic_a_question_asks_for_outright(question: str, value: float) -> None:
     [expression] = question_arithmetic(question)
-    assert _value(expression) == value
+    assert _value(expression) == pytest.approx(value)
 
 
 @pytest.mark.parametrize(
@@ -102,3 +115,27 @@ def test_written_out_clock_and_date_arithmetic_is_recomputed_as_the_calculator_r
     assert draft_arithmetic("Duration: 17:50 - 14:05 = 35 minutes.") == ["17:50 - 14:05"]
     assert draft_arithmetic("2026-12-25 - 2026-03-10 = 289 days") == ["2026-12-25 - 2026-03-10"]
     assert question_arithmetic("What is max(3, 9) x 2?") == ["max(3, 9) * 2"]
+
+
+@pytest.mark.parametrize(
+    ("question", "asks", "arguments"),
+    [
+        ("What time is it right now in Tokyo?", "time", {"timezone": "Asia/Tokyo"}),
+        ("What is the current date in Auckland, New Zealand?", "date", {"timezone": "Pacific/Auckland"}),
+        ("What day of the week is it in Auckland right now?", "weekday", {"timezone": "Pacific/Auckland"}),
+        ("What time is it now in New York?", "time", {"timezone": "America/New_York"}),
+        ("What is today's date?", "date", {}),
+        ("What year is it now?", "year", {}),
+        ("Which month is it now?", "month", {}),
+        ("What is the current time in UTC?", "time", {"timezone": "UTC"}),
+    ],
+)
+def test_a_question_about_now_is_a_current_time_call(
+    question: str, asks: str, arguments: dict[str, str]
+) -> None:
+    assert clock_question(question) == (asks, arguments)
+
+
+def test_a_question_not_about_now_asks_nothing_of_the_clock() -> None:
+    assert clock_question("What time does the Lisbon office open?") is None
+    assert clock_question("How many days are there from today until 2026-12-25?") is None
