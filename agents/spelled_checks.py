@@ -79,7 +79,7 @@ def _python(expression: str) -> str | None:
     text = _TIMES_X.sub("*", expression.strip().rstrip(","))
     for sign, op in _OPS.items():
         text = text.replace(sign, op)
-    text = re.sub(r"(\d+(?:\.\d+)?)\s*%", r"(\1 / 100)", text)
+    text = re.sub(r"(\d+(?:\.\d+)?)\s*%(?!\s*[\d(])", r"(\1 / 100)", text)  # not modulo
     if not re.search(r"\d\s*(?:\*\*|//|[-+*/%])\s*[\d(\[a-z]|\)\s*[-+*/]", text):
         return None
     try:

@@ -12,6 +12,11 @@ from bus.events import ClientEvent
 from bus.transcript import fold
 
 
+# A question whose arithmetic is in words: no recompute is spelled out, the judge's model
+# chooses (the free tool pass). "What is 23 × 19?" is recomputed as written.
+WORDS = "Multiply twenty-three by nineteen."
+
+
 def role_of(messages: Sequence[ChatMessage], options: LLMOptions) -> str:
     first = messages[0].content
     if first.startswith(prompts.VERIFY_TOOLS):
@@ -142,7 +147,8 @@ async def test_gather_merges_sources_and_a_slow_source_does_not_block(start_syst
 
 async def test_fact_check_runs_a_verify_only_tool_pass(start_system) -> None:
     system = await start_system(scripted(iter(["OK verified."])))
-    events = await system.ask("What is 23 × 19?", mode="multi")
+    # Nothing the question spells out to recompute (no digits): the free tool pass runs.
+    events = await system.ask(WORDS, mode="multi")
     assert len(of_type(events, "critique")) == 1
     critic_request = [r for r in system.llm.requests if role_of(r[0], r[2]) == "critic"][-1]
     assert any("confirms 437" in m.content for m in critic_request[0])
@@ -213,7 +219,7 @@ async def test_fact_check_tool_pass_goes_through_the_gateway(start_system) -> No
 
     llm = ScriptedLLM(script)
     system = await start_system(llm)
-    events = await system.ask("What is 23 × 19?", mode="multi")
+    events = await system.ask(WORDS, mode="multi")
     calls = [(e.agent, e.tool) for e in of_type(events, "tool_call")]
     assert calls == [("researcher", "calculator"), ("critic", "calculator")]
     critic_request = [r for r in llm.requests if role_of(r[0], r[2]) == "critic"][-1]
