@@ -82,30 +82,37 @@ def applies(question: str, draft: str, evidence: Sequence[str]) -> bool:
     return bool(_CITATION.search(draft) or _DOCUMENTS.search(question))
 
 
+def _stated(text: str, parts: bool = False) -> tuple[list[tuple[float, str]], set[str]]:
+    """((value, as written) per figure, dates): see :func:`values`."""
+    text = _CITATION.sub(" ", text)
+    found_dates = {d.isoformat() for d in recompute.dates(text)} | set(_ISO.findall(text))
+    text = _ISO.sub(" ", text)
+    figures: list[tuple[float, str]] = []
+    for match in _DURATION.finditer(text):
+        hours, minutes = match.group(1), match.group(2)
+        figures.append((float(hours) * 60 + (int(minutes) if minutes else 0), match.group(0)))
+        if parts:
+            figures += [(float(hours), hours), *([(float(minutes), minutes)] if minutes else [])]
+    text = _DURATION.sub(" ", text)
+    for match in _CLOCK.finditer(text):
+        figures.append((float(int(match.group(1)) * 60 + int(match.group(2))), match.group(0)))
+    text = _CLOCK.sub(" ", text)
+    for match in _NUMBER.finditer(text):
+        raw = match.group(0)
+        value = float(raw.rstrip("% ").replace(",", ""))
+        figures.append((value, raw))
+        if raw.endswith("%"):
+            figures.append((value / 100, raw))
+    return figures, found_dates
+
+
 def values(text: str, parts: bool = False) -> tuple[set[float], set[str]]:
     """(figures, dates) a text states: numbers (a percentage also as a fraction), clock
     times and durations in minutes, ISO dates; citation markers are not figures. With
     ``parts`` (a source, not the draft), a duration's hours and minutes count on their own
     too ("6 hours" holds 6 as well as 360)."""
-    text = _CITATION.sub(" ", text)
-    found_dates = {d.isoformat() for d in recompute.dates(text)} | set(_ISO.findall(text))
-    text = _ISO.sub(" ", text)
-    figures: set[float] = set()
-    for hours, minutes in _DURATION.findall(text):
-        figures.add(float(hours) * 60 + (int(minutes) if minutes else 0))
-        if parts:
-            figures |= {float(hours), *([float(minutes)] if minutes else [])}
-    text = _DURATION.sub(" ", text)
-    for h, m in _CLOCK.findall(text):
-        figures.add(float(int(h) * 60 + int(m)))
-    text = _CLOCK.sub(" ", text)
-    for match in _NUMBER.finditer(text):
-        raw = match.group(0)
-        value = float(raw.rstrip("% ").replace(",", ""))
-        figures.add(value)
-        if raw.endswith("%"):
-            figures.add(value / 100)
-    return figures, found_dates
+    figures, found_dates = _stated(text, parts)
+    return {v for v, _ in figures}, found_dates
 
 
 def _one_step(question: set[float], evidence: set[float]) -> set[float]:
@@ -129,7 +136,7 @@ def unsupported_figures(
     draft: str, question: str, evidence: Sequence[str], computed: Sequence[str]
 ) -> list[str]:
     """The draft's figures and dates that nothing it may rest on holds (see the module)."""
-    stated, stated_dates = values(draft)
+    written, stated_dates = _stated(draft)
     asked, asked_dates = values(question, parts=True)
     held: set[float] = set()
     held_dates = set(asked_dates)
@@ -145,9 +152,9 @@ def unsupported_figures(
     known = asked | held | tools
     derived = _one_step(asked, held)
     out: list[str] = []
-    for value in sorted(stated):
-        if not (_held(value, known) or _held(value, derived)):
-            out.append(_shown(value))
+    for value, raw in written:
+        if not (_held(value, known) or _held(value, derived)) and raw.strip() not in out:
+            out.append(raw.strip())
     out += sorted(stated_dates - held_dates)
     return out
 
