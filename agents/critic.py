@@ -59,7 +59,7 @@ def make_critic(deps: AgentDeps) -> Handler:
             verdict=verdict,
             reason=reason,
         )
-        state = state.model_copy(update={"usage": add_usage(state.usage, usage, AGENT)})
+        state = state.evolve(usage=add_usage(state.usage, usage, AGENT))
         events: list[ClientEvent] = [shown]
         if verdict in ("REVISE", "REPLAN") and another_attempt(state):
             outcome = verdict.lower()
@@ -67,7 +67,7 @@ def make_critic(deps: AgentDeps) -> Handler:
             state = retry_state(state, review)
         else:
             outcome = "ok"
-            state = state.model_copy(update={"critiques": [*state.critiques, review]})
+            state = state.evolve(critiques=[*state.critiques, review])
         if graph.next_node(s, "critic", outcome) == "answer_gate":
             paused = await gates.suspend(
                 ctx, deps, state, "approve_answer", answer=state.draft, critique=reason

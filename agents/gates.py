@@ -78,7 +78,7 @@ async def suspend(
     record_pause(reason, state)
     if tracing.ENABLED:  # the resumed run's trace links back to this one
         here = tracing.current()
-        state = state.model_copy(update={"paused_trace": here.traceparent if here else None})
+        state = state.evolve(paused_trace=here.traceparent if here else None)
     now = utcnow()
     record = CheckpointRecord(
         id=uuid.uuid5(uuid.NAMESPACE_URL, command.step_id).hex,  # a redelivery writes the same
@@ -165,7 +165,7 @@ def continuation(
         if decision not in ANSWER_DECISIONS:
             raise BadDecision(f"{decision!r} does not answer an answer-approval gate")
         if decision == "reject":
-            state = state.model_copy(update={"stop_reason": "rejected"})
+            state = state.evolve(stop_reason="rejected")
         role = graph.next_role(state.settings, "answer_gate", decision)
         payload: AgentTask | ToolCallBatch = AgentTask(state=state)
     else:
@@ -186,14 +186,14 @@ def continuation(
                 name=checkpoint.tool or "",
                 content=json.dumps(refusal),
             )
-            state = state.model_copy(update={"messages": [*others, denied]})
+            state = state.evolve(messages=[*others, denied])
             role = graph.next_role(state.settings, "egress_gate", "deny")
             payload = AgentTask(state=state)
         else:
             # Only the blocked call runs again, with the real arguments from the state
             # (never the client's, never the redacted copy); earlier results stay.
             approved = sorted({*state.approved_hosts, checkpoint.blocked_host or ""} - {""})
-            state = state.model_copy(update={"messages": others, "approved_hosts": approved})
+            state = state.evolve(messages=others, approved_hosts=approved)
             role = graph.next_role(state.settings, "egress_gate", "allow")
             call = ToolCallRequest(
                 call_id=call_id, name=checkpoint.tool or "", arguments=found.args if found else {}

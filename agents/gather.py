@@ -148,11 +148,11 @@ async def handle_merge(
         ],
     )
     if task.purpose == "evidence":
-        state = state.model_copy(update={"evidence": evidence})
+        state = state.evolve(evidence=evidence)
         outcome = "merged"
     else:
-        judge = state.judge.model_copy(update={"recheck": evidence})
-        state = state.model_copy(update={"judge": judge})
+        judge = state.judge.evolve(recheck=evidence)
+        state = state.evolve(judge=judge)
         outcome = "rechecked"
     target = graph.next_role(state.settings, "merge", outcome)
     return StepResult(next=[command.follow(target, AgentTask(state=state))], events=[citations])

@@ -103,13 +103,7 @@ def make_intake(deps: AgentDeps) -> Handler:
                 ChatMessage.system(prompts.INTERPRETED.format(interpreted=interpreted)),
             ]
         chat.append(ChatMessage.user(state.question))
-        new_state = state.model_copy(
-            update={
-                "messages": chat,
-                "interpreted": interpreted,
-                "base_len": len(chat),
-            }
-        )
+        new_state = state.evolve(messages=chat, interpreted=interpreted, base_len=len(chat))
         target = graph.next_role(state.settings, "intake", "admitted")
         return StepResult(next=[command.follow(target, AgentTask(state=new_state))], events=events)
 

@@ -41,8 +41,7 @@ def arrived(node: str, command: Command) -> RunState:
     if isinstance(task, ToolResults):
         judge = task.state.judge
         thread = shared.with_results(judge.messages, task.results)
-        update = {"messages": thread, "hops": judge.hops + 1}
-        state = task.state.model_copy(update={"judge": judge.model_copy(update=update)})
+        state = task.state.with_judge(messages=thread, hops=judge.hops + 1)
         return state.refs_used_to(max(task.next_ref, refs_end(task.results)))
     if isinstance(task, AgentTask):
         return task.state
@@ -81,21 +80,18 @@ async def advance(
     s = state.settings
     judge = state.judge
     if judge.phase is None and graph.has_edge(s, node, "recheck"):
-        rechecking = state.model_copy(
-            update={"judge": judge.model_copy(update={"phase": "recheck"})}
-        )
+        rechecking = state.evolve(judge=judge.evolve(phase="recheck"))
         to = graph.next_role(s, node, "recheck")
         return StepResult(next=fan_out(command, rechecking, "recheck", to))
     if judge.phase in (None, "recheck"):
-        judge = judge.model_copy(update={"phase": "tools"})
+        judge = judge.evolve(phase="tools")
     if judge.phase == "tools" and graph.has_edge(s, node, "fact_check"):
-        step = await _tool_pass(node, command, state.model_copy(update={"judge": judge}), deps)
+        step = await _tool_pass(node, command, state.evolve(judge=judge), deps)
         if isinstance(step, StepResult):
             return step
         judge = step.judge
-    found = _grounding(state.model_copy(update={"judge": judge}), deps)
-    update = {"phase": "done", "mismatches": [*judge.mismatches, *found]}
-    return state.model_copy(update={"judge": judge.model_copy(update=update)})
+    found = _grounding(state.evolve(judge=judge), deps)
+    return state.evolve(judge=judge.evolve(phase="done", mismatches=[*judge.mismatches, *found]))
 
 
 def _looked_up(state: RunState) -> tuple[list[str], list[str]]:
@@ -127,8 +123,7 @@ async def _tool_pass(
         return state
     if judge.checks:  # the recompute's results are in: compare, and the pass is done
         findings, mismatches = recompute.compare(judge.checks, judge.messages, state.draft or "")
-        update = {"findings": findings, "mismatches": mismatches}
-        return state.model_copy(update={"judge": judge.model_copy(update=update)})
+        return state.with_judge(findings=findings, mismatches=mismatches)
     if judge.hops == 0:
         moved = await _recompute(node, command, state, tools, deps)
         if moved is not None:
@@ -148,21 +143,21 @@ async def _tool_pass(
     except LLMError as e:
         # Fail open, like the re-query: the judge goes on without the tool pass, and says so.
         note = f"the fact-check's tool pass failed ({e.code}); judged without it"
-        return state.model_copy(update={"judge": judge.model_copy(update={"note": note})})
+        return state.evolve(judge=judge.evolve(note=note))
     if calls and offered:
         calls = shared.own_calls(calls, f"j{command.step}")
         assistant = ChatMessage.assistant("".join(text), calls)
-        asking = judge.model_copy(update={"messages": [*thread, assistant]})
+        asking = judge.evolve(messages=[*thread, assistant])
         batch = ToolCallBatch(
             agent=node,
             purpose="fact_check",
             calls=shared.requests(calls),
-            state=state.model_copy(update={"judge": asking}),
+            state=state.evolve(judge=asking),
         )
         to = graph.next_role(state.settings, node, "fact_check")
         return StepResult(next=[command.follow(to, batch)])
     findings = "".join(text).strip()
-    return state.model_copy(update={"judge": judge.model_copy(update={"findings": findings})})
+    return state.evolve(judge=judge.evolve(findings=findings))
 
 
 async def _recompute(
@@ -197,23 +192,17 @@ async def _recompute(
     checks = [c.model_copy(update={"call_id": f"j{command.step}r{i}"}) for i, c in enumerate(wanted)]
     if not checks:
         if note:
-            return state.model_copy(update={"judge": state.judge.model_copy(update={"note": note})})
+            return state.with_judge(note=note)
         return None
     calls = [ToolCall(id=c.call_id, name=c.tool, arguments=c.arguments) for c in checks]
-    asking = state.judge.model_copy(
-        update={
-            "messages": [*request, ChatMessage.assistant("", calls)],
-            "checks": checks,
-            "note": note,
-        }
+    asking = state.judge.evolve(
+        messages=[*request, ChatMessage.assistant("", calls)], checks=checks, note=note
     )
     batch = ToolCallBatch(
         agent=node,
         purpose="fact_check",
         calls=shared.requests(calls),
-        state=state.model_copy(
-            update={"judge": asking, "usage": shared.add_usage(state.usage, usage, node)}
-        ),
+        state=state.evolve(judge=asking, usage=shared.add_usage(state.usage, usage, node)),
     )
     to = graph.next_role(state.settings, node, "fact_check")
     return StepResult(next=[command.follow(to, batch)])

@@ -124,12 +124,8 @@ def make_planner(deps: AgentDeps) -> Handler:
         steps, chosen = read_plan(text, list(s.sources))
         steps = steps_only(steps, question)
         chosen = chosen if s.sources else []
-        new_state = state.model_copy(
-            update={
-                "plan": steps,
-                "chosen_sources": chosen,
-                "usage": add_usage(state.usage, usage, AGENT),
-            }
+        new_state = state.evolve(
+            plan=steps, chosen_sources=chosen, usage=add_usage(state.usage, usage, AGENT)
         )
         plan_event = Plan(run_id=command.run_id, step_id=command.step_id, agent=AGENT, steps=steps)
         events = [plan_event]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any
 
 from agents import gates, graph, model_input, prompts
 from agents.deps import AgentDeps, tenant_tools
@@ -44,11 +43,8 @@ def arrived(command: Command) -> RunState:
     task = command.payload
     if isinstance(task, ToolResults):
         state = task.state
-        return state.model_copy(
-            update={
-                "messages": with_results(state.messages, task.results),
-                "tool_hops": state.tool_hops + 1,
-            }
+        return state.evolve(
+            messages=with_results(state.messages, task.results), tool_hops=state.tool_hops + 1
         ).refs_used_to(max(task.next_ref, refs_end(task.results)))
     if isinstance(task, AgentTask):
         return task.state
@@ -101,7 +97,7 @@ def make_researcher(deps: AgentDeps) -> Handler:
         tally = (state.draft_citations or DraftCitations()).plus(
             [c.ref for c in check.citations], check.stripped
         )
-        state = state.model_copy(update={"draft_citations": tally})
+        state = state.evolve(draft_citations=tally)
         if calls and tools:
             if state.tool_hops >= state.settings.max_tool_hops:
                 result = _exhausted(command, state, spent, answer)
@@ -110,11 +106,10 @@ def make_researcher(deps: AgentDeps) -> Handler:
         else:
             done = [*history, ChatMessage.assistant(answer)]
             draft = streamed_so_far(state) + answer
-            update: dict[str, Any] = {"messages": done, "draft": draft, "usage": spent}
+            new_state = state.evolve(messages=done, draft=draft, usage=spent)
             if first_at and not state.first_token_at:  # the run's first answer token
-                update["first_token_at"] = first_at
+                new_state = new_state.evolve(first_token_at=first_at)
                 first_answer_token(state, first_at)
-            new_state = state.model_copy(update=update)
             target = graph.next_role(state.settings, AGENT, "answer")
             result = StepResult(next=[command.follow(target, AgentTask(state=new_state))])
         return dataclasses.replace(result, events=[*tail, *result.events])
@@ -132,7 +127,7 @@ def _to_gateway(
 ) -> StepResult:
     calls = own_calls(calls, f"s{command.step}")
     assistant = ChatMessage.assistant(answer, calls)
-    new_state = state.model_copy(update={"messages": [*history, assistant], "usage": spent})
+    new_state = state.evolve(messages=[*history, assistant], usage=spent)
     target = graph.next_role(state.settings, AGENT, "tool_calls")
     batch = ToolCallBatch(agent=AGENT, calls=requests(calls), state=new_state)
     return StepResult(next=[command.follow(target, batch)])
@@ -158,12 +153,8 @@ def _exhausted(
 ) -> StepResult:
     before = streamed_so_far(state) + turn_text
     fallback = ("\n\n" if before else "") + prompts.TOOL_LOOP_EXHAUSTED
-    new_state = state.model_copy(
-        update={
-            "draft": before + fallback,
-            "usage": spent,
-            "stop_reason": "tool_loop_exhausted",
-        }
+    new_state = state.evolve(
+        draft=before + fallback, usage=spent, stop_reason="tool_loop_exhausted"
     )
     target = graph.next_role(state.settings, AGENT, "answer")
     shown = Answer(

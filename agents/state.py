@@ -80,16 +80,14 @@ def superseded(command: Command, state: RunState, feedback: Review) -> DraftSupe
 def retry_state(state: RunState, feedback: Review) -> RunState:
     """The state for another attempt: the researcher's turns dropped, feedback kept."""
     base = state.messages[: state.base_len] if state.base_len else state.messages
-    return state.model_copy(
-        update={
-            "attempts": state.attempts + 1,
-            "messages": base,
-            "draft": None,
-            "draft_citations": None,
-            "tool_hops": 0,
-            "judge": JudgeProgress(),
-            "critiques": [*state.critiques, feedback],
-        }
+    return state.evolve(
+        attempts=state.attempts + 1,
+        messages=base,
+        draft=None,
+        draft_citations=None,
+        tool_hops=0,
+        judge=JudgeProgress(),
+        critiques=[*state.critiques, feedback],
     )
 
 

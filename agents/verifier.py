@@ -99,11 +99,8 @@ def make_verifier(deps: AgentDeps) -> Handler:
         )
         reason = "; ".join(doc["reasons"]) or doc["verdict"]
         review = Review(agent=AGENT, verdict=doc["verdict"], reason=reason)
-        state = state.model_copy(
-            update={
-                "usage": add_usage(state.usage, usage, AGENT),
-                "verdicts": [*state.verdicts, review],
-            }
+        state = state.evolve(
+            usage=add_usage(state.usage, usage, AGENT), verdicts=[*state.verdicts, review]
         )
         events: list[ClientEvent] = [shown]
         if doc["verdict"] in ("needs_revision", "fail") and another_attempt(state):

@@ -8,7 +8,7 @@ field fails when a command is decoded, and the type checker sees every access.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, Literal, Self, TypedDict, Unpack
 
 from pydantic import Field, model_validator
 
@@ -140,6 +140,23 @@ class JudgeProgress(Frozen):
     note: str = ""
     checks: list[Recompute] = []
     mismatches: list[str] = []
+
+    def evolve(self, **change: Unpack[JudgeChange]) -> JudgeProgress:
+        """This progress with ``change`` applied (the type checker checks every name and type)."""
+        return self.model_copy(update=change)
+
+
+class JudgeChange(TypedDict, total=False):
+    """The fields of `JudgeProgress` a step may change."""
+
+    phase: Literal["recheck", "tools", "done"] | None
+    messages: list[ChatMessage]
+    hops: int
+    findings: str
+    recheck: list[EvidenceItem]
+    note: str
+    checks: list[Recompute]
+    mismatches: list[str]
 
 
 class DraftCitations(Frozen):
@@ -279,8 +296,43 @@ class RunState(Frozen):
         "a number names one chunk for the whole run.",
     )
 
+    def evolve(self, **change: Unpack[RunStateChange]) -> RunState:
+        """This state with ``change`` applied: every run-state change goes through here, so
+        the type checker checks each field's name and type (``model_copy(update=...)`` takes
+        any string)."""
+        return self.model_copy(update=change)
+
+    def with_judge(self, **change: Unpack[JudgeChange]) -> RunState:
+        """This state with the fact-check's progress changed."""
+        return self.evolve(judge=self.judge.evolve(**change))
+
     def refs_used_to(self, end: int) -> RunState:
         """This state with citation numbers below ``end`` taken."""
         if end <= self.next_ref:
             return self
-        return self.model_copy(update={"next_ref": end})
+        return self.evolve(next_ref=end)
+
+
+class RunStateChange(TypedDict, total=False):
+    """The fields of `RunState` a step may change. The question, the conversation and the
+    start time are the edge's, fixed when the run is published; the settings too."""
+
+    interpreted: str | None
+    plan: list[str]
+    messages: list[ChatMessage]
+    tool_hops: int
+    attempts: int
+    draft: str | None
+    critiques: list[Review]
+    verdicts: list[Review]
+    chosen_sources: list[str]
+    base_len: int
+    approved_hosts: list[str]
+    evidence: list[EvidenceItem]
+    judge: JudgeProgress
+    usage: dict[str, int]
+    paused_trace: str | None
+    first_token_at: float
+    stop_reason: str | None
+    draft_citations: DraftCitations | None
+    next_ref: int

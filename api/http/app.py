@@ -28,6 +28,7 @@ from api.app.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Una
 from api.http.asyncapi import build_asyncapi
 from api.http.routes import (
     activity,
+    ag_ui,
     agents,
     api_keys,
     audit,
@@ -45,6 +46,7 @@ from api.http.routes import (
     ws,
 )
 from bus.errors import StoreError
+from bus.runtime.groups import ensure_role_groups
 
 log = structlog.get_logger("api")
 
@@ -61,6 +63,8 @@ def create_app(deps: ApiDeps) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
+        # Before the first run is published: its intake may not have started yet.
+        await ensure_role_groups(deps.redis, deps.bus.shards)
         await deps.relay.start()
         try:
             yield
@@ -82,7 +86,8 @@ def create_app(deps: ApiDeps) -> FastAPI:
     routers = (runs, gates, agents, events, ws, settings, conversations, audit, api_keys, health)
     for module in (*routers, session, documents, activity, webhooks):
         app.include_router(module.router, responses=_ERROR_RESPONSES)
-    for module in (openai_v1, page):  # the OpenAI dialect answers errors in OpenAI's shape
+    # The OpenAI dialect and AG-UI answer errors in their own protocol's shape.
+    for module in (openai_v1, ag_ui, page):
         app.include_router(module.router)
     _install_error_handlers(app)
     # Bodies are small JSON documents; anything far larger is refused before it is read.

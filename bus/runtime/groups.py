@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import ResponseError
 
+from bus import keys
+
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
@@ -23,6 +25,27 @@ async def ensure_group(redis: Redis, stream: str, group: str, *, from_start: boo
     except ResponseError as e:
         if "BUSYGROUP" not in str(e):
             raise
+
+
+#: Roles no command of a run is published to: the benchmark's pass-through, and the
+#: recorder (its group reads its stream from the start, `Worker.ensure_groups`).
+_NOT_PIPELINE = frozenset({keys.Role.NOOP, keys.Role.RECORDER})
+
+
+async def ensure_role_groups(redis: Redis, shards: int) -> None:
+    """Create every pipeline role's group on every shard stream and lane (idempotent).
+
+    A group created at ``$`` never sees what was published before it existed, so a command
+    sent to a role none of whose workers had started yet would wait in a stream no group
+    reads. Every process that publishes commands (each worker, the edge) calls this at
+    start-up, before it publishes anything.
+    """
+    for role in keys.Role:
+        if role in _NOT_PIPELINE:
+            continue
+        for shard in range(shards):
+            for stream in keys.role_streams(role, shard):
+                await ensure_group(redis, stream, keys.group_name(role))
 
 
 @dataclass(frozen=True, slots=True)

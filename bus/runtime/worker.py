@@ -35,7 +35,7 @@ from bus.runtime import metrics
 from bus.runtime.commit import CANCELLED, COMMITTED, DUPLICATE, Committer, prepare
 from bus.runtime.consumer import Entry, StreamConsumer
 from bus.runtime.context import StepContext, StepResult
-from bus.runtime.groups import ensure_group
+from bus.runtime.groups import ensure_group, ensure_role_groups
 from bus.runtime.handoff import handoff_for
 from bus.runtime.leases import Leases
 from bus.runtime.observe import count_run_end, step_attributes
@@ -91,10 +91,13 @@ class Worker(StreamConsumer):
     async def ensure_groups(self) -> None:
         """Create this role's group on every shard stream (idempotent).
 
-        Also the recorder's group, from the start of its stream, so the ledger records this
-        worker's steps commit wait for a recorder even if none has run yet.
+        Also every other role's group (a command this worker publishes never lands in a
+        stream no group reads), and the recorder's group from the start of its stream, so
+        the ledger records this worker's steps commit wait for a recorder even if none has
+        run yet.
         """
         await super().ensure_groups()
+        await ensure_role_groups(self.redis, self.settings.shards)
         recorder = keys.Role.RECORDER
         for shard in range(self.settings.shards):
             stream = keys.role_stream(recorder, shard)

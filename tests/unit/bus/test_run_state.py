@@ -15,10 +15,12 @@ from bus.errors import MessageInvalid
 from bus.run_state import (
     ChatMessage,
     EvidenceItem,
+    JudgeChange,
     JudgeProgress,
     Review,
     RunSettings,
     RunState,
+    RunStateChange,
     ToolCall,
 )
 from bus.schema import export
@@ -138,3 +140,18 @@ def test_the_exported_command_schema_describes_the_typed_state(tmp_path: Path) -
     _set(doc, "critiques.0.verdict", "MAYBE")
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(doc, schema)
+
+
+def test_every_field_a_step_may_change_is_in_the_typed_change() -> None:
+    # What a step may not change is what the edge fixed when it published the run.
+    fixed = {"question", "conversation_id", "settings", "started_at"}
+    assert set(RunStateChange.__annotations__) == set(RunState.model_fields) - fixed
+    assert set(JudgeChange.__annotations__) == set(JudgeProgress.model_fields)
+
+
+def test_evolve_changes_only_what_it_names_and_leaves_the_original() -> None:
+    state = RunState(question="q", messages=[ChatMessage.user("q")], tool_hops=2)
+    moved = state.evolve(tool_hops=3, draft="d").with_judge(phase="tools", hops=1)
+    assert (moved.tool_hops, moved.draft, moved.messages) == (3, "d", state.messages)
+    assert (moved.judge.phase, moved.judge.hops) == ("tools", 1)
+    assert (state.tool_hops, state.draft, state.judge.phase) == (2, None, None)

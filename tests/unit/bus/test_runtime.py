@@ -10,10 +10,11 @@ from redis.asyncio import Redis
 
 from api.compose.settings import AppSettings
 from bus import keys, wire
-from bus.commands import Command, NoopTask
+from bus.commands import AgentTask, Command, NoopTask
 from bus.events import ClientEvent, Done, ErrorEvent, StepRetry
 from bus.noop import handle_noop
 from bus.publish import publish, request_cancel
+from bus.run_state import RunState
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.deadletter import list_dead_letters, replay
 from bus.runtime.groups import group_stats
@@ -422,3 +423,20 @@ async def test_blobs_live_under_the_run_and_cannot_reach_another_runs(
     foreign = await StepContext(other, 1, redis, s).put_blob("secret", b"theirs")
     with pytest.raises(ValueError, match="outside this run"):
         await ctx.get_blob(foreign)
+
+
+async def test_a_command_sent_before_its_roles_first_worker_started_is_delivered(
+    redis: Redis, make_settings: Callable[..., AppSettings]
+) -> None:
+    # Any worker's start-up creates every role's group (at $), so a command a publisher
+    # sends to a role none of whose workers has started yet waits for that role's workers.
+    s = make_settings().bus
+    await noop_worker(redis, s).ensure_groups()  # a worker of some other role starts
+    cmd = noop_command().follow(keys.Role.FINALIZER, AgentTask(state=RunState(question="q")))
+    await publish(redis, cmd, s)
+    [stats] = [
+        g
+        for g in await group_stats(redis, keys.role_stream(keys.Role.FINALIZER, 0))
+        if g.group == keys.group_name(keys.Role.FINALIZER)
+    ]
+    assert stats.lag == 1  # waiting for the finalizer's workers, not lost

@@ -1,0 +1,166 @@
+"""``POST /api/v1/ag-ui``: agentbus as an AG-UI agent (the protocol agent front-ends render).
+
+The body is AG-UI's ``RunAgentInput``; the response is its event stream (server-sent
+events, ``api.http.ag_ui_events``). The API key is the bearer token, and the run starts
+through the same ``RunStarter`` as ``POST /api/v1/runs`` (owner, groups, rate limit, quota,
+audit).
+
+* ``threadId`` is the conversation: a thread continues the caller's conversation with that
+  id, or starts one (a thread id another user holds is not found, 404).
+* The question is the last user message; ``forwardedProps`` may carry ``mode`` and
+  ``accuracy``.
+* ``runId`` with ``threadId`` is the request's idempotency key: the same input posted again
+  (a client reconnecting) follows the same agentbus run, its events from the start.
+* A run that pauses at a gate finishes with an interrupt outcome. Resume it by posting
+  ``resume: [{"interruptId": ..., "status": "resolved", "payload": {"decision": ...}}]``
+  (``cancelled`` rejects or denies); the response streams the run from the gate on.
+* Errors are AG-UI's own: a ``RUN_ERROR`` event (its ``code`` the API's error code) as the
+  stream's only event, under the HTTP status the REST API would answer with.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ag_ui.core import RunAgentInput, RunErrorEvent, UserMessage
+from ag_ui.encoder import EventEncoder
+from fastapi import APIRouter, Request
+from fastapi.responses import Response, StreamingResponse
+from pydantic import ValidationError
+
+from api.app import metrics
+from api.app.auth import Principal, bearer_token
+from api.app.deps import ApiDeps
+from api.app.errors import ApiError, InvalidRequest
+from api.app.gate_actions import resume_run
+from api.app.run_follow import follow_run
+from api.app.starter import Ask
+from api.http.ag_ui_events import CANCEL_DECISION, AgUiEvents
+from api.http.routes.common import deps_of
+from bus import keys, wire
+from bus.events import ApprovalRequest, ClientEvent, Done, parse_event
+from bus.run_state import QuestionSettings
+
+router = APIRouter(prefix="/api/v1", tags=["ag-ui"])
+_ENCODER = EventEncoder()
+_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+@router.post("/ag-ui")
+async def run_agent(request: Request) -> Response:
+    """Answer an AG-UI ``RunAgentInput`` with the run's AG-UI events (server-sent events)."""
+    deps = deps_of(request)
+    try:
+        who = await deps.auth.authenticate(bearer_token(request.headers.get("authorization")))
+        given = _parse(await request.body())
+        if given.resume:
+            run_id, before = await _resume(deps, who, given)
+            events = AgUiEvents(given.thread_id, given.run_id, run_id)
+            for _, event in before:  # what the client was sent before the gate: not again
+                events.of(event)
+            after = before[-1][0] if before else "0-0"
+        else:
+            run_id, after = await _start(deps, who, given), "0-0"
+            events = AgUiEvents(given.thread_id, given.run_id, run_id)
+    except ApiError as e:
+        metrics.REJECTED.labels(e.code).inc()
+        error = RunErrorEvent(message=e.message, code=e.code)
+        retry = {"Retry-After": str(e.retry_after)} if e.retry_after else {}
+        return Response(
+            _ENCODER.encode(error), e.status, retry, media_type=_ENCODER.get_content_type()
+        )
+    body = _stream(deps, events, run_id, after)
+    return StreamingResponse(body, media_type=_ENCODER.get_content_type(), headers=_HEADERS)
+
+
+def _parse(raw: bytes) -> RunAgentInput:
+    try:
+        given = RunAgentInput.model_validate_json(raw)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "body"
+        raise InvalidRequest(f"{where}: {err['msg']}", field=where) from e
+    if not keys_ok(given.thread_id) or not keys_ok(given.run_id):
+        raise InvalidRequest("threadId and runId: 1-64 letters, digits, _ or -", field="threadId")
+    return given
+
+
+def keys_ok(value: str) -> bool:
+    """Whether a thread or run id is one agentbus can key a conversation or retry by."""
+    return 0 < len(value) <= 64 and all(c.isalnum() or c in "_-" for c in value)
+
+
+def _question(given: RunAgentInput) -> str:
+    for message in reversed(given.messages):
+        if isinstance(message, UserMessage):
+            if isinstance(message.content, str):
+                return message.content
+            texts = [getattr(part, "text", "") for part in message.content]
+            return "\n".join(t for t in texts if t)
+    raise InvalidRequest("messages: no user message to answer", field="messages")
+
+
+def _settings(given: RunAgentInput) -> QuestionSettings:
+    props: Any = given.forwarded_props or {}
+    chosen = {k: props[k] for k in ("mode", "accuracy") if isinstance(props, dict) and k in props}
+    try:
+        return QuestionSettings.model_validate(chosen)
+    except ValidationError as e:
+        where = "forwardedProps." + ".".join(str(p) for p in e.errors()[0]["loc"])
+        raise InvalidRequest(f"{where}: {e.errors()[0]['msg']}", field=where) from e
+
+
+async def _start(deps: ApiDeps, who: Principal, given: RunAgentInput) -> str:
+    ask = Ask(_question(given), given.thread_id, _settings(given))
+    started = await deps.starter.start(
+        who, ask, idempotency_key=f"ag-ui:{given.thread_id}:{given.run_id}"
+    )
+    if not started.replayed:
+        metrics.RUNS_STARTED.labels("ag-ui").inc()
+    return started.run_id
+
+
+async def _resume(
+    deps: ApiDeps, who: Principal, given: RunAgentInput
+) -> tuple[str, list[tuple[str, ClientEvent]]]:
+    """Decide the gate a resume entry names: the run, and its events before the decision."""
+    entry = (given.resume or [])[0]
+    run_id, _, reason = entry.interrupt_id.rpartition(":")
+    if not keys_ok(run_id) or reason not in CANCEL_DECISION:
+        raise InvalidRequest("resume.interruptId: not an agentbus interrupt", field="resume")
+    decision = CANCEL_DECISION[reason]
+    if entry.status == "resolved":
+        payload: Any = entry.payload
+        decision = payload.get("decision") if isinstance(payload, dict) else payload
+        if not isinstance(decision, str):
+            raise InvalidRequest("resume.payload: {decision: ...} is required", field="resume")
+    shard = keys.shard_of(run_id, deps.bus.shards)
+    # The run is paused: nothing is added to its events until the decision below.
+    rows = await deps.redis.xrange(keys.run_events(run_id, shard))
+    await resume_run(deps, who, run_id, decision)
+    return run_id, [(_id(entry_id), parse_event(wire.raw_data(f))) for entry_id, f in rows]
+
+
+def _id(entry_id: bytes | str) -> str:
+    return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+
+
+async def _stream(deps: ApiDeps, events: AgUiEvents, run_id: str, after: str) -> AsyncIterator[str]:
+    """The run's AG-UI events until it ends or pauses. A client that goes away does not stop
+    the run: posting the same input again follows it (``POST /api/v1/runs/{id}/cancel``
+    stops it)."""
+    shard = keys.shard_of(run_id, deps.bus.shards)
+    yield _ENCODER.encode(events.started())
+    async with contextlib.aclosing(follow_run(deps, run_id, shard, after=after)) as feed:
+        async for event in feed:
+            if event is None:
+                yield ": keep-alive\n\n"
+                continue
+            if isinstance(event, ApprovalRequest | Done):
+                for item in events.ended(event):
+                    yield _ENCODER.encode(item)
+                return
+            for item in events.of(event):
+                yield _ENCODER.encode(item)
