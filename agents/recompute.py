@@ -92,6 +92,16 @@ def from_sources(expression: str, sources: str) -> bool:
     return True
 
 
+_DATE_OR_TIME = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}")
+_OPERATION = re.compile(r"[-+*/%]|[a-z]\s*\(")
+
+
+def computes(expression: str) -> bool:
+    """Whether an expression computes anything: a bare figure (``6544``, a date) repeats
+    itself, and its "result" would only make the draft's figure look computed."""
+    return bool(_OPERATION.search(_DATE_OR_TIME.sub("D", expression)))
+
+
 def _plain(value: float) -> str:
     return str(int(value)) if abs(value - round(value)) < 1e-9 else str(value)
 
@@ -112,7 +122,7 @@ def plan_calls(reply: str, prefix: str, sources: str | None = None) -> list[Reco
         if not isinstance(item, dict):
             continue
         expression = str(item.get("expression", "")).split("=")[0].strip()[:500]  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
-        if not expression or not _DIGIT.search(expression):
+        if not expression or not _DIGIT.search(expression) or not computes(expression):
             continue
         if sources is not None and not from_sources(expression, sources):
             continue
