@@ -47,26 +47,24 @@ UNSUPPORTED_SHARE = 0.6
 # Words any answer uses: never evidence of a claim.
 _COMMON = frozenset(
     """
-    the and for are but not you your yours our ours they them their there this that these
-    those with from into onto about above below than then also only just each every any all
-    some such very more most less least much many few can could would should will shall may
-    might must have has had having was were been being is am does did done doing yes not
-    what which who whom whose when where why how its it's itself here per out off over under
-    again once both either neither other another same own too so if else because while
-    after before during until since within without between among through across around
-    answer answers question questions document documents evidence according based source
-    sources provided mentioned states stated says said shows show listed information
-    following note please let know need help hope feel free sure thanks thank
-    total value result results number numbers amount figure figures equal equals
-    calculate calculated calculating calculation compute computed computing multiply
-    multiplied multiplying multiplication add added adding addition subtract subtracted
-    subtracting subtraction divide divided dividing division sum difference product times
-    minus plus given gives give get gets got use used using make makes made take takes
-    taken one two three four five six seven eight nine ten first second third last
-    day days hour hours minute minutes week weeks month months year years eur euro euros
-    tool tools returned return returns status expression calculator search found find
-    says text unit ref title
-    """.split()
+    the and for are but not you your yours our ours they them their there this that these those
+    with from into onto about above below than then also only just each every any all some such
+    very more most less least much many few can could would should will shall may might must
+    have has had having was were been being is am does did done doing yes what which who whom
+    whose when where why how its itself here per out off over under again once both either
+    neither other another same own too so if else because while after before during until since
+    within without between among through across around answer answers question questions
+    document documents evidence according based source sources provided mentioned states stated
+    says said shows show listed information following note please let know need help hope feel
+    free sure thanks thank total value result results number numbers amount figure figures
+    equal equals calculate calculated calculating calculation compute computed computing
+    multiply multiplied multiplying multiplication add added adding addition subtract
+    subtracted subtracting subtraction divide divided dividing division sum difference product
+    times minus plus given gives give get gets got use used using make makes made take takes
+    taken one two three four five six seven eight nine ten first second third last day days
+    hour hours minute minutes week weeks month months year years eur euro euros tool tools
+    returned return returns status expression calculator search found find text unit ref title
+    """.split()  # noqa: SIM905  (a word list reads better as words)
 )
 
 
@@ -170,9 +168,7 @@ def unsupported_clauses(draft: str, question: str, evidence: Sequence[str]) -> l
     for clause in _CLAUSE.split(_CITATION.sub(" ", draft)):
         words = [w for w in _WORD.findall(clause) if w.lower() not in _COMMON]
         missing = [w for w in words if _stem(w) not in known]
-        if len(missing) >= MIN_UNSUPPORTED_WORDS and len(missing) >= UNSUPPORTED_SHARE * len(
-            words
-        ):
+        if len(missing) >= MIN_UNSUPPORTED_WORDS and len(missing) >= UNSUPPORTED_SHARE * len(words):
             out.append(" ".join(clause.split()))
     return out
 
@@ -193,7 +189,9 @@ def _overlap(clause: str, asked: set[str]) -> int:
     return len({_stem(w) for w in _WORD.findall(clause) if w.lower() not in _COMMON} & asked)
 
 
-def misattributed(draft: str, question: str, evidence: Sequence[str], computed: Sequence[str]) -> list[str]:
+def misattributed(
+    draft: str, question: str, evidence: Sequence[str], computed: Sequence[str]
+) -> list[str]:
     """Figures and names the draft took from an evidence clause the question is not about.
 
     Returns one "X (the evidence gives Y for this)" per token so taken. A token a tool
@@ -306,9 +304,7 @@ def mismatches(
             "something else; answer with what the evidence says about what was asked"
         )
     for caveat in dropped_caveats(draft, question, evidence):
-        out.append(
-            f"the draft drops the evidence's limit {caveat}; state it with the answer"
-        )
+        out.append(f"the draft drops the evidence's limit {caveat}; state it with the answer")
     for clause in unsupported_clauses(draft, question, evidence):
         out.append(
             f"the evidence does not hold this claim of the draft: {clause!r}; drop it, or "

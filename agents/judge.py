@@ -189,7 +189,9 @@ async def _recompute(
     if "current_time" in offered and clock is not None:
         asks, arguments = clock
         wanted.append(Recompute(call_id="-", tool="current_time", arguments=arguments, asks=asks))
-    checks = [c.model_copy(update={"call_id": f"j{command.step}r{i}"}) for i, c in enumerate(wanted)]
+    checks = [
+        c.model_copy(update={"call_id": f"j{command.step}r{i}"}) for i, c in enumerate(wanted)
+    ]
     if not checks:
         if note:
             return state.with_judge(note=note)

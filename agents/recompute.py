@@ -279,10 +279,16 @@ def _clock_check(
     asks = check.asks or "date"
     said = {
         "date": (day in stated_dates, day.isoformat()),
-        "time": (any(abs(t - (hour * 60 + minute)) <= 1 for t in _times(draft)), f"{hour:02d}:{minute:02d}"),
+        "time": (
+            any(abs(t - (hour * 60 + minute)) <= 1 for t in _times(draft)),
+            f"{hour:02d}:{minute:02d}",
+        ),
         "weekday": (weekday.lower() in draft.lower(), weekday),
         "year": (str(day.year) in draft, str(day.year)),
-        "month": (calendar.month_name[day.month].lower() in draft.lower(), calendar.month_name[day.month]),
+        "month": (
+            calendar.month_name[day.month].lower() in draft.lower(),
+            calendar.month_name[day.month],
+        ),
     }
     ok, value = said[asks]
     if ok:

@@ -11,7 +11,6 @@ from agents.llm.scripted import ScriptedLLM, agent_of, benchmark_turn, text, too
 from bus.events import ClientEvent
 from bus.transcript import fold
 
-
 # A question whose arithmetic is in words: no recompute is spelled out, the judge's model
 # chooses (the free tool pass). "What is 23 × 19?" is recomputed as written.
 WORDS = "Multiply twenty-three by nineteen."

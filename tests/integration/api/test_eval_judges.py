@@ -10,7 +10,7 @@ from tests.conftest import TEST_REDIS_URL, real_client
 
 
 @pytest.mark.timeout(300)
-async def test_the_fact_check_catches_wrong_numbers_and_ungrounded_claims_and_passes_right_drafts() -> None:
+async def test_the_fact_check_catches_wrong_drafts_of_every_kind_and_passes_right_ones() -> None:
     judge_set = load_judge_set()
     chosen = triples(judge_set, per_kind=2)
     kinds = {t.kind for t in chosen}

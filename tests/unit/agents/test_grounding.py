@@ -1,4 +1,4 @@
-"""Evidence grounding by string match (`agents.grounding`): drafts from the judge and answer evals."""
+"""Evidence grounding by string match (`agents.grounding`), on the evals' drafts."""
 
 from __future__ import annotations
 
@@ -140,7 +140,12 @@ def test_a_claim_the_evidence_does_not_hold_is_named() -> None:
 @pytest.mark.parametrize(
     ("question", "draft", "taken", "instead"),
     [
-        ("Who leads Project Halcyon?", "Tomas Berg leads Project Halcyon [1].", "Tomas Berg", "Mirela Okafor"),
+        (
+            "Who leads Project Halcyon?",
+            "Tomas Berg leads Project Halcyon [1].",
+            "Tomas Berg",
+            "Mirela Okafor",
+        ),
         (
             "Which port does the Halcyon production database listen on?",
             "The production database listens on port 6544 [1].",
@@ -162,7 +167,9 @@ def test_grounding_applies_only_to_drafts_that_answer_from_evidence() -> None:
     assert applies("Who leads it?", "Mirela Okafor [1].", [HALCYON])
     assert applies("According to our documents, who leads it?", "Tomas Berg.", [HALCYON])
     # No documents in play: a computed answer is not held to the evidence.
-    assert mismatches("len('agentbus') returns 8.", "What does len('agentbus') return?", [], []) == []
+    assert (
+        mismatches("len('agentbus') returns 8.", "What does len('agentbus') return?", [], []) == []
+    )
 
 
 @pytest.mark.parametrize(

@@ -185,7 +185,12 @@ async def test_a_duration_the_question_spells_out_is_recomputed_when_the_model_p
         name="calculator",
         status="ok",
         code="ok",
-        result={"expression": "17:50 - 14:05", "result": 225, "unit": "minutes", "text": "3 h 45 min"},
+        result={
+            "expression": "17:50 - 14:05",
+            "result": 225,
+            "unit": "minutes",
+            "text": "3 h 45 min",
+        },
     )
     back = command(ToolResults(purpose="fact_check", results=[result], state=batch.state), step=6)
     done = await advance("critic", back, arrived("critic", back), deps)

@@ -209,7 +209,8 @@ def test_a_question_about_now_is_checked_with_current_time(
 def test_a_bare_figure_is_no_recomputation() -> None:
     # The 0.5B "recomputed" the port it quoted (6544): its result made the figure look
     # computed, and the check that it came from the wrong clause let it through.
-    reply = '{"checks": [{"claim": "6544", "expression": "6544"}, {"claim": "d", "expression": "2026-12-25"}]}'
+    bare = [{"claim": "6544", "expression": "6544"}, {"claim": "d", "expression": "2026-12-25"}]
+    reply = json.dumps({"checks": bare})
     assert plan_calls(reply, "j5", "port 6544 2026-12-25") == []
     kept = '{"checks": [{"claim": "290", "expression": "2026-12-25 - 2026-03-10"}]}'
     assert len(plan_calls(kept, "j5", "2026-12-25 2026-03-10")) == 1

@@ -121,8 +121,16 @@ def test_written_out_clock_and_date_arithmetic_is_recomputed_as_the_calculator_r
     ("question", "asks", "arguments"),
     [
         ("What time is it right now in Tokyo?", "time", {"timezone": "Asia/Tokyo"}),
-        ("What is the current date in Auckland, New Zealand?", "date", {"timezone": "Pacific/Auckland"}),
-        ("What day of the week is it in Auckland right now?", "weekday", {"timezone": "Pacific/Auckland"}),
+        (
+            "What is the current date in Auckland, New Zealand?",
+            "date",
+            {"timezone": "Pacific/Auckland"},
+        ),
+        (
+            "What day of the week is it in Auckland right now?",
+            "weekday",
+            {"timezone": "Pacific/Auckland"},
+        ),
         ("What time is it now in New York?", "time", {"timezone": "America/New_York"}),
         ("What is today's date?", "date", {}),
         ("What year is it now?", "year", {}),
