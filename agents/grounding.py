@@ -17,7 +17,9 @@ should state only what the evidence holds or a tool computed. Two checks, no mod
   (``up to``, ``shorter than``, ``only``...), unless the question already names it: "Yes,
   economy class is required" drops "for flights shorter than 6 hours".
 
-What fails is a mismatch, as a refuted recompute is: the judge's verdict becomes a revision
+A draft that answers a question about the documents without any passage of them (the
+researcher fetched a web page instead) is unsupported whatever it says. What fails is a
+mismatch, as a refuted recompute is: the judge's verdict becomes a revision
 and the reasons tell the researcher what to drop or look up.
 """
 
@@ -284,10 +286,31 @@ def dropped_caveats(draft: str, question: str, evidence: Sequence[str]) -> list[
     return out
 
 
+_ASKS_DOCUMENTS = re.compile(
+    r"\b(?:our|the|your) (?:[\w-]+ ){0,2}(?:documents?|docs|files|policy|policies|handbook|guide)\b",
+    re.IGNORECASE,
+)
+UNREAD = (
+    "the question asks about the documents, and the draft rests on no passage of them; "
+    "search the documents (search_docs) and answer from what they say, or say they do not say"
+)
+
+
 def mismatches(
-    draft: str, question: str, evidence: Sequence[str], computed: Sequence[str]
+    draft: str,
+    question: str,
+    evidence: Sequence[str],
+    computed: Sequence[str],
+    *,
+    read_documents: bool = True,
 ) -> list[str]:
-    """The grounding checks' findings as reasons for a revision (empty: nothing found)."""
+    """The grounding checks' findings as reasons for a revision (empty: nothing found).
+
+    ``read_documents``: whether any of the evidence came from the documents. A draft that
+    answers a question about them without it is unsupported whatever it says.
+    """
+    if _ASKS_DOCUMENTS.search(question) and not read_documents and draft.strip():
+        return [UNREAD]
     if not applies(question, draft, evidence):
         return []
     out: list[str] = []

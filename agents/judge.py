@@ -110,7 +110,11 @@ def _grounding(state: RunState, deps: AgentDeps) -> list[str]:
     evidence, computed = _looked_up(state)
     today = deps.clock().date()
     computed += [today.isoformat(), str(today.year)]
-    return grounding.mismatches(state.draft or "", state.question, evidence, computed)
+    read = any(e.source_kind == "documents" for e in (*state.evidence, *state.judge.recheck))
+    read |= any(m.role == "tool" and m.name == "search_docs" for m in state.messages)
+    return grounding.mismatches(
+        state.draft or "", state.question, evidence, computed, read_documents=read
+    )
 
 
 async def _tool_pass(

@@ -194,3 +194,17 @@ def test_a_limit_kept_or_named_by_the_question_is_not_a_dropped_caveat() -> None
     assert mismatches(draft, question, [POLICY], []) == []
     kept = "Hotel nights are reimbursed up to 145 EUR per night [1]."
     assert mismatches(kept, "How much is a hotel night reimbursed?", [POLICY], []) == []
+
+
+def test_a_draft_about_the_documents_that_read_none_of_them_is_unsupported() -> None:
+    # The 0.5B fetched a web page for a question about the travel policy and answered 120000.
+    question = (
+        "According to our travel policy documents, what is the total meal allowance for a "
+        "5-day trip in Germany, in EUR?"
+    )
+    fetched = ['{"status": "error", "code": "egress_denied"}']
+    [reason] = mismatches("120000", question, fetched, [], read_documents=False)
+    assert "search the documents" in reason
+    assert mismatches("5 × 62 = 310 EUR [1].", question, [POLICY], [], read_documents=True) == []
+    # A question that is not about the documents needs none.
+    assert mismatches("It is 7006652.", "What is 1234 × 5678?", [], [], read_documents=False) == []
