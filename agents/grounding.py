@@ -287,7 +287,8 @@ def dropped_caveats(draft: str, question: str, evidence: Sequence[str]) -> list[
 
 
 _ASKS_DOCUMENTS = re.compile(
-    r"\b(?:our|the|your) (?:[\w-]+ ){0,2}(?:documents?|docs|files|policy|policies|handbook|guide)\b",
+    r"\b(?:our|the|your) (?:[\w-]+ ){0,2}"
+    r"(?:documents?|docs|files|policy|policies|handbook|guide)\b",
     re.IGNORECASE,
 )
 UNREAD = (
