@@ -178,7 +178,8 @@ def draft_arithmetic(draft: str) -> list[str]:
         parts: list[str] = []
         for number, percent, op in _TERM.findall(_UNIT_WORD.sub(" ", match.group(1))):
             if op:
-                parts.append("*" if op in "xX" else _OPS.get(op, op))
+                sign = str(op)
+                parts.append("*" if sign in "xX" else _OPS.get(sign, sign))
             else:
                 parts.append(f"({number} / 100)" if percent else number)
         joined = " ".join(parts)
@@ -230,11 +231,13 @@ def clock_question(question: str) -> tuple[Asks, dict[str, str]] | None:
     (a named place's zone, else UTC); None when it asks nothing of the clock now."""
     if not _NOW.search(question) or _ASKS_DURATION.search(question) or _ASKS_DAYS.search(question):
         return None
-    asks = next((part for pattern, part in _ASKED_PART if pattern.search(question)), None)
+    asks: Asks | None = next(
+        (part for pattern, part in _ASKED_PART if pattern.search(question)), None
+    )
     if asks is None:
         return None
     for place in _PLACE.findall(question):
-        zone = _zones().get(place.lower())
+        zone = _zones().get(str(place).lower())
         if zone:
             return asks, {"timezone": zone}
     return asks, {}
