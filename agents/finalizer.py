@@ -86,7 +86,7 @@ def make_finalizer(deps: AgentDeps) -> Handler:
             verified=verified,
             verified_reason=why,
         )
-        replies = []
+        replies: list[tuple[str, str]] = []
         if command.reply_to:
             result = RunResult(
                 run_id=command.run_id,

@@ -34,6 +34,7 @@ from bus.commands import (
 )
 from bus.errors import BusError
 from bus.events import ApprovalRequest
+from bus.json_values import is_object
 from bus.publish import publish
 from bus.run_state import ChatMessage
 from bus.runtime.context import StepContext, StepResult
@@ -135,7 +136,7 @@ def blocked_call(state: RunState) -> BlockedCall | None:
             body = json.loads(message.content)
         except ValueError:
             continue
-        if isinstance(body, dict) and body.get("status") == "egress_blocked":
+        if is_object(body) and body.get("status") == "egress_blocked":
             call_id = message.tool_call_id or ""
             call = next((c for m in state.messages for c in m.tool_calls if c.id == call_id), None)
             return BlockedCall(

@@ -9,7 +9,6 @@ names, or dropped when nothing is left, so no figure reaches the researcher unch
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from agents import graph, prompts
 from agents.deps import AgentDeps
@@ -19,6 +18,7 @@ from agents.state import add_usage, llm_options
 from agents.verdicts import json_object
 from bus.commands import AgentTask, Command
 from bus.events import Plan
+from bus.json_values import is_array
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 
@@ -87,10 +87,10 @@ def read_plan(text: str, sources: list[str]) -> tuple[list[str], list[str]]:
     doc = json_object(text)
     if doc is None:
         return parse_plan(text), list(sources)
-    plan: Any = doc.get("plan")
-    steps = [str(s).strip() for s in plan if str(s).strip()][:3] if isinstance(plan, list) else []  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-    picked: Any = doc.get("sources")
-    chosen = [s for s in picked if s in sources] if isinstance(picked, list) else []  # pyright: ignore[reportUnknownVariableType]
+    plan = doc.get("plan")
+    steps = [str(s).strip() for s in plan if str(s).strip()][:3] if is_array(plan) else []
+    picked = doc.get("sources")
+    chosen: list[str] = [s for s in picked if s in sources] if is_array(picked) else []
     return steps or parse_plan(text), chosen or list(sources)
 
 

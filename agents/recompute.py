@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agents.verdicts import json_object
+from bus.json_values import is_array, is_object
 from bus.run_state import ChatMessage, Recompute
 
 MAX_CHECKS = 2
@@ -114,14 +115,14 @@ def plan_calls(reply: str, prefix: str, sources: str | None = None) -> list[Reco
     and evidence), an expression whose figures do not come from them is dropped.
     """
     doc = json_object(reply)
-    checks: Any = doc.get("checks") if doc else None
-    if not isinstance(checks, list):
+    checks = doc.get("checks") if doc else None
+    if not is_array(checks):
         return []
     out: list[Recompute] = []
-    for item in checks[:MAX_CHECKS]:  # pyright: ignore[reportUnknownVariableType]
-        if not isinstance(item, dict):
+    for item in checks[:MAX_CHECKS]:
+        if not is_object(item):
             continue
-        expression = str(item.get("expression", "")).split("=")[0].strip()[:500]  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+        expression = str(item.get("expression", "")).split("=")[0].strip()[:500]
         if not expression or not _DIGIT.search(expression) or not computes(expression):
             continue
         if sources is not None and not from_sources(expression, sources):
@@ -131,7 +132,7 @@ def plan_calls(reply: str, prefix: str, sources: str | None = None) -> list[Reco
                 call_id=f"{prefix}r{len(out)}",
                 tool="calculator",
                 arguments={"expression": expression},
-                claim=str(item.get("claim", ""))[:200],  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+                claim=str(item.get("claim", ""))[:200],
             )
         )
     return out
@@ -197,8 +198,8 @@ def _results(thread: Sequence[ChatMessage]) -> dict[str, dict[str, Any]]:
                 body = json.loads(m.content)
             except ValueError:
                 continue
-            if isinstance(body, dict):
-                out[m.tool_call_id] = body  # pyright: ignore[reportUnknownArgumentType]
+            if is_object(body):
+                out[m.tool_call_id] = body
     return out
 
 
@@ -216,27 +217,27 @@ def compare(
     for check in checks:
         expression = str(check.arguments.get("expression", ""))
         body = results.get(check.call_id) or {}
-        out: Any = body.get("result")
-        if body.get("status") != "ok" or not isinstance(out, dict):
+        out = body.get("result")
+        if body.get("status") != "ok" or not is_object(out):
             why = body.get("message") or body.get("code") or "no result"
             lines.append(f"could not recompute {expression or check.tool!r}: {why}")
             continue
         if check.tool == "current_time":
-            found = _clock_check(check, out, draft, stated_dates)  # pyright: ignore[reportUnknownArgumentType]
+            found = _clock_check(check, out, draft, stated_dates)
             if not found.startswith("confirmed"):
                 mismatches.append(found)
                 found = f"REFUTED: {found}"
             lines.append(found)
             continue
-        value: Any = out.get("result")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        unit: Any = out.get("unit")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        shown = str(out.get("text") or value)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        value = out.get("result")
+        unit = out.get("unit")
+        shown = str(out.get("text") or value)
         if unit == "minutes":
             shown = f"{value} minutes ({shown})"
         if unit == "date":
             ok = dt.date.fromisoformat(shown) in stated_dates
         else:
-            ok = isinstance(value, int | float) and _states(float(value), stated)  # pyright: ignore[reportUnknownArgumentType]
+            ok = isinstance(value, int | float) and _states(float(value), stated)
         said = f"; the draft says {check.claim}" if check.claim else ""
         if ok:
             lines.append(f"confirmed with the calculator: {expression} = {shown}")

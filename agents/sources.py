@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from bus.commands import AgentTask, Command, GatherTask, ToolCallRequest
+from bus.json_values import is_object
 from bus.keys import Role
 from bus.ledger import LedgerRecord
 from bus.run_state import RunState
@@ -124,9 +125,9 @@ def web_source(deps: GatewayDeps, policies: TenantPolicies) -> Source:
         )
         outcome, audit = await invoke(call, ctx)
         records = [audit_record(f"{command.step_id}:0", audit)]
-        if outcome.status != "ok" or not isinstance(outcome.result, dict):
+        if outcome.status != "ok" or not is_object(result := outcome.result):
             return SourceAnswer([], records)
-        found: list[Any] = outcome.result.get("results") or []
+        found: list[Any] = result.get("results") or []
         items = [
             {
                 "id": str(r.get("url", "")),
@@ -135,7 +136,7 @@ def web_source(deps: GatewayDeps, policies: TenantPolicies) -> Source:
                 "text": str(r.get("snippet", "")),
             }
             for r in found[:_WEB_RESULTS]
-            if isinstance(r, dict)
+            if is_object(r)
         ]
         return SourceAnswer(items, records)
 

@@ -14,6 +14,7 @@ import json
 import re
 from typing import Any
 
+from bus.json_values import is_array, is_object
 from bus.run_state import CritiqueVerdict, Review, RunState
 
 CRITIC_VERDICTS: tuple[CritiqueVerdict, ...] = ("OK", "REVISE", "REPLAN")
@@ -38,8 +39,8 @@ def json_object(text: str) -> dict[str, Any] | None:
             doc = json.loads(candidate)
         except ValueError:
             continue
-        if isinstance(doc, dict):
-            return doc  # pyright: ignore[reportUnknownVariableType]
+        if is_object(doc):
+            return doc
     return None
 
 
@@ -54,7 +55,7 @@ def parse_critique(text: str) -> tuple[CritiqueVerdict, str]:
     if doc is not None:
         verdict = str(doc.get("verdict", "")).strip().upper()
         said = doc.get("reason") or doc.get("reasons") or ""
-        reason = "; ".join(map(str, said)) if isinstance(said, list) else str(said)  # pyright: ignore[reportUnknownArgumentType]
+        reason = "; ".join(map(str, said)) if is_array(said) else str(said)
         reason = reason.strip()
         if verdict in CRITIC_VERDICTS:
             return verdict, reason  # type: ignore[return-value]

@@ -14,6 +14,7 @@ import dataclasses
 from typing import Any
 
 import jsonschema
+from jsonschema.protocols import Validator
 
 from agents import gates, graph, judge
 from agents.deps import AgentDeps
@@ -39,7 +40,7 @@ VERDICT_SCHEMA: dict[str, Any] = {
 }
 # Checked against its metaschema once, here; `jsonschema.validate` would re-check the
 # schema on every call (measured: a quarter of the multi benchmark's CPU).
-_VERDICT = jsonschema.Draft202012Validator(VERDICT_SCHEMA)
+_VERDICT: Validator = jsonschema.Draft202012Validator(VERDICT_SCHEMA)
 
 
 async def structured_verdict(

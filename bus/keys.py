@@ -147,6 +147,11 @@ def run_owner(run_id: str, shard: int) -> str:
     return f"{PREFIX}:{tag(shard)}:run:{run_id}:owner"
 
 
+def tenant_settings_version(tenant_id: str) -> str:
+    """A number every change of the tenant's settings increments (`bus.tenant_versions`)."""
+    return f"{PREFIX}:tenant:{tenant_id}:settings-version"
+
+
 def idempotency(tenant_id: str, key_digest: str) -> str:
     """The run an ``Idempotency-Key`` (digested) of a tenant already started."""
     return f"{PREFIX}:idem:{tenant_id}:{key_digest}"

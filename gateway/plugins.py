@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeGuard
 
 from gateway.errors import ConfigInvalid
 from gateway.ports import Tool
@@ -40,9 +40,13 @@ def load_plugin(entry: str) -> list[Tool]:
 
 
 def _iterable(entry: str, made: Any) -> Iterable[Any]:
-    if not isinstance(made, Iterable):
+    if not _is_iterable(made):
         raise ConfigInvalid(f"tool plugin {entry!r} returned neither a tool nor tools")
-    return made  # pyright: ignore[reportUnknownVariableType]
+    return made
+
+
+def _is_iterable(value: object) -> TypeGuard[Iterable[Any]]:
+    return isinstance(value, Iterable)
 
 
 def load_plugins(entries: str) -> list[Tool]:

@@ -26,7 +26,7 @@ class EgressResponse:
 
     url: str
     status_code: int
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict[str, str])
     content: bytes = b""
     truncated: bool = False
 

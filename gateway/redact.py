@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeGuard
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 REDACTED = "[REDACTED]"
@@ -29,6 +29,14 @@ def is_secret_key(key: str) -> bool:
     return _SECRET_KEY.search(normalised) is not None
 
 
+def _is_mapping(value: object) -> TypeGuard[Mapping[object, object]]:
+    return isinstance(value, Mapping)
+
+
+def _is_list_or_tuple(value: object) -> TypeGuard[Sequence[object]]:
+    return isinstance(value, list | tuple)
+
+
 def redact(value: Any, *, _depth: int = 0) -> Any:
     """A deep copy of `value` with secret-looking entries replaced by ``"[REDACTED]"``.
 
@@ -40,12 +48,12 @@ def redact(value: Any, *, _depth: int = 0) -> Any:
     """
     if _depth > _MAX_DEPTH:
         return "[TRUNCATED]"
-    if isinstance(value, Mapping):
+    if _is_mapping(value):
         return {
             k: REDACTED if isinstance(k, str) and is_secret_key(k) else redact(v, _depth=_depth + 1)
             for k, v in value.items()
         }
-    if isinstance(value, list | tuple):
+    if _is_list_or_tuple(value):
         return [redact(v, _depth=_depth + 1) for v in value]
     if isinstance(value, str):
         return _redact_string(value)

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from jsonschema import Draft202012Validator
+from jsonschema.protocols import Validator
 
 from gateway.errors import RegistryError, UnknownTool
 from gateway.ports import CallerAwareTool, Tool
@@ -17,8 +18,8 @@ class RegisteredTool:
     """A tool with its schemas compiled once, at registration."""
 
     tool: Tool
-    input_validator: Draft202012Validator
-    output_validator: Draft202012Validator
+    input_validator: Validator
+    output_validator: Validator
 
     @property
     def spec(self) -> ToolSpec:

@@ -50,7 +50,7 @@ from gateway.once import CallOnce
 from gateway.outcome import AuditRecord, ToolOutcome
 from gateway.ports import Route, TenantPolicies
 from gateway.redact import redact
-from retrieval.citations import SEARCH_TOOL, renumbered
+from retrieval.citations import CITED_TOOLS, renumbered
 
 #: This role's node in the agent graph.
 NODE = "gateway"
@@ -125,7 +125,7 @@ def make_gateway_handler(
             finally:
                 await shown
             records.append(audit_record(f"{command.step_id}:{index}", audit))
-            if call.name == SEARCH_TOOL and outcome.result is not None:
+            if call.name in CITED_TOOLS and outcome.result is not None:
                 numbered, ref = renumbered(outcome.result, ref)
                 outcome = outcome.model_copy(update={"result": numbered})
             events.append(_result_event(command, batch.agent, call, outcome))

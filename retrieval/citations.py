@@ -1,9 +1,9 @@
 """Numbered chunks for the researcher, and the finalizer's citation check.
 
-The ``search_docs`` tool numbers the chunks it returns ``[1]..[k]`` and the model cites
-them as ``[n]``. At the end of a run the finalizer calls `check_answer_citations`: a
-citation counts only if some ``search_docs`` result *in this run* (the TOOL messages in
-the run state) carried chunk ``n``; any other ``[n]`` is stripped from the answer and
+The ``search_docs`` tool numbers the chunks it returns ``[1]..[k]``, ``web_search`` its
+results (the page's URL and title are the source), and the model cites them as ``[n]``. A
+citation counts only if some such result *in this run* (the TOOL messages in the run
+state) or the merged evidence carried number ``n``; any other ``[n]`` is stripped from the answer and
 counted, and the kept ones come back with source, title and snippet for the
 ``citations`` event. Numbers are unique in a run: every retrieval numbers its chunks from
 the run's next free number (`bus.run_state.RunState.next_ref`), so a kept ``[n]`` names
@@ -16,16 +16,21 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from bus.commands import ToolCallResult
 from bus.events import Citation, Citations
+from bus.json_values import is_array, is_object
 from bus.run_state import ChatMessage, EvidenceItem
 from retrieval.citation_scan import MarkerScanner
 from retrieval.models import Hit
 
 #: The tool whose results citations may point at.
 SEARCH_TOOL = "search_docs"
+#: The web search tool: its results are numbered and cited like documents.
+WEB_TOOL = "web_search"
+#: Every tool whose results carry citation numbers, and the source kind each shows.
+CITED_TOOLS: dict[str, str] = {SEARCH_TOOL: "documents", WEB_TOOL: "web"}
 SNIPPET_CHARS = 240
 
 
@@ -55,29 +60,30 @@ def numbered(hits: Sequence[Hit], start: int = 1) -> list[dict[str, Any]]:
 def renumbered(result: Any, start: int) -> tuple[Any, int]:
     """A ``search_docs`` result with its chunks numbered from ``start``, and the next free
     number (the gateway numbers each result of a run from the run's next free number)."""
-    if not isinstance(result, dict) or not isinstance(result.get("results"), list):
+    found = result.get("results") if is_object(result) else None
+    if not is_object(result) or not is_array(found):
         return result, start
     items: list[Any] = []
     ref = start
-    for item in cast(list[Any], result["results"]):
-        if isinstance(item, dict):
-            items.append({**cast(dict[str, Any], item), "ref": ref})
+    for item in found:
+        if is_object(item):
+            items.append({**item, "ref": ref})
             ref += 1
         else:
             items.append(item)
-    return {**cast(dict[str, Any], result), "results": items}, ref
+    return {**result, "results": items}, ref
 
 
 def refs_end(results: Iterable[ToolCallResult]) -> int:
-    """One past the highest citation number the ``search_docs`` results carry (0: none)."""
+    """One past the highest citation number the cited tools' results carry (0: none)."""
     end = 0
     for result in results:
-        if result.name != SEARCH_TOOL or result.status != "ok":
+        if result.name not in CITED_TOOLS or result.status != "ok":
             continue
         body = result.result
-        items = body.get("results") if isinstance(body, dict) else None
-        for item in cast(list[Any], items) if isinstance(items, list) else []:
-            ref = cast(dict[str, Any], item).get("ref") if isinstance(item, dict) else None
+        items = body.get("results") if is_object(body) else None
+        for item in items if is_array(items) else []:
+            ref = item.get("ref") if is_object(item) else None
             if isinstance(ref, int):
                 end = max(end, ref + 1)
     return end
@@ -99,25 +105,38 @@ def retrieved_refs(messages: Sequence[ChatMessage]) -> dict[int, RetrievedChunk]
     """Citation numbers shown to the model in a run, from its TOOL messages."""
     found: dict[int, RetrievedChunk] = {}
     for message in messages:
-        if message.role != "tool" or message.name != SEARCH_TOOL:
+        kind = CITED_TOOLS.get(message.name or "") if message.role == "tool" else None
+        if kind is None:
             continue
         try:
             body = json.loads(message.content)
         except (TypeError, ValueError):
             continue
-        if not isinstance(body, dict) or body.get("status") != "ok":
+        if not is_object(body) or body.get("status") != "ok":
             continue
         result = body.get("result")
-        for item in result.get("results", []) if isinstance(result, dict) else []:
-            try:
-                ref = int(item["ref"])
-                found[ref] = RetrievedChunk(
-                    ref, str(item["id"]), str(item["source"]), str(item.get("title", "")),
-                    str(item.get("text", "")),
-                )  # fmt: skip
-            except (KeyError, TypeError, ValueError):
-                continue  # a malformed item cannot back a citation
+        items = result.get("results") if is_object(result) else None
+        for item in items if is_array(items) else []:
+            chunk = _shown(item, kind) if is_object(item) else None
+            if chunk is not None:  # a malformed item cannot back a citation
+                found[chunk.ref] = chunk
     return found
+
+
+def _shown(item: dict[str, Any], kind: str) -> RetrievedChunk | None:
+    try:
+        ref = int(item["ref"])
+        if kind == "web":  # a web result: its page is the source
+            url = str(item["url"])
+            return RetrievedChunk(
+                ref, url, url, str(item.get("title", "")), str(item.get("snippet", "")), kind
+            )
+        return RetrievedChunk(
+            ref, str(item["id"]), str(item["source"]), str(item.get("title", "")),
+            str(item.get("text", "")),
+        )  # fmt: skip
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def evidence_refs(evidence: Sequence[EvidenceItem]) -> dict[int, RetrievedChunk]:
@@ -238,7 +257,8 @@ def check_answer_citations(
 
     Args:
         answer: the draft answer.
-        messages: the run's messages (``RunState.messages``); ``search_docs`` results count.
+        messages: the run's messages (``RunState.messages``); ``search_docs`` and
+            ``web_search`` results count.
         evidence: a multi-mode run's merged evidence (``RunState.evidence``), if any. A
             number present in both resolves to the ``search_docs`` chunk (seen later).
     """

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from bus import keys, wire
 from bus.commands import Command, IngestChunk, IngestTask, deadline_in, new_run_id
 from bus.runtime.groups import ensure_group
+from bus.typed_redis import queued
 from retrieval.ingest import PreparedDocument
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ async def publish_job(
     # entries published before it existed.
     await ensure_group(redis, stream, keys.group_name(keys.Role.RETRIEVAL))
     async with redis.pipeline(transaction=False) as pipe:
-        pipe.hset(progress, mapping={"total": len(tasks), "tenant": tenant})
+        queued(pipe).hset(progress, mapping={"total": len(tasks), "tenant": tenant})
         pipe.expire(progress, settings.run_ttl_s)
         for step, task in enumerate(tasks, 1):
             command = Command(
@@ -141,7 +142,7 @@ class JobStatus:
 async def job_status(redis: Redis, job_id: str, shard: int) -> JobStatus:
     """Read a job's progress (for the CLI's progress bar and the API's job status)."""
     async with redis.pipeline(transaction=False) as pipe:
-        pipe.hgetall(progress_key(job_id, shard))
+        queued(pipe).hgetall(progress_key(job_id, shard))
         pipe.scard(done_key(job_id, shard))
         raw, done = await pipe.execute()
     fields = {k.decode(): v.decode() for k, v in raw.items()}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Sequence
-from typing import TypeVar
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from redis.asyncio import Redis
 
@@ -14,6 +14,9 @@ from bus.commands import Command, NoopTask, deadline_in, new_run_id
 from bus.events import ClientEvent, parse_event
 from bus.runtime.runner import Runner
 from bus.runtime.worker import Worker
+
+if TYPE_CHECKING:
+    import httpx
 
 T = TypeVar("T")
 
@@ -66,7 +69,9 @@ async def running(workers: Sequence[Worker], redis: Redis) -> AsyncGenerator[Run
         await asyncio.wait_for(task, 20)
 
 
-async def wait_for(predicate, within: float = 10, interval: float = 0.02) -> None:  # type: ignore[no-untyped-def]
+async def wait_for(
+    predicate: Callable[[], Awaitable[object]], within: float = 10, interval: float = 0.02
+) -> None:
     """Poll an async predicate until it is true or fail."""
     deadline = asyncio.get_running_loop().time() + within
     while not await predicate():
@@ -75,7 +80,9 @@ async def wait_for(predicate, within: float = 10, interval: float = 0.02) -> Non
         await asyncio.sleep(interval)
 
 
-async def until_serving(redis, roles, http, within: float = 90) -> None:  # type: ignore[no-untyped-def]
+async def until_serving(
+    redis: Redis, roles: Iterable[keys.Role | str], http: httpx.AsyncClient, within: float = 90
+) -> None:
     """Wait until every role in ``roles`` has its stream on shard 0 (its worker made the
     group) and the API behind ``http`` (an httpx.AsyncClient) answers ``/readyz``."""
 

@@ -46,6 +46,7 @@ from agents.llm.ports import (
     check_request,
 )
 from agents.llm.weights import QWEN25_CODER_05B, WeightsSpec, ensure_weights
+from bus.json_values import is_object
 
 _END = object()
 
@@ -362,16 +363,17 @@ class LocalLLM:
             raise LLMUnavailable(f"the local model failed: {item}") from item
         chunk = json.loads(item) if isinstance(item, str | bytes) else item
         if error := chunk.get("error"):
-            message = error.get("message", error) if isinstance(error, dict) else error
-            code = error.get("code") if isinstance(error, dict) else None
+            message = error.get("message", error) if is_object(error) else error
+            code = error.get("code") if is_object(error) else None
             kind = LLMBadRequest if code == 400 else LLMUnavailable
             raise kind(f"the local model rejected the request: {message}")
-        if isinstance(chunk.get("usage"), dict):
-            usage[0] += int(chunk["usage"].get("prompt_tokens") or 0)
-            usage[1] += int(chunk["usage"].get("completion_tokens") or 0)
-        if isinstance(chunk.get("timings"), dict):
-            self.last_timings = chunk["timings"]
-            timings.update(chunk["timings"])
-        choices = chunk.get("choices") or [{}]
-        content = (choices[0].get("delta") or {}).get("content")
+        if is_object(reported := chunk.get("usage")):
+            usage[0] += int(reported.get("prompt_tokens") or 0)
+            usage[1] += int(reported.get("completion_tokens") or 0)
+        if is_object(reported_timings := chunk.get("timings")):
+            self.last_timings = reported_timings
+            timings.update(reported_timings)
+        choices: Any = chunk.get("choices") or [{}]
+        delta: Any = choices[0].get("delta") or {}
+        content = delta.get("content")
         return content if isinstance(content, str) else ""

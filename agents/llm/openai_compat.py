@@ -31,6 +31,7 @@ from agents.errors import (
 )
 from agents.llm.openai_stream import StreamFailed, parse_stream
 from agents.llm.ports import ChatMessage, LLMEvent, LLMOptions, ToolDefinition, check_request
+from bus.json_values import is_object
 
 _RETRY_STATUSES = frozenset({408, 425, 429})
 
@@ -262,7 +263,7 @@ def _error_detail(response: httpx.Response) -> tuple[str, str | None]:
         error = response.json().get("error")
     except (ValueError, AttributeError):
         return text, None
-    if isinstance(error, dict):
+    if is_object(error):
         code = error.get("code")
         return str(error.get("message") or text)[:500], str(code) if code else None
     return str(error or text)[:500], None

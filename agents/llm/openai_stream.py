@@ -21,6 +21,7 @@ from agents.llm.ports import (
     ToolCall,
     Usage,
 )
+from bus.json_values import is_object
 
 
 class StreamFailed(Exception):
@@ -31,7 +32,7 @@ class StreamFailed(Exception):
 class _PartialCall:
     id: str = ""
     name: str = ""
-    fragments: list[str] = field(default_factory=list)
+    fragments: list[str] = field(default_factory=list[str])
     parsed: dict[str, Any] | None = None
 
     def finish(self, position: int) -> ToolCall:
@@ -55,7 +56,7 @@ def parse_arguments(fragments: list[str]) -> dict[str, Any]:
         value = json.loads(raw)
     except ValueError:
         return {INVALID_ARGUMENTS_KEY: raw}
-    return value if isinstance(value, dict) else {INVALID_ARGUMENTS_KEY: raw}
+    return value if is_object(value) else {INVALID_ARGUMENTS_KEY: raw}
 
 
 async def sse_data(lines: AsyncIterable[str]) -> AsyncGenerator[str]:
@@ -92,13 +93,13 @@ async def parse_stream(lines: AsyncIterable[str]) -> AsyncGenerator[LLMEvent]:
         chunk = _load(data)
         if chunk.get("error"):
             raise StreamFailed(f"the server reported an error mid-stream: {chunk['error']}")
-        if isinstance(chunk.get("usage"), dict):
-            usage = chunk["usage"]
+        if is_object(reported := chunk.get("usage")):
+            usage = reported
         for choice in chunk.get("choices") or ():
-            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+            if not is_object(choice) or choice.get("index", 0) != 0:
                 continue  # we ask for one choice; ignore anything else
             finished = finished or bool(choice.get("finish_reason"))
-            delta = choice.get("delta") or {}
+            delta: Any = choice.get("delta") or {}
             thought = delta.get("reasoning_content") or delta.get("reasoning")
             if isinstance(thought, str) and thought:
                 yield ReasoningDelta(text=thought)
@@ -122,13 +123,13 @@ def _load(data: str) -> dict[str, Any]:
         chunk = json.loads(data)
     except ValueError as e:
         raise LLMBadResponse(f"the stream sent a payload that is not JSON: {data[:200]!r}") from e
-    if not isinstance(chunk, dict):
+    if not is_object(chunk):
         raise LLMBadResponse(f"the stream sent {type(chunk).__name__}, not a chunk object")
     return chunk
 
 
 def _add_piece(calls: dict[int, _PartialCall], piece: Any) -> None:
-    if not isinstance(piece, dict):
+    if not is_object(piece):
         return
     index = piece.get("index")
     if not isinstance(index, int):
@@ -138,11 +139,11 @@ def _add_piece(calls: dict[int, _PartialCall], piece: Any) -> None:
         index = known.get(new_id, len(calls)) if new_id else max(calls, default=0)
     call = calls.setdefault(index, _PartialCall())
     call.id = call.id or str(piece.get("id") or "")
-    function = piece.get("function") or {}
+    function: Any = piece.get("function") or {}
     # The name arrives whole in the first piece; later pieces may repeat it, so keep the first.
     call.name = call.name or str(function.get("name") or "")
     arguments = function.get("arguments")
-    if isinstance(arguments, dict):  # a few servers send parsed arguments
+    if is_object(arguments):  # a few servers send parsed arguments
         call.parsed = arguments
     elif isinstance(arguments, str):
         call.fragments.append(arguments)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bus import keys
+from bus.typed_redis import lua
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -77,8 +78,8 @@ class TenantLimits:
         self.per_minute = per_minute
         self.burst = burst
         self.max_active = max_active
-        self._rate = redis.register_script(_RATE)
-        self._acquire = redis.register_script(_ACQUIRE)
+        self._rate = lua(redis, _RATE)
+        self._acquire = lua(redis, _ACQUIRE)
 
     async def check_rate(self, tenant_id: str) -> Verdict:
         """Count one run start against the tenant's rate."""

@@ -60,6 +60,12 @@ class Preferences(BaseModel):
     agent_models: dict[str, str] | None = Field(
         default=None, description="Per-agent models (see /api/v1/agents/config)."
     )
+    user_models: list[str] | None = Field(
+        default=None,
+        max_length=50,
+        description="The models a user key may choose with a question's `model` (None: every "
+        "served model); the tenant's default is always allowed, and admin keys choose any.",
+    )
     human_gate: bool | None = Field(default=None, description="Approve answers (multi).")
     sources: list[str] | None = Field(
         default=None, max_length=8, description="Retrieval sources multi mode may gather from."
@@ -134,6 +140,7 @@ class Effective(BaseModel):
     )
     agent_prompts: dict[str, str] = {}
     agent_models: dict[str, str] = {}
+    user_models: list[str] | None = None
     researcher_tools: list[str] | None = None
     approved_critical_tools: list[str] = []
 
@@ -219,3 +226,9 @@ def models_chosen(effective: Effective, ask: QuestionSettings) -> set[str]:
     """Every model a run with these settings would call (to check against the served list)."""
     chosen = {m for m in (ask.model or effective.model,) if m}
     return chosen | set(effective.agent_models.values())
+
+
+def user_may_choose(effective: Effective, model: str) -> bool:
+    """Whether a user (not admin) key may ask a question with this ``model``."""
+    allowed = effective.user_models
+    return allowed is None or model in allowed or model == effective.model

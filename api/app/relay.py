@@ -65,7 +65,7 @@ class Subscription:
 @dataclass(eq=False)
 class _Watched:
     cursor: str
-    subs: list[Subscription] = field(default_factory=list)
+    subs: list[Subscription] = field(default_factory=list[Subscription])
     # Entries added before the stream was watched are a replay, not relay delay.
     since_ms: int = field(default_factory=lambda: time.time_ns() // 1_000_000)
 

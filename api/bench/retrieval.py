@@ -40,7 +40,7 @@ def _vocabulary() -> list[str]:
 
 
 def _chunk_text(rng: random.Random, words: list[str]) -> str:
-    sentences = []
+    sentences: list[str] = []
     for _ in range(WORDS_PER_CHUNK // 11):
         sentence = " ".join(rng.choice(words) for _ in range(11))
         sentences.append(sentence.capitalize() + ".")
@@ -48,7 +48,7 @@ def _chunk_text(rng: random.Random, words: list[str]) -> str:
 
 
 def _documents(total: int, rng: random.Random, words: list[str]) -> list[Document]:
-    docs = []
+    docs: list[Document] = []
     for d in range(0, total, CHUNKS_PER_DOC):
         n = min(CHUNKS_PER_DOC, total - d)
         # One section per chunk, each under the chunk cap: one chunk per section.
@@ -68,7 +68,7 @@ async def _time_queries(
     search: Searcher, rng: random.Random, words: list[str], queries: int
 ) -> list[float]:
     access = Access.of(TENANT, ["staff"])
-    latencies = []
+    latencies: list[float] = []
     for _ in range(queries):
         query = " ".join(rng.choice(words) for _ in range(rng.randint(2, 6)))
         t0 = time.perf_counter()

@@ -27,13 +27,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-from redis.asyncio import Redis
+from typing import Any
 
 from api.bench.deployment import wait_for_up
 from api.bench.turn import _one_run  # pyright: ignore[reportPrivateUsage]
 from bus import embedded
 from bus.settings import BusSettings
+from bus.typed_redis import from_url
 
 # Runs `agentbus up` in the child with a profiler: SIGUSR1 starts it, SIGUSR2 saves it.
 _CHILD = """
@@ -75,7 +75,7 @@ async def _drive(
     settings: BusSettings, mode: str, accuracy: str, runs: int, pid: int
 ) -> tuple[float, float]:
     """Profile ``runs`` runs after a warm-up; the up process's CPU seconds and wall seconds."""
-    redis = Redis.from_url(embedded.socket_url(settings.data_dir))
+    redis = from_url(embedded.socket_url(settings.data_dir))
     try:
         for _ in range(20):  # warm-up: imports, connections, script loads, caches
             await _one_run(redis, settings, mode, accuracy)
@@ -126,7 +126,10 @@ def measure(
                 if time.monotonic() > deadline:
                     raise SystemExit("no profile saved")
                 time.sleep(0.1)
-            stats = pstats.Stats(str(out)).stats if profile else {}  # type: ignore[attr-defined]
+            # pstats keeps the raw table in an attribute its stubs do not declare.
+            stats: dict[tuple[str, int, str], tuple[int, int, float, float, Any]] = (
+                vars(pstats.Stats(str(out)))["stats"] if profile else {}
+            )
         finally:
             up.send_signal(signal.SIGTERM)
             up.wait(30)
@@ -167,7 +170,7 @@ def main() -> None:
     held = sum(v for k, v in per_run.items() if k.startswith("bus/runtime/metrics.py"))
     null_at = {
         f"contextlib.py:{inspect.getsourcelines(f)[1]}:{f.__name__}"
-        for f in (contextlib.nullcontext.__enter__, contextlib.nullcontext.__exit__)
+        for f in (vars(contextlib.nullcontext)[name] for name in ("__enter__", "__exit__"))
     }
     null = sum(v for k, v in per_run.items() if k in null_at)
     print(f"calls per run: {sum(per_run.values()):.1f}")

@@ -82,7 +82,10 @@ def env_from() -> list[dict[str, Any]]:
 
 def writable_dirs() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Scratch volumes for a read-only root: /tmp and the data folder."""
-    volumes = [{"name": "tmp", "emptyDir": {}}, {"name": "data", "emptyDir": {}}]
+    volumes: list[dict[str, Any]] = [
+        {"name": "tmp", "emptyDir": {}},
+        {"name": "data", "emptyDir": {}},
+    ]
     mounts = [
         {"name": "tmp", "mountPath": "/tmp"},
         {"name": "data", "mountPath": "/var/lib/agentbus"},

@@ -11,7 +11,7 @@ import typer
 from api.cli.common import run_async, settings
 from api.compose.connection import connect
 from bus import keys
-from bus.runtime.groups import group_stats
+from bus.runtime.groups import GroupStats, group_stats
 
 app = typer.Typer(help="Role streams: length, lag and pending per group.")
 
@@ -22,7 +22,7 @@ async def streams(as_json: Annotated[bool, typer.Option("--json")] = False) -> N
     """Show every role stream with its groups' lag and pending counts."""
     s = settings()
     async with connect(s.bus) as conn:
-        rows = []
+        rows: list[GroupStats] = []
         for role in keys.Role:
             for shard in range(s.bus.shards):
                 for stream in keys.role_streams(role, shard):

@@ -22,6 +22,7 @@ from bus.commands import (
     new_run_id,
 )
 from bus.events import ToolResult
+from bus.json_values import is_object
 from bus.publish import publish, read_events
 from gateway.mcp.hub import McpHub
 
@@ -102,7 +103,7 @@ async def tools_call(
         arguments = json.loads(args)
     except ValueError as e:
         raise typer.BadParameter(f"ARGS is not JSON: {e}", param_hint="ARGS") from e
-    if not isinstance(arguments, dict):
+    if not is_object(arguments):
         raise typer.BadParameter("ARGS must be a JSON object", param_hint="ARGS")
     s = settings()
     run_id = new_run_id()

@@ -7,6 +7,7 @@ process (``edge_process``).
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 
 from redis.asyncio import Redis
@@ -22,6 +23,7 @@ from api.compose.starter import limits_of, make_starter
 from api.http.app import create_app
 from api.http.server import GRACEFUL_S, serve
 from api.streams.admission import QuestionAdmission
+from bus import tenant_versions
 from bus.store import AuditEntry, Stores
 from gateway.webhooks.worker import schedule_for
 
@@ -32,6 +34,8 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
     master = signing.master_key(settings.signing_key, bus.data_dir)
     defaults = defaults_of(app_settings)
     limits = limits_of(app_settings, redis)
+    # Every process caching a tenant's policy reads this version before using it.
+    stores.tenant_settings.on_change(functools.partial(tenant_versions.bump, redis))
     return ApiDeps(
         settings=settings,
         bus=bus,

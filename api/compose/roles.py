@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,6 +26,7 @@ from agents.verifier import make_verifier
 from api.compose.settings import AppSettings
 from api.compose.tenant_policies import StoredTenantPolicies
 from api.compose.tenant_tools import TenantTools
+from bus import tenant_versions
 from bus.errors import BusError
 from bus.keys import Role
 from bus.noop import handle_noop
@@ -238,7 +240,14 @@ class Roles:
         instance per process, so its per-tenant cache serves every role)."""
         if self._tenant_policies is None:
             deployment = gateway_policies(self.settings.gateway)
-            self._tenant_policies = StoredTenantPolicies(deployment, self.stores.tenant_settings)
+            redis = self.redis
+            version = None if redis is None else functools.partial(tenant_versions.current, redis)
+            store = self.stores.tenant_settings
+            policies = StoredTenantPolicies(deployment, store, version=version)
+            store.on_change(policies.forget)  # a change made in this process, at once
+            if redis is not None:  # and any process's, through the version
+                store.on_change(functools.partial(tenant_versions.bump, redis))
+            self._tenant_policies = policies
         return self._tenant_policies
 
     def retrieval_handler(self, retrieval: Retrieval | None) -> Handler:

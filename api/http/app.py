@@ -27,6 +27,7 @@ from api.app.deps import ApiDeps
 from api.app.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
 from api.http.asyncapi import build_asyncapi
 from api.http.routes import (
+    a2a,
     activity,
     ag_ui,
     agents,
@@ -86,8 +87,8 @@ def create_app(deps: ApiDeps) -> FastAPI:
     routers = (runs, gates, agents, events, ws, settings, conversations, audit, api_keys, health)
     for module in (*routers, session, documents, activity, webhooks):
         app.include_router(module.router, responses=_ERROR_RESPONSES)
-    # The OpenAI dialect and AG-UI answer errors in their own protocol's shape.
-    for module in (openai_v1, ag_ui, page):
+    # The OpenAI dialect, AG-UI and A2A answer errors in their own protocol's shape.
+    for module in (openai_v1, ag_ui, a2a, page):
         app.include_router(module.router)
     _install_error_handlers(app)
     # Bodies are small JSON documents; anything far larger is refused before it is read.

@@ -281,7 +281,7 @@ class Chunks:
 
     def stop(self, agentbus: dict[str, Any]) -> str:
         """The finishing line, with the run's ``agentbus`` metadata (what its judges said)."""
-        choice = {"index": 0, "delta": {}, "finish_reason": "stop"}
+        choice: dict[str, Any] = {"index": 0, "delta": {}, "finish_reason": "stop"}
         return self._line({"choices": [choice], "agentbus": agentbus})
 
     def usage(self, tokens: dict[str, int]) -> str:

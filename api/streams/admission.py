@@ -51,6 +51,7 @@ from api.app.webhook_requests import webhook_of
 from bus import keys, wire
 from bus.commands import Question, ReplyTo, RunResult
 from bus.errors import MessageInvalid, StoreError
+from bus.json_values import is_object
 from bus.runtime.consumer import consumer_name
 from bus.runtime.groups import ensure_group
 
@@ -271,7 +272,7 @@ def _loose_reply_to(fields: dict[bytes, bytes]) -> str | None:
     """The reply_to of an entry that may not parse, if it names a valid stream."""
     try:
         doc = json.loads(wire.raw_data(fields))
-        value = doc.get("reply_to") if isinstance(doc, dict) else None
+        value = doc.get("reply_to") if is_object(doc) else None
         return _REPLY_TO.validate_python(value) if isinstance(value, str) else None
     except (MessageInvalid, ValueError, ValidationError):
         return None

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from bus import keys, wire
 from bus.commands import Command
 from bus.events import ClientEvent, Done, ErrorEvent, FinalStatus
 from bus.ledger import LedgerRecord
 from bus.runtime.shared_mux import mux_for
+from bus.typed_redis import commands
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -147,7 +148,5 @@ class StepContext:
 async def join_values(ctx: StepContext, name: str) -> dict[str, str]:
     """Every member's contribution to a completed join, by member."""
     key = keys.run_join(ctx.command.run_id, ctx.command.shard, name)
-    # redis-py types the reply as T | Awaitable[T] with T unknown: typed here, at the boundary.
-    reply = await ctx.redis.hgetall(key)  # pyright: ignore[reportGeneralTypeIssues, reportUnknownMemberType, reportUnknownVariableType]
-    raw = cast("dict[bytes, bytes]", reply)
+    raw = await commands(ctx.redis).hgetall(key)
     return {k.decode(): v.decode() for k, v in raw.items()}

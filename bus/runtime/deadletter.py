@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from bus import keys, wire
 from bus.events import Done, ErrorEvent
 from bus.runtime.scripts import DEAD_LETTER
+from bus.typed_redis import lua
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -53,8 +54,8 @@ async def dead_letter(redis: Redis, letter: DeadLetter, shard: int, settings: Bu
             wire.encode(ErrorEvent(run_id=letter.run_id, code="dead_letter", message=message)),
             wire.encode(Done(run_id=letter.run_id, status="error")),
         ]
-    script = redis.register_script(DEAD_LETTER)
-    moved = await script(  # pyright: ignore[reportUnknownVariableType] (a Lua reply: untyped)
+    script = lua(redis, DEAD_LETTER)
+    moved = await script(
         keys=[letter.stream, dead_letter_stream(shard), events_key],
         args=[
             letter.group,
@@ -65,7 +66,7 @@ async def dead_letter(redis: Redis, letter: DeadLetter, shard: int, settings: Bu
             *events,
         ],
     )
-    return bool(cast("object", moved))
+    return bool(moved)
 
 
 async def list_dead_letters(

@@ -7,13 +7,14 @@ import contextlib
 import signal
 import uuid
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
 from bus import keys
 from bus.runtime import metrics
 from bus.runtime.groups import group_stats
+from bus.typed_redis import lua
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -130,9 +131,8 @@ class Runner:
             await asyncio.sleep(self.stats_interval_s)
 
     async def _hold_lease(self, group: str, token: str, ttl_ms: int) -> bool:
-        lease = self.redis.register_script(_LEASE)
-        held = await lease(keys=[keys.stats_lease(group)], args=[token, ttl_ms])  # pyright: ignore[reportUnknownVariableType] (a Lua reply: untyped)
-        return bool(cast("object", held))
+        lease = lua(self.redis, _LEASE)
+        return bool(await lease(keys=[keys.stats_lease(group)], args=[token, ttl_ms]))
 
     async def _export(self, worker: Consumer) -> None:
         for stream in worker.streams:

@@ -6,7 +6,7 @@ deployment defaults is the API's business (``api.app.preferences``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -61,6 +61,17 @@ class TenantSettingsStore(Repository):
             caller owns the engine and disposes of it.
     """
 
+    _listeners: tuple[Callable[[str], Awaitable[None]], ...] = ()
+
+    def on_change(self, listener: Callable[[str], Awaitable[None]]) -> None:
+        """Call ``listener(tenant_id)`` after each committed ``put`` or ``delete``, before it
+        returns (the processes that cache a tenant's policy learn of the change this way)."""
+        self._listeners = (*self._listeners, listener)
+
+    async def _changed(self, tenant_id: str) -> None:
+        for listener in self._listeners:
+            await listener(tenant_id)
+
     async def get(self, tenant_id: str) -> TenantSettingsRecord | None:
         """The tenant's preferences, or None when it never stored any."""
         async with self._scoped(Scope.tenant(tenant_id), "read the tenant settings") as session:
@@ -104,7 +115,8 @@ class TenantSettingsStore(Repository):
             stored = TenantSettingsRecord.model_validate(row)
             for entry in audit:
                 await append_in(session, entry)
-            return stored
+        await self._changed(tenant_id)
+        return stored
 
     async def delete(self, tenant_id: str) -> bool:
         """Forget the tenant's preferences (back to the deployment defaults)."""
@@ -115,4 +127,6 @@ class TenantSettingsStore(Repository):
             .execution_options(synchronize_session=False)
         )
         async with self._scoped(Scope.tenant(tenant_id), "delete the tenant settings") as session:
-            return await session.scalar(stmt) is not None
+            deleted = await session.scalar(stmt) is not None
+        await self._changed(tenant_id)
+        return deleted

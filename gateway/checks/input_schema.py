@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema.protocols import Validator
 
+from bus.json_values import is_object
 from gateway.checks.schema_errors import describe_errors
 from gateway.errors import SchemaInvalid
 
@@ -22,13 +23,13 @@ def parse_args(raw: Any) -> dict[str, Any]:
             raw = json.loads(raw or "{}")
         except ValueError as e:
             raise SchemaInvalid(f"arguments are not valid JSON: {e}") from e
-    if not isinstance(raw, dict):
+    if not is_object(raw):
         kind = "array" if isinstance(raw, list) else type(raw).__name__
         raise SchemaInvalid(f"arguments must be a JSON object, got {kind}")
     return raw
 
 
-def check_input(validator: Draft202012Validator, args: dict[str, Any]) -> None:
+def check_input(validator: Validator, args: dict[str, Any]) -> None:
     """Validate `args` with Draft 2020-12 (formats checked); nothing is coerced or clamped.
 
     The tool receives exactly what was validated: a value out of range is an error the

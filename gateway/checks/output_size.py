@@ -9,8 +9,10 @@ output schema was checked before the cut, so a cut result may break a minLength/
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
+from bus.json_values import is_array, is_object
 from gateway.errors import OutputInvalid
 
 MARK = "…[truncated]"
@@ -30,10 +32,19 @@ def json_size(value: Any) -> int:
     return len(text.encode("utf-8"))
 
 
-def _longest_string(value: Any, best: tuple[Any, Any, int] | None = None) -> Any:
+def _entries(value: Any) -> Iterable[tuple[str | int, Any]]:
+    # The (key, item) pairs of a JSON object, or the (index, item) pairs of a JSON array.
+    if is_object(value):
+        return value.items()
+    items: list[Any] = value
+    return enumerate(items)
+
+
+def _longest_string(
+    value: Any, best: tuple[Any, str | int, int] | None = None
+) -> tuple[Any, str | int, int] | None:
     # Returns (container, key, length) of the longest string value anywhere in `value`.
-    items = value.items() if isinstance(value, dict) else enumerate(value)
-    for key, item in items:
+    for key, item in _entries(value):
         if isinstance(item, str):
             if best is None or len(item) > best[2]:
                 best = (value, key, len(item))
@@ -43,10 +54,9 @@ def _longest_string(value: Any, best: tuple[Any, Any, int] | None = None) -> Any
 
 
 def _longest_list(value: Any, best: list[Any] | None = None) -> list[Any] | None:
-    if isinstance(value, list) and value and (best is None or len(value) > len(best)):
+    if is_array(value) and value and (best is None or len(value) > len(best)):
         best = value
-    children = value.values() if isinstance(value, dict) else value
-    for item in children:
+    for _, item in _entries(value):
         if isinstance(item, dict | list):
             best = _longest_list(item, best)
     return best

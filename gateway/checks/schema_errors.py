@@ -9,8 +9,10 @@ from typing import Any
 
 from jsonschema import ValidationError
 
+from bus.json_values import is_array, is_object
+
 _MAX_REPORTED = 5
-_JSON_TYPES = {
+_JSON_TYPES: dict[type[object], str] = {
     dict: "object",
     list: "array",
     str: "string",
@@ -21,8 +23,20 @@ _JSON_TYPES = {
 }
 
 
-def _type_name(value: Any) -> str:
+def _type_name(value: object) -> str:
     return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def _size(value: object) -> int | None:
+    # The length of a JSON string, array or object (None for any other value).
+    if isinstance(value, str) or is_array(value) or is_object(value):
+        return len(value)
+    return None
+
+
+def _items(value: object) -> list[Any]:
+    # The items of a JSON array (a keyword's value in the schema); none for anything else.
+    return value if is_array(value) else []
 
 
 def _short(text: str, limit: int = 160) -> str:
@@ -46,10 +60,10 @@ def _location(error: ValidationError) -> str:
 def _what(error: ValidationError) -> str:
     v, got = error.validator, error.instance
     want: Any = error.validator_value
-    size = len(got) if isinstance(got, str | list | dict) else None
+    size = _size(got)
     messages = {
         "type": lambda: (
-            f"must be of type {' or '.join(want) if isinstance(want, list) else want}"
+            f"must be of type {' or '.join(_items(want)) if is_array(want) else want}"
             f" (got {_type_name(got)})"
         ),
         "enum": lambda: "must be one of " + ", ".join(json.dumps(x) for x in want),
@@ -76,9 +90,9 @@ def _describe(error: ValidationError) -> list[str]:
     got = error.instance
     want: Any = error.validator_value
     schema: Mapping[str, Any] = error.schema if isinstance(error.schema, Mapping) else {}
-    if error.validator == "required" and isinstance(got, dict):
+    if error.validator == "required" and is_object(got):
         return [f"{_join(where, n)}: is required" for n in want if n not in got]
-    if error.validator == "additionalProperties" and isinstance(got, dict):
+    if error.validator == "additionalProperties" and is_object(got):
         known = set(schema.get("properties", {}))
         patterns = list(schema.get("patternProperties", {}))
         allowed = ", ".join(sorted(known)) or "none"

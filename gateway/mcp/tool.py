@@ -18,6 +18,7 @@ from mcp.types import (
 from mcp.types import Tool as McpToolInfo
 from pydantic import ValidationError
 
+from bus.json_values import is_array
 from gateway.errors import ToolError
 from gateway.mcp.config import McpServerConfig
 from gateway.mcp.connection import McpConnection
@@ -73,8 +74,8 @@ def model_schema(schema: dict[str, Any], key_arg: str | None) -> dict[str, Any]:
     properties.pop(key_arg, None)
     shown = {**schema, "properties": properties}
     required: Any = schema.get("required")
-    if isinstance(required, list):
-        shown["required"] = [r for r in required if r != key_arg]  # pyright: ignore[reportUnknownVariableType]
+    if is_array(required):
+        shown["required"] = [r for r in required if r != key_arg]
     return shown
 
 

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from pydantic import BaseModel, ConfigDict
 
 from bus import keys
+from bus.typed_redis import commands, lua, queued
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -134,6 +135,11 @@ def _text(value: bytes | str | None) -> str | None:
     return value.decode() if isinstance(value, bytes) else value
 
 
+def _is_hash_reply(value: object) -> TypeGuard[list[Any] | dict[Any, Any]]:
+    # A hash as a script returns it: flat field-value pairs (RESP2) or a map (RESP3).
+    return isinstance(value, list | dict)
+
+
 def _decode(raw: list[Any] | dict[Any, Any]) -> Delivery:
     if isinstance(raw, dict):
         pairs = {_text(k): _text(v) for k, v in raw.items()}
@@ -154,10 +160,10 @@ class Schedule:
     def __init__(self, redis: Redis, *, ttl_s: int) -> None:
         self._redis = redis
         self._ttl_s = ttl_s
-        self._enqueue = redis.register_script(_ENQUEUE)
-        self._claim = redis.register_script(_CLAIM)
-        self._finish = redis.register_script(_FINISH)
-        self._lease = redis.register_script(_LEASE)
+        self._enqueue = lua(redis, _ENQUEUE)
+        self._claim = lua(redis, _CLAIM)
+        self._finish = lua(redis, _FINISH)
+        self._lease = lua(redis, _LEASE)
 
     async def enqueue(
         self,
@@ -200,25 +206,28 @@ class Schedule:
     async def advance(self, shard: int, run_id: str, cursor: str, *, finished: bool) -> None:
         """Record that the run's events up to ``cursor`` were processed."""
         async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.hset(keys.run_webhook(run_id, shard), "cursor", cursor)
+            queued(pipe).hset(keys.run_webhook(run_id, shard), "cursor", cursor)
             if finished:
                 pipe.zrem(keys.webhook_watch(shard), run_id)
             await pipe.execute()
 
     async def due(self, shard: int, now: float, count: int) -> list[str]:
         """Ids of deliveries due by ``now``, the most overdue first."""
-        ids = await self._redis.zrangebyscore(keys.webhook_due(shard), "-inf", now, 0, count)
-        return [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
+        due = keys.webhook_due(shard)
+        ids = await commands(self._redis).zrangebyscore(due, "-inf", now, 0, count)
+        return [i.decode() for i in ids]
 
     async def claim(
         self, shard: int, delivery_id: str, *, now: float, lease_until: float
     ) -> Delivery | None:
         """Take one attempt of a due delivery (None if it is not due any more)."""
-        raw = await self._claim(
+        reply = await self._claim(
             keys=[keys.webhook_due(shard), keys.webhook_delivery(delivery_id, shard)],
             args=[delivery_id, now, lease_until],
         )
-        return _decode(raw) if isinstance(raw, list | dict) and raw else None
+        if not _is_hash_reply(reply) or not reply:
+            return None
+        return _decode(reply)
 
     async def finish(
         self,
@@ -241,14 +250,12 @@ class Schedule:
 
     async def for_run(self, run_id: str, shard: int) -> list[Delivery]:
         """The run's deliveries, oldest first."""
-        ids: list[bytes] = await self._redis.lrange(  # pyright: ignore[reportGeneralTypeIssues]
-            keys.run_deliveries(run_id, shard), 0, -1
-        )
+        ids = await commands(self._redis).lrange(keys.run_deliveries(run_id, shard), 0, -1)
         if not ids:
             return []
         async with self._redis.pipeline(transaction=False) as pipe:
             for i in ids:
-                pipe.hgetall(keys.webhook_delivery(_text(i) or "", shard))
+                queued(pipe).hgetall(keys.webhook_delivery(i.decode(), shard))
             rows = await pipe.execute()
         return [_decode(row) for row in rows if row]
 

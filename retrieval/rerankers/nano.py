@@ -10,13 +10,20 @@ import asyncio
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol, cast
 
 from retrieval.errors import RerankerUnavailable
 from retrieval.ingest import indexed_text
 from retrieval.models import Hit
 
 RankFn = Callable[..., list[tuple[str, float]]]
+
+
+class _Nanoranker(Protocol):
+    # The package's entry point, typed (its own signature leaves the texts' type unknown).
+    def rank(
+        self, query: str, documents: list[str], top_n: int = 10, normalize_scores: bool = True
+    ) -> list[tuple[str, float]]: ...
 
 
 class NanoReranker:
@@ -37,7 +44,7 @@ class NanoReranker:
                 import nanoranker
             except Exception as e:  # ImportError, or onnxruntime failing to load the models
                 raise RerankerUnavailable(f"nanoranker could not be loaded: {e!r}") from e
-            self._rank = nanoranker.rank
+            self._rank = cast("_Nanoranker", nanoranker).rank
         return self._rank
 
     def _scores(self, query: str, texts: list[str]) -> list[float]:

@@ -16,7 +16,7 @@ FAST = RetryRules(max_retries=2, backoff_s=0.001, max_wait_s=5)
 
 def scripted(*answers: httpx.Response | Exception) -> tuple[httpx.AsyncClient, list[str]]:
     """A client whose requests get these answers in order; records the methods seen."""
-    queue, seen = list(answers), []
+    queue, seen = list(answers), list[str]()
 
     def handle(request: httpx.Request) -> httpx.Response:
         seen.append(request.method)

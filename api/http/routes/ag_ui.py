@@ -41,6 +41,7 @@ from api.http.ag_ui_events import CANCEL_DECISION, AgUiEvents
 from api.http.routes.common import deps_of
 from bus import keys, wire
 from bus.events import ApprovalRequest, ClientEvent, Done, parse_event
+from bus.json_values import is_object
 from bus.run_state import QuestionSettings
 
 router = APIRouter(prefix="/api/v1", tags=["ag-ui"])
@@ -48,7 +49,15 @@ _ENCODER = EventEncoder()
 _HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
-@router.post("/ag-ui")
+_REFUSAL: dict[int | str, dict[str, Any]] = {
+    "default": {
+        "description": "A refusal: one AG-UI RUN_ERROR event (text/event-stream), its code "
+        "the API's error code, under the status the REST API would answer with."
+    }
+}
+
+
+@router.post("/ag-ui", responses=_REFUSAL)
 async def run_agent(request: Request) -> Response:
     """Answer an AG-UI ``RunAgentInput`` with the run's AG-UI events (server-sent events)."""
     deps = deps_of(request)
@@ -103,8 +112,9 @@ def _question(given: RunAgentInput) -> str:
 
 
 def _settings(given: RunAgentInput) -> QuestionSettings:
-    props: Any = given.forwarded_props or {}
-    chosen = {k: props[k] for k in ("mode", "accuracy") if isinstance(props, dict) and k in props}
+    props: object = given.forwarded_props or {}
+    given_props = props if is_object(props) else {}
+    chosen = {k: given_props[k] for k in ("mode", "accuracy") if k in given_props}
     try:
         return QuestionSettings.model_validate(chosen)
     except ValidationError as e:
@@ -132,8 +142,8 @@ async def _resume(
         raise InvalidRequest("resume.interruptId: not an agentbus interrupt", field="resume")
     decision = CANCEL_DECISION[reason]
     if entry.status == "resolved":
-        payload: Any = entry.payload
-        decision = payload.get("decision") if isinstance(payload, dict) else payload
+        payload: object = entry.payload
+        decision = payload.get("decision") if is_object(payload) else payload
         if not isinstance(decision, str):
             raise InvalidRequest("resume.payload: {decision: ...} is required", field="resume")
     shard = keys.shard_of(run_id, deps.bus.shards)

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents import graph, prompts
 from api.app.errors import InvalidRequest
-from api.app.preferences import Preferences
+from api.app.preferences import Preferences, user_may_choose
 from api.http.routes.common import Admin, Caller, Deps
 
 router = APIRouter(prefix="/api/v1", tags=["agents"])
@@ -107,11 +107,12 @@ def _put(saved: dict[str, str], name: str, value: str | None) -> None:
 
 @router.get("/models")
 async def list_models(deps: Deps, caller: Caller) -> dict[str, Any]:
-    """The models a run may choose (``AGENTBUS_LLM_MODELS``), the deployment's default, and
-    the caller's tenant's choice."""
+    """The models the caller may choose (``AGENTBUS_LLM_MODELS``; for a user key, those its
+    tenant's admins allow), the deployment's default, and the caller's tenant's choice."""
     effective = await deps.starter.effective(caller.tenant_id)
+    models = [m for m in deps.starter.models if caller.is_admin or user_may_choose(effective, m)]
     return {
-        "models": list(deps.starter.models),
+        "models": models,
         "default": deps.defaults.model,
         "effective": effective.model,
     }

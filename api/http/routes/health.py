@@ -9,6 +9,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from api.http.routes.common import Deps
 from bus.store import Scope
+from bus.typed_redis import commands
 
 router = APIRouter(tags=["operations"])
 
@@ -26,7 +27,7 @@ async def readyz(deps: Deps) -> JSONResponse:
     """Readiness: Redis and the state store answer (503 naming what does not)."""
     checks: dict[str, str] = {}
     probes: dict[str, Any] = {
-        "redis": deps.redis.ping(),
+        "redis": commands(deps.redis).ping(),
         # Any tenant-scoped read touches the database; this id cannot exist.
         "store": deps.runs.get(Scope.user("-", "-"), "-"),
     }

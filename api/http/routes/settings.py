@@ -62,20 +62,23 @@ async def get_settings(deps: Deps, caller: Caller) -> TenantSettingsView:
 async def put_settings(body: Preferences, deps: Deps, admin: Admin) -> TenantSettingsView:
     """Replace the tenant's preferences (admin keys only); null fields take the defaults.
 
-    A model outside ``AGENTBUS_LLM_MODELS`` is refused (403 ``model_not_allowed``). The
+    A model outside ``AGENTBUS_LLM_MODELS`` is refused (403 ``model_not_allowed``), in
+    ``user_models`` too (the models user keys may choose; admin keys choose any). The
     agents' prompts, models and tool scoping are kept unless given: they are managed at
     ``/api/v1/agents/config``. So are the approved CRITICAL tools (``[]`` withdraws them
     all); every change to them is audited.
     """
     deps.starter.check_models(
-        {m for m in (body.model,) if m} | set((body.agent_models or {}).values())
+        {m for m in (body.model,) if m}
+        | set((body.agent_models or {}).values())
+        | set(body.user_models or [])
     )
     prefs = body.model_dump(mode="json", exclude_none=True)
     record = await deps.tenant_settings.get(admin.tenant_id)
     for kept in ("agent_prompts", "agent_models", "researcher_tools", CRITICAL):
         if kept not in prefs and record is not None and kept in record.settings:
             prefs[kept] = record.settings[kept]
-    before = set(record.settings.get(CRITICAL) or []) if record is not None else set()
+    before: set[str] = set(record.settings.get(CRITICAL) or []) if record is not None else set()
     audit = _critical_change(admin, before, set(prefs.get(CRITICAL) or []))
     await deps.tenant_settings.put(admin.tenant_id, prefs, updated_by=admin.subject, audit=audit)
     deps.starter.forget(admin.tenant_id)

@@ -34,7 +34,11 @@ class Browser:
     async def page(self, width: int = 1200, height: int = 860) -> Any:
         context = await self.browser.new_context(viewport={"width": width, "height": height})
         page = await context.new_page()
-        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+
+        def page_error(error: object) -> None:
+            self.errors.append(f"pageerror: {error}")
+
+        page.on("pageerror", page_error)
 
         def console(msg: Any) -> None:
             text = msg.text

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -15,12 +14,9 @@ from api.compose.roles import Roles
 from api.compose.settings import AppSettings
 from api.compose.workers import build_workers
 from bus import keys
-from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
-from bus.events import ClientEvent
-from bus.publish import publish, read_events
 from bus.runtime.runner import Runner
-from bus.settings import BusSettings
-from bus.store import Stores, open_store
+from bus.store import open_store
+from tests.integration.agents.system import StartSystem, System
 
 ROLES = (
     keys.Role.INTAKE,
@@ -34,48 +30,10 @@ ROLES = (
 )
 
 
-@dataclass
-class System:
-    """Every single-mode role running in this process."""
-
-    redis: Redis
-    settings: BusSettings
-    stores: Stores
-    llm: Any = None
-
-    async def ask(
-        self,
-        question: str,
-        *,
-        conversation_id: str | None = None,
-        deadline_s: float = 30,
-        **run_settings: Any,
-    ) -> list[ClientEvent]:
-        """Publish a question and return the run's events up to ``done``."""
-        run_id = new_run_id()
-        command = Command(
-            run_id=run_id,
-            tenant_id="t1",
-            subject="alice",
-            role=keys.Role.INTAKE,
-            deadline=deadline_in(deadline_s),
-            payload=AgentTask(
-                state=RunState(
-                    question=question,
-                    conversation_id=conversation_id,
-                    settings=RunSettings(**run_settings),
-                )
-            ),
-        )
-        await publish(self.redis, command, self.settings)
-        async with asyncio.timeout(deadline_s + 10):
-            return [e async for _, e in read_events(self.redis, run_id, 0, block_ms=200)]
-
-
 @pytest.fixture
 async def start_system(
     real_redis: Redis, make_settings: Callable[..., AppSettings]
-) -> AsyncIterator[Callable[[LLM], Any]]:
+) -> AsyncIterator[StartSystem]:
     """Call with a model to start the roles; they stop when the test ends."""
     runners: list[tuple[Runner, asyncio.Task[None]]] = []
     contexts: list[Any] = []

@@ -17,6 +17,8 @@ from gateway.registry import ToolRegistry
 from gateway.spec import ToolSpec
 from gateway.tools import builtin_tools
 from gateway.worker import VIEW_BYTES
+from tests.integration.agents.events import final
+from tests.integration.agents.system import StartSystem
 from tests.unit.gateway.local_http import OVERRIDE, PUBLIC_IP, FakeResolver, LocalServer, serve
 
 PAGE = ("€" * 99 + " ") * 1_000  # 100,000 characters, ~300 KB of UTF-8
@@ -57,7 +59,7 @@ def answering(first: list[Any]) -> ScriptedLLM:
 
 
 async def test_a_250_kb_fetch_ends_done_and_the_model_reads_a_marked_view(
-    start_system, site: LocalServer
+    start_system: StartSystem, site: LocalServer
 ) -> None:
     site.route("/big", body=PAGE, content_type="text/plain; charset=utf-8")
     url = f"http://big.test:{site.port}/big"
@@ -70,7 +72,7 @@ async def test_a_250_kb_fetch_ends_done_and_the_model_reads_a_marked_view(
         connect_override=OVERRIDE,
     )
     events = await system.ask("Read the big page.", approve_high_risk=True)
-    assert events[-1].type == "done" and events[-1].status == "done", events[-3:]
+    assert events[-1].type == "done" and final(events).status == "done", events[-3:]
     [result] = [e for e in events if e.type == "tool_result"]
     # The client event carries a marked view too: every watcher receives it, the trace keeps it.
     assert result.status == "ok" and result.truncated and "this event shows" in result.message
@@ -83,13 +85,13 @@ async def test_a_250_kb_fetch_ends_done_and_the_model_reads_a_marked_view(
     assert seen["result"]["text"].endswith("…[truncated]")
 
 
-async def test_ten_full_search_results_in_one_run_end_done(start_system) -> None:
+async def test_ten_full_search_results_in_one_run_end_done(start_system: StartSystem) -> None:
     calls = [tool_call("bulk_search", {"q": f"query {i}"}) for i in range(10)]
     llm = answering(calls)
     registry = ToolRegistry([*builtin_tools(), BulkSearch()])
     system = await start_system(llm, registry=registry)
     events = await system.ask("Search ten times.")
-    assert events[-1].type == "done" and events[-1].status == "done", events[-3:]
+    assert events[-1].type == "done" and final(events).status == "done", events[-3:]
     results = [e for e in events if e.type == "tool_result"]
     assert len(results) == 10 and all(e.status == "ok" for e in results)
     thread = llm.requests[-1][0]

@@ -11,6 +11,8 @@ from agents.llm.scripted import ScriptedLLM, text, tool_call, turn
 from api.cli.render import LiveRenderer
 from bus.events import ClientEvent
 from retrieval.stack import Retrieval
+from tests.integration.agents.events import final
+from tests.integration.agents.system import StartSystem
 from tests.integration.agents.test_gates import critic_ok, do_resume, start_run, until
 from tests.integration.agents.test_retrieval_flow import retrieval
 
@@ -26,7 +28,7 @@ def shown(events: list[ClientEvent]) -> str:
 
 
 async def test_ask_prints_the_checked_answer_and_its_citations(
-    start_system, retrieval: Retrieval
+    start_system: StartSystem, retrieval: Retrieval
 ) -> None:
     llm = ScriptedLLM(
         [
@@ -38,13 +40,13 @@ async def test_ask_prints_the_checked_answer_and_its_citations(
     events = await system.ask("When are invoices sent?")
     out = shown(events)
     answer = "Invoices go out on the first working day [1]. Also `a[0]` and."
-    assert events[-1].answer == answer and answer in out and "[7]" not in out
+    assert final(events).answer == answer and answer in out and "[7]" not in out
     assert "[1] Billing — billing.md" in out  # number, title, source
     assert out.index(answer) < out.index("[1] Billing")
 
 
 async def test_ask_says_rejected_and_shows_the_rejected_text_only_as_a_draft(
-    start_system,
+    start_system: StartSystem,
 ) -> None:
     system = await start_system(critic_ok())
     command = await start_run(system, "What is 23 × 19?", human_gate=True)

@@ -7,20 +7,27 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from pydantic import SecretStr
+
 from agents.errors import LLMUnavailable
 from agents.llm.openai_compat import OpenAICompatConfig, OpenAICompatLLM
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, benchmark_turn, text, turn
 from bus.commands import new_run_id
-from tests.integration.agents.test_multi_mode import of_type, role_of, scripted
+from bus.events import Critique, ErrorEvent
+from tests.integration.agents.events import final, of_type
+from tests.integration.agents.system import StartSystem
+from tests.integration.agents.test_multi_mode import role_of, scripted
 from tests.integration.llm.fake_openai_server import FakeOpenAIServer, Stall
 
 
-async def test_a_model_call_that_hangs_is_cut_at_the_deadline(start_system) -> None:
+async def test_a_model_call_that_hangs_is_cut_at_the_deadline(start_system: StartSystem) -> None:
     server = FakeOpenAIServer().start()
     server.plan = [Stall(seconds=60, before=3)]  # a few tokens, then silence
     llm = OpenAICompatLLM(
-        OpenAICompatConfig(base_url=server.base_url, api_key="test-key", model="fake-model")
+        OpenAICompatConfig(
+            base_url=server.base_url, api_key=SecretStr("test-key"), model="fake-model"
+        )
     )
     try:
         system = await start_system(llm)
@@ -30,14 +37,14 @@ async def test_a_model_call_that_hangs_is_cut_at_the_deadline(start_system) -> N
     finally:
         await llm.aclose()
         server.stop()
-    [error] = of_type(events, "error")
+    [error] = of_type(events, ErrorEvent)
     assert error.code == "timeout" and "kept as a partial answer" in error.message
-    assert events[-1].type == "done" and events[-1].status == "timeout"
-    assert events[-1].answer is None
+    assert events[-1].type == "done" and final(events).status == "timeout"
+    assert final(events).answer is None
     assert took < 8  # not the adapter's 120 s read timeout
 
 
-async def test_every_agent_is_told_todays_date(start_system) -> None:
+async def test_every_agent_is_told_todays_date(start_system: StartSystem) -> None:
     llm = scripted(iter(["OK", "OK"]), iter(['{"verdict": "pass", "reasons": []}'] * 2))
     system = await start_system(llm)
     conversation = new_run_id()
@@ -57,7 +64,9 @@ async def test_every_agent_is_told_todays_date(start_system) -> None:
     assert {"planner", "researcher", "critic", "verifier", "recompute", "contextualize"} <= seen
 
 
-async def test_a_failing_fact_check_model_leaves_the_run_done_and_says_so(start_system) -> None:
+async def test_a_failing_fact_check_model_leaves_the_run_done_and_says_so(
+    start_system: StartSystem,
+) -> None:
     def script(
         messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
     ):
@@ -72,6 +81,6 @@ async def test_a_failing_fact_check_model_leaves_the_run_done_and_says_so(start_
 
     system = await start_system(ScriptedLLM(script))
     events = await system.ask("What is 23 × 19?", mode="multi")
-    [critique] = of_type(events, "critique")
+    [critique] = of_type(events, Critique)
     assert "fact-check's recompute failed (llm_unavailable)" in critique.reason
-    assert events[-1].status == "done" and "437" in (events[-1].answer or "")
+    assert final(events).status == "done" and "437" in (final(events).answer or "")

@@ -12,8 +12,11 @@ from rich.console import Console
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, text, turn
 from api.cli.render import LiveRenderer
+from bus.events import Answer, DraftSuperseded
 from bus.transcript import fold
-from tests.integration.agents.test_multi_mode import of_type, role_of
+from tests.integration.agents.events import final, of_type
+from tests.integration.agents.system import StartSystem
+from tests.integration.agents.test_multi_mode import role_of
 
 DRAFTS = ["Draft one says 400.", "Draft two says 437."]
 
@@ -35,19 +38,19 @@ def drafting(critic: list[str]) -> ScriptedLLM:
     return ScriptedLLM(script)
 
 
-async def test_a_draft_sent_back_is_marked_and_replaced(start_system) -> None:
+async def test_a_draft_sent_back_is_marked_and_replaced(start_system: StartSystem) -> None:
     system = await start_system(drafting(["REVISE 23 × 19 is not 400.", "OK"]))
     events = await system.ask("What is 23 × 19?", mode="multi", verifier_check=False)
 
-    answers = of_type(events, "answer")
+    answers = of_type(events, Answer)
     by_attempt = {a: "".join(e.delta for e in answers if e.attempt == a) for a in (0, 1)}
     assert by_attempt == {0: DRAFTS[0], 1: DRAFTS[1]}
-    [superseded] = of_type(events, "draft_superseded")
+    [superseded] = of_type(events, DraftSuperseded)
     assert (superseded.attempt, superseded.agent) == (0, "critic")
     assert "not 400" in superseded.reason
     order = [e.type for e in events if e.type in ("answer", "draft_superseded")]
     assert order.index("draft_superseded") == sum(1 for e in answers if e.attempt == 0)
-    assert fold(events).answer == DRAFTS[1] and events[-1].answer == DRAFTS[1]
+    assert fold(events).answer == DRAFTS[1] and final(events).answer == DRAFTS[1]
 
     out = io.StringIO()
     renderer = LiveRenderer(Console(file=out, width=200))
@@ -59,8 +62,8 @@ async def test_a_draft_sent_back_is_marked_and_replaced(start_system) -> None:
     assert "verified: yes (critic OK" in shown  # what the judges concluded, last
 
 
-async def test_a_single_mode_answer_streams_as_attempt_zero(start_system) -> None:
+async def test_a_single_mode_answer_streams_as_attempt_zero(start_system: StartSystem) -> None:
     system = await start_system(ScriptedLLM([turn(text("Hello."))]))
     events = await system.ask("Hi")
-    assert [e.attempt for e in of_type(events, "answer")] == [0]
-    assert of_type(events, "draft_superseded") == []
+    assert [e.attempt for e in of_type(events, Answer)] == [0]
+    assert of_type(events, DraftSuperseded) == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -13,9 +14,12 @@ from agents.llm.scripted import ScriptedLLM, benchmark_turn, text, tool_call, tu
 from api.compose.edge import allow_always_hook
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
+from bus.events import ApprovalRequest, ClientEvent
 from bus.publish import publish, read_events
-from bus.store import GateConflict, GateForbidden, GateNotFound, Scope
+from bus.store import CheckpointStore, GateConflict, GateForbidden, GateNotFound, Scope
 from bus.transcript import fold
+from tests.integration.agents.events import final, last_of
+from tests.integration.agents.system import StartSystem, System
 from tests.integration.agents.test_multi_mode import role_of
 
 ALICE = Scope.user("t1", "alice")
@@ -35,7 +39,7 @@ def critic_ok() -> ScriptedLLM:
     return ScriptedLLM(script)
 
 
-async def start_run(system, question: str, **settings) -> Command:
+async def start_run(system: System, question: str, **settings: Any) -> Command:
     command = Command(
         run_id=new_run_id(),
         tenant_id="t1",
@@ -54,8 +58,10 @@ async def start_run(system, question: str, **settings) -> Command:
     return command
 
 
-async def until(system, run_id: str, kind: str, after: str = "0-0") -> tuple[str, list]:
-    seen = []
+async def until(
+    system: System, run_id: str, kind: str, after: str = "0-0"
+) -> tuple[str, list[ClientEvent]]:
+    seen: list[ClientEvent] = []
     async with asyncio.timeout(20):
         async for event_id, event in read_events(
             system.redis, run_id, 0, after=after, block_ms=100
@@ -66,9 +72,14 @@ async def until(system, run_id: str, kind: str, after: str = "0-0") -> tuple[str
     raise AssertionError(f"no {kind}")
 
 
-async def do_resume(system, run_id: str, decision: str, scope: Scope = ALICE):
+def checkpoints(system: System) -> CheckpointStore:
+    assert system.stores.checkpoints is not None
+    return system.stores.checkpoints
+
+
+async def do_resume(system: System, run_id: str, decision: str, scope: Scope = ALICE) -> Command:
     return await gates.resume(
-        system.stores.checkpoints,
+        checkpoints(system),
         system.stores.runs,
         system.redis,
         system.settings,
@@ -79,12 +90,12 @@ async def do_resume(system, run_id: str, decision: str, scope: Scope = ALICE):
     )
 
 
-async def test_answer_gate_approve_then_done(start_system) -> None:
+async def test_answer_gate_approve_then_done(start_system: StartSystem) -> None:
     system = await start_system(critic_ok())
     command = await start_run(system, "What is 23 × 19?", human_gate=True)
     last, events = await until(system, command.run_id, "approval_request")
-    request = events[-1]
-    assert request.reason == "approve_answer" and "437" in request.answer
+    request = last_of(events, ApprovalRequest)
+    assert request.reason == "approve_answer" and "437" in (request.answer or "")
     assert request.critique == "supported."
     assert "done" not in [e.type for e in events]  # the live stream ends without done
     run = await system.stores.runs.get(ALICE, command.run_id)
@@ -102,18 +113,20 @@ async def test_answer_gate_approve_then_done(start_system) -> None:
     with pytest.raises(GateConflict):
         await do_resume(system, command.run_id, "approve")
     _, rest = await until(system, command.run_id, "done", after=last)
-    assert rest[-1].status == "done" and "437" in rest[-1].answer
+    assert final(rest).status == "done" and "437" in (final(rest).answer or "")
     history = await system.stores.conversations.history(ALICE, "c-gates")
     assert [m.role for m in history] == ["user", "assistant"]
 
 
-async def test_answer_gate_reject_ends_rejected_without_committing(start_system) -> None:
+async def test_answer_gate_reject_ends_rejected_without_committing(
+    start_system: StartSystem,
+) -> None:
     system = await start_system(critic_ok())
     command = await start_run(system, "What is 23 × 19?", human_gate=True)
     last, _ = await until(system, command.run_id, "approval_request")
     await do_resume(system, command.run_id, "reject")
     _, rest = await until(system, command.run_id, "done", after=last)
-    assert rest[-1].status == "rejected" and rest[-1].answer is None
+    assert final(rest).status == "rejected" and final(rest).answer is None
     assert await system.stores.conversations.history(ALICE, "c-gates") == []
     run = await system.stores.runs.get(ALICE, command.run_id)
     assert run is not None and run.status == "rejected"
@@ -141,14 +154,16 @@ def egress_script() -> ScriptedLLM:
 
 
 @pytest.mark.parametrize("decision", ["egress_deny", "egress_allow_once", "egress_allow_always"])
-async def test_egress_gate_retries_only_the_blocked_call(start_system, decision: str) -> None:
+async def test_egress_gate_retries_only_the_blocked_call(
+    start_system: StartSystem, decision: str
+) -> None:
     system = await start_system(egress_script())
     command = await start_run(system, "search the web")
     last, events = await until(system, command.run_id, "approval_request")
-    request = events[-1]
+    request = last_of(events, ApprovalRequest)
     assert (request.reason, request.tool) == ("egress_approval", "web_search")
     assert request.blocked_host == "html.duckduckgo.com" and request.args == {"query": "agentbus"}
-    info = await gates.more_info(system.stores.checkpoints, ALICE, command.run_id)
+    info = await gates.more_info(checkpoints(system), ALICE, command.run_id)
     assert info["blocked_host"] == "html.duckduckgo.com"
 
     await do_resume(system, command.run_id, decision)
@@ -161,10 +176,11 @@ async def test_egress_gate_retries_only_the_blocked_call(start_system, decision:
     else:
         # Allowed: the search ran again (no internet here, but past the egress check).
         assert [code for tool, code in results if tool == "web_search"][-1] != "egress_blocked"
-    assert rest[-1].status == "done"
+    assert final(rest).status == "done"
     assert fold(everything).answer.endswith("Done searching.")
 
     prefs = await system.stores.tenant_settings.get("t1")
+    assert system.stores.audit is not None
     audit = await system.stores.audit.list(Scope.tenant("t1"))
     if decision == "egress_allow_always":
         assert prefs is not None and prefs.settings["egress_hosts"] == ["html.duckduckgo.com"]

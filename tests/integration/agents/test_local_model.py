@@ -8,12 +8,13 @@ import pytest
 
 from agents.llm.local import LocalLLM
 from bus.transcript import fold
+from tests.integration.agents.system import StartSystem
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 async def test_local_model_calls_the_calculator_and_answers_437(
-    start_system, local_model_dir: Path
+    start_system: StartSystem, local_model_dir: Path
 ) -> None:
     llm = LocalLLM(local_model_dir)
     system = await start_system(llm)

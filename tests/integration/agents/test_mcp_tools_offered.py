@@ -13,6 +13,8 @@ import pytest
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, text, tool_call, turn
 from gateway.mcp.hub import McpHub
+from tests.integration.agents.events import final
+from tests.integration.agents.system import StartSystem
 from tests.integration.gateway.test_mcp import SERVER
 
 MCP_SERVERS = json.dumps([{"name": "calc", "command": [sys.executable, SERVER], "timeout_s": 10}])
@@ -44,23 +46,27 @@ def adding() -> ScriptedLLM:
     return ScriptedLLM(script)
 
 
-async def test_a_run_calls_an_mcp_tool_and_answers_with_its_result(start_system, hub) -> None:
+async def test_a_run_calls_an_mcp_tool_and_answers_with_its_result(
+    start_system: StartSystem, hub: McpHub
+) -> None:
     llm = adding()
     system = await start_system(llm, mcp=hub, mcp_servers=MCP_SERVERS)
     events = await system.ask("What is 2 + 40?", approve_high_risk=True)
-    assert events[-1].status == "done", events[-3:]
-    assert events[-1].answer == "The MCP server says 42."
+    assert final(events).status == "done", events[-3:]
+    assert final(events).answer == "The MCP server says 42."
     offered = {t.name for t in llm.requests[0][1]}
     assert {"calc__add", "calc__shout", "calculator"} <= offered
 
 
-async def test_only_the_tools_the_tenant_enabled_are_offered(start_system, hub) -> None:
+async def test_only_the_tools_the_tenant_enabled_are_offered(
+    start_system: StartSystem, hub: McpHub
+) -> None:
     llm = adding()
     system = await start_system(llm, mcp=hub, mcp_servers=MCP_SERVERS)
     await system.stores.tenant_settings.put(
         "t1", {"enabled_tools": ["calc__add", "current_time"]}, updated_by="root"
     )
     events = await system.ask("What is 2 + 40?", approve_high_risk=True)
-    assert events[-1].answer == "The MCP server says 42."
+    assert final(events).answer == "The MCP server says 42."
     for _, tools, _ in llm.requests:
         assert sorted(t.name for t in tools) == ["calc__add", "current_time"]

@@ -12,6 +12,8 @@ from agents.llm.ports import ChatMessage, LLMEvent, LLMOptions, TextDelta, ToolD
 from agents.llm.scripted import ScriptedLLM, text, turn
 from api.app.run_view import describe
 from bus.publish import request_cancel
+from tests.integration.agents.events import final
+from tests.integration.agents.system import StartSystem
 from tests.integration.agents.test_gates import ALICE, critic_ok, do_resume, start_run, until
 
 WORDS = "Streams keep every entry until they are trimmed, and groups track what was read. " * 4
@@ -19,6 +21,8 @@ WORDS = "Streams keep every entry until they are trimmed, and groups track what 
 
 class BreaksMidAnswer:
     """A model that writes a few words of its answer, then fails for good (a bad request)."""
+
+    name = "breaks-mid-answer"
 
     async def stream(
         self,
@@ -44,7 +48,7 @@ def traced(run: dict[str, Any], kind: str) -> list[dict[str, Any]]:
     return [e for e in run["trace"] or [] if e["type"] == kind]
 
 
-async def test_an_error_keeps_the_trace_and_the_partial_answer(start_system) -> None:
+async def test_an_error_keeps_the_trace_and_the_partial_answer(start_system: StartSystem) -> None:
     system = await start_system(BreaksMidAnswer())
     events = await system.ask("What do streams keep?")
     run = await stored(system, events[-1].run_id)
@@ -57,7 +61,7 @@ async def test_an_error_keeps_the_trace_and_the_partial_answer(start_system) -> 
     assert traced(run, "run_started")  # the whole story, from the start
 
 
-async def test_a_timeout_keeps_what_streamed(start_system) -> None:
+async def test_a_timeout_keeps_what_streamed(start_system: StartSystem) -> None:
     system = await start_system(ScriptedLLM([turn(text(WORDS))], token_delay=0.05))
     events = await system.ask("What do streams keep?", deadline_s=1.5)
     run = await stored(system, events[-1].run_id)
@@ -68,7 +72,7 @@ async def test_a_timeout_keeps_what_streamed(start_system) -> None:
     assert "kept as a partial answer" in error["message"]
 
 
-async def test_a_cancel_keeps_what_streamed(start_system) -> None:
+async def test_a_cancel_keeps_what_streamed(start_system: StartSystem) -> None:
     system = await start_system(ScriptedLLM([turn(text(WORDS))], token_delay=0.05))
     asking = asyncio.create_task(system.ask("What do streams keep?"))
     await asyncio.sleep(1.0)
@@ -76,13 +80,13 @@ async def test_a_cancel_keeps_what_streamed(start_system) -> None:
     await request_cancel(system.redis, run_id, system.settings)
     events = await asking
     run = await stored(system, run_id)
-    assert events[-1].status == "cancelled" and run["status"] == "cancelled"
+    assert final(events).status == "cancelled" and run["status"] == "cancelled"
     shown = "".join(e.delta for e in events if e.type == "answer")
     assert shown and WORDS.startswith(shown)
     assert run["partial"] is True and run["partial_answer"] == shown
 
 
-async def test_a_rejected_answer_is_kept_as_a_partial_draft(start_system) -> None:
+async def test_a_rejected_answer_is_kept_as_a_partial_draft(start_system: StartSystem) -> None:
     system = await start_system(critic_ok())
     command = await start_run(system, "What is 23 × 19?", human_gate=True)
     last, before = await until(system, command.run_id, "approval_request")

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from agents.llm.ports import ChatMessage, LLMEvent, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, text, tool_call, turn
+from bus.commands import Command
+from bus.events import ClientEvent
 from retrieval.embedders.hashing import HashingEmbedder
 from retrieval.ingest import prepare
 from retrieval.loaders import parse
 from retrieval.settings import RetrievalSettings
 from retrieval.stack import Retrieval, open_retrieval
+from tests.integration.agents.events import final
+from tests.integration.agents.system import StartSystem
 
 
 @pytest.fixture
@@ -30,7 +36,7 @@ async def retrieval(tmp_path: Path) -> AsyncIterator[Retrieval]:
 
 
 async def test_search_docs_answer_keeps_real_citations_and_strips_invented_ones(
-    start_system, retrieval: Retrieval
+    start_system: StartSystem, retrieval: Retrieval
 ) -> None:
     llm = ScriptedLLM(
         [
@@ -45,10 +51,10 @@ async def test_search_docs_answer_keeps_real_citations_and_strips_invented_ones(
     assert "billing.md" in sources and "hr.md" not in sources  # tenant t1 only
     [citations] = [e for e in events if e.type == "citations"]
     assert [c.source for c in citations.items] == ["billing.md"] and citations.stripped == 1
-    assert "[7]" not in (events[-1].answer or "") and "[1]" in (events[-1].answer or "")
+    assert "[7]" not in (final(events).answer or "") and "[1]" in (final(events).answer or "")
 
 
-def _shown(events: list) -> dict[int, str]:
+def _shown(events: Sequence[ClientEvent]) -> dict[int, str]:
     """Citation number -> chunk id, over every retrieval the run showed (must not collide)."""
     shown: dict[int, str] = {}
     for e in events:
@@ -63,7 +69,7 @@ def _shown(events: list) -> dict[int, str]:
 
 
 async def test_two_searches_in_one_run_number_their_chunks_apart(
-    start_system, retrieval: Retrieval
+    start_system: StartSystem, retrieval: Retrieval
 ) -> None:
     # The same search twice: today both would be [1]; now the second result is [2].
     llm = ScriptedLLM(
@@ -83,19 +89,21 @@ async def test_two_searches_in_one_run_number_their_chunks_apart(
     # What the model was shown under [2] is what the citation names.
     second = system.llm.requests[2][0][-1]
     assert second.role == "tool" and '"ref": 2' in second.content
-    assert events[-1].answer == "Invoices go out on the first working day [1][2]. Not."
+    assert final(events).answer == "Invoices go out on the first working day [1][2]. Not."
 
 
 async def test_search_results_after_merged_evidence_take_the_next_numbers(
-    start_system, retrieval: Retrieval
+    start_system: StartSystem, retrieval: Retrieval
 ) -> None:
-    async def memory(command, query):
+    async def memory(command: Command, query: str) -> list[dict[str, Any]]:
         return [
             {"id": f"m{i}", "source": f"notes{i}.md", "title": "N", "text": f"note {i}"}
             for i in (1, 2)
         ]
 
-    def script(messages, tools, options):
+    def script(
+        messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
+    ) -> list[LLMEvent]:
         first = messages[0].content
         if first.startswith("You are the planner"):
             return turn(text("- search\n- answer"))

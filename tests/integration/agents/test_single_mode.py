@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 
 from agents import prompts
-from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
+from agents.llm.ports import ChatMessage, LLMEvent, LLMOptions, ToolDefinition
 from agents.llm.scripted import (
     BENCHMARK_ANSWER,
     ScriptedLLM,
@@ -15,9 +15,11 @@ from agents.llm.scripted import (
     tool_call,
     turn,
 )
-from bus.events import ClientEvent
+from bus.events import ClientEvent, ToolResult
 from bus.store import Scope
 from bus.transcript import fold
+from tests.integration.agents.events import final, of_type
+from tests.integration.agents.system import StartSystem
 
 ALICE = Scope.user("t1", "alice")
 
@@ -26,11 +28,11 @@ def types(events: Sequence[ClientEvent]) -> list[str]:
     return [e.type for e in events]
 
 
-def tool_results(events: Sequence[ClientEvent]) -> list[ClientEvent]:
-    return [e for e in events if e.type == "tool_result"]
+def tool_results(events: Sequence[ClientEvent]) -> list[ToolResult]:
+    return of_type(events, ToolResult)
 
 
-async def test_tool_loop_calculator_then_answer(start_system) -> None:
+async def test_tool_loop_calculator_then_answer(start_system: StartSystem) -> None:
     llm = ScriptedLLM()  # the benchmark turn: calculator(23 * 19), then the answer
     system = await start_system(llm)
     events = await system.ask("What is 23 × 19?")
@@ -44,7 +46,7 @@ async def test_tool_loop_calculator_then_answer(start_system) -> None:
     )
     transcript = fold(events)
     assert transcript.answer == BENCHMARK_ANSWER and transcript.status == "done"
-    assert events[-1].answer == BENCHMARK_ANSWER
+    assert final(events).answer == BENCHMARK_ANSWER
     # The model got the result back as a TOOL message (data), after its own call.
     second_request = llm.requests[1][0]
     assert second_request[-1].role == "tool" and "437" in second_request[-1].content
@@ -56,7 +58,7 @@ async def test_tool_loop_calculator_then_answer(start_system) -> None:
     assert run.usage and run.usage["completion_tokens"] == 52
 
 
-async def test_reasoning_streams_before_the_answer(start_system) -> None:
+async def test_reasoning_streams_before_the_answer(start_system: StartSystem) -> None:
     llm = ScriptedLLM([turn(reasoning("Let me think about it."), text("Paris."))])
     system = await start_system(llm)
     events = await system.ask("Capital of France?", think=True, use_tools=False)
@@ -66,17 +68,17 @@ async def test_reasoning_streams_before_the_answer(start_system) -> None:
     assert llm.requests[0][1] == ()  # no tools offered
 
 
-async def test_hop_cap_ends_with_i_dont_know(start_system) -> None:
+async def test_hop_cap_ends_with_i_dont_know(start_system: StartSystem) -> None:
     llm = ScriptedLLM([turn(tool_call("calculator", {"expression": "1+1"}))], cycle=True)
     system = await start_system(llm)
     events = await system.ask("loop forever", max_tool_hops=2)
     assert len(tool_results(events)) == 2
-    assert events[-1].stop_reason == "tool_loop_exhausted"
-    assert events[-1].answer == prompts.TOOL_LOOP_EXHAUSTED
+    assert final(events).stop_reason == "tool_loop_exhausted"
+    assert final(events).answer == prompts.TOOL_LOOP_EXHAUSTED
     assert fold(events).answer == prompts.TOOL_LOOP_EXHAUSTED
 
 
-async def test_bad_tool_arguments_reach_the_model_which_recovers(start_system) -> None:
+async def test_bad_tool_arguments_reach_the_model_which_recovers(start_system: StartSystem) -> None:
     llm = ScriptedLLM(
         [
             turn(tool_call("calculator", {"expr": "2+2"})),
@@ -95,28 +97,30 @@ async def test_bad_tool_arguments_reach_the_model_which_recovers(start_system) -
     assert fold(events).answer == "It is 4."
 
 
-async def test_unknown_tool_is_reported_to_the_model(start_system) -> None:
+async def test_unknown_tool_is_reported_to_the_model(start_system: StartSystem) -> None:
     llm = ScriptedLLM([turn(tool_call("teleport", {"to": "mars"})), turn(text("I cannot."))])
     system = await start_system(llm)
     events = await system.ask("go to mars")
     [result] = tool_results(events)
     assert (result.status, result.code) == ("error", "unknown_tool")
-    assert events[-1].status == "done" and fold(events).answer == "I cannot."
+    assert final(events).status == "done" and fold(events).answer == "I cannot."
 
 
-async def test_deadline_ends_the_run_with_timeout(start_system) -> None:
+async def test_deadline_ends_the_run_with_timeout(start_system: StartSystem) -> None:
     system = await start_system(ScriptedLLM(token_delay=0.05))
     events = await system.ask("slow", deadline_s=0.3)
-    assert events[-1].status == "timeout"
+    assert final(events).status == "timeout"
     assert any(e.type == "error" and e.code == "timeout" for e in events)
     run = await system.stores.runs.get(ALICE, events[0].run_id)
     assert run is not None and run.status == "timeout"
 
 
-async def test_first_question_skips_contextualization_follow_up_uses_it(start_system) -> None:
+async def test_first_question_skips_contextualization_follow_up_uses_it(
+    start_system: StartSystem,
+) -> None:
     def script(
         messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
-    ) -> list:
+    ) -> list[LLMEvent]:
         if messages[0].content.startswith(prompts.CONTEXTUALIZE):
             return turn(text("What is the population of Paris?"))
         last_user = [m for m in messages if m.role == "user"][-1].content
@@ -147,7 +151,7 @@ async def test_first_question_skips_contextualization_follow_up_uses_it(start_sy
     ]
 
 
-async def test_tool_result_text_is_data_not_instructions(start_system) -> None:
+async def test_tool_result_text_is_data_not_instructions(start_system: StartSystem) -> None:
     llm = ScriptedLLM([turn(tool_call("current_time", {"timezone": "UTC"})), turn(text("ok"))])
     system = await start_system(llm)
     await system.ask("time?")

@@ -99,7 +99,7 @@ async def test_bad_entries_are_answered_and_never_block_the_next(start_api: Star
         {"other": "field"},
     ]
     for fields in bad:
-        await api.redis.xadd(keys.QUESTIONS_STREAM, fields)
+        await api.redis.xadd(keys.QUESTIONS_STREAM, {**fields})
     await api.redis.xadd(
         keys.QUESTIONS_STREAM,
         {"data": json.dumps({"api_key": key, "question": "23 × 19?", "reply_to": "r"})},
@@ -154,7 +154,7 @@ async def admission(
 
 async def delivered(redis: Redis, fields: dict[str, str]) -> tuple[str, dict[bytes, bytes]]:
     """XADD an entry and read it as the admission group's consumer (it is now pending)."""
-    await redis.xadd(keys.QUESTIONS_STREAM, fields)  # type: ignore[arg-type]
+    await redis.xadd(keys.QUESTIONS_STREAM, {**fields})
     [(_, [(entry_id, got)])] = await redis.xreadgroup(
         keys.ADMISSION_GROUP, "c1", {keys.QUESTIONS_STREAM: ">"}, count=1
     )
@@ -199,7 +199,7 @@ async def test_the_backlog_of_unadmitted_entries_is_capped(
             pipe.xadd(keys.QUESTIONS_STREAM, {"data": f"junk {n}"})
         await pipe.execute()
     fields = {b"data": json.dumps({"api_key": key, "question": "q"}).encode()}
-    entry_id = (await real_redis.xadd(keys.QUESTIONS_STREAM, fields)).decode()  # type: ignore[arg-type]
+    entry_id = (await real_redis.xadd(keys.QUESTIONS_STREAM, {**fields})).decode()
 
     await consumer.handle(entry_id, fields, delivery=1)
 

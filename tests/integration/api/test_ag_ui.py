@@ -81,7 +81,7 @@ async def test_a_single_mode_run_streams_its_answer_and_tool_steps(start_api: An
     assert (first.thread_id, first.run_id) == (body["threadId"], body["runId"])
     run_id = (first.metadata or {})["agentbus_run_id"]
     run = await stored(api, key, run_id)
-    kinds = [e.type for e in events]
+    kinds = [str(e.type.value) for e in events]
     assert kinds.index("TOOL_CALL_START") < kinds.index("TOOL_CALL_RESULT")
     assert kinds.index("TEXT_MESSAGE_START") < kinds.index("TEXT_MESSAGE_END") < len(kinds) - 1
     [call] = [e for e in events if isinstance(e, ToolCallStartEvent)]

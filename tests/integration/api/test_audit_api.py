@@ -111,7 +111,8 @@ async def test_agentbus_audit_list_prints_a_tenants_rows(start_api: StartApi) ->
         return out.decode()
 
     async def both_recorded() -> bool:  # the recorder appends rows after each step
-        return len(await api.stores.audit.list(Scope.tenant("t1"))) == 2  # type: ignore[union-attr]
+        assert api.stores.audit is not None
+        return len(await api.stores.audit.list(Scope.tenant("t1"))) == 2
 
     await wait_for(both_recorded, within=20)
     lines = (await cli("--tenant", "t1", "--subject", "alice", "--json")).splitlines()

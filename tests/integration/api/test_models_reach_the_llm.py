@@ -7,6 +7,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import httpx
 import pytest
 
 from agents.llm.observed import ObservedLLM
@@ -108,6 +109,41 @@ async def test_the_question_and_tenant_model_reach_every_call(
     await conn.send(json.dumps(ask))
     assert (await until_done(conn))[-1]["status"] == "done"
     assert set(models_of(server)) == {"m-big"}  # the question's, over the tenant's
+
+
+async def test_admins_decide_which_models_users_may_choose(
+    start_api: StartApi, served: Callable[..., Any]
+) -> None:
+    server, llm = served()
+    api = await start_api(llm, llm_models=MODELS)
+    admin = await api.key(role=KeyRole.ADMIN, subject="root")
+    user = await api.key()
+    unserved = await api.http.put(
+        "/api/v1/settings", json={"user_models": ["gpt-unlisted"]}, headers=api.auth(admin)
+    )
+    put = await api.http.put(
+        "/api/v1/settings", json={"user_models": ["m-small"]}, headers=api.auth(admin)
+    )
+
+    async def ask(key: str, model: str) -> httpx.Response:
+        body = {"question": "What is 23 × 19?", "settings": {"model": model}}
+        return await api.http.post("/api/v1/runs", json=body, headers=api.auth(key))
+
+    refused = await ask(user, "m-big")
+    allowed, default = await ask(user, "m-small"), await ask(user, "m-default")
+    by_admin = await ask(admin, "m-big")
+    listed = (await api.http.get("/api/v1/models", headers=api.auth(user))).json()
+    for run in (allowed, default, by_admin):
+        assert (await sse(api, user if run is not by_admin else admin, run.json()["run_id"]))[-1][
+            "status"
+        ] == "done"
+
+    assert unserved.status_code == 403 and put.status_code == 200
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "model_not_allowed"
+    assert refused.json()["error"]["field"] == "settings.model"
+    assert (allowed.status_code, default.status_code, by_admin.status_code) == (202, 202, 202)
+    assert listed["models"] == ["m-default", "m-small"]  # what this user may pick
+    assert set(models_of(server)) == {"m-small", "m-default", "m-big"}
 
 
 async def test_an_agent_model_reaches_only_that_agent(

@@ -6,12 +6,13 @@ from typing import Any
 
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam
 
 from agents.llm.scripted import BENCHMARK_ANSWER, ScriptedLLM
 from bus.store import KeyRole
 from tests.support import wait_for
 
-QUESTION = [{"role": "user", "content": "What is 23 × 19?"}]
+QUESTION: list[ChatCompletionMessageParam] = [{"role": "user", "content": "What is 23 × 19?"}]
 
 
 def client(api: Any, key: str, **options: Any) -> openai.AsyncOpenAI:
@@ -28,7 +29,7 @@ async def test_models_and_a_plain_completion(start_api: Any) -> None:
             await oai.models.retrieve("gpt-4o")
         raw = await oai.chat.completions.with_raw_response.create(
             model="agentbus",
-            messages=QUESTION,  # type: ignore[arg-type]
+            messages=QUESTION,
         )
     completion = raw.parse()
     run_id = raw.headers["x-agentbus-run"]
@@ -60,7 +61,7 @@ async def test_streaming_sends_content_and_reasoning_deltas_and_usage(start_api:
     async with client(api, key) as oai:
         stream = await oai.chat.completions.create(
             model="agentbus-multi-accurate",
-            messages=QUESTION,  # type: ignore[arg-type]
+            messages=QUESTION,
             stream=True,
             stream_options={"include_usage": True},
         )
@@ -89,7 +90,7 @@ async def test_streaming_sends_content_and_reasoning_deltas_and_usage(start_api:
 async def test_earlier_messages_and_the_user_field_map_to_conversations(start_api: Any) -> None:
     api = await start_api()
     key = await api.key()
-    history = [
+    history: list[ChatCompletionMessageParam] = [
         {"role": "system", "content": "ignored: the tenant's prompts apply"},
         {"role": "user", "content": "Let us do arithmetic."},
         {"role": "assistant", "content": "Sure."},
@@ -98,7 +99,7 @@ async def test_earlier_messages_and_the_user_field_map_to_conversations(start_ap
     async with client(api, key) as oai:
         seeded = await oai.chat.completions.with_raw_response.create(
             model="agentbus",
-            messages=history,  # type: ignore[arg-type]
+            messages=history,
         )
         conversation = seeded.headers["x-agentbus-conversation"]
         by_header = await oai.chat.completions.with_raw_response.create(
@@ -109,17 +110,17 @@ async def test_earlier_messages_and_the_user_field_map_to_conversations(start_ap
         first = await oai.chat.completions.with_raw_response.create(
             model="agentbus",
             messages=QUESTION,
-            user="crm-ticket-7",  # type: ignore[arg-type]
+            user="crm-ticket-7",
         )
         second = await oai.chat.completions.with_raw_response.create(
             model="agentbus",
             messages=QUESTION,
-            user="crm-ticket-7",  # type: ignore[arg-type]
+            user="crm-ticket-7",
         )
         with pytest.raises(openai.NotFoundError) as unknown:
             await oai.chat.completions.create(
                 model="agentbus",
-                messages=QUESTION,  # type: ignore[arg-type]
+                messages=QUESTION,
                 extra_headers={"X-Agentbus-Conversation": "no-such-conversation"},
             )
     stored = await api.http.get(f"/api/v1/conversations/{conversation}", headers=api.auth(key))
@@ -145,12 +146,12 @@ async def test_a_run_paused_at_a_gate_ends_the_completion_with_how_to_resume(
     async with client(api, key) as oai:
         completion = await oai.chat.completions.create(
             model="agentbus-multi",
-            messages=QUESTION,  # type: ignore[arg-type]
+            messages=QUESTION,
         )
         stream = await oai.chat.completions.create(
             model="agentbus-multi",
             messages=QUESTION,
-            stream=True,  # type: ignore[arg-type]
+            stream=True,
         )
         streamed = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
     run_id = completion.id.removeprefix("chatcmpl-")
@@ -172,14 +173,14 @@ async def test_errors_come_in_openais_shape(start_api: Any) -> None:
             await bad.models.list()
     async with client(api, key, max_retries=0) as oai:
         with pytest.raises(openai.NotFoundError) as no_model:
-            await oai.chat.completions.create(model="gpt-4o", messages=QUESTION)  # type: ignore[arg-type]
+            await oai.chat.completions.create(model="gpt-4o", messages=QUESTION)
         with pytest.raises(openai.BadRequestError) as not_a_question:
             await oai.chat.completions.create(
                 model="agentbus", messages=[{"role": "assistant", "content": "hi"}]
             )
-        await oai.chat.completions.create(model="agentbus", messages=QUESTION)  # type: ignore[arg-type]
+        await oai.chat.completions.create(model="agentbus", messages=QUESTION)
         with pytest.raises(openai.RateLimitError) as limited:
-            await oai.chat.completions.create(model="agentbus", messages=QUESTION)  # type: ignore[arg-type]
+            await oai.chat.completions.create(model="agentbus", messages=QUESTION)
 
     assert unauthorized.value.body == {
         "message": unauthorized.value.body["message"],  # type: ignore[index]
@@ -200,9 +201,9 @@ async def test_a_client_that_leaves_mid_stream_cancels_its_run(start_api: Any) -
         stream = await oai.chat.completions.create(
             model="agentbus",
             messages=QUESTION,
-            stream=True,  # type: ignore[arg-type]
+            stream=True,
         )
-        received = 0
+        received, run_id = 0, ""
         async for chunk in stream:
             received += bool(chunk.choices and chunk.choices[0].delta.content)
             if received == 3:
@@ -224,26 +225,26 @@ async def test_conversations_belong_to_their_user(start_api: Any) -> None:
     async with client(api, alice) as oai:
         mine = await oai.chat.completions.with_raw_response.create(
             model="agentbus",
-            messages=QUESTION,  # type: ignore[arg-type]
+            messages=QUESTION,
         )
     conversation = mine.headers["x-agentbus-conversation"]
     async with client(api, bob) as oai:
         with pytest.raises(openai.NotFoundError) as by_header:
             await oai.chat.completions.create(
                 model="agentbus",
-                messages=QUESTION,  # type: ignore[arg-type]
+                messages=QUESTION,
                 extra_headers={"X-Agentbus-Conversation": conversation},
             )
         by_user = await oai.chat.completions.with_raw_response.create(
             model="agentbus",
             messages=QUESTION,
-            user=conversation,  # type: ignore[arg-type]
+            user=conversation,
         )
     async with client(api, admin) as oai:
         with pytest.raises(openai.PermissionDeniedError) as admin_adds:
             await oai.chat.completions.create(
                 model="agentbus",
-                messages=QUESTION,  # type: ignore[arg-type]
+                messages=QUESTION,
                 extra_headers={"X-Agentbus-Conversation": conversation},
             )
     stored = await api.http.get(f"/api/v1/conversations/{conversation}", headers=api.auth(alice))
@@ -257,7 +258,7 @@ async def test_conversations_belong_to_their_user(start_api: Any) -> None:
 async def test_a_retry_after_a_429_does_not_seed_the_conversation_twice(start_api: Any) -> None:
     api = await start_api(api_rate_per_minute=60, api_rate_burst=1)
     key = await api.key()
-    history = [
+    history: list[ChatCompletionMessageParam] = [
         {"role": "user", "content": "Let us do arithmetic."},
         {"role": "assistant", "content": "Sure."},
         *QUESTION,
@@ -267,12 +268,12 @@ async def test_a_retry_after_a_429_does_not_seed_the_conversation_twice(start_ap
         # the second the rate limit needs to allow another.
         first = await oai.chat.completions.create(
             model="agentbus",
-            messages=QUESTION,  # type: ignore[arg-type]
+            messages=QUESTION,
             stream=True,
         )
         raw = await oai.chat.completions.with_raw_response.create(
             model="agentbus",
-            messages=history,  # type: ignore[arg-type]
+            messages=history,
         )
         async for _ in first:  # let the first run finish before its conversation is listed
             pass
@@ -296,17 +297,17 @@ async def test_an_idempotency_key_makes_a_retry_follow_the_same_run(start_api: A
     async with client(api, key) as oai:
         first = await oai.chat.completions.with_raw_response.create(
             model="agentbus",
-            messages=QUESTION,  # type: ignore[arg-type]
+            messages=QUESTION,
             extra_headers=same,
         )
         again = await oai.chat.completions.with_raw_response.create(
             model="agentbus",
-            messages=QUESTION,  # type: ignore[arg-type]
+            messages=QUESTION,
             extra_headers=same,
         )
         other = await oai.chat.completions.with_raw_response.create(
             model="agentbus",
-            messages=QUESTION,  # type: ignore[arg-type]
+            messages=QUESTION,
         )
     runs = (await api.http.get("/api/v1/runs", headers=api.auth(key))).json()["runs"]
 

@@ -41,7 +41,7 @@ async def test_a_signed_question_runs_without_its_key_ever_on_the_bus(start_api:
         reply_to="crm.answers",
     )
 
-    await api.redis.xadd(keys.QUESTIONS_STREAM, fields)
+    await api.redis.xadd(keys.QUESTIONS_STREAM, {**fields})
 
     [result] = await reply(api, "crm.answers")
     assert (result.status, result.answer, result.tenant_id) == ("done", BENCHMARK_ANSWER, "t1")
@@ -105,7 +105,7 @@ async def test_bad_signatures_stale_and_replayed_entries_are_refused_and_deleted
         ),
     ]
     for fields in entries:
-        await api.redis.xadd(keys.QUESTIONS_STREAM, fields)
+        await api.redis.xadd(keys.QUESTIONS_STREAM, {**fields})
 
     results = await reply(api, "r", count=len(entries))
 

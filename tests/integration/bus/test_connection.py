@@ -47,5 +47,6 @@ async def test_the_pool_replaces_a_connection_left_with_a_stray_reply() -> None:
 
 def test_tls_and_unknown_schemes_keep_redis_py_connections() -> None:
     assert connection_class("redis://h:6379/0") is BufferCheckConnection
-    assert connection_class("unix:///tmp/r.sock").__name__ == "BufferCheckUnixConnection"  # type: ignore[union-attr]
+    unix = connection_class("unix:///tmp/r.sock")
+    assert unix is not None and unix.__name__ == "BufferCheckUnixConnection"
     assert connection_class("rediss://h:6380/0") is None

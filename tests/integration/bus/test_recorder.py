@@ -22,7 +22,7 @@ from bus.runtime.recorder import Applier, Recorder
 from bus.runtime.worker import Worker
 from bus.store import AuditStore, Scope, make_engine, upgrade_async
 from gateway.audit import audit_record, make_audit_applier
-from gateway.outcome import AuditRecord, ToolOutcome
+from gateway.outcome import AuditRecord, OutcomeStatus, ToolOutcome
 from tests.support import wait_for
 
 pytestmark = pytest.mark.connected
@@ -49,7 +49,7 @@ def a_call(run_id: str, call_id: str = "c1", tenant: str = "t1") -> AuditRecord:
         tool="calculator",
         tool_version="1.0.0",
         args={"expression": "23*19"},
-        outcome=ToolOutcome(status="ok", code="ok", result=437),
+        outcome=ToolOutcome(status=OutcomeStatus.OK, code="ok", result=437),
         duration_ms=0.5,
     )
 

@@ -20,7 +20,7 @@ from bus.ledger import TRACE_KEY, LedgerRecord
 from bus.runtime.recorder import Recorder
 from bus.store import AuditStore, make_engine, upgrade_async
 from gateway.audit import audit_record, make_audit_applier
-from gateway.outcome import AuditRecord, ToolOutcome
+from gateway.outcome import AuditRecord, OutcomeStatus, ToolOutcome
 from tests.support import wait_for
 
 pytestmark = pytest.mark.connected
@@ -61,7 +61,7 @@ def a_call(run_id: str) -> AuditRecord:
         tool="calculator",
         tool_version="1.0.0",
         args={"expression": "23*19"},
-        outcome=ToolOutcome(status="ok", code="ok", result=437),
+        outcome=ToolOutcome(status=OutcomeStatus.OK, code="ok", result=437),
         duration_ms=0.5,
     )
 
@@ -104,9 +104,14 @@ async def test_a_batch_is_one_span_linked_to_the_trace_of_each_record(
     assert batch.attributes["agentbus.recorder.records"] == 3
     assert batch.attributes["agentbus.recorder.links"] == 3
     # Each link names the trace and the span of the gateway step that wrote the record.
-    steps = {(s.context.trace_id, s.context.span_id) for s in spans if s.name == "step gateway"}
+    steps = {
+        (c.trace_id, c.span_id)
+        for s in spans
+        if s.name == "step gateway" and (c := s.context) is not None
+    }
     assert {(link.context.trace_id, link.context.span_id) for link in batch.links} == steps
     assert {f"{t:032x}" for t, _ in steps} == {TRACE_A, TRACE_B}
+    assert batch.context is not None
     assert f"{batch.context.trace_id:032x}" not in {TRACE_A, TRACE_B}  # its own trace
 
 

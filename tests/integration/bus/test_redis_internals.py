@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import redis
+import redis.utils
 from redis.asyncio import ConnectionPool
 
 from bus.connection import BufferCheckConnection

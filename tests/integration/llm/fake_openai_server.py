@@ -88,7 +88,7 @@ class FakeOpenAIServer:
         self.reasoning_key, self.argument_pieces = reasoning_key, argument_pieces
         self.plan: list[Fault] = []
         self.requests: list[dict[str, Any]] = []
-        self._closing = threading.Event()
+        self.closing = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
         # A short poll interval makes shutdown() (and so each test's teardown) fast.
@@ -109,7 +109,7 @@ class FakeOpenAIServer:
 
     def stop(self) -> None:
         """Stop serving and wake any stalled responses."""
-        self._closing.set()
+        self.closing.set()
         if self._thread.is_alive():
             self._httpd.shutdown()
             self._thread.join(timeout=5)
@@ -254,7 +254,7 @@ def _handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                     self.wfile.write(f"{line}\n\n".encode())
                     self.wfile.flush()
                 if isinstance(stall, Stall):
-                    server._closing.wait(stall.seconds)
+                    server.closing.wait(stall.seconds)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up first, as timeout tests intend
 

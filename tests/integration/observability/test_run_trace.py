@@ -13,11 +13,12 @@ import pytest
 from redis.asyncio import Redis
 
 from bus import keys
+from bus.events import Done
 from bus.store.migrate import upgrade_async
 from tests.conftest import TEST_REDIS_URL
 from tests.otlp_receiver import ReceivedSpan, otlp_receiver
 from tests.processes import cli, processes, spawn
-from tests.support import events_of, until_serving, wait_for
+from tests.support import events_of, narrow, until_serving, wait_for
 
 pytestmark = pytest.mark.connected
 
@@ -165,7 +166,7 @@ async def test_a_multi_mode_run_is_one_trace_across_worker_processes(
     expected = round((usage["prompt_tokens"] * 0.5 + usage["completion_tokens"] * 1.5) / 1000, 6)
     assert view["cost_usd"] == pytest.approx(expected, abs=1e-5) and expected > 0
     events = await events_of(real_redis, run_id)
-    assert events[-1].type == "done" and events[-1].cost_usd == view["cost_usd"]  # type: ignore[union-attr]
+    assert narrow(Done, events[-1]).cost_usd == view["cost_usd"]
     (final,) = steps(spans, "finalizer")
     assert final.attributes["agentbus.run.cost_usd"] == view["cost_usd"]
     assert 'agentbus_runs_finished_total{mode="multi",status="done"} 1.0' in finalizer_text

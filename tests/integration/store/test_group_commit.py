@@ -7,6 +7,7 @@ import asyncio
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 from sqlalchemy import Connection, text
@@ -24,7 +25,7 @@ async def test_concurrent_units_share_transactions_and_all_commit(
     assert for_engine(engine) is group  # one per engine: repositories share it
     transactions: list[int] = []
 
-    def unit(n: int):  # type: ignore[no-untyped-def]
+    def unit(n: int) -> Callable[[Connection], int]:
         def work(conn: Connection) -> int:
             transactions.append(id(conn))
             apply_scope_sync(conn, Scope.tenant(f"t{n}"))  # Postgres: the row's tenant
@@ -50,7 +51,7 @@ async def test_concurrent_units_share_transactions_and_all_commit(
 async def test_a_failing_unit_fails_only_its_own_caller(engine: AsyncEngine) -> None:
     group = for_engine(engine)
 
-    def insert(tenant: str):  # type: ignore[no-untyped-def]
+    def insert(tenant: str) -> Callable[[Connection], str]:
         def work(conn: Connection) -> str:
             apply_scope_sync(conn, Scope.tenant(tenant))
             conn.execute(

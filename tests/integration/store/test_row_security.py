@@ -28,6 +28,7 @@ from bus.store import (
     TenantSettingsStore,
     make_engine,
 )
+from bus.store.checkpoints import GateReason
 from bus.store.migrate import downgrade_async, upgrade_async
 from bus.store.scope import set_statement
 
@@ -67,7 +68,7 @@ async def seed(engine: AsyncEngine) -> None:
                 run_id=f"run-{who}",
                 tenant_id=scope.tenant_id,
                 subject=scope.subject,
-                reason="approve_answer",
+                reason=GateReason.APPROVE_ANSWER,
                 step=1,
                 state={},
                 created_at=T0,

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from agents.gates import continuation
 from bus.run_state import RunSettings, RunState
-from bus.store import CheckpointRecord
+from bus.store import CheckpointRecord, GateReason
 
 
 def paused(settings: RunSettings) -> CheckpointRecord:
@@ -17,7 +17,7 @@ def paused(settings: RunSettings) -> CheckpointRecord:
         run_id="run-1",
         tenant_id="t1",
         subject="alice",
-        reason="approve_answer",
+        reason=GateReason.APPROVE_ANSWER,
         step=4,
         state=state.model_dump(mode="json"),
         expires_at=datetime.now(UTC) + timedelta(hours=1),

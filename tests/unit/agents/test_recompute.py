@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Literal
 
 import pytest
 
@@ -12,7 +14,7 @@ from agents.verdicts import conclusion
 from bus.run_state import ChatMessage, Recompute, Review, RunSettings, RunState
 
 
-def _result(call_id: str, body: dict[str, object]) -> ChatMessage:
+def _result(call_id: str, body: Mapping[str, object]) -> ChatMessage:
     return ChatMessage(
         role="tool", tool_call_id=call_id, name="calculator", content=json.dumps(body)
     )
@@ -182,7 +184,7 @@ def test_a_recompute_built_from_the_drafts_own_figures_is_dropped() -> None:
     ],
 )
 def test_a_question_about_now_is_checked_with_current_time(
-    asks: str, draft: str, right: bool
+    asks: Literal["date", "time", "weekday"], draft: str, right: bool
 ) -> None:
     check = Recompute(
         call_id="j5r0", tool="current_time", arguments={"timezone": "Asia/Tokyo"}, asks=asks

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -42,7 +44,7 @@ def test_good_combinations_pass(deployment: Deployment) -> None:
     assert deployment.problem() is None
 
 
-def test_the_environment_names_each_part(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_environment_names_each_part(tmp_path: Path) -> None:
     target = Deployment("redis://n1:7000", True, "postgresql+asyncpg://app@db/a")
     env = target.env(tmp_path)
     assert env["AGENTBUS_REDIS_URL"] == "redis://n1:7000"

@@ -9,6 +9,7 @@ from redis.asyncio import Redis
 
 from api.compose.settings import AppSettings
 from bus import keys, wire
+from bus.commands import Command
 from bus.noop import handle_noop
 from bus.publish import publish
 from bus.runtime import worker as worker_module
@@ -36,7 +37,7 @@ async def test_only_the_command_from_outside_is_decoded(
     decoded: list[str] = []
     real = wire.decode_command
 
-    def counting(fields):  # type: ignore[no-untyped-def]
+    def counting(fields: dict[bytes, bytes]) -> Command:
         cmd = real(fields)
         decoded.append(cmd.step_id)
         return cmd

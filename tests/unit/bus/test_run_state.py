@@ -24,6 +24,7 @@ from bus.run_state import (
     ToolCall,
 )
 from bus.schema import export
+from tests.support import narrow
 
 
 def multi_mode_state() -> RunState:
@@ -75,7 +76,7 @@ def test_a_multi_mode_state_round_trips_on_the_wire() -> None:
     sent = command(multi_mode_state())
     received = wire.decode_command({b"data": wire.encode(sent).encode()})
     assert received == sent
-    state = received.payload.state  # type: ignore[union-attr]
+    state = narrow(AgentTask, received.payload).state
     assert isinstance(state.messages[2].tool_calls[0], ToolCall)
     assert state.judge.recheck[0].source_kind == "documents"
     assert state.critiques[0].reason == "show the working"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from redis.asyncio import Redis
 
@@ -19,13 +20,14 @@ from bus.runtime.context import StepContext, StepResult
 from bus.runtime.deadletter import list_dead_letters, replay
 from bus.runtime.groups import group_stats
 from bus.runtime.worker import Worker
+from bus.settings import BusSettings
 from bus.transcript import fold
 from tests.support import drain, events_of, narrow, noop_command, stream_commands
 
 NOOP = keys.Role.NOOP
 
 
-def noop_worker(redis: Redis, settings, **kw) -> Worker:  # type: ignore[no-untyped-def]
+def noop_worker(redis: Redis, settings: BusSettings, **kw: Any) -> Worker:
     return Worker(NOOP, handle_noop, redis, settings, **kw)
 
 

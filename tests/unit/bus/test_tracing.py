@@ -98,6 +98,7 @@ def test_on_a_step_span_continues_the_command_and_the_commit_stamps_what_it_publ
         # stamped where the step's effects are prepared for its commit
         nxt = stamped(first.follow(keys.Role.PLANNER, first.payload))
     chat, step = exporter.get_finished_spans()
+    assert step.context is not None and chat.context is not None
     assert format(step.context.trace_id, "032x") == PARENT.split("-")[1]
     assert step.parent is not None and format(step.parent.span_id, "016x") == PARENT.split("-")[2]
     assert chat.parent is not None and chat.parent.span_id == step.context.span_id
@@ -110,6 +111,7 @@ def test_a_resume_links_to_the_paused_trace(exporter: InMemorySpanExporter) -> N
     with tracing.span("gate resume", links=(TraceContext(traceparent=PARENT),)):
         pass
     (resume,) = exporter.get_finished_spans()
+    assert resume.context is not None
     assert format(resume.links[0].context.trace_id, "032x") == PARENT.split("-")[1]
     assert format(resume.context.trace_id, "032x") != PARENT.split("-")[1]
 

@@ -186,10 +186,10 @@ async def test_output_that_breaks_the_schema_is_output_invalid(
     async def bad(args: dict[str, Any], net: Any) -> Any:
         return returned
 
-    schema = {"type": "object", "properties": {"n": {"type": ["integer", "number"]}}}
-    schema["required"] = ["n"]
+    properties: dict[str, Any] = {"n": {"type": ["integer", "number"]}}
+    schema = {"type": "object", "properties": properties, "required": ["n"]}
     if expected.startswith("n: must"):
-        schema["properties"]["n"] = {"type": "integer"}
+        properties["n"] = {"type": "integer"}
     outcome, _ = await invoke(call("bad"), context(Scripted("bad", bad, output_schema=schema)))
     assert (outcome.status, outcome.code) == (OutcomeStatus.ERROR, "output_invalid")
     assert expected in outcome.message

@@ -29,9 +29,10 @@ def test_ordinary_keys(key: str) -> None:
 
 
 def test_redacts_deeply_and_leaves_the_input_alone() -> None:
+    headers = {"Authorization": "Bearer abc", "Accept": "text/html", "X-Api-Key": "k"}
     payload = {
         "query": "weather",
-        "headers": {"Authorization": "Bearer abc", "Accept": "text/html", "X-Api-Key": "k"},
+        "headers": headers,
         "items": [{"password": "p", "name": "n"}, ("a", {"client_secret": {"nested": 1}})],
         "session": ["s1", "s2"],
         "max_tokens": 100,
@@ -44,7 +45,7 @@ def test_redacts_deeply_and_leaves_the_input_alone() -> None:
         "session": REDACTED,
         "max_tokens": 100,
     }
-    assert payload["headers"]["Authorization"] == "Bearer abc"
+    assert headers["Authorization"] == "Bearer abc"
 
 
 def test_credential_values_are_redacted_whatever_the_key() -> None:

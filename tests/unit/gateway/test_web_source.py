@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from agents.gather import handle_gather
-from agents.sources import WEB, web_source
+from agents.sources import WEB, Source, web_source
 from bus import keys
 from bus.commands import Command, GatherTask, RunSettings, RunState, deadline_in, new_run_id
+from bus.ledger import LedgerRecord
 from bus.runtime.context import StepContext
 from bus.settings import BusSettings
 from gateway.call_context import GatewayDeps
@@ -41,7 +43,7 @@ def gather_command(query: str = "python docs") -> Command:
     )
 
 
-def source(server: LocalServer, resolver: FakeResolver, policy: TenantPolicy):  # type: ignore[no-untyped-def]
+def source(server: LocalServer, resolver: FakeResolver, policy: TenantPolicy) -> Source:
     search = WebSearch(f"http://html.duckduckgo.com:{server.port}/html/")
     deps = GatewayDeps(
         registry=ToolRegistry([search]), resolver=resolver, connect_override=OVERRIDE
@@ -49,7 +51,9 @@ def source(server: LocalServer, resolver: FakeResolver, policy: TenantPolicy):  
     return web_source(deps, DeploymentPolicies(policy))
 
 
-async def gather(server: LocalServer, resolver: FakeResolver, policy: TenantPolicy):  # type: ignore[no-untyped-def]
+async def gather(
+    server: LocalServer, resolver: FakeResolver, policy: TenantPolicy
+) -> tuple[Command, Any, list[LedgerRecord]]:
     command = gather_command()
     ctx = StepContext(command, 1, None, BusSettings())  # type: ignore[arg-type]
     result = await handle_gather(ctx, command, {WEB: source(server, resolver, policy)}, 5.0)

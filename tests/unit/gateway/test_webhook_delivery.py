@@ -12,12 +12,12 @@ from redis.asyncio import Redis
 from standardwebhooks.webhooks import Webhook
 
 from bus import keys, wire
-from bus.events import Answer, ApprovalRequest, Done
+from bus.events import Answer, ApprovalRequest, ClientEvent, Done
 from gateway.ports import TenantPolicy
 from gateway.tenants import DeploymentPolicies
 from gateway.webhooks import payloads
 from gateway.webhooks.dispatcher import Dispatcher, RetryPolicy
-from gateway.webhooks.schedule import DeliveryStatus, Schedule, WebhookSpec
+from gateway.webhooks.schedule import Delivery, DeliveryStatus, Schedule, WebhookSpec
 from gateway.webhooks.signing import new_secret
 from gateway.webhooks.watcher import Watcher
 from tests.conftest import fake_client, real_client
@@ -48,11 +48,10 @@ async def register(redis: Redis, run_id: str, s: WebhookSpec) -> None:
     await redis.zadd(keys.webhook_watch(0), {run_id: time.time()})
 
 
-async def emit(redis: Redis, *events: object) -> list[str]:
-    ids = []
+async def emit(redis: Redis, *events: ClientEvent) -> list[str]:
+    ids: list[str] = []
     for event in events:
-        run_id = event.run_id  # type: ignore[attr-defined]
-        entry = await redis.xadd(keys.run_events(run_id, 0), {"data": wire.encode(event)})  # type: ignore[arg-type]
+        entry = await redis.xadd(keys.run_events(event.run_id, 0), {"data": wire.encode(event)})
         ids.append(entry.decode())
     return ids
 
@@ -70,11 +69,14 @@ async def test_the_watcher_schedules_done_once_and_approvals_only_when_asked(red
     schedule = Schedule(redis, ttl_s=3600)
     await register(redis, "r1", spec(approvals=False))
     await register(redis, "r2", spec(approvals=True))
-    gate = {"reason": "approve_answer", "answer": "draft"}
-    await emit(redis, Answer(run_id="r1", delta="4"), ApprovalRequest(run_id="r1", **gate))
+    await emit(
+        redis,
+        Answer(run_id="r1", delta="4"),
+        ApprovalRequest(run_id="r1", reason="approve_answer", answer="draft"),
+    )
     ids = await emit(
         redis,
-        ApprovalRequest(run_id="r2", **gate),
+        ApprovalRequest(run_id="r2", reason="approve_answer", answer="draft"),
         Done(run_id="r2", status="done", answer="437", usage={"prompt_tokens": 3}),
     )
     await watch_once(redis, schedule)
@@ -147,7 +149,7 @@ async def _secret(_tenant: str) -> str:
     return SECRET
 
 
-async def deliver(redis: Redis, url: str, *, until: set[str], **options: object) -> list[object]:
+async def deliver(redis: Redis, url: str, *, until: set[str], **options: object) -> list[Delivery]:
     """Schedule one delivery to `url` and dispatch until its status is in `until`."""
     schedule = Schedule(redis, ttl_s=3600)
     await schedule.enqueue(
@@ -193,7 +195,7 @@ async def test_failures_are_retried_with_the_same_id_and_valid_signatures(
     receiver.routes["/hook"] = flaky
     [d] = await deliver(redis, f"http://127.0.0.1:{receiver.port}/hook", until={"delivered"})
 
-    assert d.attempts == 3 and d.last_status_code == 204 and d.delivered_at is not None  # type: ignore[attr-defined]
+    assert d.attempts == 3 and d.last_status_code == 204 and d.delivered_at is not None
     assert {s.headers["webhook-id"] for s in receiver.seen} == {"msg_1"}
     for seen in receiver.seen:
         assert Webhook(SECRET).verify(seen.body, seen.headers) == {"type": "run.completed"}
@@ -212,8 +214,8 @@ async def test_gone_fails_at_once_and_a_short_window_ends_retries(
     window = RetryPolicy(backoff_s=0.05, retry_for_s=1.5)
     [down] = await deliver(redis, url + "/down", until={"failed"}, retry=window)
 
-    assert gone.attempts == 1 and gone.last_status_code == 410  # type: ignore[attr-defined]
-    assert down.attempts >= 2 and "500" in (down.last_error or "")  # type: ignore[attr-defined]
+    assert gone.attempts == 1 and gone.last_status_code == 410
+    assert down.attempts >= 2 and "500" in (down.last_error or "")
 
 
 async def test_the_egress_path_refuses_what_a_tool_could_not_reach(
@@ -227,8 +229,8 @@ async def test_the_egress_path_refuses_what_a_tool_could_not_reach(
     await redis.flushdb()
     [private] = await deliver(redis, "http://10.9.9.9/hook", until={"refused"})
 
-    assert "egress_blocked" in (blocked.last_error or "")  # type: ignore[attr-defined]
-    assert "ssrf_blocked" in (private.last_error or "")  # type: ignore[attr-defined]
+    assert "egress_blocked" in (blocked.last_error or "")
+    assert "ssrf_blocked" in (private.last_error or "")
     assert receiver.seen == []
 
 
@@ -256,5 +258,5 @@ async def test_a_new_dispatcher_takes_over_the_schedule_another_left(
         await asyncio.wait_for(task, 5)
 
     [done] = await schedule.for_run("r1", 0)
-    assert first.attempts == 1 and done.attempts == 2  # type: ignore[attr-defined]
+    assert first.attempts == 1 and done.attempts == 2
     assert [s.headers["webhook-id"] for s in receiver.seen] == ["msg_1", "msg_1"]

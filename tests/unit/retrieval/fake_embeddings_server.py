@@ -15,18 +15,21 @@ DIM = 64
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    @property
+    def embeddings(self) -> EmbeddingsServer:
+        assert isinstance(self.server, EmbeddingsServer)
+        return self.server
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        self.server.requests.append(
+        self.embeddings.requests.append(
             {"path": self.path, "auth": self.headers.get("authorization"), **body}
         )
-        if self.path != "/v1/embeddings" or self.server.fail:
-            self.send_response(500 if self.server.fail else 404)
+        if self.path != "/v1/embeddings" or self.embeddings.fail:
+            self.send_response(500 if self.embeddings.fail else 404)
             self.end_headers()
             self.wfile.write(b'{"error": "nope"}')
             return
@@ -36,7 +39,7 @@ class _Handler(BaseHTTPRequestHandler):
             {
                 "object": "embedding",
                 "index": i,
-                "embedding": [x * 3 for x in self.server.model.vector(t)],
+                "embedding": [x * 3 for x in self.embeddings.model.vector(t)],
             }
             for i, t in reversed(list(enumerate(texts)))
         ]
@@ -48,7 +51,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
 
-class _Server(ThreadingHTTPServer):
+class EmbeddingsServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self) -> None:
@@ -59,9 +62,9 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def embeddings_server() -> Generator[_Server, None, None]:
+def embeddings_server() -> Generator[EmbeddingsServer, None, None]:
     """Serve on a free loopback port for the duration of the block."""
-    server = _Server()
+    server = EmbeddingsServer()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

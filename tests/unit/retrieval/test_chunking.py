@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 
@@ -107,7 +108,7 @@ def test_pdf_text_is_read_per_page() -> None:
     assert doc.title == "Hello PDF world"
 
 
-def test_broken_pdf_and_unknown_types_fail_with_codes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_broken_pdf_and_unknown_types_fail_with_codes(tmp_path: Path) -> None:
     with pytest.raises(DocumentUnreadable) as broken:
         parse(b"%PDF-1.4 garbage", source="x.pdf")
     assert broken.value.code == "document_unreadable"

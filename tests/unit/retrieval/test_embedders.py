@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 
+from api.compose.settings import AppSettings
 from retrieval.embedders import make_embedder
 from retrieval.embedders.hashing import HashingEmbedder
 from retrieval.embedders.local_onnx import MiniLMEmbedder, token_batches, tokenizer_path
@@ -13,7 +14,7 @@ from retrieval.embedders.openai_compat import OpenAIEmbedder
 from retrieval.errors import ConfigError, EmbedderFailed
 from retrieval.ports import Embedder
 from tests.unit.retrieval.embedder_contract import EmbedderContract
-from tests.unit.retrieval.fake_embeddings_server import DIM, _Server, embeddings_server
+from tests.unit.retrieval.fake_embeddings_server import DIM, EmbeddingsServer, embeddings_server
 
 
 class TestHashingEmbedder(EmbedderContract):
@@ -52,14 +53,14 @@ async def test_many_texts_of_mixed_lengths_embed_as_they_would_alone() -> None:
 
 
 @pytest.fixture
-def server() -> Iterator[_Server]:
+def server() -> Iterator[EmbeddingsServer]:
     with embeddings_server() as s:
         yield s
 
 
 class TestOpenAIEmbedder(EmbedderContract):
     @pytest.fixture
-    async def embedder(self, server: _Server) -> AsyncIterator[Embedder]:
+    async def embedder(self, server: EmbeddingsServer) -> AsyncIterator[Embedder]:
         base = f"http://127.0.0.1:{server.server_address[1]}/v1"
         client = OpenAIEmbedder(base, "test-model", DIM, api_key="sk-test", batch_size=50)
         yield client
@@ -80,7 +81,7 @@ async def test_minilm_ranks_a_paraphrase_above_keyword_noise() -> None:
     )
 
 
-async def test_openai_sends_model_key_and_batches(server: _Server) -> None:
+async def test_openai_sends_model_key_and_batches(server: EmbeddingsServer) -> None:
     base = f"http://127.0.0.1:{server.server_address[1]}/v1/"
     client = OpenAIEmbedder(base, "m1", DIM, api_key="sk-x", batch_size=2)
     try:
@@ -92,7 +93,7 @@ async def test_openai_sends_model_key_and_batches(server: _Server) -> None:
     assert server.requests[0]["auth"] == "Bearer sk-x"
 
 
-async def test_openai_errors_are_embedder_failures(server: _Server) -> None:
+async def test_openai_errors_are_embedder_failures(server: EmbeddingsServer) -> None:
     base = f"http://127.0.0.1:{server.server_address[1]}/v1"
     server.fail = True
     client = OpenAIEmbedder(base, "m1", DIM)
@@ -106,7 +107,7 @@ async def test_openai_errors_are_embedder_failures(server: _Server) -> None:
     await wrong.aclose()
 
 
-def test_openai_needs_url_model_and_size(make_settings) -> None:  # type: ignore[no-untyped-def]
+def test_openai_needs_url_model_and_size(make_settings: Callable[..., AppSettings]) -> None:
     with pytest.raises(ConfigError, match="EMBEDDING_DIM"):
         make_embedder(make_settings(embedder="openai", embedding_base_url="http://x/v1").retrieval)
     assert make_embedder(make_settings(embedder="hashing", embedding_dim=32).retrieval).dim == 32

@@ -14,7 +14,7 @@ import asyncio
 import email.utils
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
@@ -61,7 +61,7 @@ def _error(response: httpx.Response) -> AgentbusError:
         doc = None
     if not isinstance(doc, dict):
         doc = {"code": f"http_{response.status_code}", "message": response.text[:200]}
-    error = error_from(doc, response.status_code)
+    error = error_from(cast("dict[str, Any]", doc), response.status_code)  # the server's JSON
     if error.retry_after is None:
         error.retry_after = retry_after(response)
     return error
