@@ -3,8 +3,8 @@
 The ``search_docs`` tool numbers the chunks it returns ``[1]..[k]``, ``web_search`` its
 results (the page's URL and title are the source), and the model cites them as ``[n]``. A
 citation counts only if some such result *in this run* (the TOOL messages in the run
-state) or the merged evidence carried number ``n``; any other ``[n]`` is stripped from the answer and
-counted, and the kept ones come back with source, title and snippet for the
+state) or the merged evidence carried number ``n``; any other ``[n]`` is stripped from the
+answer and counted, and the kept ones come back with source, title and snippet for the
 ``citations`` event. Numbers are unique in a run: every retrieval numbers its chunks from
 the run's next free number (`bus.run_state.RunState.next_ref`), so a kept ``[n]`` names
 exactly the chunk the model was shown as ``[n]``. How a marker is found, and what is
