@@ -2,8 +2,9 @@
 
 The verdict is asked for under a JSON schema (`agents.verdicts.CRITIC_SCHEMA`) and read
 tolerantly; a reply that cannot be read is ``UNKNOWN``: shown as such, never as OK, and it
-sends nobody back (there is no reason to give). The critique is shown (a ``critique``
-event, its text streamed to the reasoning pane), never applied to the answer. REVISE sends
+sends nobody back (there is no reason to give). The critique is shown as a ``critique``
+event (verdict and reason, read from the reply), never applied to the answer; the reply's
+JSON text itself is not streamed to clients. REVISE sends
 the researcher back, REPLAN the planner; both share ``MAX_ATTEMPTS``, after which the run
 proceeds whatever the verdict. A fact-check that recomputed a figure and found the draft's
 wrong (`agents.recompute`) makes the verdict REVISE, whatever the model said.
@@ -17,7 +18,6 @@ from agents import gates, graph, judge
 from agents.deps import AgentDeps
 from agents.llm.ports import TextDelta, Usage
 from agents.state import add_usage, another_attempt, llm_options, retry_state, superseded
-from agents.streaming import TokenBatcher
 from agents.verdicts import CRITIC_SCHEMA, parse_critique
 from bus.commands import AgentTask, Command
 from bus.events import ClientEvent, Critique
@@ -36,7 +36,6 @@ def make_critic(deps: AgentDeps) -> Handler:
         if checking is not None:
             return checking
         s = state.settings
-        batcher = TokenBatcher(ctx, AGENT)
         parts: list[str] = []
         usage: Usage | None = None
         options = llm_options(
@@ -45,7 +44,6 @@ def make_critic(deps: AgentDeps) -> Handler:
         async for event in deps.llm.stream(request, (), options):
             if isinstance(event, TextDelta):
                 parts.append(event.text)
-                await batcher.add("reasoning", event.text)
             elif isinstance(event, Usage):
                 usage = event
         verdict, reason = parse_critique("".join(parts))
@@ -62,7 +60,7 @@ def make_critic(deps: AgentDeps) -> Handler:
             reason=reason,
         )
         state = state.evolve(usage=add_usage(state.usage, usage, AGENT))
-        events: list[ClientEvent] = [*batcher.drain(), shown]
+        events: list[ClientEvent] = [shown]
         if verdict in ("REVISE", "REPLAN") and another_attempt(state):
             outcome = verdict.lower()
             events.append(superseded(command, state, review))

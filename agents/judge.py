@@ -14,14 +14,14 @@ between the steps.
 
 from __future__ import annotations
 
-from agents import graph, model_input, prompts, recompute
+from agents import graph, grounding, model_input, prompts, recompute, spelled_checks
 from agents import state as shared
 from agents.deps import AgentDeps, tenant_tools
 from agents.errors import LLMError
 from agents.llm.ports import TextDelta, ToolDefinition, Usage
 from agents.sources import fan_out
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
-from bus.run_state import ChatMessage, RunState, ToolCall
+from bus.run_state import ChatMessage, Recompute, RunState, ToolCall
 from bus.runtime.context import StepResult
 from retrieval.citations import refs_end
 
@@ -90,7 +90,31 @@ async def advance(
         if isinstance(step, StepResult):
             return step
         judge = step.judge
-    return state.evolve(judge=judge.evolve(phase="done"))
+    found = _grounding(state.evolve(judge=judge), deps)
+    return state.evolve(judge=judge.evolve(phase="done", mismatches=[*judge.mismatches, *found]))
+
+
+def _looked_up(state: RunState) -> tuple[list[str], list[str]]:
+    """(evidence, computed): what the draft may rest on. The evidence, the re-query's and
+    what the researcher's tools looked up; what its calculator and the fact-check computed."""
+    evidence = [e.text for e in (*state.evidence, *state.judge.recheck)]
+    computed: list[str] = []
+    for m in (*state.messages, *state.judge.messages):
+        if m.role == "tool":
+            (computed if m.name in ("calculator", None) else evidence).append(m.content)
+    return evidence, computed
+
+
+def _grounding(state: RunState, deps: AgentDeps) -> list[str]:
+    """The evidence-grounding findings (`agents.grounding`) on the draft, as mismatches."""
+    evidence, computed = _looked_up(state)
+    today = deps.clock().date()
+    computed += [today.isoformat(), str(today.year)]
+    read = any(e.source_kind == "documents" for e in (*state.evidence, *state.judge.recheck))
+    read |= any(m.role == "tool" and m.name == "search_docs" for m in state.messages)
+    return grounding.mismatches(
+        state.draft or "", state.question, evidence, computed, read_documents=read
+    )
 
 
 async def _tool_pass(
@@ -104,7 +128,7 @@ async def _tool_pass(
     if judge.checks:  # the recompute's results are in: compare, and the pass is done
         findings, mismatches = recompute.compare(judge.checks, judge.messages, state.draft or "")
         return state.with_judge(findings=findings, mismatches=mismatches)
-    if judge.hops == 0 and recompute.states_figure(state.draft or ""):
+    if judge.hops == 0:
         moved = await _recompute(node, command, state, tools, deps)
         if moved is not None:
             return moved
@@ -148,12 +172,56 @@ async def _recompute(
     deps: AgentDeps,
 ) -> StepResult | RunState | None:
     """Send the draft's figures to be recomputed: the step to publish, the state with a
-    ``note`` when the model failed (fail open), or None when there is nothing to recompute
-    (no calculator offered, or no check named: the free tool pass follows)."""
-    if not any(t.name == "calculator" for t in tools):
+    ``note`` when the model failed and nothing else was to be checked (fail open), or None
+    when there is nothing to recompute (the free tool pass follows).
+
+    The calculator recomputes the figures the model names and those the question or the
+    draft spell out (`agents.spelled_checks`); current_time answers a question about now.
+    """
+    offered = {t.name for t in tools}
+    today = deps.clock().date()
+    evidence, _ = _looked_up(state)
+    request = model_input.review_messages(prompts.dated(prompts.RECOMPUTE, deps.clock()), state)
+    wanted: list[Recompute] = []
+    usage: Usage | None = None
+    note = ""
+    if "calculator" in offered and recompute.states_figure(state.draft or ""):
+        planned, usage, note = await _planned(node, state, request, evidence, deps)
+        spelled = spelled_checks.spelled(state.question, evidence, state.draft or "", today)
+        wanted = _merged(planned, spelled)
+    clock = spelled_checks.clock_question(state.question)
+    if "current_time" in offered and clock is not None:
+        asks, arguments = clock
+        wanted.append(Recompute(call_id="-", tool="current_time", arguments=arguments, asks=asks))
+    checks = [
+        c.model_copy(update={"call_id": f"j{command.step}r{i}"}) for i, c in enumerate(wanted)
+    ]
+    if not checks:
+        if note:
+            return state.with_judge(note=note)
         return None
-    system = prompts.dated(prompts.RECOMPUTE, deps.clock())
-    request = model_input.review_messages(system, state)
+    calls = [ToolCall(id=c.call_id, name=c.tool, arguments=c.arguments) for c in checks]
+    asking = state.judge.evolve(
+        messages=[*request, ChatMessage.assistant("", calls)], checks=checks, note=note
+    )
+    batch = ToolCallBatch(
+        agent=node,
+        purpose="fact_check",
+        calls=shared.requests(calls),
+        state=state.evolve(judge=asking, usage=shared.add_usage(state.usage, usage, node)),
+    )
+    to = graph.next_role(state.settings, node, "fact_check")
+    return StepResult(next=[command.follow(to, batch)])
+
+
+async def _planned(
+    node: str,
+    state: RunState,
+    request: list[ChatMessage],
+    evidence: list[str],
+    deps: AgentDeps,
+) -> tuple[list[Recompute], Usage | None, str]:
+    """The model's recompute plan: (checks, usage, note); a model error is a note."""
     options = shared.llm_options(
         state.settings, node, response_schema=recompute.PLAN_SCHEMA, max_tokens=200, temperature=0
     )
@@ -166,26 +234,20 @@ async def _recompute(
             elif isinstance(event, Usage):
                 usage = event
     except LLMError as e:
-        note = f"the fact-check's recompute failed ({e.code}); judged without it"
-        return state.with_judge(note=note)
+        return [], usage, f"the fact-check's recompute failed ({e.code}); judged without it"
     # Where a recomputation's figures may come from: the question, the evidence, today, and
     # what the researcher's tools looked up (a document's figure found by search_docs), but
     # not what its calculator computed: that is the draft's arithmetic, the thing checked.
-    today = deps.clock().date().isoformat()
-    looked_up = [m.content for m in state.messages if m.role == "tool" and m.name != "calculator"]
-    sources = " ".join([state.question, today, *(e.text for e in state.evidence), *looked_up])
-    checks = recompute.plan_calls("".join(text), f"j{command.step}", sources)
-    if not checks:
-        return None
-    calls = [ToolCall(id=c.call_id, name=c.tool, arguments=c.arguments) for c in checks]
-    asking = state.judge.evolve(
-        messages=[*request, ChatMessage.assistant("", calls)], checks=checks
-    )
-    batch = ToolCallBatch(
-        agent=node,
-        purpose="fact_check",
-        calls=shared.requests(calls),
-        state=state.evolve(judge=asking, usage=shared.add_usage(state.usage, usage, node)),
-    )
-    to = graph.next_role(state.settings, node, "fact_check")
-    return StepResult(next=[command.follow(to, batch)])
+    sources = " ".join([state.question, deps.clock().date().isoformat(), *evidence])
+    return recompute.plan_calls("".join(text), "j", sources), usage, ""
+
+
+def _merged(planned: list[Recompute], spelled: list[str]) -> list[Recompute]:
+    """The model's checks, then the spelled-out ones it did not name (ids given later)."""
+    seen = {"".join(str(c.arguments.get("expression", "")).split()) for c in planned}
+    extra = [
+        Recompute(call_id="-", tool="calculator", arguments={"expression": e})
+        for e in spelled
+        if "".join(e.split()) not in seen
+    ]
+    return [*planned, *extra]

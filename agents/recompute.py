@@ -1,5 +1,7 @@
 """The fact-check's recompute pass: the draft's figures re-derived with tools, then compared.
 
+(A question about now is checked the same way, with current_time's result.)
+
 When the draft states a number, a date or a duration, the last judge's verify-only pass
 asks the model, under :data:`PLAN_SCHEMA`, how to recompute each figure from the question:
 one calculator expression per figure (clock times and dates included, see
@@ -91,6 +93,16 @@ def from_sources(expression: str, sources: str) -> bool:
     return True
 
 
+_DATE_OR_TIME = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}")
+_OPERATION = re.compile(r"[-+*/%]|[a-z]\s*\(")
+
+
+def computes(expression: str) -> bool:
+    """Whether an expression computes anything: a bare figure (``6544``, a date) repeats
+    itself, and its "result" would only make the draft's figure look computed."""
+    return bool(_OPERATION.search(_DATE_OR_TIME.sub("D", expression)))
+
+
 def _plain(value: float) -> str:
     return str(int(value)) if abs(value - round(value)) < 1e-9 else str(value)
 
@@ -111,7 +123,7 @@ def plan_calls(reply: str, prefix: str, sources: str | None = None) -> list[Reco
         if not is_object(item):
             continue
         expression = str(item.get("expression", "")).split("=")[0].strip()[:500]
-        if not expression or not _DIGIT.search(expression):
+        if not expression or not _DIGIT.search(expression) or not computes(expression):
             continue
         if sources is not None and not from_sources(expression, sources):
             continue
@@ -208,7 +220,14 @@ def compare(
         out = body.get("result")
         if body.get("status") != "ok" or not is_object(out):
             why = body.get("message") or body.get("code") or "no result"
-            lines.append(f"could not recompute {expression!r}: {why}")
+            lines.append(f"could not recompute {expression or check.tool!r}: {why}")
+            continue
+        if check.tool == "current_time":
+            found = _clock_check(check, out, draft, stated_dates)
+            if not found.startswith("confirmed"):
+                mismatches.append(found)
+                found = f"REFUTED: {found}"
+            lines.append(found)
             continue
         value = out.get("result")
         unit = out.get("unit")
@@ -229,3 +248,53 @@ def compare(
             )
             lines.append(f"REFUTED: {expression} = {shown}{said}")
     return "\n".join(lines), mismatches
+
+
+_TIME_STATED = re.compile(
+    r"(?<![\d:])(\d{1,2})(?::(\d{2}))?(?::\d{2})?\s*([ap])\.?\s?m\b\.?|(?<![\d:])(\d{1,2}):(\d{2})(?![\d])",
+    re.IGNORECASE,
+)
+
+
+def _times(text: str) -> set[int]:
+    """Clock times a text states, as minutes since midnight (``11 PM`` and ``23:00``: 1380)."""
+    out: set[int] = set()
+    for h12, m12, half, h24, m24 in _TIME_STATED.findall(text):
+        if half:
+            hour = int(h12) % 12 + (12 if half.lower() == "p" else 0)
+            out.add(hour * 60 + int(m12 or 0))
+        else:
+            out.add(int(h24) * 60 + int(m24))
+    return out
+
+
+def _clock_check(
+    check: Recompute, out: dict[str, Any], draft: str, stated_dates: set[dt.date]
+) -> str:
+    """A current_time result against the part of it the draft states: a finding line that
+    starts with "confirmed", or a mismatch with the value current_time gave."""
+    where = str(out.get("timezone") or "UTC")
+    day = dt.date.fromisoformat(str(out.get("date")))
+    hour, minute = (int(x) for x in str(out.get("time", "00:00")).split(":")[:2])
+    weekday = str(out.get("weekday", ""))
+    asks = check.asks or "date"
+    said = {
+        "date": (day in stated_dates, day.isoformat()),
+        "time": (
+            any(abs(t - (hour * 60 + minute)) <= 1 for t in _times(draft)),
+            f"{hour:02d}:{minute:02d}",
+        ),
+        "weekday": (weekday.lower() in draft.lower(), weekday),
+        "year": (str(day.year) in draft, str(day.year)),
+        "month": (
+            calendar.month_name[day.month].lower() in draft.lower(),
+            calendar.month_name[day.month],
+        ),
+    }
+    ok, value = said[asks]
+    if ok:
+        return f"confirmed with current_time ({where}): the {asks} is {value}"
+    return (
+        f"the fact-check asked current_time for {where}: the {asks} there is {value} (the "
+        f"draft does not state {value}); answer with that {asks}"
+    )

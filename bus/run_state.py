@@ -111,6 +111,9 @@ class Recompute(Frozen):
     tool: str = Field(pattern=TOOL_NAME_PATTERN)
     arguments: dict[str, Any] = {}
     claim: str = Field(default="", max_length=200, description="The figure as the draft says it.")
+    asks: Literal["date", "time", "weekday", "year", "month"] | None = Field(
+        default=None, description="For current_time: which part of its result the draft states."
+    )
 
 
 class JudgeProgress(Frozen):

@@ -166,6 +166,7 @@ def report_line(row: dict[str, Any]) -> str:
         line += (
             f", judges caught {row['caught']} wrong drafts, false alarms {row['false_alarms']},"
             f" unknown {row['unknown']}, wrong answers verified {row['wrong_verified']}"
+            f" ({row['wrong_verified_recomputable']} a tool could recompute)"
         )
     return line + f", load {row['loadavg_before']} -> {row['loadavg_after']}"
 

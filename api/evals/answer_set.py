@@ -213,6 +213,12 @@ class Outcome:
     verified: bool | None = None
     verified_reason: str | None = None
     drafts: tuple[JudgedDraft, ...] = ()
+    recomputable: bool = False
+
+
+def recomputable(question: Question) -> bool:
+    """Whether a tool can recompute the answer: the reference answer uses the calculator."""
+    return "calculator" in (question.tool, *(c.tool for c in question.then))
 
 
 def score(
@@ -240,6 +246,7 @@ def score(
         verified=verified,
         verified_reason=verified_reason,
         drafts=tuple(drafts),
+        recomputable=recomputable(question),
     )
 
 
@@ -271,13 +278,17 @@ def judge_rates(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     ``catch``: wrong drafts a judge flagged (REVISE, REPLAN, needs_revision, fail) over
     wrong drafts judged; ``false_alarm``: right drafts flagged over right drafts judged;
     ``unknown``: drafts whose judges' output could not be read; ``wrong_verified``: wrong
-    answers that ended ``verified: true``.
+    answers that ended ``verified: true``, and of them ``wrong_verified_recomputable``
+    those a tool could recompute (the reference answer uses the calculator).
     """
     drafts = [(o.kind, d) for o in outcomes for d in o.drafts]
     if not drafts:
         return {}
     wrong = [d for _, d in drafts if not d.correct]
     right = [d for _, d in drafts if d.correct]
+    verified_wrong = [
+        o for o in outcomes if o.status == "done" and not o.correct and o.verified is True
+    ]
     return {
         "drafts_judged": len(drafts),
         "catch": _share(sum(d.flagged for d in wrong), len(wrong)),
@@ -285,9 +296,8 @@ def judge_rates(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "false_alarm": _share(sum(d.flagged for d in right), len(right)),
         "false_alarms": f"{sum(d.flagged for d in right)}/{len(right)}",
         "unknown": sum(d.unknown for _, d in drafts),
-        "wrong_verified": sum(
-            1 for o in outcomes if o.status == "done" and not o.correct and o.verified is True
-        ),
+        "wrong_verified": len(verified_wrong),
+        "wrong_verified_recomputable": sum(o.recomputable for o in verified_wrong),
     }
 
 

@@ -177,6 +177,8 @@ class _Evaluator:
         raise InvalidArgument(f"unsupported syntax: {type(node).__name__}")
 
     def _call(self, node: ast.Call) -> Number:
+        if isinstance(node.func, ast.Name) and node.func.id == "len":
+            return _length(node)
         if not isinstance(node.func, ast.Name) or node.func.id not in _FUNCTIONS:
             names = ", ".join(sorted(_FUNCTIONS))
             raise InvalidArgument(f"unsupported function; available: {names}")
@@ -194,6 +196,18 @@ class _Evaluator:
         if node.func.id == "round" and len(args) == 2 and not _small_int(args[1]):
             raise InvalidArgument("round's second argument must be an integer in ±100")
         return _checked(func(*args))
+
+
+def _length(node: ast.Call) -> int:
+    """``len`` of a string literal or a list, as Python gives it (``len('agentbus')`` is 8)."""
+    if len(node.args) != 1 or node.keywords:
+        raise InvalidArgument("len takes one argument")
+    only = node.args[0]
+    if isinstance(only, ast.Constant) and isinstance(only.value, str):
+        return len(only.value)
+    if isinstance(only, ast.List | ast.Tuple):
+        return len(only.elts)
+    raise InvalidArgument("len takes a quoted string or a list")
 
 
 def evaluate(expression: str) -> Number:
@@ -228,6 +242,7 @@ class Calculator:
             "Evaluate an arithmetic expression exactly. Supports + - * / // % ** and "
             "parentheses, the constants pi, e, tau, and the functions "
             + ", ".join(sorted(_FUNCTIONS))
+            + ", and len of a quoted string or a list"
             + ". Example: 'sqrt(2) * (3 + 4) ** 2'. Durations: a clock time is its minutes "
             "since midnight ('17:50 - 14:05' gives 225 minutes) and a date its day number "
             "('2026-12-25 - 2026-03-10' gives 290 days; '2026-03-10 + 45' gives 2026-04-24)."

@@ -75,7 +75,12 @@ def make_llm(token_delay: float = 0.0) -> ScriptedLLM:
                 return turn(text("- answer"))
             if role == "critic":
                 seen["critic"] += 1
-                verdict = "REVISE the number is wrong." if seen["critic"] == 1 else "OK"
+                # As the critic answers under its schema: the page shows verdict and reason.
+                verdict = (
+                    '{"verdict": "REVISE", "reason": "the number is wrong"}'
+                    if seen["critic"] == 1
+                    else '{"verdict": "OK", "reason": "42 is supported"}'
+                )
                 return turn(text(verdict))
             if role == "researcher":
                 seen["researcher"] += 1

@@ -106,6 +106,9 @@ async def test_a_superseded_draft_is_shown_apart_from_the_final_answer(
     critiques = turn.locator(".timeline .kind-critique")
     assert await critiques.count() == 2
     assert "REVISE" in await critiques.first.inner_text()
+    assert "the number is wrong" in await critiques.first.inner_text()
+    # The critic's reply is JSON under its schema: never shown as JSON text.
+    assert '"verdict"' not in (await turn.text_content() or "")
     await drafts.locator("summary").click()
     await browser.shot(page)
     # Reopened from the store, the draft is still shown as superseded.

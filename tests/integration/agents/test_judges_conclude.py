@@ -117,3 +117,30 @@ async def test_a_single_mode_run_says_it_was_not_judged(start_system: StartSyste
     events = await system.ask(TRAIN, mode="single")
     done = final(events)
     assert done.verified is None and done.verified_reason == "not judged: single mode has no judges"
+
+
+async def test_a_judge_that_plans_no_recompute_still_refutes_the_questions_duration(
+    start_system: StartSystem,
+) -> None:
+    # The 0.5B's failure: its recompute plan names nothing. The question's two clock times
+    # are recomputed through the gateway anyway, and 35 goes back with 225 in the reasons.
+    def blind(
+        messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
+    ) -> list[LLMEvent]:
+        if messages[0].content.startswith(prompts.RECOMPUTE):
+            return turn(text('{"checks": []}'))
+        role = agent_of(messages, options)
+        if role == "planner":
+            return turn(text('{"plan": ["Subtract the times"]}'))
+        if role == "critic":
+            return turn(text('{"verdict": "OK", "reason": "looks right"}'))
+        told = " ".join(m.content for m in messages if m.role == "system")
+        return turn(text("It takes 225 minutes." if "225" in told else "It takes 35 minutes."))
+
+    system = await start_system(ScriptedLLM(blind))
+    events = await system.ask(TRAIN, mode="multi", accuracy="standard")
+    calls = [e for e in of_type(events, ToolCallStarted) if e.tool == "calculator"]
+    assert [(c.agent, c.args) for c in calls] == [("critic", {"expression": "17:50 - 14:05"})] * 2
+    assert [c.verdict for c in of_type(events, Critique)] == ["REVISE", "OK"]
+    done = final(events)
+    assert done.status == "done" and "225" in (done.answer or "") and done.verified is True

@@ -10,10 +10,22 @@ from agents import prompts
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, agent_of, benchmark_turn, text, tool_call, turn
 from bus.commands import Command
-from bus.events import Citations, Critique, Plan, ToolCallStarted, ToolResult, Verdict
+from bus.events import (
+    Citations,
+    Critique,
+    Plan,
+    Reasoning,
+    ToolCallStarted,
+    ToolResult,
+    Verdict,
+)
 from bus.transcript import fold
 from tests.integration.agents.events import final, of_type
 from tests.integration.agents.system import StartSystem
+
+# A question whose arithmetic is in words: no recompute is spelled out, the judge's model
+# chooses (the free tool pass). "What is 23 × 19?" is recomputed as written.
+WORDS = "Multiply twenty-three by nineteen."
 
 
 def role_of(messages: Sequence[ChatMessage], options: LLMOptions) -> str:
@@ -60,6 +72,9 @@ async def test_ok_path_plans_researches_and_critiques(start_system: StartSystem)
     assert order == ["plan", "tool_call", "critique", "done"]
     agents = {e.agent for e in events if e.agent}
     assert {"planner", "researcher", "critic", "finalizer"} <= agents
+    # The critic's reply is shown as its critique (verdict, reason), never as raw text.
+    assert [e for e in of_type(events, Reasoning) if e.agent == "critic"] == []
+    assert critique.reason == "the answer is supported."
 
 
 async def test_revise_then_ok_runs_the_researcher_again(start_system: StartSystem) -> None:
@@ -143,7 +158,8 @@ async def test_gather_merges_sources_and_a_slow_source_does_not_block(
 
 async def test_fact_check_runs_a_verify_only_tool_pass(start_system: StartSystem) -> None:
     system = await start_system(scripted(iter(["OK verified."])))
-    events = await system.ask("What is 23 × 19?", mode="multi")
+    # Nothing the question spells out to recompute (no digits): the free tool pass runs.
+    events = await system.ask(WORDS, mode="multi")
     assert len(of_type(events, Critique)) == 1
     critic_request = [r for r in system.llm.requests if role_of(r[0], r[2]) == "critic"][-1]
     assert any("confirms 437" in m.content for m in critic_request[0])
@@ -224,7 +240,7 @@ async def test_fact_check_tool_pass_goes_through_the_gateway(start_system: Start
 
     llm = ScriptedLLM(script)
     system = await start_system(llm)
-    events = await system.ask("What is 23 × 19?", mode="multi")
+    events = await system.ask(WORDS, mode="multi")
     calls = [(e.agent, e.tool) for e in of_type(events, ToolCallStarted)]
     assert calls == [("researcher", "calculator"), ("critic", "calculator")]
     critic_request = [r for r in llm.requests if role_of(r[0], r[2]) == "critic"][-1]

@@ -10,7 +10,7 @@ from tests.conftest import TEST_REDIS_URL, real_client
 
 
 @pytest.mark.timeout(300)
-async def test_the_judges_catch_a_recomputable_wrong_number_and_pass_the_right_drafts() -> None:
+async def test_the_fact_check_catches_wrong_drafts_of_every_kind_and_passes_right_ones() -> None:
     judge_set = load_judge_set()
     chosen = triples(judge_set, per_kind=2)
     kinds = {t.kind for t in chosen}
@@ -25,19 +25,24 @@ async def test_the_judges_catch_a_recomputable_wrong_number_and_pass_the_right_d
         )
     assert len(outcomes) == 2 * len(chosen)  # each triple, by the critic and the verifier
     by = {(o.case, o.kind, o.judge): o for o in outcomes}
-    # The reference approves whatever it reads: only the recompute through the gateway
-    # can catch, and it does, for every wrong number whose case has a computed figure.
+    # The reference approves whatever it reads: what it catches, the fact-check caught:
+    # a wrong number recomputed through the gateway; a figure, claim or name the evidence
+    # does not hold there, or a limit it drops (grounding by string match).
+    caught = {"wrong_number", "not_in_evidence", "wrong_entity", "missing_caveat"}
     for t in chosen:
         for judge in ("critic", "verifier"):
             o = by[(t.case.id, t.kind, judge)]
-            recomputable = t.kind == "wrong_number" and t.case.expression is not None
-            assert o.flagged == recomputable, (o, t.draft)
-            assert o.verified is (not recomputable), o
-            if recomputable:
+            assert o.flagged == (t.kind in caught), (o, t.draft)
+            assert o.verified is (t.kind not in caught), o
+            if t.kind == "wrong_number":
                 assert "recomputed" in o.reason
+            if t.kind in ("not_in_evidence", "wrong_entity", "missing_caveat"):
+                assert "evidence" in o.reason
     row = judge_summary("scripted", outcomes)
     for judge in ("critic", "verifier"):
         rates = row["judges"][judge]
         assert rates["false_alarm"] == 0.0 and rates["unknown"] == 0
         assert rates["catch_by_kind"]["wrong_number"] == "2/2"
-        assert rates["catch_by_kind"]["not_in_evidence"] == "0/2"
+        assert rates["catch_by_kind"]["not_in_evidence"] == "2/2"
+        assert rates["catch_by_kind"]["wrong_entity"] == "2/2"
+        assert rates["catch_by_kind"]["missing_caveat"] == "2/2"

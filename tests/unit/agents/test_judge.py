@@ -22,7 +22,7 @@ from bus.commands import (
     ToolResults,
     deadline_in,
 )
-from bus.run_state import ChatMessage, JudgeProgress, RunSettings, RunState
+from bus.run_state import ChatMessage, EvidenceItem, JudgeProgress, RunSettings, RunState
 from bus.runtime.context import StepResult
 from bus.store import ConversationStore, RunStore, make_engine
 
@@ -158,3 +158,63 @@ async def test_a_model_error_in_the_tool_pass_fails_open_and_says_so(deps_for: A
     done = await advance("critic", command(AgentTask(state=s)), s, deps)
     assert isinstance(done, RunState) and done.judge.phase == "done"
     assert "tool pass failed (llm_script_exhausted)" in done.judge.note
+
+
+async def test_a_duration_the_question_spells_out_is_recomputed_when_the_model_plans_none(
+    deps_for: Any,
+) -> None:
+    # The run from the issue: the planner's "17:50 - 14:05 = 35 minutes" was followed, and
+    # the model's recompute plan names no check. The question's two clock times are sent.
+    deps = deps_for([turn(text('{"checks": []}'))])
+    s = RunState(
+        question="A train leaves at 14:05 and arrives at 17:50. How long is the trip in minutes?",
+        draft="The trip takes 35 minutes.",
+        settings=RunSettings(mode="multi"),
+    )
+    moved = await advance("critic", command(AgentTask(state=s)), s, deps)
+    assert isinstance(moved, StepResult)
+    [sent] = moved.next
+    batch = sent.payload
+    assert isinstance(batch, ToolCallBatch) and sent.role == keys.Role.GATEWAY
+    assert [(c.call_id, c.name, c.arguments) for c in batch.calls] == [
+        ("j5r0", "calculator", {"expression": "17:50 - 14:05"})
+    ]
+    # The gateway's result comes back: 225 is not what the draft says, so it is a mismatch.
+    result = ToolCallResult(
+        call_id="j5r0",
+        name="calculator",
+        status="ok",
+        code="ok",
+        result={
+            "expression": "17:50 - 14:05",
+            "result": 225,
+            "unit": "minutes",
+            "text": "3 h 45 min",
+        },
+    )
+    back = command(ToolResults(purpose="fact_check", results=[result], state=batch.state), step=6)
+    done = await advance("critic", back, arrived("critic", back), deps)
+    assert isinstance(done, RunState) and done.judge.phase == "done"
+    [mismatch] = done.judge.mismatches
+    assert "225 minutes (3 h 45 min)" in mismatch
+
+
+async def test_a_figure_the_evidence_does_not_hold_is_a_mismatch_without_any_tool(
+    deps_for: Any,
+) -> None:
+    evidence = EvidenceItem(
+        ref=1,
+        source_kind="documents",
+        source="policy",
+        text="The daily meal allowance (per diem) is 62 EUR in Germany and 48 EUR in Portugal.",
+    )
+    s = RunState(
+        question="What is the daily meal allowance in Germany?",
+        draft="The daily meal allowance in Germany is 68 EUR [1].",
+        settings=RunSettings(mode="multi", use_tools=False),
+        evidence=[evidence],
+    )
+    done = await advance("critic", command(AgentTask(state=s)), s, deps_for())
+    assert isinstance(done, RunState) and done.judge.phase == "done"
+    [mismatch] = done.judge.mismatches
+    assert "the draft states 68" in mismatch

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import Literal
 
 import pytest
 
@@ -168,3 +169,50 @@ def test_a_recompute_built_from_the_drafts_own_figures_is_dropped() -> None:
     )
     [check] = plan_calls(reply, "j5", sources=question)
     assert check.arguments == {"expression": "2480 * 0.15"} and check.call_id == "j5r0"
+
+
+@pytest.mark.parametrize(
+    ("asks", "draft", "right"),
+    [
+        ("time", "It is 11:00 PM in Tokyo.", True),
+        ("time", "It is 23:00 in Tokyo.", True),
+        ("time", "It is 14:00 in Tokyo.", False),
+        ("date", "Today is 11 March 2026 in Auckland.", True),
+        ("date", "It is 2026-03-10 in Auckland.", False),
+        ("weekday", "It is Wednesday there.", True),
+        ("weekday", "It is Tuesday there.", False),
+    ],
+)
+def test_a_question_about_now_is_checked_with_current_time(
+    asks: Literal["date", "time", "weekday"], draft: str, right: bool
+) -> None:
+    check = Recompute(
+        call_id="j5r0", tool="current_time", arguments={"timezone": "Asia/Tokyo"}, asks=asks
+    )
+    body = {
+        "status": "ok",
+        "code": "ok",
+        "result": {
+            "timezone": "Asia/Tokyo",
+            "iso": "2026-03-11T23:00:00+09:00",
+            "date": "2026-03-11",
+            "time": "23:00:00",
+            "weekday": "Wednesday",
+            "utc_offset": "+09:00",
+            "unix": 0,
+        },
+    }
+    findings, mismatches = compare([check], [_result("j5r0", body)], draft)
+    assert (mismatches == []) is right, (findings, mismatches)
+    if not right:
+        assert "current_time for Asia/Tokyo" in mismatches[0]
+
+
+def test_a_bare_figure_is_no_recomputation() -> None:
+    # The 0.5B "recomputed" the port it quoted (6544): its result made the figure look
+    # computed, and the check that it came from the wrong clause let it through.
+    bare = [{"claim": "6544", "expression": "6544"}, {"claim": "d", "expression": "2026-12-25"}]
+    reply = json.dumps({"checks": bare})
+    assert plan_calls(reply, "j5", "port 6544 2026-12-25") == []
+    kept = '{"checks": [{"claim": "290", "expression": "2026-12-25 - 2026-03-10"}]}'
+    assert len(plan_calls(kept, "j5", "2026-12-25 2026-03-10")) == 1

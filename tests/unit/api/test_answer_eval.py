@@ -28,6 +28,7 @@ from api.evals.answer_set import (
     score,
     summary,
 )
+from api.evals.draft_scores import JudgedDraft
 from gateway.tools import builtin_tools
 from gateway.tools.calculator import Calculator
 from gateway.tools.search_docs import SearchDocs
@@ -103,6 +104,23 @@ def test_the_summary_gives_shares_overall_and_per_kind() -> None:
         "tool_choice": 1.0,
         "mean_s": 2.0,
     }
+
+
+def test_wrong_answers_that_ended_verified_are_counted_and_split_by_recomputable() -> None:
+    hard = {q.id: q for q in load_set(name="hard").questions}
+
+    def ran(qid: str, answer: str, verified: bool | None) -> Outcome:
+        draft = JudgedDraft(0, False, ("critic:OK", "verifier:pass"))
+        return score(hard[qid], "done", [], answer, 1.0, verified=verified, drafts=[draft])
+
+    rows = [
+        ran("p04", "700002", True),  # the calculator could recompute it
+        ran("n03", "Port 6543.", True),  # no tool recomputes a fact the documents lack
+        ran("u01", "35", False),  # caught: not verified
+    ]
+    s = summary("m", rows)
+    assert (s["wrong_verified"], s["wrong_verified_recomputable"]) == (2, 1)
+    assert [o.recomputable for o in rows] == [True, False, True]
 
 
 # --- the shipped question file -------------------------------------------------------

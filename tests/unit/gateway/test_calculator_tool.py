@@ -36,6 +36,8 @@ from gateway.tools.calculator import Calculator, evaluate
         ("2 ** -1", 0.5),
         ("1_000 * 3", 3000),
         ("10 ** 299", 10**299),
+        ("len('agentbus')", 8),
+        ('len("") + len([3, 5, 7]) * 2', 6),
     ],
 )
 def test_arithmetic(expression: str, value: float) -> None:
@@ -67,6 +69,8 @@ def test_arithmetic(expression: str, value: float) -> None:
         ("'a' * 3", "only numbers"),
         ("1 << 2", "unsupported syntax: BinOp"),
         ("1 if 1 else 2", "unsupported syntax: IfExp"),
+        ("len(5)", "len takes a quoted string or a list"),
+        ("len('a', 'b')", "len takes one argument"),
         ("round(1.5, ndigits=1)", "keyword arguments"),
         ("round(1.5, 1000)", "round's second argument"),
         ("sqrt()", "takes 1 to 1 arguments"),
