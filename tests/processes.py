@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Generator
@@ -12,6 +13,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 AGENTBUS = str(Path(sys.executable).with_name("agentbus"))
+
+
+def free_port() -> int:
+    """A TCP port free on loopback now (for a process the test starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:

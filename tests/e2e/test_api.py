@@ -7,7 +7,6 @@ import hmac
 import json
 import os
 import signal
-import socket
 import time
 from pathlib import Path
 
@@ -16,14 +15,8 @@ import pytest
 from redis.asyncio import Redis
 
 from bus import embedded, keys
-from tests.processes import cli, processes, spawn
+from tests.processes import cli, free_port, processes, spawn
 from tests.support import wait_for
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def test_api_serves_runs_from_a_cli_created_key_and_stops_cleanly(

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import socket
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,14 +22,8 @@ import pytest
 
 from bus import embedded
 from tests.e2e.test_up import embedded_env, until_up
-from tests.processes import cli, processes, spawn
+from tests.processes import cli, free_port, processes, spawn
 from tests.support import wait_for
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def ready(http: httpx.AsyncClient) -> bool:

@@ -11,7 +11,6 @@ import hashlib
 import hmac
 import json
 import signal
-import socket
 import time
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from bus import keys
 from bus.runtime.groups import group_stats
 from bus.settings import CLUSTER_SHARDS
 from bus.store.migrate import upgrade_async
-from tests.processes import cli, processes, spawn
+from tests.processes import cli, free_port, processes, spawn
 from tests.support import wait_for
 
 pytestmark = [pytest.mark.connected, pytest.mark.cluster]
@@ -40,12 +39,6 @@ PROCESSES = [
     ["finalizer"],
     ["recorder"],
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.mark.timeout(480)  # nine processes start on a small, shared machine

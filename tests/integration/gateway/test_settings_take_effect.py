@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import httpx
@@ -16,16 +15,10 @@ from bus.publish import publish
 from bus.settings import BusSettings
 from bus.store.migrate import upgrade_async
 from tests.conftest import TEST_REDIS_URL
-from tests.processes import cli, processes, spawn
+from tests.processes import cli, free_port, processes, spawn
 from tests.support import events_of, wait_for
 
 pytestmark = pytest.mark.connected
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def call_current_time(redis: Redis) -> ToolResult:

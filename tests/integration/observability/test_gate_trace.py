@@ -5,7 +5,6 @@ to the run's trace. A real OTLP/HTTP receiver decodes what the processes export.
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import httpx
@@ -15,7 +14,7 @@ from redis.asyncio import Redis
 from bus.store.migrate import upgrade_async
 from tests.conftest import TEST_REDIS_URL
 from tests.otlp_receiver import ReceivedSpan, otlp_receiver
-from tests.processes import cli, processes, spawn
+from tests.processes import cli, free_port, processes, spawn
 from tests.support import events_of, until_serving, wait_for
 
 pytestmark = pytest.mark.connected
@@ -33,12 +32,6 @@ ROLES = [
     "retrieval",
     "recorder",
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def named(spans: list[ReceivedSpan], name: str) -> list[ReceivedSpan]:

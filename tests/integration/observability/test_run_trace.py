@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 from pathlib import Path
 
 import httpx
@@ -17,7 +16,7 @@ from bus.events import Done
 from bus.store.migrate import upgrade_async
 from tests.conftest import TEST_REDIS_URL
 from tests.otlp_receiver import ReceivedSpan, otlp_receiver
-from tests.processes import cli, processes, spawn
+from tests.processes import cli, free_port, processes, spawn
 from tests.support import events_of, narrow, until_serving, wait_for
 
 pytestmark = pytest.mark.connected
@@ -26,12 +25,6 @@ CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 CALLER_SPAN = "00f067aa0ba902b7"
 EVERY_ROLE = {"intake", "planner", "researcher", "gateway", "critic", "verifier", "finalizer"}
 PRICES = {"scripted": {"input": 0.5, "output": 1.5}}  # USD per 1k tokens
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def steps(spans: list[ReceivedSpan], role: str) -> list[ReceivedSpan]:
