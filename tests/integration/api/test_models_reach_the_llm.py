@@ -171,9 +171,10 @@ async def test_an_agent_model_reaches_only_that_agent(
     by_agent = {system_of(b).split(".")[0]: b["model"] for b in bodies(server)}
     assert by_agent["You are the critic"] == "m-small"
     assert by_agent["You are the planner of a team of agents"] == "m-default"
-    # The critic's fact-check pass is the critic's too; nobody else's model changed.
+    # The critic's fact-check (here its recompute of 23 × 19) is the critic's too; nobody
+    # else's model changed.
     critics = ("You are the critic", "You check a draft")
-    assert by_agent["You check a draft answer's specific claims"] == "m-small"
+    assert by_agent["You check a draft answer by recomputing it"] == "m-small"
     others = {b["model"] for b in bodies(server) if not system_of(b).startswith(critics)}
     assert others == {"m-default"}
 
