@@ -191,14 +191,17 @@ def draft_arithmetic(draft: str) -> list[str]:
 
 
 def spelled(question: str, evidence: Sequence[str], draft: str, today: dt.date) -> list[str]:
-    """Every recomputation the question or the draft spells out, at most ``MAX_SPELLED``."""
+    """Every recomputation the question or the draft spells out, at most ``MAX_SPELLED``.
+
+    A duration the question asks for is recomputed the way round it asks; the draft's own
+    expression for the same two times the other way round (``14:05 - 17:50``, a day less
+    45 minutes) is its mistake, not a figure for the researcher to "answer with".
+    """
+    asked = durations(question, evidence, today)
+    backwards = {" - ".join(reversed(e.split(" - "))) for e in asked}
     found: list[str] = []
-    for expression in (
-        *question_arithmetic(question),
-        *durations(question, evidence, today),
-        *draft_arithmetic(draft),
-    ):
-        if expression not in found:
+    for expression in (*question_arithmetic(question), *asked, *draft_arithmetic(draft)):
+        if expression not in found and expression not in backwards:
             found.append(expression)
     return found[:MAX_SPELLED]
 

@@ -111,6 +111,14 @@ def test_what_a_question_and_its_draft_spell_out_together_without_repeats() -> N
     assert found == ["1234 * 5678"]
 
 
+def test_a_duration_is_recomputed_the_way_round_the_question_asks() -> None:
+    # Seen through `make up` (0.5B): the researcher computed 14:05 - 17:50 (1215 minutes),
+    # and the fact-check told it to answer with 1215 beside the right 225.
+    question = "A train leaves at 14:05 and arrives at 17:50. How long is the trip in minutes?"
+    draft = "14:05 - 17:50 = 1215 minutes."
+    assert spelled(question, [], draft, TODAY) == ["17:50 - 14:05"]
+
+
 def test_written_out_clock_and_date_arithmetic_is_recomputed_as_the_calculator_reads_it() -> None:
     assert draft_arithmetic("Duration: 17:50 - 14:05 = 35 minutes.") == ["17:50 - 14:05"]
     assert draft_arithmetic("2026-12-25 - 2026-03-10 = 289 days") == ["2026-12-25 - 2026-03-10"]
