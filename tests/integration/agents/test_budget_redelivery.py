@@ -30,9 +30,8 @@ from bus.run_state import Budgets, ChatMessage
 from bus.runtime.context import StepContext
 from bus.settings import BusSettings
 from bus.store import open_store
-from bus.store.migrate import upgrade_async
 from tests.conftest import TEST_REDIS_URL
-from tests.processes import processes, spawn
+from tests.processes import process_env, processes, spawn
 from tests.support import events_of, wait_for
 
 pytestmark = pytest.mark.connected
@@ -81,18 +80,14 @@ async def test_a_step_run_again_after_its_charge_is_not_charged_again(
 async def test_researchers_killed_mid_call_charge_every_run_exactly_once(
     real_redis: Redis, tmp_path: Path
 ) -> None:
-    db = f"sqlite+aiosqlite:///{tmp_path / 'store.db'}"
-    await upgrade_async(db)
-    env = {
-        "AGENTBUS_REDIS_URL": TEST_REDIS_URL,
-        "AGENTBUS_DATABASE_URL": db,
-        "AGENTBUS_DATA_DIR": str(tmp_path / "data"),
-        "AGENTBUS_LLM": "scripted",
-        "AGENTBUS_LLM_LATENCY_S": "1.0",
-        "AGENTBUS_CLAIM_IDLE_MS": "1000",
-        "AGENTBUS_HEARTBEAT_MS": "200",
-        "AGENTBUS_READ_BLOCK_MS": "100",
-    }
+    env = await process_env(
+        tmp_path,
+        AGENTBUS_LLM="scripted",
+        AGENTBUS_LLM_LATENCY_S="1.0",
+        AGENTBUS_CLAIM_IDLE_MS="1000",
+        AGENTBUS_HEARTBEAT_MS="200",
+        AGENTBUS_READ_BLOCK_MS="100",
+    )
     roles = ["intake", "gateway", "finalizer"]
     holds = keys.budget_holds("t1")
     with processes() as procs:

@@ -12,10 +12,9 @@ from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish
 from bus.settings import BusSettings
-from bus.store.migrate import upgrade_async
 from bus.transcript import fold
 from tests.conftest import TEST_REDIS_URL
-from tests.processes import processes, spawn
+from tests.processes import process_env, processes, spawn
 from tests.support import events_of, wait_for
 
 pytestmark = pytest.mark.connected
@@ -25,18 +24,14 @@ ROLES = ["intake", "planner", "researcher", "gateway", "finalizer"]
 async def test_killing_a_critic_replica_mid_step_still_finishes_once(
     real_redis: Redis, tmp_path: Path
 ) -> None:
-    db = f"sqlite+aiosqlite:///{tmp_path / 'store.db'}"
-    await upgrade_async(db)
-    env = {
-        "AGENTBUS_REDIS_URL": TEST_REDIS_URL,
-        "AGENTBUS_DATABASE_URL": db,
-        "AGENTBUS_DATA_DIR": str(tmp_path / "data"),
-        "AGENTBUS_LLM": "scripted",
-        "AGENTBUS_LLM_TOKEN_DELAY_S": "0.15",
-        "AGENTBUS_CLAIM_IDLE_MS": "1000",
-        "AGENTBUS_HEARTBEAT_MS": "200",
-        "AGENTBUS_READ_BLOCK_MS": "100",
-    }
+    env = await process_env(
+        tmp_path,
+        AGENTBUS_LLM="scripted",
+        AGENTBUS_LLM_TOKEN_DELAY_S="0.15",
+        AGENTBUS_CLAIM_IDLE_MS="1000",
+        AGENTBUS_HEARTBEAT_MS="200",
+        AGENTBUS_READ_BLOCK_MS="100",
+    )
     critic_stream = keys.role_stream(keys.Role.CRITIC, 0)
     with processes() as procs:
         for role in ROLES:

@@ -13,9 +13,8 @@ from bus.commands import Command, RunState, ToolCallBatch, ToolCallRequest, dead
 from bus.events import ToolResult
 from bus.publish import publish
 from bus.settings import BusSettings
-from bus.store.migrate import upgrade_async
 from tests.conftest import TEST_REDIS_URL
-from tests.processes import cli, free_port, processes, spawn
+from tests.processes import cli, free_port, process_env, processes, spawn
 from tests.support import events_of, wait_for
 
 pytestmark = pytest.mark.connected
@@ -52,15 +51,11 @@ async def call_current_time(redis: Redis) -> ToolResult:
 async def test_a_tool_disabled_over_the_api_is_refused_by_the_next_call(
     real_redis: Redis, tmp_path: Path
 ) -> None:
-    db = f"sqlite+aiosqlite:///{tmp_path / 'store.db'}"
-    await upgrade_async(db)
     port = free_port()
-    env = {
-        "AGENTBUS_REDIS_URL": TEST_REDIS_URL,
-        "AGENTBUS_DATABASE_URL": db,
-        "AGENTBUS_DATA_DIR": str(tmp_path / "data"),
-        "AGENTBUS_READ_BLOCK_MS": "100",
-    }
+    env = await process_env(
+        tmp_path,
+        AGENTBUS_READ_BLOCK_MS="100",
+    )
     with processes() as procs:
         procs.append(spawn(["worker", "gateway", "recorder"], env, tmp_path / "gateway.log"))
         procs.append(spawn(["api", "--port", str(port)], env, tmp_path / "api.log"))
