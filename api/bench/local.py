@@ -32,7 +32,7 @@ from agents.llm.observed import ObservedLLM
 from agents.llm.ports import LLM
 from api.bench.local_figures import by_kind, run_figures, summary
 from api.compose.connection import connect
-from api.compose.roles import Roles, make_llm
+from api.compose.roles import RUN_ROLES, Roles, make_llm
 from api.compose.settings import AppSettings
 from api.compose.workers import build_workers
 from api.evals.answer_set import TENANT, AnswerSet, Question, in_turns, load_set, score
@@ -49,17 +49,6 @@ from gateway.tools.search_docs import SearchDocs, in_process
 from retrieval.ingest import prepare
 from retrieval.loaders import load_path
 from retrieval.stack import open_retrieval
-
-ROLES = (
-    keys.Role.INTAKE,
-    keys.Role.PLANNER,
-    keys.Role.RETRIEVAL,
-    keys.Role.RESEARCHER,
-    keys.Role.GATEWAY,
-    keys.Role.CRITIC,
-    keys.Role.VERIFIER,
-    keys.Role.FINALIZER,
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +125,7 @@ class System:
                     s, stores, llm=self.llm, registry=registry, retrieval=retrieval, clock=clock
                 )
                 workers = build_workers(
-                    ROLES, conn.redis, s.bus, roles, concurrency=self.concurrency
+                    RUN_ROLES, conn.redis, s.bus, roles, concurrency=self.concurrency
                 )
                 for w in workers:
                     await w.ensure_groups()

@@ -51,7 +51,8 @@ from retrieval.stack import Retrieval
 from retrieval.worker import make_retrieval_handler
 
 #: Roles `agentbus up` runs in one process.
-UP_ROLES = (
+#: Every role a run passes through (single, multi and custom modes).
+RUN_ROLES = (
     Role.INTAKE,
     Role.PLANNER,
     Role.RETRIEVAL,
@@ -60,9 +61,8 @@ UP_ROLES = (
     Role.CRITIC,
     Role.VERIFIER,
     Role.FINALIZER,
-    Role.NOOP,
-    Role.RECORDER,
 )
+UP_ROLES = (*RUN_ROLES, Role.NOOP, Role.RECORDER)
 
 
 class UnknownRole(BusError):

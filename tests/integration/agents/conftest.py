@@ -10,24 +10,12 @@ import pytest
 from redis.asyncio import Redis
 
 from agents.llm.ports import LLM
-from api.compose.roles import Roles
+from api.compose.roles import RUN_ROLES, Roles
 from api.compose.settings import AppSettings
 from api.compose.workers import build_workers
-from bus import keys
 from bus.runtime.runner import Runner
 from bus.store import open_store
 from tests.integration.agents.system import StartSystem, System
-
-ROLES = (
-    keys.Role.INTAKE,
-    keys.Role.PLANNER,
-    keys.Role.RETRIEVAL,
-    keys.Role.RESEARCHER,
-    keys.Role.GATEWAY,
-    keys.Role.CRITIC,
-    keys.Role.VERIFIER,
-    keys.Role.FINALIZER,
-)
 
 
 @pytest.fixture
@@ -67,7 +55,7 @@ async def start_system(
             redis=real_redis,  # search_docs asks the retrieval role over the bus
             **({"mcp": mcp} if mcp is not None else {}),
         )
-        workers = build_workers(ROLES, real_redis, s.bus, roles, concurrency=4)
+        workers = build_workers(RUN_ROLES, real_redis, s.bus, roles, concurrency=4)
         for w in workers:
             await w.ensure_groups()
         runner = Runner(workers, real_redis)
