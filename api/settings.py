@@ -65,6 +65,17 @@ class ApiSettings(EnvSettings):
     api_signature_max_age_s: int = Field(
         default=300, ge=10, description="Signed questions older (or newer) than this are refused."
     )
+    schedule_poll_s: float = Field(
+        default=5.0,
+        gt=0,
+        description="How often each API replica looks for scheduled questions that are due.",
+    )
+    schedule_misfire_grace_s: float = Field(
+        default=120.0,
+        ge=0,
+        description="A scheduled tick later than this (nothing ran) is missed: its schedule's "
+        "policy (skip or run_once) decides.",
+    )
     api_questions_maxlen: int = Field(
         default=100_000, ge=100, description="Approximate cap on runs.questions' backlog."
     )

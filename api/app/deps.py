@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from api.app.limits import TenantLimits
     from api.app.preferences import Effective
     from api.app.relay import Relay
+    from api.app.scheduler import Scheduler
+    from api.app.schedules import ScheduleBook
     from api.app.starter import RunStarter
     from api.settings import ApiSettings
     from bus.settings import BusSettings
@@ -55,6 +57,8 @@ class ApiDeps:
         documents: the catalogue of uploaded documents (the web page's Documents panel).
         webhook_secrets: the tenants' webhook signing secrets.
         webhooks: the webhook delivery schedule (``GET /runs/{id}/deliveries`` reads it).
+        schedules: the scheduled questions' use cases (``/api/v1/schedules``).
+        scheduler: starts the scheduled questions' runs (every replica runs it).
     """
 
     settings: ApiSettings
@@ -77,3 +81,5 @@ class ApiDeps:
     documents: DocumentStore | None = None
     webhook_secrets: WebhookSecretStore | None = None
     webhooks: Schedule | None = None
+    schedules: ScheduleBook | None = None
+    scheduler: Scheduler | None = None

@@ -116,6 +116,13 @@ class KeyNotFound(NotFound):
     hint = "list your tenant's keys with GET /api/v1/keys"
 
 
+class ScheduleNotFound(NotFound):
+    """No schedule with this id for the caller (it may be another user's or tenant's)."""
+
+    code = "schedule_not_found"
+    hint = "check the id; list yours with GET /api/v1/schedules"
+
+
 class RunEnded(ApiError):
     """The run already ended, so it cannot be cancelled."""
 

@@ -17,6 +17,7 @@ from api import signing
 from api.app.deps import ApiDeps
 from api.app.relay import Relay
 from api.app.sessions import SessionAuthenticator
+from api.compose.schedules import schedule_book, scheduler_of
 from api.compose.settings import AppSettings
 from api.compose.starter import defaults_of as defaults_of  # re-exported: the API's wiring
 from api.compose.starter import limits_of, make_starter
@@ -34,6 +35,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
     master = signing.master_key(settings.signing_key, bus.data_dir)
     defaults = defaults_of(app_settings)
     limits = limits_of(app_settings, redis)
+    starter = make_starter(app_settings, redis, stores, limits)
     # Every process caching a tenant's policy reads this version before using it.
     stores.tenant_settings.on_change(functools.partial(tenant_versions.bump, redis))
     return ApiDeps(
@@ -50,7 +52,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
             stores.keys, redis, cache_s=settings.api_key_cache_s, signing_master=master
         ),
         limits=limits,
-        starter=make_starter(app_settings, redis, stores, limits),
+        starter=starter,
         relay=Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms),
         checkpoints=stores.checkpoints,
         allow_always=allow_always_hook(stores),
@@ -59,6 +61,8 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         documents=stores.documents,
         webhook_secrets=stores.webhook_secrets,
         webhooks=schedule_for(redis, app_settings.gateway, bus),
+        schedules=schedule_book(app_settings, stores, starter),
+        scheduler=scheduler_of(app_settings, stores, starter),
     )
 
 

@@ -75,12 +75,20 @@ def create_app(deps: ApiDeps) -> FastAPI:
         turns = deps.starter.turns
         # Every replica sweeps (at start, then now and then): turns whose publish was lost.
         sweeper = None if turns is None else asyncio.create_task(turns.sweep_forever(SWEEP_S))
+        # Every replica runs the scheduler too: its claims keep each tick to one run.
+        scheduler = deps.scheduler
+        ticking = (
+            None
+            if scheduler is None
+            else asyncio.create_task(scheduler.run_forever(deps.settings.schedule_poll_s))
+        )
         try:
             yield
         finally:
-            if sweeper is not None:
-                sweeper.cancel()
-                await asyncio.gather(sweeper, return_exceptions=True)
+            for task in (sweeper, ticking):
+                if task is not None:
+                    task.cancel()
+                    await asyncio.gather(task, return_exceptions=True)
             await deps.relay.stop()
 
     app = FastAPI(

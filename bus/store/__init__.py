@@ -3,6 +3,7 @@
 # Registers the checkpoints table on Base.metadata (what alembic compares against).
 from bus.store import document_tables as document_tables
 from bus.store import gate_tables as gate_tables
+from bus.store import schedule_tables as schedule_tables
 from bus.store import turn_tables as turn_tables
 from bus.store.api_keys import ApiKeyRecord, ApiKeyStore, KeyRole
 from bus.store.audit import AuditEntry, AuditLogRecord, AuditReport, AuditStore, ChainReport
@@ -28,6 +29,7 @@ from bus.store.documents import DocumentRecord, DocumentStore
 from bus.store.engine import make_engine
 from bus.store.migrate import downgrade, downgrade_async, upgrade, upgrade_async
 from bus.store.runs import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore
+from bus.store.schedules import ScheduleRecord, ScheduleStore, TickRecord, TickState
 from bus.store.scope import Scope
 from bus.store.stores import Stores, open_store
 from bus.store.tenant_settings import TenantSettingsRecord, TenantSettingsStore
@@ -62,10 +64,14 @@ __all__ = [
     "RunRecord",
     "RunStatus",
     "RunStore",
+    "ScheduleRecord",
+    "ScheduleStore",
     "Scope",
     "Stores",
     "TenantSettingsRecord",
     "TenantSettingsStore",
+    "TickRecord",
+    "TickState",
     "WebhookSecretRecord",
     "WebhookSecretStore",
     "downgrade",
