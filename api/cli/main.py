@@ -66,6 +66,9 @@ COMMANDS: dict[str, Entry] = {
         "Print a new one-time sign-in link to the web page of a running `agentbus up`.",
     ),
     "runs": Entry("api.cli.runs", "app", "Runs: resume a paused run."),
+    "schedules": Entry(
+        "api.cli.schedules", "app", "Scheduled questions: asked on a cron schedule."
+    ),
     "keys": Entry(
         "api.cli.keys", "app", "API keys: each maps to a tenant, a subject, a role and ACL groups."
     ),

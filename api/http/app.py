@@ -42,6 +42,7 @@ from api.http.routes import (
     openai_v1,
     page,
     runs,
+    schedules,
     session,
     settings,
     usage,
@@ -104,7 +105,7 @@ def create_app(deps: ApiDeps) -> FastAPI:
     app.state.deps = deps
     app.state.asyncapi = build_asyncapi(deps.bus, VERSION)
     routers = (runs, gates, agents, events, ws, settings, conversations, audit, api_keys, health)
-    for module in (*routers, session, documents, activity, webhooks, usage):
+    for module in (*routers, session, documents, activity, webhooks, usage, schedules):
         app.include_router(module.router, responses=_ERROR_RESPONSES)
     # The OpenAI dialect, AG-UI and A2A answer errors in their own protocol's shape.
     for module in (openai_v1, ag_ui, a2a, page):

@@ -44,12 +44,25 @@ ANSWERS: dict[tuple[str, str, str], Any] = {
     ("get", "/api/v1/conversations/{conversation_id}", "200"): models.ConversationDetail,
     ("patch", "/api/v1/conversations/{conversation_id}", "200"): models.Conversation,
     ("get", "/api/v1/usage", "200"): models.UsageReport,
+    ("post", "/api/v1/schedules", "201"): models.ScheduledQuestion,
+    ("get", "/api/v1/schedules", "200"): models.ScheduledQuestionList,
+    ("get", "/api/v1/schedules/{schedule_id}", "200"): models.ScheduledQuestionDetail,
+    ("post", "/api/v1/schedules/{schedule_id}/pause", "200"): models.ScheduledQuestion,
+    ("post", "/api/v1/schedules/{schedule_id}/resume", "200"): models.ScheduledQuestion,
 }
 
 #: Client models that are no route's whole answer: parts of one (checked with it), a
 #: websocket frame, the error body (checked on every route) and the settings the client
 #: keeps as plain documents (see agentbus_client/models/settings.py).
-NOT_AN_ANSWER = {"Delivery", "Message", "Snapshot", "ErrorDetail", "ErrorBody", "TenantSettings"}
+NOT_AN_ANSWER = {
+    "Delivery",
+    "Message",
+    "Snapshot",
+    "ErrorDetail",
+    "ErrorBody",
+    "TenantSettings",
+    "ScheduledTick",
+}
 
 
 async def _document(data_dir: Path) -> dict[str, Any]:

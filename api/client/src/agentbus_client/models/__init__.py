@@ -23,6 +23,12 @@ from agentbus_client.models.runs import (
     Snapshot,
     Started,
 )
+from agentbus_client.models.schedules import (
+    ScheduledQuestion,
+    ScheduledQuestionDetail,
+    ScheduledQuestionList,
+    ScheduledTick,
+)
 from agentbus_client.models.settings import TenantSettings
 from agentbus_client.models.usage import UsageReport
 from agentbus_client.models.webhooks import Delivery, DeliveryList, WebhookSecret
@@ -43,6 +49,10 @@ __all__ = [
     "Message",
     "Run",
     "RunPage",
+    "ScheduledQuestion",
+    "ScheduledQuestionDetail",
+    "ScheduledQuestionList",
+    "ScheduledTick",
     "Snapshot",
     "Started",
     "TenantSettings",

@@ -1,0 +1,150 @@
+"""``/api/v1/schedules``: questions asked on a cron schedule (add, list, read, pause,
+resume, delete).
+
+A schedule belongs to the user who adds it; another user's id is 404. A tenant admin may
+list and read the tenant's (each read of another user's is audited), but only the owner
+may pause, resume or delete one (403 for the admin). Every tick's run lands in the
+schedule's conversation and, if it has one, on its webhook (`api.app.scheduler`).
+"""
+
+from datetime import UTC, datetime
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Response, status
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentbus_client.models import (
+    ScheduledQuestion,
+    ScheduledQuestionDetail,
+    ScheduledQuestionList,
+    ScheduledTick,
+)
+from api.app.deps import ApiDeps
+from api.app.errors import Unavailable
+from api.app.oversight import audit_read
+from api.app.schedules import NewSchedule, ScheduleBook
+from api.http.routes.common import Caller, Deps
+from bus.run_state import QuestionSettings
+from bus.store import ScheduleRecord, TickRecord
+
+router = APIRouter(prefix="/api/v1/schedules", tags=["schedules"])
+
+
+class ScheduleCreate(BaseModel):
+    """A question to ask on a schedule."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cron: str = Field(
+        min_length=1,
+        max_length=120,
+        description="Five fields: minute hour day-of-month month day-of-week ('0 8 * * MON').",
+    )
+    timezone: str = Field(
+        default="UTC", min_length=1, max_length=64, description="An IANA time zone."
+    )
+    # No max_length here: an over-long question is a 413 with its own code, not a 422.
+    question: str = Field(min_length=1, description="The question every tick asks.")
+    settings: QuestionSettings = QuestionSettings()
+    webhook_url: str | None = Field(
+        default=None, max_length=2048, description="POST each run's result here, signed."
+    )
+    missed: Literal["skip", "run_once"] = Field(
+        default="skip",
+        description="Ticks missed while nothing ran (every process down): skip them, or "
+        "run once for all of them.",
+    )
+
+
+def _book(deps: ApiDeps) -> ScheduleBook:
+    if deps.schedules is None:
+        raise Unavailable("this API has no schedules store")
+    return deps.schedules
+
+
+def _view(record: ScheduleRecord) -> ScheduledQuestion:
+    return ScheduledQuestion(
+        id=record.id,
+        tenant_id=record.tenant_id,
+        subject=record.subject,
+        cron=record.cron,
+        timezone=record.timezone,
+        question=record.question,
+        settings=record.settings,
+        webhook_url=record.webhook_url,
+        missed="run_once" if record.missed == "run_once" else "skip",
+        conversation_id=record.conversation_id,
+        paused=record.paused,
+        next_run_at=datetime.fromtimestamp(record.next_run_at, UTC),
+        created_at=record.created_at,
+    )
+
+
+def _tick(record: TickRecord) -> ScheduledTick:
+    return ScheduledTick(
+        tick_at=datetime.fromtimestamp(record.tick_at, UTC),
+        run_id=record.run_id,
+        state=record.state.value,
+        error=record.error,
+    )
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, response_model=ScheduledQuestion)
+async def add_schedule(
+    body: ScheduleCreate, deps: Deps, caller: Caller, response: Response
+) -> ScheduledQuestion:
+    """Ask ``question`` at every tick of ``cron`` in ``timezone``, as the caller."""
+    new = NewSchedule(
+        body.cron, body.timezone, body.question, body.settings, body.webhook_url, body.missed
+    )
+    record = await _book(deps).add(caller, new)
+    response.headers["Location"] = f"/api/v1/schedules/{record.id}"
+    return _view(record)
+
+
+@router.get("", response_model=ScheduledQuestionList)
+async def list_schedules(
+    deps: Deps, caller: Caller, limit: Annotated[int, Query(ge=1, le=500)] = 100
+) -> ScheduledQuestionList:
+    """The caller's schedules; an admin's, the tenant's (audited)."""
+    found = await _book(deps).list(caller, limit)
+    others = [s.id for s in found if s.subject != caller.subject]
+    await audit_read(
+        deps.audit, caller, what="list_schedules", owners=(s.subject for s in found), ids=others
+    )
+    return ScheduledQuestionList(schedules=[_view(s) for s in found])
+
+
+@router.get("/{schedule_id}", response_model=ScheduledQuestionDetail)
+async def get_schedule(
+    schedule_id: str,
+    deps: Deps,
+    caller: Caller,
+    ticks: Annotated[int, Query(ge=1, le=200, description="Latest ticks to return.")] = 20,
+) -> ScheduledQuestionDetail:
+    """One schedule with its latest ticks (the run each started, or why none)."""
+    found, recent = await _book(deps).get(caller, schedule_id, ticks)
+    await audit_read(
+        deps.audit, caller, what="read_schedule", owners=[found.subject], target=schedule_id
+    )
+    return ScheduledQuestionDetail(schedule=_view(found), ticks=[_tick(t) for t in recent])
+
+
+@router.post("/{schedule_id}/pause", response_model=ScheduledQuestion)
+async def pause_schedule(schedule_id: str, deps: Deps, caller: Caller) -> ScheduledQuestion:
+    """Pause one of the caller's schedules: no tick runs until it is resumed."""
+    return _view(await _book(deps).pause(caller, schedule_id, paused=True))
+
+
+@router.post("/{schedule_id}/resume", response_model=ScheduledQuestion)
+async def resume_schedule(schedule_id: str, deps: Deps, caller: Caller) -> ScheduledQuestion:
+    """Resume one of the caller's schedules at its next tick after now (the ticks of the
+    paused time do not run)."""
+    return _view(await _book(deps).pause(caller, schedule_id, paused=False))
+
+
+@router.delete("/{schedule_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_schedule(schedule_id: str, deps: Deps, caller: Caller) -> Response:
+    """Delete one of the caller's schedules (its conversation and runs stay)."""
+    await _book(deps).delete(caller, schedule_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
