@@ -1,8 +1,10 @@
-// The settings dialog (admin keys): Preferences, Network, Budgets, Agents, Documents, Activity.
+// The settings dialog (admin keys): Preferences, Network, Budgets, Agents, Documents,
+// Schedules, Activity.
 import { clear, h } from './dom.js';
 import { activityPanel } from './activity_panel.js';
 import { budgetsPanel } from './budgets_panel.js';
 import { documentsPanel } from './documents_panel.js';
+import { schedulesPanel } from './schedules_panel.js';
 import { agentsPanel, networkPanel, preferencesPanel } from './panels.js';
 
 const TABS = [
@@ -11,6 +13,7 @@ const TABS = [
   ['Budgets', (api) => budgetsPanel(api)],
   ['Agents', (api) => agentsPanel(api)],
   ['Documents', (api) => documentsPanel(api)],
+  ['Schedules', (api) => schedulesPanel(api)],
   ['Activity', (api, conversation) => activityPanel(api, conversation())],
 ];
 
