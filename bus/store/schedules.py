@@ -104,6 +104,10 @@ class TickRecord(BaseModel):
         """The user the tick's run belongs to."""
         return Scope.user(self.tenant_id, self.subject)
 
+    def marked(self, state: TickState, error: str | None) -> TickRecord:
+        """This tick with what became of it."""
+        return self.model_copy(update={"state": state, "error": error})
+
 
 def tick_run_id(schedule_id: str, tick_at: int) -> str:
     """The run id of a schedule's tick: the same for every replica and every retry."""
@@ -274,7 +278,7 @@ class ScheduleStore(Repository):
         )
         async with self._scoped(tick.owner, "record the schedule's tick") as session:
             await session.execute(stmt)
-        return tick.model_copy(update={"state": state, "error": error})
+        return tick.marked(state, error)
 
     async def unpublished(self, before: datetime) -> builtins.list[TickRecord]:
         """For the sweep: every tenant's ticks claimed before ``before`` and not yet

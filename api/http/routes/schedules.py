@@ -81,11 +81,13 @@ def _view(record: ScheduleRecord) -> ScheduledQuestion:
 
 
 def _tick(record: TickRecord) -> ScheduledTick:
-    return ScheduledTick(
-        tick_at=datetime.fromtimestamp(record.tick_at, UTC),
-        run_id=record.run_id,
-        state=record.state.value,
-        error=record.error,
+    return ScheduledTick.model_validate(
+        {
+            "tick_at": datetime.fromtimestamp(record.tick_at, UTC),
+            "run_id": record.run_id,
+            "state": record.state.value,
+            "error": record.error,
+        }
     )
 
 

@@ -141,19 +141,18 @@ async def test_a_claim_whose_start_was_not_recorded_is_unpublished_until_marked(
 ) -> None:
     await schedules.create(record("s1"))
     await schedules.create(record("s2", BOB))
-    claimed = []
+    claimed = {}
     for due in await schedules.due(T0):
         tick = await schedules.claim(due, T0, T0 + 3600, TickState.CLAIMED, T0)
         assert tick is not None
-        claimed.append(tick)
-    skipped = await schedules.claim(
-        (await schedules.due(T0 + 3600))[0], T0 + 3600, T0 + 7200, TickState.SKIPPED, T0 + 3600
-    )
+        claimed[due.id] = tick
+    later = {s.id: s for s in await schedules.due(T0 + 3600)}
+    skipped = await schedules.claim(later["s1"], T0 + 3600, T0 + 7200, TickState.SKIPPED, T0 + 3600)
 
     early = await schedules.unpublished(datetime.fromtimestamp(T0, UTC))
     late = await schedules.unpublished(datetime.fromtimestamp(T0 + 31, UTC))
-    await schedules.mark(claimed[0], TickState.STARTED)
-    await schedules.mark(claimed[1], TickState.REFUSED, "key_revoked")
+    await schedules.mark(claimed["s1"], TickState.STARTED)
+    await schedules.mark(claimed["s2"], TickState.REFUSED, "key_revoked")
     after = await schedules.unpublished(datetime.fromtimestamp(T0 + 31, UTC))
 
     assert early == [] and sorted(t.subject for t in late) == ["alice", "bob"]  # every tenant's
