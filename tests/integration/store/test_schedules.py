@@ -13,10 +13,11 @@ from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bus.store import ScheduleRecord, ScheduleStore, Scope, TickState, make_engine
 from bus.store.schedules import tick_run_id
+from bus.store.scope import set_statement
 
 ALICE = Scope.user("tenant-a", "alice")
 BOB = Scope.user("tenant-a", "bob")
@@ -175,3 +176,35 @@ async def test_deleting_a_schedule_deletes_its_ticks(
     assert await schedules.get(ALICE, "s1") is None
     assert await count(superuser_engine, "schedule_ticks") == 0
     assert not await schedules.delete(ALICE, "s1")
+
+
+@pytest.mark.parametrize(
+    "store_url", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+)
+async def test_on_postgres_row_level_security_shows_a_raw_query_only_its_scopes_schedules(
+    schedules: ScheduleStore, engine: AsyncEngine, superuser_engine: AsyncEngine
+) -> None:
+    for n, owner in enumerate((ALICE, BOB, OTHER_TENANT)):
+        await schedules.create(record(f"s{n}", owner))
+    for due in await schedules.due(T0):
+        assert await schedules.claim(due, T0, T0 + 3600, TickState.CLAIMED, T0) is not None
+
+    async def seen(conn: AsyncConnection) -> tuple[int, int]:
+        got = [
+            int(await conn.scalar(text(f"SELECT count(*) FROM {t}")) or 0)
+            for t in ("schedules", "schedule_ticks")
+        ]
+        return got[0], got[1]
+
+    async with superuser_engine.connect() as conn:
+        everything = await seen(conn)
+    async with engine.connect() as conn:
+        unscoped = await seen(conn)
+    async with engine.connect() as conn:
+        await conn.execute(set_statement(), ALICE.settings())
+        alices = await seen(conn)
+    async with engine.connect() as conn:
+        await conn.execute(set_statement(), ADMIN.settings())
+        tenants = await seen(conn)
+
+    assert (everything, unscoped, alices, tenants) == ((3, 3), (0, 0), (1, 1), (2, 2))
