@@ -28,7 +28,7 @@ import structlog
 from redis.exceptions import RedisError
 
 from api.app.auth import Principal
-from api.app.errors import ApiError, Unavailable
+from api.app.errors import ApiError, InvalidRequest, Unavailable
 from api.app.schedule_times import BadSchedule, Missed, plan
 from api.app.starter import Ask
 from api.app.webhook_requests import webhook_of
@@ -81,12 +81,15 @@ class Scheduler:
         now = self._clock()
         claimed: list[TickRecord] = []
         for schedule in await self._store.due(now):
-            tick = await self._claim(schedule, now)
-            if tick is None:
+            try:
+                tick = await self._claim(schedule, now)
+                if tick is not None and tick.state == TickState.CLAIMED:
+                    tick = await self.start(schedule, tick)
+            except Exception as e:  # one schedule's failure holds up no other's
+                log.warning("schedule tick failed", schedule_id=schedule.id, error=repr(e))
                 continue
-            claimed.append(tick)
-            if tick.state == TickState.CLAIMED:
-                claimed[-1] = await self.start(schedule, tick)
+            if tick is not None:
+                claimed.append(tick)
         return claimed
 
     async def _claim(self, schedule: ScheduleRecord, now: float) -> TickRecord | None:
@@ -114,9 +117,12 @@ class Scheduler:
         before = datetime.fromtimestamp(self._clock() - UNPUBLISHED_GRACE_S, UTC)
         done: list[TickRecord] = []
         for tick in await self._store.unpublished(before):
-            schedule = await self._store.get(tick.owner, tick.schedule_id)
-            if schedule is not None:
-                done.append(await self.start(schedule, tick))
+            try:
+                schedule = await self._store.get(tick.owner, tick.schedule_id)
+                if schedule is not None:
+                    done.append(await self.start(schedule, tick))
+            except Exception as e:  # retried at the next pass; the others go on
+                log.warning("schedule sweep failed", schedule_id=tick.schedule_id, error=repr(e))
         return done
 
     async def start(self, schedule: ScheduleRecord, tick: TickRecord) -> TickRecord:
@@ -125,10 +131,14 @@ class Scheduler:
         if who is None:
             log.warning("schedule's key revoked", schedule_id=schedule.id)
             return await self._store.mark(tick, TickState.REFUSED, KEY_REVOKED)
+        try:
+            settings = QuestionSettings.model_validate(schedule.settings)
+        except ValueError:  # stored by an older version that accepted it
+            return await self._store.mark(tick, TickState.REFUSED, InvalidRequest.code)
         ask = Ask(
             schedule.question,
             schedule.conversation_id,
-            QuestionSettings.model_validate(schedule.settings),
+            settings,
             run_id=tick.run_id,
             webhook=webhook_of(schedule.webhook_url, False),
             priority="batch",
