@@ -179,14 +179,17 @@ class ScheduleStore(Repository):
                 delete(ScheduleRow)
                 .where(ScheduleRow.id == schedule_id, owner.where(ScheduleRow, owner=True))
                 .returning(ScheduleRow.id)
+                .execution_options(synchronize_session=False)
             )
             if gone.scalar() is None:
                 return False
             await session.execute(
-                delete(ScheduleTickRow).where(
+                delete(ScheduleTickRow)
+                .where(
                     ScheduleTickRow.schedule_id == schedule_id,
                     owner.where(ScheduleTickRow, owner=True),
                 )
+                .execution_options(synchronize_session=False)
             )
         return True
 
@@ -254,10 +257,10 @@ class ScheduleStore(Repository):
             async with self._scoped(owner, "claim the schedule's tick") as session:
                 if (await session.execute(move)).scalar() is None:
                     return None
-                insert = insert_ignoring_conflicts(
+                record_tick = insert_ignoring_conflicts(
                     session, ScheduleTickRow, values, ["schedule_id", "tick_at"]
                 ).returning(ScheduleTickRow.id)
-                if (await session.execute(insert)).scalar() is None:
+                if (await session.execute(record_tick)).scalar() is None:
                     raise _Lost  # recorded before under another version: roll the move back
         except _Lost:
             return None
@@ -275,6 +278,7 @@ class ScheduleStore(Repository):
                 tick.owner.where(ScheduleTickRow, owner=True),
             )
             .values(state=state.value, error=error, updated_at=utcnow())
+            .execution_options(synchronize_session=False)
         )
         async with self._scoped(tick.owner, "record the schedule's tick") as session:
             await session.execute(stmt)
