@@ -9,6 +9,7 @@ Redis and store (and, for the concurrency test, their own engine).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -26,6 +27,7 @@ from bus import keys
 from bus.store import KeyRole, ScheduleStore, TickState, make_engine
 from tests.integration.api.conftest import Api, StartApi
 from tests.integration.api.owners import api_reads
+from tests.integration.api.test_cli_remote import run_cli
 from tests.integration.api.test_multitask import ended, events_of, messages
 from tests.integration.api.test_webhooks import HOOK_SETTINGS, Receiver, hook_tenant
 from tests.unit.gateway.local_http import LocalServer, serve
@@ -350,3 +352,41 @@ async def test_a_scheduler_killed_between_claim_and_start_has_its_tick_run_once_
     assert (tick["state"], tick["run_id"]) == ("started", run_id)
     assert [e["type"] for e in await events_of(api, run_id)].count("run_started") == 1
     assert len(await messages(api, alice, created["conversation_id"])) == 2
+
+
+@pytest.mark.timeout(300)
+async def test_the_cli_adds_lists_pauses_resumes_and_deletes_schedules_the_api_runs(
+    start_api: StartApi,
+) -> None:
+    api = await start_api()
+    env = {
+        "AGENTBUS_DATA_DIR": str(api.settings.bus.data_dir),
+        "AGENTBUS_TENANT": "t1",
+        "AGENTBUS_SUBJECT": "alice",
+        "AGENTBUS_GROUPS": "eng",
+    }
+    alice = await api.key("t1", "alice")
+
+    code, out, err = await run_cli(
+        ["schedules", "add", YEARLY, QUESTION, "--timezone", "Europe/Paris", "--json"], env
+    )
+    bad, _, bad_err = await run_cli(["schedules", "add", "61 * * * *", QUESTION], env)
+    assert code == 0, err
+    added = json.loads(out)
+    seen = await detail(api, alice, added["id"])  # the API reads what the CLI wrote
+    paused = await run_cli(["schedules", "pause", added["id"]], env)
+    listed = await run_cli(["schedules", "list", "--json"], env)
+    resumed = await run_cli(["schedules", "resume", added["id"]], env)
+
+    assert bad == 2 and "error [invalid_request]" in bad_err and "minute" in bad_err
+    assert seen["schedule"]["timezone"] == "Europe/Paris"
+    assert paused[0] == 0 and "paused" in paused[1]
+    assert [json.loads(line)["paused"] for line in listed[1].splitlines()] == [True]
+    assert resumed[0] == 0 and "next " in resumed[1]
+    [tick] = await scheduler(api, Clock(next_tick(seen["schedule"]))).run_due()
+    assert tick.run_id is not None
+    run = await ended(api, alice, tick.run_id)
+    assert run["status"] == "done" and run["conversation_id"] == added["conversation_id"]
+    removed = await run_cli(["schedules", "delete", added["id"]], env)
+    gone = await run_cli(["schedules", "delete", added["id"]], env)
+    assert removed[0] == 0 and gone[0] == 2 and "schedule_not_found" in gone[2]
