@@ -288,7 +288,7 @@ def receiver() -> Iterator[Receiver]:
 
 
 async def test_a_scheduled_runs_result_is_posted_signed_to_the_schedules_webhook(
-    start_api: StartApi, receiver: Receiver
+    start_api: Any, receiver: Receiver
 ) -> None:
     api = await start_api(**HOOK_SETTINGS)
     _, alice = await hook_tenant(api, receiver)
