@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -29,7 +29,7 @@ app = typer.Typer(help="Scheduled questions: asked on a cron schedule.", no_args
 
 
 @asynccontextmanager
-async def _book() -> AsyncIterator[tuple[ScheduleBook, Principal]]:
+async def _book() -> AsyncGenerator[tuple[ScheduleBook, Principal]]:
     s = settings()
     me = Principal(s.api.tenant, s.api.subject, KeyRole.USER, "", cli_groups(s))
     async with open_store(s.bus) as stores:
@@ -48,7 +48,7 @@ def _line(r: ScheduleRecord) -> str:
     return f"{r.id}  {r.cron!r} {r.timezone}  {state}  {r.question[:60]}"
 
 
-def _doc(r: ScheduleRecord) -> dict[str, object]:
+def _doc(r: ScheduleRecord) -> dict[str, Any]:
     doc = r.model_dump(mode="json", exclude={"key_id", "groups", "version"})
     return doc | {"next_run_at": iso(r.next_run_at)}
 
