@@ -40,14 +40,15 @@ export async function schedulesPanel(api) {
       list.append(h('li', { class: 'schedule', 'data-schedule-id': s.id },
         h('div', { class: 'schedule-question', text: s.question }),
         h('div', { class: 'dim small', text: `${s.cron} (${s.timezone}) · ${when} · ${s.subject}` }),
-        h('button', {
-          type: 'button', class: 'btn small', text: s.paused ? 'Resume' : 'Pause',
-          on: { click: () => act(() => api.post(`${path}/${s.paused ? 'resume' : 'pause'}`)) },
-        }),
-        h('button', {
-          type: 'button', class: 'btn danger small', text: 'Delete',
-          on: { click: () => act(() => api.del(path)) },
-        })));
+        h('div', { class: 'schedule-actions' },
+          h('button', {
+            type: 'button', class: 'btn small', text: s.paused ? 'Resume' : 'Pause',
+            on: { click: () => act(() => api.post(`${path}/${s.paused ? 'resume' : 'pause'}`)) },
+          }),
+          h('button', {
+            type: 'button', class: 'btn danger small', text: 'Delete',
+            on: { click: () => act(() => api.del(path)) },
+          }))));
     }
   };
 
