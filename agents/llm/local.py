@@ -9,7 +9,7 @@ One ``stream`` call may run up to three constrained steps, all sharing one Usage
 ``think`` → reasoning (emulated: the model is asked for its reasoning first), tools → a
 JSON-schema-constrained choice between calling one tool and answering, then the answer.
 
-Speed (issue 29, figures in docs/local-models-speed.md): the runtime is loaded with
+Speed (figures in docs/local-models-speed.md): the runtime is loaded with
 ``n_parallel`` slots, each with the whole context window, and continuous batching, so several
 runs decode at once and each kind of call (a decision, an answer, a critique) finds its own
 prefix cached in the slot the runtime picks by prompt similarity; every request asks for
