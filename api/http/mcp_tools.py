@@ -16,8 +16,8 @@ the endpoint checked, through the same application layer as REST:
 
 A refusal (a bad argument, a foreign conversation, a rate limit, a run that failed) is an
 ``isError`` result whose text starts with the API's error code; an unknown tool or a
-malformed request is a JSON-RPC error. A call the client abandons does not stop its run
-(``POST /api/v1/runs/{id}/cancel`` does).
+malformed request is a JSON-RPC error. A call the client cancels or abandons (its response
+stream closed) cancels its run, as on the OpenAI endpoint.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -43,6 +44,7 @@ from api.http.openai_dialect import AnswerStream
 from bus import keys, wire
 from bus.commands import RUN_ID_PATTERN
 from bus.events import ApprovalRequest, Citation, ClientEvent, Done, ErrorEvent, parse_event
+from bus.publish import request_cancel
 from bus.run_state import QuestionSettings
 
 if TYPE_CHECKING:
@@ -192,17 +194,24 @@ async def follow(
         progress.messages(event)
     after = before[-1][0] if before else "0-0"
     shard = keys.shard_of(run_id, deps.bus.shards)
-    async with contextlib.aclosing(follow_run(deps, run_id, shard, after=after)) as feed:
-        async for event in feed:
-            if event is None:
-                continue
-            if isinstance(event, ApprovalRequest):
-                raise ToolError(gate_message(event))
-            if isinstance(event, Done):
-                return finished(progress, event, conversation_id)
-            for message in progress.messages(event):
-                await reporter.say(message)
-    raise ToolError(f"unavailable: the events of run {run_id} ended without its end")
+    end: ApprovalRequest | Done | None = None
+    try:
+        async with contextlib.aclosing(follow_run(deps, run_id, shard, after=after)) as feed:
+            async for event in feed:
+                if isinstance(event, ApprovalRequest | Done):
+                    end = event
+                    break
+                for message in progress.messages(event) if event is not None else ():
+                    await reporter.say(message)
+    finally:
+        if end is None:  # the client cancelled the call or went away: stop the run
+            with anyio.CancelScope(shield=True):
+                await request_cancel(deps.redis, run_id, deps.bus)
+    if end is None:
+        raise ToolError(f"unavailable: the events of run {run_id} ended before the run did")
+    if isinstance(end, ApprovalRequest):
+        raise ToolError(gate_message(end))
+    return finished(progress, end, conversation_id)
 
 
 def finished(progress: RunProgress, done: Done, conversation_id: str | None) -> CallToolResult:

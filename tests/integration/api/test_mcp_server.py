@@ -187,6 +187,31 @@ async def test_a_gate_is_an_error_result_and_resume_finishes_the_run(start_api: 
     assert not any(n.startswith("plan: ") for n in notes)  # only what came after the gate
 
 
+async def test_a_call_the_client_abandons_cancels_its_run(start_api: StartApi) -> None:
+    api = await start_api(ScriptedLLM(token_delay=0.2))
+    key = await api.key()
+    started: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        if message and message.startswith("run ") and not started.done():
+            started.set_result(message.split()[1])
+
+    async with over_http(api, key) as client:
+        asking = asyncio.create_task(
+            client.call_tool("ask", {"question": "What is 23 × 19?"}, progress_callback=progress)
+        )
+        run_id = await asyncio.wait_for(started, 20)
+        asking.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asking
+
+    async with asyncio.timeout(20):
+        while True:
+            if (await stored(api, key, run_id)).json()["status"] == "cancelled":
+                break
+            await asyncio.sleep(0.1)
+
+
 async def test_bad_calls_get_mcps_own_error_shapes(start_api: StartApi) -> None:
     api = await start_api()
     key = await api.key("t1", "alice")
