@@ -16,6 +16,7 @@ protocol: logs go to stderr.
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -53,6 +54,7 @@ def mcp_cmd(
     from bus.settings import BusSettings
 
     logs.configure(BusSettings().log_level)  # to stderr: stdout is the protocol's
+    logging.getLogger("httpx2").setLevel(logging.WARNING)  # not a line per relayed request
     api = ApiSettings()
     url = (api_url or api.api_url or f"http://{api.api_host}:{api.api_port}").rstrip("/")
     key = _key(api)

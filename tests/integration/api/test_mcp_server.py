@@ -10,6 +10,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import httpx
 import httpx2
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
@@ -80,9 +81,8 @@ def text_of(result: CallToolResult) -> str:
     return "".join(c.text for c in result.content if isinstance(c, TextContent))
 
 
-async def stored(api: Api, key: str, run_id: str) -> httpx2.Response:
-    async with httpx2.AsyncClient(headers=api.auth(key)) as http:
-        return await http.get(f"{api.base}/api/v1/runs/{run_id}")
+async def stored(api: Api, key: str, run_id: str) -> httpx.Response:
+    return await api.http.get(f"/api/v1/runs/{run_id}", headers=api.auth(key))
 
 
 async def test_ask_streams_progress_and_returns_the_checked_answer(start_api: StartApi) -> None:
@@ -164,9 +164,8 @@ async def test_search_docs_finds_the_callers_documents_and_no_one_elses(
 async def test_a_gate_is_an_error_result_and_resume_finishes_the_run(start_api: StartApi) -> None:
     api = await start_api()
     admin = await api.key("t1", "root", KeyRole.ADMIN)
-    async with httpx2.AsyncClient(headers=api.auth(admin)) as http:
-        put = await http.put(f"{api.base}/api/v1/settings", json={"human_gate": True})
-        assert put.status_code == 200, put.text
+    put = await api.http.put("/api/v1/settings", json={"human_gate": True}, headers=api.auth(admin))
+    assert put.status_code == 200, put.text
     key = await api.key("t1", "alice")
     async with over_http(api, key) as client:
         paused, _ = await call(client, "ask", {"question": "What is 23 × 19?", "mode": "multi"})
@@ -235,10 +234,8 @@ async def test_a_caller_without_a_valid_key_is_refused(
     start_api: StartApi, key: str | None
 ) -> None:
     api = await start_api()
-    async with httpx2.AsyncClient() as http:
-        headers = api.auth(key) if key else {}
-        ping = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-        raw = await http.post(f"{api.base}/mcp", json=ping, headers=headers)
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    raw = await api.http.post("/mcp", json=ping, headers=api.auth(key) if key else {})
     assert raw.status_code == 401 and raw.json()["error"] == "invalid_token"
     assert raw.headers["www-authenticate"].startswith('Bearer error="invalid_token"')
     with pytest.raises(Exception):  # noqa: B017  (the client cannot even connect)
