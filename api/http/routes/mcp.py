@@ -1,10 +1,10 @@
 """``/mcp``: the MCP server over streamable HTTP (its tools: ``api.http.mcp_tools``).
 
 The API key is the bearer token, as on REST; it is checked before the MCP SDK sees the
-request, so a missing, unknown or revoked key is HTTP 401 with ``WWW-Authenticate: Bearer``
-and an OAuth-style ``{"error": "invalid_token", "error_description": ...}`` body (what MCP
-clients expect of a protected server), and every request is checked again (a revoked key
-stops working within ``api_key_cache_s``).
+request, so a missing, unknown or revoked key is HTTP 401 with ``WWW-Authenticate: Bearer
+... error="invalid_token"`` and a JSON-RPC error as the body (code -32600, its message
+the API's ``unauthorized`` and what to do), and every request is checked again (a revoked
+key stops working within ``api_key_cache_s``).
 
 The server is stateless (no ``Mcp-Session-Id`` kept in the process): each request stands
 alone, so any replica behind a load balancer answers any request, as the rest of the API
@@ -18,6 +18,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING
 
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import INVALID_REQUEST
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -69,11 +70,18 @@ class McpEndpoint:
             who = await self._deps.auth.authenticate(bearer_token(authorization))
         except ApiError as e:
             metrics.REJECTED.labels(e.code).inc()
-            description = e.message.replace('"', "'")
-            challenge = f'Bearer error="invalid_token", error_description="{description}"'
-            body = {"error": "invalid_token", "error_description": e.message}
-            response = JSONResponse(body, e.status, headers={"WWW-Authenticate": challenge})
-            await response(scope, receive, send)
+            await refused(e)(scope, receive, send)
             return
         scope.setdefault("state", {})[PRINCIPAL_STATE] = who
         await self._manager.handle_request(scope, receive, send)
+
+
+def refused(error: ApiError) -> JSONResponse:
+    """A request without a valid key: HTTP 401 with the bearer challenge, and as its body a
+    JSON-RPC error (``id`` null: the body was not read) that MCP clients show as it is."""
+    description = error.message.replace('"', "'")
+    challenge = f'Bearer realm="agentbus", error="invalid_token", error_description="{description}"'
+    message = f"{error.code}: {error.message} ({error.hint})"
+    rpc = {"code": INVALID_REQUEST, "message": message, "data": {"code": error.code}}
+    body = {"jsonrpc": "2.0", "id": None, "error": rpc}
+    return JSONResponse(body, error.status, headers={"WWW-Authenticate": challenge})

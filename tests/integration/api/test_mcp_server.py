@@ -15,7 +15,7 @@ import httpx2
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CallToolResult, TextContent
+from mcp.types import INVALID_REQUEST, CallToolResult, TextContent
 
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import BENCHMARK_ANSWER, ScriptedLLM, Turn, text, tool_call, turn
@@ -236,11 +236,12 @@ async def test_a_caller_without_a_valid_key_is_refused(
     api = await start_api()
     ping = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     raw = await api.http.post("/mcp", json=ping, headers=api.auth(key) if key else {})
-    assert raw.status_code == 401 and raw.json()["error"] == "invalid_token"
-    assert raw.headers["www-authenticate"].startswith('Bearer error="invalid_token"')
-    with pytest.raises(Exception):  # noqa: B017  (the client cannot even connect)
+    assert raw.status_code == 401 and 'error="invalid_token"' in raw.headers["www-authenticate"]
+    assert raw.json()["error"]["message"].startswith("unauthorized: ")  # a JSON-RPC error
+    with pytest.raises(MCPError, match="unauthorized: ") as refused:
         async with over_http(api, key) as client:
             await client.list_tools()
+    assert refused.value.code == INVALID_REQUEST
 
 
 def stdio_env(key: str, tmp_path: Path) -> dict[str, str]:
@@ -287,5 +288,6 @@ async def test_agentbus_mcp_with_a_refused_key_exits_with_one_clear_line(
     out, err = await asyncio.wait_for(proc.communicate(), 60)
 
     assert proc.returncode == 1 and out == b""  # nothing on the protocol's stream
-    assert f"error: the MCP endpoint {api.base}/mcp failed" in err.decode()
-    assert "Traceback" not in err.decode()
+    [line] = [x for x in err.decode().splitlines() if x.startswith("error: ")]
+    assert line.startswith(f"error: the MCP endpoint {api.base}/mcp failed")
+    assert "unauthorized: the API key" in line and "Traceback" not in err.decode()
