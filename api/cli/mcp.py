@@ -30,12 +30,6 @@ if TYPE_CHECKING:
 
     from api.settings import ApiSettings
 
-INSTRUCTIONS = (
-    "agentbus answers questions with a team of agents and tools, from the caller's "
-    "documents with checked citations. Use ask for a question, search_docs to look "
-    "passages up yourself."
-)
-
 
 def mcp_cmd(
     api_url: Annotated[
@@ -102,8 +96,13 @@ async def relay(endpoint: str, key: str) -> None:
         Client(streamable_http_client(endpoint, http_client=http), cache=None) as remote,
     ):
         tools, call = _handlers(remote)
+        info = remote.server_info
         server: Server[Any] = Server(
-            "agentbus", instructions=INSTRUCTIONS, on_list_tools=tools, on_call_tool=call
+            info.name if info else "agentbus",
+            version=info.version if info else "",
+            instructions=remote.instructions,  # the API's, as it gave them
+            on_list_tools=tools,
+            on_call_tool=call,
         )
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())

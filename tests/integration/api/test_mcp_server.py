@@ -19,6 +19,7 @@ from mcp.types import INVALID_REQUEST, CallToolResult, TextContent
 
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import BENCHMARK_ANSWER, ScriptedLLM, Turn, text, tool_call, turn
+from api.http.mcp_tools import INSTRUCTIONS
 from bus.store import KeyRole
 from retrieval.embedders.hashing import HashingEmbedder
 from retrieval.ingest import prepare
@@ -262,12 +263,13 @@ async def test_agentbus_mcp_serves_the_tools_over_stdio_through_the_api(
     api = await start_api()
     key = await api.key("t1", "alice")
     async with Client(stdio(api, key, tmp_path), cache=None) as client:
+        described = client.instructions or ""
         listed = {t.name for t in (await client.list_tools()).tools}
         result, notes = await call(client, "ask", {"question": "What is 23 × 19?"})
         bad, _ = await call(client, "ask", {"question": "hi", "mode": "fast"})
 
     answer = result.structured_content or {}
-    assert listed == {"ask", "resume", "search_docs"}
+    assert listed == {"ask", "resume", "search_docs"} and described == INSTRUCTIONS  # the API's
     assert answer["answer"] == BENCHMARK_ANSWER
     assert any(n.startswith("→ calculator(") for n in notes)  # relayed as they came
     run = (await stored(api, key, answer["run_id"])).json()
