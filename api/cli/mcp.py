@@ -16,6 +16,7 @@ protocol: logs go to stderr.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
@@ -119,7 +120,10 @@ def _handlers(remote: Client) -> tuple[Any, Any]:
         ctx: ServerRequestContext[Any], params: CallToolRequestParams
     ) -> CallToolResult:
         async def forward(progress: float, total: float | None, message: str | None) -> None:
-            await ctx.session.report_progress(progress, total, message)
+            # Best effort: the client reads notifications in tasks of their own, so the
+            # last ones may arrive after the call was answered, when there is no one to tell.
+            with contextlib.suppress(Exception):
+                await ctx.session.report_progress(progress, total, message)
 
         return await remote.call_tool(
             params.name, params.arguments or {}, progress_callback=forward
