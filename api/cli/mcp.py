@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
@@ -68,8 +68,8 @@ def mcp_cmd(
 
 def _cause(error: BaseException) -> str:
     """The innermost error of a (task-group) exception, as one line."""
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:
-        error = error.exceptions[0]
+    while isinstance(error, BaseExceptionGroup):
+        error = cast("BaseExceptionGroup[BaseException]", error).exceptions[0]  # never empty
     return f"{type(error).__name__}: {error}"
 
 

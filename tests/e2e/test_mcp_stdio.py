@@ -25,7 +25,7 @@ async def test_an_assistant_asks_through_agentbus_mcp_with_the_local_key(
     )
     notes: list[str] = []
 
-    async def progress(done: float, total: float | None, message: str | None) -> None:
+    async def note(progress: float, total: float | None, message: str | None) -> None:
         notes.append(message or "")
 
     with processes() as procs:
@@ -39,7 +39,7 @@ async def test_an_assistant_asks_through_agentbus_mcp_with_the_local_key(
             )
             async with Client(server, cache=None) as client:
                 result = await client.call_tool(
-                    "ask", {"question": "What is 23 × 19?"}, progress_callback=progress
+                    "ask", {"question": "What is 23 × 19?"}, progress_callback=note
                 )
             answer = result.structured_content or {}
             key = (data / "local-api-key").read_text().strip()

@@ -72,10 +72,10 @@ async def call(client: Client, tool: str, args: dict[str, Any]) -> tuple[CallToo
     """A tool's result and the progress messages that came before it."""
     notes: list[str] = []
 
-    async def progress(done: float, total: float | None, message: str | None) -> None:
+    async def note(progress: float, total: float | None, message: str | None) -> None:
         notes.append(message or "")
 
-    return await client.call_tool(tool, args, progress_callback=progress), notes
+    return await client.call_tool(tool, args, progress_callback=note), notes
 
 
 def innermost(error: BaseException) -> BaseException:
@@ -199,13 +199,13 @@ async def test_a_call_the_client_abandons_cancels_its_run(start_api: StartApi) -
     key = await api.key()
     started: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
-    async def progress(done: float, total: float | None, message: str | None) -> None:
+    async def note(progress: float, total: float | None, message: str | None) -> None:
         if message and message.startswith("run ") and not started.done():
             started.set_result(message.split()[1])
 
     async with over_http(api, key) as client:
         asking = asyncio.create_task(
-            client.call_tool("ask", {"question": "What is 23 × 19?"}, progress_callback=progress)
+            client.call_tool("ask", {"question": "What is 23 × 19?"}, progress_callback=note)
         )
         run_id = await asyncio.wait_for(started, 20)
         asking.cancel()
