@@ -6,9 +6,10 @@ the outcome of their step and the run's settings. The gateway gets :func:`next_r
 the composition root, so its results go back along these edges too. ``agentbus graph show``
 and ``GET /api/v1/graph`` draw the same edges as Mermaid.
 
-Modes: ``single`` (intake → researcher ⇄ gateway → finalizer), ``multi`` (planner, optional
-gather/merge, researcher, critic with bounded reflection, verifier in ``accurate``, the last
-judge's fact-check) and ``custom`` (the multi graph run with the tenant's agent overrides).
+Modes: ``single`` (intake → [gather/merge: the context] → researcher ⇄ gateway → finalizer),
+``multi`` (planner, optional gather/merge, researcher, critic with bounded reflection,
+verifier in ``accurate``, the last judge's fact-check) and ``custom`` (the multi graph run
+with the tenant's agent overrides).
 """
 
 from __future__ import annotations
@@ -84,7 +85,12 @@ NODE_ROLES: dict[str, Role] = {
 START = "intake"
 
 SINGLE: tuple[Edge, ...] = (
-    Edge("intake", "admitted", "researcher"),
+    # Context before the first model call: the run's sources (the tenant's documents, when
+    # it has any and has not turned `single_context` off) are gathered and numbered first.
+    Edge("intake", "admitted", "gather", "has_sources"),
+    Edge("intake", "admitted", "researcher", "no_sources"),
+    Edge("gather", "gathered", "merge"),
+    Edge("merge", "merged", "researcher"),
     Edge("researcher", "tool_calls", "gateway"),
     Edge("gateway", "research", "researcher"),
     Edge("researcher", "answer", "finalizer"),

@@ -7,6 +7,7 @@ from datetime import datetime
 from agents import graph, prompts
 from agents.deps import AgentDeps
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta
+from agents.sources import fan_out
 from agents.state import llm_options
 from bus import tracing
 from bus.commands import AgentTask, Command
@@ -128,6 +129,9 @@ def make_intake(deps: AgentDeps) -> Handler:
             parent_message_id=parent or 0,
         )
         target = graph.next_role(state.settings, "intake", "admitted")
+        if graph.next_node(state.settings, "intake", "admitted") == "gather":
+            # Single mode's context: the sources are searched before the researcher's first call.
+            return StepResult(next=fan_out(command, new_state, "evidence", target), events=events)
         return StepResult(next=[command.follow(target, AgentTask(state=new_state))], events=events)
 
     return handle

@@ -224,7 +224,9 @@ class RunSettings(Frozen):
         default=True, description="The last judge fact-checks the answer (re-query + tools)."
     )
     sources: list[str] = Field(
-        default=[], description="Retrieval sources the planner may choose from (multi mode)."
+        default=[],
+        description="Retrieval sources: those the planner may choose from (multi mode), the "
+        "context searched before the first model call (single mode).",
     )
     agent_prompts: dict[str, str] = Field(
         default={}, description="Per-agent system prompt overrides (empty = default)."

@@ -1,16 +1,23 @@
-"""The registry: every tool the gateway can run, with its schemas compiled once."""
+"""The registry: every tool the gateway can run, with its schemas compiled once.
+
+`ToolSpec` and `Risk` live in `gateway.spec`; a plugin that still imports them from here
+loads, with a DeprecationWarning, until the next release.
+"""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal, overload
 
 from jsonschema import Draft202012Validator
 from jsonschema.protocols import Validator
 
+from gateway import spec as _spec
 from gateway.errors import RegistryError, UnknownTool
 from gateway.ports import CallerAwareTool, Tool
-from gateway.spec import ToolSpec
+from gateway.spec import ToolSpec as _ToolSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +29,7 @@ class RegisteredTool:
     output_validator: Validator
 
     @property
-    def spec(self) -> ToolSpec:
+    def spec(self) -> _ToolSpec:
         """The tool's declaration."""
         return self.tool.spec
 
@@ -43,7 +50,7 @@ class ToolRegistry:
                 it takes an idempotency key without a ``run_as`` to receive it.
         """
         spec = getattr(tool, "spec", None)
-        if not isinstance(spec, ToolSpec):
+        if not isinstance(spec, _ToolSpec):
             raise RegistryError(f"{tool!r} has no ToolSpec `spec`")
         if spec.name in self._tools:
             raise RegistryError(f"a tool named {spec.name!r} is already registered")
@@ -79,6 +86,26 @@ class ToolRegistry:
         """Every registered tool, sorted by name."""
         return [self._tools[n].tool for n in self.names()]
 
-    def list(self) -> list[ToolSpec]:
+    def list(self) -> list[_ToolSpec]:
         """Every declaration, sorted by name."""
         return [self._tools[n].spec for n in self.names()]
+
+
+_MOVED_TO_SPEC = ("ToolSpec", "Risk")
+
+
+@overload
+def __getattr__(name: Literal["ToolSpec"]) -> type[_ToolSpec]: ...
+@overload
+def __getattr__(name: Literal["Risk"]) -> type[_spec.Risk]: ...
+def __getattr__(name: str) -> object:
+    """The names that moved to `gateway.spec`, still importable from here for one release."""
+    if name in _MOVED_TO_SPEC:
+        warnings.warn(
+            f"gateway.registry.{name} moved to gateway.spec: import it from there "
+            "(this path goes in the next release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(_spec, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

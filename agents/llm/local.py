@@ -9,7 +9,7 @@ One ``stream`` call may run up to three constrained steps, all sharing one Usage
 ``think`` → reasoning (emulated: the model is asked for its reasoning first), tools → a
 JSON-schema-constrained choice between calling one tool and answering, then the answer.
 
-Speed (issue 29, figures in docs/local-models-speed.md): the runtime is loaded with
+Speed (figures in docs/local-models-speed.md): the runtime is loaded with
 ``n_parallel`` slots, each with the whole context window, and continuous batching, so several
 runs decode at once and each kind of call (a decision, an answer, a critique) finds its own
 prefix cached in the slot the runtime picks by prompt similarity; every request asks for
@@ -45,6 +45,7 @@ from agents.llm.ports import (
     Usage,
     check_request,
 )
+from agents.llm.tool_repeats import repeats_a_call, still_offered
 from agents.llm.weights import QWEN25_CODER_05B, WeightsSpec, ensure_weights
 from bus.json_values import is_object
 
@@ -258,16 +259,24 @@ class LocalLLM:
     async def _choose_tool(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], usage: list[int]
     ) -> ToolCall | None:
-        """Ask for a schema-constrained decision; None means answer without a tool."""
+        """Ask for a schema-constrained decision; None means answer without a tool.
+
+        The prompt lists every tool (one cached prefix); the grammar allows only those the
+        question has not used up, and a call repeating one already answered is answered
+        instead (`agents.llm.tool_repeats`).
+        """
+        offered = still_offered(messages, tools)
+        if not offered:
+            return None
         request = self._request(prompts.decision_messages(messages, tools), 256)
         request["temperature"] = 0.0
         try:
             raw = await self._complete(
-                {**request, "json_schema": prompts.decision_schema(tools)}, usage, "decision"
+                {**request, "json_schema": prompts.decision_schema(offered)}, usage, "decision"
             )
         except LLMBadRequest:
             # A tool schema the grammar engine cannot compile: constrain only the shape.
-            loose = prompts.decision_schema(tools, strict_arguments=False)
+            loose = prompts.decision_schema(offered, strict_arguments=False)
             raw = await self._complete({**request, "json_schema": loose}, usage, "decision")
         try:
             decision = json.loads(raw)
@@ -275,11 +284,12 @@ class LocalLLM:
             return None  # cut off at the token budget: answering is the safe fallback
         if decision.get("action") != "call_tool":
             return None
-        return ToolCall(
+        call = ToolCall(
             id=f"call_{uuid.uuid4().hex[:12]}",
             name=decision["tool"],
             arguments=decision.get("arguments") or {},
         )
+        return None if repeats_a_call(messages, call) else call
 
     def _request(self, wire: list[dict[str, str]], max_tokens: int) -> dict[str, Any]:
         return {"messages": wire, "max_tokens": max_tokens, "seed": self._seed}

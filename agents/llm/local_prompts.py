@@ -20,10 +20,22 @@ Wire = dict[str, str]
 # Few-shot examples help the 0.5B model far more than instructions do (measured: 10 of 11
 # right with examples, 6 of 11 with instructions only). Examples about tools that are not
 # offered confused it, so only tools actually present get one.
-TOOL_EXAMPLES: dict[str, tuple[str, dict[str, Any]]] = {
-    "calculator": ("What is 12 * 7?", {"expression": "12 * 7"}),
-    "current_time": ("What is the date today?", {}),
+TOOL_EXAMPLES: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
+    "calculator": (
+        ("What is 12 * 7?", {"expression": "12 * 7"}),
+        # Without it the 1.5B asked current_time for a duration between two given times.
+        (
+            "A film starts at 18:20 and ends at 20:05. How many minutes?",
+            {"expression": "20:05 - 18:20"},
+        ),
+    ),
+    "current_time": (("What is the date today?", {}),),
 }
+# Without it both models answered with the looked-up figure instead of computing with it.
+_COMPUTE_AFTER_RESULTS = (
+    "After tool results that hold the figures but not the result asked for, "
+    "e.g. 4 tickets at 12 EUR each:"
+)
 _ANSWER_EXAMPLES = (
     "Say hello to Ann.",
     "What is the capital of Spain?",
@@ -121,11 +133,13 @@ def decision_messages(
     ]
     examples: list[str] = []
     for t in tools:
-        if t.name in TOOL_EXAMPLES:
-            question, arguments = TOOL_EXAMPLES[t.name]
+        for question, arguments in TOOL_EXAMPLES.get(t.name, ()):
             call = {"action": "call_tool", "tool": t.name, "arguments": arguments}
             examples.append(f"User: {question}\n{json.dumps(call)}")
     examples += [f"User: {q}\n{json.dumps(_ANSWER)}" for q in _ANSWER_EXAMPLES]
+    if any(t.name == "calculator" for t in tools):
+        call = {"action": "call_tool", "tool": "calculator", "arguments": {"expression": "4 * 12"}}
+        examples.append(f"{_COMPUTE_AFTER_RESULTS}\n{json.dumps(call)}")
     examples.append(f"After tool results that answer the question:\n{json.dumps(_ANSWER)}")
     text = "Tools:\n" + "\n".join(lines) + f"\n\n{DECIDE}\nExamples:\n" + "\n".join(examples)
     if notes:

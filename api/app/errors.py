@@ -203,6 +203,14 @@ class Unavailable(ApiError):
     hint = "retry shortly; if it persists, check Redis and the state store (/readyz)"
 
 
+class SearchUnavailable(ApiError):
+    """No retrieval worker answered a document search in time, or its search failed."""
+
+    code = "search_unavailable"
+    status = 503
+    hint = "retry shortly; if it persists, check that a retrieval worker runs (agentbus streams)"
+
+
 class CriticalToolNotApproved(ApiError):
     """A run asked for a CRITICAL tool that its tenant's admin has not approved."""
 

@@ -84,6 +84,11 @@ class Preferences(BaseModel):
     sources: list[str] | None = Field(
         default=None, max_length=8, description="Retrieval sources multi mode may gather from."
     )
+    single_context: bool | None = Field(
+        default=None,
+        description="Single mode searches the tenant's documents for the question and gives "
+        "the model the top passages, numbered for citation, before its first call (default on).",
+    )
     agent_prompts: dict[str, str] | None = Field(
         default=None, description="Per-agent system prompts (see /api/v1/agents/config)."
     )
@@ -175,6 +180,7 @@ class Effective(BaseModel):
     approve_high_risk: bool = False
     human_gate: bool = False
     multitask: Multitask = "enqueue"
+    single_context: bool = True
     sources: list[str] | None = Field(
         default=None,
         description="None: the sources that exist for the tenant (documents when any are "

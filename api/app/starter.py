@@ -198,22 +198,36 @@ class RunStarter:
                 field="settings.model",
             )
 
+    async def _has_any_documents(self, tenant_id: str) -> bool:
+        """Whether the tenant has ingested any document (cached per tenant)."""
+        if self._documents is None:
+            return False
+        documents = self._documents
+
+        async def read() -> tuple[bool, bool]:
+            try:
+                return bool(await documents.list(tenant_id, limit=1)), True
+            except StoreError as e:
+                raise Unavailable(f"cannot read the document catalogue: {e}") from e
+
+        return await self._has_documents.get(tenant_id, read)
+
+    async def _single_context(self, tenant_id: str, effective: Effective) -> list[str]:
+        """Single mode's context: the tenant's documents, searched before the first model
+        call, unless the tenant turned it off or chose sources without documents."""
+        if not effective.single_context:
+            return []
+        if effective.sources is not None and DOCUMENTS not in effective.sources:
+            return []
+        return [DOCUMENTS] if await self._has_any_documents(tenant_id) else []
+
     async def _default_sources(
         self, tenant_id: str, effective: Effective, has_history: bool
     ) -> list[str]:
         """The sources that exist for a run whose tenant chose none (cached per tenant)."""
         found: list[str] = []
-        if self._documents is not None:
-            documents = self._documents
-
-            async def read() -> tuple[bool, bool]:
-                try:
-                    return bool(await documents.list(tenant_id, limit=1)), True
-                except StoreError as e:
-                    raise Unavailable(f"cannot read the document catalogue: {e}") from e
-
-            if await self._has_documents.get(tenant_id, read):
-                found.append(DOCUMENTS)
+        if await self._has_any_documents(tenant_id):
+            found.append(DOCUMENTS)
         if has_history:
             found.append(MEMORY)
         if effective.egress_enabled:
@@ -409,7 +423,10 @@ class RunStarter:
             settings = settings.model_copy(update={"human_gate": True})
         if ask.sources is not None:
             settings = settings.model_copy(update={"sources": list(ask.sources)})
-        elif settings.mode != "single" and effective.sources is None:
+        elif settings.mode == "single":
+            found = await self._single_context(who.tenant_id, effective)
+            settings = settings.model_copy(update={"sources": found})
+        elif effective.sources is None:
             found = await self._default_sources(who.tenant_id, effective, history)
             settings = settings.model_copy(update={"sources": found})
         s = self._bus

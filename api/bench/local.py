@@ -7,7 +7,7 @@ runs through the workers on an embedded temporary system (as `api.evals.answer_s
 with every role multi mode needs). One warm-up question, not counted, runs first for each
 model. `LocalLLM.on_call` collects a `CallRecord` per completion; `api.bench.local_figures`
 turns them into per-kind and per-run figures. Old behaviour for comparison: ``parallel=1``
-and no draft is the adapter as it was before issue 29 (one slot, every call re-filling the
+and no draft is the adapter as it was before slots (one slot, every call re-filling the
 previous one's prompt).
 """
 

@@ -290,7 +290,7 @@ def bench_local(
         list[int] | None,
         typer.Option(
             min=1,
-            help="The model's slots, repeatable (1: the adapter before issue 29); default: "
+            help="The model's slots, repeatable (1: one slot, the old adapter); default: "
             "AGENTBUS_LLM_PARALLEL.",
         ),
     ] = None,

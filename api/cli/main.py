@@ -55,6 +55,11 @@ COMMANDS: dict[str, Entry] = {
         "ask",
         "Ask a question; the run's events stream to the terminal as they happen.",
     ),
+    "mcp": Entry(
+        "api.cli.mcp",
+        "mcp_cmd",
+        "Serve agentbus's MCP tools (ask, resume, search_docs) over stdio, through a running API.",
+    ),
     "ingest": Entry(
         "api.cli.ingest",
         "ingest",

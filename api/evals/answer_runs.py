@@ -111,6 +111,7 @@ async def evaluate_model(
     progress: bool = False,
     mode: Literal["single", "multi"] = "single",
     accuracy: Literal["standard", "accurate"] = "standard",
+    context: bool = True,
 ) -> dict[str, Any]:
     """One model's summary row (with ``outcomes``); an ``error`` row if it cannot load."""
     started_load = datetime.now(UTC).isoformat(timespec="seconds")
@@ -135,7 +136,13 @@ async def evaluate_model(
     wall = time.perf_counter()
     try:
         outcomes = await run_set(
-            llm, answer_set, overrides=overrides, on_outcome=show, mode=mode, accuracy=accuracy
+            llm,
+            answer_set,
+            overrides=overrides,
+            on_outcome=show,
+            mode=mode,
+            accuracy=accuracy,
+            context=context,
         )
     finally:
         if local is not None:
@@ -143,6 +150,7 @@ async def evaluate_model(
     row = summary(name if local is None else local.name, outcomes)
     row |= {
         "mode": mode if mode == "single" else f"{mode} {accuracy}",
+        "context": context,
         "asked_of": len(answer_set.questions),  # more than "questions": stopped early
         "load_s": None if local is None else round(local.load_seconds or 0.0, 1),
         "wall_s": round(time.perf_counter() - wall, 1),
@@ -199,6 +207,14 @@ async def eval_answers(
     per_kind: Annotated[
         int, typer.Option(min=0, help="Ask only the first N questions of each kind (0: all).")
     ] = 0,
+    context: Annotated[
+        bool,
+        typer.Option(
+            help="Runs search the set's documents as a tenant with documents gets it: single "
+            "mode before the first model call, multi mode in the planner's gather and the "
+            "judge's re-query (--no-context: the tools alone)."
+        ),
+    ] = True,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON line per model (with each outcome).")
     ] = False,
@@ -227,6 +243,7 @@ async def eval_answers(
             progress=True,
             mode=mode,  # type: ignore[arg-type]  # checked above
             accuracy=accuracy,  # type: ignore[arg-type]
+            context=context,
         )
         row["set"] = question_set if questions is None else str(questions)
         failed |= "error" in row

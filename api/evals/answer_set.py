@@ -44,10 +44,12 @@ from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish, read_events
 from bus.transcript import fold
+from retrieval.gather_source import DOCUMENTS
 
 ROLES = (
     keys.Role.INTAKE,
     keys.Role.PLANNER,
+    keys.Role.RETRIEVAL,
     keys.Role.RESEARCHER,
     keys.Role.GATEWAY,
     keys.Role.CRITIC,
@@ -319,6 +321,7 @@ async def run_set(
     on_outcome: Callable[[Outcome], None] | None = None,
     mode: Literal["single", "multi"] = "single",
     accuracy: Literal["standard", "accurate"] = "standard",
+    context: bool = True,
 ) -> list[Outcome]:
     """Ask every question of ``answer_set`` through the system, one at a time.
 
@@ -327,6 +330,8 @@ async def run_set(
         answer_set: the questions, their documents and "today".
         mode: single (researcher alone) or multi (planner, researcher, judges).
         accuracy: standard (the critic judges) or accurate (then the verifier).
+        context: the runs' source is the set's documents, as the starter gives a tenant
+            with documents (single mode's context, multi mode's gather and re-query).
         overrides: settings on top of the environment's (``AppSettings.load`` names); the
             data folder, Redis, store and vector store default to a temporary embedded set.
         deadline_s: each run's deadline.
@@ -341,7 +346,13 @@ async def run_set(
         llm, ROLES, answer_set.today, documents=docs, overrides=overrides
     ) as system:
         for q in answer_set.questions:
-            run = RunSettings(mode=mode, accuracy=accuracy, use_tools=True, think=False)
+            run = RunSettings(
+                mode=mode,
+                accuracy=accuracy,
+                use_tools=True,
+                think=False,
+                sources=[DOCUMENTS] if context and docs else [],
+            )
             asking = asyncio.ensure_future(_ask(system.redis, system.settings, q, run, deadline_s))
             await asyncio.wait({asking, system.running}, return_when=asyncio.FIRST_COMPLETED)
             if not asking.done():  # SIGINT/SIGTERM drained the workers: stop here

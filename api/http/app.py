@@ -39,6 +39,7 @@ from api.http.routes import (
     events,
     gates,
     health,
+    mcp,
     openai_v1,
     page,
     runs,
@@ -68,6 +69,8 @@ _ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 def create_app(deps: ApiDeps) -> FastAPI:
     """The API app; the caller serves it (``api.http.server.serve``) and owns ``deps``."""
 
+    mcp_endpoint = mcp.McpEndpoint(deps, VERSION)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
         # Before the first run is published: its intake may not have started yet.
@@ -84,7 +87,8 @@ def create_app(deps: ApiDeps) -> FastAPI:
             else asyncio.create_task(scheduler.run_forever(deps.settings.schedule_poll_s))
         )
         try:
-            yield
+            async with mcp_endpoint.run():
+                yield
         finally:
             for task in (sweeper, ticking):
                 if task is not None:
@@ -98,7 +102,8 @@ def create_app(deps: ApiDeps) -> FastAPI:
         description=(
             "Ask questions answered by agents on Redis Streams. Authenticate with "
             "`Authorization: Bearer <api key>`. Live events: websocket /api/v1/ws or SSE "
-            "/api/v1/runs/{run_id}/events. Bus channels: /asyncapi."
+            "/api/v1/runs/{run_id}/events. Bus channels: /asyncapi. MCP tools (streamable "
+            "HTTP): /mcp."
         ),
         lifespan=lifespan,
     )
@@ -110,6 +115,7 @@ def create_app(deps: ApiDeps) -> FastAPI:
     # The OpenAI dialect, AG-UI and A2A answer errors in their own protocol's shape.
     for module in (openai_v1, ag_ui, a2a, page):
         app.include_router(module.router)
+    app.router.routes.append(mcp_endpoint.route())  # MCP: JSON-RPC errors, tool results
     _install_error_handlers(app)
     # Bodies are small JSON documents; anything far larger is refused before it is read.
     max_body = deps.settings.api_max_question_chars * 4 + 64 * 1024

@@ -110,9 +110,15 @@ def test_scalers_sum_pending_and_lag_over_every_shard(shards: int) -> None:
             for shard in range(shards)
             for n, stream in _named_streams(keys.Role(role), shard)
         }
-        assert set(triggers) == set(streams)
-        expected = set(streams)
+        waiting = {"waiting"} if role == "researcher" else set()
+        assert set(triggers) == set(streams) | waiting
+        expected = set(streams) | waiting
+        if waiting:  # runs held by fair admission are not in any stream's lag
+            assert triggers["waiting"]["query"] == manifests.WAITING_QUERY
+            assert "agentbus_fair_waiting_runs" in manifests.WAITING_QUERY
         for name, meta in triggers.items():
+            if name == "waiting":
+                continue
             assert meta["stream"] == streams[name]
             assert meta["consumerGroup"] == keys.group_name(role)
             assert ("lagCount" in meta) == name.startswith("lag")

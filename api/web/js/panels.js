@@ -57,6 +57,7 @@ export async function preferencesPanel(api) {
   const think = tri('think', p.think);
   const tools = tri('use_tools', p.use_tools);
   const gate = tri('human_gate', p.human_gate);
+  const context = tri('single_context', p.single_context);
   // null: the sources that exist for the tenant (the default); a list, even empty: exactly those.
   const chosen = Array.isArray(p.sources);
   const useDefault = h('input', { type: 'radio', name: 'sources_choice', value: 'default', checked: !chosen });
@@ -71,13 +72,14 @@ export async function preferencesPanel(api) {
     h('div', { class: 'form' },
       h('label', {}, 'Mode', mode), h('label', {}, 'Accuracy', accuracy), h('label', {}, 'Think', think),
       h('label', {}, 'Tools', tools), h('label', {}, 'Answer gate (multi)', gate),
+      h('label', {}, 'Documents first (single)', context),
       h('fieldset', {}, h('legend', { text: 'Sources (multi)' }),
         h('label', { class: 'inline' }, useDefault, ' the default sources (those that exist: documents, memory, web)'),
         h('label', { class: 'inline' }, useOnly, ' only these (none ticked: no sources):'),
         boxes.map((b) => h('label', { class: 'inline' }, b, ` ${b.value}`)))),
     saveRow(() => savePrefs(api, view, {
       mode: mode.value || null, accuracy: accuracy.value || null, think: triValue(think),
-      use_tools: triValue(tools), human_gate: triValue(gate),
+      use_tools: triValue(tools), human_gate: triValue(gate), single_context: triValue(context),
       sources: useDefault.checked ? null : boxes.filter((b) => b.checked).map((b) => b.value),
     })));
 }

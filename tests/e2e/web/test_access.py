@@ -100,6 +100,7 @@ async def test_admin_panels_work_and_are_hidden_from_users(
     await page.get_by_role("tab", name="Preferences").click()
     await page.locator("select[name=mode]").select_option("multi")
     await page.locator("select[name=human_gate]").select_option("true")
+    await page.locator("select[name=single_context]").select_option("false")
     await page.get_by_role("button", name="Save").click()
     await page.locator(".save-row .note", has_text="saved").wait_for()
 
@@ -111,6 +112,7 @@ async def test_admin_panels_work_and_are_hidden_from_users(
     stored = (await system.http.get("/api/v1/settings", headers=system.auth(admin))).json()
     prefs = stored["preferences"]
     assert prefs["mode"] == "multi" and prefs["human_gate"] is True
+    assert prefs["single_context"] is False
     assert prefs["egress_enabled"] is True
     assert prefs["egress_hosts"] == ["*.example.com", "example.org"]
 

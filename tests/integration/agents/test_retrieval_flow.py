@@ -123,3 +123,32 @@ async def test_search_results_after_merged_evidence_take_the_next_numbers(
     assert sorted(shown) == [1, 2, 3]  # evidence [1], [2]; the search's chunk is [3]
     [final] = [e for e in events if e.type == "citations" and e.agent == "finalizer"]
     assert [(c.ref, c.source) for c in final.items] == [(1, "notes1.md"), (3, "billing.md")]
+
+
+async def test_single_mode_with_documents_gives_the_model_numbered_passages_before_its_first_call(
+    start_system: StartSystem, retrieval: Retrieval
+) -> None:
+    # No search_docs call: the passages are in front of the model from the start.
+    llm = ScriptedLLM([turn(text("Invoices go out on the first working day [1]."))])
+    system = await start_system(llm, retrieval=retrieval)
+    events = await system.ask("When are invoices sent?", sources=["documents"])
+    [citations] = [e for e in events if e.type == "citations" and e.agent == "merge"]
+    assert [c.source for c in citations.items] == ["billing.md"]  # tenant t1's only
+    first_request = llm.requests[0][0]
+    context = [m.content for m in first_request if m.role == "system"][-1]
+    assert (
+        context.startswith("Evidence") and "[1] (documents: Billing) Invoices are sent" in context
+    )
+    assert "CEO" not in context
+    assert final(events).answer == "Invoices go out on the first working day [1]."
+    assert [e.type for e in events if e.type == "tool_call"] == []
+
+
+async def test_single_mode_without_sources_goes_straight_to_the_researcher(
+    start_system: StartSystem, retrieval: Retrieval
+) -> None:
+    llm = ScriptedLLM([turn(text("I do not know."))])
+    system = await start_system(llm, retrieval=retrieval)
+    events = await system.ask("When are invoices sent?")
+    assert not [e for e in events if e.type == "citations" and e.agent == "merge"]
+    assert not [m for m in llm.requests[0][0] if m.content.startswith("Evidence")]

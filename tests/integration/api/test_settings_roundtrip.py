@@ -4,11 +4,12 @@ config changes only what it names; the graph follows accuracy; "the default sour
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from bus import keys, wire
 from bus.commands import AgentTask
-from bus.store import KeyRole
+from bus.store import DocumentRecord, KeyRole
 
 
 async def published_settings(api: Any, run_id: str) -> Any:
@@ -79,3 +80,37 @@ async def test_default_sources_and_no_sources_are_different_values(start_api: An
     assert default.json()["preferences"]["sources"] is None
     run = (await api.http.post("/api/v1/runs", json=ask, headers=admin)).json()
     assert "web" in (await published_settings(api, run["run_id"])).sources
+
+
+async def test_single_mode_searches_the_documents_first_unless_the_tenant_turns_it_off(
+    start_api: Any,
+) -> None:
+    api = await start_api(egress_enabled=True)
+    now = datetime.now(UTC)
+    await api.stores.documents.put(
+        DocumentRecord(
+            tenant_id="t1",
+            doc_id="d1",
+            source="handbook.md",
+            title="Handbook",
+            uploaded_by="root",
+            job_id="j1",
+            chunks=1,
+            size_bytes=10,
+            created_at=now,
+            updated_at=now,
+        )
+    )
+    ask = {"question": "q?", "settings": {"mode": "single"}}
+
+    async def sources(headers: dict[str, str]) -> list[str]:
+        run = (await api.http.post("/api/v1/runs", json=ask, headers=headers)).json()
+        return (await published_settings(api, run["run_id"])).sources
+
+    admin = api.auth(await api.key("t1", "root", KeyRole.ADMIN))
+    assert await sources(admin) == ["documents"]  # the documents only, never the web
+    other = api.auth(await api.key("t2", "bob"))
+    assert await sources(other) == []  # a tenant without documents has nothing to search
+    off = await api.http.put("/api/v1/settings", json={"single_context": False}, headers=admin)
+    assert off.status_code == 200 and off.json()["preferences"]["single_context"] is False
+    assert await sources(admin) == []

@@ -29,6 +29,14 @@ def test_single_mode_routes_researcher_to_gateway_and_finalizer() -> None:
     assert not graph.has_edge(s, "researcher", "egress_blocked")  # no gates in single mode
 
 
+def test_single_mode_with_sources_gathers_its_context_before_the_researcher() -> None:
+    s = RunSettings(mode="single", sources=["documents"])
+    assert graph.next_node(s, "intake", "admitted") == "gather"
+    assert graph.next_node(s, "gather", "gathered") == "merge"
+    assert graph.next_role(s, "merge", "merged") == Role.RESEARCHER
+    assert graph.next_role(s, "researcher", "answer") == Role.FINALIZER
+
+
 @pytest.mark.parametrize(
     ("accuracy", "gate", "after_critic"),
     [
@@ -101,7 +109,10 @@ def test_mermaid_draws_the_reachable_topology_fact_check_and_fan_out_included() 
     assert "fact_check [standard" not in accurate  # the critic does not fact-check here
     single = graph.mermaid("single")
     assert single.splitlines()[1:] == [
-        "    intake -->|admitted| researcher",
+        "    intake -->|admitted [has_sources]| gather",
+        "    intake -->|admitted [no_sources]| researcher",
+        "    gather -->|gathered| merge",
+        "    merge -->|merged| researcher",
         "    researcher -->|tool_calls| gateway",
         "    gateway -->|research| researcher",
         "    researcher -->|answer| finalizer",

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from jsonschema import Draft202012Validator
 
+import gateway.registry
 from gateway.errors import ConfigInvalid
 from gateway.mcp.config import McpServerConfig, parse_servers
 from gateway.mcp.tool import output_schema, registry_name
 from gateway.plugins import load_plugins
+from gateway.spec import Risk
 from gateway.tools import Calculator
 
 PLUGIN = "tests.integration.gateway.effects_plugin"
@@ -84,3 +88,12 @@ def test_mcp_tool_names_and_output_schemas() -> None:
     assert not validator.is_valid({"content": "", "structured": {"item": "three"}})
     assert not validator.is_valid({"content": ""})  # declared: structured is required
     assert Draft202012Validator(output_schema(None)).is_valid({"content": "x"})
+
+
+def test_a_plugin_on_the_old_import_path_still_loads_with_a_deprecation_warning() -> None:
+    sys.modules.pop("tests.unit.gateway.old_path_plugin", None)
+    with pytest.warns(DeprecationWarning, match="moved to gateway.spec"):
+        [tool] = load_plugins("tests.unit.gateway.old_path_plugin:tools")
+    assert tool.spec.name == "echo_old_path" and tool.spec.risk == Risk.LOW
+    with pytest.raises(AttributeError):
+        _ = gateway.registry.NoSuchName  # pyright: ignore[reportAttributeAccessIssue]

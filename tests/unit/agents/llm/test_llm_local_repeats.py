@@ -1,0 +1,77 @@
+"""A local model asking for a call it already has the result of gets to answer instead.
+
+Against the fake runtime of `test_llm_local_calls`: the decision it replays is fixed, so
+what changes the outcome is the thread the decision sees.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agents.llm.ports import ChatMessage, LLMOptions, TextDelta, ToolCall, ToolDefinition
+from agents.llm.tool_repeats import MAX_CALLS_PER_TOOL, repeats_a_call, still_offered
+from tests.unit.agents.llm.contract import CALCULATOR, QUESTION, run
+from tests.unit.agents.llm.test_llm_local_calls import FakeServer, local_with
+
+CALL = {"action": "call_tool", "tool": "calculator", "arguments": {"expression": "23 * 19"}}
+CLOCK = ToolDefinition(name="current_time", description="The time.", parameters={})
+
+
+def answered(name: str, arguments: dict[str, Any], n: int) -> list[ChatMessage]:
+    """An assistant's call of ``name`` and its result, as the researcher's thread holds them."""
+    call = ToolCall(id=f"c{n}", name=name, arguments=arguments)
+    return [ChatMessage.assistant("", [call]), ChatMessage.tool(call, "437")]
+
+
+async def test_a_call_repeating_one_already_answered_is_answered_instead() -> None:
+    server = FakeServer(CALL)
+    llm, _ = local_with(server)
+    thread = [ChatMessage.user(QUESTION), *answered("calculator", {"expression": "23 * 19"}, 1)]
+    events = await run(llm, thread, [CALCULATOR], LLMOptions())
+    assert not [e for e in events if isinstance(e, ToolCall)]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "The product is 437."
+
+
+async def test_the_same_tool_with_new_arguments_is_still_called() -> None:
+    llm, _ = local_with(FakeServer(CALL))
+    thread = [ChatMessage.user(QUESTION), *answered("calculator", {"expression": "23 + 19"}, 1)]
+    events = await run(llm, thread, [CALCULATOR], LLMOptions())
+    assert [e.arguments for e in events if isinstance(e, ToolCall)] == [{"expression": "23 * 19"}]
+
+
+async def test_a_used_up_tool_leaves_the_grammar_but_not_the_prompt() -> None:
+    server = FakeServer({"action": "answer"})
+    llm, _ = local_with(server)
+    thread = [ChatMessage.user(QUESTION)]
+    for n in range(MAX_CALLS_PER_TOOL):
+        thread += answered("calculator", {"expression": f"{n} + 1"}, n)
+    await run(llm, thread, [CALCULATOR, CLOCK], LLMOptions())
+    decision = next(b for b in server.bodies if "json_schema" in b)
+    offered = [
+        v["properties"].get("tool", {}).get("const") for v in decision["json_schema"]["anyOf"]
+    ]
+    assert offered == [None, "current_time"]
+    assert "calculator" in json.dumps(decision["messages"])
+
+
+def test_calls_of_earlier_questions_do_not_count() -> None:
+    earlier = [ChatMessage.user("before"), *answered("calculator", {"expression": "1"}, 0)]
+    for n in range(1, MAX_CALLS_PER_TOOL):
+        earlier += answered("calculator", {"expression": "1"}, n)
+    thread = [*earlier, ChatMessage.assistant("2"), ChatMessage.user(QUESTION)]
+    assert [t.name for t in still_offered(thread, [CALCULATOR])] == ["calculator"]
+    assert not repeats_a_call(
+        thread, ToolCall(id="x", name="calculator", arguments={"expression": "1"})
+    )
+
+
+async def test_with_every_tool_used_up_the_model_answers_without_a_decision() -> None:
+    server = FakeServer(CALL)
+    llm, _ = local_with(server)
+    thread = [ChatMessage.user(QUESTION)]
+    for n in range(MAX_CALLS_PER_TOOL):
+        thread += answered("calculator", {"expression": f"{n} + 1"}, n)
+    events = await run(llm, thread, [CALCULATOR], LLMOptions())
+    assert not [b for b in server.bodies if "json_schema" in b]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "The product is 437."
