@@ -195,6 +195,8 @@ class Roles:
     _tenant_policies: StoredTenantPolicies | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
+        # A stdio MCP server's sandbox never shows the data folder or the store.
+        self.mcp.hide(self.settings.bus.private_paths())
         # Plugin tools are named in the settings, so the default registry is built here.
         if self.registry is not None:
             self.tools = self.registry
