@@ -42,6 +42,7 @@ from api.http.routes import (
     openai_v1,
     page,
     runs,
+    service_keys,
     session,
     settings,
     usage,
@@ -95,7 +96,8 @@ def create_app(deps: ApiDeps) -> FastAPI:
     routers = (runs, gates, agents, events, ws, settings, conversations, audit, api_keys)
     for module in (*routers, session, documents, activity, webhooks, usage):
         app.include_router(module.router, responses=errors(*CALLER))
-    app.include_router(health.router, responses=errors(*PUBLIC))
+    for module in (health, service_keys):
+        app.include_router(module.router, responses=errors(*PUBLIC))
     # The OpenAI dialect, AG-UI and A2A answer errors in their own protocol's shape.
     for module in (openai_v1, ag_ui, a2a, page):
         app.include_router(module.router)
