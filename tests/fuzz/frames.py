@@ -63,9 +63,15 @@ _FIELDS: dict[str, Any] = {
     "api_key": st.text(max_size=60),
     "trace": ANY_JSON,
 }
+
+
+def _typed(kind: str, fields: dict[str, Any]) -> dict[str, Any]:
+    return {"type": kind, **fields}
+
+
 #: A frame of a known type with a random choice of (mostly plausible) fields.
 TYPED_FRAMES = st.builds(
-    lambda kind, fields: {"type": kind, **fields},
+    _typed,
     st.sampled_from([*sorted(FRAME_TYPES), "hello", ""]),
     st.fixed_dictionaries({}, optional=_FIELDS),
 )

@@ -9,6 +9,7 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Iterator
+from typing import cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -80,7 +81,7 @@ def test_every_entry_is_settled_and_a_refused_one_writes_nothing(
     redis: Redis, system: System, data: st.DataObject
 ) -> None:
     entries = data.draw(st.lists(questions(system.keys["user"]), min_size=1, max_size=4))
-    replies_before = redis.xlen(REPLIES) if redis.exists(REPLIES) else 0
+    replies_before = cast(int, redis.xlen(REPLIES))
     named = [_named_ids(fields) for fields in entries]
     in_batch = Counter(v for ids in named for v in ids.values())
     # An id is fresh when only this entry, and no earlier one, ever named it.
@@ -88,20 +89,25 @@ def test_every_entry_is_settled_and_a_refused_one_writes_nothing(
         {t: v for t, v in ids.items() if v not in _named and in_batch[v] == 1} for ids in named
     ]
     _named.update(in_batch)
-    entry_ids = [redis.xadd(keys.QUESTIONS_STREAM, fields) for fields in entries]  # type: ignore[arg-type]
+    entry_ids = [
+        cast(bytes, redis.xadd(keys.QUESTIONS_STREAM, fields))  # type: ignore[arg-type]
+        for fields in entries
+    ]
     _settle(redis, entry_ids)
     run_of_entry = {
         ids.get("runs") or run_id_for(entry_id.decode()): i
         for i, (ids, entry_id) in enumerate(zip(named, entry_ids, strict=True))
     }
 
-    replies = redis.xrange(REPLIES, "-", "+")[replies_before:] if redis.exists(REPLIES) else []
-    for _, reply in replies:
+    rows = cast(list[tuple[bytes, dict[bytes, bytes]]], redis.xrange(REPLIES, "-", "+"))
+    for _, reply in rows[replies_before:]:
         result = RunResult.model_validate_json(wire.raw_data(reply))
         if result.status != "rejected":
             continue
         assert result.stop_reason, result
         i = run_of_entry.get(result.run_id)
-        for table, row_id in fresh[i].items() if i is not None else ():
+        if i is None:
+            continue
+        for table, row_id in fresh[i].items():
             assert not _store_has(system, table, row_id), (table, row_id, entries[i])
     assert system.dead() == []
