@@ -89,7 +89,7 @@ class McpHub:
             try:
                 tools = await self._list(config)
             except GatewayError as e:
-                log.warning("mcp_server_unavailable", server=config.name, error=str(e))
+                log.warning("mcp_server_unavailable", server=config.name, code=e.code, error=str(e))
                 self._failed_until[key] = self._clock() + self._retry_after_s
                 self._tools.pop(key, None)
                 return []

@@ -1,4 +1,5 @@
-"""The system every fuzzer here runs against (started once for the folder)."""
+"""The system every fuzzer here runs against: started once for the folder, stopped after
+its last test (before other tests flush the test Redis under it)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from tests.fuzz.system import System, running_system
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[System]:
     """``agentbus api`` and every run role's worker, with a user, an admin and another
     tenant's key; fails the last test if a process died."""
