@@ -48,6 +48,8 @@ def fuzz(system: System, caller: str, report: Path) -> tuple[int, dict[str, obje
         "--seed",
         "1",
         "--no-color",
+        "--generation-database",
+        "none",
         "--report",
         "json",
         "--report-json-path",
@@ -56,7 +58,12 @@ def fuzz(system: System, caller: str, report: Path) -> tuple[int, dict[str, obje
     if caller != "none":
         args += ["--header", f"Authorization: Bearer {system.keys[caller]}"]
     done = subprocess.run(
-        args, capture_output=True, timeout=FUZZ_SECONDS + 200, check=False, text=True
+        args,
+        capture_output=True,
+        timeout=FUZZ_SECONDS + 200,
+        check=False,
+        text=True,
+        cwd=report.parent,
     )
     doc: dict[str, object] = json.loads(report.read_text()) if report.exists() else {}
     return done.returncode, doc, done.stdout[-20_000:] + done.stderr[-5_000:]
