@@ -12,16 +12,17 @@ from typing import Any
 
 from gateway.service_token import TOKEN_HEADER, ServiceTokenInvalid, verify
 
-JWKS: dict[str, Any] = json.loads(Path(sys.argv[1]).read_text())
-AUDIENCE = sys.argv[3]
-
 
 class Handler(BaseHTTPRequestHandler):
     """``GET /reading``: 200 with the token's claims, or 401 with why it was refused."""
 
+    jwks: dict[str, Any] = {}
+    audience = ""
+
     def do_GET(self) -> None:
         try:
-            claims = verify(self.headers.get(TOKEN_HEADER, ""), JWKS, audience=AUDIENCE)
+            token = self.headers.get(TOKEN_HEADER, "")
+            claims = verify(token, self.jwks, audience=self.audience)
             status, doc = 200, {"reading": 21.5, "asked_by": claims}
         except ServiceTokenInvalid as e:
             status, doc = 401, {"error": e.code, "message": str(e)}
@@ -37,4 +38,8 @@ class Handler(BaseHTTPRequestHandler):
 
 
 if __name__ == "__main__":
+    Handler.jwks = json.loads(Path(sys.argv[1]).read_text())
+    Handler.audience = sys.argv[3]
+    Handler.jwks = json.loads(Path(sys.argv[1]).read_text())
+    Handler.audience = sys.argv[3]
     ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), Handler).serve_forever()

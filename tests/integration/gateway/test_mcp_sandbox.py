@@ -108,8 +108,11 @@ async def test_the_server_reads_what_it_is_granted_and_never_the_data_folder(
     key = str(granted / "data" / "local-api-key")
     assert (await content(hub, config, "read_file", path=key)).startswith("refused")
     # Nothing outside the grants exists for it: not the gateway's files, not /root.
-    for path in (str(Path(__file__).parent.parent / "conftest.py"), "/root/.bashrc"):
-        assert (await content(hub, config, "read_file", path=path)).startswith("refused")
+    outside = granted.parent / "outside.txt"
+    outside.write_text("the gateway's")
+    outside.chmod(0o644)
+    for path in (str(outside), "/root/.bashrc", "/etc/shadow"):
+        assert (await content(hub, config, "read_file", path=path)).startswith("refused"), path
 
 
 async def test_the_server_sees_its_own_env_and_none_of_the_gateways(
