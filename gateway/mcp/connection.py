@@ -23,9 +23,9 @@ from mcp_types.jsonrpc import CONNECTION_CLOSED
 
 from gateway.egress.ssrf import system_resolver
 from gateway.errors import GatewayError, McpUnavailable, ToolError
+from gateway.mcp import sandbox
 from gateway.mcp.config import McpServerConfig
 from gateway.mcp.http import pinned_client
-from gateway.mcp.sandbox import find_bwrap, launch_for
 from gateway.ports import Resolver
 
 log = structlog.get_logger(__name__)
@@ -106,7 +106,7 @@ class McpConnection:
     async def _target(self, stack: contextlib.AsyncExitStack) -> Any:
         cfg = self.config
         if cfg.command is not None:
-            launch = launch_for(cfg, hidden=self._hidden, bwrap=find_bwrap())
+            launch = sandbox.launch_for(cfg, hidden=self._hidden, bwrap=sandbox.find_bwrap())
             if not launch.sandboxed:  # an operator's choice; each call's audit row says so
                 log.warning("mcp_server_unsandboxed", server=cfg.name, command=cfg.where)
             return StdioServerParameters(

@@ -61,8 +61,8 @@ class Launch:
 
 
 def find_bwrap() -> str | None:
-    """The ``bwrap`` executable on PATH, or None."""
-    return shutil.which("bwrap")
+    """The ``bwrap`` executable on PATH (or in the system's folders), or None."""
+    return shutil.which("bwrap") or shutil.which("bwrap", path=_PATH)
 
 
 def launch_for(

@@ -17,6 +17,7 @@ import pytest
 from bus.commands import ToolCallRequest
 from gateway.chain import invoke
 from gateway.errors import McpSandboxUnavailable
+from gateway.mcp import sandbox
 from gateway.mcp.config import McpServerConfig
 from gateway.mcp.connection import McpConnection
 from gateway.mcp.hub import McpHub
@@ -160,7 +161,7 @@ async def test_a_server_past_its_cpu_limit_is_stopped_and_a_new_one_serves_the_n
 async def test_without_bubblewrap_a_stdio_server_is_not_started_unless_unsandboxed(
     hub: McpHub, granted: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on it
+    monkeypatch.setattr(sandbox, "find_bwrap", lambda: None)  # as on a host without it
     config = hostile(granted)
     with pytest.raises(McpSandboxUnavailable, match="needs bubblewrap"):
         await McpConnection(config).start()
