@@ -132,6 +132,8 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if exc.status_code == 404:
             return _error_response(NotFound("no such endpoint", hint="see /docs"))
+        if exc.status_code == 400:  # FastAPI's "error parsing the body": not JSON, not UTF-8
+            return _error_response(InvalidRequest(f"body: {exc.detail}", field="body"))
         error = ApiError(str(exc.detail), hint="see /docs")
         error.status, error.code = exc.status_code, f"http_{exc.status_code}"
         return _error_response(error)

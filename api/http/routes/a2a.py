@@ -170,7 +170,7 @@ async def rpc(request: Request) -> Response:
         }
         result = json_format.MessageToDict(await handlers[method]())
         return JSONResponse({"jsonrpc": "2.0", "id": call_id, "result": result})
-    except json.JSONDecodeError:
+    except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError) at all
         return _error(None, RpcError(-32700, "the body is not JSON"))
     except RpcError as e:
         return _error(call_id, e)
