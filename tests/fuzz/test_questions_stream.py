@@ -30,6 +30,15 @@ SETTLED_WITHIN_S = 30.0
 #: Every run and conversation id an entry named so far: only ids named first by a refused
 #: entry can show that it wrote nothing.
 _named: set[str] = set()
+#: What the fuzzer saw, printed after the module (``-s``): entries, rejections by code.
+SEEN: Counter[str] = Counter()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def counts() -> Iterator[None]:
+    """Print the counts when the module is done."""
+    yield
+    print(f"runs.questions entries: {dict(SEEN.most_common())}")
 
 
 @pytest.fixture
@@ -94,6 +103,7 @@ def test_every_entry_is_settled_and_a_refused_one_writes_nothing(
         for fields in entries
     ]
     _settle(redis, entry_ids)
+    SEEN["entries"] += len(entries)
     run_of_entry = {
         ids.get("runs") or run_id_for(entry_id.decode()): i
         for i, (ids, entry_id) in enumerate(zip(named, entry_ids, strict=True))
@@ -105,6 +115,7 @@ def test_every_entry_is_settled_and_a_refused_one_writes_nothing(
         if result.status != "rejected":
             continue
         assert result.stop_reason, result
+        SEEN[f"rejected {result.stop_reason}"] += 1
         i = run_of_entry.get(result.run_id)
         if i is None:
             continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +21,15 @@ pytestmark = [pytest.mark.connected, pytest.mark.timeout(FUZZ_EXAMPLES * 5 + 120
 
 ANSWER_WITHIN_S = 15.0
 _probes = itertools.count()
+#: What the fuzzer saw, printed after the module (``-s``): frames sent, refusals by code.
+SEEN: Counter[str] = Counter()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def counts() -> Iterator[None]:
+    """Print the counts when the module is done."""
+    yield
+    print(f"websocket frames: {dict(SEEN.most_common())}")
 
 
 @pytest.fixture
@@ -59,8 +69,12 @@ def test_any_frame_is_answered_and_the_connection_stays_open(
         frames = answers_until_pong(ws, f"probe-{next(_probes)}")
     except ConnectionClosed as e:  # pragma: no cover - what the fuzzer looks for
         pytest.fail(f"the server closed the connection after {text!r}: {e}")
+    SEEN["frames sent"] += 1
     for frame in frames:
         if frame["type"] == "request_error":
             assert frame.get("code") and isinstance(frame["code"], str), frame
             assert isinstance(frame.get("message"), str), frame
+            SEEN[f"request_error {frame['code']}"] += 1
+        elif frame["type"] == "accepted":
+            SEEN["accepted (a run started)"] += 1
     assert system.dead() == []
