@@ -18,6 +18,7 @@ from bus.store.checkpoints import (
     GateReason,
 )
 from bus.store.conversations import (
+    MAX_MESSAGE_ID,
     ConversationNotFound,
     ConversationRecord,
     ConversationStore,
@@ -34,6 +35,7 @@ from bus.store.tenant_settings import TenantSettingsRecord, TenantSettingsStore
 from bus.store.webhook_secrets import WebhookSecretRecord, WebhookSecretStore
 
 __all__ = [
+    "MAX_MESSAGE_ID",
     "TERMINAL_STATUSES",
     "ApiKeyRecord",
     "ApiKeyStore",

@@ -15,6 +15,7 @@ from api.app.errors import ConversationNotFound, InvalidRequest, NotOwner
 from api.app.oversight import audit_read
 from api.http.responses import errors
 from api.http.routes.common import Caller, Deps
+from bus.store import MAX_MESSAGE_ID
 
 router = APIRouter(prefix="/api/v1/conversations", tags=["conversations"])
 
@@ -96,7 +97,7 @@ class Branch(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    message_id: int = Field(ge=1)
+    message_id: int = Field(ge=1, le=MAX_MESSAGE_ID)
 
 
 @router.put(

@@ -23,6 +23,7 @@ from api.http.trace_headers import caller_trace
 from bus.commands import RUN_ID_PATTERN
 from bus.publish import request_cancel
 from bus.run_state import QuestionSettings
+from bus.store import MAX_MESSAGE_ID
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
 
@@ -40,6 +41,7 @@ class RunCreate(BaseModel):
     parent_message_id: int | None = Field(
         default=None,
         ge=0,
+        le=MAX_MESSAGE_ID,
         description="Branch the conversation: the answer (message id) the question follows, "
         "or 0 for the conversation's start. Re-ask an edited question, or regenerate an "
         "answer, from any earlier turn. Default: the end of the active branch.",

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from bus.store import KeyRole
+from bus.store import MAX_MESSAGE_ID, KeyRole, Scope
 
 pytestmark = pytest.mark.connected
 
@@ -42,3 +42,22 @@ async def test_a2a_answers_a_body_that_is_not_utf8_with_a_json_rpc_parse_error(
     )
     assert response.status_code == 200, response.text
     assert response.json()["error"]["code"] == -32700
+
+
+async def test_a_message_id_past_the_id_column_is_a_422_and_names_no_message(
+    start_api: Any,
+) -> None:
+    api = await start_api()
+    owner = Scope.user("t1", "alice")
+    await api.stores.conversations.ensure(owner, "c-big", "a title")
+    too_big = MAX_MESSAGE_ID + 1  # SQLite cannot even compare with it (it was a 500)
+    response = await api.http.put(
+        "/api/v1/conversations/c-big/active",
+        json={"message_id": too_big},
+        headers=api.auth(await api.key()),
+    )
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["field"] == "message_id"
+    # Below the edge, the store answers "no such message" rather than failing.
+    assert await api.stores.conversations.message(owner, "c-big", too_big) is None
+    assert await api.stores.conversations.select_branch(owner, "c-big", too_big) is None
