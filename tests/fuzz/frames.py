@@ -75,8 +75,22 @@ TYPED_FRAMES = st.builds(
     st.sampled_from([*sorted(FRAME_TYPES), "hello", ""]),
     st.fixed_dictionaries({}, optional=_FIELDS),
 )
-#: Text a websocket client may send: typed frames, any JSON, not JSON at all.
+_VALID_ID = st.from_regex(r"\A[A-Za-z0-9_-]{1,64}\Z")
+#: Frames as the AsyncAPI document describes them (each type's required fields, valid).
+VALID_FRAMES = st.one_of(
+    st.builds(_typed, st.just("ask"), st.fixed_dictionaries({"question": st.text(min_size=1)})),
+    st.builds(_typed, st.just("join"), st.fixed_dictionaries({"run_id": _VALID_ID})),
+    st.builds(_typed, st.just("cancel"), st.fixed_dictionaries({"run_id": _VALID_ID})),
+    st.builds(
+        _typed,
+        st.just("resume"),
+        st.fixed_dictionaries({"run_id": _VALID_ID, "decision": _FIELDS["decision"]}),
+    ),
+    st.just({"type": "ping"}),
+)
+#: Text a websocket client may send: valid and typed frames, any JSON, not JSON at all.
 FRAME_TEXTS = st.one_of(
+    VALID_FRAMES.map(json.dumps),
     TYPED_FRAMES.map(json.dumps),
     ANY_JSON.map(json.dumps),
     st.text(max_size=200),
