@@ -3,7 +3,7 @@ UV := .tools/bin/uv
 EXTRAS ?= --extra dev --extra local --extra rerank --extra otel
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: install up test lint bench services browser bench-page install-1.5b eval-answers
+.PHONY: install up test lint bench services browser sandbox bench-page install-1.5b eval-answers fuzz
 
 install: .venv/.installed
 
@@ -25,9 +25,19 @@ services:
 browser:
 	bash .ci/browser
 
+# The sandbox stdio MCP servers run in: Debian's bubblewrap (installed here when missing).
+sandbox:
+	bash .ci/sandbox
+
 # The full suite, with each package's coverage reported at the end.
-test: install services browser
+test: install services browser sandbox
 	.venv/bin/pytest --cov --cov-report=term:skip-covered
+
+# The fuzzers of tests/fuzz for long: schemathesis over the OpenAPI document (150 s per
+# caller), hypothesis over websocket frames and runs.questions (1,000 examples each).
+# `make test` runs them short. Each prints its counts.
+fuzz: install services
+	AGENTBUS_FUZZ_SECONDS=150 AGENTBUS_FUZZ_EXAMPLES=1000 .venv/bin/pytest tests/fuzz -s -q
 
 # Style, strict types (the packages and the tests), the layering contracts, declared imports.
 lint: install

@@ -125,6 +125,16 @@ class BusSettings(EnvSettings):
         ms = self.heartbeat_ms if self.heartbeat_ms is not None else self.claim_idle_ms / 3
         return ms / 1000
 
+    def private_paths(self) -> tuple[Path, ...]:
+        """Where this deployment keeps data no tool may read: the data folder (embedded
+        Redis, the local key, the vector store) and a SQLite store's files."""
+        paths = [self.data_dir.resolve()]
+        url = self.resolved_database_url()
+        if url.startswith("sqlite") and ":///" in url:
+            db = Path(url.split(":///", 1)[1]).resolve()
+            paths += [db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]
+        return tuple(dict.fromkeys(paths))
+
     def resolved_database_url(self) -> str:
         """The store URL: the configured one or the embedded SQLite file."""
         if self.database_url:

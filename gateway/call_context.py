@@ -6,9 +6,10 @@ gateway worker for agents' calls, the ``web`` gather source for its search).
 
 from __future__ import annotations
 
+import functools
 import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
@@ -16,9 +17,11 @@ from bus.commands import Command
 from bus.run_state import RunState
 from gateway.egress.client import HttpEgressClient
 from gateway.egress.policy import EgressPolicy
+from gateway.egress.private_services import PrivateHosts
 from gateway.egress.ssrf import system_resolver
 from gateway.ports import Caller, Resolver, TenantPolicy
 from gateway.registry import ToolRegistry
+from gateway.service_token import ServiceTokens
 from gateway.spec import ToolSpec
 
 
@@ -62,6 +65,9 @@ class GatewayDeps:
         ssl_context: TLS trust (tests inject a local CA); system default when None.
         max_redirects: redirect hops an egress request may follow.
         max_response_bytes: bytes of a response body kept before it is cut.
+        private_hosts: per tool, the private services it may reach
+            (``AGENTBUS_TOOL_PRIVATE_HOSTS``, `gateway.egress.private_services`).
+        service_tokens: signs the token each request to a private service carries.
     """
 
     registry: ToolRegistry
@@ -70,9 +76,19 @@ class GatewayDeps:
     ssl_context: ssl.SSLContext | None = None
     max_redirects: int = 5
     max_response_bytes: int = 2_000_000
+    private_hosts: PrivateHosts = field(default_factory=dict[str, frozenset[str]])
+    service_tokens: ServiceTokens | None = None
 
-    def egress_client(self, spec: ToolSpec, policy: EgressPolicy) -> HttpEgressClient:
-        """An egress client for one call of the tool `spec`, under `policy`."""
+    def egress_client(
+        self, spec: ToolSpec, policy: EgressPolicy, caller: Caller | None = None
+    ) -> HttpEgressClient:
+        """An egress client for one call of the tool `spec`, under `policy`; its requests
+        to the tool's private services carry a token naming `caller`."""
+        private = self.private_hosts.get(spec.name, frozenset())
+        tokens = self.service_tokens
+        identity = None
+        if private and tokens is not None and caller is not None:
+            identity = functools.partial(_mint, tokens, caller, spec.name)
         return HttpEgressClient(
             policy,
             declared_hosts=spec.hosts,
@@ -82,7 +98,13 @@ class GatewayDeps:
             max_response_bytes=self.max_response_bytes,
             max_redirects=self.max_redirects,
             ssl_context=self.ssl_context,
+            allow_private=private,
+            identity=identity,
         )
+
+
+def _mint(tokens: ServiceTokens, caller: Caller, tool: str, host: str) -> str:
+    return tokens.mint(caller, tool=tool, audience=host)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -48,7 +48,7 @@ async def _run_tool(
     """Checks 5-8, around the tool's one run: egress, timeout, output schema and size."""
     spec = entry.spec
     caller = replace(ctx.caller, request_id=f"{ctx.step_id}:{call.call_id}", idempotency_key=key)
-    async with egress_for(spec, ctx) as net:
+    async with egress_for(spec, ctx, caller) as net:
         result = await run_with_timeout(entry.tool, args, net, spec.timeout_s, caller)
     fault("after_tool", spec.name)
     check_output(entry.output_validator, result, spec.name)

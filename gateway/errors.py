@@ -172,6 +172,16 @@ class McpUnavailable(ToolError):
     hint = "the tool's server is down; try again later or answer without it"
 
 
+class McpSandboxUnavailable(McpUnavailable):
+    """A stdio MCP server cannot be sandboxed here (no bubblewrap), so it is not started."""
+
+    code = "mcp_sandbox_unavailable"
+    hint = (
+        "install bubblewrap (Debian: apt-get install bubblewrap) on the gateway host, or have "
+        "an operator set unsandboxed: true on this server (it then runs with the gateway's rights)"
+    )
+
+
 class OutcomeUnknown(GatewayError):
     """A side-effecting call was claimed by a gateway that stopped before recording how it
     ended; the tool takes no idempotency key, so it is not run a second time."""

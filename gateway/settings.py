@@ -30,6 +30,14 @@ class GatewaySettings(EnvSettings):
             "see gateway.mcp.config.McpServerConfig for every field."
         ),
     )
+    tool_private_hosts: str = Field(
+        default="",
+        description=(
+            'Private services tools may reach, as a JSON object {"tool": ["sensor.internal"]}: '
+            "exact hosts that tool may reach although they are private addresses (never "
+            "metadata endpoints); each request to one carries a signed service token."
+        ),
+    )
     # Signed webhooks (gateway/webhooks): sent by the processes that run gateway workers.
     webhook_private_hosts: str = Field(
         default="",

@@ -42,7 +42,7 @@ async def tools_list(
     """List the tools a tenant may call: built-ins, plugins and its MCP servers' tools."""
     s = settings()
     policy = await gateway_policies(s.gateway).for_tenant(tenant or s.api.tenant)
-    hub = McpHub()
+    hub = McpHub(hidden=s.bus.private_paths())
     try:
         registry = await hub.registry_for(make_registry(s.gateway), policy.mcp_servers)
     finally:

@@ -25,6 +25,7 @@ from agents.researcher import make_researcher
 from agents.settings import AgentSettings
 from agents.sources import MEMORY, WEB, Source, memory_source, web_source
 from agents.verifier import make_verifier
+from api import signing
 from api.compose.settings import AppSettings
 from api.compose.tenant_policies import StoredTenantPolicies
 from api.compose.tenant_tools import TenantTools
@@ -35,11 +36,13 @@ from bus.noop import handle_noop
 from bus.runtime.worker import Handler
 from bus.store import Stores
 from gateway.call_context import GatewayDeps
+from gateway.egress.private_services import parse_private_hosts
 from gateway.errors import GatewayError
 from gateway.mcp.hub import McpHub
 from gateway.plugins import load_plugins
 from gateway.ports import Resolver
 from gateway.registry import ToolRegistry
+from gateway.service_token import ServiceTokens
 from gateway.settings import GatewaySettings
 from gateway.tenants import DeploymentPolicies
 from gateway.tools import builtin_tools
@@ -193,8 +196,11 @@ class Roles:
     tools: ToolRegistry = field(init=False)
     _catalogue: TenantTools | None = field(init=False, default=None)
     _tenant_policies: StoredTenantPolicies | None = field(init=False, default=None)
+    _service_tokens: ServiceTokens | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
+        # A stdio MCP server's sandbox never shows the data folder or the store.
+        self.mcp.hide(self.settings.bus.private_paths())
         # Plugin tools are named in the settings, so the default registry is built here.
         if self.registry is not None:
             self.tools = self.registry
@@ -236,11 +242,21 @@ class Roles:
         return deps if self.clock is None else dataclasses.replace(deps, clock=self.clock)
 
     def _gateway_deps(self) -> GatewayDeps:
-        if self.resolver is None:
-            return GatewayDeps(registry=self.tools, connect_override=self.connect_override)
-        return GatewayDeps(
-            registry=self.tools, resolver=self.resolver, connect_override=self.connect_override
+        deps = GatewayDeps(
+            registry=self.tools,
+            connect_override=self.connect_override,
+            private_hosts=parse_private_hosts(self.settings.gateway.tool_private_hosts),
+            service_tokens=self.service_tokens(),
         )
+        return deps if self.resolver is None else dataclasses.replace(deps, resolver=self.resolver)
+
+    def service_tokens(self) -> ServiceTokens:
+        """The signer of the tokens tools send to private services (the deployment's
+        signing key, as the API's ``/.well-known/agentbus-service-keys`` publishes it)."""
+        if self._service_tokens is None:
+            master = signing.master_key(self.settings.api.signing_key, self.settings.bus.data_dir)
+            self._service_tokens = ServiceTokens(master)
+        return self._service_tokens
 
     def tenant_policies(self) -> StoredTenantPolicies:
         """Each tenant's gateway policy: its stored preferences over the deployment's (one

@@ -22,11 +22,11 @@ from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentbus_client.models import ErrorBody
 from api.app import metrics, post_stages
 from api.app.deps import ApiDeps
 from api.app.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
 from api.http.asyncapi import build_asyncapi
+from api.http.responses import CALLER, PUBLIC, errors
 from api.http.routes import (
     a2a,
     activity,
@@ -44,6 +44,7 @@ from api.http.routes import (
     page,
     runs,
     schedules,
+    service_keys,
     session,
     settings,
     usage,
@@ -59,11 +60,6 @@ VERSION = "0.1.0"
 
 #: How often an API replica sweeps the conversation turns (`api.app.turn_publisher`).
 SWEEP_S = 30.0
-
-#: Every error of the agentbus API has one body (``api.app.errors``): the OpenAPI says so.
-_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    "default": {"model": ErrorBody, "description": "An error, with a stable code."}
-}
 
 
 def create_app(deps: ApiDeps) -> FastAPI:
@@ -109,9 +105,13 @@ def create_app(deps: ApiDeps) -> FastAPI:
     )
     app.state.deps = deps
     app.state.asyncapi = build_asyncapi(deps.bus, VERSION)
-    routers = (runs, gates, agents, events, ws, settings, conversations, audit, api_keys, health)
+    # Every error of the agentbus API has one body (``api.app.errors``); each route declares
+    # the statuses it answers with (``api.http.responses``), the app those every route has.
+    routers = (runs, gates, agents, events, ws, settings, conversations, audit, api_keys)
     for module in (*routers, session, documents, activity, webhooks, usage, schedules):
-        app.include_router(module.router, responses=_ERROR_RESPONSES)
+        app.include_router(module.router, responses=errors(*CALLER))
+    for module in (health, service_keys):
+        app.include_router(module.router, responses=errors(*PUBLIC))
     # The OpenAI dialect, AG-UI and A2A answer errors in their own protocol's shape.
     for module in (openai_v1, ag_ui, a2a, page):
         app.include_router(module.router)
@@ -147,6 +147,8 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if exc.status_code == 404:
             return _error_response(NotFound("no such endpoint", hint="see /docs"))
+        if exc.status_code == 400:  # FastAPI's "error parsing the body": not JSON, not UTF-8
+            return _error_response(InvalidRequest(f"body: {exc.detail}", field="body"))
         error = ApiError(str(exc.detail), hint="see /docs")
         error.status, error.code = exc.status_code, f"http_{exc.status_code}"
         return _error_response(error)

@@ -74,6 +74,21 @@ class ChatRequest(BaseModel):
     user: str | None = Field(default=None, max_length=256)
 
 
+class OpenAIErrorDetail(BaseModel):
+    """What OpenAI's error document says: message, type, code, param."""
+
+    message: str
+    type: str
+    code: str | None = None
+    param: str | None = None
+
+
+class OpenAIErrorBody(BaseModel):
+    """Every error of the OpenAI dialect: ``{"error": {message, type, code, param}}``."""
+
+    error: OpenAIErrorDetail
+
+
 class OpenAIError(Exception):
     """An error to answer in OpenAI's shape (``{"error": {message, type, code, param}}``)."""
 

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from bus.commands import RUN_ID_PATTERN, TraceContext
 from bus.run_state import QuestionSettings
+from bus.store import MAX_MESSAGE_ID
 
 EVENT_ID_PATTERN = r"^\d{1,20}-\d{1,20}$"
 AUTH_TIMEOUT_S = 10.0
@@ -68,7 +69,10 @@ class AskFrame(_Frame):
     question: str = Field(min_length=1)
     conversation_id: str | None = Field(default=None, pattern=RUN_ID_PATTERN)
     parent_message_id: int | None = Field(
-        default=None, ge=0, description="Branch the conversation here (see POST /runs)."
+        default=None,
+        ge=0,
+        le=MAX_MESSAGE_ID,
+        description="Branch the conversation here (see POST /runs).",
     )
     settings: QuestionSettings = QuestionSettings()
     webhook_url: str | None = Field(default=None, max_length=2048)

@@ -19,6 +19,7 @@ from bus.store.checkpoints import (
     GateReason,
 )
 from bus.store.conversations import (
+    MAX_MESSAGE_ID,
     ConversationNotFound,
     ConversationRecord,
     ConversationStore,
@@ -36,6 +37,7 @@ from bus.store.tenant_settings import TenantSettingsRecord, TenantSettingsStore
 from bus.store.webhook_secrets import WebhookSecretRecord, WebhookSecretStore
 
 __all__ = [
+    "MAX_MESSAGE_ID",
     "TERMINAL_STATUSES",
     "ApiKeyRecord",
     "ApiKeyStore",

@@ -21,6 +21,9 @@ from bus.store.scope import Scope, apply_scope_sync
 from bus.store.tables import ConversationRow, MessageRow
 
 TITLE_MAX_CHARS = 120
+#: The largest message id the id column holds (a 64-bit integer on SQLite and Postgres): a
+#: larger one names no message, and the database would refuse to compare with it.
+MAX_MESSAGE_ID = 2**63 - 1
 
 
 class ConversationNotFound(StoreError):
@@ -252,6 +255,8 @@ class ConversationStore(Repository):
         self, scope: Scope, conversation_id: str, message_id: int
     ) -> MessageRecord | None:
         """One message of the conversation, if ``scope`` sees it."""
+        if not 0 < message_id <= MAX_MESSAGE_ID:
+            return None
         stmt = (
             select(MessageRow)
             .join(ConversationRow, ConversationRow.id == MessageRow.conversation_id)
@@ -277,6 +282,8 @@ class ConversationStore(Repository):
         Returns:
             The active branch's last message, or None when the owner has no such message.
         """
+        if not 0 < message_id <= MAX_MESSAGE_ID:
+            return None
         async with self._scoped(owner, "choose the branch") as session:
             owned = await session.scalar(
                 select(ConversationRow.id).where(

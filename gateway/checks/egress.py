@@ -12,15 +12,18 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 
 from gateway.call_context import CallContext
-from gateway.ports import EgressClient
+from gateway.ports import Caller, EgressClient
 from gateway.spec import ToolSpec
 
 
 @asynccontextmanager
-async def egress_for(spec: ToolSpec, ctx: CallContext) -> AsyncGenerator[EgressClient | None, None]:
-    """The egress client for one call of `spec` (None when it declares no hosts), closed after."""
+async def egress_for(
+    spec: ToolSpec, ctx: CallContext, caller: Caller
+) -> AsyncGenerator[EgressClient | None, None]:
+    """The egress client for one call of `spec` (None when it declares no hosts), closed
+    after; a request to one of the tool's private services names `caller` in its token."""
     if not spec.hosts:
         yield None
         return
-    async with ctx.deps.egress_client(spec, ctx.policy.egress) as client:
+    async with ctx.deps.egress_client(spec, ctx.policy.egress, caller) as client:
         yield client

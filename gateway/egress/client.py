@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from urllib.parse import urljoin
 
@@ -22,6 +22,7 @@ from gateway.errors import (
     TooManyRedirects,
 )
 from gateway.ports import EgressResponse, Resolver
+from gateway.service_token import TOKEN_HEADER
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 # Never carried to another origin on a redirect (what browsers and httpx do too).
@@ -61,7 +62,10 @@ class HttpEgressClient:
         ssl_context: TLS settings (a test CA); the system's default trust store when None.
         user_agent: the User-Agent header sent.
         allow_private: exact hosts the operator allowed to be private addresses (webhook
-            receivers in the deployment's own network; see `gateway.egress.ssrf`).
+            receivers, or a tool's private services, in the deployment's own network; see
+            `gateway.egress.ssrf`).
+        identity: for a request to one of `allow_private`, the service token naming the
+            caller (`gateway.service_token`), given the host; sent as ``X-Agentbus-Identity``.
     """
 
     def __init__(
@@ -77,8 +81,10 @@ class HttpEgressClient:
         ssl_context: ssl.SSLContext | None = None,
         user_agent: str = "agentbus-gateway/0.1",
         allow_private: frozenset[str] = frozenset(),
+        identity: Callable[[str], str] | None = None,
     ) -> None:
         self._policy = policy
+        self._identity = identity
         self._declared = tuple(declared_hosts)
         self._resolver = resolver
         self._override = dict(connect_override or {})
@@ -193,6 +199,11 @@ class HttpEgressClient:
         # allowlist never saw.
         sent.update({k: v for k, v in headers.items() if k.lower() != "host"})
         sent["Host"] = target.authority
+        # Set here, never taken from the caller: only a private service the operator named
+        # gets a token, one minted for it (its host is the token's audience).
+        sent = {k: v for k, v in sent.items() if k.lower() != TOKEN_HEADER.lower()}
+        if self._identity is not None and target.host in self._allow_private:
+            sent[TOKEN_HEADER] = self._identity(target.host)
         extensions: dict[str, object] = {
             "timeout": dict.fromkeys(("connect", "read", "write", "pool"), self._timeout_s)
         }

@@ -12,6 +12,40 @@ from gateway.errors import ConfigInvalid
 from gateway.spec import Risk
 
 
+class McpSandbox(BaseModel):
+    """What a stdio server may reach inside its sandbox (``gateway.mcp.sandbox``).
+
+    Nothing is granted by default: the system's programs and libraries and the gateway's
+    Python are readable, ``/tmp`` is private and empty, there is no network, and the data
+    folder, the store and the gateway's environment are out of reach.
+
+    Attributes:
+        read_paths: absolute paths the server may read (its own code, say).
+        write_paths: absolute paths the server may read and write.
+        hosts: hosts the server talks to; any host shares the gateway's network with the
+            server (the sandbox cannot narrow it to these hosts: see the gateway README).
+        memory_mb: address-space limit of each of its processes (RLIMIT_AS).
+        cpu_s: CPU seconds each of its processes may use (RLIMIT_CPU).
+        max_processes: processes (and threads) it may run at once (RLIMIT_NPROC).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    read_paths: tuple[str, ...] = ()
+    write_paths: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
+    memory_mb: int = Field(default=2048, ge=64, le=1_048_576)
+    cpu_s: int = Field(default=600, ge=1, le=86_400)
+    max_processes: int = Field(default=64, ge=1, le=4096)
+
+    @model_validator(mode="after")
+    def _absolute(self) -> Self:
+        for path in (*self.read_paths, *self.write_paths):
+            if not path.startswith("/") or "\x00" in path:
+                raise ValueError(f"sandbox paths are absolute: {path!r}")
+        return self
+
+
 class McpServerConfig(BaseModel):
     """One MCP server: exactly one of `command` (stdio) or `url` (streamable HTTP).
 
@@ -27,6 +61,9 @@ class McpServerConfig(BaseModel):
         timeout_s: the time limit of one call.
         max_output_bytes: results larger than this are cut and marked truncated.
         tools: only these server tools are exposed; None exposes all of them.
+        sandbox: what a stdio server may reach in its bubblewrap sandbox.
+        unsandboxed: run a stdio server without the sandbox, with the gateway's rights (an
+            operator's choice, logged at start and recorded with each call in the audit).
         idempotency_key_arg: the argument through which this server's tools take the
             gateway's idempotency key. A tool whose input schema has a property of that
             name takes a key: the gateway hides the property from the model, fills it
@@ -46,11 +83,15 @@ class McpServerConfig(BaseModel):
     max_output_bytes: int = Field(default=65_536, ge=256)
     tools: frozenset[str] | None = None
     idempotency_key_arg: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+    sandbox: McpSandbox = McpSandbox()
+    unsandboxed: bool = False
 
     @model_validator(mode="after")
     def _one_transport(self) -> Self:
         if (self.command is None) == (self.url is None):
             raise ValueError("give exactly one of command (stdio) or url (streamable HTTP)")
+        if self.url is not None and (self.unsandboxed or self.sandbox != McpSandbox()):
+            raise ValueError("sandbox and unsandboxed are for stdio servers (command)")
         return self
 
     @property

@@ -2,7 +2,8 @@
 
 The `mcp` client is an async context manager whose task group must be entered and left
 by the same task, so a background task holds it open and calls are made from any task.
-A stdio server is a child process of the gateway; it is stopped with the session.
+A stdio server is a child process of the gateway, in its sandbox (`gateway.mcp.sandbox`);
+it is stopped with the session.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -21,6 +23,7 @@ from mcp_types.jsonrpc import CONNECTION_CLOSED
 
 from gateway.egress.ssrf import system_resolver
 from gateway.errors import GatewayError, McpUnavailable, ToolError
+from gateway.mcp import sandbox
 from gateway.mcp.config import McpServerConfig
 from gateway.mcp.http import pinned_client
 from gateway.ports import Resolver
@@ -38,6 +41,7 @@ class McpConnection:
         resolver: DNS for the SSRF guard (HTTP servers).
         connect_override: test-only, see `gateway.egress.client.HttpEgressClient`.
         ssl_context: TLS trust for HTTP servers; the system's when None.
+        hidden: paths a stdio server's sandbox never shows (the data folder, the store).
     """
 
     def __init__(
@@ -48,8 +52,10 @@ class McpConnection:
         resolver: Resolver = system_resolver,
         connect_override: Mapping[str, str] | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        hidden: Sequence[Path] = (),
     ) -> None:
         self.config = config
+        self._hidden = tuple(hidden)
         self._connect_timeout_s = connect_timeout_s
         self._resolver = resolver
         self._override = connect_override
@@ -100,8 +106,11 @@ class McpConnection:
     async def _target(self, stack: contextlib.AsyncExitStack) -> Any:
         cfg = self.config
         if cfg.command is not None:
+            launch = sandbox.launch_for(cfg, hidden=self._hidden, bwrap=sandbox.find_bwrap())
+            if not launch.sandboxed:  # an operator's choice; each call's audit row says so
+                log.warning("mcp_server_unsandboxed", server=cfg.name, command=cfg.where)
             return StdioServerParameters(
-                command=cfg.command[0], args=list(cfg.command[1:]), env=dict(cfg.env)
+                command=launch.argv[0], args=launch.argv[1:], env=launch.env
             )
         assert cfg.url is not None
         http = await pinned_client(

@@ -6,6 +6,7 @@ import asyncio
 import ssl
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 
 import structlog
 
@@ -36,6 +37,7 @@ class McpHub:
         retry_after_s: pause before a failed server is tried again.
         relist_after_s: age after which a server's tool list is fetched again.
         clock: monotonic seconds (tests pass their own).
+        hidden: paths no stdio server's sandbox shows (see `hide`).
     """
 
     def __init__(
@@ -48,7 +50,9 @@ class McpHub:
         retry_after_s: float = 30.0,
         relist_after_s: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
+        hidden: Sequence[Path] = (),
     ) -> None:
+        self._hidden: tuple[Path, ...] = tuple(hidden)
         self._resolver = resolver
         self._override = connect_override
         self._ssl = ssl_context
@@ -66,6 +70,11 @@ class McpHub:
             tuple[int, tuple[str, ...]], tuple[tuple[int, ...], ToolRegistry]
         ] = {}
 
+    def hide(self, paths: Iterable[Path]) -> None:
+        """Never show these paths to a stdio server started from now on (the data folder,
+        the store's file), even inside a path its config grants."""
+        self._hidden = (*self._hidden, *paths)
+
     async def tools_of(self, config: McpServerConfig) -> list[Tool]:
         """The server's tools (starting it if needed); empty when it is down."""
         key = config.key
@@ -80,7 +89,7 @@ class McpHub:
             try:
                 tools = await self._list(config)
             except GatewayError as e:
-                log.warning("mcp_server_unavailable", server=config.name, error=str(e))
+                log.warning("mcp_server_unavailable", server=config.name, code=e.code, error=str(e))
                 self._failed_until[key] = self._clock() + self._retry_after_s
                 self._tools.pop(key, None)
                 return []
@@ -99,6 +108,7 @@ class McpHub:
                 resolver=self._resolver,
                 connect_override=self._override,
                 ssl_context=self._ssl,
+                hidden=self._hidden,
             )
             self._connections[config.key] = conn
             await conn.start()

@@ -35,6 +35,8 @@ _EMBEDDED_ID = "urn:agentbus:mcp:structured"
 #: Where a call's idempotency key travels in an MCP request's ``_meta`` (every call of a
 #: tool that takes a key, beside the key argument).
 META_KEY = "io.agentbus/idempotency-key"
+#: The tool version of a stdio server run without its sandbox (each audit row shows it).
+UNSANDBOXED = "unsandboxed"
 
 
 def registry_name(server: str, tool: str) -> str | None:
@@ -98,6 +100,8 @@ def spec_for(config: McpServerConfig, info: McpToolInfo) -> ToolSpec | None:
             # (at most once) costs little, a repeated side effect can cost a lot.
             side_effects=True,
             takes_idempotency_key=key_arg is not None,
+            # The audit row of every call names the version: an unsandboxed server's say so.
+            version=UNSANDBOXED if config.command and config.unsandboxed else "1.0.0",
             timeout_s=config.timeout_s,
             max_output_bytes=config.max_output_bytes,
         )

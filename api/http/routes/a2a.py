@@ -32,17 +32,19 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from google.protobuf import json_format
 from google.protobuf.message import Message as Proto
+from pydantic import BaseModel
 
 from api.app import metrics
 from api.app.access import visible_run
 from api.app.auth import Principal, bearer_token
 from api.app.deps import ApiDeps
-from api.app.errors import ApiError, RunNotFound
+from api.app.errors import ApiError, BodyTooLarge, RunNotFound, Unauthorized
 from api.app.gate_actions import resume_run
 from api.app.run_follow import follow_run
 from api.app.run_view import describe
 from api.app.starter import Ask
 from api.http.a2a_tasks import SKILLS, TaskUpdates, agent_card, task_of
+from api.http.responses import errors
 from api.http.routes.common import deps_of
 from bus import keys, wire
 from bus.commands import RUN_ID_PATTERN
@@ -95,7 +97,50 @@ async def card(request: Request) -> Response:
     return JSONResponse(agent_card(str(request.base_url).rstrip("/"), request.app.version))
 
 
-@router.post("/a2a")
+class RpcErrorDetail(BaseModel):
+    """A JSON-RPC error: A2A's code, a message, and A2A 1.0's ``ErrorInfo`` details."""
+
+    code: int
+    message: str
+    data: list[dict[str, Any]] | None = None
+
+
+class RpcErrorAnswer(BaseModel):
+    """A JSON-RPC error answer (HTTP 200, or the API's status when the key is refused)."""
+
+    jsonrpc: str
+    id: Any = None
+    error: RpcErrorDetail
+
+
+#: A refused key is answered in JSON-RPC under its HTTP status; a body over the limit is
+#: refused before it is read, in the API's own error shape.
+_REFUSALS = {**errors(Unauthorized, model=RpcErrorAnswer), **errors(BodyTooLarge)}
+
+
+#: The body is read by the route itself (errors in JSON-RPC's shape): its schema is given.
+_CALL = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "required": ["jsonrpc", "method"],
+                    "properties": {
+                        "jsonrpc": {"const": "2.0"},
+                        "id": {"type": ["string", "integer", "null"]},
+                        "method": {"enum": sorted(_METHODS)},
+                        "params": {"type": "object"},
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+@router.post("/a2a", responses=_REFUSALS, openapi_extra=_CALL)
 async def rpc(request: Request) -> Response:
     """One A2A JSON-RPC call."""
     deps = deps_of(request)
@@ -125,7 +170,7 @@ async def rpc(request: Request) -> Response:
         }
         result = json_format.MessageToDict(await handlers[method]())
         return JSONResponse({"jsonrpc": "2.0", "id": call_id, "result": result})
-    except json.JSONDecodeError:
+    except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError) at all
         return _error(None, RpcError(-32700, "the body is not JSON"))
     except RpcError as e:
         return _error(call_id, e)

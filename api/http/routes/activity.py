@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from api.app.errors import ConversationNotFound, Unavailable
 from api.app.oversight import audit_read
+from api.http.responses import ADMIN, errors
 from api.http.routes.common import Admin, Deps
 from bus.store import ChainReport
 
@@ -52,7 +53,7 @@ class Activity(BaseModel):
     chain: ChainReport | None
 
 
-@router.get("", response_model=Activity)
+@router.get("", response_model=Activity, responses=errors(*ADMIN, ConversationNotFound))
 async def activity(
     deps: Deps,
     admin: Admin,

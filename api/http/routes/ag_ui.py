@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any
 
 from ag_ui.core import RunAgentInput, RunErrorEvent, UserMessage
 from ag_ui.encoder import EventEncoder
@@ -38,6 +37,7 @@ from api.app.gate_actions import resume_run
 from api.app.run_follow import follow_run
 from api.app.starter import Ask
 from api.http.ag_ui_events import CANCEL_DECISION, AgUiEvents
+from api.http.responses import CALLER, GATES, STARTING, sse_errors
 from api.http.routes.common import deps_of
 from bus import keys, wire
 from bus.events import ApprovalRequest, ClientEvent, Done, parse_event
@@ -49,12 +49,9 @@ _ENCODER = EventEncoder()
 _HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
-_REFUSAL: dict[int | str, dict[str, Any]] = {
-    "default": {
-        "description": "A refusal: one AG-UI RUN_ERROR event (text/event-stream), its code "
-        "the API's error code, under the status the REST API would answer with."
-    }
-}
+#: A refusal is one AG-UI RUN_ERROR event (text/event-stream), its code the API's error
+#: code, under the status the REST API would answer with.
+_REFUSAL = sse_errors(*CALLER, *STARTING, *GATES)
 
 
 @router.post("/ag-ui", responses=_REFUSAL)

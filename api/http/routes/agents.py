@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents import graph, prompts
 from api.app.errors import InvalidRequest
 from api.app.preferences import Preferences, user_may_choose
+from api.http.responses import ADMIN, errors
 from api.http.routes.common import Admin, Caller, Deps
 
 router = APIRouter(prefix="/api/v1", tags=["agents"])
@@ -61,7 +62,7 @@ async def get_config(deps: Deps, caller: Caller) -> dict[str, Any]:
     }
 
 
-@router.put("/agents/config")
+@router.put("/agents/config", responses=errors(*ADMIN))
 async def put_config(body: AgentsConfig, deps: Deps, admin: Admin) -> dict[str, Any]:
     """Save prompt and model overrides and tool scoping (multi/custom mode); unknown
     agents: 422.

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api import credentials, signing
 from api.app.errors import InvalidRequest, KeyNotFound
+from api.http.responses import ADMIN, errors
 from api.http.routes.common import Admin, Deps
 from bus.commands import NAME_PATTERN
 from bus.store import ApiKeyRecord, KeyRole
@@ -65,13 +66,18 @@ class KeyList(BaseModel):
     keys: list[KeyView]
 
 
-@router.get("", response_model=KeyList)
+@router.get("", response_model=KeyList, responses=errors(*ADMIN))
 async def list_keys(deps: Deps, admin: Admin) -> KeyList:
     """The admin's tenant's keys (revoked ones included)."""
     return KeyList(keys=[KeyView.of(k) for k in await deps.keys.list(admin.tenant_id)])
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, response_model=KeyCreated)
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    response_model=KeyCreated,
+    responses=errors(*ADMIN),
+)
 async def create_key(body: KeyCreate, deps: Deps, admin: Admin) -> KeyCreated:
     """Create a key in the admin's tenant; store the returned ``key``, it is shown once."""
     try:
@@ -88,7 +94,7 @@ async def create_key(body: KeyCreate, deps: Deps, admin: Admin) -> KeyCreated:
     )
 
 
-@router.delete("/{key_id}", response_model=KeyView)
+@router.delete("/{key_id}", response_model=KeyView, responses=errors(*ADMIN, KeyNotFound))
 async def revoke_key(key_id: str, deps: Deps, admin: Admin) -> KeyView:
     """Revoke a key of the admin's tenant (every replica stops accepting it within seconds)."""
     record = await deps.keys.revoke(key_id, admin.tenant_id)

@@ -13,7 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentbus_client.models import Conversation, ConversationDetail, ConversationList
 from api.app.errors import ConversationNotFound, InvalidRequest, NotOwner
 from api.app.oversight import audit_read
+from api.http.responses import errors
 from api.http.routes.common import Caller, Deps
+from bus.store import MAX_MESSAGE_ID
 
 router = APIRouter(prefix="/api/v1/conversations", tags=["conversations"])
 
@@ -34,7 +36,11 @@ async def list_conversations(
     return ConversationList.model_validate({"conversations": found})
 
 
-@router.get("/{conversation_id}", response_model=ConversationDetail)
+@router.get(
+    "/{conversation_id}",
+    response_model=ConversationDetail,
+    responses=errors(ConversationNotFound),
+)
 async def get_conversation(
     conversation_id: str,
     deps: Deps,
@@ -69,7 +75,11 @@ async def get_conversation(
     )
 
 
-@router.delete("/{conversation_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/{conversation_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses=errors(ConversationNotFound, NotOwner),
+)
 async def delete_conversation(conversation_id: str, deps: Deps, caller: Caller) -> Response:
     """Delete one of the caller's conversations and its messages."""
     found = await deps.conversations.get(caller.scope, conversation_id)
@@ -87,10 +97,14 @@ class Branch(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    message_id: int = Field(ge=1)
+    message_id: int = Field(ge=1, le=MAX_MESSAGE_ID)
 
 
-@router.put("/{conversation_id}/active", response_model=ConversationDetail)
+@router.put(
+    "/{conversation_id}/active",
+    response_model=ConversationDetail,
+    responses=errors(ConversationNotFound, NotOwner),
+)
 async def choose_branch(
     conversation_id: str, body: Branch, deps: Deps, caller: Caller
 ) -> ConversationDetail:
@@ -118,7 +132,11 @@ class Rename(BaseModel):
     title: str = Field(min_length=1, max_length=500)
 
 
-@router.patch("/{conversation_id}", response_model=Conversation)
+@router.patch(
+    "/{conversation_id}",
+    response_model=Conversation,
+    responses=errors(ConversationNotFound, NotOwner),
+)
 async def rename_conversation(
     conversation_id: str, body: Rename, deps: Deps, caller: Caller
 ) -> Conversation:

@@ -23,6 +23,7 @@ from fastapi import APIRouter, File, Form, Response, UploadFile, status
 from agentbus_client.models import Document, IngestJob, Upload
 from api.app.errors import ApiError, InvalidRequest, NotFound, Unavailable
 from api.catalogue import record_documents
+from api.http.responses import ADMIN, errors
 from api.http.routes.common import Admin, Deps
 from bus import keys, wire
 from bus.commands import NAME_PATTERN, IngestDoc, IngestTask
@@ -74,7 +75,12 @@ def _groups(acl: str | None) -> list[str]:
     return groups
 
 
-@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=Upload)
+@router.post(
+    "",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=Upload,
+    responses=errors(*ADMIN, UploadFailed),
+)
 async def upload(
     deps: Deps,
     admin: Admin,
@@ -114,14 +120,14 @@ async def upload(
     return Upload.model_validate({"job_id": job.job_id, "batches": job.total, "documents": records})
 
 
-@router.get("", response_model=list[Document])
+@router.get("", response_model=list[Document], responses=errors(*ADMIN))
 async def list_documents(deps: Deps, admin: Admin) -> list[Document]:
     """The tenant's documents, most recently uploaded first."""
     records = await _catalogue(deps).list(admin.tenant_id)
     return [Document.model_validate(r) for r in records]
 
 
-@router.get("/jobs/{job_id}", response_model=IngestJob)
+@router.get("/jobs/{job_id}", response_model=IngestJob, responses=errors(*ADMIN, NotFound))
 async def job(job_id: str, deps: Deps, admin: Admin) -> IngestJob:
     """An ingest job's progress (another tenant's job: 404)."""
     if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,64}", job_id):
@@ -158,7 +164,11 @@ async def _outcome(deps: Deps, job_id: str, shard: int) -> tuple[str | None, boo
     return error, ended
 
 
-@router.delete("/{doc_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/{doc_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses=errors(*ADMIN, NotFound),
+)
 async def delete_document(doc_id: str, deps: Deps, admin: Admin) -> Response:
     """Forget a document and remove its chunks from search (through the retrieval role)."""
     store = _catalogue(deps)

@@ -18,9 +18,10 @@ from fastapi.responses import StreamingResponse
 from api.app import metrics
 from api.app.access import RunRef
 from api.app.deps import ApiDeps
-from api.app.errors import InvalidRequest
+from api.app.errors import InvalidRequest, RunNotFound
 from api.app.feed import Outbox, RunFeed
 from api.app.joins import JoinPlan, join_run
+from api.http.responses import errors
 from api.http.routes.common import Caller, Deps
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
@@ -39,7 +40,10 @@ def check_event_id(value: str, field: str) -> str:
 @router.get(
     "/{run_id}/events",
     response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}, "description": "Server-sent events."}},
+    responses={
+        200: {"content": {"text/event-stream": {}}, "description": "Server-sent events."},
+        **errors(RunNotFound),
+    },
 )
 async def run_events(
     run_id: str,

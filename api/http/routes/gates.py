@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents import gates
 from api.app.gate_actions import GateProblem, resume_run
 from api.app.oversight import audit_read
+from api.http.responses import GATES, errors
 from api.http.routes.common import Caller, Deps
 from bus.commands import RunState
 from bus.store import GateError, GateNotFound
@@ -37,7 +38,10 @@ class Resumed(BaseModel):
     status: str = "running"
 
 
-@router.post("/{run_id}/resume", response_model=Resumed)
+_GATE_ERRORS = errors(*GATES)
+
+
+@router.post("/{run_id}/resume", response_model=Resumed, responses=_GATE_ERRORS)
 async def resume(run_id: str, body: Resume, deps: Deps, caller: Caller) -> Resumed:
     """Resume a paused run: 404 unknown or another's, 403 an admin on another user's run,
     409 twice, 410 expired."""
@@ -45,7 +49,7 @@ async def resume(run_id: str, body: Resume, deps: Deps, caller: Caller) -> Resum
     return Resumed(run_id=run_id, decision=body.decision)
 
 
-@router.get("/{run_id}/gate")
+@router.get("/{run_id}/gate", responses=_GATE_ERRORS)
 async def gate_details(run_id: str, deps: Deps, caller: Caller) -> dict[str, Any]:
     """The open gate's details with redacted arguments (the ``more_info`` view).
 

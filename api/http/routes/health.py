@@ -6,12 +6,26 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel
 
 from api.http.routes.common import Deps
 from bus.store import Scope
 from bus.typed_redis import commands
 
 router = APIRouter(tags=["operations"])
+
+
+class Readiness(BaseModel):
+    """Whether Redis and the state store answer, and what failed when one does not."""
+
+    status: str
+    checks: dict[str, str]
+
+
+_READINESS: dict[int | str, dict[str, Any]] = {
+    200: {"model": Readiness, "description": "Ready."},
+    503: {"model": Readiness, "description": "Not ready: the failed checks say why."},
+}
 
 READY_TIMEOUT_S = 2.0
 
@@ -22,7 +36,7 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz")
+@router.get("/readyz", responses=_READINESS)
 async def readyz(deps: Deps) -> JSONResponse:
     """Readiness: Redis and the state store answer (503 naming what does not)."""
     checks: dict[str, str] = {}

@@ -47,6 +47,7 @@ from api.http.openai_dialect import (
     ChatRequest,
     Chunks,
     OpenAIError,
+    OpenAIErrorBody,
     model_card,
     model_list,
     pause_message,
@@ -55,6 +56,7 @@ from api.http.openai_dialect import (
     usage_of,
     verification,
 )
+from api.http.responses import CALLER, STARTING, ErrorCase, errors, inline_schema
 from api.http.routes.common import deps_of
 from bus.commands import RUN_ID_PATTERN
 from bus.errors import StoreError
@@ -65,6 +67,33 @@ from bus.store import ConversationNotFound, MessageRole, Scope
 from bus.transcript import Transcript
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"])
+
+#: OpenAI's shape for the API's own errors (its 422 is OpenAI's 400) and the dialect's own.
+_REFUSALS: tuple[ErrorCase, ...] = (*CALLER, (400, "invalid_request"))
+_READ_ERRORS = errors(*_REFUSALS, model=OpenAIErrorBody, renumber={422: 400})
+_MODEL_ERRORS = errors(
+    *_REFUSALS, (404, "model_not_found"), model=OpenAIErrorBody, renumber={422: 400}
+)
+_CHAT_ERRORS = errors(
+    *_REFUSALS,
+    *STARTING,
+    (404, "model_not_found"),
+    (404, "conversation_not_found"),
+    (409, "conversation_taken"),
+    (429, "run_budget_exhausted"),
+    (500, "run_error"),
+    (504, "run_timeout"),
+    model=OpenAIErrorBody,
+    renumber={422: 400},
+)
+#: The body is read by the route itself (every error in OpenAI's shape), so the document
+#: is given its schema here.
+_CHAT_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": inline_schema(ChatRequest)}},
+    }
+}
 
 _ID = re.compile(RUN_ID_PATTERN)
 _MAX_IDEMPOTENCY_KEY = 255  # as on POST /api/v1/runs
@@ -89,7 +118,7 @@ async def _answering(work: Any) -> Response:
         return OpenAIError(503, message, type="server_error", code="unavailable").response()
 
 
-@router.get("/models")
+@router.get("/models", responses=_READ_ERRORS)
 async def list_models(request: Request) -> Response:
     """The models agentbus serves (one per mode and accuracy)."""
 
@@ -100,7 +129,7 @@ async def list_models(request: Request) -> Response:
     return await _answering(work)
 
 
-@router.get("/models/{model}")
+@router.get("/models/{model}", responses=_MODEL_ERRORS)
 async def get_model(model: str, request: Request) -> Response:
     """One model."""
 
@@ -112,7 +141,7 @@ async def get_model(model: str, request: Request) -> Response:
     return await _answering(work)
 
 
-@router.post("/chat/completions")
+@router.post("/chat/completions", responses=_CHAT_ERRORS, openapi_extra=_CHAT_BODY)
 async def chat_completions(request: Request) -> Response:
     """Answer the last user message with an agentbus run (streamed with ``stream: true``)."""
     deps = deps_of(request)

@@ -12,16 +12,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentbus_client.models import CancelRequested, Run, RunPage, Started
 from api.app import metrics, post_stages
 from api.app.access import visible_run
-from api.app.errors import RunEnded
+from api.app.errors import NotOwner, RunEnded, RunNotFound
 from api.app.oversight import audit_read
 from api.app.run_view import describe
 from api.app.starter import Ask
 from api.app.webhook_requests import webhook_of
+from api.http.responses import STARTING, errors
 from api.http.routes.common import Caller, Deps
 from api.http.trace_headers import caller_trace
 from bus.commands import RUN_ID_PATTERN
 from bus.publish import request_cancel
 from bus.run_state import QuestionSettings
+from bus.store import MAX_MESSAGE_ID
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
 
@@ -39,6 +41,7 @@ class RunCreate(BaseModel):
     parent_message_id: int | None = Field(
         default=None,
         ge=0,
+        le=MAX_MESSAGE_ID,
         description="Branch the conversation: the answer (message id) the question follows, "
         "or 0 for the conversation's start. Re-ask an edited question, or regenerate an "
         "answer, from any earlier turn. Default: the end of the active branch.",
@@ -52,7 +55,12 @@ class RunCreate(BaseModel):
     )
 
 
-@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=Started)
+@router.post(
+    "",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=Started,
+    responses=errors(*STARTING),
+)
 async def create_run(
     body: RunCreate,
     request: Request,
@@ -110,7 +118,7 @@ async def list_runs(
     return RunPage(runs=views, next_before=views[-1].id if len(views) == limit else None)
 
 
-@router.get("/{run_id}", response_model=Run)
+@router.get("/{run_id}", response_model=Run, responses=errors(RunNotFound))
 async def get_run(run_id: str, deps: Deps, caller: Caller) -> Run:
     """Status, answer, trace and usage of one of the caller's runs (an admin's: the tenant's)."""
     ref = await visible_run(deps, caller, run_id)
@@ -118,7 +126,10 @@ async def get_run(run_id: str, deps: Deps, caller: Caller) -> Run:
 
 
 @router.post(
-    "/{run_id}/cancel", status_code=status.HTTP_202_ACCEPTED, response_model=CancelRequested
+    "/{run_id}/cancel",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=CancelRequested,
+    responses=errors(RunNotFound, NotOwner, RunEnded),
 )
 async def cancel_run(run_id: str, deps: Deps, caller: Caller) -> CancelRequested:
     """Ask the run to stop; it ends ``cancelled`` between steps or while streaming."""

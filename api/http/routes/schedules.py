@@ -20,9 +20,18 @@ from agentbus_client.models import (
     ScheduledTick,
 )
 from api.app.deps import ApiDeps
-from api.app.errors import Unavailable
+from api.app.errors import (
+    CriticalToolNotApproved,
+    ModelNotAllowed,
+    NotOwner,
+    QuestionTooLarge,
+    ScheduleNotFound,
+    Unavailable,
+    WebhookRefused,
+)
 from api.app.oversight import audit_read
 from api.app.schedules import NewSchedule, ScheduleBook
+from api.http.responses import errors
 from api.http.routes.common import Caller, Deps
 from bus.run_state import QuestionSettings
 from bus.store import ScheduleRecord, TickRecord
@@ -91,7 +100,19 @@ def _tick(record: TickRecord) -> ScheduledTick:
     )
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, response_model=ScheduledQuestion)
+#: What adding answers besides every route's errors: what a run start would refuse at each tick.
+_ADDING = errors(QuestionTooLarge, ModelNotAllowed, CriticalToolNotApproved, WebhookRefused)
+#: What reading or changing one schedule answers: another user's or tenant's is not found;
+#: an admin reading the tenant's may not change another user's.
+_ONE = errors(ScheduleNotFound, NotOwner)
+
+
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    response_model=ScheduledQuestion,
+    responses=_ADDING,
+)
 async def add_schedule(
     body: ScheduleCreate, deps: Deps, caller: Caller, response: Response
 ) -> ScheduledQuestion:
@@ -117,7 +138,7 @@ async def list_schedules(
     return ScheduledQuestionList(schedules=[_view(s) for s in found])
 
 
-@router.get("/{schedule_id}", response_model=ScheduledQuestionDetail)
+@router.get("/{schedule_id}", response_model=ScheduledQuestionDetail, responses=_ONE)
 async def get_schedule(
     schedule_id: str,
     deps: Deps,
@@ -132,20 +153,20 @@ async def get_schedule(
     return ScheduledQuestionDetail(schedule=_view(found), ticks=[_tick(t) for t in recent])
 
 
-@router.post("/{schedule_id}/pause", response_model=ScheduledQuestion)
+@router.post("/{schedule_id}/pause", response_model=ScheduledQuestion, responses=_ONE)
 async def pause_schedule(schedule_id: str, deps: Deps, caller: Caller) -> ScheduledQuestion:
     """Pause one of the caller's schedules: no tick runs until it is resumed."""
     return _view(await _book(deps).pause(caller, schedule_id, paused=True))
 
 
-@router.post("/{schedule_id}/resume", response_model=ScheduledQuestion)
+@router.post("/{schedule_id}/resume", response_model=ScheduledQuestion, responses=_ONE)
 async def resume_schedule(schedule_id: str, deps: Deps, caller: Caller) -> ScheduledQuestion:
     """Resume one of the caller's schedules at its next tick after now (the ticks of the
     paused time do not run)."""
     return _view(await _book(deps).pause(caller, schedule_id, paused=False))
 
 
-@router.delete("/{schedule_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete("/{schedule_id}", status_code=status.HTTP_204_NO_CONTENT, responses=_ONE)
 async def delete_schedule(schedule_id: str, deps: Deps, caller: Caller) -> Response:
     """Delete one of the caller's schedules (its conversation and runs stay)."""
     await _book(deps).delete(caller, schedule_id)

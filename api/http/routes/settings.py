@@ -10,7 +10,9 @@ from fastapi import APIRouter
 from pydantic import BaseModel
 
 from api.app.auth import Principal
+from api.app.errors import ModelNotAllowed
 from api.app.preferences import Effective, Preferences, overlay, stored_preferences
+from api.http.responses import ADMIN, errors
 from api.http.routes.common import Admin, Caller, Deps
 from bus.store import AuditEntry
 
@@ -58,7 +60,7 @@ async def get_settings(deps: Deps, caller: Caller) -> TenantSettingsView:
     return await _view(deps, caller.tenant_id)
 
 
-@router.put("", response_model=TenantSettingsView)
+@router.put("", response_model=TenantSettingsView, responses=errors(*ADMIN, ModelNotAllowed))
 async def put_settings(body: Preferences, deps: Deps, admin: Admin) -> TenantSettingsView:
     """Replace the tenant's preferences (admin keys only); null fields take the defaults.
 

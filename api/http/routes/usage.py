@@ -6,12 +6,13 @@ from fastapi import APIRouter, Query
 
 from agentbus_client.models import UsageReport
 from api.app.usage import usage_of
+from api.http.responses import ADMIN, errors
 from api.http.routes.common import Caller, Deps
 
 router = APIRouter(prefix="/api/v1/usage", tags=["usage"])
 
 
-@router.get("", response_model=UsageReport)
+@router.get("", response_model=UsageReport, responses=errors(*ADMIN))
 async def get_usage(
     deps: Deps,
     caller: Caller,

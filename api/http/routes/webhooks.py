@@ -7,7 +7,8 @@ from fastapi import APIRouter
 from agentbus_client.models import Delivery as DeliveryView
 from agentbus_client.models import DeliveryList, WebhookSecret
 from api.app.access import visible_run
-from api.app.errors import Unavailable
+from api.app.errors import RunNotFound, Unavailable
+from api.http.responses import ADMIN, errors
 from api.http.routes.common import Admin, Caller, Deps
 from bus.store import WebhookSecretStore
 from gateway.webhooks.schedule import Delivery, Schedule
@@ -28,7 +29,7 @@ def _schedule(deps: Deps) -> Schedule:
     return deps.webhooks
 
 
-@router.get("/settings/webhook-secret", response_model=WebhookSecret)
+@router.get("/settings/webhook-secret", response_model=WebhookSecret, responses=errors(*ADMIN))
 async def get_webhook_secret(deps: Deps, admin: Admin) -> WebhookSecret:
     """The tenant's webhook signing secret, made on first request (admin keys only)."""
     store = _secrets(deps)
@@ -38,14 +39,16 @@ async def get_webhook_secret(deps: Deps, admin: Admin) -> WebhookSecret:
     return WebhookSecret(secret=record.secret, created_at=record.created_at)
 
 
-@router.post("/settings/webhook-secret/rotate", response_model=WebhookSecret)
+@router.post(
+    "/settings/webhook-secret/rotate", response_model=WebhookSecret, responses=errors(*ADMIN)
+)
 async def rotate_webhook_secret(deps: Deps, admin: Admin) -> WebhookSecret:
     """Replace the secret; attempts from a few seconds later are signed with the new one."""
     record = await _secrets(deps).replace(admin.tenant_id, new_secret(), admin.subject)
     return WebhookSecret(secret=record.secret, created_at=record.created_at)
 
 
-@router.get("/runs/{run_id}/deliveries", response_model=DeliveryList)
+@router.get("/runs/{run_id}/deliveries", response_model=DeliveryList, responses=errors(RunNotFound))
 async def list_deliveries(run_id: str, deps: Deps, caller: Caller) -> DeliveryList:
     """The run's webhook deliveries and their status (404 for another user's or tenant's
     run; a tenant admin's read of another user's run is audited)."""

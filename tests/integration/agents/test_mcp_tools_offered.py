@@ -15,9 +15,12 @@ from agents.llm.scripted import ScriptedLLM, text, tool_call, turn
 from gateway.mcp.hub import McpHub
 from tests.integration.agents.events import final
 from tests.integration.agents.system import StartSystem
+from tests.integration.gateway.mcp_server import SANDBOX
 from tests.integration.gateway.test_mcp import SERVER
 
-MCP_SERVERS = json.dumps([{"name": "calc", "command": [sys.executable, SERVER], "timeout_s": 10}])
+MCP_SERVERS = json.dumps(
+    [{"name": "calc", "command": [sys.executable, SERVER], "timeout_s": 10, "sandbox": SANDBOX}]
+)
 
 
 @pytest.fixture

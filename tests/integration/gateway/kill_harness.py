@@ -25,6 +25,7 @@ from bus import keys
 from bus.ledger import LedgerRecord
 from tests.conftest import TEST_REDIS_URL
 from tests.integration.gateway import mcp_server
+from tests.integration.gateway.mcp_server import SANDBOX
 
 SERVER = str(Path(mcp_server.__file__).resolve())
 PLUGINS = "tests.integration.gateway.effects_plugin:tools,gateway.examples.ledger:tools"
@@ -63,6 +64,7 @@ def gateway_env(tmp_path: Path, db: str) -> dict[str, str]:
     """The environment of gateway (and agent) processes with the tools above."""
     effects = tmp_path / "effects"
     effects.mkdir(exist_ok=True)
+    effects.chmod(0o777)  # the MCP server's sandbox runs it as nobody under a root gateway
     servers = [
         {
             "name": "calc",
@@ -71,6 +73,7 @@ def gateway_env(tmp_path: Path, db: str) -> dict[str, str]:
             "risk": "MEDIUM",
             "tools": ["ledger_append", "ledger_note"],
             "idempotency_key_arg": "idempotency_key",
+            "sandbox": {**SANDBOX, "write_paths": [str(effects)]},
         }
     ]
     return {

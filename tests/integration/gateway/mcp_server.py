@@ -17,6 +17,9 @@ from gateway.examples.ledger import append_once
 from gateway.mcp.tool import META_KEY
 
 server = MCPServer("calc")
+#: What a stdio run of this file needs in its sandbox: the repository (this file and the
+#: packages it imports, installed editable from there), read-only.
+SANDBOX: dict[str, list[str]] = {"read_paths": [str(Path(__file__).resolve().parents[3])]}
 
 
 @server.tool()

@@ -43,12 +43,15 @@ from gateway.tenants import DeploymentPolicies
 from gateway.tools import Calculator
 from gateway.worker import make_gateway_handler
 from tests.integration.gateway import mcp_server
+from tests.integration.gateway.mcp_server import SANDBOX
 from tests.processes import AGENTBUS
 from tests.support import narrow
 from tests.unit.gateway.local_http import OVERRIDE, PUBLIC_IP, FakeResolver
 
 SERVER = str(Path(mcp_server.__file__).resolve())
-STDIO = McpServerConfig(name="calc", command=(sys.executable, SERVER), timeout_s=1.5)
+STDIO = McpServerConfig.model_validate(
+    {"name": "calc", "command": [sys.executable, SERVER], "timeout_s": 1.5, "sandbox": SANDBOX}
+)
 
 
 @pytest.fixture
@@ -193,7 +196,8 @@ async def test_a_streamable_http_server_on_a_private_address_is_refused(
 
 
 async def test_agentbus_tools_list_shows_the_deployments_mcp_tools(tmp_path: Path) -> None:
-    servers = json.dumps([{"name": "calc", "command": [sys.executable, SERVER]}])
+    server = {"name": "calc", "command": [sys.executable, SERVER], "sandbox": SANDBOX}
+    servers = json.dumps([server])
     proc = await asyncio.create_subprocess_exec(
         AGENTBUS,
         "tools",
@@ -237,9 +241,17 @@ async def test_the_gateway_worker_gives_a_tenant_its_mcp_servers_tools(
 async def test_a_server_tool_with_the_key_argument_gets_the_calls_key_on_every_delivery(
     hub: McpHub, fake_redis: Redis, make_settings: Callable[..., AppSettings], tmp_path: Path
 ) -> None:
-    ledger = tmp_path / "ledger.tsv"
+    writable = tmp_path / "ledger"
+    writable.mkdir(mode=0o777)
+    writable.chmod(0o777)  # the sandbox runs the server as nobody under a root gateway
+    ledger = writable / "ledger.tsv"
+    box = STDIO.sandbox.model_copy(update={"write_paths": (str(writable),)})
     keyed = STDIO.model_copy(
-        update={"idempotency_key_arg": "idempotency_key", "env": {"MCP_LEDGER_FILE": str(ledger)}}
+        update={
+            "idempotency_key_arg": "idempotency_key",
+            "env": {"MCP_LEDGER_FILE": str(ledger)},
+            "sandbox": box,
+        }
     )
     registry = await hub.registry_for(ToolRegistry(), [keyed])
     spec = registry.get("calc__ledger_append").spec

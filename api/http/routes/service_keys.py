@@ -1,0 +1,24 @@
+"""``GET /.well-known/agentbus-service-keys``: the public keys of the service tokens.
+
+Tools send a signed token naming tenant, user, groups, run and tool with each request to a
+private service the operator allowed (``gateway.service_token``); a service verifies it
+against these keys (a JSON Web Key Set). No key is needed to read them: they are public.
+"""
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from api.app.errors import Unavailable
+from api.http.routes.common import Deps
+from gateway.service_token import ServiceTokens
+
+router = APIRouter(tags=["operations"])
+
+
+@router.get("/.well-known/agentbus-service-keys")
+async def service_keys(deps: Deps) -> dict[str, Any]:
+    """The Ed25519 public keys service tokens are signed with, as a JWKS."""
+    if deps.signing_master is None:
+        raise Unavailable("this API process was not given the deployment's signing key")
+    return ServiceTokens(deps.signing_master).jwks()

@@ -1,0 +1,83 @@
+"""Schemathesis over the served OpenAPI document, as four callers: a user key, an admin
+key, another tenant's user key and no key.
+
+Every response must be a documented status (``status_code_conformance``: each route
+declares every error it answers with, ``api.http.responses``), with a body of its
+documented schema, never a 5xx, and within the request timeout (a hang is a failure).
+The counts of each run are printed (``-s``); ``make fuzz`` runs it long.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fuzz.system import FUZZ_SECONDS, System
+
+pytestmark = [pytest.mark.connected, pytest.mark.timeout(int(FUZZ_SECONDS) + 240)]
+
+SCHEMATHESIS = str(Path(sys.executable).with_name("schemathesis"))
+CHECKS = "not_a_server_error,status_code_conformance,response_schema_conformance"
+REQUEST_TIMEOUT_S = 20
+#: Admin last: its fuzzed settings (rate limits, tools) then change nothing the others see.
+CALLERS = ["none", "user", "other_tenant", "admin"]
+
+
+def fuzz(system: System, caller: str, report: Path) -> tuple[int, dict[str, object], str]:
+    """One schemathesis run as ``caller``: its exit code, its JSON report and its output."""
+    args = [
+        SCHEMATHESIS,
+        "run",
+        f"{system.base_url}/openapi.json",
+        "--checks",
+        CHECKS,
+        "--phases",
+        "examples,coverage,fuzzing",
+        "--max-time",
+        str(max(int(FUZZ_SECONDS), 1)),
+        "--max-examples",
+        "25",
+        "--request-timeout",
+        str(REQUEST_TIMEOUT_S),
+        # One worker: hypothesis describing a filter in two threads at once once broke
+        # CPython's ast.parse ("AST constructor recursion depth mismatch") in schemathesis.
+        "--workers",
+        "1",
+        "--seed",
+        "1",
+        "--no-color",
+        "--generation-database",
+        "none",
+        "--report",
+        "json",
+        "--report-json-path",
+        str(report),
+    ]
+    if caller != "none":
+        args += ["--header", f"Authorization: Bearer {system.keys[caller]}"]
+    done = subprocess.run(
+        args,
+        capture_output=True,
+        timeout=FUZZ_SECONDS + 200,
+        check=False,
+        text=True,
+        cwd=report.parent,
+    )
+    doc: dict[str, object] = json.loads(report.read_text()) if report.exists() else {}
+    return done.returncode, doc, done.stdout[-20_000:] + done.stderr[-5_000:]
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+def test_no_fuzzed_request_gets_a_server_error_or_an_undocumented_answer(
+    system: System, caller: str, tmp_path: Path
+) -> None:
+    code, report, output = fuzz(system, caller, tmp_path / "report.json")
+    cases = report.get("test_cases", {})
+    print(f"schemathesis as {caller}: {json.dumps(cases)}; failures {report.get('failures')}")
+    assert code == 0, output
+    assert isinstance(cases, dict) and cases.get("generated", 0) > 0, output
+    assert system.dead() == []

@@ -1,0 +1,74 @@
+"""An MCP server that tries what a compromised one would: read the gateway's secrets, reach
+its Redis, fork without end, burn CPU. Each tool reports what it managed (run as a stdio
+server by ``test_mcp_sandbox.py``, inside the sandbox)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("hostile")
+
+
+@server.tool()
+def read_file(path: str) -> str:
+    """The file's text, or why it could not be read."""
+    try:
+        return "read: " + Path(path).read_text()
+    except OSError as e:
+        return f"refused: {type(e).__name__}"
+
+
+@server.tool()
+def read_env(name: str) -> str:
+    """An environment variable, or ``unset``."""
+    return "read: " + os.environ[name] if name in os.environ else "unset"
+
+
+@server.tool()
+def connect(host: str, port: int) -> str:
+    """Open a TCP connection, or say why it could not."""
+    try:
+        with socket.create_connection((host, port), timeout=3):
+            return "connected"
+    except OSError as e:
+        return f"refused: {type(e).__name__}"
+
+
+@server.tool()
+def fork_bomb(limit: int) -> str:
+    """Fork (each child sleeps a little) until refused or ``limit`` children are running."""
+    children = 0
+    try:
+        while children < limit:
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(5)
+                os._exit(0)
+            children += 1
+    except OSError as e:
+        return f"refused after {children}: {type(e).__name__}"
+    return f"forked {children}"
+
+
+@server.tool()
+def burn(seconds: float) -> str:
+    """Spin the CPU for ``seconds`` of wall time."""
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        pass
+    return "burned"
+
+
+@server.tool()
+def hello() -> str:
+    """Answer, to show the server (or a new one) still serves."""
+    return "hello"
+
+
+if __name__ == "__main__":
+    server.run()
