@@ -25,7 +25,7 @@ from tests.conftest import TEST_REDIS_URL
 from tests.processes import AGENTBUS, free_port, process_env, processes, spawn
 
 #: How long each schemathesis run lasts, per key (seconds); ``make fuzz`` raises it.
-FUZZ_SECONDS = float(os.environ.get("AGENTBUS_FUZZ_SECONDS", "12"))
+FUZZ_SECONDS = float(os.environ.get("AGENTBUS_FUZZ_SECONDS", "25"))
 #: Examples per hypothesis fuzzer (frames, questions); ``make fuzz`` raises it.
 FUZZ_EXAMPLES = int(os.environ.get("AGENTBUS_FUZZ_EXAMPLES", "40"))
 
