@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         ConversationStore,
         DocumentStore,
         RunStore,
+        SummaryStore,
         TenantSettingsStore,
         WebhookSecretStore,
     )
@@ -55,6 +56,8 @@ class ApiDeps:
         documents: the catalogue of uploaded documents (the web page's Documents panel).
         webhook_secrets: the tenants' webhook signing secrets.
         webhooks: the webhook delivery schedule (``GET /runs/{id}/deliveries`` reads it).
+        summaries: the conversations' summaries (``GET /conversations/{id}`` shows what the
+            model is given).
     """
 
     settings: ApiSettings
@@ -77,3 +80,4 @@ class ApiDeps:
     documents: DocumentStore | None = None
     webhook_secrets: WebhookSecretStore | None = None
     webhooks: Schedule | None = None
+    summaries: SummaryStore | None = None

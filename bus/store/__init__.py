@@ -3,6 +3,7 @@
 # Registers the checkpoints table on Base.metadata (what alembic compares against).
 from bus.store import document_tables as document_tables
 from bus.store import gate_tables as gate_tables
+from bus.store import summary_tables as summary_tables
 from bus.store import turn_tables as turn_tables
 from bus.store.api_keys import ApiKeyRecord, ApiKeyStore, KeyRole
 from bus.store.audit import AuditEntry, AuditLogRecord, AuditReport, AuditStore, ChainReport
@@ -30,6 +31,7 @@ from bus.store.migrate import downgrade, downgrade_async, upgrade, upgrade_async
 from bus.store.runs import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore
 from bus.store.scope import Scope
 from bus.store.stores import Stores, open_store
+from bus.store.summaries import BranchContext, SummaryRecord, SummaryStore
 from bus.store.tenant_settings import TenantSettingsRecord, TenantSettingsStore
 from bus.store.webhook_secrets import WebhookSecretRecord, WebhookSecretStore
 
@@ -41,6 +43,7 @@ __all__ = [
     "AuditLogRecord",
     "AuditReport",
     "AuditStore",
+    "BranchContext",
     "ChainReport",
     "CheckpointRecord",
     "CheckpointStore",
@@ -64,6 +67,8 @@ __all__ = [
     "RunStore",
     "Scope",
     "Stores",
+    "SummaryRecord",
+    "SummaryStore",
     "TenantSettingsRecord",
     "TenantSettingsStore",
     "WebhookSecretRecord",

@@ -15,6 +15,7 @@ from bus.store.documents import DocumentStore
 from bus.store.engine import make_engine
 from bus.store.migrate import upgrade_async
 from bus.store.runs import RunStore
+from bus.store.summaries import SummaryStore
 from bus.store.tenant_settings import TenantSettingsStore
 from bus.store.turns import TurnStore
 from bus.store.webhook_secrets import WebhookSecretStore
@@ -36,6 +37,7 @@ class Stores:
     documents: DocumentStore | None = None
     webhook_secrets: WebhookSecretStore | None = None
     turns: TurnStore | None = None
+    summaries: SummaryStore | None = None
 
 
 @contextlib.asynccontextmanager
@@ -56,6 +58,7 @@ async def open_store(settings: BusSettings, *, migrate: bool = False) -> AsyncGe
             documents=DocumentStore(engine),
             webhook_secrets=WebhookSecretStore(engine),
             turns=TurnStore(engine),
+            summaries=SummaryStore(engine),
         )
     finally:
         await engine.dispose()
