@@ -92,20 +92,26 @@ def plan_fold(
     return fold
 
 
-def chunks(sizes: Sequence[int], limit: int) -> list[int]:
+def chunks(sizes: Sequence[int], starts: Sequence[bool], limit: int) -> list[int]:
     """Where to cut messages into consecutive groups of at most ``limit`` tokens each.
+
+    A group ends before a turn (a question) where it can, so its summary, stored through
+    the group's last message, covers whole turns.
 
     Returns:
         Each group's end (exclusive), in order; the last is ``len(sizes)``. A message
         bigger than ``limit`` is a group of its own.
     """
     ends: list[int] = []
-    used = 0
+    begin = used = 0
     for i, size in enumerate(sizes):
-        if used and used + size > limit:
-            ends.append(i)
-            used = 0
         used += size
+        while used > limit and i > begin:
+            turns = [j for j in range(begin + 1, i + 1) if starts[j]]
+            cut = turns[-1] if turns else i
+            ends.append(cut)
+            begin = cut
+            used = sum(sizes[begin : i + 1])
     if sizes:
         ends.append(len(sizes))
     return ends

@@ -129,7 +129,8 @@ async def _fold(
     sizes = [context_budget.estimate_tokens(said(m)) for m in folded]
     covered = 0 if summary is None else summary.messages
     start = 0
-    for end in context_budget.chunks(sizes, room):
+    starts = [m.role == MessageRole.USER for m in folded]
+    for end in context_budget.chunks(sizes, starts, room):
         group = folded[start:end]
         text = await summarize(
             folding.llm,

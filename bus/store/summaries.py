@@ -16,6 +16,7 @@ from __future__ import annotations
 import builtins
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import Connection, Select, literal, select
@@ -176,7 +177,7 @@ class SummaryStore(Repository):
         return BranchContext(None, found, complete=top.parent_id is None)
 
 
-def _one(conversation_id: str, through_message_id: int) -> Select[tuple[object, ...]]:
+def _one(conversation_id: str, through_message_id: int) -> Select[Any]:
     return select(SummaryRow.__table__).where(
         SummaryRow.conversation_id == conversation_id,
         SummaryRow.through_message_id == through_message_id,

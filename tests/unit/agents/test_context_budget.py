@@ -98,10 +98,16 @@ def test_the_decision_needs_one_flag_per_message() -> None:
 
 
 def test_chunks_cut_between_messages_and_never_exceed_the_limit_but_for_one_big_message() -> None:
-    assert chunks([100, 100, 100, 100], 250) == [2, 4]
-    assert chunks([100, 300, 100], 250) == [1, 2, 3]  # the 300 is a group of its own
-    assert chunks([], 250) == []
-    assert chunks([10], 250) == [1]
+    assert chunks([100, 100, 100, 100], [Q, A, Q, A], 250) == [2, 4]
+    assert chunks([100, 300, 100], [Q, A, Q], 250) == [1, 2, 3]  # the 300 is a group alone
+    assert chunks([], [], 250) == []
+    assert chunks([10], [Q], 250) == [1]
+
+
+def test_chunks_end_before_a_question_where_they_can() -> None:
+    assert chunks([100] * 6, [Q, A] * 3, 350) == [2, 4, 6]  # not [3, 6]: whole turns
+    # No question to end before: the group ends where the limit is.
+    assert chunks([100] * 4, [Q, A, A, A], 250) == [2, 4]
 
 
 def test_clip_keeps_the_start_and_the_end_of_a_long_text_and_says_what_it_left_out() -> None:
