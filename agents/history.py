@@ -29,6 +29,11 @@ from bus.store.turns import INTERRUPTED
 SUMMARIZER_PROMPT_TOKENS = 200
 """The summarizer's instructions and framing, estimated (its prompt is about 90 words)."""
 
+WALK = 200
+"""Messages after the newest summary the intake reads at most. Only a conversation older
+than summaries has more: its last ``WALK`` messages are folded on its next turn and older
+ones stay out of the model's history, as they were before."""
+
 
 @dataclass(frozen=True, slots=True)
 class History:
@@ -97,7 +102,7 @@ async def load(
         fixed_tokens: the call's other parts, estimated (system prompt, tools, question).
         run_id: the run folding (recorded with a summary it writes).
     """
-    branch = await folding.summaries.branch(owner, conversation_id, leaf)
+    branch = await folding.summaries.branch(owner, conversation_id, leaf, limit=WALK)
     summary, messages = branch.summary, branch.messages
     budget = context_budget.history_budget(folding.window, fixed_tokens)
     fold = context_budget.plan_fold(
