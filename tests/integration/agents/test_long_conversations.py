@@ -29,7 +29,7 @@ from tests.integration.agents.system import StartSystem
 
 pytestmark = pytest.mark.connected
 ALICE = Scope.user("t1", "alice")
-WINDOW = {"llm": "scripted", "llm_context_window": 2048}
+WINDOW = {"llm_context_tokens": 2048}
 SUMMARY_PREFIX = prompts.SUMMARY.split("{", 1)[0]
 
 

@@ -13,7 +13,7 @@ from tests.integration.api.conftest import StartApi
 from tests.integration.api.test_branches import answered, detail
 
 ALICE = Scope.user("t1", "alice")
-WINDOW: dict[str, Any] = {"llm": "scripted", "llm_context_window": 2048}
+WINDOW: dict[str, Any] = {"llm_context_tokens": 2048}
 
 
 async def test_the_detail_shows_the_summary_and_the_messages_after_it_on_the_active_branch(

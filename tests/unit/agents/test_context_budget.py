@@ -15,6 +15,7 @@ from agents.context_budget import (
     history_budget,
     plan_fold,
 )
+from agents.settings import AgentSettings
 
 Q, A = True, False  # a message that starts a turn (a question), one that does not
 
@@ -116,3 +117,13 @@ def test_clip_keeps_the_start_and_the_end_of_a_long_text_and_says_what_it_left_o
     assert clipped.startswith("START") and clipped.endswith("END")
     assert "characters left out" in clipped and len(clipped) < 400
     assert clip("short", 100) == "short"
+
+
+def test_the_window_is_the_local_models_n_ctx_or_the_configured_one() -> None:
+    assert AgentSettings(llm="local", llm_context_tokens=4096).context_window() == 4096
+    # The local model's window is what it was loaded with, whatever else is configured.
+    local = AgentSettings(llm="local", llm_context_tokens=4096, llm_context_window=65_536)
+    assert local.context_window() == 4096
+    remote = AgentSettings(llm="openai", llm_context_window=131_072)
+    assert remote.context_window() == 131_072
+    assert AgentSettings(llm="openai", llm_context_tokens=8192).context_window() == 8192

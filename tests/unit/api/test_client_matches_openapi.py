@@ -49,7 +49,16 @@ ANSWERS: dict[tuple[str, str, str], Any] = {
 #: Client models that are no route's whole answer: parts of one (checked with it), a
 #: websocket frame, the error body (checked on every route) and the settings the client
 #: keeps as plain documents (see agentbus_client/models/settings.py).
-NOT_AN_ANSWER = {"Delivery", "Message", "Snapshot", "ErrorDetail", "ErrorBody", "TenantSettings"}
+NOT_AN_ANSWER = {
+    "ConversationSummary",
+    "Delivery",
+    "ErrorBody",
+    "ErrorDetail",
+    "Message",
+    "ModelContext",
+    "Snapshot",
+    "TenantSettings",
+}
 
 
 async def _document(data_dir: Path) -> dict[str, Any]:
