@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -137,7 +137,7 @@ class StepBudget:
 
 
 @contextlib.contextmanager
-def numbered_apart(series: str) -> Iterator[None]:
+def numbered_apart(series: str) -> Generator[None]:
     """Number the model calls made inside on their own (``STEP:{series}1``, ...).
 
     For calls a redelivered step may not make again because their result was stored (a

@@ -259,21 +259,22 @@ def main(*, model: str, turns: int, window: int | None, every: int, as_json: boo
         inner = make_llm(settings.agents)
         llm = Recording(inner)
         load_before = load_average()
-        figures = asyncio.run(drive(llm, settings, turns, every))
-    figures = {
+        measured = asyncio.run(drive(llm, settings, turns, every))
+    buckets: list[dict[str, Any]] = measured.pop("buckets")
+    figures: dict[str, Any] = {
         "model": inner.name,
         "turns": turns,
         "window_tokens": settings.agents.context_window(),
         "loadavg_before": load_before,
         "loadavg_after": load_average(),
-        **figures,
+        "buckets": buckets,
+        **measured,
     }
     if as_json:
         print(json.dumps(figures))
         return
     for key, value in figures.items():
-        if key == "buckets":
-            for row in value:
-                print("  " + "  ".join(f"{k}={v}" for k, v in row.items()))
-        else:
+        if key != "buckets":
             print(f"{key:>16}: {value}")
+    for row in buckets:
+        print("  " + "  ".join(f"{k}={v}" for k, v in row.items()))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
@@ -29,7 +30,7 @@ from tests.integration.agents.system import StartSystem
 
 pytestmark = pytest.mark.connected
 ALICE = Scope.user("t1", "alice")
-WINDOW = {"llm_context_tokens": 2048}
+WINDOW: dict[str, Any] = {"llm_context_tokens": 2048}
 SUMMARY_PREFIX = prompts.SUMMARY.split("{", 1)[0]
 
 
