@@ -14,8 +14,10 @@ Scopes: the run; the user's day and month; the tenant's day and month (all count
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import time
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -110,7 +112,9 @@ class StepBudget:
     """One step's metering: its ledger and scopes, and how many calls it has made.
 
     A call's id is the step's id and the call's number in the step: a redelivered step
-    makes the same calls in the same order, so it reserves and settles the same ids.
+    makes the same calls in the same order, so it reserves and settles the same ids. Calls
+    a redelivery may skip (their work was stored the first time) are numbered apart
+    (`numbered_apart`), so they never shift the numbers of the others.
     """
 
     ledger: BudgetLedger
@@ -120,11 +124,35 @@ class StepBudget:
     expires_at: float
     calls: int = 0
     cut: str | None = field(default=None)
+    series: str = "m"
+    apart: dict[str, int] = field(default_factory=lambda: {})
 
     def next_call_id(self) -> str:
         """The id of the step's next model call."""
+        if self.series != "m":
+            self.apart[self.series] = number = self.apart.get(self.series, 0) + 1
+            return f"{self.step_id}:{self.series}{number}"
         self.calls += 1
         return f"{self.step_id}:m{self.calls}"
+
+
+@contextlib.contextmanager
+def numbered_apart(series: str) -> Generator[None]:
+    """Number the model calls made inside on their own (``STEP:{series}1``, ...).
+
+    For calls a redelivered step may not make again because their result was stored (a
+    conversation's summary): the step's other calls keep their numbers either way, so
+    each is still reserved and settled once.
+    """
+    step = CURRENT.get()
+    if step is None:
+        yield
+        return
+    outer, step.series = step.series, series
+    try:
+        yield
+    finally:
+        step.series = outer
 
 
 CURRENT: contextvars.ContextVar[StepBudget | None] = contextvars.ContextVar(

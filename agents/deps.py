@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from agents.llm.ports import LLM, ToolDefinition
 from agents.sources import Source
-from bus.store import CheckpointStore, ConversationStore, RunStore
+from bus.store import CheckpointStore, ConversationStore, RunStore, SummaryStore
 from gateway.registry import ToolRegistry
 
 
@@ -41,7 +41,12 @@ class AgentDeps:
         runs: the run store.
         conversations: the conversation store.
         clock: the current time (the date goes into the system prompt).
-        history_turns: how many earlier messages of a conversation the model sees.
+        history_turns: how many recent messages of a conversation the model sees whole
+            at most; older ones are folded into a summary (with ``summaries``; without, they
+            are left out).
+        summaries: where conversation summaries are stored (None: no folding).
+        context_window: the model's context window in tokens; a conversation's history
+            is folded to fit its share of it (`agents.context_budget`).
         sources: the retrieval sources a multi-mode gather may query, by name.
         gather_budget_s: how long one gather branch may take before it counts as empty.
         checkpoints: where paused runs wait (gates are armed only with a store).
@@ -55,6 +60,8 @@ class AgentDeps:
     conversations: ConversationStore
     clock: Callable[[], datetime] = field(default=_now)
     history_turns: int = 20
+    summaries: SummaryStore | None = None
+    context_window: int = 8192
     sources: Mapping[str, Source] = field(default_factory=lambda: {})
     gather_budget_s: float = 5.0
     checkpoints: CheckpointStore | None = None

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from agents import graph, prompts
-from agents.deps import AgentDeps
+from agents import context_budget, graph, history, prompts
+from agents.deps import AgentDeps, tenant_tools
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta
 from agents.sources import fan_out
 from agents.state import llm_options
 from bus import tracing
 from bus.commands import AgentTask, Command
 from bus.events import ClientEvent, Interpreted, RunStarted
+from bus.run_state import RunState
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
-from bus.store import ConversationNotFound, MessageRecord, RunRecord, RunStatus, Scope
-from bus.store.turns import INTERRUPTED
+from bus.store import ConversationNotFound, RunRecord, RunStatus, Scope
 
 AGENT = "intake"
 
@@ -33,18 +33,38 @@ async def contextualize(
     return "".join(parts).strip() or question
 
 
-def _chat(history: list[MessageRecord]) -> list[ChatMessage]:
-    return [
-        ChatMessage.user(m.content) if m.role == "user" else ChatMessage.assistant(_said(m))
-        for m in history
-    ]
-
-
-def _said(message: MessageRecord) -> str:
-    """An answer as the model reads it: a partial one says it was cut short."""
-    if message.status != INTERRUPTED:
-        return message.content
-    return f"{message.content}\n\n{prompts.INTERRUPTED_ANSWER}"
+async def _history(
+    deps: AgentDeps, command: Command, state: RunState, system: str, parent: int
+) -> list[ChatMessage]:
+    """The branch ending at ``parent`` as the model reads it: a summary and recent turns,
+    folded to fit the model's window (the last ``history_turns`` messages without a
+    summary store)."""
+    owner = Scope.user(command.tenant_id, command.subject)
+    conversation_id = state.conversation_id
+    assert conversation_id is not None
+    if deps.summaries is None:
+        records = await deps.conversations.history(
+            owner, conversation_id, limit=deps.history_turns, leaf=parent
+        )
+        return history.History(None, records).chat()
+    tools = await tenant_tools(deps, command.tenant_id)
+    estimate = context_budget.estimate_tokens
+    # The question twice: as asked, and as the contextualizer rewrites it.
+    fixed = estimate(system) + 2 * estimate(state.question)
+    fixed += sum(estimate(t.model_dump_json()) for t in tools)
+    folding = history.Folding(
+        llm=deps.llm,
+        options=llm_options(state.settings, AGENT, max_tokens=context_budget.SUMMARY_TOKENS),
+        summaries=deps.summaries,
+        window=deps.context_window,
+        max_messages=deps.history_turns,
+        now=deps.clock(),
+    )
+    with tracing.store_span("conversation.history"):
+        loaded = await history.load(
+            folding, owner, conversation_id, parent, fixed_tokens=fixed, run_id=command.run_id
+        )
+    return loaded.chat()
 
 
 def make_intake(deps: AgentDeps) -> Handler:
@@ -70,7 +90,6 @@ def make_intake(deps: AgentDeps) -> Handler:
             if stored.status == RunStatus.QUEUED:  # it waited its turn in the conversation
                 owner = Scope.user(command.tenant_id, command.subject)
                 await deps.runs.set_status(owner, command.run_id, RunStatus.RUNNING)
-        history: list[ChatMessage] = []
         parent = state.parent_message_id
         if state.conversation_id:
             # The conversation is the caller's: admission refused anyone else's id, and a
@@ -85,11 +104,6 @@ def make_intake(deps: AgentDeps) -> Handler:
             # The branch the question continues: the one it names (an edit or a
             # regenerate), else the active one as it is now (after any run it waited for).
             parent = found.active_message_id if parent is None else parent
-            if parent:
-                records = await deps.conversations.history(
-                    owner, state.conversation_id, limit=deps.history_turns, leaf=parent
-                )
-                history = _chat(records)
         # Built after the store writes, so its timestamp is when clients can see it.
         started = RunStarted(
             run_id=command.run_id,
@@ -101,24 +115,27 @@ def make_intake(deps: AgentDeps) -> Handler:
         )
         settings = state.settings
         persona = prompts.for_agent("researcher", settings.agent_prompts, settings.mode)
-        chat = [ChatMessage.system(prompts.researcher_system(deps.clock(), persona))]
+        system = prompts.researcher_system(deps.clock(), persona)
+        chat = [ChatMessage.system(system)]
         interpreted = None
         events: list[ClientEvent] = [started]
-        if history:
-            # Contextualizing costs a model call: show the run has started before it.
+        past: list[ChatMessage] = []
+        if state.conversation_id and parent:
+            # A follow-up may cost model calls (a summary, the rewrite): show the run has
+            # started before them.
             await ctx.emit(started)
             events = []
+            past = await _history(deps, command, state, system, parent)
+        if past:
             options = llm_options(settings, AGENT, max_tokens=200)
-            interpreted = await contextualize(
-                deps.llm, history, state.question, options, deps.clock()
-            )
+            interpreted = await contextualize(deps.llm, past, state.question, options, deps.clock())
             events.append(
                 Interpreted(
                     run_id=command.run_id, step_id=command.step_id, agent=AGENT, text=interpreted
                 )
             )
             chat += [
-                *history,
+                *past,
                 ChatMessage.system(prompts.INTERPRETED.format(interpreted=interpreted)),
             ]
         chat.append(ChatMessage.user(state.question))

@@ -57,6 +57,15 @@ class AgentSettings(EnvSettings):
     llm_context_tokens: int = Field(
         default=8192, ge=512, le=131_072, description="The local model's context window."
     )
+    llm_context_window: int | None = Field(
+        default=None,
+        ge=1024,
+        le=10_000_000,
+        description="The context window, in tokens, of the OpenAI-compatible (or scripted) "
+        "model: a conversation's older turns are folded into a summary before a model "
+        "call's history would outgrow its share of it. Unset: AGENTBUS_LLM_CONTEXT_TOKENS. "
+        "The local model always uses AGENTBUS_LLM_CONTEXT_TOKENS.",
+    )
     llm_parallel: int = Field(
         default=4,
         ge=1,
@@ -113,6 +122,13 @@ class AgentSettings(EnvSettings):
     approve_high_risk: bool = Field(
         default=False, description="HIGH-risk tools run without a per-run approval."
     )
+
+    def context_window(self) -> int:
+        """The chosen model's context window in tokens: the local model's ``n_ctx``, else
+        the configured window (the local one's size when none is configured)."""
+        if self.llm == "local" or self.llm_context_window is None:
+            return self.llm_context_tokens
+        return self.llm_context_window
 
     def served_models(self) -> list[str]:
         """The models runs may choose, the default first (empty: no choice offered)."""

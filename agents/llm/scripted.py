@@ -106,6 +106,8 @@ def benchmark_turn(
     model each get their own call-then-answer sequence.
     """
     role = agent_of(messages, options)
+    if role == "summarizer":
+        return turn(text(summary_of(messages[-1].content)), usage(200, 60))
     if role in ("planner", "critic", "verifier", "recompute"):
         return list(_fixed_turn(role))
     if messages[-1].role == "tool":
@@ -148,13 +150,34 @@ BENCHMARK_RECOMPUTE = '{"checks": [{"claim": "437", "expression": "23 * 19"}]}'
 """The fact-check's benchmark recompute plan (`agents.recompute.PLAN_SCHEMA`)."""
 
 
-def agent_of(messages: Sequence[ChatMessage], options: LLMOptions) -> str:
-    """Which role a request comes from: planner, critic, verifier, recompute or researcher.
+SUMMARY_WORDS = 60
+"""The benchmark summary's length in words at most (a real summarizer's is capped too)."""
 
-    The multi-agent roles' default prompts say who they are in their first words; the
-    fact-check's recompute plan and the verifier are told apart by their schemas.
+_SAID = re.compile(r"^User: (?P<said>.*)$", re.MULTILINE)
+
+
+def summary_of(request: str) -> str:
+    """The benchmark's summary of a summarizer request: the summary so far and the new
+    questions, in order, cut to `SUMMARY_WORDS` words (the oldest kept)."""
+    before, _, new = request.partition("\nNew messages:\n")
+    old = before.removeprefix("Summary so far:\n").strip()
+    words = ([] if old == "(none)" else old.split()) + [
+        w for m in _SAID.finditer(new) for w in m["said"].split()
+    ]
+    return " ".join(words[:SUMMARY_WORDS]) or "Nothing yet."
+
+
+def agent_of(messages: Sequence[ChatMessage], options: LLMOptions) -> str:
+    """Which role a request comes from: planner, critic, verifier, recompute, summarizer or
+    researcher.
+
+    The multi-agent roles' default prompts say who they are in their first words, the
+    summarizer's too; the fact-check's recompute plan and the verifier are told apart by
+    their schemas.
     """
     first = messages[0].content if messages and messages[0].role == "system" else ""
+    if first.startswith("You keep a running summary"):
+        return "summarizer"
     for role in ("planner", "critic", "verifier"):
         if first.startswith(f"You are the {role}"):
             return role

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         ConversationStore,
         DocumentStore,
         RunStore,
+        SummaryStore,
         TenantSettingsStore,
         WebhookSecretStore,
     )
@@ -59,6 +60,8 @@ class ApiDeps:
         webhooks: the webhook delivery schedule (``GET /runs/{id}/deliveries`` reads it).
         schedules: the scheduled questions' use cases (``/api/v1/schedules``).
         scheduler: starts the scheduled questions' runs (every replica runs it).
+        summaries: the conversations' summaries (``GET /conversations/{id}`` shows what the
+            model is given).
     """
 
     settings: ApiSettings
@@ -83,3 +86,4 @@ class ApiDeps:
     webhooks: Schedule | None = None
     schedules: ScheduleBook | None = None
     scheduler: Scheduler | None = None
+    summaries: SummaryStore | None = None

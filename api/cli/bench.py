@@ -382,3 +382,29 @@ def fairness(
         post_concurrency=post_concurrency,
         as_json=as_json,
     )
+
+
+@app.command()
+def conversation(
+    turns: Annotated[int, typer.Option(min=4, help="Turns of the one conversation.")] = 1000,
+    model: Annotated[
+        str, typer.Option(help="scripted (agentbus's own cost) or local (the offline model).")
+    ] = "scripted",
+    window: Annotated[
+        int | None,
+        typer.Option(
+            min=1024,
+            help="The model's context window in tokens; default: AGENTBUS_LLM_CONTEXT_TOKENS.",
+        ),
+    ] = None,
+    every: Annotated[int, typer.Option(min=1, help="Turns per printed bucket.")] = 100,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+) -> None:
+    """One conversation of --turns turns through the whole system: time per turn and the
+    size of what the answering model was given, per bucket of turns; the summaries written;
+    whether the last turn recalls a fact stated in turn 3."""
+    if model not in ("scripted", "local"):
+        raise typer.BadParameter(f"unknown model {model!r}; choose scripted or local")
+    _load("conversation").main(
+        model=model, turns=turns, window=window, every=every, as_json=as_json
+    )

@@ -63,6 +63,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         webhooks=schedule_for(redis, app_settings.gateway, bus),
         schedules=schedule_book(app_settings, stores, starter),
         scheduler=scheduler_of(app_settings, stores, starter),
+        summaries=stores.summaries,
     )
 
 

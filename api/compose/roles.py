@@ -238,6 +238,8 @@ class Roles:
             },
             gather_budget_s=self.gather_budget_s,
             checkpoints=self.stores.checkpoints,
+            summaries=self.stores.summaries,
+            context_window=self.settings.agents.context_window(),
         )
         return deps if self.clock is None else dataclasses.replace(deps, clock=self.clock)
 

@@ -4,6 +4,7 @@
 from bus.store import document_tables as document_tables
 from bus.store import gate_tables as gate_tables
 from bus.store import schedule_tables as schedule_tables
+from bus.store import summary_tables as summary_tables
 from bus.store import turn_tables as turn_tables
 from bus.store.api_keys import ApiKeyRecord, ApiKeyStore, KeyRole
 from bus.store.audit import AuditEntry, AuditLogRecord, AuditReport, AuditStore, ChainReport
@@ -33,6 +34,7 @@ from bus.store.runs import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore
 from bus.store.schedules import ScheduleRecord, ScheduleStore, TickRecord, TickState
 from bus.store.scope import Scope
 from bus.store.stores import Stores, open_store
+from bus.store.summaries import BranchContext, SummaryRecord, SummaryStore
 from bus.store.tenant_settings import TenantSettingsRecord, TenantSettingsStore
 from bus.store.webhook_secrets import WebhookSecretRecord, WebhookSecretStore
 
@@ -45,6 +47,7 @@ __all__ = [
     "AuditLogRecord",
     "AuditReport",
     "AuditStore",
+    "BranchContext",
     "ChainReport",
     "CheckpointRecord",
     "CheckpointStore",
@@ -70,6 +73,8 @@ __all__ = [
     "ScheduleStore",
     "Scope",
     "Stores",
+    "SummaryRecord",
+    "SummaryStore",
     "TenantSettingsRecord",
     "TenantSettingsStore",
     "TickRecord",

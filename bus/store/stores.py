@@ -16,6 +16,7 @@ from bus.store.engine import make_engine
 from bus.store.migrate import upgrade_async
 from bus.store.runs import RunStore
 from bus.store.schedules import ScheduleStore
+from bus.store.summaries import SummaryStore
 from bus.store.tenant_settings import TenantSettingsStore
 from bus.store.turns import TurnStore
 from bus.store.webhook_secrets import WebhookSecretStore
@@ -38,6 +39,7 @@ class Stores:
     webhook_secrets: WebhookSecretStore | None = None
     turns: TurnStore | None = None
     schedules: ScheduleStore | None = None
+    summaries: SummaryStore | None = None
 
 
 @contextlib.asynccontextmanager
@@ -59,6 +61,7 @@ async def open_store(settings: BusSettings, *, migrate: bool = False) -> AsyncGe
             webhook_secrets=WebhookSecretStore(engine),
             turns=TurnStore(engine),
             schedules=ScheduleStore(engine),
+            summaries=SummaryStore(engine),
         )
     finally:
         await engine.dispose()

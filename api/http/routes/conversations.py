@@ -10,17 +10,25 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentbus_client.models import Conversation, ConversationDetail, ConversationList
+from agentbus_client.models import (
+    Conversation,
+    ConversationDetail,
+    ConversationList,
+    ModelContext,
+)
+from api.app.deps import ApiDeps
 from api.app.errors import ConversationNotFound, InvalidRequest, NotOwner
 from api.app.oversight import audit_read
 from api.http.responses import errors
 from api.http.routes.common import Caller, Deps
-from bus.store import MAX_MESSAGE_ID
+from bus.store import MAX_MESSAGE_ID, ConversationRecord, Scope
 
 router = APIRouter(prefix="/api/v1/conversations", tags=["conversations"])
 
 #: Messages of the tree ``GET /conversations/{id}`` returns at most.
 TREE_LIMIT = 2000
+#: Messages after the summary ``GET /conversations/{id}`` returns at most (its ``context``).
+CONTEXT_LIMIT = 500
 
 
 @router.get("", response_model=ConversationList)
@@ -71,8 +79,23 @@ async def get_conversation(
                 {"run_id": t.run_id, "state": t.state.value, "question": t.question}
                 for t in pending
             ],
+            "context": await _model_context(deps, caller.scope, found),
         }
     )
+
+
+async def _model_context(
+    deps: ApiDeps, scope: Scope, found: ConversationRecord
+) -> ModelContext | None:
+    """What a model call of the active branch is given: its summary, the messages after."""
+    if deps.summaries is None:
+        return None
+    if found.active_message_id is None:
+        return ModelContext()
+    branch = await deps.summaries.branch(
+        scope, found.id, found.active_message_id, limit=CONTEXT_LIMIT
+    )
+    return ModelContext.model_validate({"summary": branch.summary, "messages": branch.messages})
 
 
 @router.delete(

@@ -55,13 +55,15 @@ ANSWERS: dict[tuple[str, str, str], Any] = {
 #: websocket frame, the error body (checked on every route) and the settings the client
 #: keeps as plain documents (see agentbus_client/models/settings.py).
 NOT_AN_ANSWER = {
+    "ConversationSummary",
     "Delivery",
-    "Message",
-    "Snapshot",
-    "ErrorDetail",
     "ErrorBody",
-    "TenantSettings",
+    "ErrorDetail",
+    "Message",
+    "ModelContext",
     "ScheduledTick",
+    "Snapshot",
+    "TenantSettings",
 }
 
 

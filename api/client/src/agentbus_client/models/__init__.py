@@ -10,7 +10,9 @@ from agentbus_client.models.conversations import (
     Conversation,
     ConversationDetail,
     ConversationList,
+    ConversationSummary,
     Message,
+    ModelContext,
 )
 from agentbus_client.models.documents import Document, IngestJob, Upload
 from agentbus_client.models.errors import ErrorBody, ErrorDetail
@@ -40,6 +42,7 @@ __all__ = [
     "Conversation",
     "ConversationDetail",
     "ConversationList",
+    "ConversationSummary",
     "Delivery",
     "DeliveryList",
     "Document",
@@ -47,6 +50,7 @@ __all__ = [
     "ErrorDetail",
     "IngestJob",
     "Message",
+    "ModelContext",
     "Run",
     "RunPage",
     "ScheduledQuestion",

@@ -51,6 +51,29 @@ class PendingTurn(View):
     question: str
 
 
+class ConversationSummary(View):
+    """The older part of a branch, folded into text a model reads instead of its messages."""
+
+    content: str
+    through_message_id: int = Field(description="The last message it covers.")
+    messages: int = Field(description="How many messages of the branch it covers.")
+    created_at: datetime
+
+
+class ModelContext(View):
+    """What a model call of the active branch is given of the conversation."""
+
+    summary: ConversationSummary | None = Field(
+        default=None, description="The branch's newest summary (null: none yet)."
+    )
+    messages: list[Message] = Field(
+        default=[],
+        description="The branch's messages after the summary, oldest first; the next "
+        "question folds the oldest of them into a new summary if they outgrow the "
+        "model's window.",
+    )
+
+
 class ConversationList(View):
     """The caller's conversations (an admin's: the tenant's), most recently active first."""
 
@@ -71,4 +94,9 @@ class ConversationDetail(View):
     )
     pending: list[PendingTurn] = Field(
         default=[], description="Its runs in flight or waiting, in the order they were asked."
+    )
+    context: ModelContext | None = Field(
+        default=None,
+        description="What the model is given of the active branch: its summary and the "
+        "messages after it (null from a server that keeps no summaries).",
     )
