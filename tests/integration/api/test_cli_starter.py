@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
-from bus.store import DocumentRecord, KeyRole
+from bus.store import KeyRole
 from tests.conftest import TEST_REDIS_URL
+from tests.integration.api.catalogue import catalogue_a_document
 from tests.integration.api.test_cli_remote import run_cli
 from tests.integration.api.test_settings_roundtrip import published_settings
 
@@ -18,21 +18,7 @@ from tests.integration.api.test_settings_roundtrip import published_settings
 @pytest.mark.timeout(300)
 async def test_the_cli_gets_the_same_defaults_as_the_api(start_api: Any) -> None:
     api = await start_api()
-    now = datetime.now(UTC)
-    await api.stores.documents.put(
-        DocumentRecord(
-            tenant_id="t1",
-            doc_id="d1",
-            source="handbook.md",
-            title="Handbook",
-            uploaded_by="root",
-            job_id="j1",
-            chunks=1,
-            size_bytes=10,
-            created_at=now,
-            updated_at=now,
-        )
-    )
+    await catalogue_a_document(api, uploaded_by="root")
     admin = api.auth(await api.key("t1", "root", KeyRole.ADMIN))
     await api.http.put("/api/v1/settings", json={"max_tool_hops": 3}, headers=admin)
     env = {

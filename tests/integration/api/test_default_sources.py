@@ -4,10 +4,9 @@ history, the web only with egress on."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from agents.llm.scripted import ScriptedLLM
-from bus.store import DocumentRecord, KeyRole
+from bus.store import KeyRole
+from tests.integration.api.catalogue import catalogue_a_document
 from tests.integration.api.conftest import Api, StartApi
 from tests.integration.api.test_rest import sse
 
@@ -38,22 +37,7 @@ async def test_the_sources_that_exist_are_gathered_by_default(start_api: StartAp
     await ask(api, key)
     assert planner_sources(llm) == []  # nothing exists yet: nothing to gather
 
-    now = datetime.now(UTC)
-    assert api.stores.documents is not None
-    await api.stores.documents.put(
-        DocumentRecord(
-            tenant_id="t1",
-            doc_id="d1",
-            source="handbook.md",
-            title="Handbook",
-            uploaded_by="alice",
-            job_id="j1",
-            chunks=1,
-            size_bytes=10,
-            created_at=now,
-            updated_at=now,
-        )
-    )
+    await catalogue_a_document(api, uploaded_by="alice")
     await ask(api, key, conversation_id="conv-1")
     assert planner_sources(llm) == ["documents"]
     await ask(api, key, conversation_id="conv-1")  # the conversation has history now

@@ -4,12 +4,12 @@ config changes only what it names; the graph follows accuracy; "the default sour
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from bus import keys, wire
 from bus.commands import AgentTask
-from bus.store import DocumentRecord, KeyRole
+from bus.store import KeyRole
+from tests.integration.api.catalogue import catalogue_a_document
 
 
 async def published_settings(api: Any, run_id: str) -> Any:
@@ -86,21 +86,7 @@ async def test_single_mode_searches_the_documents_first_unless_the_tenant_turns_
     start_api: Any,
 ) -> None:
     api = await start_api(egress_enabled=True)
-    now = datetime.now(UTC)
-    await api.stores.documents.put(
-        DocumentRecord(
-            tenant_id="t1",
-            doc_id="d1",
-            source="handbook.md",
-            title="Handbook",
-            uploaded_by="root",
-            job_id="j1",
-            chunks=1,
-            size_bytes=10,
-            created_at=now,
-            updated_at=now,
-        )
-    )
+    await catalogue_a_document(api, uploaded_by="root")
     ask = {"question": "q?", "settings": {"mode": "single"}}
 
     async def sources(headers: dict[str, str]) -> list[str]:
