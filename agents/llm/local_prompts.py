@@ -115,6 +115,11 @@ def reasoning_messages(messages: Sequence[ChatMessage]) -> list[Wire]:
     return _with_system(system, REASON, turns)
 
 
+def _last_tool(messages: Sequence[ChatMessage]) -> str | None:
+    """The tool whose result the thread ends with, if it ends with one."""
+    return messages[-1].name if messages and messages[-1].role == "tool" else None
+
+
 def decision_messages(
     messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]
 ) -> list[Wire]:
@@ -137,7 +142,9 @@ def decision_messages(
             call = {"action": "call_tool", "tool": t.name, "arguments": arguments}
             examples.append(f"User: {question}\n{json.dumps(call)}")
     examples += [f"User: {q}\n{json.dumps(_ANSWER)}" for q in _ANSWER_EXAMPLES]
-    if any(t.name == "calculator" for t in tools):
+    if any(t.name == "calculator" for t in tools) and _last_tool(messages) != "calculator":
+        # Not right after the calculator's own result: there the 0.5B took it as a cue to
+        # call the calculator again instead of answering.
         call = {"action": "call_tool", "tool": "calculator", "arguments": {"expression": "4 * 12"}}
         examples.append(f"{_COMPUTE_AFTER_RESULTS}\n{json.dumps(call)}")
     examples.append(f"After tool results that answer the question:\n{json.dumps(_ANSWER)}")

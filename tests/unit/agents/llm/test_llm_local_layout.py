@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agents.llm.local_prompts import decision_messages, split_system
-from agents.llm.ports import ChatMessage
+from agents.llm.ports import ChatMessage, ToolCall
 from tests.unit.agents.llm.contract import CALCULATOR
 
 PERSONA = "You are the researcher."
@@ -41,3 +41,11 @@ def test_split_system_keeps_the_first_system_message_apart() -> None:
     ]
     assert split_system(messages) == ("a", "b\n\nc")
     assert split_system([ChatMessage.user("q")]) == ("", "")
+
+
+def test_right_after_the_calculator_s_result_the_compute_example_is_not_shown() -> None:
+    question = [ChatMessage.system("You are helpful."), ChatMessage.user("What is 23 × 19?")]
+    call = ToolCall(id="c1", name="calculator", arguments={"expression": "23 * 19"})
+    answered = [*question, ChatMessage.assistant("", [call]), ChatMessage.tool(call, "437")]
+    assert "4 * 12" in decision_messages(question, [CALCULATOR])[0]["content"]
+    assert "4 * 12" not in decision_messages(answered, [CALCULATOR])[0]["content"]
