@@ -80,6 +80,13 @@ class AgentSettings(EnvSettings):
         "(the 0.5B drafts for the 1.5B, one tokenizer) or `ngram` (drafts from the prompt's "
         "own n-grams, no second model). See docs/local-models-speed.md.",
     )
+    llm_fold_answer: bool = Field(
+        default=True,
+        description="After a tool result the local model (llm=local) decides and answers in "
+        "one generation: a grammar allows one more tool call (JSON) or the answer in prose. "
+        "False: a JSON decision, then a separate answer call. See "
+        "docs/local-models-speed.md.",
+    )
     llm_draft_max: int = Field(
         default=8, ge=1, le=64, description="Tokens the draft model proposes per step at most."
     )

@@ -8,6 +8,10 @@ event loop as they are produced, and a consumer that stops reading stops the gen
 One ``stream`` call may run up to three constrained steps, all sharing one Usage:
 ``think`` → reasoning (emulated: the model is asked for its reasoning first), tools → a
 JSON-schema-constrained choice between calling one tool and answering, then the answer.
+After a tool result the choice and the answer are one generation (``fold_answer``): a
+grammar allows one more tool call (JSON) or prose, and prose streams as the answer. The
+first choice of a question stays a separate JSON decision: offered prose there, both
+models answered questions that needed a tool (the time, a duration) from memory.
 
 Speed (figures in docs/local-models-speed.md): the runtime is loaded with
 ``n_parallel`` slots, each with the whole context window, and continuous batching, so several
@@ -66,6 +70,8 @@ class LocalLLM:
             to draft from n-grams of the prompt itself (no second model), or None.
         draft_max: tokens the draft proposes per step at most.
         draft_p_min: the draft's minimum probability to go on proposing.
+        fold_answer: after a tool result, decide and answer in one generation (False: a
+            JSON decision, then a separate answer call, as for the first choice).
         on_call: called with a `CallRecord` after every completion (benchmarks).
         temperature: used when the options leave it unset; tool choice always uses 0.
         max_tokens: answer length when the options leave it unset.
@@ -84,6 +90,7 @@ class LocalLLM:
         draft: WeightsSpec | Literal["ngram"] | None = None,
         draft_max: int = 8,
         draft_p_min: float = 0.75,
+        fold_answer: bool = True,
         on_call: Callable[[CallRecord], None] | None = None,
         temperature: float = 0.2,
         max_tokens: int = 1024,
@@ -95,6 +102,7 @@ class LocalLLM:
         self._n_ctx, self._n_parallel = n_ctx, max(1, n_parallel)
         self._draft: WeightsSpec | Literal["ngram"] | None = draft
         self._draft_max, self._draft_p_min = draft_max, draft_p_min
+        self._fold_answer = fold_answer
         self.on_call = on_call
         """Called with a `CallRecord` after every completion (None: no records kept)."""
         self._n_threads = n_threads or min(8, os.cpu_count() or 1)
@@ -236,12 +244,118 @@ class LocalLLM:
                     parts.append(piece)
                     yield ReasoningDelta(text=piece)
             reasoning = "".join(parts).strip()
+        if tools and self._folds(messages, options, reasoning):
+            offered = still_offered(messages, tools)
+            if offered:
+                async for event in self._after_tool(messages, tools, offered, options, usage):
+                    yield event
+                return
+            tools = ()  # every tool used up: answer, as a decision would be made to
         if tools:
             call = await self._choose_tool(messages, tools, usage)
             if call is not None:
                 yield call
                 yield Usage(prompt_tokens=usage[0], completion_tokens=usage[1])
                 return
+        async for event in self._answer(messages, options, reasoning, usage):
+            yield event
+
+    def _folds(
+        self, messages: Sequence[ChatMessage], options: LLMOptions, reasoning: str | None
+    ) -> bool:
+        """Whether this call decides and answers in one generation: after a tool result,
+        for a prose answer, without an emulated reasoning step."""
+        return (
+            self._fold_answer
+            and options.response_schema is None
+            and reasoning is None
+            and bool(messages)
+            and messages[-1].role == "tool"
+        )
+
+    async def _after_tool(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolDefinition],
+        offered: Sequence[ToolDefinition],
+        options: LLMOptions,
+        usage: list[int],
+    ) -> AsyncIterator[LLMEvent]:
+        """One more tool call or the answer, in one grammar-constrained generation.
+
+        Prose streams as it comes; a call is collected, and one that repeats a call already
+        answered (or JSON cut off at the token budget) falls back to a separate answer.
+        """
+        request = self._request(
+            prompts.after_tool_messages(messages, tools), options.max_tokens or self._max_tokens
+        )
+        request["temperature"] = 0.0 if options.temperature is None else options.temperature
+        call_text: list[str] | None = None
+        streamed = False
+        for strict in (True, False):
+            request["grammar"] = self._after_tool_grammar(offered, strict=strict)
+            try:
+                generation = self._generate(request, usage, "after_tool")
+                async with contextlib.aclosing(generation) as pieces:
+                    async for piece in pieces:
+                        if call_text is None and not streamed and piece.lstrip().startswith("{"):
+                            call_text = []
+                        if call_text is not None:
+                            call_text.append(piece)
+                        else:
+                            streamed = True
+                            yield TextDelta(text=piece)
+                break
+            except LLMBadRequest:
+                # A tool schema the grammar engine cannot compile: constrain only the shape.
+                if not strict or streamed or call_text:
+                    raise
+                call_text = None
+        if call_text is not None:
+            call = self._call_of("".join(call_text))
+            if call is not None and not repeats_a_call(messages, call):
+                yield call
+                yield Usage(prompt_tokens=usage[0], completion_tokens=usage[1])
+                return
+            async for event in self._answer(messages, options, None, usage):
+                yield event
+            return
+        yield Usage(prompt_tokens=usage[0], completion_tokens=usage[1])
+
+    @staticmethod
+    def _after_tool_grammar(offered: Sequence[ToolDefinition], *, strict: bool) -> str:
+        import xllamacpp  # loaded already: the model is
+
+        schema = prompts.decision_schema(offered, strict_arguments=strict)
+        calls = {"anyOf": schema["anyOf"][1:]}
+        xlc: Any = xllamacpp
+        return prompts.after_tool_grammar(xlc.json_schema_to_grammar(json.dumps(calls)))
+
+    @staticmethod
+    def _call_of(raw: str) -> ToolCall | None:
+        """The tool call in a decision's JSON (None: an answer, or JSON cut off)."""
+        try:
+            decision = json.loads(raw)
+        except ValueError:
+            return None  # cut off at the token budget: answering is the safe fallback
+        if not is_object(decision) or decision.get("action") != "call_tool":
+            return None
+        arguments = decision.get("arguments")
+        return ToolCall(
+            id=f"call_{uuid.uuid4().hex[:12]}",
+            name=str(decision["tool"]),
+            arguments=arguments if is_object(arguments) else {},
+        )
+
+    async def _answer(
+        self,
+        messages: Sequence[ChatMessage],
+        options: LLMOptions,
+        reasoning: str | None,
+        usage: list[int],
+    ) -> AsyncIterator[LLMEvent]:
+        """Stream the answer: prose, or JSON matching ``options.response_schema``."""
+        temperature = self._temperature if options.temperature is None else options.temperature
         request = self._request(
             prompts.answer_messages(messages, reasoning, options.response_schema),
             options.max_tokens or self._max_tokens,
@@ -278,18 +392,8 @@ class LocalLLM:
             # A tool schema the grammar engine cannot compile: constrain only the shape.
             loose = prompts.decision_schema(offered, strict_arguments=False)
             raw = await self._complete({**request, "json_schema": loose}, usage, "decision")
-        try:
-            decision = json.loads(raw)
-        except ValueError:
-            return None  # cut off at the token budget: answering is the safe fallback
-        if decision.get("action") != "call_tool":
-            return None
-        call = ToolCall(
-            id=f"call_{uuid.uuid4().hex[:12]}",
-            name=decision["tool"],
-            arguments=decision.get("arguments") or {},
-        )
-        return None if repeats_a_call(messages, call) else call
+        call = self._call_of(raw)
+        return None if call is None or repeats_a_call(messages, call) else call
 
     def _request(self, wire: list[dict[str, str]], max_tokens: int) -> dict[str, Any]:
         return {"messages": wire, "max_tokens": max_tokens, "seed": self._seed}

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import structlog
 
-Step = Literal["reasoning", "decision", "answer", "structured"]
+Step = Literal["reasoning", "decision", "after_tool", "answer", "structured"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +27,8 @@ class CallRecord:
         agent: the worker role that asked (``researcher``, ``planner``, ...; "" outside one).
         run_id: the run it served ("" outside a run).
         step: which part of the ``stream`` call: the tool ``decision``, the prose ``answer``,
-            a ``structured`` (JSON-schema) answer, or the emulated ``reasoning``.
+            ``after_tool`` (after a tool result: one more call or the answer, in one
+            generation), a ``structured`` (JSON-schema) answer, or the emulated ``reasoning``.
         started: ``time.perf_counter()`` when the request was handed to the runtime.
         first_token_s: seconds from then to the first generated text (None: none came).
         wall_s: seconds from then to the end of the completion.

@@ -53,16 +53,20 @@ from retrieval.stack import open_retrieval
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    """One model configuration: the model, its slots, draft model and threads."""
+    """One model configuration: the model, its slots, draft model, threads, and whether
+    the step after a tool result decides and answers in one generation."""
 
     model: str
     parallel: int
     draft: str = "none"
     threads: int | None = None
+    fold: bool = True
 
     def label(self) -> str:
-        """``model p=N draft=D t=T``."""
-        return f"{self.model} p={self.parallel} draft={self.draft} t={self.threads or 'auto'}"
+        """``model p=N draft=D t=T fold=on``."""
+        threads = self.threads or "auto"
+        fold = "on" if self.fold else "off"
+        return f"{self.model} p={self.parallel} draft={self.draft} t={threads} fold={fold}"
 
 
 def load_average() -> str:
@@ -252,6 +256,7 @@ async def bench_model(
             "llm_parallel": config.parallel,
             "llm_draft_model": config.draft,
             "llm_threads": config.threads,
+            "llm_fold_answer": config.fold,
         }
     )
     observed = make_llm(agents)

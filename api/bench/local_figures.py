@@ -56,17 +56,25 @@ def _rate(tokens: int, ms: float) -> float:
 
 
 def after_tool_s(calls: Sequence[CallRecord]) -> float | None:
-    """Seconds from the start of the decision after the tool result to the answer's first
-    token (None: the run called no tool, or its answer streamed nothing)."""
+    """Seconds from the start of the model's call after the tool result to the answer's
+    first token (None: the run called no tool, or its answer streamed nothing).
+
+    With the answer folded into that call (``after_tool``), it is that call's own first
+    token; otherwise the separate answer's, counted from the decision that preceded it.
+    """
     researcher = sorted((c for c in calls if c.agent == "researcher"), key=lambda c: c.started)
-    answers = [i for i, c in enumerate(researcher) if c.step == "answer"]
+    answers = [i for i, c in enumerate(researcher) if c.step in ("answer", "after_tool")]
     if not answers:
         return None
     answer = researcher[answers[-1]]
-    decisions = [c for c in researcher[: answers[-1]] if c.step == "decision"]
-    if len(decisions) < 2 or answer.first_token_s is None:
+    if answer.first_token_s is None:
         return None
-    return round(answer.started + answer.first_token_s - decisions[-1].started, 2)
+    if answer.step == "after_tool":
+        return round(answer.first_token_s, 2)
+    after = [c for c in researcher[: answers[-1]] if c.step in ("decision", "after_tool")]
+    if len(after) < 2:
+        return None
+    return round(answer.started + answer.first_token_s - after[-1].started, 2)
 
 
 def run_figures(run_id: str, total_s: float, records: Sequence[CallRecord]) -> dict[str, Any]:

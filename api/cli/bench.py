@@ -302,6 +302,13 @@ def bench_local(
         list[int] | None,
         typer.Option(min=1, help="AGENTBUS_LLM_THREADS, repeatable; default: the setting's."),
     ] = None,
+    fold: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="on | off, repeatable: after a tool result, decide and answer in one "
+            "generation (off: a decision, then an answer); default: AGENTBUS_LLM_FOLD_ANSWER."
+        ),
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON line per configuration.")
     ] = False,
@@ -328,14 +335,17 @@ def bench_local(
     modes = mode or ["single", "multi"]
     if bad := [m for m in modes if m not in ("single", "multi")]:
         raise typer.BadParameter(f"unknown mode {bad[0]!r}; choose single or multi")
+    if bad := [f for f in fold or [] if f not in ("on", "off")]:
+        raise typer.BadParameter(f"unknown --fold {bad[0]!r}; choose on or off")
     agents = AppSettings.load().agents
     local = _load("local")
     configs = [
-        local.Config(model=n, parallel=p, draft=d if d != n else "none", threads=t)
+        local.Config(model=n, parallel=p, draft=d if d != n else "none", threads=t, fold=f == "on")
         for n in names
         for p in parallel or [agents.llm_parallel]
         for d in draft or ["none"]
         for t in threads or [agents.llm_threads]
+        for f in fold or ["on" if agents.llm_fold_answer else "off"]
     ]
     local.main(
         configs=configs,

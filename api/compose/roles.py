@@ -128,6 +128,7 @@ def _chosen_llm(settings: AgentSettings) -> LLM:
         n_parallel=settings.llm_parallel,
         draft=None if draft is None or draft == spec else draft,
         draft_max=settings.llm_draft_max,
+        fold_answer=settings.llm_fold_answer,
     )
 
 

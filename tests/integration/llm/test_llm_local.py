@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from agents.llm.local import LocalLLM
+from agents.llm.local_calls import CallRecord
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta, ToolCall, Usage
 from tests.unit.agents.llm.contract import CALCULATOR, QUESTION, LLMContract, joined, run
 
@@ -58,6 +59,26 @@ async def test_23_times_19_calls_the_calculator_then_answers_437(local_llm: Loca
     second = await run(local_llm, history, [CALCULATOR], LLMOptions(temperature=0))
     assert not any(isinstance(e, ToolCall) for e in second)
     assert "437" in joined(second, TextDelta)
+
+
+async def test_after_the_tool_result_one_generation_answers(local_model_dir: Path) -> None:
+    """Folded: the call after the calculator's result is one completion, and it answers;
+    unfolded, the same turn is a decision and then a separate answer."""
+    question = [ChatMessage.user(QUESTION)]
+    call = ToolCall(id="c1", name="calculator", arguments={"expression": "23 * 19"})
+    history = [*question, ChatMessage.assistant("", [call]), ChatMessage.tool(call, "437")]
+    steps: dict[bool, list[str]] = {}
+    for fold in (True, False):
+        records: list[CallRecord] = []
+        llm = LocalLLM(local_model_dir, n_ctx=4096, fold_answer=fold, on_call=records.append)
+        try:
+            events = await run(llm, history, [CALCULATOR], LLMOptions(temperature=0))
+        finally:
+            await llm.aclose()
+        assert not any(isinstance(e, ToolCall) for e in events)
+        assert "437" in joined(events, TextDelta)
+        steps[fold] = [r.step for r in records]
+    assert steps == {True: ["after_tool"], False: ["decision", "answer"]}
 
 
 async def test_a_simple_prompt_is_answered(local_llm: LocalLLM) -> None:

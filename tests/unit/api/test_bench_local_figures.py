@@ -51,6 +51,20 @@ def test_after_the_tool_runs_from_the_second_decision_to_the_answers_first_token
     assert after_tool_s(TOOL_TURN) == 1.25
 
 
+def test_a_folded_answer_after_the_tool_counts_from_its_own_start() -> None:
+    folded = [call("decision", 0.0, 2.0), call("after_tool", 3.0, 2.0, first=0.75)]
+    assert after_tool_s(folded) == 0.75
+
+
+def test_a_folded_call_that_called_again_counts_to_the_final_folded_answer() -> None:
+    turns = [
+        call("decision", 0.0, 2.0),
+        call("after_tool", 3.0, 1.0, first=0.5),  # a second tool call
+        call("after_tool", 5.0, 2.0, first=0.4),  # the answer
+    ]
+    assert after_tool_s(turns) == 0.4
+
+
 def test_a_turn_without_a_tool_has_no_after_tool_figure() -> None:
     assert after_tool_s([call("decision", 0.0, 1.0), call("answer", 1.0, 1.0)]) is None
 

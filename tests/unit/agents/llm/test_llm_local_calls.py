@@ -29,7 +29,11 @@ TIMINGS = {
 
 
 class FakeServer:
-    """Replays a decision or an answer, with timings; keeps every request body."""
+    """Replays a decision or an answer, with timings; keeps every request body.
+
+    A folded request (a ``grammar``: one more call or prose) replays the decision's call, or
+    the answer when the decision is to answer.
+    """
 
     def __init__(self, decision: dict[str, Any]) -> None:
         self.decision = decision
@@ -39,7 +43,8 @@ class FakeServer:
         self, body: dict[str, Any], on_chunk: Callable[[str], bool]
     ) -> None:
         self.bodies.append(body)
-        if "json_schema" in body:
+        folded_call = "grammar" in body and self.decision.get("action") == "call_tool"
+        if "json_schema" in body or folded_call:
             pieces = [json.dumps(self.decision)]
             timings = TIMINGS | {"draft_n": 10, "draft_n_accepted": 7}
         else:
@@ -58,9 +63,9 @@ class FakeServer:
         )
 
 
-def local_with(server: FakeServer) -> tuple[LocalLLM, list[CallRecord]]:
+def local_with(server: FakeServer, *, fold: bool = True) -> tuple[LocalLLM, list[CallRecord]]:
     records: list[CallRecord] = []
-    llm = LocalLLM(on_call=records.append)
+    llm = LocalLLM(on_call=records.append, fold_answer=fold)
     llm._server = server  # pyright: ignore[reportPrivateUsage]  # loaded: the fake runtime
     return llm, records
 

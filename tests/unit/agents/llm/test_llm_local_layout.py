@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from agents.llm.local_prompts import decision_messages, split_system
+import pytest
+
+from agents.llm.local_prompts import (
+    after_tool_grammar,
+    after_tool_messages,
+    decision_messages,
+    split_system,
+)
 from agents.llm.ports import ChatMessage, ToolCall
 from tests.unit.agents.llm.contract import CALCULATOR
 
@@ -49,3 +56,28 @@ def test_right_after_the_calculator_s_result_the_compute_example_is_not_shown() 
     answered = [*question, ChatMessage.assistant("", [call]), ChatMessage.tool(call, "437")]
     assert "4 * 12" in decision_messages(question, [CALCULATOR])[0]["content"]
     assert "4 * 12" not in decision_messages(answered, [CALCULATOR])[0]["content"]
+
+
+def test_the_step_after_a_tool_shares_the_decisions_prefix_and_answers_in_prose() -> None:
+    question = [ChatMessage.system("You are helpful."), ChatMessage.user("What is 23 × 19?")]
+    call = ToolCall(id="c1", name="calculator", arguments={"expression": "23 * 19"})
+    answered = [*question, ChatMessage.assistant("", [call]), ChatMessage.tool(call, "437")]
+    decision = decision_messages(answered, [CALCULATOR])[0]["content"]
+    after = after_tool_messages(answered, [CALCULATOR])
+    system = after[0]["content"]
+    shared = decision[: decision.index("Decide the next step")]
+    assert system.startswith(shared)  # persona and tools: one cached prefix for both
+    assert '{"action": "answer"}' not in system  # its answer examples are prose
+    assert "The capital of Spain is Madrid." in system
+    assert '"tool": "calculator"' in system  # one more call stays possible
+    assert "returned: 437" in after[-1]["content"]  # the result, as data, on the question
+
+
+def test_the_after_tool_grammar_allows_a_call_or_prose_that_does_not_start_with_a_brace() -> None:
+    call = '%llguidance {}\nstart: %json {"type": "object"}'
+    grammar = after_tool_grammar(call)
+    assert grammar.startswith("%llguidance {}\nstart: call | prose\n")
+    assert 'call: %json {"type": "object"}' in grammar
+    assert "PROSE: /[^{\\s][\\s\\S]*/" in grammar
+    with pytest.raises(ValueError, match="llguidance"):
+        after_tool_grammar('root ::= "x"')

@@ -42,7 +42,7 @@ async def test_the_same_tool_with_new_arguments_is_still_called() -> None:
 
 async def test_a_used_up_tool_leaves_the_grammar_but_not_the_prompt() -> None:
     server = FakeServer({"action": "answer"})
-    llm, _ = local_with(server)
+    llm, _ = local_with(server, fold=False)
     thread = [ChatMessage.user(QUESTION)]
     for n in range(MAX_CALLS_PER_TOOL):
         thread += answered("calculator", {"expression": f"{n} + 1"}, n)
@@ -53,6 +53,19 @@ async def test_a_used_up_tool_leaves_the_grammar_but_not_the_prompt() -> None:
     ]
     assert offered == [None, "current_time"]
     assert "calculator" in json.dumps(decision["messages"])
+
+
+async def test_folded_a_used_up_tool_leaves_the_grammar_but_not_the_prompt() -> None:
+    server = FakeServer({"action": "answer"})
+    llm, _ = local_with(server)
+    thread = [ChatMessage.user(QUESTION)]
+    for n in range(MAX_CALLS_PER_TOOL):
+        thread += answered("calculator", {"expression": f"{n} + 1"}, n)
+    events = await run(llm, thread, [CALCULATOR, CLOCK], LLMOptions())
+    [folded] = server.bodies
+    assert '"current_time"' in folded["grammar"] and '"calculator"' not in folded["grammar"]
+    assert "calculator" in json.dumps(folded["messages"])
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "The product is 437."
 
 
 def test_calls_of_earlier_questions_do_not_count() -> None:
