@@ -25,6 +25,7 @@ from agents.budget import numbered_apart
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta
 from bus.store import MessageRecord, MessageRole, Scope, SummaryRecord, SummaryStore
 from bus.store.turns import INTERRUPTED
+from gateway.faults import fault
 
 SUMMARIZER_PROMPT_TOKENS = 200
 """The summarizer's instructions and framing, estimated (its prompt is about 90 words)."""
@@ -119,6 +120,7 @@ async def load(
     # step's other calls keep their budget call ids.
     with numbered_apart("s"):
         summary = await _fold(folding, owner, conversation_id, summary, folded, run_id)
+        fault("after_summary")  # tests only: die with the summary stored, the step not committed
     return History(summary, kept)
 
 
