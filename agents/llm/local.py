@@ -56,6 +56,17 @@ from bus.json_values import is_object
 _END = object()
 
 
+def _answering(head: str) -> bool | None:
+    """Whether the folded step's output so far is the decision to answer (True), a call
+    (False), or cannot tell yet (None: a prefix of both)."""
+    mark = prompts.ANSWER_MARK
+    if head.startswith(mark):
+        return True
+    if mark.startswith(head):
+        return None
+    return False
+
+
 class LocalLLM:
     """Runs the bundled GGUF model in this process.
 
@@ -283,14 +294,18 @@ class LocalLLM:
     ) -> AsyncIterator[LLMEvent]:
         """One more tool call or the answer, in one grammar-constrained generation.
 
-        Prose streams as it comes; a call is collected, and one that repeats a call already
-        answered (or JSON cut off at the token budget) falls back to a separate answer.
+        The request is the decision prompt itself, so it finds that prompt cached (a prompt
+        of its own re-filled its examples: slower than two calls, measured). The decision to
+        answer (`prompts.ANSWER_MARK`) is followed by the prose answer, streamed as it
+        comes. A call is collected; one that repeats a call already answered (or JSON cut
+        off at the token budget) falls back to a separate answer.
         """
         request = self._request(
-            prompts.after_tool_messages(messages, tools), options.max_tokens or self._max_tokens
+            prompts.decision_messages(messages, tools), options.max_tokens or self._max_tokens
         )
         request["temperature"] = 0.0 if options.temperature is None else options.temperature
-        call_text: list[str] | None = None
+        head = ""  # what came before it is known to be a call or the answer
+        answering: bool | None = None
         streamed = False
         for strict in (True, False):
             request["grammar"] = self._after_tool_grammar(offered, strict=strict)
@@ -298,25 +313,28 @@ class LocalLLM:
                 generation = self._generate(request, usage, "after_tool")
                 async with contextlib.aclosing(generation) as pieces:
                     async for piece in pieces:
-                        if call_text is None and not streamed and piece.lstrip().startswith("{"):
-                            call_text = []
-                        if call_text is not None:
-                            call_text.append(piece)
-                        else:
+                        if answering:
                             streamed = True
                             yield TextDelta(text=piece)
+                            continue
+                        head += piece
+                        if answering is None:
+                            answering = _answering(head)
+                        if answering and (rest := head[len(prompts.ANSWER_MARK) :]):
+                            streamed = True
+                            yield TextDelta(text=rest)
                 break
             except LLMBadRequest:
                 # A tool schema the grammar engine cannot compile: constrain only the shape.
-                if not strict or streamed or call_text:
+                if not strict or head:
                     raise
-                call_text = None
-        if call_text is not None:
-            call = self._call_of("".join(call_text))
+        if answering is False:
+            call = self._call_of(head)
             if call is not None and not repeats_a_call(messages, call):
                 yield call
                 yield Usage(prompt_tokens=usage[0], completion_tokens=usage[1])
                 return
+        if not streamed:
             async for event in self._answer(messages, options, None, usage):
                 yield event
             return

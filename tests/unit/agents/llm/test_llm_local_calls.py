@@ -13,6 +13,7 @@ from typing import Any
 
 import structlog
 
+from agents.llm import local_prompts as prompts
 from agents.llm.local import LocalLLM
 from agents.llm.local_calls import CallRecord, record_of
 from agents.llm.ports import ChatMessage, LLMOptions, TextDelta, ToolCall
@@ -31,8 +32,8 @@ TIMINGS = {
 class FakeServer:
     """Replays a decision or an answer, with timings; keeps every request body.
 
-    A folded request (a ``grammar``: one more call or prose) replays the decision's call, or
-    the answer when the decision is to answer.
+    A folded request (a ``grammar``: one more call, or the decision to answer and the
+    answer) replays the decision's call, or the answer after the decision to answer.
     """
 
     def __init__(self, decision: dict[str, Any]) -> None:
@@ -43,8 +44,10 @@ class FakeServer:
         self, body: dict[str, Any], on_chunk: Callable[[str], bool]
     ) -> None:
         self.bodies.append(body)
-        folded_call = "grammar" in body and self.decision.get("action") == "call_tool"
-        if "json_schema" in body or folded_call:
+        if "grammar" in body and self.decision.get("action") != "call_tool":
+            pieces = [prompts.ANSWER_MARK[:5], prompts.ANSWER_MARK[5:], "The product ", "is 437."]
+            timings = TIMINGS | {"predicted_n": 4}
+        elif "json_schema" in body or "grammar" in body:
             pieces = [json.dumps(self.decision)]
             timings = TIMINGS | {"draft_n": 10, "draft_n_accepted": 7}
         else:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agents.llm.local_prompts import (
+    ANSWER_MARK,
     after_tool_grammar,
-    after_tool_messages,
     decision_messages,
     split_system,
 )
@@ -58,26 +58,23 @@ def test_right_after_the_calculator_s_result_the_compute_example_is_not_shown() 
     assert "4 * 12" not in decision_messages(answered, [CALCULATOR])[0]["content"]
 
 
-def test_the_step_after_a_tool_shares_the_decisions_prefix_and_answers_in_prose() -> None:
+def test_after_a_tool_result_the_answer_example_shows_the_answer_after_its_json() -> None:
     question = [ChatMessage.system("You are helpful."), ChatMessage.user("What is 23 × 19?")]
     call = ToolCall(id="c1", name="calculator", arguments={"expression": "23 * 19"})
     answered = [*question, ChatMessage.assistant("", [call]), ChatMessage.tool(call, "437")]
-    decision = decision_messages(answered, [CALCULATOR])[0]["content"]
-    after = after_tool_messages(answered, [CALCULATOR])
-    system = after[0]["content"]
-    shared = decision[: decision.index("Decide the next step")]
-    assert system.startswith(shared)  # persona and tools: one cached prefix for both
-    assert '{"action": "answer"}' not in system  # its answer examples are prose
-    assert "The capital of Spain is Madrid." in system
-    assert '"tool": "calculator"' in system  # one more call stays possible
-    assert "returned: 437" in after[-1]["content"]  # the result, as data, on the question
+    system = decision_messages(answered, [CALCULATOR])[0]["content"]
+    assert f"returned: 84\n{ANSWER_MARK}12 × 7 = 84." in system
+    # The first decision's prompt is the same text: one cached prefix for both steps.
+    first = decision_messages(question, [CALCULATOR])[0]["content"]
+    assert first.startswith(system[: system.index("Examples:")])
 
 
-def test_the_after_tool_grammar_allows_a_call_or_prose_that_does_not_start_with_a_brace() -> None:
+def test_the_after_tool_grammar_allows_a_call_or_the_answer_mark_then_prose() -> None:
     call = '%llguidance {}\nstart: %json {"type": "object"}'
     grammar = after_tool_grammar(call)
-    assert grammar.startswith("%llguidance {}\nstart: call | prose\n")
+    assert grammar.startswith("%llguidance {}\nstart: call | answer\n")
     assert 'call: %json {"type": "object"}' in grammar
-    assert "PROSE: /[^{\\s][\\s\\S]*/" in grammar
+    assert 'answer: "{\\"action\\": \\"answer\\"}\\n" PROSE' in grammar
+    assert "PROSE: /[^\\s][\\s\\S]*/" in grammar
     with pytest.raises(ValueError, match="llguidance"):
         after_tool_grammar('root ::= "x"')
