@@ -84,7 +84,9 @@ def describe(folder: Path, names: list[str]) -> list[FileEntry]:
         top = folder / name
         paths += sorted(p for p in top.rglob("*") if p.is_file()) if top.is_dir() else [top]
     return [
-        FileEntry(path=p.relative_to(folder).as_posix(), bytes=p.stat().st_size, sha256=sha256_of(p))
+        FileEntry(
+            path=p.relative_to(folder).as_posix(), bytes=p.stat().st_size, sha256=sha256_of(p)
+        )
         for p in paths
     ]
 

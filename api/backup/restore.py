@@ -59,6 +59,16 @@ def _check(src: Path, manifest: mf.Manifest, where: Layout) -> None:
         )
 
 
+def _verified(src: Path, where: Layout) -> tuple[Path, mf.Manifest]:
+    src = src.resolve()
+    if not src.is_dir():
+        raise BackupInvalid(f"no backup folder at {src}")
+    manifest = mf.read(src)
+    mf.verify(src, manifest)
+    _check(src, manifest, where)
+    return src, manifest
+
+
 def _set_aside(where: Layout, aside: Path) -> bool:
     """Move the data a restore replaces into ``aside``; False when there was none."""
     moves: list[tuple[Path, Path]] = [
@@ -110,12 +120,7 @@ async def restore_backup(settings: AppSettings, src: Path) -> Restored:
         BackupError: placing the backup failed (the replaced data is kept aside).
     """
     where = layout(settings)
-    src = src.resolve()
-    if not src.is_dir():
-        raise BackupInvalid(f"no backup folder at {src}")
-    manifest = mf.read(src)
-    await asyncio.to_thread(mf.verify, src, manifest)
-    _check(src, manifest, where)
+    src, manifest = await asyncio.to_thread(_verified, src, where)
     if where.up_running():
         raise BackupRefused(
             f"the embedded Redis of {where.data_dir} is running (agentbus up, or a process "

@@ -48,9 +48,7 @@ def _prepare(dest: Path, *, force: bool) -> None:
 
 
 async def _copy_vectors(where: Layout, settings: AppSettings, target: Path, wait_s: float) -> int:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if not where.vectors.exists():  # nothing ever ingested: an empty collection folder
-        target.mkdir()
+    if not _ready_target(where, target):
         return 0
     points = await copy_unowned(where.vectors, where.collection, target)
     if points is not None:
@@ -62,6 +60,28 @@ async def _copy_vectors(where: Layout, settings: AppSettings, target: Path, wait
         return await remote.copy(where.vectors, target, wait_s=wait_s)
     finally:
         await redis.aclose()
+
+
+def _ready_target(where: Layout, target: Path) -> bool:
+    """Make the copy's parent folder; False (an empty copy) when the store was never made."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if where.vectors.exists():
+        return True
+    target.mkdir()  # nothing ever ingested: an empty collection folder
+    return False
+
+
+def _checked(where: Layout, dest: Path, *, force: bool) -> Path:
+    """The backup folder, resolved and ready, once the data folder is found."""
+    if not where.data_dir.is_dir():
+        raise DataDirMissing(f"no data folder at {where.data_dir}")
+    if not where.db.is_file():
+        raise DataDirMissing(f"no agentbus store at {where.db}: nothing to back up")
+    dest = dest.resolve()
+    if dest == where.data_dir or dest.is_relative_to(where.data_dir):
+        raise BackupRefused(f"{dest} is inside the data folder {where.data_dir}")
+    _prepare(dest, force=force)
+    return dest
 
 
 def _copy_secret(src: Path, dest: Path) -> None:
@@ -87,14 +107,7 @@ async def take_backup(
         BackupRefused: ``dest`` holds something and ``force`` was not given.
     """
     where = layout(settings)
-    if not where.data_dir.is_dir():
-        raise DataDirMissing(f"no data folder at {where.data_dir}")
-    if not where.db.is_file():
-        raise DataDirMissing(f"no agentbus store at {where.db}: nothing to back up")
-    dest = dest.resolve()
-    if dest == where.data_dir or dest.is_relative_to(where.data_dir):
-        raise BackupRefused(f"{dest} is inside the data folder {where.data_dir}")
-    _prepare(dest, force=force)
+    dest = _checked(where, dest, force=force)
     redis_version = await asyncio.to_thread(save_rdb, where.data_dir, dest / mf.REDIS_FILE)
     vectors = dest / mf.VECTORS_DIR / where.collection
     points = await _copy_vectors(where, settings, vectors, wait_s)
@@ -104,6 +117,9 @@ async def take_backup(
         if secret.is_file():
             _copy_secret(secret, dest / secret.name)
             written.append(secret.name)
+    files = await asyncio.to_thread(mf.describe, dest, written)
+    for entry in files:  # the backup holds the whole store: readable by its owner only
+        (dest / entry.path).chmod(0o600)
     manifest = mf.Manifest(
         created_at=mf.now_utc(),
         agentbus_version=version("agentbus"),
@@ -113,7 +129,7 @@ async def take_backup(
         qdrant_edge_version=version("qdrant-edge-py"),
         collection=where.collection,
         vector_points=points,
-        files=await asyncio.to_thread(mf.describe, dest, written),
+        files=files,
     )
     mf.write(dest, manifest)
     return manifest
