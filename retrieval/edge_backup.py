@@ -16,6 +16,7 @@ request's keys, like a remote search (`retrieval.remote`).
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import shutil
 import time
@@ -61,9 +62,25 @@ class SnapshotReply(BaseModel):
     points: int = 0
 
 
+#: A copy still in ``.snapshots`` after this long was never collected (its backup gave up
+#: waiting); the next copy removes it.
+STALE_S = 3600.0
+
+
 def staging(root: Path, name: str) -> Path:
     """Where the owner of the store at ``root`` puts the copy called ``name``."""
     return root / SNAPSHOTS / name
+
+
+def _clear(target: Path) -> None:
+    """Remove copies left too long beside ``target``, and ``target`` itself (a redelivered
+    request copies again, whole)."""
+    if target.parent.is_dir():
+        cutoff = time.time() - STALE_S
+        for old in target.parent.iterdir():
+            if old.stat().st_mtime < cutoff:
+                shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(target, ignore_errors=True)
 
 
 async def copy_store(store: EdgeStore, target: Path) -> int:
@@ -104,11 +121,11 @@ def make_snapshot_handler(store: VectorStore) -> Handler:
             reply = SnapshotReply(status="error", code=err.code, message=str(err))
         else:
             target = staging(store.folder.parent, task.name)
-            shutil.rmtree(target, ignore_errors=True)  # a redelivery copies again, whole
+            await asyncio.to_thread(_clear, target)
             try:
                 reply = SnapshotReply(status="ok", points=await copy_store(store, target))
             except OSError as e:
-                shutil.rmtree(target, ignore_errors=True)
+                await asyncio.to_thread(shutil.rmtree, target, True)
                 reply = SnapshotReply(status="error", code="snapshot_failed", message=str(e))
         key = reply_key(command)
         async with ctx.redis.pipeline(transaction=False) as pipe:
@@ -171,14 +188,17 @@ class RemoteSnapshot:
         reply = SnapshotReply.model_validate_json(wire.raw_data(entries[0][1]))
         copied = staging(root, name)
         if reply.status == "error":
-            shutil.rmtree(copied, ignore_errors=True)
             error = RetrievalError(f"the vector store's owner could not copy it: {reply.message}")
             error.code = reply.code
             raise error
-        if not copied.is_dir():
-            raise RetrievalError(
-                f"the vector store's owner wrote no copy at {copied}",
-                hint="run the backup with the same AGENTBUS_DATA_DIR / AGENTBUS_QDRANT_PATH",
-            )
-        shutil.move(copied, target)
+        await asyncio.to_thread(_collect, copied, target)
         return reply.points
+
+
+def _collect(copied: Path, target: Path) -> None:
+    if not copied.is_dir():
+        raise RetrievalError(
+            f"the vector store's owner wrote no copy at {copied}",
+            hint="run the backup with the same AGENTBUS_DATA_DIR / AGENTBUS_QDRANT_PATH",
+        )
+    shutil.move(copied, target)
