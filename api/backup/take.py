@@ -54,6 +54,12 @@ async def _copy_vectors(where: Layout, settings: AppSettings, target: Path, wait
     if points is not None:
         return points
     # Another process owns the store: ask it over the embedded bus.
+    if not where.up_running():
+        raise BackupRefused(
+            f"the vector store {where.vectors} is open in another process, and no embedded "
+            "Redis runs to ask it for a copy",
+            hint="let that process (an `agentbus ingest --direct`?) finish, then back up",
+        )
     redis = Redis.from_url(embedded.socket_url(where.data_dir))
     try:
         remote = RemoteSnapshot(redis, settings.bus, settings.api.tenant, settings.api.subject)
