@@ -39,7 +39,7 @@ def _bgsave(client: redis.Redis, timeout_s: float) -> None:
     before = int(_info(client)["rdb_last_save_time"])
     while True:
         try:
-            reply = client.execute_command("BGSAVE", "SCHEDULE")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType] (redis-py)
+            reply: Any = client.execute_command("BGSAVE", "SCHEDULE")  # pyright: ignore[reportUnknownMemberType] (redis-py)
             break
         except redis.ResponseError as e:
             if "in progress" not in str(e) or time.monotonic() > deadline:

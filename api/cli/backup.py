@@ -15,14 +15,12 @@ from api.cli.common import run_async, settings
 
 
 def _size(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    size = float(n)
-    for unit in ("KB", "MB", "GB"):
-        size /= 1024
-        if size < 1024 or unit == "GB":
+    size, unit = float(n), "B"
+    for bigger in ("KB", "MB", "GB"):
+        if size < 1024:
             break
-    return f"{size:.1f} {unit}"
+        size, unit = size / 1024, bigger
+    return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
 
 
 def _summary(m: Manifest) -> list[str]:

@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +93,7 @@ async def _resumed_to_done(data: Path, run_id: str, env: dict[str, str]) -> str:
     raise AssertionError("the resumed run's events ended without done")
 
 
-async def _stop(up: Any) -> None:
+async def _stop(up: subprocess.Popen[bytes]) -> None:
     up.send_signal(signal.SIGTERM)  # stops the workers and the embedded Redis
     assert await asyncio.to_thread(up.wait, 60) == 0
 
