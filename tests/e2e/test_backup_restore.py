@@ -64,7 +64,7 @@ async def _search(query: str, env: dict[str, str]) -> str:
         await cli(["tools", "call", "search_docs", json.dumps({"query": query})], env)
     )
     assert found["status"] == "ok"
-    return json.dumps(found["result"])
+    return json.dumps(found["result"]["results"])  # not the query it echoes
 
 
 async def _conversations(http: httpx.AsyncClient, key: str) -> set[str]:
