@@ -34,22 +34,20 @@ def _info(client: redis.Redis) -> dict[str, Any]:
 
 
 def _bgsave(client: redis.Redis, timeout_s: float) -> None:
-    """Start a BGSAVE and wait for it to finish (after one already running, if any)."""
+    """Start a BGSAVE (once no other child, a save or an AOF rewrite, runs) and wait for it."""
     deadline = time.monotonic() + timeout_s
-    before = int(_info(client)["rdb_last_save_time"])
     while True:
         try:
-            reply: Any = client.execute_command("BGSAVE", "SCHEDULE")  # pyright: ignore[reportUnknownMemberType] (redis-py)
-            break
+            client.execute_command("BGSAVE")  # pyright: ignore[reportUnknownMemberType] (redis-py)
+            break  # "Background saving started": our child forked, as of now
         except redis.ResponseError as e:
-            if "in progress" not in str(e) or time.monotonic() > deadline:
+            busy = "in progress" in str(e) or "child process is active" in str(e)
+            if not busy or time.monotonic() > deadline:
                 raise RedisUnavailable(f"the embedded Redis refused BGSAVE: {e}") from e
-            time.sleep(0.05)  # another save runs: ours must start after it
-    scheduled = "scheduled" in str(reply).lower()  # an AOF rewrite runs first
+            time.sleep(0.05)  # another save or an AOF rewrite runs: ours starts after it
     while time.monotonic() < deadline:
         info = _info(client)
-        done = not int(info["rdb_bgsave_in_progress"])
-        if done and (not scheduled or int(info["rdb_last_save_time"]) > before):
+        if not int(info["rdb_bgsave_in_progress"]):
             if info["rdb_last_bgsave_status"] != "ok":
                 raise RedisUnavailable(
                     "the embedded Redis failed to write its RDB",
