@@ -85,8 +85,7 @@ def _clear(target: Path) -> None:
 
 async def copy_store(store: EdgeStore, target: Path) -> int:
     """Copy ``store``'s collection into ``target`` (new) between two writes; its points."""
-    await store.run(store.copy_live, target)
-    return await store.count()
+    return await store.run(store.copy_live, target)
 
 
 async def copy_unowned(root: Path, collection: str, target: Path) -> int | None:

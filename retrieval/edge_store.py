@@ -170,17 +170,21 @@ class EdgeStore:
         if old_dir is not None and old_dir != generation:
             shutil.rmtree(old_dir, ignore_errors=True)
 
-    def copy_live(self, target: Path) -> None:
-        """Copy the collection as it is now (flushed) into ``target`` (store thread only:
-        no write, rebuild or swap interleaves)."""
+    def copy_live(self, target: Path) -> int:
+        """Copy the collection as it is now (flushed) into ``target``; the points copied.
+
+        Store thread only: no write, rebuild or swap interleaves.
+        """
         live = self.current_dir()
         target.mkdir(parents=True)
         if live is None:
-            return
-        self.live().flush()
+            return 0
+        shard = self.live()
+        shard.flush()
         for name in ("meta.json", "CURRENT"):
             shutil.copy2(self.folder / name, target / name)
         shutil.copytree(live, target / live.name)
+        return shard.count(qe.CountRequest(exact=True))
 
     def live(self) -> qe.EdgeShard:
         """The live shard (the collection must exist: `ensure_collection` first)."""
