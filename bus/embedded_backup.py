@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 import redis
 
@@ -24,21 +24,32 @@ AOF_NAME = "appendonly.aof"
 _RDB_MAGIC = b"REDIS"
 
 
-def _client(data_dir: Path) -> redis.Redis:
+class _Client(Protocol):
+    """The sync client's commands used here, with the replies Redis sends (redis-py
+    annotates each as ``T | Awaitable[T]``)."""
+
+    def info(self, section: str) -> dict[str, Any]: ...
+    def config_get(self, pattern: str) -> dict[str, Any]: ...
+    def dbsize(self) -> int: ...
+    def execute_command(self, *args: str) -> Any: ...
+    def close(self) -> None: ...
+
+
+def _client(data_dir: Path) -> _Client:
     sock = data_dir / "redis" / SOCKET_NAME
-    return redis.Redis(unix_socket_path=str(sock), socket_timeout=30)
+    return cast("_Client", redis.Redis(unix_socket_path=str(sock), socket_timeout=30))
 
 
-def _info(client: redis.Redis) -> dict[str, Any]:
-    return client.info("persistence")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType, reportReturnType] (redis-py)
+def _info(client: _Client) -> dict[str, Any]:
+    return client.info("persistence")
 
 
-def _bgsave(client: redis.Redis, timeout_s: float) -> None:
+def _bgsave(client: _Client, timeout_s: float) -> None:
     """Start a BGSAVE (once no other child, a save or an AOF rewrite, runs) and wait for it."""
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            client.execute_command("BGSAVE")  # pyright: ignore[reportUnknownMemberType] (redis-py)
+            client.execute_command("BGSAVE")
             break  # "Background saving started": our child forked, as of now
         except redis.ResponseError as e:
             busy = "in progress" in str(e) or "child process is active" in str(e)
@@ -75,7 +86,7 @@ def save_rdb(data_dir: Path, dest: Path, *, timeout_s: float = 300.0) -> str:
     try:
         client = _client(data_dir)
         try:
-            version = str(client.info("server")["redis_version"])  # pyright: ignore[reportUnknownMemberType, reportIndexIssue, reportUnknownArgumentType] (redis-py)
+            version = str(client.info("server")["redis_version"])
             _bgsave(client, timeout_s)
             folder, name = _config(client, "dir"), _config(client, "dbfilename")
         finally:
@@ -92,8 +103,8 @@ def save_rdb(data_dir: Path, dest: Path, *, timeout_s: float = 300.0) -> str:
     return version
 
 
-def _config(client: redis.Redis, name: str) -> str:
-    value: Any = client.config_get(name)[name]  # pyright: ignore[reportUnknownMemberType] (redis-py)
+def _config(client: _Client, name: str) -> str:
+    value = client.config_get(name)[name]
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
@@ -116,7 +127,7 @@ def place_rdb(rdb: Path, data_dir: Path) -> int:
     with EmbeddedRedis(data_dir):
         client = _client(data_dir)
         try:
-            keys = int(client.dbsize())  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType] (redis-py)
+            keys = client.dbsize()
         finally:
             client.close()
     return keys

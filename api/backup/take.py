@@ -16,8 +16,6 @@ import shutil
 from importlib.metadata import version
 from pathlib import Path
 
-from redis.asyncio import Redis
-
 from api.backup import manifest as mf
 from api.backup.errors import BackupRefused, DataDirMissing
 from api.backup.layout import SECRET_FILES, Layout, layout
@@ -25,6 +23,7 @@ from api.compose.settings import AppSettings
 from bus import embedded
 from bus.embedded_backup import save_rdb
 from bus.store.sqlite_backup import backup_sqlite, revision_of
+from bus.typed_redis import from_url
 from retrieval.edge_backup import RemoteSnapshot, copy_unowned
 
 
@@ -60,7 +59,7 @@ async def _copy_vectors(where: Layout, settings: AppSettings, target: Path, wait
             "Redis runs to ask it for a copy",
             hint="let that process (an `agentbus ingest --direct`?) finish, then back up",
         )
-    redis = Redis.from_url(embedded.socket_url(where.data_dir))
+    redis = from_url(embedded.socket_url(where.data_dir))
     try:
         remote = RemoteSnapshot(redis, settings.bus, settings.api.tenant, settings.api.subject)
         return await remote.copy(where.vectors, target, wait_s=wait_s)

@@ -79,9 +79,10 @@ def known_revision(revision: str) -> bool:
     """True when this code ships the migration ``revision`` (false for a newer version's)."""
     try:
         script = ScriptDirectory.from_config(make_config("sqlite://"))
-        return script.get_revision(revision) is not None
+        script.get_revision(revision)
     except (CommandError, RevisionError):
         return False
+    return True
 
 
 async def current_revision(url: str) -> str | None:

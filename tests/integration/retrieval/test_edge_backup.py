@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -35,7 +35,7 @@ async def redis(request: pytest.FixtureRequest) -> AsyncIterator[Redis]:
 
 
 @contextlib.asynccontextmanager
-async def _store(root: Path) -> AsyncIterator[EdgeStore]:
+async def _store(root: Path) -> AsyncGenerator[EdgeStore]:
     store = await EdgeStore.open(root, "c", index_threshold=10**9)
     try:
         await store.ensure_collection(EMBEDDER.dim, EMBEDDER.name)
