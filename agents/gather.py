@@ -163,9 +163,11 @@ def make_retrieval_router(
     budget_s: float,
     ingest: Handler | None = None,
     search: Handler | None = None,
+    snapshot: Handler | None = None,
 ) -> Handler:
     """The retrieval role's handler: gather branches, merges, and (if wired) ingest
-    batches and the searches other processes send (``retrieval.remote``)."""
+    batches, the searches other processes send (``retrieval.remote``) and the copies a
+    backup asks for (``retrieval.edge_backup``)."""
 
     async def handle(ctx: StepContext, command: Command) -> StepResult:
         kind = command.payload.kind
@@ -177,6 +179,8 @@ def make_retrieval_router(
             return await ingest(ctx, command)
         if kind == "search" and search is not None:
             return await search(ctx, command)
+        if kind == "snapshot" and snapshot is not None:
+            return await snapshot(ctx, command)
         raise TypeError(f"retrieval got a {kind} payload")
 
     return handle

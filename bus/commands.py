@@ -209,6 +209,16 @@ class SearchTask(Frozen):
     top_k: int = Field(default=5, ge=1, le=50)
 
 
+class SnapshotTask(Frozen):
+    """A consistent copy of the embedded vector store, for ``agentbus backup``: the process
+    that owns the store copies it, between two of its writes, into the store's own
+    ``.snapshots/NAME`` folder (never a path the message names) and replies on the stream
+    named by the command (``retrieval.edge_backup.reply_key``)."""
+
+    kind: Literal["snapshot"] = "snapshot"
+    name: str = Field(pattern=r"^[0-9a-f]{32}$", description="The copy's folder name.")
+
+
 AnyPayload = (
     AgentTask
     | ToolCallBatch
@@ -218,6 +228,7 @@ AnyPayload = (
     | GatherTask
     | MergeTask
     | SearchTask
+    | SnapshotTask
 )
 Payload = Annotated[AnyPayload, Field(discriminator="kind")]
 

@@ -66,7 +66,12 @@ def _sparse(vec: SparseVec) -> qe.SparseVector:
     return qe.SparseVector(list(vec.indices), list(vec.values))
 
 
-def _lock(root: Path) -> IO[str]:
+def lock_folder(root: Path) -> IO[str]:
+    """Take the store folder's lock (held until the handle closes).
+
+    Raises:
+        StoreLocked: another process holds it.
+    """
     import portalocker
 
     root.mkdir(parents=True, exist_ok=True)
@@ -115,7 +120,7 @@ class EdgeStore:
             StoreLocked: another process has the folder open.
             StoreUnavailable: the folder cannot be read as an Edge shard.
         """
-        lock = _lock(root)
+        lock = lock_folder(root)
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edge")
         store = cls(root / collection, lock, pool)
         store.indexer.threshold = index_threshold
@@ -164,6 +169,22 @@ class EdgeStore:
             old.close()
         if old_dir is not None and old_dir != generation:
             shutil.rmtree(old_dir, ignore_errors=True)
+
+    def copy_live(self, target: Path) -> int:
+        """Copy the collection as it is now (flushed) into ``target``; the points copied.
+
+        Store thread only: no write, rebuild or swap interleaves.
+        """
+        live = self.current_dir()
+        target.mkdir(parents=True)
+        if live is None:
+            return 0
+        shard = self.live()
+        shard.flush()
+        for name in ("meta.json", "CURRENT"):
+            shutil.copy2(self.folder / name, target / name)
+        shutil.copytree(live, target / live.name)
+        return shard.count(qe.CountRequest(exact=True))
 
     def live(self) -> qe.EdgeShard:
         """The live shard (the collection must exist: `ensure_collection` first)."""

@@ -84,6 +84,16 @@ COMMANDS: dict[str, Entry] = {
     "dlq": Entry("api.cli.dlq", "app", "The dead-letter streams."),
     "schema": Entry("api.cli.schema", "app", "Message JSON Schemas."),
     "db": Entry("api.cli.db", "app", "The state store."),
+    "backup": Entry(
+        "api.cli.backup",
+        "backup",
+        "Back up the embedded Redis, vector store and SQLite store, while `up` runs or not.",
+    ),
+    "restore": Entry(
+        "api.cli.backup",
+        "restore",
+        "Restore a backup into the data folder (stop `up` first); the replaced data is kept.",
+    ),
     "deploy": Entry("api.cli.deploy", "app", "Deployment files."),
     "eval": Entry("api.cli.eval", "app", "Evaluations on data the project ships."),
     "bench": Entry(

@@ -48,6 +48,7 @@ from gateway.tenants import DeploymentPolicies
 from gateway.tools import builtin_tools
 from gateway.tools.search_docs import DocsSearch, SearchDocs, in_process, over_the_bus
 from gateway.worker import make_gateway_handler
+from retrieval.edge_backup import make_snapshot_handler
 from retrieval.gather_source import DOCUMENTS, documents_source
 from retrieval.remote import RemoteSearch, make_search_handler
 from retrieval.stack import Retrieval
@@ -288,6 +289,7 @@ class Roles:
             deps.gather_budget_s,
             ingest=make_retrieval_handler(retrieval.ingestor),
             search=make_search_handler(retrieval.searcher),
+            snapshot=make_snapshot_handler(retrieval.store),
         )
 
     def handler(self, role: Role) -> Handler:

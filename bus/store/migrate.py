@@ -13,6 +13,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.script.revision import RevisionError
 from alembic.util import CommandError
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
@@ -72,6 +73,16 @@ def head_revision() -> str:
     if head is None:
         raise StoreError(f"no migrations in {MIGRATIONS_DIR}")
     return head
+
+
+def known_revision(revision: str) -> bool:
+    """True when this code ships the migration ``revision`` (false for a newer version's)."""
+    try:
+        script = ScriptDirectory.from_config(make_config("sqlite://"))
+        script.get_revision(revision)
+    except (CommandError, RevisionError):
+        return False
+    return True
 
 
 async def current_revision(url: str) -> str | None:
