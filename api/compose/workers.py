@@ -61,6 +61,8 @@ def run_end_recorder(
             await fair.finished(command.shard, command.run_id)
         owner = Scope.user(command.tenant_id, command.subject)
         code = await end_code(turns, owner, command.run_id, status)
+        carried = getattr(command.payload, "state", None)
+        state = carried if isinstance(carried, RunState) else None
         if redis is not None:
             await limits.release(redis, command.tenant_id, command.run_id)
             if command.reply_to and status != "done":
@@ -68,6 +70,7 @@ def run_end_recorder(
                     run_id=command.run_id,
                     tenant_id=command.tenant_id,
                     status=status,
+                    conversation_id=state.conversation_id if state else None,
                     stop_reason=code,
                 )
                 await redis.xadd(command.reply_to, {wire.DATA_FIELD: wire.encode(result)})
@@ -82,8 +85,7 @@ def run_end_recorder(
         rows = await redis.xrange(keys.run_events(command.run_id, command.shard))
         events = [parse_event(wire.raw_data(fields)) for _, fields in rows]
         trace = trace_entries([*events, *ending])
-        state = getattr(command.payload, "state", None)
-        usage = state.usage if isinstance(state, RunState) and state.usage else None
+        usage = state.usage if state and state.usage else None
         await runs.end(
             owner,
             command.run_id,

@@ -131,6 +131,7 @@ async def test_runs_questions_cuts_the_running_question_short_and_replies_for_bo
 
     code = {"interrupt": "interrupted", "rollback": "rolled_back"}[policy]
     assert (first.status, first.stop_reason, first.answer) == ("cancelled", code, None)
+    assert first.conversation_id == conversation  # the publisher can tell which thread
     assert second.status == "done" and second.conversation_id == conversation
     check_after(
         policy,
