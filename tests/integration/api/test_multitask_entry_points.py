@@ -356,6 +356,16 @@ async def test_ag_ui_forwarded_multitask_cuts_the_threads_running_run_short(
     )
 
 
+@contextlib.asynccontextmanager
+async def mcp_client(api: Api, key: str) -> AsyncGenerator[Client]:
+    """The official MCP client on the API's ``/mcp``, as the holder of ``key``."""
+    async with (
+        httpx2.AsyncClient(headers=api.auth(key), timeout=httpx2.Timeout(30, read=120)) as http,
+        Client(streamable_http_client(f"{api.base}/mcp", http_client=http), cache=None) as client,
+    ):
+        yield client
+
+
 @pytest.mark.parametrize("policy", POLICIES)
 async def test_the_mcp_ask_tool_cuts_the_conversations_running_run_short(
     start_api: StartApi, policy: str
@@ -363,15 +373,12 @@ async def test_the_mcp_ask_tool_cuts_the_conversations_running_run_short(
     api = await start_api(slow_model())
     key = await api.key()
     conversation = f"mcp-{uuid.uuid4().hex[:8]}"
-    async with (
-        httpx2.AsyncClient(headers=api.auth(key), timeout=httpx2.Timeout(30, read=120)) as http,
-        Client(streamable_http_client(f"{api.base}/mcp", http_client=http), cache=None) as client,
-    ):
+    async with mcp_client(api, key) as one, mcp_client(api, key) as other:
         ask = {"question": "q1", "conversation_id": conversation}
-        first = asyncio.create_task(client.call_tool("ask", ask))
+        first = asyncio.create_task(one.call_tool("ask", ask))
         q1 = await only_run(api, key)
         ask = {"question": "q2", "conversation_id": conversation, "multitask": policy}
-        second = await client.call_tool("ask", ask)
+        second = await other.call_tool("ask", ask)
         cut = await asyncio.wait_for(first, 30)
 
     [said_first] = [c.text for c in cut.content if isinstance(c, TextContent)]
