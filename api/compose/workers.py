@@ -13,6 +13,7 @@ from api.compose.roles import Roles
 from api.compose.store_owner import StoreOwner
 from bus import keys, wire
 from bus.commands import Command, RunResult
+from bus.errors import StoreError
 from bus.events import ClientEvent, FinalStatus, RunStatus, parse_event
 from bus.fairshare import FairShare
 from bus.keys import INGEST_LANE, Role
@@ -50,13 +51,18 @@ def run_end_recorder(
     With ``turns`` too, it ends the run's conversation turn and publishes the question that
     waited behind it (`api.app.turn_publisher`): after the store has the run's end and its
     answer, so the next run's history holds them. A repeat (a redelivered last step)
-    publishes nothing twice.
+    publishes nothing twice. A run a later question cancelled ends with the code
+    ``interrupted`` or ``rolled_back`` (its ``error_code``, the reply's ``stop_reason``).
     """
     publisher = None if redis is None or turns is None else TurnPublisher(redis, turns)
 
     async def record(command: Command, status: FinalStatus, ending: Sequence[ClientEvent]) -> None:
         if fair is not None:
             await fair.finished(command.shard, command.run_id)
+        owner = Scope.user(command.tenant_id, command.subject)
+        code = await end_code(turns, owner, command.run_id, status)
+        carried = getattr(command.payload, "state", None)
+        state = carried if isinstance(carried, RunState) else None
         if redis is not None:
             await limits.release(redis, command.tenant_id, command.run_id)
             if command.reply_to and status != "done":
@@ -64,23 +70,22 @@ def run_end_recorder(
                     run_id=command.run_id,
                     tenant_id=command.tenant_id,
                     status=status,
-                    stop_reason=status,
+                    conversation_id=state.conversation_id if state else None,
+                    stop_reason=code,
                 )
                 await redis.xadd(command.reply_to, {wire.DATA_FIELD: wire.encode(result)})
-        owner = Scope.user(command.tenant_id, command.subject)
         if status == "done":
             # The finalizer records `done` together with the answer and trace.
             if publisher is not None:
                 await publisher.finished(owner, command.run_id, RunStatus.DONE, None)
             return
         if redis is None:
-            await runs.set_status(owner, command.run_id, RunStatus(status), error_code=status)
+            await runs.set_status(owner, command.run_id, RunStatus(status), error_code=code)
             return
         rows = await redis.xrange(keys.run_events(command.run_id, command.shard))
         events = [parse_event(wire.raw_data(fields)) for _, fields in rows]
         trace = trace_entries([*events, *ending])
-        state = getattr(command.payload, "state", None)
-        usage = state.usage if isinstance(state, RunState) and state.usage else None
+        usage = state.usage if state and state.usage else None
         await runs.end(
             owner,
             command.run_id,
@@ -88,7 +93,7 @@ def run_end_recorder(
             answer=None,
             trace=trace,
             usage=usage,
-            error_code=status,
+            error_code=code,
         )
         if publisher is not None:
             await publisher.finished(
@@ -96,6 +101,17 @@ def run_end_recorder(
             )
 
     return record
+
+
+async def end_code(turns: TurnStore | None, owner: Scope, run_id: str, status: FinalStatus) -> str:
+    """What a run that ended is stored and answered with: its status, or, for a run a later
+    question cancelled (``multitask``), ``interrupted`` or ``rolled_back``."""
+    if turns is None or status != "cancelled":
+        return status
+    try:
+        return await turns.cancelled_by(owner, run_id) or status
+    except StoreError:  # the store is down: the plain status, the rest of the hook still runs
+        return status
 
 
 def build_workers(

@@ -45,7 +45,7 @@ from bus import keys, wire
 from bus.commands import RUN_ID_PATTERN
 from bus.events import ApprovalRequest, Citation, ClientEvent, Done, ErrorEvent, parse_event
 from bus.publish import request_cancel
-from bus.run_state import QuestionSettings
+from bus.run_state import Multitask, QuestionSettings
 
 if TYPE_CHECKING:
     from api.app.deps import ApiDeps
@@ -258,12 +258,19 @@ def build_server(deps: ApiDeps, version: str) -> MCPServer:
             str | None,
             Field(pattern=RUN_ID_PATTERN, description="Continue this conversation (yours)."),
         ] = None,
+        multitask: Annotated[
+            Multitask | None,
+            Field(
+                description="If the conversation is still answering: enqueue (wait), reject, "
+                "interrupt (keep its partial answer) or rollback (drop it)."
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, Answer]:
         """Ask agentbus a question: its agents answer with tools and your documents, and the
         answer comes back checked, with its citations. Progress notifications show the
         steps as the run streams."""
         who = caller_of(ctx)
-        chosen = {"mode": mode, "accuracy": accuracy}
+        chosen = {"mode": mode, "accuracy": accuracy, "multitask": multitask}
         settings = QuestionSettings.model_validate({k: v for k, v in chosen.items() if v})
         try:
             started = await deps.starter.start(who, Ask(question, conversation_id, settings))

@@ -47,6 +47,9 @@ _MESSAGES: Table = MessageRow.__table__  # pyright: ignore[reportAssignmentType]
 INTERRUPTED = "interrupted"
 """The status of a partial answer kept by ``interrupt``."""
 
+CANCELLED_BY = {"interrupt": INTERRUPTED, "rollback": "rolled_back"}
+"""The ``error_code`` of a run a later question cancelled, by that question's policy."""
+
 
 class TurnState(StrEnum):
     """Where a turn is: waiting its turn, running, or over."""
@@ -304,6 +307,17 @@ class TurnStore(Repository):
         async with self._scoped(scope, "read the conversation turns") as session:
             rows = (await session.execute(stmt)).mappings().all()
         return [_turn(r) for r in rows]
+
+    async def cancelled_by(self, owner: Scope, run_id: str) -> str | None:
+        """Why a later question cancelled the run (``interrupted``, ``rolled_back``), or None."""
+        stmt = select(_TURNS.c.disposition).where(
+            _TURNS.c.run_id == run_id,
+            _TURNS.c.tenant_id == owner.tenant_id,
+            _TURNS.c.subject == owner.subject,
+        )
+        async with self._scoped(owner, "read the conversation turn") as session:
+            disposition = (await session.execute(stmt)).scalar()
+        return CANCELLED_BY.get(disposition or "")
 
     async def waiting(self, scope: Scope, conversation_id: str) -> builtins.list[Turn]:
         """The conversation's running and queued turns, in the order they were asked."""

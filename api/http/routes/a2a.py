@@ -7,7 +7,9 @@ Methods (A2A 1.0 names, and the 0.3 names beside them): ``SendMessage`` (``messa
 
 * A message without a task starts a run: its text is the question, its ``contextId`` the
   conversation (the caller's with that id, or a new one), ``metadata.skill`` one of the
-  card's skills (``single``, ``multi``, ``documents``; default ``single``). Its
+  card's skills (``single``, ``multi``, ``documents``; default ``single``),
+  ``metadata.multitask`` what it does if the conversation is busy (as ``multitask`` on
+  ``POST /api/v1/runs``; default: the tenant's). Its
   ``messageId`` is the idempotency key: the same message sent again follows the same run.
 * A message on a task that is ``input-required`` (a run paused at a gate) is the decision:
   ``approve`` / ``reject``, or ``egress_allow_once`` / ``egress_allow_always`` /
@@ -25,14 +27,14 @@ import contextlib
 import json
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 from a2a.types import a2a_pb2 as a2a
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from google.protobuf import json_format
 from google.protobuf.message import Message as Proto
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from api.app import metrics
 from api.app.access import visible_run
@@ -51,7 +53,7 @@ from bus.commands import RUN_ID_PATTERN
 from bus.events import ApprovalRequest, ClientEvent, Done, parse_event
 from bus.json_values import is_object
 from bus.publish import request_cancel
-from bus.run_state import QuestionSettings
+from bus.run_state import Multitask, QuestionSettings
 
 router = APIRouter(tags=["a2a"])
 _METHODS = {
@@ -254,10 +256,11 @@ async def _begin(
         return await _decide(deps, who, message.task_id, text)
     if message.context_id and not _ok(message.context_id):
         raise RpcError(-32602, "message.contextId: 1-64 letters, digits, _ or -")
-    skill = _metadata(given).get("skill", "single")
+    metadata = _metadata(given)
+    skill = metadata.get("skill", "single")
     if skill not in SKILLS:
         raise RpcError(-32602, f"metadata.skill: one of {', '.join(SKILLS)}")
-    settings = QuestionSettings.model_validate(SKILLS[skill])
+    settings = _settings(SKILLS[skill], metadata.get("multitask"))
     ask = Ask(text, message.context_id or None, settings)
     idem = f"a2a:{message.message_id}" if message.message_id else None
     started = await deps.starter.start(who, ask, idempotency_key=idem)
@@ -277,6 +280,18 @@ async def _decide(
     await resume_run(deps, who, task_id, decision.lower())
     before = [(_id(entry_id), parse_event(wire.raw_data(f))) for entry_id, f in rows]
     return task_id, before, ref.record.conversation_id or ""
+
+
+def _settings(skill: dict[str, str], multitask: object) -> QuestionSettings:
+    """The skill's settings, with ``metadata.multitask`` when the message sets it."""
+    chosen: dict[str, object] = dict(skill)
+    if multitask is not None:
+        chosen["multitask"] = multitask
+    try:
+        return QuestionSettings.model_validate(chosen)
+    except ValidationError as e:
+        allowed = ", ".join(get_args(Multitask))
+        raise RpcError(-32602, f"metadata.multitask: one of {allowed}") from e
 
 
 def _id(entry_id: bytes | str) -> str:

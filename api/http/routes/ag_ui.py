@@ -7,8 +7,9 @@ audit).
 
 * ``threadId`` is the conversation: a thread continues the caller's conversation with that
   id, or starts one (a thread id another user holds is not found, 404).
-* The question is the last user message; ``forwardedProps`` may carry ``mode`` and
-  ``accuracy``.
+* The question is the last user message; ``forwardedProps`` may carry ``mode``,
+  ``accuracy`` and ``multitask`` (what the question does if the thread is busy, as on
+  ``POST /api/v1/runs``; default: the tenant's).
 * ``runId`` with ``threadId`` is the request's idempotency key: the same input posted again
   (a client reconnecting) follows the same agentbus run, its events from the start.
 * A run that pauses at a gate finishes with an interrupt outcome. Resume it by posting
@@ -111,7 +112,7 @@ def _question(given: RunAgentInput) -> str:
 def _settings(given: RunAgentInput) -> QuestionSettings:
     props: object = given.forwarded_props or {}
     given_props = props if is_object(props) else {}
-    chosen = {k: given_props[k] for k in ("mode", "accuracy") if k in given_props}
+    chosen = {k: given_props[k] for k in ("mode", "accuracy", "multitask") if k in given_props}
     try:
         return QuestionSettings.model_validate(chosen)
     except ValidationError as e:

@@ -80,6 +80,7 @@ _CHAT_ERRORS = errors(
     (404, "model_not_found"),
     (404, "conversation_not_found"),
     (409, "conversation_taken"),
+    (409, "run_cancelled"),
     (429, "run_budget_exhausted"),
     (500, "run_error"),
     (504, "run_timeout"),
@@ -96,6 +97,9 @@ _CHAT_BODY = {
 }
 
 _ID = re.compile(RUN_ID_PATTERN)
+#: OpenAI's SDKs retry a 409 (and any 5xx) unless told not to: a retry would ask the
+#: cancelled question again.
+NO_RETRY = {"X-Should-Retry": "false"}
 _MAX_IDEMPOTENCY_KEY = 255  # as on POST /api/v1/runs
 
 
@@ -285,6 +289,11 @@ def _run_failed(done: Done, transcript: Transcript) -> OpenAIError:
             429, f"the run {done.run_id} ended {done.status}{why}",
             type="insufficient_quota", code="run_budget_exhausted",
         )  # fmt: skip
+    if done.status == "cancelled":  # stopped, or a later question interrupted or rolled it back
+        return OpenAIError(
+            409, f"the run {done.run_id} was cancelled{why}",
+            code="run_cancelled", headers=NO_RETRY,
+        )  # fmt: skip
     status = 504 if done.status == "timeout" else 500
     return OpenAIError(
         status, f"the run {done.run_id} ended {done.status}{why}",
@@ -327,6 +336,9 @@ def _ending(chunks: Chunks, event: ApprovalRequest | Done, include_usage: bool) 
     if isinstance(event, ApprovalRequest):
         lines = [chunks.delta(content=pause_message(event)), chunks.delta("stop")]
         return [*lines, chunks.usage({})] if include_usage else lines
+    if event.status == "cancelled":
+        error = OpenAIError(409, f"the run {event.run_id} was cancelled", code="run_cancelled")
+        return [f"data: {json.dumps(error.body())}\n\n"]
     if event.status != "done":
         error = OpenAIError(
             500, f"the run {event.run_id} ended {event.status}",

@@ -2,7 +2,9 @@
 // runs fed by the websocket. Each event is applied to its run's model as it arrives; the
 // DOM catches up once per animation frame. A turn whose question was edited or whose
 // answer was regenerated shows "‹ 2/3 ›" to move between its versions (the server keeps
-// which branch is active); Edit and Regenerate ask again from the turn before it.
+// which branch is active); Edit and Regenerate ask again from the turn before it. A turn a
+// later question interrupted says so; one it rolled back leaves the page, as it left the
+// conversation.
 import { clear, compareIds, h } from './dom.js';
 import { RunModel, TERMINAL } from './run_model.js';
 import { RunView } from './run_view.js';
@@ -25,8 +27,9 @@ function remember(runId, conversationId) {
 }
 
 export class Chat {
-  constructor({ api, socket, notify, onConversation, onBusy, onRunEnd }) {
+  constructor({ api, socket, notify, onConversation, onBusy, onRunEnd, onRefused }) {
     this.onRunEnd = onRunEnd || (() => {});
+    this.onRefused = onRefused || (() => {});
     this.api = api;
     this.socket = socket;
     this.notify = notify;
@@ -98,9 +101,42 @@ export class Chat {
     for (const runId of this.dirty) this.views.get(runId)?.update();
     this.dirty.clear();
     if (follow) this.el.scrollTop = this.el.scrollHeight;
-    const busy = [...this.views.values()].some((v) => v.model.running && v.model.status !== 'suspended');
-    this.onBusy(busy);
+    this.onBusy(this.streaming());
     this.drawn = performance.now();
+  }
+
+  /** Whether a shown run still streams (Send is then Stop). */
+  streaming() {
+    return [...this.views.values()].some((v) => v.model.running && v.model.status !== 'suspended');
+  }
+
+  /** Take a run off the page (it left the conversation). */
+  drop(runId) {
+    const view = this.views.get(runId);
+    if (!view) return;
+    view.el.remove();
+    this.views.delete(runId);
+    this.onBusy(this.streaming());
+  }
+
+  /**
+   * A cancelled run may have been cancelled by a later question (``multitask``): the store
+   * says so in its error code. Interrupted: its partial answer stays, marked; rolled back:
+   * it leaves the page.
+   */
+  async whyCancelled(model) {
+    let run;
+    try {
+      run = await this.api.get(`/runs/${encodeURIComponent(model.runId)}`);
+    } catch {
+      return; // shown as stopped; the next open reads it again
+    }
+    if (run.error_code === 'rolled_back') this.drop(model.runId);
+    else if (run.error_code === 'interrupted') {
+      model.endCode = run.error_code;
+      model.version++;
+      this.touch(model);
+    }
   }
 
   gateActions(model) {
@@ -178,8 +214,9 @@ export class Chat {
     const others = page.runs.filter((r) => r.conversation_id === conversationId && !ids.includes(r.id) && !branched.has(r.id)).reverse();
     for (const r of others) ids.push(r.id);
     for (const [runId, conv] of Object.entries(activeRuns())) if (conv === conversationId && !ids.includes(runId)) ids.push(runId);
-    const runs = await Promise.all(ids.map((id) => this.api.get(`/runs/${encodeURIComponent(id)}`).catch(() => ({ id, status: 'queued' }))));
+    const found = await Promise.all(ids.map((id) => this.api.get(`/runs/${encodeURIComponent(id)}`).catch(() => ({ id, status: 'queued' }))));
     if (this.conversationId !== conversationId) return;
+    const runs = found.filter((r) => r.error_code !== 'rolled_back'); // a later question removed it
     for (const run of runs) {
       const model = this.model(run.id);
       if (this.socket.following.has(run.id)) {
@@ -237,6 +274,7 @@ export class Chat {
         const model = this.model(frame.run_id);
         model.question = pending ? pending.question : model.question;
         model.conversationId = frame.conversation_id;
+        model.waiting = Boolean(frame.queued);
         remember(frame.run_id, frame.conversation_id);
         this.socket.follow(frame.run_id, model.lastId, false);
         if (pending && pending.from !== this.conversationId) return; // the user moved on
@@ -269,9 +307,16 @@ export class Chat {
           if (model.approval) model.approval = { ...model.approval, error: frame.message };
           model.version++;
           this.touch(model);
+        } else if (pending && pending.question) {
+          // Refused: nothing was written. The question goes back in the box, not lost.
+          const why = frame.code === 'conversation_busy'
+            ? 'Not sent: this conversation is still answering (If busy: refuse).'
+            : `Not sent: ${frame.message}${frame.hint ? ` (${frame.hint})` : ''}`;
+          this.notify(`${why} Your question is back in the box.`);
+          this.onRefused(pending.question);
+          this.onBusy(this.streaming());
         } else {
           this.notify(`${frame.message}${frame.hint ? ` (${frame.hint})` : ''}`);
-          if (pending && pending.question) this.onBusy(false);
         }
         return;
       }
@@ -291,6 +336,7 @@ export class Chat {
       if (model.conversationId === this.conversationId) {
         this.onRunEnd(model);
         this.refreshTree();
+        if (ev.status === 'cancelled') this.whyCancelled(model);
       }
     }
     if (this.views.has(ev.run_id)) this.touch(model);

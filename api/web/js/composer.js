@@ -56,6 +56,12 @@ export class Composer {
     this.button.classList.toggle('primary', !busy);
   }
 
+  /** Put a refused question back in the box (unless something new was typed there). */
+  restore(question) {
+    if (!this.input.value.trim()) this.input.value = question;
+    this.input.focus();
+  }
+
   submit() {
     if (this.busy) {
       this.onStop();

@@ -73,6 +73,7 @@ function showApp(who) {
     onConversation: (id) => { setUrl(id); sidebar.select(id); sidebar.refresh(); },
     onBusy: (busy) => composer.setBusy(busy),
     onRunEnd: () => { sidebar.refresh(); showUsage(); }, // a new conversation is listed once it is stored
+    onRefused: (question) => composer.restore(question),
   });
   const open = async (id) => {
     setUrl(id);

@@ -11,6 +11,8 @@ export class RunModel {
     this.runId = runId;
     this.question = '';
     this.conversationId = null;
+    this.waiting = false; // accepted behind the conversation's running run (multitask)
+    this.endCode = null; // the stored run's error code (interrupted: a later question cut it short)
     this.mode = null;
     this.status = 'queued';
     this.interpreted = null;
@@ -173,6 +175,7 @@ export class RunModel {
     if (run.answer) this.finalAnswer = run.answer;
     this.usage = run.usage || {};
     if (run.error_code && !this.error) this.error = { code: run.error_code, message: '' };
+    this.endCode = run.error_code ?? null;
     if (TERMINAL.has(this.status) && this.approval && !this.approval.decided) this.approval.decided = 'closed';
     this.version++;
   }

@@ -179,6 +179,8 @@ export class RunView {
   outcome() {
     const m = this.model;
     if (m.status === 'suspended') return 'Waiting for your decision.';
+    if (m.status === 'queued' && m.waiting) return 'Waiting for the answer before it to end.';
+    if (m.status === 'cancelled' && m.endCode === 'interrupted') return 'Interrupted by your next question. The answer above is partial; it stays in the conversation.';
     if (m.status === 'cancelled') return 'Stopped.';
     if (m.status === 'rejected') return 'The answer was rejected.';
     if (m.status === 'timeout') return 'The run ran out of time.';

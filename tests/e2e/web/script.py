@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from agents import prompts
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import (
     ScriptedLLM,
@@ -32,6 +33,19 @@ STREAM_ANSWER = (
 )
 
 DRAFTS = ("The first draft says 41.", "The revised answer says 42.")
+
+#: Tokens after the part of a "[turns]" answer tests read: with a token delay, each answer
+#: streams long enough for a second question to arrive meanwhile.
+TURNS_PADDING = 60
+
+
+def turns_answer(asked: str, messages: Sequence[ChatMessage]) -> str:
+    """The "[turns]" answer: the question, the questions before it in the history, and
+    whether an answer there was cut short (``multitask: interrupt``), then padding."""
+    earlier = [m.content for m in messages if m.role == "user"][:-1]
+    cut = any(prompts.INTERRUPTED_ANSWER in m.content for m in messages if m.role == "assistant")
+    head = f"answer to {asked}; before it: {', '.join(earlier) or 'nothing'}"
+    return head + ("; one was cut short" if cut else "") + " ." * TURNS_PADDING
 
 
 def role_of(messages: Sequence[ChatMessage], options: LLMOptions) -> str:
@@ -87,6 +101,8 @@ def make_llm(token_delay: float = 0.0) -> ScriptedLLM:
                 return turn(text(DRAFTS[min(seen["researcher"], 2) - 1]))
         if "[echo]" in asked and role == "researcher":
             return turn(text(f"echo: {asked} after {len(users) - 1} questions"))
+        if "[turns]" in asked and role == "researcher":
+            return turn(text(turns_answer(asked, messages)))
         if "[long]" in asked and role == "researcher":
             return turn(text(" ".join(f"w{n}" for n in range(1000))))
         return benchmark_turn(messages, tools, options)

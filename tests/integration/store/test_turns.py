@@ -103,6 +103,21 @@ async def test_interrupt_and_rollback_name_the_run_to_cancel(turns: TurnStore) -
     assert running.disposition == "interrupt"
 
 
+async def test_a_run_a_later_question_cancelled_says_which_policy_did_to_its_owner_only(
+    turns: TurnStore,
+) -> None:
+    await admit(turns, "run-1")
+    await admit(turns, "run-2", "interrupt")
+    await turns.finish(ALICE, "run-1", RunStatus.CANCELLED, "half")
+    await admit(turns, "run-3", "rollback")
+
+    assert await turns.cancelled_by(ALICE, "run-1") == "interrupted"
+    assert await turns.cancelled_by(ALICE, "run-2") == "rolled_back"
+    assert await turns.cancelled_by(ALICE, "run-3") is None  # nothing cut it short
+    assert await turns.cancelled_by(ALICE, "no-such-run") is None
+    assert await turns.cancelled_by(BOB, "run-1") is None  # another user learns nothing
+
+
 async def test_an_interrupted_run_leaves_its_partial_answer_marked_and_rollback_none(
     turns: TurnStore, engine: AsyncEngine
 ) -> None:
