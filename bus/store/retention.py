@@ -78,7 +78,8 @@ class RetentionPolicy(BaseModel):
         return None if days is None else now - timedelta(days=days)
 
 
-def _rowcount(result: Any) -> int:
+def rowcount(result: Any) -> int:
+    """How many rows a DELETE or UPDATE result touched."""
     return int(cast("CursorResult[Any]", result).rowcount or 0)
 
 
@@ -148,7 +149,7 @@ class RetentionStore(Repository):
             stmt = delete(CheckpointRow).where(
                 CheckpointRow.tenant_id == tenant_id, CheckpointRow.id.in_(ids)
             )
-            return _rowcount(await session.execute(stmt))
+            return rowcount(await session.execute(stmt))
 
     async def prune_audit(self, tenant_id: str, before: datetime, limit: int) -> int:
         """Delete up to ``limit`` rows from the start of the tenant's chain, created before
@@ -276,7 +277,7 @@ async def delete_runs(session: AsyncSession, tenant_id: str, run_ids: list[str])
             delete(model).where(model.tenant_id == tenant_id, model.run_id.in_(run_ids))
         )
     stmt = delete(RunRow).where(RunRow.tenant_id == tenant_id, RunRow.id.in_(run_ids))
-    return _rowcount(await session.execute(stmt))
+    return rowcount(await session.execute(stmt))
 
 
 async def delete_conversations(session: AsyncSession, tenant_id: str, ids: list[str]) -> int:
@@ -286,7 +287,7 @@ async def delete_conversations(session: AsyncSession, tenant_id: str, ids: list[
         await session.execute(
             delete(model).where(model.tenant_id == tenant_id, model.conversation_id.in_(ids))
         )
-    messages = _rowcount(
+    messages = rowcount(
         await session.execute(
             delete(MessageRow).where(
                 MessageRow.tenant_id == tenant_id, MessageRow.conversation_id.in_(ids)
