@@ -135,6 +135,10 @@ class Retention:
                 continue
             if dry_run:
                 counts[kind] = await self._store.count(tenant, kind, before)
+                if kind == "messages":
+                    counts["conversations"] = await self._store.count(
+                        tenant, "conversations", before
+                    )
                 continue
             counts |= await self._prune(tenant, kind, before)
         return counts

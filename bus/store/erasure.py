@@ -20,6 +20,7 @@ from bus.events import RunStatus
 from bus.store.audit import API_AGENT
 from bus.store.audit_chain import canonical_json
 from bus.store.document_tables import DocumentRow
+from bus.store.documents import DocumentRecord
 from bus.store.gate_tables import CheckpointRow
 from bus.store.repository import Repository, utcnow
 from bus.store.retention import delete_conversations, delete_runs, rowcount
@@ -39,14 +40,15 @@ class Holdings(BaseModel):
     Attributes:
         run_ids: every run of theirs (the Redis side forgets these).
         in_flight: their runs queued or running (erasure waits for these to end).
-        documents: (doc id, chunks) of the documents they uploaded.
+        documents: the documents they uploaded (their ingest jobs are runs of sorts: the
+            Redis side forgets those too).
     """
 
     model_config = ConfigDict(frozen=True)
 
     run_ids: list[str]
     in_flight: list[str]
-    documents: list[tuple[str, int]]
+    documents: list[DocumentRecord]
 
 
 class ErasureStore(Repository):
@@ -62,17 +64,16 @@ class ErasureStore(Repository):
                     )
                 )
             ).all()
-            docs = (
-                await s.execute(
-                    select(DocumentRow.doc_id, DocumentRow.chunks).where(
-                        DocumentRow.tenant_id == tenant_id, DocumentRow.uploaded_by == subject
-                    )
+            docs = await s.scalars(
+                select(DocumentRow).where(
+                    DocumentRow.tenant_id == tenant_id, DocumentRow.uploaded_by == subject
                 )
-            ).all()
+            )
+            documents = [DocumentRecord.model_validate(d) for d in docs]
         return Holdings(
             run_ids=[str(r.id) for r in runs],
             in_flight=[str(r.id) for r in runs if r.status in _IN_FLIGHT],
-            documents=[(str(d.doc_id), int(d.chunks)) for d in docs],
+            documents=documents,
         )
 
     async def erase(

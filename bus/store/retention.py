@@ -21,7 +21,7 @@ Blobs live in Redis, not here; see `api.app.retention`.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from sqlalchemy import CursorResult, Select, and_, delete, func, or_, select, union, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -76,11 +76,19 @@ class RetentionStore(Repository):
                     found[str(tenant)] = cast("dict[str, Any]", value)
             return found
 
-    async def count(self, tenant_id: str, kind: Kind, before: datetime) -> int:
-        """How many rows of ``kind`` a pass would delete now (``--dry-run``)."""
+    async def count(
+        self, tenant_id: str, kind: Kind | Literal["conversations"], before: datetime
+    ) -> int:
+        """How many rows of ``kind`` a pass would delete now (``--dry-run``); ``messages``
+        counts the messages of the idle conversations, ``conversations`` those."""
+        idle = self._idle_conversations(tenant_id, before)
         stmt = {
             "runs": self._ended_runs(tenant_id, before),
-            "messages": self._idle_conversations(tenant_id, before),
+            "conversations": idle,
+            "messages": select(MessageRow.id).where(
+                MessageRow.tenant_id == tenant_id,
+                MessageRow.conversation_id.in_(idle.order_by(None)),
+            ),
             "checkpoints": self._old_gates(tenant_id, before),
             "audit": self._old_audit(tenant_id, before, None),
         }.get(kind)
