@@ -238,8 +238,11 @@ class AuditStore(Repository):
                 anchors_stmt = anchors_stmt.where(AuditAnchorRow.tenant_id == tenant_id)
             heads = {h.tenant_id: (h.seq, h.last_hash) for h in await session.execute(heads_stmt)}
             with_rows = set(await session.scalars(tenants_stmt))
+            # seq 0: an anchor made by a pass that found nothing to prune yet.
             anchors = {
-                a.tenant_id: (a.seq, a.last_hash) for a in await session.execute(anchors_stmt)
+                a.tenant_id: (a.seq, a.last_hash)
+                for a in await session.execute(anchors_stmt)
+                if a.seq > 0
             }
         chains = [
             await walk_chain(t, heads.get(t), self._page_reader(t, page_size), anchors.get(t))

@@ -38,4 +38,6 @@ async def erase_user(subject: Subject, deps: Deps, admin: Admin) -> ErasureRepor
 @router.delete("/me", response_model=ErasureReport, responses=errors(RunsInFlight))
 async def erase_me(deps: Deps, caller: Caller) -> ErasureReport:
     """Erase your own data (any key), as an admin would erase you; your keys stop working."""
-    return await _erasure(deps).erase(caller.tenant_id, caller.subject, by="self")
+    report = await _erasure(deps).erase(caller.tenant_id, caller.subject, by="self")
+    deps.auth.forget(caller.key_id)  # other replicas drop it within AGENTBUS_API_KEY_CACHE_S
+    return report
