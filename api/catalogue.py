@@ -54,12 +54,14 @@ async def publish_removal(
     """Remove a document's chunks from search, through the retrieval role; the job's id.
 
     Publishes an empty version of the document: storing it stores nothing and drops the
-    chunks of every other version (the step that replaces an edited document).
+    chunks of every other version (the step that replaces an edited document). The job
+    names the document by its id only (a digest): an erased user's file names do not
+    travel on the bus.
     """
     removal = IngestDoc(
         doc_id=doc.doc_id,
-        source=doc.source,
-        title=doc.title,
+        source=doc.doc_id,
+        title="",
         version=uuid.uuid4().hex,
         acl=["*"],
         batch=0,

@@ -7,8 +7,9 @@ of `bus.keys`, and what happens to it:
   records and claims, joins, webhook registration and delivery list): deleted;
 * its webhook deliveries (``webhook_delivery``) and its places in the shard's webhook sets
   (``webhook_due``, ``webhook_watch``): deleted, removed;
-* budget counters named for the run (``budget:used:run:<id>``): deleted; with a subject,
-  that user's own counters (``budget:used:user:<subject>:...``) too;
+* budget keys named for the run (its counter ``budget:used:run:<id>``, its calls' charged
+  markers): deleted; with a subject, that user's own counters
+  (``budget:used:user:<subject>:...``) too;
 * the tenant's concurrency set (``tenant_active_runs``): the run removed;
 * idempotency keys (``idempotency``) whose value names the run: deleted;
 * shared streams (the role streams, ``runs.questions``, ``runs.results``, the dead-letter
@@ -120,22 +121,37 @@ async def forget_runs(
     if not wanted and subject is None:
         return 0
     c = _commands(redis)
-    # Matches the run's own keys and the budget counters named for it (``...:run:<id>``).
+    # The run's own keys (and its budget counter, ``...:budget:used:run:<id>``).
     doomed: set[str] = set()
     async for raw in c.scan_iter(match=f"{keys.PREFIX}:*:run:*", count=_PAGE):
         key = raw.decode()
         if _run_of(key) in wanted:
             doomed.add(key)
     deliveries, delivery_ids = await _delivery_keys(redis, doomed)
-    if subject is not None:
-        mine = keys.budget_used(tenant_id, f"user:{subject}:")
-        async for raw in c.scan_iter(match=f"{_glob_escape(mine)}*", count=_PAGE):
-            # ``user:a:day:...`` is a's; ``user:a:b:day:...`` is user ``a:b``'s.
-            if raw.decode().removeprefix(mine).split(":", 1)[0] in ("day", "month"):
-                doomed.add(raw.decode())
+    doomed |= await _budget_keys(redis, tenant_id, wanted, subject)
     doomed |= set(await _idempotency_keys(redis, tenant_id, wanted))
     await _drop_members(redis, tenant_id, wanted, delivery_ids, shards)
     return await _unlink(redis, [*doomed, *deliveries])
+
+
+async def _budget_keys(
+    redis: Redis, tenant_id: str, wanted: set[str], subject: str | None
+) -> set[str]:
+    """The tenant's budget keys named for one of the runs (their counters, their calls'
+    charged markers) and, with a subject, that user's own counters."""
+    used = keys.budget_used(tenant_id, "")
+    mine = f"{used}user:{subject}:" if subject is not None else None
+    found: set[str] = set()
+    match = f"{_glob_escape(used.removesuffix('used:'))}*"
+    async for raw in _commands(redis).scan_iter(match=match, count=_PAGE):
+        key = raw.decode()
+        # ``user:a:day:...`` is a's; ``user:a:b:day:...`` is user ``a:b``'s.
+        theirs = mine is not None and key.startswith(mine)
+        if any(run_id in key for run_id in wanted) or (
+            theirs and key[len(mine or "") :].split(":")[0] in ("day", "month")
+        ):
+            found.add(key)
+    return found
 
 
 async def _idempotency_keys(redis: Redis, tenant_id: str, wanted: set[str]) -> list[str]:
