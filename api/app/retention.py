@@ -214,15 +214,18 @@ class RetentionLoop:
         retention: the passes.
         redis: where the lease is.
         interval_s: seconds between passes (``AGENTBUS_RETENTION_INTERVAL_S``).
+        lease_ms: the lease's life without a renewal (default: two intervals, at least two
+            minutes: longer than a pass takes); a dead holder's lease is free after it.
     """
 
-    def __init__(self, retention: Retention, redis: Redis, interval_s: float) -> None:
+    def __init__(
+        self, retention: Retention, redis: Redis, interval_s: float, lease_ms: int | None = None
+    ) -> None:
         self._retention = retention
         self._redis = redis
         self._interval_s = interval_s
         self._token = uuid.uuid4().hex
-        # Longer than a pass is expected to take; a dead holder's lease is free after it.
-        self._lease_ms = int(max(interval_s, 60.0) * 2000)
+        self._lease_ms = lease_ms or int(max(interval_s, 60.0) * 2000)
 
     async def hold(self) -> bool:
         """Take the lease, or renew it if it is ours; False while another process holds it."""
