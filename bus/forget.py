@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator, Collection, Iterable
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from bus import keys
+from bus.typed_redis import commands
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -55,6 +56,12 @@ class _Commands(Protocol):
 
 def _commands(redis: Redis) -> _Commands:
     return cast("_Commands", redis)
+
+
+async def scan_keys(redis: Redis, match: str) -> AsyncIterator[str]:
+    """Every key matching the SCAN pattern ``match`` (on every node of a cluster)."""
+    async for raw in _commands(redis).scan_iter(match=match, count=_PAGE):
+        yield raw.decode()
 
 
 def _run_of(key: str) -> str | None:
@@ -89,8 +96,7 @@ async def _delivery_keys(redis: Redis, run_keys: Iterable[str]) -> tuple[list[st
     ids: list[str] = []
     for name in lists:
         shard_tag = name.split(":", 2)[1]
-        members: list[bytes] = await redis.lrange(name, 0, -1)  # pyright: ignore[reportUnknownMemberType]
-        for member in members:
+        for member in await commands(redis).lrange(name, 0, -1):
             delivery_id = member.decode()
             ids.append(delivery_id)
             found.append(f"{keys.PREFIX}:{shard_tag}:webhooks:delivery:{delivery_id}")
@@ -120,11 +126,9 @@ async def forget_runs(
     wanted = set(run_ids)
     if not wanted and subject is None:
         return 0
-    c = _commands(redis)
     # The run's own keys (and its budget counter, ``...:budget:used:run:<id>``).
     doomed: set[str] = set()
-    async for raw in c.scan_iter(match=f"{keys.PREFIX}:*:run:*", count=_PAGE):
-        key = raw.decode()
+    async for key in scan_keys(redis, f"{keys.PREFIX}:*:run:*"):
         if _run_of(key) in wanted:
             doomed.add(key)
     deliveries, delivery_ids = await _delivery_keys(redis, doomed)
@@ -143,8 +147,7 @@ async def _budget_keys(
     mine = f"{used}user:{subject}:" if subject is not None else None
     found: set[str] = set()
     match = f"{_glob_escape(used.removesuffix('used:'))}*"
-    async for raw in _commands(redis).scan_iter(match=match, count=_PAGE):
-        key = raw.decode()
+    async for key in scan_keys(redis, match):
         # ``user:a:day:...`` is a's; ``user:a:b:day:...`` is user ``a:b``'s.
         theirs = mine is not None and key.startswith(mine)
         if any(run_id in key for run_id in wanted) or (
@@ -159,13 +162,12 @@ async def _idempotency_keys(redis: Redis, tenant_id: str, wanted: set[str]) -> l
     if not wanted:
         return []
     found: list[str] = []
-    c = _commands(redis)
     match = f"{_glob_escape(keys.idempotency(tenant_id, ''))}*"
-    async for raw in c.scan_iter(match=match, count=_PAGE):
-        value: bytes | None = await redis.get(raw.decode())
+    async for key in scan_keys(redis, match):
+        value: bytes | None = await redis.get(key)
         text = (value or b"").decode(errors="replace")
         if any(run_id in text for run_id in wanted):
-            found.append(raw.decode())
+            found.append(key)
     return found
 
 

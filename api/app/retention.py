@@ -27,7 +27,7 @@ from redis.exceptions import RedisError
 
 from bus import keys
 from bus.errors import StoreError
-from bus.forget import forget_runs
+from bus.forget import forget_runs, scan_keys
 from bus.retention import KINDS, Kind, RetentionPolicy
 from bus.typed_redis import lua
 
@@ -190,8 +190,7 @@ class Retention:
         if not cutoffs:
             return {}
         by_run: dict[str, list[str]] = {}
-        async for raw in self._redis.scan_iter(match=f"{keys.PREFIX}:*:run:*:blob:*", count=500):
-            key = raw.decode()
+        async for key in scan_keys(self._redis, f"{keys.PREFIX}:*:run:*:blob:*"):
             by_run.setdefault(key.partition(":run:")[2].split(":", 1)[0], []).append(key)
         deleted: dict[str, int] = {}
         run_ids = sorted(by_run)
