@@ -12,8 +12,9 @@ of `bus.keys`, and what happens to it:
   (``budget:used:user:<subject>:...``) too;
 * the tenant's concurrency set (``tenant_active_runs``): the run removed;
 * idempotency keys (``idempotency``) whose value names the run: deleted;
-* shared streams (the role streams, ``runs.questions``, ``runs.results``, the dead-letter
-  stream; `scrub_streams`, erasure only): entries that name the run, deleted.
+* shared streams (`shared_streams`: the role streams, the dead letters, the webhook
+  watcher's wake-ups, ``runs.questions``, ``runs.results``; `scrub_streams`, erasure only):
+  entries that name the run, deleted.
 
 Keys that hold no user's data are left alone: tenant counters and settings versions,
 rate limiters, the fair-share queues (runs in flight only), leases, relay wake streams,
@@ -27,6 +28,7 @@ from collections.abc import AsyncIterator, Collection, Iterable
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from bus import keys
+from bus.runtime.deadletter import dead_letter_stream
 from bus.typed_redis import commands
 
 if TYPE_CHECKING:
@@ -188,12 +190,14 @@ async def _drop_members(
 
 
 def shared_streams(shards: int) -> list[str]:
-    """Every stream entries of many runs share: the role streams and their lanes on every
-    shard, ``runs.questions``, ``runs.results`` and the dead-letter stream."""
-    streams = [keys.QUESTIONS_STREAM, keys.RESULTS_STREAM, keys.DEAD_LETTER_STREAM]
+    """Every stream entries of many runs share: on every shard the role streams and their
+    lanes, the dead letters and the webhook watcher's wake-ups; ``runs.questions`` and
+    ``runs.results`` (a publisher's own results stream is its to clean)."""
+    streams = [keys.QUESTIONS_STREAM, keys.RESULTS_STREAM]
     for shard in range(shards):
         for role in keys.Role:
             streams += keys.role_streams(role, shard)
+        streams += [dead_letter_stream(shard), keys.webhook_wake(shard)]
     return streams
 
 

@@ -45,9 +45,7 @@ class SqlEraser:
 
     async def erase(self, target: ErasureTarget) -> dict[str, int]:
         """Delete the user's rows in batches (see `bus.store.erasure`)."""
-        return await self._store.erase(
-            target.tenant_id, target.subject, target.holdings.run_ids, self._batch
-        )
+        return await self._store.erase(target.tenant_id, target.subject, self._batch)
 
 
 class RedisEraser:

@@ -10,10 +10,11 @@ the caller appends a tombstone row saying what was erased.
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bus.events import RunStatus
@@ -76,9 +77,7 @@ class ErasureStore(Repository):
             documents=documents,
         )
 
-    async def erase(
-        self, tenant_id: str, subject: str, run_ids: list[str], batch: int
-    ) -> dict[str, int]:
+    async def erase(self, tenant_id: str, subject: str, batch: int) -> dict[str, int]:
         """Delete the user's keys, schedules, conversations, runs, gates and document
         catalogue rows, and blank their name where the tenant's bookkeeping recorded it.
 
@@ -88,7 +87,7 @@ class ErasureStore(Repository):
         owner = Scope.user(tenant_id, subject)
         counts: dict[str, int] = {}
 
-        async def each(kind: str, step: Any) -> None:
+        async def each(kind: str, step: Callable[[AsyncSession], Awaitable[int]]) -> None:
             total = 0
             while True:
                 async with self._scoped(owner, f"erase the user's {kind}") as session:
@@ -104,12 +103,7 @@ class ErasureStore(Repository):
         await each(
             "conversations", lambda s: self._conversations(s, tenant_id, subject, batch, counts)
         )
-        for start in range(0, len(run_ids), batch):
-            chunk = run_ids[start : start + batch]
-            async with self._scoped(owner, "erase the user's runs") as session:
-                counts["runs"] = counts.get("runs", 0) + await delete_runs(
-                    session, tenant_id, chunk
-                )
+        await each("runs", lambda s: _runs(s, tenant_id, subject, batch))
         gates = (CheckpointRow.tenant_id == tenant_id, CheckpointRow.subject == subject)
         await each(
             "checkpoints", lambda s: _delete_some(s, CheckpointRow, CheckpointRow.id, gates, batch)
@@ -120,7 +114,6 @@ class ErasureStore(Repository):
         )
         async with self._scoped(Scope.tenant(tenant_id), "erase the user's name") as session:
             await _forget_name(session, tenant_id, subject)
-        counts.setdefault("runs", 0)
         counts.setdefault("messages", 0)
         return counts
 
@@ -134,42 +127,45 @@ class ErasureStore(Repository):
         The scope is the tenant's: a row about to read ``[erased]`` is no longer the user's.
         """
         named = json.dumps(subject, ensure_ascii=False)
-        about = or_(
+        about = [
             AuditRow.subject == subject,
-            AuditRow.run_id.in_(run_ids) if run_ids else AuditRow.id.is_(None),
             (AuditRow.agent == API_AGENT) & AuditRow.args.contains(named, autoescape=True),
-        )
+            # Chunks: a long list of ids is more bound parameters than a driver takes.
+            *(AuditRow.run_id.in_(run_ids[i : i + batch]) for i in range(0, len(run_ids), batch)),
+        ]
         total = 0
-        while True:
-            async with self._scoped(Scope.tenant(tenant_id), "redact the audit log") as session:
-                ids = list(
-                    await session.scalars(
-                        select(AuditRow.id)
-                        .where(
-                            AuditRow.tenant_id == tenant_id, AuditRow.redacted_at.is_(None), about
-                        )
-                        .limit(batch)
-                    )
+        for rows_about in about:
+            while done := await self._redact_some(tenant_id, subject, rows_about, batch):
+                total += done
+        return total
+
+    async def _redact_some(self, tenant_id: str, subject: str, about: Any, batch: int) -> int:
+        """Redact up to ``batch`` rows matching ``about``; how many."""
+        async with self._scoped(Scope.tenant(tenant_id), "redact the audit log") as session:
+            ids = list(
+                await session.scalars(
+                    select(AuditRow.id)
+                    .where(AuditRow.tenant_id == tenant_id, AuditRow.redacted_at.is_(None), about)
+                    .limit(batch)
                 )
-                if not ids:
-                    return total
-                blank = {
-                    "run_id": "",
-                    "call_id": "",
-                    "args": canonical_json(ERASED),
-                    "message": ERASED,
-                    "blocked_host": None,
-                    "record_key": None,
-                    "redacted_at": utcnow(),
-                }
-                rows = AuditRow.tenant_id == tenant_id, AuditRow.id.in_(ids)
-                await session.execute(
-                    update(AuditRow)
-                    .where(*rows, AuditRow.subject == subject)
-                    .values(subject=ERASED)
-                )
-                await session.execute(update(AuditRow).where(*rows).values(**blank))
-                total += len(ids)
+            )
+            if not ids:
+                return 0
+            blank = {
+                "run_id": "",
+                "call_id": "",
+                "args": canonical_json(ERASED),
+                "message": ERASED,
+                "blocked_host": None,
+                "record_key": None,
+                "redacted_at": utcnow(),
+            }
+            rows = AuditRow.tenant_id == tenant_id, AuditRow.id.in_(ids)
+            await session.execute(
+                update(AuditRow).where(*rows, AuditRow.subject == subject).values(subject=ERASED)
+            )
+            await session.execute(update(AuditRow).where(*rows).values(**blank))
+            return len(ids)
 
     async def _schedules(
         self, session: AsyncSession, tenant_id: str, subject: str, batch: int
@@ -211,10 +207,21 @@ class ErasureStore(Repository):
         ]
         if not ids:
             return 0
-        counts["messages"] = counts.get("messages", 0) + await delete_conversations(
-            session, tenant_id, ids
+        conversations, messages = await delete_conversations(session, tenant_id, ids)
+        counts["messages"] = counts.get("messages", 0) + messages
+        return conversations
+
+
+async def _runs(session: AsyncSession, tenant_id: str, subject: str, batch: int) -> int:
+    """Delete up to ``batch`` of the user's runs with their turns, gates and ticks."""
+    ids = list(
+        await session.scalars(
+            select(RunRow.id)
+            .where(RunRow.tenant_id == tenant_id, RunRow.subject == subject)
+            .limit(batch)
         )
-        return len(ids)
+    )
+    return await delete_runs(session, tenant_id, ids) if ids else 0
 
 
 async def _delete_some(

@@ -116,7 +116,7 @@ class RetentionStore(Repository):
             ids = [str(i) for i in await session.scalars(stmt)]
             if not ids:
                 return 0, 0
-            return len(ids), await delete_conversations(session, tenant_id, ids)
+            return await delete_conversations(session, tenant_id, ids)
 
     async def prune_checkpoints(self, tenant_id: str, before: datetime, limit: int) -> int:
         """Delete up to ``limit`` gates that ended or expired before ``before``."""
@@ -258,9 +258,11 @@ async def delete_runs(session: AsyncSession, tenant_id: str, run_ids: list[str])
     return rowcount(await session.execute(stmt))
 
 
-async def delete_conversations(session: AsyncSession, tenant_id: str, ids: list[str]) -> int:
+async def delete_conversations(
+    session: AsyncSession, tenant_id: str, ids: list[str]
+) -> tuple[int, int]:
     """Delete these conversations of the tenant with their messages, summaries and turn
-    bookkeeping (in the caller's transaction); how many messages."""
+    bookkeeping (in the caller's transaction); how many (conversations, messages)."""
     for model in (SummaryRow, TurnRow, ConversationLockRow):
         await session.execute(
             delete(model).where(model.tenant_id == tenant_id, model.conversation_id.in_(ids))
@@ -272,9 +274,7 @@ async def delete_conversations(session: AsyncSession, tenant_id: str, ids: list[
             )
         )
     )
-    await session.execute(
-        delete(ConversationRow).where(
-            ConversationRow.tenant_id == tenant_id, ConversationRow.id.in_(ids)
-        )
+    stmt = delete(ConversationRow).where(
+        ConversationRow.tenant_id == tenant_id, ConversationRow.id.in_(ids)
     )
-    return messages
+    return rowcount(await session.execute(stmt)), messages
