@@ -7,10 +7,10 @@ too: a user who erases themselves is signed out for good.
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Query
 
 from api.app.erasure import MAX_SUBJECT, Erasure, ErasureReport
-from api.app.errors import RunsInFlight, Unavailable
+from api.app.errors import InvalidRequest, RunsInFlight, Unavailable
 from api.http.responses import ADMIN, errors
 from api.http.routes.common import Admin, Caller, Deps
 
@@ -36,8 +36,23 @@ async def erase_user(subject: Subject, deps: Deps, admin: Admin) -> ErasureRepor
 
 
 @router.delete("/me", response_model=ErasureReport, responses=errors(RunsInFlight))
-async def erase_me(deps: Deps, caller: Caller) -> ErasureReport:
-    """Erase your own data (any key), as an admin would erase you; your keys stop working."""
+async def erase_me(
+    deps: Deps,
+    caller: Caller,
+    confirm: Annotated[
+        str, Query(max_length=MAX_SUBJECT, description="Your own user id, to confirm.")
+    ] = "",
+) -> ErasureReport:
+    """Erase your own data (any key), as an admin would erase you; your keys stop working.
+
+    ``confirm`` must be your user id (the key's subject): there is no undo.
+    """
+    if confirm != caller.subject:
+        raise InvalidRequest(
+            "erasing your data cannot be undone: confirm with your user id",
+            hint="DELETE /api/v1/me?confirm=<your user id>",
+            field="confirm",
+        )
     report = await _erasure(deps).erase(caller.tenant_id, caller.subject, by="self")
     deps.auth.forget(caller.key_id)  # other replicas drop it within AGENTBUS_API_KEY_CACHE_S
     return report

@@ -223,12 +223,15 @@ async def test_a_user_erases_themselves_and_a_run_in_flight_blocks_it(
         )
     )
 
-    busy = await api.http.delete("/api/v1/me", headers=api.auth(carol))
+    unconfirmed = await api.http.delete("/api/v1/me?confirm=bob", headers=api.auth(carol))
+    assert unconfirmed.status_code == 422
+    assert unconfirmed.json()["error"]["field"] == "confirm"
+    busy = await api.http.delete("/api/v1/me?confirm=carol", headers=api.auth(carol))
     assert busy.status_code == 409 and busy.json()["error"]["code"] == "runs_in_flight"
     still = await api.http.get("/api/v1/runs/carol-running", headers=api.auth(carol))
     assert still.status_code == 200  # nothing was erased
 
-    erased = await api.http.delete("/api/v1/me", headers=api.auth(bob))
+    erased = await api.http.delete("/api/v1/me?confirm=bob", headers=api.auth(bob))
     assert erased.status_code == 200, erased.text
     report = erased.json()
     assert report["by"] == "self" and report["erased"]["runs"] == 1
@@ -245,4 +248,4 @@ async def test_a_user_erases_themselves_and_a_run_in_flight_blocks_it(
     root = await api.key("t1", "root2", KeyRole.ADMIN)
     too_long = await api.http.delete("/api/v1/users/" + "x" * 300, headers=api.auth(root))
     assert too_long.status_code == 422
-    assert (await api.http.delete("/api/v1/me")).status_code == 401
+    assert (await api.http.delete("/api/v1/me?confirm=bob")).status_code == 401
