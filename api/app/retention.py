@@ -243,4 +243,6 @@ class RetentionLoop:
                         log.info("retention pass", **deleted)
             except (StoreError, RedisError, OSError) as e:
                 log.warning("retention pass failed", error=str(e))
+            except Exception:  # a failed pass must never stop the workers it runs beside
+                log.exception("retention pass failed")
             await asyncio.sleep(self._interval_s)
