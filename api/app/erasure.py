@@ -75,8 +75,7 @@ class Erasure:
 
     Args:
         store: finds what the SQL store holds of a user.
-        erasers: the stores' erasers, in order (the documents' first: they read the
-            catalogue rows the SQL eraser deletes).
+        erasers: the stores' erasers, in order (`api.compose.erasure.erasers_of`).
         audit: where the tombstone goes (None: no audit log, no tombstone).
     """
 

@@ -19,13 +19,14 @@ if TYPE_CHECKING:
 
 
 def erasers_of(bus: BusSettings, store: ErasureStore, stores: Stores, redis: Redis) -> list[Eraser]:
-    """Every store's eraser, in the order they run: the documents' first (they read the
-    catalogue rows the SQL eraser deletes), the audit log's last."""
+    """Every store's eraser, in the order they run. The documents' and Redis's come before
+    the SQL eraser: they work from what SQL holds (the catalogue rows, the run ids), so an
+    erasure stopped half-way and run again still finds it. The audit log's comes last."""
     batch = bus.retention_batch
     return [
         DocumentsEraser(redis, bus),
-        SqlEraser(store, batch),
         RedisEraser(redis, bus),
+        SqlEraser(store, batch),
         AuditEraser(store, batch, stores.audit),
     ]
 
