@@ -15,6 +15,20 @@ if TYPE_CHECKING:
     from bus.store import AuditStore, ErasureStore
 
 
+class KeysEraser:
+    """The user's API keys, first: once they are gone no new run of the user starts."""
+
+    def __init__(self, store: ErasureStore, batch: int) -> None:
+        self._store = store
+        self._batch = batch
+
+    async def erase(self, target: ErasureTarget) -> dict[str, int]:
+        """Delete the keys."""
+        return {
+            "api_keys": await self._store.erase_keys(target.tenant_id, target.subject, self._batch)
+        }
+
+
 #: Who the removal jobs run as (not the erased user: their id would travel in the job).
 JOB_SUBJECT = "erasure"
 
@@ -37,7 +51,7 @@ class DocumentsEraser:
 
 
 class SqlEraser:
-    """The SQL store: keys, schedules, conversations, runs, gates, document catalogue."""
+    """The SQL store: schedules, conversations, runs, gates, document catalogue."""
 
     def __init__(self, store: ErasureStore, batch: int) -> None:
         self._store = store

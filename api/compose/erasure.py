@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from api.app.erasers import AuditEraser, DocumentsEraser, RedisEraser, SqlEraser
+from api.app.erasers import AuditEraser, DocumentsEraser, KeysEraser, RedisEraser, SqlEraser
 from api.app.erasure import Eraser, Erasure
 
 if TYPE_CHECKING:
@@ -19,11 +19,13 @@ if TYPE_CHECKING:
 
 
 def erasers_of(bus: BusSettings, store: ErasureStore, stores: Stores, redis: Redis) -> list[Eraser]:
-    """Every store's eraser, in the order they run. The documents' and Redis's come before
-    the SQL eraser: they work from what SQL holds (the catalogue rows, the run ids), so an
-    erasure stopped half-way and run again still finds it. The audit log's comes last."""
+    """Every store's eraser, in the order they run. The user's keys go first (no new run of
+    theirs starts); the documents' and Redis's erasers come before the SQL eraser, as they
+    work from what SQL holds (the catalogue rows, the run ids), so an erasure stopped
+    half-way and run again still finds it; the audit log's comes last."""
     batch = bus.retention_batch
     return [
+        KeysEraser(store, batch),
         DocumentsEraser(redis, bus),
         RedisEraser(redis, bus),
         SqlEraser(store, batch),

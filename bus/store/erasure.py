@@ -78,8 +78,9 @@ class ErasureStore(Repository):
         )
 
     async def erase(self, tenant_id: str, subject: str, batch: int) -> dict[str, int]:
-        """Delete the user's keys, schedules, conversations, runs, gates and document
-        catalogue rows, and blank their name where the tenant's bookkeeping recorded it.
+        """Delete the user's schedules, conversations, runs, gates and document catalogue
+        rows (their keys: `erase_keys`), and blank their name where the tenant's
+        bookkeeping recorded it.
 
         Returns:
             How many of each kind were deleted.
@@ -97,8 +98,6 @@ class ErasureStore(Repository):
                 total += done
             counts[kind] = total
 
-        mine = (ApiKeyRow.tenant_id == tenant_id, ApiKeyRow.subject == subject)
-        await each("api_keys", lambda s: _delete_some(s, ApiKeyRow, ApiKeyRow.id, mine, batch))
         await each("schedules", lambda s: self._schedules(s, tenant_id, subject, batch))
         await each(
             "conversations", lambda s: self._conversations(s, tenant_id, subject, batch, counts)
@@ -116,6 +115,17 @@ class ErasureStore(Repository):
             await _forget_name(session, tenant_id, subject)
         counts.setdefault("messages", 0)
         return counts
+
+    async def erase_keys(self, tenant_id: str, subject: str, batch: int) -> int:
+        """Delete the user's API keys (no new run of theirs can start); how many."""
+        mine = (ApiKeyRow.tenant_id == tenant_id, ApiKeyRow.subject == subject)
+        total = 0
+        while True:
+            async with self._scoped(Scope.user(tenant_id, subject), "erase the keys") as s:
+                done = await _delete_some(s, ApiKeyRow, ApiKeyRow.id, mine, batch)
+            if not done:
+                return total
+            total += done
 
     async def redact_audit(
         self, tenant_id: str, subject: str, run_ids: list[str], batch: int
