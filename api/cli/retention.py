@@ -10,8 +10,11 @@ from api.cli.common import run_async, settings
 from api.compose.connection import connect
 from api.compose.retention import retention_of
 from api.compose.roles import ConfigError
-from bus.retention import KINDS
+from bus.retention import KINDS, MAX_DAYS, RetentionPolicy
 from bus.store import open_store
+
+#: Who the tenant's settings say changed them when the command line did.
+OPERATOR = "operator"
 
 app = typer.Typer(help="Retention: delete what each tenant keeps no longer.", no_args_is_help=True)
 
@@ -66,3 +69,46 @@ async def show(
         typer.echo(f"{name}: {said}")
     if not policies:
         typer.echo("no tenant has data")
+
+
+@app.command("set")
+@run_async
+async def set_days(
+    tenant: Annotated[str, typer.Option(help="The tenant.")],
+    runs: Annotated[int | None, typer.Option(min=1, max=MAX_DAYS, help="Days of runs.")] = None,
+    messages: Annotated[
+        int | None, typer.Option(min=1, max=MAX_DAYS, help="Days of idle conversations.")
+    ] = None,
+    checkpoints: Annotated[
+        int | None, typer.Option(min=1, max=MAX_DAYS, help="Days of ended gates.")
+    ] = None,
+    blobs: Annotated[int | None, typer.Option(min=1, max=MAX_DAYS, help="Days of blobs.")] = None,
+    audit: Annotated[
+        int | None, typer.Option(min=1, max=MAX_DAYS, help="Days of audit rows.")
+    ] = None,
+    default: Annotated[
+        list[str] | None,
+        typer.Option(help="A kind that takes the deployment's default again (repeatable)."),
+    ] = None,
+) -> None:
+    """Set a tenant's retention preference, as its admin would with PUT /api/v1/settings.
+
+    Kinds not named keep what the tenant had.
+    """
+    given = {"runs": runs, "messages": messages, "checkpoints": checkpoints}
+    given |= {"blobs": blobs, "audit": audit}
+    unknown = sorted(set(default or []) - set(KINDS))
+    if unknown:
+        raise typer.BadParameter(f"not a kind: {', '.join(unknown)}", param_hint="--default")
+    s = settings()
+    async with open_store(s.bus) as stores:
+        record = await stores.tenant_settings.get(tenant)
+        prefs = dict(record.settings) if record is not None else {}
+        days = dict(prefs.get("retention") or {})
+        days |= {kind: n for kind, n in given.items() if n is not None}
+        days |= dict.fromkeys(default or [])
+        policy = RetentionPolicy.model_validate(days)
+        prefs["retention"] = policy.model_dump(exclude_none=True)
+        await stores.tenant_settings.put(tenant, prefs, updated_by=OPERATOR)
+    said = ", ".join(f"{k} {d} days" for k, d in policy.model_dump(exclude_none=True).items())
+    typer.echo(f"{tenant}: {said or 'the deployment default for every kind'}")

@@ -134,6 +134,12 @@ async def test_the_retention_and_erase_commands_print_what_they_deleted(
     assert "t1: deleted runs 1," in done
     shown = await cli(["retention", "show", "--tenant", "t1"], env)
     assert "t1: runs 30 days, messages forever" in shown
+    assert "t1: runs 7 days, audit 400 days" in await cli(
+        ["retention", "set", "--tenant", "t1", "--runs", "7", "--audit", "400"], env
+    )
+    await cli(["retention", "set", "--tenant", "t1", "--default", "runs"], env)
+    shown = await cli(["retention", "show", "--tenant", "t1"], env)
+    assert "t1: runs 30 days," in shown and "audit 400 days" in shown
 
     erased = await cli(["erase", "--user", "alice", "--tenant", "t1"], env)
     assert "erased alice of t1:" in erased and "runs 1" in erased
