@@ -71,7 +71,7 @@ class RetentionStore(Repository):
             )
             found: dict[str, dict[str, Any]] = {}
             for tenant, settings in rows:
-                value = settings.get("retention") if isinstance(settings, dict) else None
+                value = settings.get("retention")
                 if isinstance(value, dict):
                     found[str(tenant)] = cast("dict[str, Any]", value)
             return found
@@ -173,7 +173,7 @@ class RetentionStore(Repository):
             }
 
     @staticmethod
-    def _ended_runs(tenant_id: str, before: datetime) -> Select[tuple[str]]:
+    def _ended_runs(tenant_id: str, before: datetime) -> Select[str]:
         # created_at first: the (tenant_id, created_at) index finds the candidates.
         return (
             select(RunRow.id)
@@ -187,7 +187,7 @@ class RetentionStore(Repository):
         )
 
     @staticmethod
-    def _idle_conversations(tenant_id: str, before: datetime) -> Select[tuple[str]]:
+    def _idle_conversations(tenant_id: str, before: datetime) -> Select[str]:
         busy = select(RunRow.conversation_id).where(
             RunRow.tenant_id == tenant_id,
             RunRow.conversation_id.is_not(None),
@@ -206,7 +206,7 @@ class RetentionStore(Repository):
         )
 
     @staticmethod
-    def _old_gates(tenant_id: str, before: datetime) -> Select[tuple[str]]:
+    def _old_gates(tenant_id: str, before: datetime) -> Select[str]:
         ended = and_(CheckpointRow.resumed_at.is_not(None), CheckpointRow.resumed_at < before)
         expired = and_(CheckpointRow.resumed_at.is_(None), CheckpointRow.expires_at < before)
         return select(CheckpointRow.id).where(
@@ -214,7 +214,7 @@ class RetentionStore(Repository):
         )
 
     @staticmethod
-    def _old_audit(tenant_id: str, before: datetime, after_seq: int | None) -> Select[Any]:
+    def _old_audit(tenant_id: str, before: datetime, after_seq: int | None) -> Select[int, str]:
         """Rows from the chain's start created before ``before``, stopping at the first
         newer one (clocks of two processes may disagree: the chain's order wins)."""
         newer = select(func.min(AuditRow.seq)).where(

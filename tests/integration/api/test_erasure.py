@@ -87,8 +87,9 @@ async def sql_cells(api: Api) -> list[tuple[str, str, str]]:
     return cells
 
 
-async def redis_texts(redis: Redis) -> list[str]:
+async def redis_texts(client: Redis) -> list[str]:
     """Every key name and every value Redis holds (stream entries, hashes, lists, sets)."""
+    redis: Any = client  # redis-py types these replies as sync-or-async
     found: list[str] = []
     async for raw in redis.scan_iter(count=500):
         key = raw.decode()
@@ -98,11 +99,11 @@ async def redis_texts(redis: Redis) -> list[str]:
         if kind == "string":
             values = [await redis.get(key)]
         elif kind == "hash":
-            values = [*(await redis.hgetall(key)).items()]  # pyright: ignore[reportUnknownMemberType]
+            values = [*(await redis.hgetall(key)).items()]
         elif kind == "list":
-            values = await redis.lrange(key, 0, -1)  # pyright: ignore[reportUnknownMemberType]
+            values = await redis.lrange(key, 0, -1)
         elif kind == "set":
-            values = list(await redis.smembers(key))  # pyright: ignore[reportUnknownMemberType]
+            values = list(await redis.smembers(key))
         elif kind == "zset":
             values = await redis.zrange(key, 0, -1)
         elif kind == "stream":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from redis.asyncio import Redis
 
 from bus import keys
@@ -11,19 +13,20 @@ GONE = "run-gone"
 KEPT = "run-kept"
 
 
-async def seed_run(redis: Redis, run_id: str, tenant: str = "t1") -> None:
+async def seed_run(client: Redis, run_id: str, tenant: str = "t1") -> None:
+    redis: Any = client  # redis-py types these replies as sync-or-async
     shard = 0
     await redis.xadd(keys.run_events(run_id, shard), {"data": "{}"})
-    await redis.sadd(keys.run_steps(run_id, shard), "s1")  # pyright: ignore[reportUnknownMemberType]
+    await redis.sadd(keys.run_steps(run_id, shard), "s1")
     await redis.set(keys.run_blob(run_id, shard, "tool"), b"bulky")
     await redis.set(keys.run_call(run_id, shard, "c1"), b"outcome")
     await redis.set(keys.run_owner(run_id, shard), tenant.encode())
-    await redis.rpush(keys.run_deliveries(run_id, shard), f"d-{run_id}")  # pyright: ignore[reportUnknownMemberType]
-    await redis.hset(keys.webhook_delivery(f"d-{run_id}", shard), "body", "{}")  # pyright: ignore[reportUnknownMemberType]
+    await redis.rpush(keys.run_deliveries(run_id, shard), f"d-{run_id}")
+    await redis.hset(keys.webhook_delivery(f"d-{run_id}", shard), "body", "{}")
     await redis.zadd(keys.webhook_due(shard), {f"d-{run_id}": 1.0})
     await redis.zadd(keys.webhook_watch(shard), {run_id: 1.0})
     await redis.zadd(keys.tenant_active_runs(tenant), {run_id: 1.0})
-    await redis.hset(keys.budget_used(tenant, f"run:{run_id}"), "tok", 5)  # pyright: ignore[reportUnknownMemberType]
+    await redis.hset(keys.budget_used(tenant, f"run:{run_id}"), "tok", 5)
     await redis.set(keys.budget_charged(tenant, f"{run_id}:1:llm"), b"1")
     await redis.set(keys.idempotency(tenant, f"digest-{run_id}"), f"{run_id} conv-1".encode())
 
@@ -31,10 +34,11 @@ async def seed_run(redis: Redis, run_id: str, tenant: str = "t1") -> None:
 async def test_every_key_of_the_run_goes_and_the_other_runs_stay(redis: Redis) -> None:
     await seed_run(redis, GONE)
     await seed_run(redis, KEPT)
-    await redis.hset(keys.budget_used("t1", "user:alice:day:2026-12-01"), "tok", 9)  # pyright: ignore[reportUnknownMemberType]
+    client: Any = redis
+    await client.hset(keys.budget_used("t1", "user:alice:day:2026-12-01"), "tok", 9)
     # A user whose id starts with alice's: not alice's counters.
-    await redis.hset(keys.budget_used("t1", "user:alice:x:day:2026-12-01"), "tok", 9)  # pyright: ignore[reportUnknownMemberType]
-    await redis.hset(keys.budget_used("t1", "tenant:day:2026-12-01"), "tok", 18)  # pyright: ignore[reportUnknownMemberType]
+    await client.hset(keys.budget_used("t1", "user:alice:x:day:2026-12-01"), "tok", 9)
+    await client.hset(keys.budget_used("t1", "tenant:day:2026-12-01"), "tok", 18)
 
     deleted = await forget_runs(redis, "t1", [GONE], shards=1, subject="alice")
 
