@@ -236,6 +236,7 @@ async def test_0017_keeps_the_audit_chain_and_its_downgrade_drops_the_anchors(
     store_url: str,
 ) -> None:
     await upgrade_async(store_url, "0016")
+    await upgrade_async(store_url)  # onto a 0016 database
     engine = make_engine(store_url)
     try:
         audit = AuditStore(engine)
@@ -253,7 +254,6 @@ async def test_0017_keeps_the_audit_chain_and_its_downgrade_drops_the_anchors(
                     duration_ms=1.0,
                 )
             )
-        await upgrade_async(store_url)
         rows_before = (await audit.verify("t")).chains[0].rows
         assert await RetentionStore(engine).prune_audit("t", utcnow(), limit=2) == 2
         pruned = (await audit.verify("t")).chains[0]
