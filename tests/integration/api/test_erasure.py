@@ -121,15 +121,17 @@ async def test_an_admin_erases_a_user_and_nothing_of_theirs_is_left_readable(
     bob = await api.key("t1", "bob")
     other_alice = await api.key("t2", "alice", KeyRole.ADMIN)
 
-    await upload(api, alice, "alice-notes.md", "# Alice notes\n\nThe zebracorn sleeps at noon.")
-    await upload(api, root, "handbook.md", "# Handbook\n\nThe okapi eats at dawn.")
-    await upload(api, other_alice, "t2-notes.md", "# T2 notes\n\nThe zebracorn of t2 sings.")
+    # Questions first: a run started after the uploads would quote the tenant's passages
+    # (single mode searches them first), and a quote in bob's run is bob's, not alice's.
     mine = await ask(api, alice, "What is 23 × 19? asks alice about tapirs")
     bobs = await ask(api, bob, "What is 23 × 19? asks bob about llamas")
     theirs = await ask(api, other_alice, "What is 23 × 19? asks t2 alice about tapirs")
+    await upload(api, alice, "alice-notes.md", "# Alice notes\n\nThe zebracorn sleeps at noon.")
+    await upload(api, root, "handbook.md", "# Handbook\n\nThe okapi eats at dawn.")
+    await upload(api, other_alice, "t2-notes.md", "# T2 notes\n\nThe zebracorn of t2 sings.")
     for tenant, run in (("t1", mine), ("t1", bobs), ("t2", theirs)):
         assert run["status"] == "done", run
-        await audited(api, tenant, run["run_id"])
+        await audited(api, tenant, run["id"])
     scheduled = await api.http.post(
         "/api/v1/schedules",
         json={"cron": YEARLY, "question": "tapirs, every year"},
@@ -154,11 +156,11 @@ async def test_an_admin_erases_a_user_and_nothing_of_theirs_is_left_readable(
     gone = await api.http.get("/api/v1/runs", headers=api.auth(alice))
     assert gone.status_code == 401
     assert (
-        (await api.http.get(f"/api/v1/runs/{bobs['run_id']}", headers=api.auth(bob)))
+        (await api.http.get(f"/api/v1/runs/{bobs['id']}", headers=api.auth(bob)))
         .json()["question"]
         .endswith("llamas")
     )
-    kept = await api.http.get(f"/api/v1/runs/{theirs['run_id']}", headers=api.auth(other_alice))
+    kept = await api.http.get(f"/api/v1/runs/{theirs['id']}", headers=api.auth(other_alice))
     assert kept.status_code == 200 and kept.json()["subject"] == "alice"
     listed = await api.http.get("/api/v1/documents", headers=api.auth(root))
     assert [d["source"] for d in listed.json()] == ["handbook.md"]
@@ -177,10 +179,10 @@ async def test_an_admin_erases_a_user_and_nothing_of_theirs_is_left_readable(
     assert any("zebracorn" in h.chunk.text for h in t2_hits)
 
     # SQL: no cell of t1 names her, her run, her conversation, her question or her file.
-    needles = [mine["run_id"], mine["conversation_id"], "tapirs", "zebracorn", "alice-notes"]
+    needles = [mine["id"], mine["conversation_id"], "tapirs", "zebracorn", "alice-notes"]
     cells = await sql_cells(api)
     leaks = [
-        (table, cell)
+        (table, [n for n in [*needles, '"alice"'] if n in cell], cell[:200])
         for table, tenant, cell in cells
         if tenant == "t1"
         and (cell == "alice" or '"alice"' in cell or any(n in cell for n in needles))
@@ -190,9 +192,9 @@ async def test_an_admin_erases_a_user_and_nothing_of_theirs_is_left_readable(
 
     # Redis: no key or value holds her run, her conversation, her question or her file.
     texts = await redis_texts(api.redis)
-    redis_needles = [mine["run_id"], mine["conversation_id"], "asks alice", "alice-notes"]
+    redis_needles = [mine["id"], mine["conversation_id"], "asks alice", "alice-notes"]
     assert [t for t in texts if any(n in t for n in redis_needles)] == []
-    assert any(theirs["run_id"] in t for t in texts)
+    assert any(theirs["id"] in t for t in texts)
 
     # The chain still verifies; the tombstone says what and who, not whom.
     assert api.stores.audit is not None
@@ -211,7 +213,7 @@ async def test_a_user_erases_themselves_and_a_run_in_flight_blocks_it(
     bob = await api.key("t1", "bob")
     carol = await api.key("t1", "carol")
     run = await ask(api, bob, "What is 23 × 19? asks bob")
-    await audited(api, "t1", run["run_id"])
+    await audited(api, "t1", run["id"])
     # A run of carol's that is still running: erasing her now would race it.
     await api.stores.runs.create(
         RunRecord(
