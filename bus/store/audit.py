@@ -244,11 +244,25 @@ class AuditStore(Repository):
                 for a in await session.execute(anchors_stmt)
                 if a.seq > 0
             }
-        chains = [
-            await walk_chain(t, heads.get(t), self._page_reader(t, page_size), anchors.get(t))
-            for t in sorted(with_rows | set(heads) | set(anchors))
-        ]
+        chains: builtins.list[ChainReport] = []
+        for t in sorted(with_rows | set(heads) | set(anchors)):
+            reader = self._page_reader(t, page_size)
+            report = await walk_chain(t, heads.get(t), reader, anchors.get(t))
+            moved = await self._anchor(t)
+            if report.broken is not None and moved != anchors.get(t):
+                # Retention pruned while the chain was read: check it again from its anchor.
+                report = await walk_chain(t, heads.get(t), reader, moved)
+            chains.append(report)
         return AuditReport(chains=chains)
+
+    async def _anchor(self, tenant_id: str) -> tuple[int, str] | None:
+        """The tenant's anchor (seq, hash), or None while nothing was pruned."""
+        stmt = select(AuditAnchorRow.seq, AuditAnchorRow.last_hash).where(
+            AuditAnchorRow.tenant_id == tenant_id, AuditAnchorRow.seq > 0
+        )
+        async with self._scoped(Scope.tenant(tenant_id), "read the audit anchor") as session:
+            row = (await session.execute(stmt)).one_or_none()
+        return None if row is None else (row.seq, row.last_hash)
 
     def _page_reader(self, tenant_id: str, page_size: int) -> PageReader:
         async def read(after_seq: int, up_to_seq: int | None) -> list[AuditLogRecord]:
