@@ -283,3 +283,11 @@ def webhook_due(shard: int) -> str:
 def webhook_delivery(delivery_id: str, shard: int) -> str:
     """One delivery (hash: target, body, status, attempts, last outcome)."""
     return f"{PREFIX}:{tag(shard)}:webhooks:delivery:{delivery_id}"
+
+
+# --- retention (api.app.retention) ----------------------------------------------------
+
+
+def retention_lease() -> str:
+    """Which process runs the retention passes now (a lease with expiry)."""
+    return f"{PREFIX}:retention:lease"

@@ -13,6 +13,8 @@ from pathlib import Path
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bus.retention import RetentionPolicy
+
 #: The shard count on a Redis Cluster when AGENTBUS_SHARDS is unset: one shard on each
 #: master of an evenly split 3-master cluster (`bus.keys.SHARD_TAGS`). Every shard costs
 #: each role a blocking read of its own, and reads that find fewer entries each.
@@ -111,6 +113,19 @@ class BusSettings(EnvSettings):
     drain_timeout_s: float = Field(default=30.0, ge=0, description="SIGTERM drain limit.")
     metrics_port: int | None = Field(default=None, description="Worker /metrics port.")
     log_level: str = Field(default="info")
+    retention: RetentionPolicy = Field(
+        default_factory=RetentionPolicy,
+        description='Days each kind is kept when a tenant set none, as JSON, e.g. {"runs": 90, '
+        '"audit": 365} (kinds: runs, messages, checkpoints, blobs, audit); unset keeps all.',
+    )
+    retention_interval_s: float = Field(
+        default=3600.0,
+        ge=0,
+        description="Seconds between retention passes in `up` and the workers (0: none).",
+    )
+    retention_batch: int = Field(
+        default=500, ge=1, le=10_000, description="Rows one retention or erasure batch deletes."
+    )
 
     @model_validator(mode="after")
     def _cluster_shards(self) -> BusSettings:

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
 
     from agents.gates import AllowAlways
     from api.app.auth import Authenticator
+    from api.app.erasure import Erasure
     from api.app.limits import TenantLimits
     from api.app.preferences import Effective
     from api.app.relay import Relay
@@ -62,6 +63,7 @@ class ApiDeps:
         scheduler: starts the scheduled questions' runs (every replica runs it).
         summaries: the conversations' summaries (``GET /conversations/{id}`` shows what the
             model is given).
+        erasure: erases a user's data (``DELETE /api/v1/users/{subject}``, ``/api/v1/me``).
     """
 
     settings: ApiSettings
@@ -87,3 +89,4 @@ class ApiDeps:
     schedules: ScheduleBook | None = None
     scheduler: Scheduler | None = None
     summaries: SummaryStore | None = None
+    erasure: Erasure | None = None

@@ -131,6 +131,14 @@ class RunEnded(ApiError):
     hint = "read its outcome with GET /api/v1/runs/{run_id}"
 
 
+class RunsInFlight(ApiError):
+    """The user being erased has runs queued or running: erasing them now would race them."""
+
+    code = "runs_in_flight"
+    status = 409
+    hint = "cancel them (POST /api/v1/runs/{run_id}/cancel) or let them end, then erase again"
+
+
 class ConversationBusy(ApiError):
     """The conversation has a run in flight and the question's ``multitask`` is ``reject``."""
 

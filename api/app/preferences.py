@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from api.app.errors import BudgetAboveTenant
 from bus.commands import RunSettings
+from bus.retention import RetentionPolicy
 from bus.run_state import (
     MAX_BUDGET_TOKENS,
     MAX_BUDGET_USD,
@@ -136,6 +137,13 @@ class Preferences(BaseModel):
         max_length=20,
         description="The tenant's own MCP servers: streamable-HTTP URLs only (a stdio "
         "command would run on the gateway's host, so only the deployment may set one).",
+    )
+
+    retention: RetentionPolicy | None = Field(
+        default=None,
+        description="Days each kind of the tenant's data is kept (runs, messages, "
+        "checkpoints, blobs, audit); a kind left null takes the deployment's "
+        "AGENTBUS_RETENTION, and with neither it is kept forever.",
     )
 
     _canonical_hosts = field_validator("egress_hosts")(_hosts)

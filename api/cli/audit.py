@@ -19,10 +19,18 @@ app = typer.Typer(help="The gateway's audit log.", no_args_is_help=True)
 
 def _describe(chain: ChainReport) -> list[str]:
     if chain.broken is None:
-        return [f"{chain.tenant_id}: ok, {chain.rows} rows, head {chain.head_hash}"]
+        line = f"{chain.tenant_id}: ok, {chain.rows} rows, head {chain.head_hash}"
+        if chain.anchor_seq is not None:
+            line += f"; checked from the anchor at seq {chain.anchor_seq} ({chain.anchor_hash})"
+        if chain.redacted:
+            line += f"; {chain.redacted} rows redacted by erasure (their place checked)"
+        return [line]
     broken = chain.broken
     where = f"row id {broken.row_id} (seq {broken.seq})" if broken.row_id else f"seq {broken.seq}"
-    lines = [f"{chain.tenant_id}: BROKEN at {where} after {chain.rows} good rows: {broken.reason}"]
+    since = "" if chain.anchor_seq is None else f" (from the anchor at seq {chain.anchor_seq})"
+    lines = [
+        f"{chain.tenant_id}: BROKEN at {where} after {chain.rows} good rows{since}: {broken.reason}"
+    ]
     if broken.record is not None:
         r = broken.record
         lines.append(

@@ -79,6 +79,14 @@ COMMANDS: dict[str, Entry] = {
     ),
     "tools": Entry("api.cli.tools", "app", "Gateway tools: list them, call one."),
     "audit": Entry("api.cli.audit", "app", "The gateway's audit log."),
+    "retention": Entry(
+        "api.cli.retention", "app", "Retention: delete what each tenant keeps no longer."
+    ),
+    "erase": Entry(
+        "api.cli.erase",
+        "erase",
+        "Erase a user's data: conversations, runs, keys, documents, Redis state; audit redacted.",
+    ),
     "graph": Entry("api.cli.graph", "app", "The agent graph."),
     "streams": Entry("api.cli.streams", "app", "Role streams: length, lag and pending per group."),
     "dlq": Entry("api.cli.dlq", "app", "The dead-letter streams."),

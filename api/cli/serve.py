@@ -31,6 +31,7 @@ from api.compose.edge_process import (
 from api.compose.gc_pauses import freeze_startup_heap, watch_gc_pauses
 from api.compose.local_key import ensure_local_key, local_key_message
 from api.compose.processes import helper_processes, helper_roles
+from api.compose.retention import start_retention
 from api.compose.roles import UP_ROLES, Roles
 from api.compose.workers import build_workers
 from bus.keys import Role
@@ -102,6 +103,8 @@ async def up(
         if key:
             typer.echo(local_key_message(key, s.api))
         beat = _serve_health(s.bus.metrics_port)
+        # One process of the deployment prunes at a time (a lease in Redis).
+        pruning = start_retention(s.bus, stores, conn.redis)
         stop = asyncio.Event()
         helpers = helper_roles(s.retrieval, UP_ROLES)
 
@@ -131,8 +134,7 @@ async def up(
                 stop.set()
                 edge.cancel()
                 await asyncio.gather(edge, return_exceptions=True)
-                if beat is not None:
-                    beat.cancel()
+                _cancel(beat, pruning)
 
 
 async def _follow_edge(
@@ -175,12 +177,20 @@ async def worker(
             roles, conn.redis, s.bus, handlers, concurrency=concurrency, own_store=True
         )
         beat = _serve_health(s.bus.metrics_port)
+        # A burst drains and exits: no background passes in it.
+        pruning = None if burst else start_retention(s.bus, stores, conn.redis)
         freeze_startup_heap()
         try:
             await Runner(workers, conn.redis, burst=burst).run()
         finally:
-            if beat is not None:
-                beat.cancel()
+            _cancel(beat, pruning)
+
+
+def _cancel(*tasks: asyncio.Task[None] | None) -> None:
+    """Cancel the process's background tasks (those that were started)."""
+    for task in tasks:
+        if task is not None:
+            task.cancel()
 
 
 def _serve_health(port: int | None) -> asyncio.Task[None] | None:

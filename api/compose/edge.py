@@ -17,6 +17,7 @@ from api import signing
 from api.app.deps import ApiDeps
 from api.app.relay import Relay
 from api.app.sessions import SessionAuthenticator
+from api.compose.erasure import erasure_of
 from api.compose.schedules import schedule_book, scheduler_of
 from api.compose.settings import AppSettings
 from api.compose.starter import defaults_of as defaults_of  # re-exported: the API's wiring
@@ -64,6 +65,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         schedules=schedule_book(app_settings, stores, starter),
         scheduler=scheduler_of(app_settings, stores, starter),
         summaries=stores.summaries,
+        erasure=erasure_of(bus, stores, redis),
     )
 
 

@@ -29,7 +29,9 @@ from bus.store.conversations import (
 )
 from bus.store.documents import DocumentRecord, DocumentStore
 from bus.store.engine import make_engine
+from bus.store.erasure import ERASED, ErasureStore, Holdings
 from bus.store.migrate import downgrade, downgrade_async, upgrade, upgrade_async
+from bus.store.retention import RetentionStore
 from bus.store.runs import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore
 from bus.store.schedules import ScheduleRecord, ScheduleStore, TickRecord, TickState
 from bus.store.scope import Scope
@@ -39,6 +41,7 @@ from bus.store.tenant_settings import TenantSettingsRecord, TenantSettingsStore
 from bus.store.webhook_secrets import WebhookSecretRecord, WebhookSecretStore
 
 __all__ = [
+    "ERASED",
     "MAX_MESSAGE_ID",
     "TERMINAL_STATUSES",
     "ApiKeyRecord",
@@ -56,6 +59,7 @@ __all__ = [
     "ConversationStore",
     "DocumentRecord",
     "DocumentStore",
+    "ErasureStore",
     "GateAlreadyOpen",
     "GateConflict",
     "GateError",
@@ -63,9 +67,11 @@ __all__ = [
     "GateForbidden",
     "GateNotFound",
     "GateReason",
+    "Holdings",
     "KeyRole",
     "MessageRecord",
     "MessageRole",
+    "RetentionStore",
     "RunRecord",
     "RunStatus",
     "RunStore",

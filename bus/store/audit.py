@@ -46,7 +46,7 @@ from bus.store.audit_chain import (
 )
 from bus.store.repository import Repository, insert_ignoring, insert_ignoring_conflicts, utcnow
 from bus.store.scope import Scope, apply_scope_sync
-from bus.store.tables import AuditHeadRow, AuditRow, RunRow
+from bus.store.tables import AuditAnchorRow, AuditHeadRow, AuditRow, RunRow
 
 _AUDIT: Table = AuditRow.__table__  # pyright: ignore[reportAssignmentType]
 _HEADS: Table = AuditHeadRow.__table__  # pyright: ignore[reportAssignmentType]
@@ -106,7 +106,8 @@ API_AGENT = "api"
 
 
 class AuditStore(Repository):
-    """Appends to, reads and verifies the audit log; rows are never updated or deleted here.
+    """Appends to, reads and verifies the audit log; rows are never updated or deleted here
+    (retention prunes, `bus.store.retention`; erasure redacts, `bus.store.erasure`).
 
     Appends and checks work on a tenant's whole chain; reads are scoped like runs: a user
     sees the rows whose subject is theirs (their runs' tool calls, their own actions), a
@@ -212,7 +213,7 @@ class AuditStore(Repository):
             return [AuditLogRecord.model_validate(r) for r in await session.scalars(stmt)]
 
     async def verify(self, tenant_id: str | None = None, *, page_size: int = 1000) -> AuditReport:
-        """Check every chain (or one tenant's) from its first row to its head.
+        """Check every chain (or one tenant's) from its anchor (or first row) to its head.
 
         Reads in pages of ``page_size`` rows, each in its own short transaction, so a
         large log neither holds a transaction open nor sits in memory. Appends made while
@@ -228,16 +229,40 @@ class AuditStore(Repository):
         async with self._scoped(scope, "read the audit heads") as session:
             heads_stmt = select(AuditHeadRow.tenant_id, AuditHeadRow.seq, AuditHeadRow.last_hash)
             tenants_stmt = select(AuditRow.tenant_id).group_by(AuditRow.tenant_id)
+            anchors_stmt = select(
+                AuditAnchorRow.tenant_id, AuditAnchorRow.seq, AuditAnchorRow.last_hash
+            )
             if tenant_id is not None:
                 heads_stmt = heads_stmt.where(AuditHeadRow.tenant_id == tenant_id)
                 tenants_stmt = tenants_stmt.where(AuditRow.tenant_id == tenant_id)
+                anchors_stmt = anchors_stmt.where(AuditAnchorRow.tenant_id == tenant_id)
             heads = {h.tenant_id: (h.seq, h.last_hash) for h in await session.execute(heads_stmt)}
             with_rows = set(await session.scalars(tenants_stmt))
-        chains = [
-            await walk_chain(t, heads.get(t), self._page_reader(t, page_size))
-            for t in sorted(with_rows | set(heads))
-        ]
+            # seq 0: an anchor made by a pass that found nothing to prune yet.
+            anchors = {
+                a.tenant_id: (a.seq, a.last_hash)
+                for a in await session.execute(anchors_stmt)
+                if a.seq > 0
+            }
+        chains: builtins.list[ChainReport] = []
+        for t in sorted(with_rows | set(heads) | set(anchors)):
+            reader = self._page_reader(t, page_size)
+            report = await walk_chain(t, heads.get(t), reader, anchors.get(t))
+            moved = await self._anchor(t)
+            if report.broken is not None and moved != anchors.get(t):
+                # Retention pruned while the chain was read: check it again from its anchor.
+                report = await walk_chain(t, heads.get(t), reader, moved)
+            chains.append(report)
         return AuditReport(chains=chains)
+
+    async def _anchor(self, tenant_id: str) -> tuple[int, str] | None:
+        """The tenant's anchor (seq, hash), or None while nothing was pruned."""
+        stmt = select(AuditAnchorRow.seq, AuditAnchorRow.last_hash).where(
+            AuditAnchorRow.tenant_id == tenant_id, AuditAnchorRow.seq > 0
+        )
+        async with self._scoped(Scope.tenant(tenant_id), "read the audit anchor") as session:
+            row = (await session.execute(stmt)).one_or_none()
+        return None if row is None else (row.seq, row.last_hash)
 
     def _page_reader(self, tenant_id: str, page_size: int) -> PageReader:
         async def read(after_seq: int, up_to_seq: int | None) -> list[AuditLogRecord]:

@@ -7,6 +7,12 @@ not match its columns (edited), when its ``prev_hash`` is not the hash of the ro
 or when its ``seq`` is not one more than the row before it (a row inserted or deleted), or
 when the last row is not the one the head records (rows deleted from the end).
 
+Retention prunes a chain only from its start, and records the last pruned row's seq and
+hash in the tenant's anchor (``audit_anchors``): the check then starts there, so the first
+row left must follow the anchor exactly as it followed the pruned row. A row that erasing
+its user redacted (``redacted_at`` set) keeps its seq, ``prev_hash`` and ``row_hash``: its
+place in the chain is still checked, its blanked content no longer can be.
+
 A head and its last row rewritten together, with the hashes recomputed, cannot be told
 from the real thing by the database alone: keep the head hash `agentbus audit verify`
 prints somewhere else (a ticket, a log shipper) to anchor it.
@@ -83,11 +89,17 @@ class AuditLogRecord(BaseModel):
     duration_ms: float
     prev_hash: str
     row_hash: str
+    redacted_at: AwareDatetime | None = None
 
     @field_validator("created_at")
     @classmethod
     def _in_utc(cls, value: datetime) -> datetime:
         return value.astimezone(UTC)
+
+    @field_validator("redacted_at")
+    @classmethod
+    def _redacted_in_utc(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else value.astimezone(UTC)
 
     def args_value(self) -> Any:
         """The redacted arguments as a JSON value."""
@@ -124,6 +136,10 @@ class ChainReport(BaseModel):
         rows: rows checked (up to the first break).
         head_seq: the last seq the head records (None when the head is missing).
         head_hash: the hash the head records; keep it elsewhere to anchor the chain.
+        anchor_seq: the last seq retention pruned (the check started after it), or None
+            when the chain was never pruned (it started at seq 1).
+        anchor_hash: that pruned row's hash, which the first row left must follow.
+        redacted: rows checked whose content erasure blanked (their place was checked).
         broken: the first break, or None when the chain holds.
     """
 
@@ -133,6 +149,9 @@ class ChainReport(BaseModel):
     rows: int
     head_seq: int | None
     head_hash: str | None
+    anchor_seq: int | None = None
+    anchor_hash: str | None = None
+    redacted: int = 0
     broken: ChainBreak | None = None
 
     @property
@@ -164,7 +183,7 @@ def check_link(record: AuditLogRecord, prev_seq: int, prev_hash: str) -> str | N
             f"seq {record.seq} follows seq {prev_seq}: rows were deleted or inserted "
             "before this one"
         )
-    if record.row_hash != record.expected_hash():
+    if record.redacted_at is None and record.row_hash != record.expected_hash():
         return "the row's hash does not match its contents: the row was edited"
     if record.prev_hash != prev_hash:
         return (
@@ -175,15 +194,28 @@ def check_link(record: AuditLogRecord, prev_seq: int, prev_hash: str) -> str | N
 
 
 async def walk_chain(
-    tenant_id: str, head: tuple[int, str] | None, read_page: PageReader
+    tenant_id: str,
+    head: tuple[int, str] | None,
+    read_page: PageReader,
+    anchor: tuple[int, str] | None = None,
 ) -> ChainReport:
-    """Check one chain page by page against its head (seq, hash), read before the rows."""
+    """Check one chain page by page against its head (seq, hash), read before the rows,
+    from its anchor (seq, hash of the last pruned row) or, never pruned, from its start."""
     head_seq, head_hash = head if head is not None else (None, None)
-    seq, last_hash, rows = 0, GENESIS, 0
+    anchor_seq, anchor_hash = anchor if anchor is not None else (None, None)
+    seq, last_hash = anchor if anchor is not None else (0, GENESIS)
+    rows = redacted = 0
 
     def report(broken: ChainBreak | None) -> ChainReport:
         return ChainReport(
-            tenant_id=tenant_id, rows=rows, head_seq=head_seq, head_hash=head_hash, broken=broken
+            tenant_id=tenant_id,
+            rows=rows,
+            head_seq=head_seq,
+            head_hash=head_hash,
+            anchor_seq=anchor_seq,
+            anchor_hash=anchor_hash,
+            redacted=redacted,
+            broken=broken,
         )
 
     while True:
@@ -195,6 +227,7 @@ async def walk_chain(
                     ChainBreak(reason=why, row_id=record.id, seq=record.seq, record=record)
                 )
             seq, last_hash, rows = record.seq, record.row_hash, rows + 1
+            redacted += record.redacted_at is not None
         if not page:
             break
     if head is None:

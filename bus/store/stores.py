@@ -13,7 +13,9 @@ from bus.store.checkpoints import CheckpointStore
 from bus.store.conversations import ConversationStore
 from bus.store.documents import DocumentStore
 from bus.store.engine import make_engine
+from bus.store.erasure import ErasureStore
 from bus.store.migrate import upgrade_async
+from bus.store.retention import RetentionStore
 from bus.store.runs import RunStore
 from bus.store.schedules import ScheduleStore
 from bus.store.summaries import SummaryStore
@@ -40,6 +42,8 @@ class Stores:
     turns: TurnStore | None = None
     schedules: ScheduleStore | None = None
     summaries: SummaryStore | None = None
+    retention: RetentionStore | None = None
+    erasure: ErasureStore | None = None
 
 
 @contextlib.asynccontextmanager
@@ -62,6 +66,8 @@ async def open_store(settings: BusSettings, *, migrate: bool = False) -> AsyncGe
             turns=TurnStore(engine),
             schedules=ScheduleStore(engine),
             summaries=SummaryStore(engine),
+            retention=RetentionStore(engine),
+            erasure=ErasureStore(engine),
         )
     finally:
         await engine.dispose()

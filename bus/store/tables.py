@@ -162,7 +162,10 @@ class AuditRow(Base):
     """One tool call the gateway ran: who, what, how it ended; a link of its tenant's chain.
 
     ``row_hash`` covers every other column, ``prev_hash`` included, so editing or deleting
-    a row breaks the chain (see ``bus.store.audit``). Never updated, never deleted.
+    a row breaks the chain (see ``bus.store.audit``). Retention deletes rows only from the
+    start of a chain, moving its anchor (`AuditAnchorRow`); erasing a user blanks the
+    content of their rows and sets ``redacted_at`` (`bus.store.erasure`). Nothing else
+    updates or deletes a row.
     """
 
     __tablename__ = "audit_log"
@@ -199,6 +202,9 @@ class AuditRow(Base):
     row_hash: Mapped[str] = mapped_column(String(64))
     # The ledger record the row came from (not hashed: delivery bookkeeping, not content).
     record_key: Mapped[str | None] = mapped_column(String(200))
+    # When erasing the row's user blanked its content (not hashed): the chain check then
+    # keeps the row's place (seq, prev_hash, row_hash) and skips its content.
+    redacted_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class AuditHeadRow(Base):
@@ -212,6 +218,23 @@ class AuditHeadRow(Base):
     tenant_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     seq: Mapped[int] = mapped_column(BigInteger)
     last_hash: Mapped[str] = mapped_column(String(64))
+
+
+class AuditAnchorRow(Base):
+    """Where a tenant's chain now starts: the last row retention pruned (its seq and hash).
+
+    The first row left must follow it, as it followed the pruned row; a chain never
+    pruned has no anchor and starts at seq 1 from ``GENESIS``.
+    """
+
+    __tablename__ = "audit_anchors"
+
+    tenant_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger)
+    last_hash: Mapped[str] = mapped_column(String(64))
+    # Rows pruned so far, over every pass (what an operator reconciles against backups).
+    pruned_rows: Mapped[int] = mapped_column(BigInteger)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class ApiKeyRow(Base):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import uuid
 from collections.abc import Awaitable
 from pathlib import PurePosixPath
 from typing import Annotated, Any, cast
@@ -22,11 +21,11 @@ from fastapi import APIRouter, File, Form, Response, UploadFile, status
 
 from agentbus_client.models import Document, IngestJob, Upload
 from api.app.errors import ApiError, InvalidRequest, NotFound, Unavailable
-from api.catalogue import record_documents
+from api.catalogue import publish_removal, record_documents
 from api.http.responses import ADMIN, errors
 from api.http.routes.common import Admin, Deps
 from bus import keys, wire
-from bus.commands import NAME_PATTERN, IngestDoc, IngestTask
+from bus.commands import NAME_PATTERN
 from bus.events import parse_event
 from bus.store import DocumentStore
 from retrieval.errors import RetrievalError
@@ -175,22 +174,6 @@ async def delete_document(doc_id: str, deps: Deps, admin: Admin) -> Response:
     found = await store.get(admin.tenant_id, doc_id)
     if found is None:
         raise NotFound(f"no document {doc_id[:80]!r}")
-    # An empty version: storing it stores nothing and drops the chunks of every other one.
-    removal = IngestDoc(
-        doc_id=doc_id,
-        source=found.source,
-        title=found.title,
-        version=uuid.uuid4().hex,
-        acl=["*"],
-        batch=0,
-        batches=1,
-    )
-    await publish_job(
-        deps.redis,
-        deps.bus,
-        [IngestTask(doc=removal, chunks=[])],
-        tenant=admin.tenant_id,
-        subject=admin.subject,
-    )
+    await publish_removal(deps.redis, deps.bus, admin.tenant_id, admin.subject, found)
     await store.delete(admin.tenant_id, doc_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

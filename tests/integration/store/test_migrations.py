@@ -14,8 +14,11 @@ from sqlalchemy.engine import Connection
 from bus.errors import StoreError
 from bus.store import (
     ApiKeyStore,
+    AuditEntry,
+    AuditStore,
     ConversationStore,
     MessageRole,
+    RetentionStore,
     RunRecord,
     RunStore,
     Scope,
@@ -25,9 +28,10 @@ from bus.store import (
     upgrade_async,
 )
 from bus.store.migrate import downgrade_async
+from bus.store.repository import utcnow
 from bus.store.tables import Base
 
-HEAD = "0016"  # the newest revision
+HEAD = "0017"  # the newest revision
 BASELINE = "0001"
 OWNER = Scope.user("t", "s")
 
@@ -226,6 +230,44 @@ async def test_0014_makes_each_existing_conversation_one_line(store_url: str) ->
         await engine.dispose()
     assert [(m.id, m.parent_id) for m in line] == [(1, None), (2, 1), (3, 2), (4, 3)]
     assert found is not None and found.active_message_id == 4
+
+
+async def test_0017_keeps_the_audit_chain_and_its_downgrade_drops_the_anchors(
+    store_url: str,
+) -> None:
+    await upgrade_async(store_url, "0016")
+    await upgrade_async(store_url)  # onto a 0016 database
+    engine = make_engine(store_url)
+    try:
+        audit = AuditStore(engine)
+        for n in range(3):
+            await audit.append(
+                AuditEntry(
+                    tenant_id="t",
+                    subject="s",
+                    run_id=f"r{n}",
+                    agent="researcher",
+                    call_id=f"c{n}",
+                    tool="calculator",
+                    status="ok",
+                    code="ok",
+                    duration_ms=1.0,
+                )
+            )
+        rows_before = (await audit.verify("t")).chains[0].rows
+        assert await RetentionStore(engine).prune_audit("t", utcnow(), limit=2) == 2
+        pruned = (await audit.verify("t")).chains[0]
+        await downgrade_async(store_url, "0016")
+        schema = await schema_of(store_url)
+        await upgrade_async(store_url)
+        unanchored = (await audit.verify("t")).chains[0]
+    finally:
+        await engine.dispose()
+    assert rows_before == 3 and pruned.ok and pruned.anchor_seq == 2
+    assert "audit_anchors" not in schema["tables"]
+    # Without its anchor the pruned chain no longer verifies from seq 1: the downgrade
+    # warns of exactly this.
+    assert unanchored.broken is not None and unanchored.broken.seq == 3
 
 
 async def _insert_baseline_run(url: str) -> None:

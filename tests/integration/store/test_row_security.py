@@ -22,6 +22,7 @@ from bus.store import (
     CheckpointStore,
     ConversationStore,
     MessageRole,
+    RetentionStore,
     RunRecord,
     RunStore,
     Scope,
@@ -30,6 +31,7 @@ from bus.store import (
 )
 from bus.store.checkpoints import GateReason
 from bus.store.migrate import downgrade_async, upgrade_async
+from bus.store.repository import utcnow
 from bus.store.scope import set_statement
 
 pytestmark = pytest.mark.parametrize(
@@ -230,12 +232,14 @@ async def test_0008_turns_security_on_for_every_tenant_table_and_downgrades(
     )
 
 
-async def security(url: str) -> dict[str, tuple[bool, bool, int]]:
+async def security(
+    url: str, tables: tuple[str, ...] | list[str] = EVERY_TABLE
+) -> dict[str, tuple[bool, bool, int]]:
     engine = make_engine(url)
     try:
         async with engine.connect() as conn:
             found = {}
-            for table in EVERY_TABLE:
+            for table in tables:
                 flags = (
                     await conn.execute(
                         text(
@@ -252,3 +256,17 @@ async def security(url: str) -> dict[str, tuple[bool, bool, int]]:
             return found
     finally:
         await engine.dispose()
+
+
+async def test_a_tenants_audit_anchor_is_seen_only_in_its_scope(engine: AsyncEngine) -> None:
+    await seed(engine)
+    pruned = [await RetentionStore(engine).prune_audit(t, utcnow(), limit=10) for t in ("t1", "t2")]
+    assert pruned == [2, 1]  # alice's and bob's rows; t2's one
+
+    async with engine.begin() as conn:
+        unscoped = await conn.scalar(text("SELECT count(*) FROM audit_anchors"))
+        await as_scope(conn, ALICE)
+        seen = list((await conn.execute(text("SELECT tenant_id FROM audit_anchors"))).scalars())
+    assert unscoped == 0 and seen == ["t1"]
+    url = engine.url.render_as_string(hide_password=False)
+    assert await security(url, ["audit_anchors"]) == {"audit_anchors": (True, True, 1)}

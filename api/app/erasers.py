@@ -1,0 +1,100 @@
+"""The erasers of `api.app.erasure`, one per store that holds a user's data."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from api.app.erasure import ErasureTarget
+from api.catalogue import publish_removal
+from bus.forget import forget_runs, scrub_streams, shared_streams
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from bus.settings import BusSettings
+    from bus.store import AuditStore, ErasureStore
+
+
+class KeysEraser:
+    """The user's API keys, first: once they are gone no new run of the user starts."""
+
+    def __init__(self, store: ErasureStore, batch: int) -> None:
+        self._store = store
+        self._batch = batch
+
+    async def erase(self, target: ErasureTarget) -> dict[str, int]:
+        """Delete the keys."""
+        return {
+            "api_keys": await self._store.erase_keys(target.tenant_id, target.subject, self._batch)
+        }
+
+
+#: Who the removal jobs run as (not the erased user: their id would travel in the job).
+JOB_SUBJECT = "erasure"
+
+
+class DocumentsEraser:
+    """The documents the user uploaded: their chunks leave the vector store through the
+    retrieval role (an empty version of each, as deleting one does); the catalogue rows go
+    with the SQL eraser."""
+
+    def __init__(self, redis: Redis, bus: BusSettings) -> None:
+        self._redis = redis
+        self._bus = bus
+
+    async def erase(self, target: ErasureTarget) -> dict[str, int]:
+        """Publish the removal of each of the user's documents."""
+        docs = target.holdings.documents
+        for doc in docs:
+            await publish_removal(self._redis, self._bus, target.tenant_id, JOB_SUBJECT, doc)
+        return {"document_chunks": sum(d.chunks for d in docs)}
+
+
+class SqlEraser:
+    """The SQL store: schedules, conversations, runs, gates, document catalogue."""
+
+    def __init__(self, store: ErasureStore, batch: int) -> None:
+        self._store = store
+        self._batch = batch
+
+    async def erase(self, target: ErasureTarget) -> dict[str, int]:
+        """Delete the user's rows in batches (see `bus.store.erasure`)."""
+        return await self._store.erase(target.tenant_id, target.subject, self._batch)
+
+
+class RedisEraser:
+    """Redis: every key of the user's runs and ingest jobs, the entries that name them in
+    shared streams, and the user's budget counters (see `bus.forget`)."""
+
+    def __init__(self, redis: Redis, bus: BusSettings) -> None:
+        self._redis = redis
+        self._bus = bus
+
+    async def erase(self, target: ErasureTarget) -> dict[str, int]:
+        """Forget the runs' keys and scrub the shared streams."""
+        held = target.holdings
+        runs = [*held.run_ids, *(d.job_id for d in held.documents)]
+        shards = self._bus.shards
+        deleted = await forget_runs(
+            self._redis, target.tenant_id, runs, shards=shards, subject=target.subject
+        )
+        entries = await scrub_streams(self._redis, shared_streams(shards), runs)
+        return {"redis_keys": deleted, "stream_entries": entries}
+
+
+class AuditEraser:
+    """The audit log: the rows about the user keep their place and lose their content."""
+
+    def __init__(self, audit: ErasureStore, batch: int, log: AuditStore | None) -> None:
+        self._store = audit
+        self._batch = batch
+        self._log = log
+
+    async def erase(self, target: ErasureTarget) -> dict[str, int]:
+        """Redact the user's audit rows in batches."""
+        if self._log is None:
+            return {}
+        n = await self._store.redact_audit(
+            target.tenant_id, target.subject, target.holdings.run_ids, self._batch
+        )
+        return {"audit_rows_redacted": n}

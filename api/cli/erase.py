@@ -1,0 +1,49 @@
+"""``agentbus erase``: erase a user's data, as the admin route does (an operator's tool)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from api.app.errors import ApiError
+from api.cli.common import run_async, settings
+from api.compose.connection import connect
+from api.compose.erasure import erasure_of
+from api.compose.roles import ConfigError
+from bus.store import open_store
+
+#: Who the tombstone says erased the user when the command line did.
+OPERATOR = "operator"
+
+
+@run_async
+async def erase(
+    user: Annotated[str, typer.Option("--user", help="The user's id (an API key's subject).")],
+    tenant: Annotated[
+        str | None, typer.Option(help="The user's tenant (default: AGENTBUS_TENANT).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The report as JSON.")] = False,
+) -> None:
+    """Erase a user's data: conversations, runs, keys, documents, Redis state; audit redacted.
+
+    Prints what was erased per kind. Exit status 1 while a run of the user is in flight
+    (nothing is erased then: cancel it or let it end, and erase again).
+    """
+    s = settings()
+    tenant = tenant or s.api.tenant
+    async with open_store(s.bus) as stores, connect(s.bus) as conn:
+        erasure = erasure_of(s.bus, stores, conn.redis)
+        if erasure is None:  # open_store always opens it; only a hand-made Stores lacks it
+            raise ConfigError("this state store cannot erase")
+        try:
+            report = await erasure.erase(tenant, user, by=OPERATOR)
+        except ApiError as e:
+            typer.echo(f"error: {e.message}" + (f" ({e.hint})" if e.hint else ""), err=True)
+            raise typer.Exit(1) from e
+    if as_json:
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    said = ", ".join(f"{kind} {n}" for kind, n in report.erased.items())
+    typer.echo(f"erased {user} of {tenant}: {said}")
+    typer.echo(f"audit tombstone: seq {report.audit_seq}, user digest {report.subject_digest}")
