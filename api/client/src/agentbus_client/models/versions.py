@@ -114,7 +114,8 @@ def _drop_unknown(doc: Any, error: ValidationError) -> list[str]:
 
 def _remove(doc: Any, loc: tuple[int | str, ...]) -> str | None:
     # A location may hold a union's tag (a discriminator value, a validator's name) that
-    # is not a key of the document: such parts are skipped.
+    # is not a key of the document: such parts are skipped. List indexes are left out of
+    # the path, so a field is noted once however many items carry it.
     node = doc
     names: list[str] = []
     for part in loc[:-1]:
