@@ -16,6 +16,8 @@ from bus.commands import AgentTask, GatherTask, MergeTask, QuestionSettings, Too
 from bus.contracts import COMMAND, LEDGER_RECORD, QUESTION, checkpoint_state
 from bus.events import ApprovalRequest, Done, parse_event
 from bus.store.checkpoints import CheckpointRecord
+from gateway.audit import AUDIT_ENTRY
+from gateway.webhooks.watcher import WEBHOOK_SPEC
 
 SAMPLES = Path(__file__).parents[2] / "samples"
 
@@ -90,12 +92,24 @@ def test_event_v1_samples_parse_unchanged() -> None:
     assert isinstance(events[-1], Done) and events[-1].verified is True
 
 
-def test_question_and_ledger_samples_load() -> None:
+def test_question_ledger_audit_and_webhook_samples_load() -> None:
     signed, by_key = [QUESTION.read_json(json.dumps(d)) for d in reversed(sample("question.v1"))]
     assert signed.key_id == "0123456789ab" and signed.question == "And 19 × 23?"
     assert by_key.settings.token_budget == 5000 and by_key.webhook_approvals
     record = LEDGER_RECORD.read_json(json.dumps(sample("ledger_record.v1")))
     assert (record.kind, record.key, record.tenant_id) == ("audit", "r2:4:0:r2:3:0:0", "t1")
+    entry = AUDIT_ENTRY.read(record.data["entry"] | {"sandboxed": True})
+    assert (entry.tool, entry.args, entry.duration_ms) == (
+        "calculator",
+        {"expression": "23*19"},
+        1.5,
+    )
+    spec = WEBHOOK_SPEC.read_json(json.dumps(sample("webhook_spec.v1") | {"events": ["done"]}))
+    assert (spec.url, spec.approvals, spec.conversation_id) == (
+        "https://hooks.example.com/agentbus",
+        True,
+        "c1",
+    )
 
 
 def _with_new_fields(doc: dict[str, Any]) -> dict[str, Any]:
