@@ -65,15 +65,18 @@ class Contract(Generic[M]):
         """Decode ``raw``: the hot path first, then upcast and tolerate.
 
         Raises:
-            ValueError: not JSON, or a document that is invalid in this version
-                (``ValidationError`` is a ``ValueError``).
+            ValidationError: not a JSON object, or invalid in this version.
+            ValueError: a version this reader cannot read (`VersionTooNew`).
         """
         try:
             return self.model.model_validate_json(raw)
         except ValidationError:
-            doc = json.loads(raw)
+            try:
+                doc = json.loads(raw)
+            except ValueError:
+                doc = None
             if not isinstance(doc, dict):
-                raise
+                raise  # not a JSON object: the original error
         return self.read(cast("dict[str, Any]", doc))
 
     def read(self, doc: Mapping[str, Any], version: int | None = None) -> M:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
+from redis.exceptions import ResponseError
 
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
@@ -60,13 +61,17 @@ async def _start(redis: Redis, kind: str) -> str:
     return command.run_id
 
 
-async def _joined(redis: Redis, proc: subprocess.Popen[bytes], role: str) -> bool:
-    # A worker's consumer name carries its pid; it appears at its first read.
-    try:
-        consumers = await redis.xinfo_consumers(keys.role_stream(role, 0), role)
-    except Exception:  # the group is not made yet
-        return False
-    return any(f"-{proc.pid}-" in str(c["name"]) for c in consumers)
+async def _until_reading(redis: Redis, proc: subprocess.Popen[bytes], role: str) -> None:
+    """Until the worker reads its first role's stream (its consumer name carries its pid)."""
+
+    async def reading() -> bool:
+        try:
+            consumers = await redis.xinfo_consumers(keys.role_stream(role, 0), role)
+        except ResponseError:  # the group is not made yet
+            return False
+        return any(f"-{proc.pid}-" in str(c["name"]) for c in consumers)
+
+    await wait_for(reading, within=180)  # several processes start on a shared host
 
 
 async def _ended(redis: Redis, run_id: str) -> list[ClientEvent] | None:
@@ -100,7 +105,7 @@ async def test_replacing_each_worker_with_this_build_loses_no_run(
             fleet.append(spawn(["worker", *roles], env, tmp_path / f"old-{i}.log", program=old))
         procs.extend(fleet)
         for proc, roles in zip(fleet, FLEET, strict=True):
-            await wait_for(lambda p=proc, r=roles[0]: _joined(real_redis, p, r), within=180)
+            await _until_reading(real_redis, proc, roles[0])
 
         for kind in ("gated", "gated", "single", "multi"):
             runs[await _start(real_redis, kind)] = kind
@@ -115,7 +120,7 @@ async def test_replacing_each_worker_with_this_build_loses_no_run(
         for i, roles in enumerate(FLEET):
             new = spawn(["worker", *roles], env, tmp_path / f"new-{i}.log")
             procs.append(new)
-            await wait_for(lambda p=new, r=roles[0]: _joined(real_redis, p, r), within=180)
+            await _until_reading(real_redis, new, roles[0])
             for kind in ("single", "multi", "accurate"):
                 runs[await _start(real_redis, kind)] = kind
             await asyncio.sleep(0.5)  # the wave's first steps are taken

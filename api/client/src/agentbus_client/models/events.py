@@ -241,9 +241,12 @@ def parse_event(raw: str | bytes) -> ClientEvent:
     try:
         return CLIENT_EVENT.validate_json(raw)
     except ValidationError:
-        doc = json.loads(raw)
+        try:
+            doc = json.loads(raw)
+        except ValueError:
+            doc = None
         if not isinstance(doc, dict):
-            raise
+            raise  # not a JSON object: the original error
     return event_from_doc(cast("dict[str, Any]", doc))
 
 
