@@ -1,12 +1,14 @@
 """A rolling upgrade from the previous release loses nothing.
 
 The previous release (`tests.previous_release`: the tagged commit, its own venv) migrates
-the store and runs every role in three worker processes on a real Redis and a SQLite
-store; runs are put in flight (single and multi mode) and two are paused at the answer
-gate. Then, as an operator would: this build's migrations first, then each process is
-replaced by this build's, one at a time (the new one joins, a wave of runs starts, the old
-one gets SIGTERM and drains). At the end every run is done once, none was dead-lettered,
-and the runs the previous release paused resume, through this build's CLI, to done.
+the store and runs every role in three worker processes on a real Redis and a SQL store
+(SQLite; Postgres as the application role row-level security binds, migrated by the
+schema owner with ``--grant-to``). Runs are put in flight (single and multi mode) and two
+are paused at the answer gate. Then, as an operator would: this build's migrations first,
+then each process is replaced by this build's, one at a time (the new one joins, a wave of
+runs starts, the old one gets SIGTERM and drains). At the end every run is done once, none
+was dead-lettered, and the runs the previous release paused resume, through this build's
+CLI, to done.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from bus.publish import publish
 from bus.runtime.deadletter import dead_letter_stream
 from bus.settings import BusSettings
 from tests.conftest import TEST_REDIS_URL
+from tests.integration.conftest import as_asyncpg, pg_execute, run_in_thread
 from tests.previous_release import previous_release
 from tests.processes import AGENTBUS, cli, processes, spawn
 from tests.support import events_of, wait_for
@@ -79,13 +82,29 @@ async def _ended(redis: Redis, run_id: str) -> list[ClientEvent] | None:
     return events if events and events[-1].type in ("done", "approval_request") else None
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str, list[str]]:
+    """The store's URL for the processes, the migration's, and the migration's arguments."""
+    if request.param == "sqlite":
+        url = f"sqlite+aiosqlite:///{tmp_path / 'store.db'}"
+        return url, url, []
+    admin: str = request.getfixturevalue("postgres_database")
+    role: str = request.getfixturevalue("postgres_app_role")
+    run_in_thread(lambda: pg_execute(admin, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public"))
+    return as_asyncpg(admin, role), as_asyncpg(admin), ["--grant-to", role]
+
+
 async def test_replacing_each_worker_with_this_build_loses_no_run(
-    real_redis: Redis, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    real_redis: Redis,
+    tmp_path: Path,
+    store: tuple[str, str, list[str]],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     old = str(previous_release())
+    url, owner_url, grant = store
     env = {
         "AGENTBUS_REDIS_URL": TEST_REDIS_URL,
-        "AGENTBUS_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'store.db'}",
+        "AGENTBUS_DATABASE_URL": url,
         "AGENTBUS_DATA_DIR": str(tmp_path / "data"),
         "AGENTBUS_LLM": "scripted",
         "AGENTBUS_LLM_TOKEN_DELAY_S": "0.1",
@@ -96,7 +115,8 @@ async def test_replacing_each_worker_with_this_build_loses_no_run(
         "AGENTBUS_SUBJECT": "alice",
         "PYTHONPATH": "",  # each release imports its own code only
     }
-    await cli(["db", "upgrade"], env, program=old)  # the store at the previous release's head
+    owner = env | {"AGENTBUS_DATABASE_URL": owner_url}  # migrations run as the schema owner
+    await cli(["db", "upgrade", *grant], owner, program=old)  # the previous release's head
     runs: dict[str, str] = {}
     in_flight_at_swap: list[int] = []
     with processes() as procs:
@@ -116,7 +136,7 @@ async def test_replacing_each_worker_with_this_build_loses_no_run(
 
         await wait_for(paused, within=180)  # the previous release paused them
 
-        await cli(["db", "upgrade"], env)  # migrations first, while the old workers run
+        await cli(["db", "upgrade", *grant], owner)  # migrations first, the old workers running
         for i, roles in enumerate(FLEET):
             new = spawn(["worker", *roles], env, tmp_path / f"new-{i}.log")
             procs.append(new)
