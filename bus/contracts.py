@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from agentbus_client.models.versions import Upcaster, read_tolerant, upcast
 from bus import upcasters
-from bus.commands import COMMAND_SCHEMA_VERSION, Command, Question
+from bus.commands import COMMAND_SCHEMA_VERSION, SCHEMA_VERSION, Command, Question
 from bus.ledger import LedgerRecord
 from bus.run_state import RUN_STATE_VERSION, RunState
 
@@ -102,7 +102,7 @@ COMMAND = Contract("command", Command, COMMAND_SCHEMA_VERSION, {1: upcasters.com
 RUN_STATE = Contract("run_state", RunState, RUN_STATE_VERSION, {1: upcasters.run_state_v1_to_v2})
 """A run's working state as a checkpoint keeps it (its version is the checkpoint's)."""
 
-QUESTION = Contract("question", Question, 1, tolerant=False)
+QUESTION = Contract("question", Question, SCHEMA_VERSION, tolerant=False)
 """``runs.questions`` entries: external input, so an unknown field is refused."""
 
 LEDGER_RECORD = Contract("ledger_record", LedgerRecord, 1)
