@@ -45,17 +45,30 @@ def _judge_v1(judge: Any) -> Doc:
     kept = {k: found[k] for k in _JUDGE_FIELDS if k in found}
     if "recheck" in kept:
         kept["recheck"] = [_evidence_v1(e) for e in _dicts(kept["recheck"])]
+    if "messages" in kept:
+        kept["messages"] = [_message_v1(m) for m in _dicts(kept["messages"])]
     return kept
+
+
+def _message_v1(message: Doc) -> Doc:
+    # v1 messages were dumps of the LLM port's ChatMessage without defaults; its ToolCall
+    # had a `kind` tag (left out as a default, dropped here if a writer kept it).
+    out = dict(message)
+    if isinstance(out.get("tool_calls"), list):
+        out["tool_calls"] = [
+            {k: v for k, v in call.items() if k != "kind"} for call in _dicts(out["tool_calls"])
+        ]
+    return out
 
 
 def run_state_v1_to_v2(state: Doc) -> Doc:
     """A version 1 run state (reviews, evidence and the fact-check as dicts) as version 2."""
     out = dict(state)
+    out["messages"] = [_message_v1(m) for m in _dicts(state.get("messages"))]
     out["critiques"] = [_review_v1(r) for r in _dicts(state.get("critiques"))]
     out["verdicts"] = [_review_v1(r) for r in _dicts(state.get("verdicts"))]
     out["evidence"] = [_evidence_v1(e) for e in _dicts(state.get("evidence"))]
     out["judge"] = _judge_v1(state.get("judge"))
-    # Messages were ChatMessage dumps already (exclude_defaults): the same fields.
     return out
 
 

@@ -167,3 +167,14 @@ def test_external_input_keeps_refusing_unknown_fields() -> None:
         QUESTION.read_json(json.dumps(question))
     with pytest.raises(ValidationError, match="temperature"):
         QuestionSettings.model_validate({"mode": "multi", "temperature": 0.2})
+
+
+def test_a_v1_tool_call_s_kind_tag_is_upcast_away_not_logged_as_unknown() -> None:
+    contracts._noted.clear()  # pyright: ignore[reportPrivateUsage]
+    doc = json.loads(json.dumps(sample("command.v1")[0]))
+    doc["payload"]["state"]["messages"][2]["tool_calls"][0]["kind"] = "tool_call"
+    with capture_logs() as logs:
+        command = wire.decode_command(entry(doc))
+    assert isinstance(command.payload, AgentTask)
+    assert command.payload.state.messages[2].tool_calls[0].name == "calculator"
+    assert [e for e in logs if e["event"] == "unknown field ignored"] == []
