@@ -15,6 +15,7 @@ from bus import contracts, wire
 from bus.commands import AgentTask, GatherTask, MergeTask, QuestionSettings, ToolCallBatch
 from bus.contracts import COMMAND, LEDGER_RECORD, QUESTION, checkpoint_state
 from bus.events import ApprovalRequest, Done, parse_event
+from bus.run_state import EvidenceItem
 from bus.store.checkpoints import CheckpointRecord
 from gateway.audit import AUDIT_ENTRY
 from gateway.webhooks.watcher import WEBHOOK_SPEC
@@ -45,8 +46,17 @@ def test_command_v1_samples_load_as_version_2_with_their_values() -> None:
     ]
     assert state.verdicts[0].verdict == "pass"
     # What v1 kept of a source's hit beyond what is cited (a score) is left behind.
-    assert state.evidence[0].text == "Requests are limited to 10 a second."
-    assert state.evidence[0].model_dump().keys() == state.evidence[0].model_fields.keys()
+    assert state.evidence == [
+        EvidenceItem(
+            ref=1,
+            source_kind="documents",
+            id="d1:0",
+            source="docs/limits.md",
+            title="Limits",
+            heading="Rate limits",
+            text="Requests are limited to 10 a second.",
+        )
+    ]
     assert (state.judge.phase, state.judge.hops) == ("done", 1)
     assert state.judge.findings == "437 confirmed by the calculator."
     assert [e.ref for e in state.judge.recheck] == [2]
