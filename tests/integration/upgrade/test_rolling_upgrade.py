@@ -18,9 +18,9 @@ import signal
 import subprocess
 from pathlib import Path
 
+import httpx
 import pytest
 from redis.asyncio import Redis
-from redis.exceptions import ResponseError
 
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
@@ -31,12 +31,12 @@ from bus.settings import BusSettings
 from tests.conftest import TEST_REDIS_URL
 from tests.integration.conftest import as_asyncpg, pg_execute, run_in_thread
 from tests.previous_release import previous_release
-from tests.processes import AGENTBUS, cli, processes, spawn
+from tests.processes import AGENTBUS, cli, free_port, processes, spawn
 from tests.support import events_of, wait_for
 
 pytestmark = [pytest.mark.connected, pytest.mark.timeout(900)]
 
-#: Every role, in the three processes each release runs (the first role shows readiness).
+#: Every role, in the three processes each release runs.
 FLEET = [
     ["intake", "planner", "finalizer", "recorder"],
     ["researcher", "gateway", "retrieval"],
@@ -64,17 +64,25 @@ async def _start(redis: Redis, kind: str) -> str:
     return command.run_id
 
 
-async def _until_reading(redis: Redis, proc: subprocess.Popen[bytes], role: str) -> None:
-    """Until the worker reads its first role's stream (its consumer name carries its pid)."""
+async def _until_ready(port: int) -> None:
+    """Until the worker answers its readiness probe (it reads its streams)."""
 
-    async def reading() -> bool:
+    async def ready() -> bool:
         try:
-            consumers = await redis.xinfo_consumers(keys.role_stream(role, 0), role)
-        except ResponseError:  # the group is not made yet
+            async with httpx.AsyncClient(timeout=2) as client:
+                return (await client.get(f"http://127.0.0.1:{port}/readyz")).status_code == 200
+        except httpx.HTTPError:
             return False
-        return any(f"-{proc.pid}-" in str(c["name"]) for c in consumers)
 
-    await wait_for(reading, within=180)  # several processes start on a shared host
+    await wait_for(ready, within=180, interval=0.2)  # several processes start on a shared host
+
+
+def _worker(
+    roles: list[str], env: dict[str, str], log: Path, program: str = AGENTBUS
+) -> tuple[subprocess.Popen[bytes], int]:
+    port = free_port()
+    own = env | {"AGENTBUS_METRICS_PORT": str(port)}
+    return spawn(["worker", *roles], own, log, program=program), port
 
 
 async def _ended(redis: Redis, run_id: str) -> list[ClientEvent] | None:
@@ -120,12 +128,11 @@ async def test_replacing_each_worker_with_this_build_loses_no_run(
     runs: dict[str, str] = {}
     in_flight_at_swap: list[int] = []
     with processes() as procs:
-        fleet: list[subprocess.Popen[bytes]] = []
-        for i, roles in enumerate(FLEET):
-            fleet.append(spawn(["worker", *roles], env, tmp_path / f"old-{i}.log", program=old))
+        started = [_worker(r, env, tmp_path / f"old-{i}.log", old) for i, r in enumerate(FLEET)]
+        fleet = [proc for proc, _ in started]
         procs.extend(fleet)
-        for proc, roles in zip(fleet, FLEET, strict=True):
-            await _until_reading(real_redis, proc, roles[0])
+        for _, port in started:
+            await _until_ready(port)
 
         for kind in ("gated", "gated", "single", "multi"):
             runs[await _start(real_redis, kind)] = kind
@@ -138,9 +145,9 @@ async def test_replacing_each_worker_with_this_build_loses_no_run(
 
         await cli(["db", "upgrade", *grant], owner)  # migrations first, the old workers running
         for i, roles in enumerate(FLEET):
-            new = spawn(["worker", *roles], env, tmp_path / f"new-{i}.log")
+            new, port = _worker(roles, env, tmp_path / f"new-{i}.log")
             procs.append(new)
-            await _until_reading(real_redis, new, roles[0])
+            await _until_ready(port)
             for kind in ("single", "multi", "accurate"):
                 runs[await _start(real_redis, kind)] = kind
             await asyncio.sleep(0.5)  # the wave's first steps are taken
