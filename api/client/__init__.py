@@ -10,7 +10,8 @@ in ``agentbus_client.models``).
 
 from bus.moved import moved
 
-__all__ = [
+#: The names importable from here, each one `agentbus_client`'s own.
+MOVED_NAMES = (
     "AgentbusClient",
     "AgentbusError",
     "AsyncAgentbusClient",
@@ -32,6 +33,6 @@ __all__ = [
     "TooLarge",
     "Unauthorized",
     "Unavailable",
-]
+)
 
-__getattr__ = moved(__name__, dict.fromkeys(__all__, "agentbus_client"))
+__getattr__ = moved(__name__, dict.fromkeys(MOVED_NAMES, "agentbus_client"))

@@ -108,7 +108,7 @@ async def wait_for_head(url: str, timeout_s: float, poll_s: float = 2.0) -> str:
             seen = f"unreachable ({type(e).__name__})"
         if seen == head:
             return head
-        if _later_than(seen, head):
+        if seen is not None and _later_than(seen, head):
             return seen
         if time.monotonic() >= deadline:
             raise StoreError(
@@ -118,10 +118,10 @@ async def wait_for_head(url: str, timeout_s: float, poll_s: float = 2.0) -> str:
         await asyncio.sleep(poll_s)
 
 
-def _later_than(seen: str | None, head: str) -> bool:
+def _later_than(seen: str, head: str) -> bool:
     # Revisions are numbered (0001, 0002, ...): one numbered past this code's head is a
     # later release's, which this code cannot know.
-    return bool(seen and seen.isdigit() and head.isdigit() and int(seen) > int(head))
+    return seen.isdigit() and head.isdigit() and int(seen) > int(head)
 
 
 def make_config(url: str) -> Config:
