@@ -12,7 +12,14 @@ from pydantic import ValidationError
 from structlog.testing import capture_logs
 
 from bus import contracts, wire
-from bus.commands import AgentTask, GatherTask, MergeTask, QuestionSettings, ToolCallBatch
+from bus.commands import (
+    AgentTask,
+    GatherTask,
+    MergeTask,
+    QuestionSettings,
+    RunResult,
+    ToolCallBatch,
+)
 from bus.contracts import COMMAND, LEDGER_RECORD, QUESTION, checkpoint_state
 from bus.events import ApprovalRequest, Done, parse_event
 from bus.run_state import EvidenceItem
@@ -106,6 +113,8 @@ def test_question_ledger_audit_and_webhook_samples_load() -> None:
     signed, by_key = [QUESTION.read_json(json.dumps(d)) for d in reversed(sample("question.v1"))]
     assert signed.key_id == "0123456789ab" and signed.question == "And 19 × 23?"
     assert by_key.settings.token_budget == 5000 and by_key.webhook_approvals
+    result = RunResult.model_validate(sample("run_result.v1"))  # what publishers read back
+    assert (result.status, result.answer, result.verified) == ("done", "437", True)
     record = LEDGER_RECORD.read_json(json.dumps(sample("ledger_record.v1")))
     assert (record.kind, record.key, record.tenant_id) == ("audit", "r2:4:0:r2:3:0:0", "t1")
     entry = AUDIT_ENTRY.read(record.data["entry"] | {"sandboxed": True})
