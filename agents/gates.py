@@ -32,6 +32,7 @@ from bus.commands import (
     TraceContext,
     deadline_in,
 )
+from bus.contracts import checkpoint_state
 from bus.errors import BusError
 from bus.events import ApprovalRequest
 from bus.fairshare import FairShare
@@ -164,7 +165,7 @@ def continuation(
 
     Its deadline is the run's own timeout from now (``deadline_s`` if the run has none).
     """
-    state = RunState.model_validate(checkpoint.state)
+    state = checkpoint_state(checkpoint.state, checkpoint.state_version)
     if checkpoint.reason == "approve_answer":
         if decision not in ANSWER_DECISIONS:
             raise BadDecision(f"{decision!r} does not answer an answer-approval gate")

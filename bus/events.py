@@ -35,6 +35,7 @@ from agentbus_client.models.events import (
     ToolCallStarted,
     ToolResult,
     Verdict,
+    event_from_doc,
     parse_event,
 )
 
@@ -61,6 +62,7 @@ __all__ = [
     "ToolCallStarted",
     "ToolResult",
     "Verdict",
+    "event_from_doc",
     "parse_event",
 ]
 

@@ -12,6 +12,7 @@ from typing import cast
 from pydantic import BaseModel, ValidationError
 
 from bus.commands import Command
+from bus.contracts import COMMAND
 from bus.errors import MessageInvalid
 
 DATA_FIELD = "data"
@@ -35,9 +36,11 @@ def decode_command(fields: dict[bytes, bytes]) -> Command:
     """Parse a role-stream entry into a ``Command``."""
     raw = raw_data(fields)
     try:
-        return Command.model_validate_json(raw)
+        return COMMAND.read_json(raw)
     except ValidationError as e:
         raise MessageInvalid(f"not a valid command: {_first_error(e)}") from e
+    except ValueError as e:  # not JSON, or a version this reader cannot read
+        raise MessageInvalid(f"not a valid command: {e}") from e
 
 
 def loose_run_id(fields: dict[bytes, bytes]) -> tuple[str | None, str | None]:

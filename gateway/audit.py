@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bus import tracing
+from bus.contracts import Contract
 from bus.ledger import TRACE_KEY, LedgerRecord
 from bus.runtime.recorder import Applier
 from bus.store.audit import AuditEntry, AuditStore
@@ -40,6 +41,8 @@ def entry_of(record: AuditRecord) -> AuditEntry:
 
 
 AUDIT_KIND = "audit"
+#: A gateway step writes the entry, the recorder (maybe of another release) reads it.
+AUDIT_ENTRY = Contract("audit_entry", AuditEntry, 1)
 
 
 def audit_record(key: str, record: AuditRecord) -> LedgerRecord:
@@ -60,7 +63,7 @@ def make_audit_applier(audit_store: AuditStore) -> Applier:
     async def apply(records: Sequence[LedgerRecord]) -> None:
         entries: list[tuple[AuditEntry, bool]] = []
         for r in records:
-            entry = AuditEntry.model_validate(r.data["entry"] | {"record_key": r.key})
+            entry = AUDIT_ENTRY.read(r.data["entry"] | {"record_key": r.key})
             if entry.tenant_id != r.tenant_id:
                 raise ValueError(f"audit record {r.key!r} names another tenant than its entry")
             entries.append((entry, bool(r.data.get("once_per_call"))))

@@ -6,7 +6,6 @@ loads, with a DeprecationWarning, until the next release.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, overload
@@ -14,6 +13,7 @@ from typing import Literal, overload
 from jsonschema import Draft202012Validator
 from jsonschema.protocols import Validator
 
+from bus.moved import moved
 from gateway import spec as _spec
 from gateway.errors import RegistryError, UnknownTool
 from gateway.ports import CallerAwareTool, Tool
@@ -91,7 +91,7 @@ class ToolRegistry:
         return [self._tools[n].spec for n in self.names()]
 
 
-_MOVED_TO_SPEC = ("ToolSpec", "Risk")
+_from_spec = moved(__name__, {"ToolSpec": "gateway.spec", "Risk": "gateway.spec"})
 
 
 @overload
@@ -100,12 +100,4 @@ def __getattr__(name: Literal["ToolSpec"]) -> type[_ToolSpec]: ...
 def __getattr__(name: Literal["Risk"]) -> type[_spec.Risk]: ...
 def __getattr__(name: str) -> object:
     """The names that moved to `gateway.spec`, still importable from here for one release."""
-    if name in _MOVED_TO_SPEC:
-        warnings.warn(
-            f"gateway.registry.{name} moved to gateway.spec: import it from there "
-            "(this path goes in the next release)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(_spec, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _from_spec(name)

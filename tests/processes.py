@@ -39,12 +39,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    """Start ``agentbus ARGS`` with extra environment, output to ``log``."""
+def spawn(
+    args: list[str], env: dict[str, str], log: Path, program: str = AGENTBUS
+) -> subprocess.Popen[bytes]:
+    """Start ``agentbus ARGS`` (this build's, or ``program``) with extra environment,
+    output to ``log``."""
     full_env = {**os.environ, **env}
     with log.open("ab") as out:  # the child keeps its own copy of the descriptor
         return subprocess.Popen(
-            [AGENTBUS, *args],
+            [program, *args],
             env=full_env,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -65,10 +68,11 @@ def processes() -> Generator[list[subprocess.Popen[bytes]], None, None]:
                 p.wait(10)
 
 
-async def cli(args: list[str], env: dict[str, str]) -> str:
-    """Run ``agentbus ARGS`` to completion; returns stdout, fails on a non-zero exit."""
+async def cli(args: list[str], env: dict[str, str], program: str = AGENTBUS) -> str:
+    """Run ``agentbus ARGS`` (this build's, or ``program``) to completion; returns stdout,
+    fails on a non-zero exit."""
     proc = await asyncio.create_subprocess_exec(
-        AGENTBUS,
+        program,
         *args,
         env={**os.environ, **env},
         stdout=asyncio.subprocess.PIPE,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from api.app.feed import Outbox, RunFeed
 from bus import keys
-from bus.events import CLIENT_EVENT, ClientEvent
+from bus.events import ClientEvent, event_from_doc
 
 if TYPE_CHECKING:
     from api.app.deps import ApiDeps
@@ -45,7 +45,7 @@ async def follow_run(
                     break
                 doc = json.loads(frame.text)
                 doc.pop("id", None)
-                yield CLIENT_EVENT.validate_python(doc)
+                yield event_from_doc(doc)
                 last = frame.event_id or last
                 if frame.last:
                     return

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 import structlog
 
 from bus import fairshare, wire
-from bus.commands import AgentTask, Command
+from bus.commands import AgentTask
+from bus.contracts import COMMAND
 from bus.store.turns import Turn, TurnStore
 from bus.typed_redis import lua
 
@@ -116,7 +117,7 @@ class TurnPublisher:
         doc = json.loads(turn.publish)
         keys: list[str] = doc["keys"]
         args: list[str | int | float] = doc["args"]
-        command = Command.model_validate_json(str(args[COMMAND_ARG]))
+        command = COMMAND.read_json(str(args[COMMAND_ARG]))
         now = time.time()
         command = command.with_deadline(turn.running_until or now + turn.timeout_s)
         if isinstance(command.payload, AgentTask):

@@ -35,6 +35,7 @@ async def db_upgrade(
 async def db_wait(
     seconds: Annotated[float, typer.Option("--timeout", min=0, help="Seconds to wait.")] = 300.0,
 ) -> None:
-    """Wait until the store is migrated to this version's head (exit 2 on timeout)."""
+    """Wait until the store is migrated to this version's head or a later release's (exit 2
+    on timeout)."""
     head = await wait_for_head(settings().bus.resolved_database_url(), seconds)
     typer.echo(f"store at head {head}")

@@ -2,36 +2,16 @@
 
 The client is its own distribution now, ``agentbus-client`` (``api/client/`` with its own
 ``pyproject.toml``, installable without the server), imported as ``agentbus_client``.
-Import it from there; the names below are the same objects. The modules that were under
+Import it from there; the names below are the same objects, each with a
+``DeprecationWarning`` when it is used from here. The modules that were under
 ``api.client`` (``async_client``, ``models``, ...) live in ``agentbus_client`` (the models
 in ``agentbus_client.models``).
 """
 
-from agentbus_client import (
-    AgentbusClient,
-    AgentbusError,
-    AsyncAgentbusClient,
-    Conflict,
-    ConnectionFailed,
-    EventStream,
-    Forbidden,
-    Gone,
-    InvalidRequest,
-    NotFound,
-    RateLimited,
-    RetryRules,
-    Run,
-    RunPage,
-    Snapshot,
-    Started,
-    StreamItem,
-    SyncEventStream,
-    TooLarge,
-    Unauthorized,
-    Unavailable,
-)
+from bus.moved import moved
 
-__all__ = [
+#: The names importable from here, each one `agentbus_client`'s own.
+MOVED_NAMES = (
     "AgentbusClient",
     "AgentbusError",
     "AsyncAgentbusClient",
@@ -53,4 +33,6 @@ __all__ = [
     "TooLarge",
     "Unauthorized",
     "Unavailable",
-]
+)
+
+__getattr__ = moved(__name__, dict.fromkeys(MOVED_NAMES, "agentbus_client"))

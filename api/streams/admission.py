@@ -50,6 +50,7 @@ from api.app.starter import Ask
 from api.app.webhook_requests import webhook_of
 from bus import keys, wire
 from bus.commands import Question, ReplyTo, RunResult
+from bus.contracts import QUESTION
 from bus.errors import MessageInvalid, StoreError
 from bus.json_values import is_object
 from bus.runtime.consumer import consumer_name
@@ -161,13 +162,15 @@ class QuestionAdmission:
     async def _admit(self, entry_id: str, fields: dict[bytes, bytes]) -> None:
         try:
             data = wire.raw_data(fields)
-            question = Question.model_validate_json(data)
+            question = QUESTION.read_json(data)
         except MessageInvalid as e:
             raise Rejected("invalid_question", str(e)) from e
         except ValidationError as e:
             err = e.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "(root)"
             raise Rejected("invalid_question", f"{where}: {err['msg']}") from e
+        except ValueError as e:  # not JSON, or a schema_version this release cannot read
+            raise Rejected("invalid_question", str(e)) from e
         try:
             who = await self._authenticate(entry_id, question, data, fields)
             run_id = question.run_id or run_id_for(entry_id)

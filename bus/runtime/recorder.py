@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from bus import keys, tracing, wire
 from bus.commands import TraceContext
+from bus.contracts import LEDGER_RECORD
 from bus.ledger import LedgerRecord
 from bus.runtime import metrics
 from bus.runtime.consumer import Entry, StreamConsumer
@@ -112,7 +113,7 @@ class Recorder(StreamConsumer):
             parsed: list[tuple[Entry, LedgerRecord]] = []
             for entry in entries:
                 try:
-                    record = LedgerRecord.model_validate_json(wire.raw_data(entry.fields))
+                    record = LEDGER_RECORD.read_json(wire.raw_data(entry.fields))
                 except (ValidationError, ValueError) as e:
                     await self._dead(entry, "unparseable", str(e))
                     continue

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import Insert
 
 from bus.errors import StoreError
+from bus.run_state import RUN_STATE_VERSION
 from bus.store.gate_tables import CheckpointRow
 from bus.store.repository import Repository, utcnow
 from bus.store.scope import Scope
@@ -101,6 +102,11 @@ class CheckpointRecord(BaseModel):
     step: int = Field(ge=0)
     # Whatever the run needs to continue (messages, tool results so far, ...).
     state: dict[str, Any]
+    state_version: int | None = Field(
+        default=RUN_STATE_VERSION,
+        ge=1,
+        description="The version of `state` (None: a row 0.2.0 wrote, version 2).",
+    )
     blocked_host: str | None = Field(default=None, min_length=1, max_length=255)
     tool: str | None = Field(default=None, min_length=1, max_length=255)
     # The blocked call's arguments, already redacted by the caller.

@@ -50,6 +50,8 @@ class CheckpointRow(Base):
     reason: Mapped[str] = mapped_column(String(32))
     step: Mapped[int] = mapped_column(Integer)
     state: Mapped[dict[str, Any]] = mapped_column(JSON())
+    # The run state's version (migration 0017); NULL: written by 0.2.0, version 2.
+    state_version: Mapped[int | None] = mapped_column(Integer)
     blocked_host: Mapped[str | None] = mapped_column(String(255))
     tool: Mapped[str | None] = mapped_column(String(255))
     # Redacted by the caller before it gets here. none_as_null: None is SQL NULL, not 'null'.

@@ -98,10 +98,13 @@ async def current_revision(url: str) -> str | None:
 
 
 async def wait_for_head(url: str, timeout_s: float, poll_s: float = 2.0) -> str:
-    """Wait until the database at ``url`` is migrated to this code's head; the revision.
+    """Wait until the database at ``url`` is migrated to this code's head (or past it, by a
+    later release); the revision.
 
     A worker's init step: the migration runs once elsewhere (a Job), and the process
-    starts only on the schema it was written for.
+    starts only on the schema it was written for, or on a later release's: migrations are
+    additive within a rolling upgrade (docs/upgrades.md), so a pod of the release being
+    replaced that restarts after the migration still starts.
 
     Raises:
         StoreError: the head was not reached within ``timeout_s``.
@@ -116,12 +119,20 @@ async def wait_for_head(url: str, timeout_s: float, poll_s: float = 2.0) -> str:
             seen = f"unreachable ({type(e).__name__})"
         if seen == head:
             return head
+        if seen is not None and _later_than(seen, head):
+            return seen
         if time.monotonic() >= deadline:
             raise StoreError(
                 f"store at {safe_url(url)} is at {seen!r}, not {head!r}, after {timeout_s:g} s",
                 hint="run `agentbus db upgrade` (the migration Job) with this image's version",
             )
         await asyncio.sleep(poll_s)
+
+
+def _later_than(seen: str, head: str) -> bool:
+    # Revisions are numbered (0001, 0002, ...): one numbered past this code's head is a
+    # later release's, which this code cannot know.
+    return seen.isdigit() and head.isdigit() and int(seen) > int(head)
 
 
 def make_config(url: str) -> Config:

@@ -21,6 +21,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bus import keys, wire
+from bus.contracts import Contract
 from bus.typed_redis import commands, queued
 from gateway.webhooks import payloads
 from gateway.webhooks.schedule import Schedule, WebhookSpec
@@ -34,6 +35,8 @@ LEASE_MS = 15_000
 #: Streams one XREAD follows; more watched runs are followed in turns.
 WINDOW = 256
 _DATA = wire.DATA_FIELD.encode()
+#: The API writes a run's webhook registration; the gateway of another release may read it.
+WEBHOOK_SPEC = Contract("webhook_spec", WebhookSpec, 1)
 
 
 class Watcher:
@@ -132,7 +135,7 @@ class Watcher:
             try:
                 if spec is None:
                     raise ValueError("registration expired")
-                found[run_id] = (WebhookSpec.model_validate_json(spec), (cursor or b"0-0").decode())
+                found[run_id] = (WEBHOOK_SPEC.read_json(spec), (cursor or b"0-0").decode())
             except (ValueError, ValidationError) as e:
                 log.warning("webhook registration dropped", run_id=run_id, error=str(e))
                 await self._redis.zrem(keys.webhook_watch(shard), run_id)

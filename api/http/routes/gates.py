@@ -10,7 +10,7 @@ from api.app.gate_actions import GateProblem, resume_run
 from api.app.oversight import audit_read
 from api.http.responses import GATES, errors
 from api.http.routes.common import Caller, Deps
-from bus.commands import RunState
+from bus.contracts import checkpoint_state
 from bus.store import GateError, GateNotFound
 
 router = APIRouter(prefix="/api/v1/runs", tags=["gates"])
@@ -67,7 +67,7 @@ async def gate_details(run_id: str, deps: Deps, caller: Caller) -> dict[str, Any
     if info["reason"] == "approve_answer":
         # The draft and critique, so a page reopened after a restart can show the card.
         gate = await deps.checkpoints.open_for(caller.scope, run_id)
-        state = RunState.model_validate(gate.state) if gate is not None else None
+        state = None if gate is None else checkpoint_state(gate.state, gate.state_version)
         if state is not None:
             info["answer"] = state.draft
             info["critique"] = state.critiques[-1].reason if state.critiques else None

@@ -9,6 +9,8 @@ import uuid
 
 import asyncpg
 import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from bus.errors import StoreError
 from bus.store.migrate import current_revision, head_revision, upgrade_async, wait_for_head
@@ -21,6 +23,27 @@ async def test_wait_for_head_times_out_before_the_migration_and_returns_after(
         await wait_for_head(store_url, timeout_s=0.2, poll_s=0.05)
     await upgrade_async(store_url)
     assert await wait_for_head(store_url, timeout_s=1) == head_revision()
+
+
+async def test_a_worker_starts_on_a_later_release_s_schema_but_not_an_unknown_one(
+    store_url: str, superuser_url: str
+) -> None:
+    await upgrade_async(store_url)
+    later = f"{int(head_revision()) + 1:04d}"  # what the next release's migration stamps
+    await _stamp(superuser_url, later)
+    assert await wait_for_head(store_url, timeout_s=1) == later
+    await _stamp(superuser_url, "0001")  # behind this code: it waits for the migration
+    with pytest.raises(StoreError, match="'0001'"):
+        await wait_for_head(store_url, timeout_s=0.2, poll_s=0.05)
+
+
+async def _stamp(url: str, revision: str) -> None:
+    engine = create_async_engine(url)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(text("UPDATE alembic_version SET version_num = :v"), {"v": revision})
+    finally:
+        await engine.dispose()
 
 
 async def test_a_worker_waiting_starts_once_the_migration_lands(store_url: str) -> None:

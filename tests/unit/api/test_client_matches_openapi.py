@@ -242,6 +242,7 @@ def test_the_old_import_name_gives_the_client_s_own_objects() -> None:
     import agentbus_client
     import api.client
 
-    assert set(api.client.__all__) == set(agentbus_client.__all__)
-    for name in api.client.__all__:
-        assert getattr(api.client, name) is getattr(agentbus_client, name), name
+    assert set(api.client.MOVED_NAMES) == set(agentbus_client.__all__)
+    for name in api.client.MOVED_NAMES:
+        with pytest.warns(DeprecationWarning, match=f"api.client.{name} moved to agentbus_client"):
+            assert getattr(api.client, name) is getattr(agentbus_client, name), name

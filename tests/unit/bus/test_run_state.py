@@ -103,17 +103,14 @@ _DELETE = object()
 @pytest.mark.parametrize(
     ("path", "value", "where"),
     [
-        ("messages.0.surprise", 1, "messages.0"),
         ("messages.1.role", "robot", "messages.1.role"),
         ("messages.3.tool_call_id", None, "messages.3"),  # a tool message names its call
         ("messages.1.tool_calls", [{"id": "x", "name": "calculator"}], "messages.1"),
         ("messages.2.tool_calls.0.arguments", "23*19", "messages.2.tool_calls.0.arguments"),
         ("critiques.0.verdict", "MAYBE", "critiques.0.verdict"),
-        ("verdicts.0.reasons", ["a"], "verdicts.0.reasons"),
         ("evidence.0.ref", _DELETE, "evidence.0.ref"),
         ("evidence.1.ref", 0, "evidence.1.ref"),
         ("judge.phase", "thinking", "judge.phase"),
-        ("judge.recheck.0.score", 0.5, "judge.recheck.0.score"),
     ],
 )
 def test_a_wrong_field_fails_when_the_command_is_decoded(path: str, value: Any, where: str) -> None:
@@ -123,10 +120,10 @@ def test_a_wrong_field_fails_when_the_command_is_decoded(path: str, value: Any, 
         wire.decode_command({b"data": json.dumps(doc).encode()})
 
 
-def test_a_command_of_the_old_version_is_refused() -> None:
+def test_a_command_of_a_newer_version_than_the_reader_is_refused_naming_both() -> None:
     doc = _doc()
-    doc["schema_version"] = 1
-    with pytest.raises(MessageInvalid, match="schema_version"):
+    doc["schema_version"] = 3
+    with pytest.raises(MessageInvalid, match="command version 3 is newer than this reader's 2"):
         wire.decode_command({b"data": json.dumps(doc).encode()})
 
 

@@ -8,10 +8,13 @@ sees a ``step_retry`` for that step drops its partial text (``bus.transcript`` f
 
 from __future__ import annotations
 
+import json
 import time
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, cast, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from agentbus_client.models.versions import Upcaster, read_tolerant, upcast
 
 #: The version every event carries (``schema_version``); a change that breaks readers bumps it.
 SCHEMA_VERSION: Literal[1] = 1
@@ -229,6 +232,32 @@ ClientEvent = Annotated[
 CLIENT_EVENT: TypeAdapter[ClientEvent] = TypeAdapter(ClientEvent)
 
 
+#: Upcasters of events from an older ``schema_version`` (version k to k+1): none yet.
+EVENT_UPCASTERS: dict[int, Upcaster] = {}
+
+
 def parse_event(raw: str | bytes) -> ClientEvent:
-    """Decode one event from its JSON form."""
-    return CLIENT_EVENT.validate_json(raw)
+    """Decode one event from its JSON form (a newer release's extra fields are ignored)."""
+    try:
+        return CLIENT_EVENT.validate_json(raw)
+    except ValidationError:
+        try:
+            doc = json.loads(raw)
+        except ValueError:
+            doc = None
+        if not isinstance(doc, dict):
+            raise  # not a JSON object: the original error
+    return event_from_doc(cast("dict[str, Any]", doc))
+
+
+def event_from_doc(doc: dict[str, Any]) -> ClientEvent:
+    """An event from its decoded JSON: upcast from its version, unknown fields ignored."""
+    version = doc.get("schema_version", SCHEMA_VERSION)
+    current = upcast(
+        doc,
+        contract="event",
+        version=version if isinstance(version, int) else SCHEMA_VERSION,
+        current=SCHEMA_VERSION,
+        chain=EVENT_UPCASTERS,
+    )
+    return read_tolerant(CLIENT_EVENT.validate_python, current, contract="event")
