@@ -6,12 +6,15 @@ concluded: ``verified`` true, false or null (unknown), and why (`agents.verdicts
 
 from __future__ import annotations
 
+import time
 from typing import Literal
 
 from agents.deps import AgentDeps
+from agents.graph import has_edge, next_role
+from agents.remember import memory_task
 from agents.verdicts import conclusion
 from bus import tracing, wire
-from bus.commands import AgentTask, Command, RunResult
+from bus.commands import AgentTask, Command, MemoryTask, RunResult
 from bus.events import ClientEvent, Done, parse_event
 from bus.run_state import RunState, usage_cost
 from bus.runtime.context import StepContext, StepResult
@@ -67,6 +70,7 @@ def make_finalizer(deps: AgentDeps) -> Handler:
                 verified=verified,
                 verified_reason=why,
             )
+        asked: int | None = None
         if state.conversation_id and not rejected:
             cid, run_id = state.conversation_id, command.run_id
             with tracing.store_span("conversations.append"):
@@ -108,6 +112,17 @@ def make_finalizer(deps: AgentDeps) -> Handler:
         events: list[ClientEvent] = [done]
         if checked.citations or checked.stripped:
             events.insert(0, checked.event(command.run_id, command.step_id, agent=AGENT))
-        return StepResult(events=events, finished=final, replies=replies)
+        after: list[Command] = []
+        if not rejected and has_edge(state.settings, AGENT, "done"):
+            # Off the answer's path: the run is done when this step commits.
+            remember = MemoryTask(
+                question=state.question,
+                conversation_id=state.conversation_id,
+                message_id=asked,
+                said_at=state.started_at or time.time(),
+            )
+            to = next_role(state.settings, AGENT, "done")
+            after.append(memory_task(command, to, remember))
+        return StepResult(next=after, events=events, finished=final, replies=replies)
 
     return handle

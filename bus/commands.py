@@ -209,6 +209,20 @@ class SearchTask(Frozen):
     top_k: int = Field(default=5, ge=1, le=50)
 
 
+class MemoryTask(Frozen):
+    """Remember what a finished run's question said about its user (`agents.remember`).
+
+    Only the user's own question travels here: the run's documents, tool results and
+    answer never do, so they cannot become memories.
+    """
+
+    kind: Literal["memory"] = "memory"
+    question: str = Field(max_length=32_000)
+    conversation_id: str | None = None
+    message_id: int | None = Field(default=None, description="The question's message id.")
+    said_at: float = Field(description="When the question was asked (Unix time).")
+
+
 AnyPayload = (
     AgentTask
     | ToolCallBatch
@@ -218,6 +232,7 @@ AnyPayload = (
     | GatherTask
     | MergeTask
     | SearchTask
+    | MemoryTask
 )
 Payload = Annotated[AnyPayload, Field(discriminator="kind")]
 

@@ -245,6 +245,11 @@ class RunSettings(Frozen):
     budgets: Budgets = Field(
         default=Budgets(), description="The run's, its user's and its tenant's spending limits."
     )
+    memory: bool = Field(
+        default=False,
+        description="Long-term memory: the user's memories are retrieved, and what the "
+        "question says about the user is remembered when the run is done.",
+    )
     priority: Literal["interactive", "batch"] = Field(
         default="interactive",
         description="Interactive runs (chat, REST) are admitted ahead of batch ones "
