@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from agents.gates import AllowAlways
     from api.app.auth import Authenticator
     from api.app.limits import TenantLimits
+    from api.app.memories import MemoryBook
     from api.app.preferences import Effective
     from api.app.relay import Relay
     from api.app.scheduler import Scheduler
@@ -62,6 +63,7 @@ class ApiDeps:
         scheduler: starts the scheduled questions' runs (every replica runs it).
         summaries: the conversations' summaries (``GET /conversations/{id}`` shows what the
             model is given).
+        memories: the users' long-term memories' use cases (``/api/v1/memories``).
     """
 
     settings: ApiSettings
@@ -87,3 +89,4 @@ class ApiDeps:
     schedules: ScheduleBook | None = None
     scheduler: Scheduler | None = None
     summaries: SummaryStore | None = None
+    memories: MemoryBook | None = None

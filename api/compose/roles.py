@@ -234,7 +234,7 @@ class Roles:
             runs=self.stores.runs,
             conversations=self.stores.conversations,
             sources={
-                MEMORY: memory_source(self.stores.conversations),
+                MEMORY: memory_source(self.stores.conversations, self.stores.memories),
                 WEB: web_source(self._gateway_deps(), self.tenant_policies()),
                 **self.sources,
             },
