@@ -26,6 +26,7 @@ from bus.runtime.context import StepContext, StepResult
 from bus.runtime.recorder import Applier
 from bus.runtime.worker import Handler
 from bus.store import MemoryStore, MemoryWrite, TenantSettingsStore
+from gateway.faults import fault
 
 #: The ledger records the memory step leaves.
 MEMORY_KIND = "memory"
@@ -79,7 +80,9 @@ def make_memory(tenant_settings: TenantSettingsStore | None = None) -> Handler:
             raise TypeError(f"the memory role got a {task.kind} payload")
         if not await memory_on(tenant_settings, command.tenant_id):
             return StepResult()
-        return StepResult(records=memory_records(command, task))
+        records = memory_records(command, task)
+        fault("memory_before_commit")  # tests only: die with the records uncommitted
+        return StepResult(records=records)
 
     return handle
 

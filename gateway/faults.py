@@ -1,4 +1,4 @@
-"""Fault injection for tests only: a gateway process SIGKILLs itself at a named point.
+"""Fault injection for tests only: a worker process SIGKILLs itself at a named point.
 
 The tests that prove "at most once" and "exactly once" need the process to die exactly
 in the windows that matter, which random kills rarely hit:
@@ -9,6 +9,7 @@ in the windows that matter, which random kills rarely hit:
 | ``after_tool`` | the tool returned, nothing of its outcome is checked or recorded |
 | ``before_record`` | the outcome is final, not yet recorded under the call id |
 | ``before_commit`` | every outcome of the batch is recorded; the step is not committed |
+| ``memory_before_commit`` | a memory step has its records (`agents.remember`), uncommitted |
 
 Nothing here can fire by accident: the points are read once, at import, and only when
 ``AGENTBUS_TEST_FAULTS=1`` *and* ``AGENTBUS_FAULT_POINT`` (comma-separated points) are
@@ -32,7 +33,9 @@ import structlog
 log = structlog.get_logger(__name__)
 
 #: Every point a test may name.
-POINTS = frozenset({"after_claim", "after_tool", "before_record", "before_commit"})
+POINTS = frozenset(
+    {"after_claim", "after_tool", "before_record", "before_commit", "memory_before_commit"}
+)
 
 
 def _armed() -> frozenset[str]:
