@@ -16,8 +16,9 @@ read/claim/commit loop is written directly against the broker's Redis connection
   goes to the dead-letter stream and its run ends with an ``error`` event.
 
 A role whose steps run after their run ended (``after_run``: the memory role) never ends
-a run: a cancel requested late does not stop its step, an expired one is dropped, a dead
-one is dead-lettered without an ``error`` event, and none is counted as a run's end.
+a run nor writes to its events: a cancel requested late does not stop its step, an expired
+one is dropped, a retried one emits no ``step_retry``, a dead one is dead-lettered without
+an ``error`` event, and none is counted as a run's end.
 """
 
 from __future__ import annotations
@@ -234,7 +235,8 @@ class Worker(StreamConsumer):
         while True:
             if entry.delivery > 1:
                 tracing.add_event("step_retry", {"agentbus.delivery": entry.delivery})
-                await ctx.emit(self._retry_event(command, entry.delivery))
+                if not self.after_run:  # an ended run's clients have read their last event
+                    await ctx.emit(self._retry_event(command, entry.delivery))
             pending.clear()  # a failed attempt's work is not counted
             # The run's deadline also cuts a step under way (a model call that hangs).
             cut = asyncio.timeout(command.deadline - time.time())
