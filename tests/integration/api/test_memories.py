@@ -5,6 +5,7 @@ theirs alone to list, edit and delete; an admin can switch it off for the tenant
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from agents.model_input import NOTES_HEADER
 from bus import keys
 from bus.store import KeyRole
 from tests.integration.api.conftest import Api, StartApi
+from tests.integration.api.test_cli_remote import run_cli
 from tests.integration.api.test_rest import wait_status
 from tests.support import wait_for
 
@@ -165,3 +167,32 @@ async def test_multi_mode_gathers_the_memory_source(start_api: StartApi, mode: s
         for item in entry.get("items", [])
     ]
     assert any(c["source"].startswith("memory:") for c in cited), run["trace"]
+
+
+@pytest.mark.timeout(300)
+async def test_the_cli_lists_edits_and_deletes_the_cli_users_memories(
+    start_api: StartApi,
+) -> None:
+    api = await start_api()
+    alice = await api.key(subject="alice")
+    await ask(api, alice, "I work in the Lisbon office.")
+    [memory] = await remembered(api, alice, "Lisbon")
+    env = {"AGENTBUS_DATA_DIR": str(api.settings.bus.data_dir), "AGENTBUS_TENANT": "t1"}
+    as_alice, as_bob = env | {"AGENTBUS_SUBJECT": "alice"}, env | {"AGENTBUS_SUBJECT": "bob"}
+
+    listed = await run_cli(["memory", "list", "--json"], as_alice)
+    bobs = await run_cli(["memory", "list"], as_bob)
+    stolen = await run_cli(["memory", "delete", memory["id"]], as_bob)
+    edited = await run_cli(["memory", "edit", memory["id"], "Works from home."], as_alice)
+    empty = await run_cli(["memory", "edit", memory["id"], " "], as_alice)
+
+    assert listed[0] == 0 and [json.loads(line)["id"] for line in listed[1].splitlines()] == [
+        memory["id"]
+    ]
+    assert bobs == (0, "", "")
+    assert stolen[0] == 2 and "error [memory_not_found]" in stolen[2]
+    assert edited[0] == 0 and "Works from home. (edited)" in edited[1]
+    assert empty[0] == 2 and "error [invalid_request]" in empty[2]
+    assert [m["text"] for m in await memories(api, alice)] == ["Works from home."]
+    deleted = await run_cli(["memory", "delete", memory["id"]], as_alice)
+    assert deleted[0] == 0 and await memories(api, alice) == []
