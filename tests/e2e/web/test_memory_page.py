@@ -67,4 +67,3 @@ async def test_a_user_sees_edits_and_deletes_their_memories_as_text(
         .locator(".memory-list", has_text="Nothing remembered yet.")
         .wait_for()
     )
-    assert Scope.user("t1", "bob").subject == "bob"
