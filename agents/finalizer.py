@@ -11,7 +11,6 @@ from typing import Literal
 
 from agents.deps import AgentDeps
 from agents.graph import has_edge, next_role
-from agents.remember import memory_task
 from agents.verdicts import conclusion
 from bus import tracing, wire
 from bus.commands import AgentTask, Command, MemoryTask, RunResult
@@ -24,6 +23,9 @@ from bus.transcript import trace_entries
 from retrieval.citations import CheckedAnswer, check_answer_citations, citation_items
 
 AGENT = "finalizer"
+#: How long after its run ended the memory step may still start (its own deadline: a run
+#: that ended near its deadline is still remembered).
+MEMORY_DEADLINE_S = 3600.0
 
 
 def checked_draft(state: RunState) -> CheckedAnswer:
@@ -122,7 +124,8 @@ def make_finalizer(deps: AgentDeps) -> Handler:
                 said_at=state.started_at or time.time(),
             )
             to = next_role(state.settings, AGENT, "done")
-            after.append(memory_task(command, to, remember))
+            deadline = max(command.deadline, time.time() + MEMORY_DEADLINE_S)
+            after.append(command.follow(to, remember).with_deadline(deadline))
         return StepResult(next=after, events=events, finished=final, replies=replies)
 
     return handle

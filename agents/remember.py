@@ -14,13 +14,11 @@ and never changes how the run ended.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from agents.memory_rules import extract
 from bus.commands import Command, MemoryTask
-from bus.keys import Role
 from bus.ledger import LedgerRecord
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.recorder import Applier
@@ -30,15 +28,6 @@ from gateway.faults import fault
 
 #: The ledger records the memory step leaves.
 MEMORY_KIND = "memory"
-#: How long after its run ended the memory step may still start.
-MEMORY_DEADLINE_S = 3600.0
-
-
-def memory_task(command: Command, to: Role, task: MemoryTask) -> Command:
-    """The memory step's command for a finished run, to role ``to`` (the graph's edge),
-    with a deadline of its own: a run that ended near its deadline is still remembered."""
-    follow = command.follow(to, task)
-    return follow.with_deadline(max(command.deadline, time.time() + MEMORY_DEADLINE_S))
 
 
 def memory_records(command: Command, task: MemoryTask) -> list[LedgerRecord]:
