@@ -78,8 +78,8 @@ def memory_source(
     conversations: ConversationStore, memories: MemoryStore | None = None, limit: int = 50
 ) -> Source:
     """What the run's user told us: their long-term memories (across their conversations,
-    when the run has memory on), then earlier turns of this conversation ranked by word
-    overlap with the query. Always the run's own user's, never another's."""
+    when the run has memory on), then (multi mode) earlier turns of this conversation
+    ranked by word overlap with the query. Always the run's own user's, never another's."""
 
     async def search(command: Command, query: str) -> list[dict[str, Any]]:
         task = command.payload
@@ -98,7 +98,8 @@ def memory_source(
                 }
                 for m in await memories.for_question(owner, query, _NOTES)
             ]
-        if not state.conversation_id:
+        # Single mode's model reads the conversation itself: only the memories are news.
+        if not state.conversation_id or state.settings.mode == "single":
             return found
         history = await conversations.history(owner, state.conversation_id, limit)
         wanted = _terms(query)
