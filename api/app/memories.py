@@ -8,6 +8,8 @@ memories from the store when they gather, nothing else indexes them.
 
 from __future__ import annotations
 
+import builtins
+
 from api.app.auth import Principal
 from api.app.errors import InvalidRequest, MemoryNotFound, Unavailable
 from bus.errors import StoreError
@@ -26,7 +28,7 @@ class MemoryBook:
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
 
-    async def list(self, who: Principal) -> list[MemoryRecord]:
+    async def list(self, who: Principal) -> builtins.list[MemoryRecord]:
         """The caller's memories, the most recently changed first."""
         try:
             return await self._store.list(_owner(who))
