@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bus.store import MemoryWrite
+from bus.store import KeyRole, MemoryWrite
 from tests.e2e.web.conftest import Browser, StartWeb
 from tests.e2e.web.pages import ask, open_signed_in, until_done
 from tests.support import wait_for
@@ -67,3 +67,18 @@ async def test_a_user_sees_edits_and_deletes_their_memories_as_text(
         .locator(".memory-list", has_text="Nothing remembered yet.")
         .wait_for()
     )
+
+
+async def test_an_admin_switches_memory_off_in_preferences(
+    start_web: StartWeb, browser: Browser
+) -> None:
+    system = await start_web()
+    admin = await system.key("t1", "root", KeyRole.ADMIN)
+    page = await open_signed_in(system, browser, admin)
+    await page.locator(".settings-open").click()
+    await page.get_by_role("tab", name="Preferences").click()
+    await page.locator("select[name=memory]").select_option("false")
+    await page.get_by_role("button", name="Save").click()
+    await page.locator(".save-row .note", has_text="saved").wait_for()
+    stored = (await system.http.get("/api/v1/settings", headers=system.auth(admin))).json()
+    assert stored["preferences"]["memory"] is False and stored["effective"]["memory"] is False
