@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, field_validator
 from sqlalchemy import delete, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bus.errors import StoreError
 from bus.store.memory_tables import MemoryRow
@@ -27,7 +28,8 @@ from bus.store.scope import Scope
 
 #: The longest memory text, as extracted or as its owner edits it.
 MAX_MEMORY_CHARS = 500
-#: Memories one user keeps at most; reads never load more.
+#: Memories one user keeps at most (the least recently changed go first); reads never
+#: load more.
 MAX_MEMORIES = 200
 
 
@@ -91,7 +93,7 @@ class MemoryStore(Repository):
     """Reads and writes long-term memories, always as one user (`Scope.user`)."""
 
     async def remember(self, writes: Sequence[MemoryWrite]) -> int:
-        """Apply statements in one transaction; how many rows changed.
+        """Apply statements, one transaction per user; how many rows changed.
 
         A statement whose key was written already, or that is older than the topic's
         current one, changes nothing.
@@ -106,6 +108,7 @@ class MemoryStore(Repository):
         for (tenant, subject), owned in by_owner.items():
             owner = Scope.user(tenant, subject)
             async with self._scoped(owner, "remember") as session:
+                inserted = False
                 for w in owned:
                     text = w.text.strip()[:MAX_MEMORY_CHARS]
                     row = await session.scalar(
@@ -133,6 +136,7 @@ class MemoryStore(Repository):
                             )
                         )
                         changed += 1
+                        inserted = True
                         continue
                     if row.record_key == w.key or row.said_at >= w.said_at:
                         continue
@@ -146,7 +150,24 @@ class MemoryStore(Repository):
                     row.updated_at = now
                     changed += 1
                 await session.flush()
+                if inserted:
+                    await self._keep_newest(session, owner)
         return changed
+
+    @staticmethod
+    async def _keep_newest(session: AsyncSession, owner: Scope) -> None:
+        """Drop the owner's least recently changed memories past ``MAX_MEMORIES``."""
+        kept = (
+            select(MemoryRow.id)
+            .where(owner.where(MemoryRow, owner=True))
+            .order_by(MemoryRow.updated_at.desc(), MemoryRow.id)
+            .limit(MAX_MEMORIES)
+        )
+        await session.execute(
+            delete(MemoryRow)
+            .where(owner.where(MemoryRow, owner=True), MemoryRow.id.not_in(kept))
+            .execution_options(synchronize_session=False)
+        )
 
     async def list(self, owner: Scope, limit: int = MAX_MEMORIES) -> builtins.list[MemoryRecord]:
         """The owner's memories, the most recently changed first."""

@@ -126,6 +126,18 @@ async def test_delete_for_user_erases_one_users_memories_only(memories: MemorySt
     assert await memories.count(BOB) == 1 and await memories.count(OTHER) == 1
 
 
+async def test_a_user_keeps_at_most_the_newest_memories(
+    memories: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("bus.store.memories.MAX_MEMORIES", 2)
+    for i, topic in enumerate(("home", "team", "role")):
+        await memories.remember([said(topic, topic, f"Said {topic}.", T0 + timedelta(i))])
+    await memories.remember([said("b", "team", "Said nothing.", T0, owner=BOB)])
+
+    assert sorted(m.topic for m in await memories.list(ALICE)) == ["role", "team"]
+    assert await memories.count(BOB) == 1
+
+
 @pytest.mark.parametrize(
     "store_url", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
 )
