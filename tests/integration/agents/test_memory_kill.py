@@ -49,7 +49,7 @@ async def test_a_memory_worker_killed_mid_step_leaves_each_memory_once(
         "AGENTBUS_FAULT_POINT": "memory_before_commit",
         "AGENTBUS_FAULT_ONCE": str(once),
     }
-    roles = ["intake", "researcher", "finalizer", "recorder"]
+    roles = ["intake", "researcher", "gateway", "finalizer", "recorder"]
     with processes() as procs:
         procs.append(spawn(["worker", *roles], env, tmp_path / "run.log"))
         doomed = spawn(["worker", "memory"], env | armed, tmp_path / "memory-a.log")
