@@ -80,5 +80,6 @@ async def test_an_admin_switches_memory_off_in_preferences(
     await page.locator("select[name=memory]").select_option("false")
     await page.get_by_role("button", name="Save").click()
     await page.locator(".save-row .note", has_text="saved").wait_for()
+    await browser.shot(page, "memory-off")
     stored = (await system.http.get("/api/v1/settings", headers=system.auth(admin))).json()
     assert stored["preferences"]["memory"] is False and stored["effective"]["memory"] is False
