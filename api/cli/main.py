@@ -77,7 +77,7 @@ COMMANDS: dict[str, Entry] = {
     "memory": Entry(
         "api.cli.memory",
         "app",
-        "Long-term memories: what you said about yourself (list, edit, delete).",
+        "Long-term memories: what you said about yourself, given to runs as notes.",
     ),
     "keys": Entry(
         "api.cli.keys", "app", "API keys: each maps to a tenant, a subject, a role and ACL groups."
