@@ -91,16 +91,6 @@ _WORKPLACE = re.compile(
     r"(?P<the>the )?(?P<rest>.+)",
     re.I,
 )
-_LANGUAGE = re.compile(
-    r"\b(?:answer|reply|respond|write|speak|talk)(?:\s+(?:to\s+)?me)?\s+"
-    r"(?:only\s+|always\s+)?in\s+(?P<v>[A-Za-z]+)\b",
-    re.I,
-)
-_WORKPLACE = re.compile(
-    r"\bi(?:'m| am)? (?:now )?(?:work(?:ing)?|based) (?P<prep>in|at|for|from) "
-    r"(?P<the>the )?(?P<rest>.+)",
-    re.I,
-)
 _MOVED = re.compile(
     r"\bi(?:'ve| have)? (?:just )?moved to (?P<the>the )?(?P<rest>.+? office)\b", re.I
 )
