@@ -77,6 +77,7 @@ _INTERROGATIVE = re.compile(
     r"which|when|why|how)\b",
     re.IGNORECASE,
 )
+_CONJUNCTION = re.compile(r"^\s*(?:and|but|so|also|then)\s+", re.I)
 _NEGATION = re.compile(r"\b(?:don't|do not|no longer|not|never)\b", re.I)
 _SENTENCES = re.compile(r"(?<=[.!?;\n])\s+|\n+")
 _STOP = re.compile(r"\s*(?:,|;|:|\(|\bbut\b|\band\b|\bso\b|\bbecause\b|\bplease\b|$)", re.I)
@@ -167,7 +168,7 @@ def _clauses(sentence: str) -> list[str]:
     ("I moved to the Porto office, where is parking?" keeps its first clause)."""
     kept: list[str] = []
     for clause in re.split(r",\s*", sentence):
-        if _INTERROGATIVE.match(clause):
+        if _INTERROGATIVE.match(_CONJUNCTION.sub("", clause)):
             break
         kept.append(clause)
     if kept and len(kept) == len(re.split(r",\s*", sentence)) and sentence.endswith("?"):

@@ -16,6 +16,7 @@ from agents.memory_rules import Statement, extract
         ),
         ("Please answer in Portuguese", [Statement("language", "Answer the user in Portuguese.")]),
         ("call me Ana", [Statement("name", "The user's name is Ana.")]),
+        ("call me Ana, and what is 23 x 19?", [Statement("name", "The user's name is Ana.")]),
         (
             "I moved to the Porto office last week, where do I park?",
             [Statement("workplace", "The user works in the Porto office.")],
