@@ -6,12 +6,14 @@ concluded: ``verified`` true, false or null (unknown), and why (`agents.verdicts
 
 from __future__ import annotations
 
+import time
 from typing import Literal
 
 from agents.deps import AgentDeps
+from agents.graph import has_edge, next_role
 from agents.verdicts import conclusion
 from bus import tracing, wire
-from bus.commands import AgentTask, Command, RunResult
+from bus.commands import AgentTask, Command, MemoryTask, RunResult
 from bus.events import ClientEvent, Done, parse_event
 from bus.run_state import RunState, usage_cost
 from bus.runtime.context import StepContext, StepResult
@@ -21,6 +23,9 @@ from bus.transcript import trace_entries
 from retrieval.citations import CheckedAnswer, check_answer_citations, citation_items
 
 AGENT = "finalizer"
+#: How long after its run ended the memory step may still start (its own deadline: a run
+#: that ended near its deadline is still remembered).
+MEMORY_DEADLINE_S = 3600.0
 
 
 def checked_draft(state: RunState) -> CheckedAnswer:
@@ -67,6 +72,7 @@ def make_finalizer(deps: AgentDeps) -> Handler:
                 verified=verified,
                 verified_reason=why,
             )
+        asked: int | None = None
         if state.conversation_id and not rejected:
             cid, run_id = state.conversation_id, command.run_id
             with tracing.store_span("conversations.append"):
@@ -108,6 +114,18 @@ def make_finalizer(deps: AgentDeps) -> Handler:
         events: list[ClientEvent] = [done]
         if checked.citations or checked.stripped:
             events.insert(0, checked.event(command.run_id, command.step_id, agent=AGENT))
-        return StepResult(events=events, finished=final, replies=replies)
+        after: list[Command] = []
+        if not rejected and has_edge(state.settings, AGENT, "done"):
+            # Off the answer's path: the run is done when this step commits.
+            remember = MemoryTask(
+                question=state.question,
+                conversation_id=state.conversation_id,
+                message_id=asked,
+                said_at=state.started_at or time.time(),
+            )
+            to = next_role(state.settings, AGENT, "done")
+            deadline = max(command.deadline, time.time() + MEMORY_DEADLINE_S)
+            after.append(command.follow(to, remember).with_deadline(deadline))
+        return StepResult(next=after, events=events, finished=final, replies=replies)
 
     return handle

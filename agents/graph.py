@@ -6,7 +6,8 @@ the outcome of their step and the run's settings. The gateway gets :func:`next_r
 the composition root, so its results go back along these edges too. ``agentbus graph show``
 and ``GET /api/v1/graph`` draw the same edges as Mermaid.
 
-Modes: ``single`` (intake → [gather/merge: the context] → researcher ⇄ gateway → finalizer),
+Modes: ``single`` (intake → [gather/merge: the context] → researcher ⇄ gateway → finalizer
+[→ memory]),
 ``multi`` (planner, optional gather/merge, researcher, critic with bounded reflection,
 verifier in ``accurate``, the last judge's fact-check) and ``custom`` (the multi graph run
 with the tenant's agent overrides).
@@ -35,6 +36,7 @@ _BASIC: dict[str, Condition] = {
     "ungated": lambda s: not s.human_gate,
     "fact_check": lambda s: s.verifier_check,
     "tools": lambda s: s.use_tools,
+    "remember": lambda s: s.memory,
 }
 
 
@@ -77,6 +79,7 @@ NODE_ROLES: dict[str, Role] = {
     "critic": Role.CRITIC,
     "verifier": Role.VERIFIER,
     "finalizer": Role.FINALIZER,
+    "memory": Role.MEMORY,
     # Gates have no workers: the run waits in the store until a resume publishes its
     # continuation to the node after the gate.
 }
@@ -94,6 +97,8 @@ SINGLE: tuple[Edge, ...] = (
     Edge("researcher", "tool_calls", "gateway"),
     Edge("gateway", "research", "researcher"),
     Edge("researcher", "answer", "finalizer"),
+    # After the run is done, off its path: what the question said about the user.
+    Edge("finalizer", "done", "memory", "remember"),
 )
 
 MULTI: tuple[Edge, ...] = (
@@ -128,6 +133,7 @@ MULTI: tuple[Edge, ...] = (
     Edge("verifier", "revise", "researcher"),
     Edge("answer_gate", "approve", "finalizer"),
     Edge("answer_gate", "reject", "finalizer"),
+    Edge("finalizer", "done", "memory", "remember"),
 )
 
 GRAPHS: dict[str, tuple[Edge, ...]] = {"single": SINGLE, "multi": MULTI, "custom": MULTI}
@@ -208,10 +214,11 @@ def _variants(mode: str, accuracy: str) -> list[RunSettings]:
                 "sources": sources,
                 "verifier_check": checked,
                 "use_tools": tools,
+                "memory": memory,
             }
         )
-        for gated, sources, checked, tools in itertools.product(
-            (False, True), ([], ["documents"]), (False, True), (False, True)
+        for gated, sources, checked, tools, memory in itertools.product(
+            (False, True), ([], ["documents"]), (False, True), (False, True), (False, True)
         )
     ]
 

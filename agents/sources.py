@@ -1,6 +1,7 @@
 """Retrieval sources a gather step can query, and the fan-out that queries them.
 
-Conversation memory and the web are here; documents (`retrieval.gather_source`) join when
+Memory (the user's long-term memories and the conversation's earlier turns) and the web
+are here; documents (`retrieval.gather_source`) join when
 retrieval is wired. The planner (and a judge re-checking) fans a query out with
 :func:`fan_out`; the retrieval role (`agents.gather`) runs each branch and the merge.
 """
@@ -12,12 +13,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agents.model_input import USER_NOTE_PREFIX
 from bus.commands import AgentTask, Command, GatherTask, ToolCallRequest
 from bus.json_values import is_object
 from bus.keys import Role
 from bus.ledger import LedgerRecord
 from bus.run_state import RunState
-from bus.store import ConversationStore, Scope
+from bus.store import ConversationStore, MemoryStore, Scope
 from gateway.audit import audit_record
 from gateway.call_context import GatewayDeps, call_context
 from gateway.chain import invoke
@@ -72,20 +74,38 @@ def _terms(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
 
-def memory_source(conversations: ConversationStore, limit: int = 50) -> Source:
-    """Earlier turns of the run's conversation, ranked by word overlap with the query."""
+def memory_source(
+    conversations: ConversationStore, memories: MemoryStore | None = None, limit: int = 50
+) -> Source:
+    """What the run's user told us: their long-term memories (across their conversations,
+    when the run has memory on), then (multi mode) earlier turns of this conversation
+    ranked by word overlap with the query. Always the run's own user's, never another's."""
 
     async def search(command: Command, query: str) -> list[dict[str, Any]]:
         task = command.payload
         state = task.state if isinstance(task, GatherTask | AgentTask) else None
-        if state is None or not state.conversation_id:
+        if state is None:
             return []
         owner = Scope.user(command.tenant_id, command.subject)
+        found: list[dict[str, Any]] = []
+        if memories is not None and state.settings.memory:
+            found += [
+                {
+                    "id": f"mem-{m.id}",
+                    "source": f"{USER_NOTE_PREFIX}{m.id}",
+                    "title": f"about the user: {m.topic}",
+                    "text": m.text,
+                }
+                for m in await memories.for_question(owner, query, _NOTES)
+            ]
+        # Single mode's model reads the conversation itself: only the memories are news.
+        if not state.conversation_id or state.settings.mode == "single":
+            return found
         history = await conversations.history(owner, state.conversation_id, limit)
         wanted = _terms(query)
         scored = [(len(wanted & _terms(m.content)), m) for m in history]
         ranked = sorted((p for p in scored if p[0] > 0), key=lambda p: p[0], reverse=True)
-        return [
+        return found + [
             {
                 "id": f"msg-{m.id}",
                 "source": f"conversation:{state.conversation_id}",
@@ -96,6 +116,10 @@ def memory_source(conversations: ConversationStore, limit: int = 50) -> Source:
         ]
 
     return search
+
+
+#: The most memories one search gives a run (notes about the user).
+_NOTES = 8
 
 
 #: The name planners choose the web by.

@@ -219,6 +219,20 @@ class SnapshotTask(Frozen):
     name: str = Field(pattern=r"^[0-9a-f]{32}$", description="The copy's folder name.")
 
 
+class MemoryTask(Frozen):
+    """Remember what a finished run's question said about its user (`agents.remember`).
+
+    Only the user's own question travels here: the run's documents, tool results and
+    answer never do, so they cannot become memories.
+    """
+
+    kind: Literal["memory"] = "memory"
+    question: str = Field(max_length=32_000)
+    conversation_id: str | None = None
+    message_id: int | None = Field(default=None, description="The question's message id.")
+    said_at: float = Field(description="When the question was asked (Unix time).")
+
+
 AnyPayload = (
     AgentTask
     | ToolCallBatch
@@ -229,6 +243,7 @@ AnyPayload = (
     | MergeTask
     | SearchTask
     | SnapshotTask
+    | MemoryTask
 )
 Payload = Annotated[AnyPayload, Field(discriminator="kind")]
 

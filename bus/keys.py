@@ -23,6 +23,7 @@ class Role(StrEnum):
     CRITIC = "critic"
     VERIFIER = "verifier"
     FINALIZER = "finalizer"
+    MEMORY = "memory"  # after a run is done: what the user said about themselves
     NOOP = "noop"  # a pass-through role used by the hop benchmark and runtime tests
     RECORDER = "recorder"  # ledger records for the SQL store (bus.ledger), in batches
 

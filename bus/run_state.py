@@ -205,6 +205,10 @@ class Budgets(Frozen):
         return any(v is not None for v in self.model_dump().values())
 
 
+def _is_true(value: object) -> bool:
+    return value is True
+
+
 class RunSettings(Frozen):
     """The settings snapshot a run was started with (tenant overlay applied)."""
 
@@ -248,6 +252,15 @@ class RunSettings(Frozen):
     )
     budgets: Budgets = Field(
         default=Budgets(), description="The run's, its user's and its tenant's spending limits."
+    )
+    memory: bool = Field(
+        default=True,
+        # New in 0.3.0, and 0.2.0's readers refuse a field they do not know: written only
+        # when off, so a rolling upgrade from 0.2.0 never hands one a run it would refuse
+        # (docs/upgrades.md).
+        exclude_if=_is_true,
+        description="Long-term memory: the user's memories are retrieved, and what the "
+        "question says about the user is remembered when the run is done.",
     )
     priority: Literal["interactive", "batch"] = Field(
         default="interactive",

@@ -10,6 +10,7 @@ in the windows that matter, which random kills rarely hit:
 | ``before_record`` | the outcome is final, not yet recorded under the call id |
 | ``before_commit`` | every outcome of the batch is recorded; the step is not committed |
 | ``after_summary`` | the intake stored a conversation's summary; its step is not committed |
+| ``memory_before_commit`` | a memory step has its records (`agents.remember`), uncommitted |
 
 Nothing here can fire by accident: the points are read once, at import, and only when
 ``AGENTBUS_TEST_FAULTS=1`` *and* ``AGENTBUS_FAULT_POINT`` (comma-separated points) are
@@ -33,7 +34,16 @@ import structlog
 log = structlog.get_logger(__name__)
 
 #: Every point a test may name.
-POINTS = frozenset({"after_claim", "after_tool", "before_record", "before_commit", "after_summary"})
+POINTS = frozenset(
+    {
+        "after_claim",
+        "after_tool",
+        "before_record",
+        "before_commit",
+        "after_summary",
+        "memory_before_commit",
+    }
+)
 
 
 def _armed() -> frozenset[str]:

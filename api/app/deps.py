@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from api.app.auth import Authenticator
     from api.app.erasure import Erasure
     from api.app.limits import TenantLimits
+    from api.app.memories import MemoryBook
     from api.app.preferences import Effective
     from api.app.relay import Relay
     from api.app.scheduler import Scheduler
@@ -64,6 +65,7 @@ class ApiDeps:
         summaries: the conversations' summaries (``GET /conversations/{id}`` shows what the
             model is given).
         erasure: erases a user's data (``DELETE /api/v1/users/{subject}``, ``/api/v1/me``).
+        memories: the users' long-term memories' use cases (``/api/v1/memories``).
     """
 
     settings: ApiSettings
@@ -90,3 +92,4 @@ class ApiDeps:
     scheduler: Scheduler | None = None
     summaries: SummaryStore | None = None
     erasure: Erasure | None = None
+    memories: MemoryBook | None = None

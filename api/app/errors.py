@@ -123,6 +123,13 @@ class ScheduleNotFound(NotFound):
     hint = "check the id; list yours with GET /api/v1/schedules"
 
 
+class MemoryNotFound(NotFound):
+    """No memory with this id for the caller (it may be another user's or tenant's)."""
+
+    code = "memory_not_found"
+    hint = "check the id; list yours with GET /api/v1/memories"
+
+
 class RunEnded(ApiError):
     """The run already ended, so it cannot be cancelled."""
 

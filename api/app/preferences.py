@@ -90,6 +90,12 @@ class Preferences(BaseModel):
         description="Single mode searches the tenant's documents for the question and gives "
         "the model the top passages, numbered for citation, before its first call (default on).",
     )
+    memory: bool | None = Field(
+        default=None,
+        description="Long-term memory per user: what users say about themselves is "
+        "remembered across conversations and given to runs as notes (default on). Off: "
+        "nothing is remembered and nothing remembered is retrieved.",
+    )
     agent_prompts: dict[str, str] | None = Field(
         default=None, description="Per-agent system prompts (see /api/v1/agents/config)."
     )
@@ -189,6 +195,7 @@ class Effective(BaseModel):
     human_gate: bool = False
     multitask: Multitask = "enqueue"
     single_context: bool = True
+    memory: bool = True
     sources: list[str] | None = Field(
         default=None,
         description="None: the sources that exist for the tenant (documents when any are "
@@ -315,6 +322,7 @@ def run_settings(effective: Effective, ask: QuestionSettings) -> RunSettings:
         agent_prompts=merged.agent_prompts,
         researcher_tools=merged.researcher_tools,
         budgets=budgets,
+        memory=merged.memory,
     )
 
 

@@ -74,7 +74,7 @@ if TYPE_CHECKING:
 
     from api.settings import ApiSettings
     from bus.settings import BusSettings
-    from bus.store import ConversationStore, DocumentStore, TenantSettingsStore
+    from bus.store import ConversationStore, DocumentStore, MemoryStore, TenantSettingsStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +133,7 @@ class RunStarter:
             addresses (``AGENTBUS_WEBHOOK_PRIVATE_HOSTS``, a gateway setting).
         turns: publishes runs in their conversation's turn (None: no ``multitask``
             policy; every run is published at once).
+        memories: the users' long-term memories (a user with some gathers them).
     """
 
     def __init__(
@@ -149,6 +150,7 @@ class RunStarter:
         documents: DocumentStore | None = None,
         webhook_private_hosts: frozenset[str] = frozenset(),
         turns: TurnPublisher | None = None,
+        memories: MemoryStore | None = None,
     ) -> None:
         self._redis = redis
         self._settings = settings
@@ -164,6 +166,8 @@ class RunStarter:
         self._publish = lua(redis, PUBLISH_ONCE)
         self._prefs: ReadThrough[Preferences | None] = ReadThrough(settings.api_key_cache_s)
         self._has_documents: ReadThrough[bool] = ReadThrough(settings.api_key_cache_s)
+        self._memories = memories
+        self._has_memory: ReadThrough[bool] = ReadThrough(settings.api_key_cache_s)
 
     async def effective(self, tenant_id: str) -> Effective:
         """The tenant's settings after the overlay (cached for ``api_key_cache_s``)."""
@@ -212,23 +216,51 @@ class RunStarter:
 
         return await self._has_documents.get(tenant_id, read)
 
-    async def _single_context(self, tenant_id: str, effective: Effective) -> list[str]:
+    async def _has_memories(self, who: Principal) -> bool:
+        """Whether the user has any long-term memory (a yes is cached, a no is not: the
+        first memory counts from the next run on)."""
+        if self._memories is None:
+            return False
+        memories, owner = self._memories, Scope.user(who.tenant_id, who.subject)
+
+        async def read() -> tuple[bool, bool]:
+            try:
+                found = await memories.count(owner) > 0
+            except StoreError as e:
+                raise Unavailable(f"cannot read the memories: {e}") from e
+            return found, found
+
+        return await self._has_memory.get(f"{who.tenant_id}\n{who.subject}", read)
+
+    async def _single_context(self, who: Principal, effective: Effective) -> list[str]:
         """Single mode's context: the tenant's documents, searched before the first model
-        call, unless the tenant turned it off or chose sources without documents."""
-        if not effective.single_context:
-            return []
-        if effective.sources is not None and DOCUMENTS not in effective.sources:
-            return []
-        return [DOCUMENTS] if await self._has_any_documents(tenant_id) else []
+        call, unless the tenant turned it off or chose sources without documents; and the
+        user's memories as notes, while the tenant has memory on."""
+        found: list[str] = []
+        chosen = effective.sources
+        documents = effective.single_context and (chosen is None or DOCUMENTS in chosen)
+        if documents and await self._has_any_documents(who.tenant_id):
+            found.append(DOCUMENTS)
+        if await self._memory_exists(who, effective):
+            found.append(MEMORY)
+        return found
+
+    async def _memory_exists(self, who: Principal, effective: Effective) -> bool:
+        """Whether the run gathers the user's memories (memory on, not left out of the
+        tenant's sources, and the user has some)."""
+        chosen = effective.sources
+        if not effective.memory or (chosen is not None and MEMORY not in chosen):
+            return False
+        return await self._has_memories(who)
 
     async def _default_sources(
-        self, tenant_id: str, effective: Effective, has_history: bool
+        self, who: Principal, effective: Effective, has_history: bool
     ) -> list[str]:
         """The sources that exist for a run whose tenant chose none (cached per tenant)."""
         found: list[str] = []
-        if await self._has_any_documents(tenant_id):
+        if await self._has_any_documents(who.tenant_id):
             found.append(DOCUMENTS)
-        if has_history:
+        if has_history or await self._memory_exists(who, effective):
             found.append(MEMORY)
         if effective.egress_enabled:
             found.append(WEB)
@@ -424,10 +456,10 @@ class RunStarter:
         if ask.sources is not None:
             settings = settings.model_copy(update={"sources": list(ask.sources)})
         elif settings.mode == "single":
-            found = await self._single_context(who.tenant_id, effective)
+            found = await self._single_context(who, effective)
             settings = settings.model_copy(update={"sources": found})
         elif effective.sources is None:
-            found = await self._default_sources(who.tenant_id, effective, history)
+            found = await self._default_sources(who, effective, history)
             settings = settings.model_copy(update={"sources": found})
         s = self._bus
         deadline = time.time() + effective.timeout_s

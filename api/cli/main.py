@@ -74,6 +74,11 @@ COMMANDS: dict[str, Entry] = {
     "schedules": Entry(
         "api.cli.schedules", "app", "Scheduled questions: asked on a cron schedule."
     ),
+    "memory": Entry(
+        "api.cli.memory",
+        "app",
+        "Long-term memories: what you said about yourself, given to runs as notes.",
+    ),
     "keys": Entry(
         "api.cli.keys", "app", "API keys: each maps to a tenant, a subject, a role and ACL groups."
     ),

@@ -15,6 +15,7 @@ from redis.asyncio import Redis
 from agents.gates import AllowAlways
 from api import signing
 from api.app.deps import ApiDeps
+from api.app.memories import MemoryBook
 from api.app.relay import Relay
 from api.app.sessions import SessionAuthenticator
 from api.compose.erasure import erasure_of
@@ -66,6 +67,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         scheduler=scheduler_of(app_settings, stores, starter),
         summaries=stores.summaries,
         erasure=erasure_of(bus, stores, redis),
+        memories=None if stores.memories is None else MemoryBook(stores.memories),
     )
 
 

@@ -21,6 +21,7 @@ from agents.llm.budgeted import BudgetedLLM
 from agents.llm.observed import ObservedLLM
 from agents.llm.ports import LLM
 from agents.planner import make_planner
+from agents.remember import make_memory
 from agents.researcher import make_researcher
 from agents.settings import AgentSettings
 from agents.sources import MEMORY, WEB, Source, memory_source, web_source
@@ -65,6 +66,7 @@ RUN_ROLES = (
     Role.CRITIC,
     Role.VERIFIER,
     Role.FINALIZER,
+    Role.MEMORY,
 )
 UP_ROLES = (*RUN_ROLES, Role.NOOP, Role.RECORDER)
 
@@ -234,7 +236,7 @@ class Roles:
             runs=self.stores.runs,
             conversations=self.stores.conversations,
             sources={
-                MEMORY: memory_source(self.stores.conversations),
+                MEMORY: memory_source(self.stores.conversations, self.stores.memories),
                 WEB: web_source(self._gateway_deps(), self.tenant_policies()),
                 **self.sources,
             },
@@ -310,6 +312,8 @@ class Roles:
                 return make_researcher(self._agent_deps())
             case Role.FINALIZER:
                 return make_finalizer(self._agent_deps())
+            case Role.MEMORY:
+                return make_memory(self.stores.tenant_settings)
             case Role.GATEWAY:
                 # Audit rows leave with each step's commit; the recorder appends them.
                 tools = self._gateway_deps()

@@ -63,4 +63,5 @@ def make_starter(
         documents=stores.documents,
         webhook_private_hosts=private_hosts(app_settings.gateway.webhook_private_hosts),
         turns=None if stores.turns is None else TurnPublisher(redis, stores.turns),
+        memories=stores.memories,
     )

@@ -7,6 +7,7 @@ from functools import partial
 
 from redis.asyncio import Redis
 
+from agents.remember import MEMORY_KIND, make_memory_applier
 from api.app import limits
 from api.app.turn_publisher import TurnPublisher
 from api.compose.roles import Roles
@@ -164,9 +165,11 @@ def build_workers(
                 redis,
                 settings,
                 concurrency=concurrency,
-                on_run_end=hook,
+                # The memory role's steps come after their run ended: they never end it.
+                on_run_end=None if role == Role.MEMORY else hook,
                 lane=lane,
                 duties=duties,
+                after_run=role == Role.MEMORY,
             )
             for lane in lanes
         )
@@ -180,4 +183,9 @@ def build_workers(
 
 def ledger_appliers(stores: Stores) -> dict[str, Applier]:
     """How the recorder writes each kind of ledger record."""
-    return {AUDIT_KIND: make_audit_applier(stores.audit)} if stores.audit is not None else {}
+    appliers: dict[str, Applier] = {}
+    if stores.audit is not None:
+        appliers[AUDIT_KIND] = make_audit_applier(stores.audit)
+    if stores.memories is not None:
+        appliers[MEMORY_KIND] = make_memory_applier(stores.memories)
+    return appliers

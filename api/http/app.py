@@ -41,6 +41,7 @@ from api.http.routes import (
     gates,
     health,
     mcp,
+    memories,
     openai_v1,
     page,
     runs,
@@ -109,7 +110,17 @@ def create_app(deps: ApiDeps) -> FastAPI:
     # Every error of the agentbus API has one body (``api.app.errors``); each route declares
     # the statuses it answers with (``api.http.responses``), the app those every route has.
     routers = (runs, gates, agents, events, ws, settings, conversations, audit, api_keys)
-    for module in (*routers, session, documents, activity, webhooks, usage, schedules, erasure):
+    for module in (
+        *routers,
+        session,
+        documents,
+        activity,
+        webhooks,
+        usage,
+        schedules,
+        erasure,
+        memories,
+    ):
         app.include_router(module.router, responses=errors(*CALLER))
     for module in (health, service_keys):
         app.include_router(module.router, responses=errors(*PUBLIC))

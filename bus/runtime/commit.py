@@ -104,8 +104,12 @@ def stamped(command: Command) -> Command:
 class Committer:
     """Runs the commit script for one consumer group's entries."""
 
-    def __init__(self, redis: Redis, settings: BusSettings, group: str) -> None:
+    def __init__(
+        self, redis: Redis, settings: BusSettings, group: str, *, check_cancel: bool = True
+    ) -> None:
         self.redis = redis
+        # Off for steps that run after their run ended (a late cancel does not stop them).
+        self._check_cancel = check_cancel
         self.settings = settings
         self.group = group
         self._mux = mux_for(redis)
@@ -142,7 +146,8 @@ class Committer:
                 s.events_maxlen,
                 expire,
                 len(prep.events),
-                0 if prep.finished else 1,  # a step that ends the run ends it regardless
+                # A step that ends the run ends it regardless.
+                0 if prep.finished or not self._check_cancel else 1,
                 *prep.messages,
                 *prep.events,
                 *prep.join[1],

@@ -14,6 +14,11 @@ read/claim/commit loop is written directly against the broker's Redis connection
   event, and whatever the step had streamed is not part of any answer;
 * a redelivered step first emits ``step_retry``; after ``max_deliveries`` the entry
   goes to the dead-letter stream and its run ends with an ``error`` event.
+
+A role whose steps run after their run ended (``after_run``: the memory role) never ends
+a run nor writes to its events: a cancel requested late does not stop its step, an expired
+one is dropped, a retried one emits no ``step_retry``, a dead one is dead-lettered without
+an ``error`` event, and none is counted as a run's end.
 """
 
 from __future__ import annotations
@@ -75,14 +80,16 @@ class Worker(StreamConsumer):
         on_run_end: RunEndHook | None = None,
         lane: str | None = None,
         duties: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
+        after_run: bool = False,
     ) -> None:
         super().__init__(role, redis, settings, consumer=consumer, lane=lane)
+        self.after_run = after_run
         self.handler = handler
         self._duties = list(duties)
         self.concurrency = max(1, concurrency)
         self._on_run_end = on_run_end
         self._inflight: dict[tuple[str, bytes], asyncio.Task[None]] = {}
-        self._committer = Committer(redis, settings, self.group)
+        self._committer = Committer(redis, settings, self.group, check_cancel=not after_run)
         #: Leases this worker's steps hold (`bus.runtime.leases`), refreshed by the heartbeat.
         self.leases = Leases(redis, self.consumer, settings.claim_idle_ms)
         self._handoff = handoff_for(redis)
@@ -204,7 +211,7 @@ class Worker(StreamConsumer):
             if done:
                 await self.redis.xack(entry.stream, self.group, entry.id)
                 return "duplicate"
-            if cancelled:
+            if cancelled and not self.after_run:
                 await self._end(entry, command, "cancelled", "cancel requested")
                 return "cancelled"
             return await self._run_step(entry, command)
@@ -217,6 +224,10 @@ class Worker(StreamConsumer):
             await self._dead_step(entry, command, "max_deliveries", "delivered too often")
             return "dead_lettered"
         if time.time() > command.deadline:
+            if self.after_run:  # its run ended long ago: nothing to end, nothing to do
+                log.warning("step expired before it ran; dropped")
+                await self.redis.xack(entry.stream, self.group, entry.id)
+                return "expired"
             await self._end(entry, command, "timeout", "the run passed its deadline")
             return "expired"
         ctx = StepContext(command, entry.delivery, self.redis, self.settings, self.leases)
@@ -224,7 +235,8 @@ class Worker(StreamConsumer):
         while True:
             if entry.delivery > 1:
                 tracing.add_event("step_retry", {"agentbus.delivery": entry.delivery})
-                await ctx.emit(self._retry_event(command, entry.delivery))
+                if not self.after_run:  # an ended run's clients have read their last event
+                    await ctx.emit(self._retry_event(command, entry.delivery))
             pending.clear()  # a failed attempt's work is not counted
             # The run's deadline also cuts a step under way (a model call that hangs).
             cut = asyncio.timeout(command.deadline - time.time())
@@ -234,6 +246,10 @@ class Worker(StreamConsumer):
                 prepared = prepare(command, result, self.settings)
                 break
             except Exception as e:
+                if isinstance(e, TimeoutError) and cut.expired() and self.after_run:
+                    log.warning("step passed its deadline; dropped")
+                    await self.redis.xack(entry.stream, self.group, entry.id)
+                    return "expired"
                 if isinstance(e, TimeoutError) and cut.expired():
                     message = (
                         f"the run passed its deadline during the {self.role} step; "
@@ -319,6 +335,9 @@ class Worker(StreamConsumer):
         run_id, tenant = (
             (command.run_id, command.tenant_id) if command else wire.loose_run_id(entry.fields)
         )
+        if command and self.after_run:
+            await self._dead(entry, reason, error)  # its run has ended: no error event
+            return
         if command:
             why = f"step failed after {entry.delivery} deliveries: {error[:300]}"
             failed = ErrorEvent(

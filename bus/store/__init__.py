@@ -3,6 +3,7 @@
 # Registers the checkpoints table on Base.metadata (what alembic compares against).
 from bus.store import document_tables as document_tables
 from bus.store import gate_tables as gate_tables
+from bus.store import memory_tables as memory_tables
 from bus.store import schedule_tables as schedule_tables
 from bus.store import summary_tables as summary_tables
 from bus.store import turn_tables as turn_tables
@@ -30,6 +31,7 @@ from bus.store.conversations import (
 from bus.store.documents import DocumentRecord, DocumentStore
 from bus.store.engine import make_engine
 from bus.store.erasure import ERASED, ErasureStore, Holdings
+from bus.store.memories import MemoryNotFound, MemoryRecord, MemoryStore, MemoryWrite
 from bus.store.migrate import downgrade, downgrade_async, upgrade, upgrade_async
 from bus.store.retention import RetentionStore
 from bus.store.runs import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore
@@ -69,6 +71,10 @@ __all__ = [
     "GateReason",
     "Holdings",
     "KeyRole",
+    "MemoryNotFound",
+    "MemoryRecord",
+    "MemoryStore",
+    "MemoryWrite",
     "MessageRecord",
     "MessageRole",
     "RetentionStore",

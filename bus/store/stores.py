@@ -14,6 +14,7 @@ from bus.store.conversations import ConversationStore
 from bus.store.documents import DocumentStore
 from bus.store.engine import make_engine
 from bus.store.erasure import ErasureStore
+from bus.store.memories import MemoryStore
 from bus.store.migrate import upgrade_async
 from bus.store.retention import RetentionStore
 from bus.store.runs import RunStore
@@ -44,6 +45,7 @@ class Stores:
     summaries: SummaryStore | None = None
     retention: RetentionStore | None = None
     erasure: ErasureStore | None = None
+    memories: MemoryStore | None = None
 
 
 @contextlib.asynccontextmanager
@@ -68,6 +70,7 @@ async def open_store(settings: BusSettings, *, migrate: bool = False) -> AsyncGe
             summaries=SummaryStore(engine),
             retention=RetentionStore(engine),
             erasure=ErasureStore(engine),
+            memories=MemoryStore(engine),
         )
     finally:
         await engine.dispose()

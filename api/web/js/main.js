@@ -6,7 +6,7 @@ import { Chat } from './chat.js';
 import { Composer } from './composer.js';
 import { Sidebar } from './sidebar.js';
 import { Socket } from './socket.js';
-import { openSettings } from './settings.js';
+import { openMemory, openSettings } from './settings.js';
 import { usageText } from './budgets_panel.js';
 import {
   currentSession, forgetSession, sessionToken, signInWithKey, signInWithLoginToken, signOut, takeLoginToken,
@@ -94,6 +94,7 @@ function showApp(who) {
     state,
     h('span', { class: 'who', text: `${who.subject} · ${who.tenant_id}${who.is_admin ? ' · admin' : ''}` }),
     usage,
+    h('button', { type: 'button', class: 'btn memory-open', text: 'Memory', on: { click: () => openMemory(api, root) } }),
     who.is_admin ? h('button', { type: 'button', class: 'btn settings-open', text: 'Settings', on: { click: () => openSettings(api, root, () => chat.conversationId) } }) : null,
     h('button', { type: 'button', class: 'btn', text: 'Sign out', on: { click: async () => { socket.close(); await signOut(api).catch(() => {}); showSignIn(); } } }));
   clear(root).append(bar, h('div', { class: 'layout' }, sidebar.el, h('div', { class: 'main' }, chat.el, composer.el)), toast);

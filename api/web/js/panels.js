@@ -58,6 +58,7 @@ export async function preferencesPanel(api) {
   const tools = tri('use_tools', p.use_tools);
   const gate = tri('human_gate', p.human_gate);
   const context = tri('single_context', p.single_context);
+  const memory = tri('memory', p.memory);
   // null: the sources that exist for the tenant (the default); a list, even empty: exactly those.
   const chosen = Array.isArray(p.sources);
   const useDefault = h('input', { type: 'radio', name: 'sources_choice', value: 'default', checked: !chosen });
@@ -73,6 +74,7 @@ export async function preferencesPanel(api) {
       h('label', {}, 'Mode', mode), h('label', {}, 'Accuracy', accuracy), h('label', {}, 'Think', think),
       h('label', {}, 'Tools', tools), h('label', {}, 'Answer gate (multi)', gate),
       h('label', {}, 'Documents first (single)', context),
+      h('label', {}, 'Memory (what users say about themselves)', memory),
       h('fieldset', {}, h('legend', { text: 'Sources (multi)' }),
         h('label', { class: 'inline' }, useDefault, ' the default sources (those that exist: documents, memory, web)'),
         h('label', { class: 'inline' }, useOnly, ' only these (none ticked: no sources):'),
@@ -80,6 +82,7 @@ export async function preferencesPanel(api) {
     saveRow(() => savePrefs(api, view, {
       mode: mode.value || null, accuracy: accuracy.value || null, think: triValue(think),
       use_tools: triValue(tools), human_gate: triValue(gate), single_context: triValue(context),
+      memory: triValue(memory),
       sources: useDefault.checked ? null : boxes.filter((b) => b.checked).map((b) => b.value),
     })));
 }

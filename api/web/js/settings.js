@@ -1,9 +1,10 @@
 // The settings dialog (admin keys): Preferences, Network, Budgets, Agents, Documents,
-// Schedules, Activity.
+// Schedules, Activity; and the Memory dialog every user opens.
 import { clear, h } from './dom.js';
 import { activityPanel } from './activity_panel.js';
 import { budgetsPanel } from './budgets_panel.js';
 import { documentsPanel } from './documents_panel.js';
+import { memoryPanel } from './memory_panel.js';
 import { schedulesPanel } from './schedules_panel.js';
 import { agentsPanel, networkPanel, preferencesPanel } from './panels.js';
 
@@ -18,6 +19,15 @@ const TABS = [
 ];
 
 export function openSettings(api, root, conversation) {
+  openSheet('Settings', TABS, api, root, conversation);
+}
+
+/** The Memory dialog (every user): their own memories. */
+export function openMemory(api, root) {
+  openSheet('Memory', [['Memory', (a) => memoryPanel(a)]], api, root, () => null);
+}
+
+function openSheet(title, tabList, api, root, conversation) {
   const body = h('div', { class: 'panel' });
   const tabs = h('div', { class: 'tabs', role: 'tablist' });
   const close = () => { dialog.remove(); };
@@ -31,14 +41,14 @@ export function openSettings(api, root, conversation) {
       clear(body).append(h('p', { class: 'error', text: `${name}: ${e.message}` }));
     }
   };
-  for (const [name, make] of TABS) {
+  for (const [name, make] of tabList) {
     tabs.append(h('button', { type: 'button', role: 'tab', class: 'tab', text: name, on: { click: () => show(name, make) } }));
   }
-  const dialog = h('div', { class: 'overlay', role: 'dialog', 'aria-modal': 'true', 'aria-label': 'Settings' },
+  const dialog = h('div', { class: 'overlay', role: 'dialog', 'aria-modal': 'true', 'aria-label': title },
     h('div', { class: 'sheet' },
-      h('div', { class: 'sheet-head' }, h('h3', { text: 'Settings' }), h('button', { type: 'button', class: 'icon close', 'aria-label': 'Close', text: '×', on: { click: close } })),
+      h('div', { class: 'sheet-head' }, h('h3', { text: title }), h('button', { type: 'button', class: 'icon close', 'aria-label': 'Close', text: '×', on: { click: close } })),
       tabs, body));
   dialog.addEventListener('keydown', (ev) => { if (ev.key === 'Escape') close(); });
   root.append(dialog);
-  show(...TABS[0]);
+  show(...tabList[0]);
 }

@@ -86,6 +86,12 @@ def test_the_fact_check_parts_follow_the_settings() -> None:
     assert not graph.has_edge(off, "critic", "fact_check")
 
 
+@pytest.mark.parametrize("mode", ["single", "multi", "custom"])
+def test_a_done_run_goes_to_the_memory_role_only_with_memory_on(mode: str) -> None:
+    assert graph.next_role(settings(mode=mode, memory=True), "finalizer", "done") == Role.MEMORY
+    assert not graph.has_edge(settings(mode=mode), "finalizer", "done")
+
+
 def test_every_edge_names_known_nodes_and_conditions() -> None:
     gates = {"answer_gate", "egress_gate"}
     for mode, edges in graph.GRAPHS.items():
@@ -116,6 +122,7 @@ def test_mermaid_draws_the_reachable_topology_fact_check_and_fan_out_included() 
         "    researcher -->|tool_calls| gateway",
         "    gateway -->|research| researcher",
         "    researcher -->|answer| finalizer",
+        "    finalizer -->|done [remember]| memory",
     ]
 
 
@@ -129,5 +136,6 @@ def test_graph_show_prints_the_mode_as_mermaid() -> None:
     ).stdout
     assert shown == graph.mermaid("multi", "accurate") + "\n"
     assert "critic -->|ok [accurate]| verifier" in shown
+    assert "finalizer -->|done [remember]| memory" in shown
     bad = subprocess.run([agentbus, "graph", "show", "--mode", "solo"], capture_output=True)
     assert bad.returncode == 2

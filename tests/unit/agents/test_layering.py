@@ -9,7 +9,7 @@ import agents
 
 AGENTS = Path(agents.__file__).parent
 #: Modules that hold a role's handler (a ``make_*`` factory of a bus role).
-ROLES = {"intake", "planner", "researcher", "critic", "verifier", "finalizer", "gather"}
+ROLES = {"intake", "planner", "researcher", "critic", "verifier", "finalizer", "gather", "remember"}
 
 
 def _imports(path: Path) -> set[str]:

@@ -44,6 +44,8 @@ ANSWERS: dict[tuple[str, str, str], Any] = {
     ("get", "/api/v1/conversations/{conversation_id}", "200"): models.ConversationDetail,
     ("patch", "/api/v1/conversations/{conversation_id}", "200"): models.Conversation,
     ("get", "/api/v1/usage", "200"): models.UsageReport,
+    ("get", "/api/v1/memories", "200"): models.MemoryList,
+    ("patch", "/api/v1/memories/{memory_id}", "200"): models.Memory,
     ("post", "/api/v1/schedules", "201"): models.ScheduledQuestion,
     ("get", "/api/v1/schedules", "200"): models.ScheduledQuestionList,
     ("get", "/api/v1/schedules/{schedule_id}", "200"): models.ScheduledQuestionDetail,

@@ -17,6 +17,7 @@ from agentbus_client.models.conversations import (
 from agentbus_client.models.documents import Document, IngestJob, Upload
 from agentbus_client.models.errors import ErrorBody, ErrorDetail
 from agentbus_client.models.events import ClientEvent, parse_event
+from agentbus_client.models.memories import Memory, MemoryList
 from agentbus_client.models.runs import (
     TERMINAL,
     CancelRequested,
@@ -49,6 +50,8 @@ __all__ = [
     "ErrorBody",
     "ErrorDetail",
     "IngestJob",
+    "Memory",
+    "MemoryList",
     "Message",
     "ModelContext",
     "Run",

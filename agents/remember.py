@@ -1,0 +1,101 @@
+"""The memory role: after a run is done, remember what its question said about the user.
+
+The finalizer of a run whose tenant has memory on sends the memory role one
+`MemoryTask`: the user's own question, with where it was asked. The rules of
+`agents.memory_rules` take its first-person statements; each leaves the step as a ledger
+record (`bus.ledger`) committed with the step, so a worker killed mid-step and redelivered
+writes nothing twice, and the recorder writes it to the store (`make_memory_applier`,
+idempotent by the record's key). Nothing else of the run (documents, tool results, the
+answer) reaches this role, so none of it can become a memory.
+
+The step runs after its run ended (the worker's ``after_run``): it never slows the answer
+and never changes how the run ended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from agents.memory_rules import extract
+from bus.commands import Command, MemoryTask
+from bus.ledger import LedgerRecord
+from bus.runtime.context import StepContext, StepResult
+from bus.runtime.recorder import Applier
+from bus.runtime.worker import Handler
+from bus.store import MemoryStore, MemoryWrite, TenantSettingsStore
+from gateway.faults import fault
+
+#: The ledger records the memory step leaves.
+MEMORY_KIND = "memory"
+
+
+def memory_records(command: Command, task: MemoryTask) -> list[LedgerRecord]:
+    """One ledger record per statement the question makes about its user."""
+    return [
+        LedgerRecord(
+            kind=MEMORY_KIND,
+            key=f"{command.step_id}:{i}",
+            tenant_id=command.tenant_id,
+            data={
+                "subject": command.subject,
+                "topic": s.topic,
+                "text": s.text,
+                "run_id": command.run_id,
+                "conversation_id": task.conversation_id,
+                "message_id": task.message_id,
+                "said_at": task.said_at,
+            },
+        )
+        for i, s in enumerate(extract(task.question))
+    ]
+
+
+async def memory_on(tenant_settings: TenantSettingsStore | None, tenant_id: str) -> bool:
+    """Whether the tenant has memory on now (its admin's ``memory`` preference; default on)."""
+    if tenant_settings is None:
+        return True
+    record = await tenant_settings.get(tenant_id)
+    return record is None or record.settings.get("memory") is not False
+
+
+def make_memory(tenant_settings: TenantSettingsStore | None = None) -> Handler:
+    """The memory role's handler; with ``tenant_settings``, a tenant that turned memory off
+    since the run started gets nothing remembered."""
+
+    async def handle(ctx: StepContext, command: Command) -> StepResult:
+        task = command.payload
+        if not isinstance(task, MemoryTask):
+            raise TypeError(f"the memory role got a {task.kind} payload")
+        if not await memory_on(tenant_settings, command.tenant_id):
+            return StepResult()
+        records = memory_records(command, task)
+        fault("memory_before_commit")  # tests only: die with the records uncommitted
+        return StepResult(records=records)
+
+    return handle
+
+
+def _write(record: LedgerRecord) -> MemoryWrite:
+    data = record.data
+    message_id = data.get("message_id")
+    return MemoryWrite(
+        key=record.key,
+        tenant_id=record.tenant_id,
+        subject=str(data["subject"]),
+        topic=str(data["topic"]),
+        text=str(data["text"]),
+        said_at=datetime.fromtimestamp(float(data["said_at"]), UTC),
+        run_id=str(data["run_id"]) if data.get("run_id") else None,
+        conversation_id=str(data["conversation_id"]) if data.get("conversation_id") else None,
+        message_id=message_id if isinstance(message_id, int) else None,
+    )
+
+
+def make_memory_applier(store: MemoryStore) -> Applier:
+    """The recorder's applier for memory records: one transaction per batch."""
+
+    async def apply(records: Sequence[LedgerRecord]) -> None:
+        await store.remember([_write(r) for r in records])
+
+    return apply

@@ -1,0 +1,65 @@
+"""The user's control over their long-term memories: list, edit, delete (REST and CLI).
+
+Every call acts on the caller's own memories only: another user's id is not found, an
+admin's included (memories are personal; an admin switches memory off for the tenant with
+the ``memory`` preference instead). Deleting a memory removes its only copy: runs read
+memories from the store when they gather, nothing else indexes them.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from api.app.auth import Principal
+from api.app.errors import InvalidRequest, MemoryNotFound, Unavailable
+from bus.errors import StoreError
+from bus.store import MemoryNotFound as NoSuchMemory
+from bus.store import MemoryRecord, MemoryStore, Scope
+from bus.store.memories import MAX_MEMORY_CHARS
+
+
+def _owner(who: Principal) -> Scope:
+    return Scope.user(who.tenant_id, who.subject)
+
+
+class MemoryBook:
+    """The memories' use cases, as one caller."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self._store = store
+
+    async def list(self, who: Principal) -> builtins.list[MemoryRecord]:
+        """The caller's memories, the most recently changed first."""
+        try:
+            return await self._store.list(_owner(who))
+        except StoreError as e:
+            raise Unavailable(f"cannot read the memories: {e}") from e
+
+    async def edit(self, who: Principal, memory_id: str, text: str) -> MemoryRecord:
+        """Change the text of one of the caller's memories.
+
+        Raises:
+            InvalidRequest: the text is empty or too long.
+            MemoryNotFound: the caller has no such memory.
+        """
+        if not text.strip() or len(text.strip()) > MAX_MEMORY_CHARS:
+            raise InvalidRequest(f"a memory is 1 to {MAX_MEMORY_CHARS} characters", field="text")
+        try:
+            return await self._store.edit(_owner(who), memory_id, text)
+        except NoSuchMemory as e:
+            raise MemoryNotFound(f"no memory {memory_id!r}") from e
+        except StoreError as e:
+            raise Unavailable(f"cannot change the memory: {e}") from e
+
+    async def delete(self, who: Principal, memory_id: str) -> None:
+        """Delete one of the caller's memories.
+
+        Raises:
+            MemoryNotFound: the caller has no such memory.
+        """
+        try:
+            gone = await self._store.delete(_owner(who), memory_id)
+        except StoreError as e:
+            raise Unavailable(f"cannot delete the memory: {e}") from e
+        if not gone:
+            raise MemoryNotFound(f"no memory {memory_id!r}")
