@@ -89,7 +89,7 @@ def test_the_fact_check_parts_follow_the_settings() -> None:
 @pytest.mark.parametrize("mode", ["single", "multi", "custom"])
 def test_a_done_run_goes_to_the_memory_role_only_with_memory_on(mode: str) -> None:
     assert graph.next_role(settings(mode=mode, memory=True), "finalizer", "done") == Role.MEMORY
-    assert not graph.has_edge(settings(mode=mode), "finalizer", "done")
+    assert not graph.has_edge(settings(mode=mode, memory=False), "finalizer", "done")
 
 
 def test_every_edge_names_known_nodes_and_conditions() -> None:
