@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
     from bus.settings import BusSettings
-    from bus.store import AuditStore, ErasureStore
+    from bus.store import AuditStore, ErasureStore, MemoryStore
 
 
 class KeysEraser:
@@ -98,3 +98,14 @@ class AuditEraser:
             target.tenant_id, target.subject, target.holdings.run_ids, self._batch
         )
         return {"audit_rows_redacted": n}
+
+
+class MemoryEraser:
+    """The user's long-term memories: one table, the only place they are kept."""
+
+    def __init__(self, memories: MemoryStore) -> None:
+        self._memories = memories
+
+    async def erase(self, target: ErasureTarget) -> dict[str, int]:
+        """Delete every memory of the user."""
+        return {"memories": await self._memories.delete_for_user(target.tenant_id, target.subject)}

@@ -1,14 +1,21 @@
 """The erasure of a process, wired from the settings: the one place that lists the erasers.
 
-A store that starts holding a user's data (per-user memory, say) adds its eraser to
-`erasers_of`; erasure then forgets it too, in order.
+A store that starts holding a user's data adds its eraser to `erasers_of`; erasure then
+forgets it too, in order.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from api.app.erasers import AuditEraser, DocumentsEraser, KeysEraser, RedisEraser, SqlEraser
+from api.app.erasers import (
+    AuditEraser,
+    DocumentsEraser,
+    KeysEraser,
+    MemoryEraser,
+    RedisEraser,
+    SqlEraser,
+)
 from api.app.erasure import Eraser, Erasure
 
 if TYPE_CHECKING:
@@ -24,10 +31,12 @@ def erasers_of(bus: BusSettings, store: ErasureStore, stores: Stores, redis: Red
     work from what SQL holds (the catalogue rows, the run ids), so an erasure stopped
     half-way and run again still finds it; the audit log's comes last."""
     batch = bus.retention_batch
+    memories = [] if stores.memories is None else [MemoryEraser(stores.memories)]
     return [
         KeysEraser(store, batch),
         DocumentsEraser(redis, bus),
         RedisEraser(redis, bus),
+        *memories,
         SqlEraser(store, batch),
         AuditEraser(store, batch, stores.audit),
     ]

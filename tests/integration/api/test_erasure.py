@@ -17,7 +17,8 @@ import pytest
 from redis.asyncio import Redis
 from sqlalchemy import select
 
-from bus.store import KeyRole, RunRecord, RunStatus, make_engine
+from bus.store import KeyRole, MemoryWrite, RunRecord, RunStatus, make_engine
+from bus.store.repository import utcnow
 from bus.store.scope import Scope, set_statement
 from bus.store.tables import Base
 from retrieval.embedders.hashing import HashingEmbedder
@@ -138,6 +139,17 @@ async def test_an_admin_erases_a_user_and_nothing_of_theirs_is_left_readable(
         headers=api.auth(alice),
     )
     assert scheduled.status_code == 201, scheduled.text
+    assert api.stores.memories is not None
+    await api.stores.memories.remember(
+        [
+            MemoryWrite(f"m-{t}-{s}", t, s, "work", f"I work with {animals}.", utcnow())
+            for t, s, animals in (
+                ("t1", "alice", "tapirs"),
+                ("t1", "bob", "llamas"),
+                ("t2", "alice", "tapirs"),
+            )
+        ]
+    )
 
     refused = await api.http.delete("/api/v1/users/alice", headers=api.auth(bob))
     assert refused.status_code == 403 and refused.json()["error"]["code"] == "admin_only"
@@ -151,6 +163,9 @@ async def test_an_admin_erases_a_user_and_nothing_of_theirs_is_left_readable(
     assert counts["messages"] == 2 and counts["schedules"] == 1 and counts["api_keys"] == 1
     assert counts["documents"] == 1 and counts["document_chunks"] >= 1
     assert counts["audit_rows_redacted"] >= 1 and counts["redis_keys"] >= 1
+    assert counts["memories"] == 1
+    bobs_memories = await api.stores.memories.list(Scope.user("t1", "bob"))
+    assert [m.text for m in bobs_memories] == ["I work with llamas."]
 
     # Her key is gone; bob's data and t2's alice's are untouched.
     gone = await api.http.get("/api/v1/runs", headers=api.auth(alice))
