@@ -2,6 +2,7 @@
 
 # Registers the checkpoints table on Base.metadata (what alembic compares against).
 from bus.store import document_tables as document_tables
+from bus.store import fact_tables as fact_tables
 from bus.store import gate_tables as gate_tables
 from bus.store import schedule_tables as schedule_tables
 from bus.store import summary_tables as summary_tables
@@ -29,6 +30,7 @@ from bus.store.conversations import (
 )
 from bus.store.documents import DocumentRecord, DocumentStore
 from bus.store.engine import make_engine
+from bus.store.facts import FactChunk, FactStore, SourceChunk, StoredFact, Triple
 from bus.store.migrate import downgrade, downgrade_async, upgrade, upgrade_async
 from bus.store.runs import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore
 from bus.store.schedules import ScheduleRecord, ScheduleStore, TickRecord, TickState
@@ -56,6 +58,8 @@ __all__ = [
     "ConversationStore",
     "DocumentRecord",
     "DocumentStore",
+    "FactChunk",
+    "FactStore",
     "GateAlreadyOpen",
     "GateConflict",
     "GateError",
@@ -72,6 +76,8 @@ __all__ = [
     "ScheduleRecord",
     "ScheduleStore",
     "Scope",
+    "SourceChunk",
+    "StoredFact",
     "Stores",
     "SummaryRecord",
     "SummaryStore",
@@ -79,6 +85,7 @@ __all__ = [
     "TenantSettingsStore",
     "TickRecord",
     "TickState",
+    "Triple",
     "WebhookSecretRecord",
     "WebhookSecretStore",
     "downgrade",

@@ -13,6 +13,7 @@ from bus.store.checkpoints import CheckpointStore
 from bus.store.conversations import ConversationStore
 from bus.store.documents import DocumentStore
 from bus.store.engine import make_engine
+from bus.store.facts import FactStore
 from bus.store.migrate import upgrade_async
 from bus.store.runs import RunStore
 from bus.store.schedules import ScheduleStore
@@ -40,6 +41,7 @@ class Stores:
     turns: TurnStore | None = None
     schedules: ScheduleStore | None = None
     summaries: SummaryStore | None = None
+    facts: FactStore | None = None
 
 
 @contextlib.asynccontextmanager
@@ -62,6 +64,7 @@ async def open_store(settings: BusSettings, *, migrate: bool = False) -> AsyncGe
             turns=TurnStore(engine),
             schedules=ScheduleStore(engine),
             summaries=SummaryStore(engine),
+            facts=FactStore(engine),
         )
     finally:
         await engine.dispose()

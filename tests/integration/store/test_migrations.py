@@ -27,7 +27,7 @@ from bus.store import (
 from bus.store.migrate import downgrade_async
 from bus.store.tables import Base
 
-HEAD = "0016"  # the newest revision
+HEAD = "0018"  # the newest revision
 BASELINE = "0001"
 OWNER = Scope.user("t", "s")
 
