@@ -66,7 +66,14 @@ def _progress(total: int, label: str, enabled: bool) -> Progress:
 async def _direct(
     s: AppSettings, docs: list[PreparedDocument], tenant: str, bar: bool
 ) -> dict[str, int]:
-    totals = {"documents": 0, "embedded": 0, "relabelled": 0, "unchanged": 0, "deleted": 0}
+    totals = {
+        "documents": 0,
+        "embedded": 0,
+        "relabelled": 0,
+        "unchanged": 0,
+        "deleted": 0,
+        "facts": 0,
+    }
     async with open_retrieval(s.retrieval) as r:
         with _progress(len(docs), "ingesting", bar) as progress:
             task = progress.add_task("ingest", total=len(docs))
@@ -75,7 +82,7 @@ async def _direct(
                     doc, tenant=tenant, batch_size=s.retrieval.ingest_batch_chunks
                 )
                 totals["documents"] += 1
-                for name in ("embedded", "relabelled", "unchanged", "deleted"):
+                for name in ("embedded", "relabelled", "unchanged", "deleted", "facts"):
                     totals[name] += getattr(result, name)
                 progress.advance(task)
     return totals

@@ -116,6 +116,7 @@ def test_mermaid_draws_the_reachable_topology_fact_check_and_fan_out_included() 
         "    researcher -->|tool_calls| gateway",
         "    gateway -->|research| researcher",
         "    researcher -->|answer| finalizer",
+        "    %% gather sources: documents, graph, memory, web",
     ]
 
 
