@@ -24,6 +24,7 @@ MAX_FACTS_PER_CHUNK = 32
 _WORD = re.compile(r"[^\W\d_][\w'’-]*|\d+")
 _CONNECTORS = frozenset({"and", "or", "but", "as", "well", "also", "then", "which", "who"})
 _ARTICLES = frozenset({"a", "an", "the"})
+_TIME_PREPOSITIONS = frozenset({"in", "on", "since", "by", "until", "from", "for"})
 _CARRY = re.compile(r"^\s*(?:,\s*)?(?:and|but|while|then)\s+", re.IGNORECASE)
 
 
@@ -39,7 +40,7 @@ def _relation(between: str) -> str | None:
     words = [w.lower() for w in words]
     while words and words[-1] in _ARTICLES:  # "moved to the" Oslo office
         words.pop()
-    if all(w in _CONNECTORS | _ARTICLES for w in words):
+    if all(w in _CONNECTORS | _ARTICLES for w in words) or words[-1] in _CONNECTORS:
         return None
     return " ".join(words)
 
@@ -66,6 +67,21 @@ def sentence_facts(sentence: str) -> list[Triple]:
     subject = found[0] if found and found[0].kind == "name" else None
     for prev, cur in itertools.pairwise(found):
         between = sentence[prev.end : cur.start]
+        last = facts[-1] if facts else None
+        prep = between.strip().lower()
+        if (
+            cur.kind == "figure"
+            and prep in _TIME_PREPOSITIONS
+            and last is not None
+            and subject is not None
+            and last.subject == subject.text
+            and last.object == prev.text
+        ):
+            # "X joined Y in 2017": when X joined, not a fact about Y.
+            fact = _triple(subject, f"{last.relation} {prep}", cur)
+            if fact is not None:
+                facts.append(fact)
+            continue
         carried = _CARRY.match(between) or _closes_apposition(between)
         if subject is not None and subject is not prev and (carried or prev.kind == "figure"):
             # "X joined Y in 2019 and moved to Z", "X, based in Y, employs N": X's facts.

@@ -6,14 +6,16 @@ question's names and every 1-5 word n-gram, so case and articles do not matter).
 reads the facts that name a matched entity; hop two the facts that name the entities at
 their other ends (names only: a year or an amount links too much to walk through). A
 chunk scores by the facts that reached it (a hop-two fact counts half, a fact matched on
-a longer name more), and each passage shows its chunk with those facts first. The ACL
-filter is inside each read (`bus.store.facts.FactStore.find`): a fact of a document the
-caller may not read is never returned, nor walked through.
+a longer name more, one matched on a name many facts share less), and each passage shows
+its chunk with those facts first. The ACL filter is inside each read
+(`bus.store.facts.FactStore.find`): a fact of a document the caller may not read is never
+returned, nor walked through.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+import math
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,12 +90,18 @@ class GraphSearch:
         keys = question_keys(query)
         tenant, groups = access.tenant, access.groups
         first = await self.facts.find(tenant, groups, keys, limit=cfg.facts_per_hop)
+        degree: Counter[str] = Counter()
+        for fact in first:
+            t = fact.triple
+            degree.update({k for k in (t.subject_key, t.object_key) if k in keys})
         scored: dict[StoredFact, float] = {}
         frontier: dict[str, float] = {}
         for fact in first:
             t = fact.triple
             matched = [k for k in (t.subject_key, t.object_key) if k in keys]
-            scored[fact] = max(_weight(k) for k in matched) + 0.25 * (len(matched) - 1)
+            # A name in many facts (the company everyone joined) says little about any one.
+            weights = [_weight(k) / math.sqrt(degree[k]) for k in matched]
+            scored[fact] = max(weights) + 0.25 * (len(matched) - 1)
             for key, kind in ((t.subject_key, t.subject_kind), (t.object_key, t.object_kind)):
                 if key not in keys and kind == "name":
                     frontier[key] = max(frontier.get(key, 0.0), scored[fact])
