@@ -22,7 +22,8 @@ _UNITS = (
     r"offices|stores|units|tons|tonnes|litres|liters|euros?|dollars?|usd|eur|gbp|°c|°f"
 )
 _FIGURE = re.compile(
-    rf"[$€£]?\d+(?:[.,]\d+)*(?:\s?(?:{_UNITS})\b|%)?(?:\s(?:million|billion|thousand)\b)?",
+    rf"(?<![\w.])[$€£]?\d+(?:[.,]\d+)*(?:\s?(?:{_UNITS})\b|%)?"
+    r"(?:\s(?:million|billion|thousand)\b)?",
     re.IGNORECASE,
 )
 _CAP = r"[A-Z][\w&'’.-]*"
