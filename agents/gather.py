@@ -95,7 +95,8 @@ def fuse(
 
     An item two sources found (the same ``id``: a chunk the documents search and the
     knowledge graph both reached) is one item whose scores add up, shown as the source
-    that ranked it higher found it (the graph's passage carries its facts too). The fused
+    that ranked it higher found it (at equal ranks, the fuller text: the graph's passage
+    carries its facts too). The fused
     items are numbered ``ref`` from ``start`` (the run's next free citation number) in rank
     order and tagged with their source.
     """
@@ -111,7 +112,8 @@ def fuse(
             key = str(item.get("id", "")) or f"{source}#{rank}"
             if key in fused:
                 total, best, kept_source, kept = fused[key]
-                if score > best:
+                fuller = len(text) > len(str(kept.get("text", "")))
+                if score > best or (score == best and fuller):
                     best, kept_source, kept = score, source, item
                 fused[key] = (total + score, best, kept_source, kept)
             else:
