@@ -71,7 +71,10 @@ def parse_facts(reply: str) -> list[Triple]:
 class ModelExtractor:
     """Facts by the chat model under a JSON schema, one call per chunk."""
 
-    name = "model"
+    @property
+    def name(self) -> str:
+        """Extractor id."""
+        return "model"
 
     def __init__(self, llm: LLM, *, max_tokens: int = 400) -> None:
         self._llm = llm

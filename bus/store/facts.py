@@ -140,6 +140,20 @@ class FactStore(Repository):
                 await session.execute(_insert_ignoring(dialect, FactRow, part))
         return len(fact_rows)
 
+    async def stored_chunks(self, tenant_id: str, version: str, ids: Iterable[str]) -> set[str]:
+        """Which of these chunks have facts stored under this version (a batch stored
+        before, whose extraction need not run again)."""
+        wanted = sorted(set(ids))
+        if not wanted:
+            return set()
+        stmt = select(FactChunkRow.chunk_id).where(
+            FactChunkRow.tenant_id == tenant_id,
+            FactChunkRow.version == version,
+            FactChunkRow.chunk_id.in_(wanted),
+        )
+        async with self._tenant_session(tenant_id, "read fact chunks") as session:
+            return set(await session.scalars(stmt))
+
     async def drop_other_versions(
         self, tenant_id: str, doc_id: str, keep_version: str | None = None
     ) -> int:

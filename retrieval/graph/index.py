@@ -1,8 +1,9 @@
 """The ingest side of the knowledge graph: extract a batch's facts and store them.
 
 Called by the `retrieval.ingest.Ingestor` after a batch's chunks are stored, for every
-chunk of the batch (new, moved to a new version or unchanged): the rows are keyed by
-chunk, version and place, so storing a batch again writes nothing new. When the last
+chunk of the batch (new, moved to a new version or unchanged) that has no facts stored
+under this version yet: the rows are keyed by chunk, version and place, so storing a
+batch again writes nothing new (and extracts only what the first try did not store). When the last
 batch of a version is stored, the document's other versions' facts are dropped, as its
 chunks are.
 """
@@ -45,12 +46,16 @@ class GraphIndex:
         """Extract the facts of a batch's chunks (``ids`` are their point ids) and store them."""
         if not chunks:
             return GraphBatch(0, 0.0)
+        # A redelivered batch (or an unchanged document ingested again) keeps the facts
+        # stored the first time: a model extractor is not paid twice for them.
+        done = await self.facts.stored_chunks(tenant, doc.version, ids)
+        todo = [(i, c) for i, c in zip(ids, chunks, strict=True) if i not in done]
         started = time.perf_counter()
-        found = await self.extractor.extract([c.text for c in chunks])
+        found = await self.extractor.extract([c.text for _, c in todo])
         spent = time.perf_counter() - started
         rows = [
             FactChunk(i, doc.source, doc.title, c.heading, c.position, c.text, tuple(facts))
-            for i, c, facts in zip(ids, chunks, found, strict=True)
+            for (i, c), facts in zip(todo, found, strict=True)
         ]
         stored = await self.facts.put(tenant, doc.doc_id, doc.version, doc.acl, rows)
         return GraphBatch(stored, spent)

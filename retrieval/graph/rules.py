@@ -117,7 +117,10 @@ def extract(text: str) -> list[Triple]:
 class RuleExtractor:
     """The default `retrieval.ports.FactExtractor`: sentence patterns, no model."""
 
-    name = "rules"
+    @property
+    def name(self) -> str:
+        """Extractor id."""
+        return "rules"
 
     async def extract(self, texts: Sequence[str]) -> list[list[Triple]]:
         """The facts of each text, in order."""
