@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Annotated
 
@@ -49,13 +50,31 @@ async def eval_graph(
         str, typer.Option(help="How facts are extracted: rules | model (the chat model).")
     ] = "rules",
     top_k: Annotated[int, typer.Option(min=1, max=20, help="Passages per source.")] = 5,
+    answers: Annotated[
+        bool,
+        typer.Option(
+            "--answers", help="Ask the questions in multi mode instead, with and without it."
+        ),
+    ] = False,
 ) -> None:
     """Two-hop questions: is each needed fact in what the researcher is given, with the
-    knowledge graph and without it (and the extractor's ms and facts per chunk)."""
+    knowledge graph and without it (and the extractor's ms and facts per chunk); with
+    ``--answers``, what the configured model answers (AGENTBUS_LLM)."""
     from api.evals.graph_set import evaluate_graph, table
     from retrieval.ports import FactExtractor
 
     s = settings()
+    if answers:
+        from api.compose.roles import make_llm
+        from api.evals.graph_answers import answer_set, answers_table
+
+        outcomes = await answer_set(make_llm(s.agents))
+        if as_json:
+            for o in outcomes:
+                typer.echo(json.dumps(dataclasses.asdict(o)))
+        else:
+            typer.echo(answers_table(outcomes))
+        return
     chosen: FactExtractor | None = None
     if extractor == "model":
         from agents.fact_extractor import ModelExtractor

@@ -5,8 +5,8 @@ stream (``retrieval.jobs``), exactly as ``agentbus ingest`` does: the retrieval 
 embed and store it, so the API never opens the vector store. The catalogue row (what the
 page lists) is written when the job is published. Deleting publishes an empty version of
 the document: the retrieval worker stores nothing and drops every older version's chunks
-(and knowledge-graph facts), the same step that replaces an edited document. Admin keys only: documents are shared by
-the whole tenant (subject to their ACL groups).
+(and knowledge-graph facts), the same step that replaces an edited document. Admin keys
+only: documents are shared by the whole tenant (subject to their ACL groups).
 """
 
 from __future__ import annotations
