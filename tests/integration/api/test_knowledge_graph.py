@@ -174,6 +174,14 @@ async def test_multi_mode_gathers_the_graph_and_the_judges_requery_walks_it_too(
     llm = ScriptedLLM(script)
     api = await start_api(llm, retrieval=retrieval, api_key_cache_s=0)
     who = await corpus(api)
+    described = await api.http.get("/api/v1/graph?mode=multi", headers=api.auth(who["bob"]))
+    assert [s["name"] for s in described.json()["sources"]] == [
+        "documents",
+        "graph",
+        "memory",
+        "web",
+    ]
+    assert "%% gather sources: documents, graph, memory, web" in described.json()["mermaid"]
     await ask(api, who["alice"], mode="multi")
     assert planner_sources(llm) == ["documents", "graph"]  # the tenant chose none
 

@@ -6,7 +6,7 @@ import pytest
 
 from agents.fact_extractor import parse_facts
 from agents.gather import fuse
-from agents.graph import SOURCES
+from agents.graph import SOURCES, mermaid
 from agents.sources import MEMORY, WEB
 from retrieval.citations import CITED_TOOLS, GRAPH_TOOL
 from retrieval.gather_source import DOCUMENTS
@@ -105,4 +105,6 @@ def test_a_chunk_two_sources_found_is_one_passage_whose_scores_add_up() -> None:
 
 def test_the_graph_source_is_described_and_cited_like_the_others() -> None:
     assert list(SOURCES) == [DOCUMENTS, GRAPH, MEMORY, WEB]
+    for mode in ("single", "multi"):  # what `agentbus graph show` prints
+        assert mermaid(mode).endswith("%% gather sources: documents, graph, memory, web")
     assert CITED_TOOLS[GRAPH_TOOL] == "graph"
