@@ -87,8 +87,16 @@ class SourceChunk:
     text: str
 
 
+#: Each table's primary key: a row already there is left alone.
+_KEYS: dict[type[Base], list[str]] = {
+    FactAclRow: ["tenant_id", "doc_id", "version", "grp"],
+    FactChunkRow: ["tenant_id", "chunk_id", "version"],
+    FactRow: ["tenant_id", "chunk_id", "version", "n"],
+}
+
+
 def _insert_ignoring(dialect: str, model: type[Base], rows: list[dict[str, Any]]) -> Insert:
-    keys = [c.name for c in model.__table__.primary_key.columns]
+    keys = _KEYS[model]
     if dialect == "postgresql":
         return postgresql.insert(model).values(rows).on_conflict_do_nothing(index_elements=keys)
     if dialect == "sqlite":
