@@ -140,9 +140,9 @@ def final_citations(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 async def test_single_mode_query_graph_reaches_the_second_hop_only_for_its_group(
-    start_api: StartApi, retrieval: Retrieval
+    start_api: StartApi, retrieval: Retrieval, store_backend: dict[str, Any]
 ) -> None:
-    api = await start_api(ScriptedLLM(script), retrieval=retrieval)
+    api = await start_api(ScriptedLLM(script), retrieval=retrieval, **store_backend)
     who = await corpus(api)
 
     alice = await ask(api, who["alice"])
@@ -206,9 +206,9 @@ async def test_multi_mode_gathers_the_graph_and_the_judges_requery_walks_it_too(
 
 
 async def test_deleting_a_document_removes_its_facts_and_uploading_it_again_replaces_them(
-    start_api: StartApi, retrieval: Retrieval
+    start_api: StartApi, retrieval: Retrieval, store_backend: dict[str, Any]
 ) -> None:
-    api = await start_api(ScriptedLLM(script), retrieval=retrieval)
+    api = await start_api(ScriptedLLM(script), retrieval=retrieval, **store_backend)
     who = await corpus(api)
     facts = api.stores.facts
     assert facts is not None
