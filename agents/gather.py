@@ -93,10 +93,14 @@ def fuse(
 ) -> list[EvidenceItem]:
     """Cross-source RRF over each source's ranking, each source within a text budget.
 
-    The fused items are numbered ``ref`` from ``start`` (the run's next free citation
-    number) in rank order and tagged with their source.
+    An item two sources found (the same ``id``: a chunk the documents search and the
+    knowledge graph both reached) is one item whose scores add up, shown as the source
+    that ranked it higher found it (at equal ranks, the fuller text: the graph's passage
+    carries its facts too). The fused
+    items are numbered ``ref`` from ``start`` (the run's next free citation number) in rank
+    order and tagged with their source.
     """
-    scored: list[tuple[float, str, dict[str, Any]]] = []
+    fused: dict[str, tuple[float, float, str, dict[str, Any]]] = {}
     for source, items in branches.items():
         used = 0
         for rank, item in enumerate(items):
@@ -104,8 +108,21 @@ def fuse(
             if used + len(text) > per_source_chars and used:
                 break
             used += len(text)
-            scored.append((1.0 / (RRF_K + rank + 1), source, item))
-    scored.sort(key=lambda found: found[0], reverse=True)
+            score = 1.0 / (RRF_K + rank + 1)
+            key = str(item.get("id", "")) or f"{source}#{rank}"
+            if key in fused:
+                total, best, kept_source, kept = fused[key]
+                fuller = len(text) > len(str(kept.get("text", "")))
+                if score > best or (score == best and fuller):
+                    best, kept_source, kept = score, source, item
+                fused[key] = (total + score, best, kept_source, kept)
+            else:
+                fused[key] = (score, score, source, item)
+    scored = sorted(
+        ((total, source, item) for total, _, source, item in fused.values()),
+        key=lambda found: found[0],
+        reverse=True,
+    )
     return [
         EvidenceItem(
             ref=ref,

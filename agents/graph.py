@@ -138,6 +138,18 @@ MULTI: tuple[Edge, ...] = (
 
 GRAPHS: dict[str, tuple[Edge, ...]] = {"single": SINGLE, "multi": MULTI, "custom": MULTI}
 
+#: The retrieval sources a gather step fans out to (a run gathers from those it has: the
+#: planner chooses among them; single mode's context is the documents). The names are
+#: `retrieval.gather_source.DOCUMENTS`, `retrieval.graph.source.GRAPH`,
+#: `agents.sources.MEMORY` and `agents.sources.WEB`.
+SOURCES: dict[str, str] = {
+    "documents": "hybrid search over the tenant's ingested documents",
+    "graph": "facts extracted from those documents at ingest, walked one or two hops from "
+    "the entities the question names; each passage is a source chunk",
+    "memory": "the conversation's earlier turns",
+    "web": "the gateway's web_search, under the tenant's tools and egress policy",
+}
+
 
 class NoEdge(LookupError):
     """The graph has no edge for this node and outcome (a bug in a worker or the graph)."""
@@ -233,9 +245,13 @@ def drawn(mode: str, accuracy: str = "standard") -> list[Edge]:
 
 
 def mermaid(mode: str, accuracy: str = "standard") -> str:
-    """The graph of a mode and accuracy as a Mermaid flowchart (conditions as labels)."""
+    """The graph of a mode and accuracy as a Mermaid flowchart (conditions as labels; the
+    sources a gather fans out to as a closing comment)."""
     lines = ["flowchart LR"]
-    for e in drawn(mode, accuracy):
+    shown = drawn(mode, accuracy)
+    for e in shown:
         label = e.outcome if e.when is None else f"{e.outcome} [{e.when}]"
         lines.append(f"    {e.source} -->|{label}| {e.target}")
+    if any(e.target == "gather" for e in shown):
+        lines.append(f"    %% gather sources: {', '.join(SOURCES)}")
     return "\n".join(lines)

@@ -110,8 +110,12 @@ def _grounding(state: RunState, deps: AgentDeps) -> list[str]:
     evidence, computed = _looked_up(state)
     today = deps.clock().date()
     computed += [today.isoformat(), str(today.year)]
-    read = any(e.source_kind == "documents" for e in (*state.evidence, *state.judge.recheck))
-    read |= any(m.role == "tool" and m.name == "search_docs" for m in state.messages)
+    # Graph passages are document chunks too (with the facts that led to them).
+    kinds = ("documents", "graph")
+    read = any(e.source_kind in kinds for e in (*state.evidence, *state.judge.recheck))
+    read |= any(
+        m.role == "tool" and m.name in ("search_docs", "query_graph") for m in state.messages
+    )
     return grounding.mismatches(
         state.draft or "", state.question, evidence, computed, read_documents=read
     )

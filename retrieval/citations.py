@@ -29,8 +29,10 @@ from retrieval.models import Hit
 SEARCH_TOOL = "search_docs"
 #: The web search tool: its results are numbered and cited like documents.
 WEB_TOOL = "web_search"
+#: The knowledge-graph tool: its passages (facts with their chunks) are cited like documents.
+GRAPH_TOOL = "query_graph"
 #: Every tool whose results carry citation numbers, and the source kind each shows.
-CITED_TOOLS: dict[str, str] = {SEARCH_TOOL: "documents", WEB_TOOL: "web"}
+CITED_TOOLS: dict[str, str] = {SEARCH_TOOL: "documents", WEB_TOOL: "web", GRAPH_TOOL: "graph"}
 SNIPPET_CHARS = 240
 
 
@@ -133,7 +135,7 @@ def _shown(item: dict[str, Any], kind: str) -> RetrievedChunk | None:
             )
         return RetrievedChunk(
             ref, str(item["id"]), str(item["source"]), str(item.get("title", "")),
-            str(item.get("text", "")),
+            str(item.get("text", "")), kind,
         )  # fmt: skip
     except (KeyError, TypeError, ValueError):
         return None

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from bus.commands import IngestDoc
 from retrieval.chunking import ChunkingConfig, chunk_document
+from retrieval.graph.index import GraphIndex
 from retrieval.models import Chunk, Document, StoredChunk, normalise_acl, sha256_hex
 from retrieval.ports import Embedder, VectorStore
 from retrieval.sparse import SparseVec, document_vector
@@ -89,6 +90,7 @@ class BatchResult:
     embedded: int = 0
     relabelled: int = 0
     unchanged: int = 0
+    facts: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +104,7 @@ class DocumentResult:
     relabelled: int
     unchanged: int
     deleted: int
+    facts: int = 0
 
     @property
     def changed(self) -> bool:
@@ -117,8 +120,10 @@ _EMBED_AHEAD = 2
 class _Batch:
     """A batch ready to write: the new chunks with their vectors, the moved chunk ids."""
 
+    tenant: str
     doc: IngestDoc
-    size: int
+    ids: list[str]
+    chunks: Sequence[Chunk]
     moved: list[str]
     records: list[StoredChunk] = field(default_factory=lambda: [])
     dense: list[list[float]] = field(default_factory=lambda: [])
@@ -131,12 +136,23 @@ class Ingestor:
     Args:
         store: the chunk collection.
         embedder: the dense embedder (the same one search uses).
+        graph: with it, each batch's facts are extracted and stored too, and dropped with
+            the document's other versions.
     """
 
-    def __init__(self, store: VectorStore, embedder: Embedder) -> None:
+    def __init__(
+        self, store: VectorStore, embedder: Embedder, graph: GraphIndex | None = None
+    ) -> None:
         self.store = store
         self.embedder = embedder
+        self.graph = graph
         self._ready = False
+
+    def with_graph(self, graph: GraphIndex | None) -> Ingestor:
+        """This ingestor over the same store and embedder, storing facts with ``graph``."""
+        twin = Ingestor(self.store, self.embedder, graph)
+        twin._ready = self._ready
+        return twin
 
     async def ready(self) -> None:
         """Create (or check) the collection for this embedder, once."""
@@ -158,7 +174,7 @@ class Ingestor:
         acl = tuple(doc.acl)
         new = [(i, c) for i, c in zip(ids, chunks, strict=True) if i not in stored]
         moved = [i for i in ids if i in stored and stored[i] != (doc.version, acl)]
-        batch = _Batch(doc, len(ids), moved)
+        batch = _Batch(tenant, doc, ids, chunks, moved)
         if new:
             texts = [indexed_text(doc.title, c.heading, c.text) for _, c in new]
             batch.dense = await self.embedder.embed(texts)
@@ -185,12 +201,18 @@ class Ingestor:
         if batch.records:
             await self.store.upsert(batch.records, batch.dense, batch.sparse)
         await self.store.relabel(batch.moved, batch.doc.version, batch.doc.acl)
+        facts = 0
+        if self.graph is not None:  # after the chunks: a fact never names a missing chunk
+            stored = await self.graph.store_batch(batch.tenant, batch.doc, batch.ids, batch.chunks)
+            facts = stored.facts
         new, moved = len(batch.records), len(batch.moved)
-        return BatchResult(new, moved, batch.size - new - moved)
+        return BatchResult(new, moved, len(batch.ids) - new - moved, facts)
 
     async def finish_document(self, tenant: str, doc_id: str, version: str) -> int:
-        """Delete the document's chunks of other versions; returns how many."""
+        """Delete the document's chunks (and facts) of other versions; returns the chunks."""
         await self.ready()
+        if self.graph is not None:
+            await self.graph.finish_document(tenant, doc_id, version)
         return await self.store.delete_document(tenant, doc_id, keep_version=version)
 
     async def ingest(
@@ -229,11 +251,15 @@ class Ingestor:
                 sum(r.relabelled for r in results),
                 sum(r.unchanged for r in results),
                 deleted,
+                sum(r.facts for r in results),
             )
 
         return list(await asyncio.gather(*(document(d) for d in documents)))
 
     async def delete(self, tenant: str, source: str) -> int:
-        """Remove a document entirely; returns the chunks deleted."""
+        """Remove a document entirely (its facts too); returns the chunks deleted."""
         await self.ready()
-        return await self.store.delete_document(tenant, doc_id_for(tenant, source))
+        doc_id = doc_id_for(tenant, source)
+        if self.graph is not None:
+            await self.graph.finish_document(tenant, doc_id, None)
+        return await self.store.delete_document(tenant, doc_id)

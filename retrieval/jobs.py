@@ -30,7 +30,7 @@ _ENVELOPE_BYTES = 8_192
 
 
 def progress_key(job_id: str, shard: int) -> str:
-    """Hash of a job's counters (total, embedded, relabelled, unchanged, deleted...)."""
+    """Hash of a job's counters (total, embedded, relabelled, unchanged, deleted, facts...)."""
     return keys.run_blob(job_id, shard, "ingest")
 
 
@@ -132,6 +132,7 @@ class JobStatus:
     unchanged: int
     deleted: int
     documents: int
+    facts: int = 0
 
     @property
     def finished(self) -> bool:
@@ -159,4 +160,5 @@ async def job_status(redis: Redis, job_id: str, shard: int) -> JobStatus:
         n("unchanged"),
         n("deleted"),
         n("documents"),
+        n("facts"),
     )

@@ -1,8 +1,9 @@
-"""Ports of retrieval: the embedder, the reranker and the vector store.
+"""Ports of retrieval: the embedder, the reranker, the vector store and the fact extractor.
 
 One adapter per file: embedders under ``retrieval/embedders/``, rerankers under
 ``retrieval/rerankers/``, stores in ``retrieval/edge_store.py`` (embedded Qdrant Edge) and
-``retrieval/store.py`` (a Qdrant server). Every embedder passes
+``retrieval/store.py`` (a Qdrant server), the rule-based fact extractor in
+``retrieval/graph/rules.py`` (a model-based one is injected from ``agents``). Every embedder passes
 ``tests/unit/retrieval/embedder_contract.py``; every store passes
 ``tests/integration/retrieval/store_contract.py``.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal, Protocol, runtime_checkable
 
+from bus.store.facts import Triple
 from retrieval.models import Access, Hit, StoredChunk
 from retrieval.sparse import SparseVec
 
@@ -129,4 +131,18 @@ class VectorStore(Protocol):
 
     async def aclose(self) -> None:
         """Release the store (a local folder's lock, threads, connections)."""
+        ...
+
+
+@runtime_checkable
+class FactExtractor(Protocol):
+    """Finds (subject, relation, object) facts in chunks of text, for the knowledge graph."""
+
+    @property
+    def name(self) -> str:
+        """Extractor id (``rules``, ``model``)."""
+        ...
+
+    async def extract(self, texts: Sequence[str]) -> list[list[Triple]]:
+        """The facts of each text, in order (an empty list for a text stating none)."""
         ...

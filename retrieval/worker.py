@@ -1,7 +1,9 @@
 """The retrieval role: stores ingest batches published by `retrieval.jobs`.
 
 Each message is one batch of one document version. The handler embeds and stores it
-(idempotent: a redelivered batch finds its chunks stored and embeds nothing), records it
+(idempotent: a redelivered batch finds its chunks stored and embeds nothing), stores the
+facts extracted from its chunks when the ingestor has a knowledge graph (keyed by chunk,
+version and place, so a redelivery writes nothing twice), records it
 in the document's batch set, and the batch that completes the set deletes the document's
 older versions. The batch that completes the job writes ``done`` to the job's events.
 """
@@ -45,6 +47,7 @@ def make_retrieval_handler(ingestor: Ingestor) -> Handler:
             pipe.hincrby(progress, "embedded", result.embedded)
             pipe.hincrby(progress, "relabelled", result.relabelled)
             pipe.hincrby(progress, "unchanged", result.unchanged)
+            pipe.hincrby(progress, "facts", result.facts)
             pipe.hincrby(progress, "deleted", deleted)
             pipe.hincrby(progress, "documents", 1 if stored >= doc.batches else 0)
             pipe.sadd(done, command.step_id)

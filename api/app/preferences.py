@@ -198,8 +198,9 @@ class Effective(BaseModel):
     memory: bool = True
     sources: list[str] | None = Field(
         default=None,
-        description="None: the sources that exist for the tenant (documents when any are "
-        "ingested, memory when the conversation has history, web with egress on).",
+        description="None: the sources that exist for the tenant (documents, and the "
+        "knowledge graph built from them, when any are ingested; memory when the "
+        "conversation has history; web with egress on).",
     )
     agent_prompts: dict[str, str] = {}
     agent_models: dict[str, str] = {}

@@ -68,6 +68,7 @@ from bus.store import Scope
 from bus.store.turns import TurnState
 from bus.typed_redis import lua
 from retrieval.gather_source import DOCUMENTS
+from retrieval.graph.source import GRAPH
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -129,6 +130,7 @@ class RunStarter:
         conversations: the conversations, to refuse another user's conversation id.
         models: the models runs may choose (``AGENTBUS_LLM_MODELS``; empty: no choice).
         documents: the document catalogue (a tenant with documents gathers from them).
+        graph: the knowledge graph is on (a tenant with documents gathers from it too).
         webhook_private_hosts: hosts the deployment lets webhooks reach on private
             addresses (``AGENTBUS_WEBHOOK_PRIVATE_HOSTS``, a gateway setting).
         turns: publishes runs in their conversation's turn (None: no ``multitask``
@@ -148,6 +150,7 @@ class RunStarter:
         *,
         models: Sequence[str] = (),
         documents: DocumentStore | None = None,
+        graph: bool = False,
         webhook_private_hosts: frozenset[str] = frozenset(),
         turns: TurnPublisher | None = None,
         memories: MemoryStore | None = None,
@@ -161,6 +164,7 @@ class RunStarter:
         self._conversations = conversations
         self._models = tuple(dict.fromkeys(models))
         self._documents = documents
+        self._graph = graph
         self._webhook_private = webhook_private_hosts
         self.turns = turns
         self._publish = lua(redis, PUBLISH_ONCE)
@@ -260,6 +264,8 @@ class RunStarter:
         found: list[str] = []
         if await self._has_any_documents(who.tenant_id):
             found.append(DOCUMENTS)
+            if self._graph:  # the facts extracted from those documents
+                found.append(GRAPH)
         if has_history or await self._memory_exists(who, effective):
             found.append(MEMORY)
         if effective.egress_enabled:

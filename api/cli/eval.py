@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Annotated
 
@@ -39,3 +40,57 @@ async def eval_retrieval(
             typer.echo(json.dumps({**score.as_dict(), **info}))
     else:
         typer.echo(table(scores, info))
+
+
+@app.command("graph")
+@run_async
+async def eval_graph(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line per condition.")] = False,
+    extractor: Annotated[
+        str, typer.Option(help="How facts are extracted: rules | model (the chat model).")
+    ] = "rules",
+    top_k: Annotated[int, typer.Option(min=1, max=20, help="Passages per source.")] = 5,
+    answers: Annotated[
+        bool,
+        typer.Option(
+            "--answers", help="Ask the questions in multi mode instead, with and without it."
+        ),
+    ] = False,
+) -> None:
+    """Two-hop questions: is each needed fact in what the researcher is given, with the
+    knowledge graph and without it (and the extractor's ms and facts per chunk); with
+    ``--answers``, what the configured model answers (AGENTBUS_LLM)."""
+    from api.evals.graph_set import evaluate_graph, table
+    from retrieval.ports import FactExtractor
+
+    s = settings()
+    if answers:
+        from api.compose.roles import make_llm
+        from api.evals.graph_answers import answer_set, answers_table
+
+        outcomes = await answer_set(make_llm(s.agents))
+        if as_json:
+            for o in outcomes:
+                typer.echo(json.dumps(dataclasses.asdict(o)))
+        else:
+            typer.echo(answers_table(outcomes))
+        return
+    chosen: FactExtractor | None = None
+    if extractor == "model":
+        from agents.fact_extractor import ModelExtractor
+        from api.compose.roles import make_llm
+
+        chosen = ModelExtractor(make_llm(s.agents))
+    elif extractor != "rules":
+        typer.echo(f"error: unknown extractor {extractor!r} (rules | model)", err=True)
+        raise typer.Exit(2)
+    try:
+        result = await evaluate_graph(s, extractor=chosen, top_k=top_k)
+    except RetrievalError as e:
+        typer.echo(f"error [{e.code}]: {e}", err=True)
+        raise typer.Exit(2) from e
+    if as_json:
+        for score in result.scores:
+            typer.echo(json.dumps({**score.as_dict(), **result.info}))
+    else:
+        typer.echo(table(result))

@@ -66,16 +66,27 @@ def _progress(total: int, label: str, enabled: bool) -> Progress:
 async def _direct(
     s: AppSettings, docs: list[PreparedDocument], tenant: str, bar: bool
 ) -> dict[str, int]:
-    totals = {"documents": 0, "embedded": 0, "relabelled": 0, "unchanged": 0, "deleted": 0}
-    async with open_retrieval(s.retrieval) as r:
+    totals = {
+        "documents": 0,
+        "embedded": 0,
+        "relabelled": 0,
+        "unchanged": 0,
+        "deleted": 0,
+        "facts": 0,
+    }
+    from api.compose.graph import graph_index  # the knowledge graph's facts go to SQL
+    from bus.store import open_store
+
+    async with open_retrieval(s.retrieval) as r, open_store(s.bus) as stores:
+        ingestor = r.ingestor.with_graph(graph_index(s.retrieval, stores))
         with _progress(len(docs), "ingesting", bar) as progress:
             task = progress.add_task("ingest", total=len(docs))
             for doc in docs:
-                result = await r.ingestor.ingest(
+                result = await ingestor.ingest(
                     doc, tenant=tenant, batch_size=s.retrieval.ingest_batch_chunks
                 )
                 totals["documents"] += 1
-                for name in ("embedded", "relabelled", "unchanged", "deleted"):
+                for name in ("embedded", "relabelled", "unchanged", "deleted", "facts"):
                     totals[name] += getattr(result, name)
                 progress.advance(task)
     return totals

@@ -27,6 +27,7 @@ from agents.settings import AgentSettings
 from agents.sources import MEMORY, WEB, Source, memory_source, web_source
 from agents.verifier import make_verifier
 from api import signing
+from api.compose.graph import graph_index, graph_search
 from api.compose.settings import AppSettings
 from api.compose.tenant_policies import StoredTenantPolicies
 from api.compose.tenant_tools import TenantTools
@@ -47,10 +48,13 @@ from gateway.service_token import ServiceTokens
 from gateway.settings import GatewaySettings
 from gateway.tenants import DeploymentPolicies
 from gateway.tools import builtin_tools
+from gateway.tools.query_graph import QueryGraph
 from gateway.tools.search_docs import DocsSearch, SearchDocs, in_process, over_the_bus
 from gateway.worker import make_gateway_handler
 from retrieval.edge_backup import make_snapshot_handler
 from retrieval.gather_source import DOCUMENTS, documents_source
+from retrieval.graph.search import GraphSearch
+from retrieval.graph.source import GRAPH, graph_source
 from retrieval.remote import RemoteSearch, make_search_handler
 from retrieval.stack import Retrieval
 from retrieval.worker import make_retrieval_handler
@@ -140,19 +144,24 @@ def make_registry(
     search: DocsSearch | None = None,
     *,
     top_k: int = 5,
+    graph: GraphSearch | None = None,
 ) -> ToolRegistry:
-    """The gateway's tools: built-ins, ``search_docs`` (given a way to search), then plugins.
+    """The gateway's tools: built-ins, ``search_docs`` (given a way to search),
+    ``query_graph`` (given the graph walk), then plugins.
 
     Args:
         settings: names the plugin tools; None loads none.
         search: how ``search_docs`` searches (`over_the_bus`, `in_process`); None: no tool.
         top_k: the chunks ``search_docs`` returns unless the model asks for a number.
+        graph: the knowledge-graph walk ``query_graph`` runs; None: no tool.
     """
     try:
         plugins = load_plugins(settings.tool_plugins) if settings is not None else []
-        docs = []
+        docs: list[SearchDocs | QueryGraph] = []
         if search is not None:
-            docs = [SearchDocs(search, default_top_k=top_k)]
+            docs.append(SearchDocs(search, default_top_k=top_k))
+        if graph is not None:
+            docs.append(QueryGraph(graph, default_top_k=graph.config.top_k))
         return ToolRegistry([*builtin_tools(), *docs, *plugins])
     except GatewayError as e:
         raise ConfigError(e.message, hint=e.hint) from e
@@ -198,6 +207,7 @@ class Roles:
     clock: Callable[[], datetime] | None = None
     """What the agents take for now (the date in their prompts); None: the real clock."""
     tools: ToolRegistry = field(init=False)
+    _graph: GraphSearch | None = field(init=False, default=None)
     _catalogue: TenantTools | None = field(init=False, default=None)
     _tenant_policies: StoredTenantPolicies | None = field(init=False, default=None)
     _service_tokens: ServiceTokens | None = field(init=False, default=None)
@@ -205,6 +215,7 @@ class Roles:
     def __post_init__(self) -> None:
         # A stdio MCP server's sandbox never shows the data folder or the store.
         self.mcp.hide(self.settings.bus.private_paths())
+        self._graph = graph_search(self.settings.retrieval, self.stores)
         # Plugin tools are named in the settings, so the default registry is built here.
         if self.registry is not None:
             self.tools = self.registry
@@ -215,9 +226,13 @@ class Roles:
             elif self.retrieval is not None:
                 search = in_process(self.retrieval.searcher)
             top_k = self.settings.retrieval.retrieval_top_k
-            self.tools = make_registry(self.settings.gateway, search, top_k=top_k)
+            self.tools = make_registry(
+                self.settings.gateway, search, top_k=top_k, graph=self._graph
+            )
         if self.retrieval is not None:
             self.sources = {DOCUMENTS: documents_source(self.retrieval.searcher), **self.sources}
+        if self._graph is not None:
+            self.sources = {GRAPH: graph_source(self._graph), **self.sources}
 
     def _agent_deps(self) -> AgentDeps:
         if self.llm is None:
@@ -281,15 +296,17 @@ class Roles:
 
     def retrieval_handler(self, retrieval: Retrieval | None) -> Handler:
         """The retrieval role's handler: gather and merge, and with the store's parts the
-        ``documents`` source, ingest batches and the searches sent over the bus."""
+        ``documents`` source, ingest batches (their facts too, when the knowledge graph is
+        on) and the searches sent over the bus."""
         deps = self._agent_deps()
         if retrieval is None:
             return make_retrieval_router(deps.sources, deps.gather_budget_s)
         sources = {DOCUMENTS: documents_source(retrieval.searcher), **deps.sources}
+        graph = graph_index(self.settings.retrieval, self.stores, deps.llm)
         return make_retrieval_router(
             sources,
             deps.gather_budget_s,
-            ingest=make_retrieval_handler(retrieval.ingestor),
+            ingest=make_retrieval_handler(retrieval.ingestor.with_graph(graph)),
             search=make_search_handler(retrieval.searcher),
             snapshot=make_snapshot_handler(retrieval.store),
         )

@@ -61,6 +61,7 @@ def make_starter(
         stores.conversations,
         models=app_settings.agents.served_models(),
         documents=stores.documents,
+        graph=app_settings.retrieval.graph_extractor != "none" and stores.facts is not None,
         webhook_private_hosts=private_hosts(app_settings.gateway.webhook_private_hosts),
         turns=None if stores.turns is None else TurnPublisher(redis, stores.turns),
         memories=stores.memories,

@@ -20,6 +20,7 @@ from agents.llm.local import LocalLLM
 from agents.llm.observed import ObservedLLM
 from agents.llm.ports import LLM
 from api.compose.connection import connect
+from api.compose.graph import graph_index
 from api.compose.roles import Roles, make_llm
 from api.compose.settings import AppSettings
 from api.compose.workers import build_workers
@@ -85,13 +86,15 @@ async def eval_system(
             connect(s.bus, embedded=True) as conn,
             open_retrieval(s.retrieval, path=folder / "vectors") as retrieval,
         ):
+            # With their knowledge-graph facts, as the retrieval role stores uploads.
+            ingestor = retrieval.ingestor.with_graph(graph_index(s.retrieval, stores))
             for name, text in documents:
                 path = folder / f"{name}.md"
                 path.write_text(text)
                 prepared = prepare(
                     load_path(path, source=name), tenant=TENANT, chunking=retrieval.chunking
                 )
-                await retrieval.ingestor.ingest(prepared, tenant=TENANT)
+                await ingestor.ingest(prepared, tenant=TENANT)
             # The deployment's tools, with current_time on the eval's clock.
             tools = [
                 CurrentTime(clock) if t.spec.name == "current_time" else t for t in builtin_tools()

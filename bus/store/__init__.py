@@ -2,6 +2,7 @@
 
 # Registers the checkpoints table on Base.metadata (what alembic compares against).
 from bus.store import document_tables as document_tables
+from bus.store import fact_tables as fact_tables
 from bus.store import gate_tables as gate_tables
 from bus.store import memory_tables as memory_tables
 from bus.store import schedule_tables as schedule_tables
@@ -31,6 +32,7 @@ from bus.store.conversations import (
 from bus.store.documents import DocumentRecord, DocumentStore
 from bus.store.engine import make_engine
 from bus.store.erasure import ERASED, ErasureStore, Holdings
+from bus.store.facts import FactChunk, FactStore, SourceChunk, StoredFact, Triple
 from bus.store.memories import MemoryNotFound, MemoryRecord, MemoryStore, MemoryWrite
 from bus.store.migrate import downgrade, downgrade_async, upgrade, upgrade_async
 from bus.store.retention import RetentionStore
@@ -62,6 +64,8 @@ __all__ = [
     "DocumentRecord",
     "DocumentStore",
     "ErasureStore",
+    "FactChunk",
+    "FactStore",
     "GateAlreadyOpen",
     "GateConflict",
     "GateError",
@@ -84,6 +88,8 @@ __all__ = [
     "ScheduleRecord",
     "ScheduleStore",
     "Scope",
+    "SourceChunk",
+    "StoredFact",
     "Stores",
     "SummaryRecord",
     "SummaryStore",
@@ -91,6 +97,7 @@ __all__ = [
     "TenantSettingsStore",
     "TickRecord",
     "TickState",
+    "Triple",
     "WebhookSecretRecord",
     "WebhookSecretStore",
     "downgrade",

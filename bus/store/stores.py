@@ -14,6 +14,7 @@ from bus.store.conversations import ConversationStore
 from bus.store.documents import DocumentStore
 from bus.store.engine import make_engine
 from bus.store.erasure import ErasureStore
+from bus.store.facts import FactStore
 from bus.store.memories import MemoryStore
 from bus.store.migrate import upgrade_async
 from bus.store.retention import RetentionStore
@@ -46,6 +47,7 @@ class Stores:
     retention: RetentionStore | None = None
     erasure: ErasureStore | None = None
     memories: MemoryStore | None = None
+    facts: FactStore | None = None
 
 
 @contextlib.asynccontextmanager
@@ -71,6 +73,7 @@ async def open_store(settings: BusSettings, *, migrate: bool = False) -> AsyncGe
             retention=RetentionStore(engine),
             erasure=ErasureStore(engine),
             memories=MemoryStore(engine),
+            facts=FactStore(engine),
         )
     finally:
         await engine.dispose()

@@ -126,12 +126,13 @@ async def get_graph(
     accuracy: str = Query("standard", pattern="^(standard|accurate)$"),
 ) -> dict[str, Any]:
     """The agent graph of a mode and accuracy (the same as ``agentbus graph show``): the
-    edges some run of them can take."""
+    edges some run of them can take, and the retrieval sources a gather fans out to."""
     return {
         "mode": mode,
         "accuracy": accuracy,
         "mermaid": graph.mermaid(mode, accuracy),
         "edges": [_edge(e) for e in graph.drawn(mode, accuracy)],
+        "sources": [{"name": n, "description": d} for n, d in graph.SOURCES.items()],
     }
 
 

@@ -4,9 +4,9 @@ An upload is parsed and chunked here, then published as an ingest job on the ret
 stream (``retrieval.jobs``), exactly as ``agentbus ingest`` does: the retrieval workers
 embed and store it, so the API never opens the vector store. The catalogue row (what the
 page lists) is written when the job is published. Deleting publishes an empty version of
-the document: the retrieval worker stores nothing and drops every older version's chunks,
-the same step that replaces an edited document. Admin keys only: documents are shared by
-the whole tenant (subject to their ACL groups).
+the document: the retrieval worker stores nothing and drops every older version's chunks
+(and knowledge-graph facts), the same step that replaces an edited document. Admin keys
+only: documents are shared by the whole tenant (subject to their ACL groups).
 """
 
 from __future__ import annotations
@@ -146,6 +146,7 @@ async def job(job_id: str, deps: Deps, admin: Admin) -> IngestJob:
         total=state.total,
         done=state.done,
         documents=state.documents,
+        facts=state.facts,
         error=error,
     )
 

@@ -3,7 +3,7 @@
 import { clear, h } from './dom.js';
 import { drawGraph } from './graph.js';
 
-const SOURCES = ['documents', 'memory', 'web'];
+const SOURCES = ['documents', 'graph', 'memory', 'web'];
 
 function setValue(el, value) {
   el.value = value;
@@ -76,7 +76,7 @@ export async function preferencesPanel(api) {
       h('label', {}, 'Documents first (single)', context),
       h('label', {}, 'Memory (what users say about themselves)', memory),
       h('fieldset', {}, h('legend', { text: 'Sources (multi)' }),
-        h('label', { class: 'inline' }, useDefault, ' the default sources (those that exist: documents, memory, web)'),
+        h('label', { class: 'inline' }, useDefault, ' the default sources (those that exist: documents, graph, memory, web)'),
         h('label', { class: 'inline' }, useOnly, ' only these (none ticked: no sources):'),
         boxes.map((b) => h('label', { class: 'inline' }, b, ` ${b.value}`)))),
     saveRow(() => savePrefs(api, view, {

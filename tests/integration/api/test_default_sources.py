@@ -1,6 +1,6 @@
 """Multi mode gathers from the sources that exist for the tenant when it chose none
-(issue 14, item 10): documents once any are ingested, memory once the conversation has
-history, the web only with egress on."""
+(issue 14, item 10): documents and the knowledge graph once any are ingested, memory once
+the conversation has history, the web only with egress on."""
 
 from __future__ import annotations
 
@@ -39,9 +39,9 @@ async def test_the_sources_that_exist_are_gathered_by_default(start_api: StartAp
 
     await catalogue_a_document(api, uploaded_by="alice")
     await ask(api, key, conversation_id="conv-1")
-    assert planner_sources(llm) == ["documents"]
+    assert planner_sources(llm) == ["documents", "graph"]  # and the facts taken from them
     await ask(api, key, conversation_id="conv-1")  # the conversation has history now
-    assert planner_sources(llm) == ["documents", "memory"]
+    assert planner_sources(llm) == ["documents", "graph", "memory"]
 
     admin = await api.key(role=KeyRole.ADMIN, subject="root")
     put = await api.http.put(
@@ -49,7 +49,7 @@ async def test_the_sources_that_exist_are_gathered_by_default(start_api: StartAp
     )
     assert put.status_code == 200
     await ask(api, key)
-    assert planner_sources(llm) == ["documents", "web"]
+    assert planner_sources(llm) == ["documents", "graph", "web"]
 
     chosen = await api.http.put("/api/v1/settings", json={"sources": []}, headers=api.auth(admin))
     assert chosen.status_code == 200

@@ -123,6 +123,7 @@ def test_mermaid_draws_the_reachable_topology_fact_check_and_fan_out_included() 
         "    gateway -->|research| researcher",
         "    researcher -->|answer| finalizer",
         "    finalizer -->|done [remember]| memory",
+        "    %% gather sources: documents, graph, memory, web",
     ]
 
 

@@ -40,4 +40,6 @@ class IngestJob(View):
     total: int
     done: int
     documents: int
+    facts: int = 0
+    """Knowledge-graph facts extracted from the job's chunks so far."""
     error: str | None = None
