@@ -38,7 +38,8 @@ async def test_the_cli_gets_the_same_defaults_as_the_api(start_api: Any) -> None
     )
     rest = await published_settings(api, run.json()["run_id"])
 
-    assert cli.sources == ["documents"] == rest.sources  # the defaults, not "no sources"
+    # The defaults (the documents and the facts extracted from them), not "no sources".
+    assert cli.sources == ["documents", "graph"] == rest.sources
     assert cli.max_tool_hops == 3  # the tenant's settings apply to the CLI too
     assert cli == rest
 
