@@ -77,7 +77,13 @@ async def _direct(
     from api.compose.graph import graph_index  # the knowledge graph's facts go to SQL
     from bus.store import open_store
 
-    async with open_retrieval(s.retrieval) as r, open_store(s.bus) as stores:
+    # The embedded store is migrated here as `agentbus up` migrates it (the facts need their
+    # tables, even before `up` ever ran); a configured database is migrated by its operator.
+    embedded = s.bus.database_url is None
+    async with (
+        open_retrieval(s.retrieval) as r,
+        open_store(s.bus, migrate=embedded) as stores,
+    ):
         ingestor = r.ingestor.with_graph(graph_index(s.retrieval, stores))
         with _progress(len(docs), "ingesting", bar) as progress:
             task = progress.add_task("ingest", total=len(docs))
