@@ -80,6 +80,27 @@ async def wait_for(
         await asyncio.sleep(interval)
 
 
+async def until_groups(redis: Redis, roles: Iterable[keys.Role | str], within: float = 120) -> None:
+    """Wait until every role in ``roles`` has its stream on shard 0 (its worker, started in
+    a process of its own, made the group: slow on a loaded host)."""
+    wanted = list(roles)
+
+    async def groups_ready() -> bool:
+        return all([await redis.exists(keys.role_stream(role, 0)) for role in wanted])
+
+    await wait_for(groups_ready, within=within)
+
+
+async def until_done(redis: Redis, run_id: str, within: float = 60) -> None:
+    """Wait until the run's last event is ``done``."""
+
+    async def done() -> bool:
+        events = await events_of(redis, run_id)
+        return bool(events) and events[-1].type == "done"
+
+    await wait_for(done, within=within)
+
+
 async def until_serving(
     redis: Redis, roles: Iterable[keys.Role | str], http: httpx.AsyncClient, within: float = 90
 ) -> None:

@@ -17,7 +17,7 @@ from bus.settings import BusSettings
 from bus.store import MemoryStore, Scope, make_engine
 from tests.conftest import TEST_REDIS_URL
 from tests.processes import process_env, processes, spawn
-from tests.support import events_of, wait_for
+from tests.support import events_of, until_groups, wait_for
 
 pytestmark = pytest.mark.connected
 QUESTION = "I work in the Lisbon office and please answer in Portuguese. What is 23 × 19?"
@@ -55,11 +55,7 @@ async def test_a_memory_worker_killed_mid_step_leaves_each_memory_once(
         doomed = spawn(["worker", "memory"], env | armed, tmp_path / "memory-a.log")
         procs.append(doomed)
 
-        async def groups_ready() -> bool:
-            streams = [keys.role_stream(r, 0) for r in [*roles[:-1], "memory"]]
-            return all([await real_redis.exists(s) for s in streams])
-
-        await wait_for(groups_ready, within=120)  # processes start slowly on a loaded host
+        await until_groups(real_redis, [*roles[:-1], "memory"])
         run_id = new_run_id()
         command = Command(
             run_id=run_id,

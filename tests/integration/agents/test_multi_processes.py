@@ -15,7 +15,7 @@ from bus.settings import BusSettings
 from bus.transcript import fold
 from tests.conftest import TEST_REDIS_URL
 from tests.processes import process_env, processes, spawn
-from tests.support import events_of, wait_for
+from tests.support import events_of, until_done, until_groups, wait_for
 
 pytestmark = pytest.mark.connected
 ROLES = ["intake", "planner", "researcher", "gateway", "finalizer"]
@@ -39,13 +39,7 @@ async def test_killing_a_critic_replica_mid_step_still_finishes_once(
         critic = spawn(["worker", "critic"], env, tmp_path / "critic-a.log")
         procs.append(critic)
 
-        async def groups_ready() -> bool:
-            for role in [*ROLES, "critic"]:
-                if not await real_redis.exists(keys.role_stream(role, 0)):
-                    return False
-            return True
-
-        await wait_for(groups_ready, within=120)  # six processes start on a loaded host
+        await until_groups(real_redis, [*ROLES, "critic"])
         run_id = new_run_id()
         command = Command(
             run_id=run_id,
@@ -70,11 +64,7 @@ async def test_killing_a_critic_replica_mid_step_still_finishes_once(
         critic.wait(10)
         procs.append(spawn(["worker", "critic"], env, tmp_path / "critic-b.log"))
 
-        async def done() -> bool:
-            events = await events_of(real_redis, run_id)
-            return bool(events) and events[-1].type == "done"
-
-        await wait_for(done, within=60)
+        await until_done(real_redis, run_id)
 
     events = await events_of(real_redis, run_id)
     transcript = fold(events)

@@ -22,7 +22,7 @@ from bus.transcript import fold
 from tests.conftest import TEST_REDIS_URL
 from tests.integration.agents.test_long_conversations import ALICE, question, seed
 from tests.processes import process_env, processes, spawn
-from tests.support import events_of, wait_for
+from tests.support import events_of, until_done, until_groups, wait_for
 
 pytestmark = pytest.mark.connected
 ROLES = ["researcher", "gateway", "finalizer"]
@@ -54,13 +54,7 @@ async def test_an_intake_killed_after_storing_a_summary_keeps_one_summary_and_on
         first = spawn(["worker", "intake"], dying, tmp_path / "intake-a.log")
         procs.append(first)
 
-        async def groups_ready() -> bool:
-            for role in [*ROLES, "intake"]:
-                if not await real_redis.exists(keys.role_stream(role, 0)):
-                    return False
-            return True
-
-        await wait_for(groups_ready, within=120)
+        await until_groups(real_redis, [*ROLES, "intake"])
         run_id = new_run_id()
         command = Command(
             run_id=run_id,
@@ -81,11 +75,7 @@ async def test_an_intake_killed_after_storing_a_summary_keeps_one_summary_and_on
         assert first.wait(10) < 0  # it killed itself at the point, mid-step
         procs.append(spawn(["worker", "intake"], dying, tmp_path / "intake-b.log"))
 
-        async def done() -> bool:
-            events = await events_of(real_redis, run_id)
-            return bool(events) and events[-1].type == "done"
-
-        await wait_for(done, within=90)
+        await until_done(real_redis, run_id, within=90)
 
     events = await events_of(real_redis, run_id)
     transcript = fold(events)
