@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from api.app.errors import InvalidRequest, RunsInFlight
-from bus.store import ERASED, AuditEntry, Holdings
+from bus.store import ERASED, ERASURE_AGENT, AuditEntry, Holdings
 from bus.store.repository import utcnow
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ class Erasure:
                 tenant_id=tenant_id,
                 subject=ERASED if by == "self" else by,
                 run_id="",
-                agent="erasure",
+                agent=ERASURE_AGENT,
                 call_id=f"erasure:{uuid.uuid4().hex}",
                 tool="erase_user",
                 args={

@@ -31,7 +31,7 @@ from bus.store.conversations import (
 )
 from bus.store.documents import DocumentRecord, DocumentStore
 from bus.store.engine import make_engine
-from bus.store.erasure import ERASED, ErasureStore, Holdings
+from bus.store.erasure import ERASED, ERASURE_AGENT, ErasureStore, Holdings
 from bus.store.facts import FactChunk, FactStore, SourceChunk, StoredFact, Triple
 from bus.store.memories import MemoryNotFound, MemoryRecord, MemoryStore, MemoryWrite
 from bus.store.migrate import downgrade, downgrade_async, upgrade, upgrade_async
@@ -46,6 +46,7 @@ from bus.store.webhook_secrets import WebhookSecretRecord, WebhookSecretStore
 
 __all__ = [
     "ERASED",
+    "ERASURE_AGENT",
     "MAX_MESSAGE_ID",
     "TERMINAL_STATUSES",
     "ApiKeyRecord",

@@ -32,6 +32,8 @@ from bus.store.webhook_secrets import WebhookSecretRow
 
 #: What a redacted audit row, or a bookkeeping column that named the user, says instead.
 ERASED = "[erased]"
+#: The agent of the tombstone an erasure leaves in the audit log (`api.app.erasure`).
+ERASURE_AGENT = "erasure"
 _IN_FLIGHT = (RunStatus.QUEUED.value, RunStatus.RUNNING.value)
 
 
@@ -135,10 +137,12 @@ class ErasureStore(Repository):
 
         The rows keep their seq, ``prev_hash`` and ``row_hash``: the chain still verifies.
         The scope is the tenant's: a row about to read ``[erased]`` is no longer the user's.
+        The tombstones of erasures the user made as an admin stay whole: they name no one
+        but them, and they are the record that the others were erased.
         """
         named = json.dumps(subject, ensure_ascii=False)
         about = [
-            AuditRow.subject == subject,
+            (AuditRow.subject == subject) & (AuditRow.agent != ERASURE_AGENT),
             (AuditRow.agent == API_AGENT) & AuditRow.args.contains(named, autoescape=True),
             # Chunks: a long list of ids is more bound parameters than a driver takes.
             *(AuditRow.run_id.in_(run_ids[i : i + batch]) for i in range(0, len(run_ids), batch)),

@@ -40,6 +40,11 @@ class System:
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list[subprocess.Popen[bytes]])
     logs: Path = Path()
 
+    def key(self, tenant: str, subject: str, role: str = "user") -> str:
+        """A new key. The admin's fuzzing erases users it finds (alice and root among
+        them), so a fuzzer that runs after it asks for a key of its own."""
+        return _key(self.env, tenant, subject, role)
+
     def dead(self) -> list[str]:
         """What died: each process that exited, with its exit code and its log's tail."""
         out: list[str] = []

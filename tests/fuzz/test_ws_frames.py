@@ -32,11 +32,17 @@ def counts() -> Iterator[None]:
     print(f"websocket frames: {dict(SEEN.most_common())}")
 
 
+@pytest.fixture(scope="module")
+def user_key(system: System) -> str:
+    """A user's key of this module's own."""
+    return system.key("t1", "ws-fuzzer")
+
+
 @pytest.fixture
-def ws(system: System) -> Iterator[ClientConnection]:
+def ws(system: System, user_key: str) -> Iterator[ClientConnection]:
     """A websocket of the user, authenticated by its Authorization header."""
     url = system.base_url.replace("http://", "ws://") + "/api/v1/ws"
-    headers = {"Authorization": f"Bearer {system.keys['user']}"}
+    headers = {"Authorization": f"Bearer {user_key}"}
     with connect(url, additional_headers=headers, max_size=None) as conn:
         ready = json.loads(conn.recv(timeout=ANSWER_WITHIN_S))
         assert ready["type"] == "ready"

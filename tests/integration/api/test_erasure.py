@@ -267,3 +267,10 @@ async def test_a_user_erases_themselves_and_a_run_in_flight_blocks_it(
     too_long = await api.http.delete("/api/v1/users/" + "x" * 300, headers=api.auth(root))
     assert too_long.status_code == 422
     assert (await api.http.delete("/api/v1/me?confirm=bob")).status_code == 401
+
+    # Erasing the admin who erased bob keeps that erasure's record whole.
+    assert (await api.http.delete("/api/v1/users/root", headers=api.auth(root))).status_code == 200
+    tombs = await api.stores.audit.list(Scope.tenant("t1"), limit=5)
+    by_root = [t for t in tombs if t.code == "user_erased" and t.subject == "root"]
+    assert [t.args_value()["by"] for t in by_root] == ["root"]
+    assert (await api.stores.audit.verify("t1")).ok
