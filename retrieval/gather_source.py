@@ -1,16 +1,27 @@
-"""The ``documents`` source for multi-mode gather steps (``agents.sources.Source``).
+"""The ``documents`` source for gather steps (``agents.sources.Source``): the context a
+run is given before its model answers (single mode's first call, multi mode's plan and
+the judges' re-query).
 
 A gather branch runs on a retrieval worker with the run's command, so the search is
 filtered by the command's tenant and ACL groups exactly like ``search_docs``.
+
+Context is given unasked, so a passage must be about the question to be part of it
+(`RelevanceFloor`): the tenant's five best passages for "What is 15% of 840?" are still
+about travel and parking, and the 0.5B model, given them, multiplied 15 by 840.
+``search_docs``, which the model calls when it wants to search, returns the best matches
+whatever their scores.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from bus.commands import Command
-from retrieval.models import Access
+from retrieval.embedders.local_onnx import MODEL_NAME as MINILM
+from retrieval.models import Access, Hit
 from retrieval.search import Searcher
 
 #: The name planners choose this source by.
@@ -19,12 +30,54 @@ DOCUMENTS = "documents"
 DocumentsSource = Callable[[Command, str], Awaitable[list[dict[str, Any]]]]
 
 
+@dataclass(frozen=True, slots=True)
+class RelevanceFloor:
+    """What a passage must score, on one side of hybrid search or the other, to be context.
+
+    Attributes:
+        similarity: the least cosine similarity of the question and the passage.
+        keyword: the least keyword (BM25) score, for a passage that shares the question's
+            words but not its phrasing.
+    """
+
+    similarity: float
+    keyword: float
+
+    async def keep(
+        self, searcher: Searcher, query: str, access: Access, hits: list[Hit]
+    ) -> list[Hit]:
+        """The hits, in their order, that reach the floor on either side."""
+        k = searcher.config.max_top_k
+        dense, keyword = await asyncio.gather(
+            searcher.search(query, access, top_k=k, method="dense"),
+            searcher.search(query, access, top_k=k, method="keyword"),
+        )
+        near = _ids_at_least(dense, "dense", self.similarity)
+        near |= _ids_at_least(keyword, "keyword", self.keyword)
+        return [h for h in hits if h.chunk.id in near]
+
+
+def _ids_at_least(hits: Sequence[Hit], side: str, floor: float) -> set[str]:
+    return {h.chunk.id for h in hits if h.scores.get(side, h.score) >= floor}
+
+
+#: The floor per embedder, measured on the shipped answer set's documents (MiniLM: the
+#: document questions' best passage scored 0.46-0.84, or 3.6-7.9 by keyword; the
+#: arithmetic and clock questions' best at most 0.30, and 1.4 by keyword). An embedder
+#: not listed has no floor: its similarities are on a scale nobody measured here.
+FLOORS: dict[str, RelevanceFloor] = {MINILM: RelevanceFloor(similarity=0.35, keyword=3.0)}
+
+
 def documents_source(searcher: Searcher, *, top_k: int | None = None) -> DocumentsSource:
-    """A gather source over the caller's documents: ranked ``{id, source, title, text}``."""
+    """A gather source over the caller's documents: ranked ``{id, source, title, text}``,
+    the passages under the embedder's `RelevanceFloor` left out."""
+    floor = FLOORS.get(searcher.embedder.name)
 
     async def search(command: Command, query: str) -> list[dict[str, Any]]:
         access = Access.of(command.tenant_id, command.groups)
         hits = await searcher.search(query, access, top_k=top_k)
+        if floor is not None and hits:
+            hits = await floor.keep(searcher, query, access, hits)
         return [
             {
                 "id": h.chunk.id,

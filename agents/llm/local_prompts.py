@@ -44,8 +44,8 @@ _ANSWER_EXAMPLES = (
 _ANSWER = {"action": "answer"}
 # After a tool result the decision to answer is followed by the answer (the folded step).
 _AFTER_TOOL_ANSWER = (
-    'After tool results that answer the question, e.g. calculator({"expression": "12 * 7"}) '
-    f"returned: 84\n{json.dumps(_ANSWER)}\n12 × 7 = 84."
+    'After tool results that answer the question, e.g. calculator({"expression": '
+    f'"(12 + 3) * 7"}}) returned: 105\n{json.dumps(_ANSWER)}\n(12 + 3) × 7 = 105.'
 )
 DECIDE = (
     "Decide the next step. Call a tool only if the question needs it; otherwise answer "

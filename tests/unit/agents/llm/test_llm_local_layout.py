@@ -63,7 +63,7 @@ def test_after_a_tool_result_the_answer_example_shows_the_answer_after_its_json(
     call = ToolCall(id="c1", name="calculator", arguments={"expression": "23 * 19"})
     answered = [*question, ChatMessage.assistant("", [call]), ChatMessage.tool(call, "437")]
     system = decision_messages(answered, [CALCULATOR])[0]["content"]
-    assert f"returned: 84\n{ANSWER_MARK}12 × 7 = 84." in system
+    assert f"returned: 105\n{ANSWER_MARK}(12 + 3) × 7 = 105." in system
     # The first decision's prompt is the same text: one cached prefix for both steps.
     first = decision_messages(question, [CALCULATOR])[0]["content"]
     assert first.startswith(system[: system.index("Examples:")])
