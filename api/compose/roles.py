@@ -243,7 +243,13 @@ class Roles:
                 self.llm, agents.llm_prices, reserve_tokens=agents.llm_reserve_tokens
             )
         if self._catalogue is None:
-            self._catalogue = TenantTools(self.tools, self.tenant_policies(), self.mcp)
+            self._catalogue = TenantTools(
+                self.tools,
+                self.tenant_policies(),
+                self.mcp,
+                documents=self.stores.documents,
+                documents_ttl_s=self.settings.api.api_key_cache_s,  # as the starter's
+            )
         deps = AgentDeps(
             llm=self.llm,
             tools=tool_definitions(self.tools),

@@ -4,6 +4,9 @@ The gateway's registry with the tenant's MCP servers (the deployment's and its o
 cut to the tools the tenant enabled: the same registry and policy the gateway calls them
 through, so a model is offered what the gateway would run. The policy is cached per tenant
 (`StoredTenantPolicies`) and the registry by the MCP hub, so a step costs no store read.
+
+A tenant without documents is not offered the tools that search them: every tool in the
+prompt is one more a small model may pick for the wrong question.
 """
 
 from __future__ import annotations
@@ -12,9 +15,17 @@ from collections.abc import Sequence
 
 from agents.deps import tool_definitions
 from agents.llm.ports import ToolDefinition
+from api.app.read_through import ReadThrough
+from bus.errors import StoreError
+from bus.store import DocumentStore
 from gateway.mcp.hub import McpHub
 from gateway.ports import TenantPolicies
 from gateway.registry import ToolRegistry
+from gateway.tools.query_graph import QueryGraph
+from gateway.tools.search_docs import SearchDocs
+
+#: The tools that search the tenant's documents (or the facts taken from them).
+DOCUMENT_TOOLS = frozenset({SearchDocs.spec.name, QueryGraph.spec.name})
 
 
 class TenantTools:
@@ -24,16 +35,29 @@ class TenantTools:
         registry: the deployment's tools (built-ins, search_docs, plugins).
         policies: each tenant's enabled tools and MCP servers.
         mcp: the MCP sessions the gateway calls them through.
+        documents: the document catalogue (None: the document tools are always offered).
+        documents_ttl_s: how long a tenant's having documents, or not, is trusted.
     """
 
-    def __init__(self, registry: ToolRegistry, policies: TenantPolicies, mcp: McpHub) -> None:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        policies: TenantPolicies,
+        mcp: McpHub,
+        *,
+        documents: DocumentStore | None = None,
+        documents_ttl_s: float = 5.0,
+    ) -> None:
         self._registry = registry
         self._policies = policies
         self._mcp = mcp
+        self._documents = documents
+        self._has_documents: ReadThrough[bool] = ReadThrough(documents_ttl_s)
         self._offered: dict[tuple[int, frozenset[str] | None], list[ToolDefinition]] = {}
 
     async def __call__(self, tenant_id: str) -> Sequence[ToolDefinition]:
-        """The tenant's enabled tools, MCP tools included."""
+        """The tenant's enabled tools, MCP tools included; the document tools only when it
+        has documents."""
         policy = await self._policies.for_tenant(tenant_id)
         registry = await self._mcp.registry_for(self._registry, policy.mcp_servers)
         key = (id(registry), policy.enabled_tools)
@@ -46,4 +70,19 @@ class TenantTools:
             if len(self._offered) > 1_000:
                 self._offered.clear()
             self._offered[key] = offered
+        if not await self._any_documents(tenant_id):
+            return [t for t in offered if t.name not in DOCUMENT_TOOLS]
         return offered
+
+    async def _any_documents(self, tenant_id: str) -> bool:
+        documents = self._documents
+        if documents is None:
+            return True
+
+        async def read() -> tuple[bool, bool]:
+            try:
+                return bool(await documents.list(tenant_id, limit=1)), True
+            except StoreError:
+                return True, False  # offer them, as before; the gateway still checks
+
+        return await self._has_documents.get(tenant_id, read)

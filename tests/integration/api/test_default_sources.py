@@ -21,8 +21,10 @@ def planner_sources(llm: ScriptedLLM) -> list[str]:
     return listed.split(", ")
 
 
-async def ask(api: Api, key: str, conversation_id: str | None = None) -> None:
-    body = {"question": "What is 23 × 19?", "settings": {"mode": "multi"}}
+async def ask(
+    api: Api, key: str, conversation_id: str | None = None, mode: str = "multi"
+) -> None:
+    body = {"question": "What is 23 × 19?", "settings": {"mode": mode}}
     if conversation_id:
         body["conversation_id"] = conversation_id
     run = await api.http.post("/api/v1/runs", json=body, headers=api.auth(key))
@@ -55,3 +57,24 @@ async def test_the_sources_that_exist_are_gathered_by_default(start_api: StartAp
     assert chosen.status_code == 200
     await ask(api, key)
     assert planner_sources(llm) == []  # the tenant's own choice wins, even none
+
+
+def researcher_tools(llm: ScriptedLLM) -> list[str]:
+    """The tools offered to the last model call (a single-mode run's researcher)."""
+    return [t.name for t in llm.requests[-1][1]]
+
+
+async def test_the_document_tools_are_offered_once_the_tenant_has_documents(
+    start_api: StartApi,
+) -> None:
+    llm = ScriptedLLM()
+    api = await start_api(llm, api_key_cache_s=0)
+    key = await api.key()
+    await ask(api, key, mode="single")
+    offered = researcher_tools(llm)
+    assert "calculator" in offered
+    assert "search_docs" not in offered and "query_graph" not in offered
+
+    await catalogue_a_document(api, uploaded_by="alice")
+    await ask(api, key, mode="single")
+    assert "query_graph" in researcher_tools(llm)  # (this API has no search_docs)
