@@ -65,7 +65,7 @@ from bus.errors import StoreError
 from bus.run_state import Multitask, QuestionSettings, RunSettings
 from bus.store import ConversationNotFound as NoSuchConversation
 from bus.store import Scope
-from bus.store.turns import TurnState
+from bus.store.turn_types import TurnState
 from bus.typed_redis import lua
 from retrieval.gather_source import DOCUMENTS
 from retrieval.graph.source import GRAPH
