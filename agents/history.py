@@ -24,7 +24,7 @@ from agents import context_budget, prompts
 from agents.budget import numbered_apart
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta
 from bus.store import MessageRecord, MessageRole, Scope, SummaryRecord, SummaryStore
-from bus.store.turns import INTERRUPTED
+from bus.store.turn_types import INTERRUPTED
 from gateway.faults import fault
 
 SUMMARIZER_PROMPT_TOKENS = 200

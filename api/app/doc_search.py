@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from api.app.errors import InvalidRequest, SearchUnavailable
 from gateway.ports import Caller
-from gateway.tools.search_docs import MAX_TOP_K, over_the_bus
+from gateway.tools.retrieval_tool import MAX_TOP_K
+from gateway.tools.search_docs import over_the_bus
 from retrieval.citations import numbered
 from retrieval.errors import RetrievalError
 from retrieval.remote import RemoteSearch

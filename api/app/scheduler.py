@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING
 import structlog
 from redis.exceptions import RedisError
 
+from api.app.ask import Ask
 from api.app.auth import Principal
 from api.app.errors import ApiError, InvalidRequest, Unavailable
 from api.app.schedule_times import BadSchedule, Missed, plan
-from api.app.starter import Ask
 from api.app.webhook_requests import webhook_of
 from bus.errors import StoreError
 from bus.run_state import QuestionSettings

@@ -17,8 +17,8 @@ from bus.errors import StoreError
 from bus.events import RunStatus
 from bus.publish import request_cancel
 from bus.store import ConversationNotFound as NoSuchConversation
-from bus.store.turns import Admission
-from bus.store.turns import ConversationBusy as Busy
+from bus.store.turn_types import Admission
+from bus.store.turn_types import ConversationBusy as Busy
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

@@ -22,7 +22,8 @@ import structlog
 from bus import fairshare, wire
 from bus.commands import AgentTask
 from bus.contracts import COMMAND
-from bus.store.turns import Turn, TurnStore
+from bus.store.turn_types import Turn
+from bus.store.turns import TurnStore
 from bus.typed_redis import lua
 
 if TYPE_CHECKING:

@@ -14,9 +14,9 @@ from redis.asyncio import Redis
 from rich.console import Console
 
 from agents import gates
+from api.app.ask import Ask, Started
 from api.app.auth import Principal
 from api.app.errors import ApiError
-from api.app.starter import Ask, Started
 from api.cli.common import cli_groups, run_async, settings
 from api.cli.render import LiveRenderer
 from api.compose.connection import connect

@@ -33,12 +33,12 @@ from pydantic import BaseModel, Field
 
 from api.app import metrics
 from api.app.access import visible_run
+from api.app.ask import Ask
 from api.app.auth import Principal
 from api.app.doc_search import MAX_QUERY_CHARS, MAX_TOP_K, DocSearch
 from api.app.errors import ApiError
 from api.app.gate_actions import resume_run
 from api.app.run_follow import follow_run
-from api.app.starter import Ask
 from api.http.a2a_tasks import pause_note
 from api.http.openai_dialect import AnswerStream
 from bus import keys, wire

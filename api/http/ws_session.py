@@ -21,12 +21,12 @@ from starlette.websockets import WebSocket, WebSocketState
 
 from api.app import metrics
 from api.app.access import RunRef, visible_run
+from api.app.ask import Ask
 from api.app.auth import Principal, bearer_token
 from api.app.errors import ApiError, InvalidRequest, Unauthorized, Unavailable
 from api.app.feed import Frame, Outbox, RunFeed
 from api.app.gate_actions import resume_run
 from api.app.joins import join_run
-from api.app.starter import Ask
 from api.app.webhook_requests import webhook_of
 from api.http import ws_protocol as proto
 from api.http.trace_headers import caller_trace

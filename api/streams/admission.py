@@ -37,6 +37,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from api import signing
 from api.app import metrics
+from api.app.ask import Ask
 from api.app.auth import Principal
 from api.app.deps import ApiDeps
 from api.app.errors import (
@@ -46,7 +47,6 @@ from api.app.errors import (
     Unauthorized,
     Unavailable,
 )
-from api.app.starter import Ask
 from api.app.webhook_requests import webhook_of
 from bus import keys, wire
 from bus.commands import Question, ReplyTo, RunResult

@@ -16,96 +16,63 @@ publish-once script (a second publish of the same run id is a no-op). A promotio
 publish was lost (a crash between the commit and the publish) is found again by the
 sweeper (`TurnStore.due`), as is a running turn past its deadline whose end was never
 recorded.
+
+What the queue hands out (`Turn`, `Admission`, ...) is in `bus.store.turn_types`, and the
+steps each decision runs under the lock in `bus.store.turn_steps`; the types are importable
+from here too.
 """
 
 from __future__ import annotations
 
 import builtins
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Connection, Table, and_, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, Table, and_, insert, or_, select, update
 
 from bus.errors import StoreError
 from bus.events import TERMINAL_STATUSES, RunStatus
 from bus.run_state import Multitask
-from bus.store.conversations import ConversationNotFound, MessageRole, append_sync
+from bus.store.conversations import ConversationNotFound
 from bus.store.repository import Repository, insert_ignoring, utcnow
 from bus.store.scope import Scope, apply_scope_sync
-from bus.store.tables import ConversationRow, MessageRow, RunRow
+from bus.store.tables import RunRow
+from bus.store.turn_steps import (
+    advance,
+    end_turn,
+    expire_stale,
+    live_turns,
+    lock_conversation,
+    queued_run_values,
+    running_turn,
+    select_owned_turn,
+    turn_of,
+    turn_values,
+)
 from bus.store.turn_tables import ConversationLockRow, TurnRow
+from bus.store.turn_types import (
+    CANCELLED_BY,
+    INTERRUPTED,
+    Admission,
+    ConversationBusy,
+    Turn,
+    TurnState,
+)
 from bus.transcript import partial_answer
 
+__all__ = [
+    "CANCELLED_BY",
+    "INTERRUPTED",
+    "Admission",
+    "ConversationBusy",
+    "Turn",
+    "TurnState",
+    "TurnStore",
+]
+
 _TURNS: Table = TurnRow.__table__  # pyright: ignore[reportAssignmentType]
-_LOCKS: Table = ConversationLockRow.__table__  # pyright: ignore[reportAssignmentType]
 _RUNS: Table = RunRow.__table__  # pyright: ignore[reportAssignmentType]
-_MESSAGES: Table = MessageRow.__table__  # pyright: ignore[reportAssignmentType]
-
-INTERRUPTED = "interrupted"
-"""The status of a partial answer kept by ``interrupt``."""
-
-CANCELLED_BY = {"interrupt": INTERRUPTED, "rollback": "rolled_back"}
-"""The ``error_code`` of a run a later question cancelled, by that question's policy."""
-
-
-class TurnState(StrEnum):
-    """Where a turn is: waiting its turn, running, or over."""
-
-    QUEUED = "queued"
-    RUNNING = "running"
-    ENDED = "ended"
-
-
-class ConversationBusy(StoreError):
-    """The conversation has a run in flight and the question's policy is ``reject``."""
-
-    code = "conversation_busy"
-    hint = "wait for the running answer to finish, or ask with multitask enqueue or interrupt"
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """One run of a conversation, as the store holds it."""
-
-    run_id: str
-    conversation_id: str
-    tenant_id: str
-    subject: str
-    state: TurnState
-    question: str
-    publish: str
-    timeout_s: float
-    running_until: float | None
-    disposition: str | None
-    parent_message_id: int | None = None
-
-    @property
-    def owner(self) -> Scope:
-        """The user the turn's run belongs to."""
-        return Scope.user(self.tenant_id, self.subject)
-
-
-@dataclass(frozen=True, slots=True)
-class Admission:
-    """What the policy decided for a new question.
-
-    Attributes:
-        state: ``running`` (publish it now) or ``queued`` (it waits its turn).
-        ahead: how many turns run or wait before it (0 when it runs now).
-        cancel: the run to cancel (``interrupt`` and ``rollback``), if any.
-        promoted: a queued turn this admission found due (its predecessor was stale):
-            the caller publishes it.
-        replayed: the run id had been admitted before (a retry); nothing changed.
-    """
-
-    state: TurnState
-    ahead: int = 0
-    cancel: str | None = None
-    promoted: Turn | None = None
-    replayed: bool = False
 
 
 class TurnStore(Repository):
@@ -158,27 +125,27 @@ class TurnStore(Repository):
         queued_run = insert_ignoring(
             group.dialect,
             RunRow,
-            _queued_run(owner, run_id, question, conversation_id, mode),
+            queued_run_values(owner, run_id, question, conversation_id, mode),
             ["id"],
         )
 
         def work(conn: Connection) -> Admission:
             apply_scope_sync(conn, owner)
             conn.execute(lock)
-            if not _lock(conn, owner, conversation_id):
+            if not lock_conversation(conn, owner, conversation_id):
                 raise ConversationNotFound(f"no conversation {conversation_id!r}")
             mine = select(_TURNS).where(_TURNS.c.run_id == run_id)
             earlier = conn.execute(mine).mappings().first()
             if earlier is not None:
-                turn = _turn(earlier)
+                turn = turn_of(earlier)
                 if turn.subject != owner.subject or turn.conversation_id != conversation_id:
                     raise StoreError(f"run {run_id!r} already exists")
                 return Admission(turn.state, replayed=True)
             now = time.time()
-            promoted = _expire_stale(conn, conversation_id, now)
-            live = _live(conn, conversation_id)
+            promoted = expire_stale(conn, conversation_id, now)
+            live = live_turns(conn, conversation_id)
             running = next((t for t in live if t.state == TurnState.RUNNING), None)
-            values = _turn_values(owner, conversation_id, run_id, question, publish, timeout_s)
+            values = turn_values(owner, conversation_id, run_id, question, publish, timeout_s)
             values["parent_message_id"] = parent_message_id
             if running is None:
                 values |= {"state": TurnState.RUNNING.value, "running_until": now + timeout_s}
@@ -219,15 +186,15 @@ class TurnStore(Repository):
 
         def work(conn: Connection) -> Turn | None:
             apply_scope_sync(conn, owner)
-            row = conn.execute(_owned_turn(owner, run_id)).mappings().first()
+            row = conn.execute(select_owned_turn(owner, run_id)).mappings().first()
             if row is None:
                 return None
-            turn = _turn(row)
-            _lock(conn, owner, turn.conversation_id)
+            turn = turn_of(row)
+            lock_conversation(conn, owner, turn.conversation_id)
             if turn.state == TurnState.ENDED:
-                return _running(conn, turn.conversation_id)
-            _end_turn(conn, turn, status, partial)
-            return _advance(conn, turn.conversation_id, time.time())
+                return running_turn(conn, turn.conversation_id)
+            end_turn(conn, turn, status, partial)
+            return advance(conn, turn.conversation_id, time.time())
 
         return await group.run(work, "end the conversation turn")
 
@@ -257,9 +224,9 @@ class TurnStore(Repository):
 
             def work(conn: Connection, turn: Turn = turn) -> Turn | None:
                 apply_scope_sync(conn, turn.owner)
-                _lock(conn, turn.owner, turn.conversation_id)
-                _expire_stale(conn, turn.conversation_id, time.time())
-                return _running(conn, turn.conversation_id)
+                lock_conversation(conn, turn.owner, turn.conversation_id)
+                expire_stale(conn, turn.conversation_id, time.time())
+                return running_turn(conn, turn.conversation_id)
 
             promoted = await group.run(work, "expire a stale turn")
             if promoted is not None:
@@ -285,12 +252,12 @@ class TurnStore(Repository):
         )
         async with self._scoped(scope, "read the conversation turns") as session:
             rows = (await session.execute(stmt)).mappings().all()
-        return [(_turn(r), RunStatus(r["run_status"]), r["run_trace"]) for r in rows]
+        return [(turn_of(r), RunStatus(r["run_status"]), r["run_trace"]) for r in rows]
 
     async def _scan(self, scope: Scope, where: Any) -> builtins.list[Turn]:
         async with self._scoped(scope, "read the conversation turns") as session:
             rows = (await session.execute(select(_TURNS).where(where).limit(500))).mappings().all()
-        return [_turn(r) for r in rows]
+        return [turn_of(r) for r in rows]
 
     async def _unstarted(self, scope: Scope, before: float) -> builtins.list[Turn]:
         cutoff = datetime.fromtimestamp(before, UTC)
@@ -306,7 +273,7 @@ class TurnStore(Repository):
         )
         async with self._scoped(scope, "read the conversation turns") as session:
             rows = (await session.execute(stmt)).mappings().all()
-        return [_turn(r) for r in rows]
+        return [turn_of(r) for r in rows]
 
     async def cancelled_by(self, owner: Scope, run_id: str) -> str | None:
         """Why a later question cancelled the run (``interrupted``, ``rolled_back``), or None."""
@@ -329,196 +296,4 @@ class TurnStore(Repository):
         async with self._scoped(scope, "read the conversation turns") as session:
             stmt = select(_TURNS).where(where).order_by(_TURNS.c.id)
             rows = (await session.execute(stmt)).mappings().all()
-        return [_turn(r) for r in rows]
-
-
-def _lock(conn: Connection, owner: Scope, conversation_id: str) -> bool:
-    """Lock the conversation's row (the owner's only); whether there was one."""
-    stmt = (
-        update(_LOCKS)
-        .where(
-            _LOCKS.c.conversation_id == conversation_id,
-            _LOCKS.c.tenant_id == owner.tenant_id,
-            _LOCKS.c.subject == owner.subject,
-        )
-        .values(version=_LOCKS.c.version + 1)
-        .returning(_LOCKS.c.conversation_id)
-    )
-    return conn.execute(stmt).first() is not None
-
-
-def _owned_turn(owner: Scope, run_id: str) -> Any:
-    return select(_TURNS).where(
-        _TURNS.c.run_id == run_id,
-        _TURNS.c.tenant_id == owner.tenant_id,
-        _TURNS.c.subject == owner.subject,
-    )
-
-
-def _live(conn: Connection, conversation_id: str) -> list[Turn]:
-    rows = (
-        conn.execute(
-            select(_TURNS)
-            .where(
-                _TURNS.c.conversation_id == conversation_id,
-                _TURNS.c.state != TurnState.ENDED.value,
-            )
-            .order_by(_TURNS.c.id)
-        )
-        .mappings()
-        .all()
-    )
-    return [_turn(r) for r in rows]
-
-
-def _running(conn: Connection, conversation_id: str) -> Turn | None:
-    return next((t for t in _live(conn, conversation_id) if t.state == TurnState.RUNNING), None)
-
-
-def _expire_stale(conn: Connection, conversation_id: str, now: float) -> Turn | None:
-    """End a running turn past its deadline; the turn promoted in its place, if any."""
-    conn.execute(
-        update(_TURNS)
-        .where(
-            _TURNS.c.conversation_id == conversation_id,
-            _TURNS.c.state == TurnState.RUNNING.value,
-            _TURNS.c.running_until < now,
-        )
-        .values(state=TurnState.ENDED.value, updated_at=utcnow())
-    )
-    return _advance(conn, conversation_id, now)
-
-
-def _advance(conn: Connection, conversation_id: str, now: float) -> Turn | None:
-    """Promote the oldest queued turn if nothing runs; the promoted turn, if any."""
-    live = _live(conn, conversation_id)
-    if not live or any(t.state == TurnState.RUNNING for t in live):
-        return None
-    first = live[0]
-    until = now + first.timeout_s
-    conn.execute(
-        update(_TURNS)
-        .where(_TURNS.c.run_id == first.run_id)
-        .values(state=TurnState.RUNNING.value, running_until=until, updated_at=utcnow())
-    )
-    return Turn(
-        first.run_id,
-        first.conversation_id,
-        first.tenant_id,
-        first.subject,
-        TurnState.RUNNING,
-        first.question,
-        first.publish,
-        first.timeout_s,
-        until,
-        first.disposition,
-        first.parent_message_id,
-    )
-
-
-def _end_turn(conn: Connection, turn: Turn, status: RunStatus, partial: str | None) -> None:
-    conn.execute(
-        update(_TURNS)
-        .where(_TURNS.c.run_id == turn.run_id)
-        .values(state=TurnState.ENDED.value, updated_at=utcnow())
-    )
-    mine = and_(
-        _MESSAGES.c.conversation_id == turn.conversation_id,
-        _MESSAGES.c.tenant_id == turn.tenant_id,
-        _MESSAGES.c.run_id == turn.run_id,
-    )
-    if turn.disposition == "rollback":
-        _roll_back(conn, turn, mine)
-        return
-    if turn.disposition != "interrupt" or status == RunStatus.DONE:
-        return
-    exists = conn.execute(
-        select(func.count())
-        .select_from(ConversationRow)
-        .where(ConversationRow.id == turn.conversation_id)
-    ).scalar()
-    if not exists:  # cancelled before its intake made the conversation: nothing to keep
-        return
-    cid, owner = turn.conversation_id, turn.owner
-    asked = append_sync(
-        conn, owner, cid, MessageRole.USER, turn.question, turn.run_id,
-        parent_id=turn.parent_message_id,
-    )  # fmt: skip
-    append_sync(
-        conn, owner, cid, MessageRole.ASSISTANT, partial or "", turn.run_id,
-        parent_id=asked, status=INTERRUPTED,
-    )  # fmt: skip
-
-
-def _roll_back(conn: Connection, turn: Turn, mine: Any) -> None:
-    """Delete the run's messages; the active branch goes back to where the run began."""
-    rows = conn.execute(select(_MESSAGES.c.id, _MESSAGES.c.parent_id, _MESSAGES.c.role).where(mine))
-    found = [(r.id, r.parent_id, r.role) for r in rows]
-    if not found:
-        return
-    began = next((parent for _, parent, role in found if role == MessageRole.USER.value), None)
-    conn.execute(delete(_MESSAGES).where(mine))
-    conn.execute(
-        update(ConversationRow)
-        .where(
-            ConversationRow.id == turn.conversation_id,
-            ConversationRow.active_message_id.in_([i for i, _, _ in found]),
-        )
-        .values(active_message_id=began)
-    )
-
-
-def _turn_values(
-    owner: Scope,
-    conversation_id: str,
-    run_id: str,
-    question: str,
-    publish: str,
-    timeout_s: float,
-) -> dict[str, Any]:
-    now = utcnow()
-    return {
-        "run_id": run_id,
-        "conversation_id": conversation_id,
-        "tenant_id": owner.tenant_id,
-        "subject": owner.subject,
-        "question": question,
-        "publish": publish,
-        "timeout_s": timeout_s,
-        "created_at": now,
-        "updated_at": now,
-    }
-
-
-def _queued_run(
-    owner: Scope, run_id: str, question: str, conversation_id: str, mode: str
-) -> dict[str, Any]:
-    """The run's record while it waits: ``queued``, visible to its owner at once."""
-    now = utcnow()
-    return {
-        "id": run_id,
-        "tenant_id": owner.tenant_id,
-        "subject": owner.subject,
-        "status": RunStatus.QUEUED.value,
-        "mode": mode,
-        "question": question,
-        "conversation_id": conversation_id,
-        "created_at": now,
-        "updated_at": now,
-    }
-
-
-def _turn(row: Any) -> Turn:
-    return Turn(
-        run_id=row["run_id"],
-        conversation_id=row["conversation_id"],
-        tenant_id=row["tenant_id"],
-        subject=row["subject"],
-        state=TurnState(row["state"]),
-        question=row["question"],
-        publish=row["publish"],
-        timeout_s=float(row["timeout_s"]),
-        running_until=row["running_until"],
-        disposition=row["disposition"],
-        parent_message_id=row["parent_message_id"],
-    )
+        return [turn_of(r) for r in rows]

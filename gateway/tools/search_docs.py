@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from gateway.errors import ToolError
-from gateway.ports import Caller, EgressClient
-from gateway.spec import Risk, ToolSpec
+from gateway.ports import Caller
+from gateway.tools.retrieval_tool import RetrievalTool, retrieval_spec
 from retrieval.citations import SEARCH_TOOL, numbered
 from retrieval.errors import RetrievalError
 from retrieval.models import Access, Hit
@@ -58,24 +58,10 @@ def in_process(searcher: Searcher) -> DocsSearch:
     return search
 
 
-MAX_TOP_K = 20
-_CHUNK = {
-    "type": "object",
-    "properties": {
-        "ref": {"type": "integer", "minimum": 1},
-        "id": {"type": "string"},
-        "source": {"type": "string"},
-        "title": {"type": "string"},
-        "heading": {"type": "string"},
-        "text": {"type": "string"},
-    },
-    "required": ["ref", "id", "source", "title", "text"],
-    "additionalProperties": False,
-}
 NOTE = "Cite a chunk you use as [ref], e.g. [1]. Do not cite anything not listed here."
 
 
-class SearchDocs:
+class SearchDocs(RetrievalTool[DocsSearch]):
     """Searches the tenant's ingested documents.
 
     Args:
@@ -83,62 +69,21 @@ class SearchDocs:
         default_top_k: chunks returned when the model does not ask for a number.
     """
 
-    spec = ToolSpec(
+    spec = retrieval_spec(
         name=SEARCH_TOOL,
         description=(
             "Search the user's documents (hybrid keyword + semantic search). Returns "
             "numbered chunks with their source and title; cite the ones you use as [n]."
         ),
-        input_schema={
-            "type": "object",
-            "properties": {
-                "query": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": 1000,
-                    "description": "What to look for, in natural language or keywords.",
-                },
-                "top_k": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_TOP_K,
-                    "description": "How many chunks to return (default 5).",
-                },
-            },
-            "required": ["query"],
-            "additionalProperties": False,
-        },
-        output_schema={
-            "type": "object",
-            "properties": {
-                "query": {"type": "string"},
-                "results": {"type": "array", "items": _CHUNK},
-                "note": {"type": "string"},
-            },
-            "required": ["query", "results"],
-            "additionalProperties": False,
-        },
-        risk=Risk.LOW,
-        timeout_s=20.0,
-        max_output_bytes=32_768,
+        query_help="What to look for, in natural language or keywords.",
+        what="chunks",
     )
+    note = NOTE
 
-    def __init__(self, search: DocsSearch, *, default_top_k: int = 5) -> None:
-        self._search = search
-        self._default_top_k = default_top_k
-
-    async def run(self, args: dict[str, Any], net: EgressClient | None) -> dict[str, Any]:
-        """Refused: without a caller there is no tenant to filter by."""
-        raise ToolError("search_docs needs the caller's tenant; it runs only through the gateway")
-
-    async def run_as(
-        self, caller: Caller, args: dict[str, Any], net: EgressClient | None
-    ) -> dict[str, Any]:
+    async def find(self, caller: Caller, query: str, top_k: int) -> list[dict[str, Any]]:
         """Search as ``caller`` (their tenant and groups filter every stage)."""
-        query: str = args["query"]
-        top_k = int(args.get("top_k") or self._default_top_k)
         try:
             hits = await self._search(caller, query, top_k)
         except RetrievalError as e:
             raise ToolError(f"document search is unavailable right now ({e.code})") from e
-        return {"query": query, "results": numbered(hits), "note": NOTE}
+        return numbered(hits)

@@ -38,13 +38,13 @@ from pydantic import BaseModel, ValidationError
 
 from api.app import metrics
 from api.app.access import visible_run
+from api.app.ask import Ask
 from api.app.auth import Principal, bearer_token
 from api.app.deps import ApiDeps
 from api.app.errors import ApiError, BodyTooLarge, RunNotFound, Unauthorized
 from api.app.gate_actions import resume_run
 from api.app.run_follow import follow_run
 from api.app.run_view import describe
-from api.app.starter import Ask
 from api.http.a2a_tasks import SKILLS, TaskUpdates, agent_card, task_of
 from api.http.responses import errors
 from api.http.routes.common import deps_of

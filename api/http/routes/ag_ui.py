@@ -31,12 +31,12 @@ from fastapi.responses import Response, StreamingResponse
 from pydantic import ValidationError
 
 from api.app import metrics
+from api.app.ask import Ask
 from api.app.auth import Principal, bearer_token
 from api.app.deps import ApiDeps
 from api.app.errors import ApiError, InvalidRequest
 from api.app.gate_actions import resume_run
 from api.app.run_follow import follow_run
-from api.app.starter import Ask
 from api.http.ag_ui_events import CANCEL_DECISION, AgUiEvents
 from api.http.responses import CALLER, GATES, STARTING, sse_errors
 from api.http.routes.common import deps_of

@@ -33,11 +33,11 @@ from pydantic import ValidationError
 from redis.exceptions import RedisError
 
 from api.app import metrics
+from api.app.ask import Ask, Started
 from api.app.auth import Principal, bearer_token
 from api.app.deps import ApiDeps
 from api.app.errors import ApiError
 from api.app.run_follow import follow_run
-from api.app.starter import Ask, Started
 from api.http.openai_dialect import (
     CONVERSATION_HEADER,
     MULTITASK_HEADER,

@@ -12,10 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentbus_client.models import CancelRequested, Run, RunPage, Started
 from api.app import metrics, post_stages
 from api.app.access import visible_run
+from api.app.ask import Ask
 from api.app.errors import NotOwner, RunEnded, RunNotFound
 from api.app.oversight import audit_read
 from api.app.run_view import describe
-from api.app.starter import Ask
 from api.app.webhook_requests import webhook_of
 from api.http.responses import STARTING, errors
 from api.http.routes.common import Caller, Deps

@@ -12,9 +12,10 @@ import asyncio
 import sys
 from typing import cast
 
+from api.app.ask import Ask, Started
 from api.app.auth import Principal
 from api.app.scheduler import Scheduler
-from api.app.starter import Ask, RunStarter, Started
+from api.app.starter import RunStarter
 from api.compose.settings import AppSettings
 from bus.store import open_store
 

@@ -21,7 +21,7 @@ from api.app.turn_publisher import TurnPublisher
 from bus import keys
 from bus.commands import RunResult
 from bus.store import KeyRole
-from bus.store.turns import Turn
+from bus.store.turn_types import Turn
 from tests.integration.api.conftest import StartApi, recv
 from tests.integration.api.multitask import (
     PADDING,

@@ -16,7 +16,8 @@ from bus.events import RunStatus
 from bus.run_state import Multitask
 from bus.store import ConversationNotFound, ConversationStore, MessageRole, RunStore, Scope
 from bus.store.engine import make_engine
-from bus.store.turns import ConversationBusy, TurnState, TurnStore
+from bus.store.turn_types import ConversationBusy, TurnState
+from bus.store.turns import TurnStore
 
 ALICE = Scope.user("tenant-a", "alice")
 BOB = Scope.user("tenant-a", "bob")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from api.app.starter import _same_trace  # pyright: ignore[reportPrivateUsage]
+from api.app.run_publish import same_trace
 from api.http.trace_headers import caller_trace
 from bus.commands import TraceContext
 
@@ -21,7 +21,7 @@ def test_a_well_formed_traceparent_is_continued_and_a_bad_one_ignored() -> None:
 
 def test_the_request_span_is_the_parent_only_when_it_is_in_the_callers_trace() -> None:
     request = TraceContext(traceparent=PARENT.replace("00f067aa0ba902b7", "1111111111111111"))
-    assert _same_trace(request, TraceContext(traceparent=PARENT))
-    assert _same_trace(request, None)
-    assert not _same_trace(request, TraceContext(traceparent=OTHER))  # a frame's own trace
-    assert not _same_trace(None, TraceContext(traceparent=PARENT))
+    assert same_trace(request, TraceContext(traceparent=PARENT))
+    assert same_trace(request, None)
+    assert not same_trace(request, TraceContext(traceparent=OTHER))  # a frame's own trace
+    assert not same_trace(None, TraceContext(traceparent=PARENT))

@@ -1,0 +1,50 @@
+"""What starting a run takes and gives back (`api.app.starter.RunStarter`): the question
+with its settings (`Ask`), and the run that was published or queued (`Started`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from api.app.webhook_requests import WebhookRequest
+from bus import fairshare
+from bus.commands import TraceContext
+from bus.run_state import QuestionSettings
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """A question to start a run with."""
+
+    question: str
+    conversation_id: str | None = None
+    settings: QuestionSettings = field(default_factory=QuestionSettings)
+    run_id: str | None = None
+    reply_to: str | None = None
+    webhook: WebhookRequest | None = None
+    trace: TraceContext | None = None
+    """The caller's W3C trace context: the run's trace continues it."""
+    sources: list[str] | None = None
+    """``agentbus ask --sources``: the run's retrieval sources (None: the tenant's, else
+    those that exist). Over the API they come from the tenant's settings only."""
+    human_gate: bool = False
+    """``agentbus ask --human-gate``: approve this run's answer (the API: tenant settings)."""
+    priority: fairshare.Priority = "interactive"
+    """Batch work (``runs.questions``) is admitted after interactive runs (`bus.fairshare`)."""
+    parent_message_id: int | None = None
+    """The message the question follows, to branch the conversation there (an edited
+    question, another answer): an answer of the conversation, or 0 for its start. None:
+    the end of the active branch."""
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A run that was published (or had been, for a retry)."""
+
+    run_id: str
+    conversation_id: str
+    shard: int
+    replayed: bool = False
+    queued: bool = False
+    """It waits for the conversation's running run to end (``multitask``)."""
+    ahead: int = 0
+    """How many runs of the conversation run or wait before it."""

@@ -1,0 +1,67 @@
+"""The ``Idempotency-Key`` of starting a run: a retry with the same key finds the run the
+first request started; the same key sent with a different request is refused (409
+``idempotency_key_reused``).
+
+A key is claimed in Redis (``SET NX`` with ``AGENTBUS_API_IDEMPOTENCY_TTL_S``) with the run
+it names and a fingerprint of the request; the starter deletes the claim again when the
+run could not start, so a later retry with the same key tries again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import TYPE_CHECKING
+
+from api.app.errors import IdempotencyKeyReused
+from bus import keys
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from api.app.ask import Ask
+    from api.app.auth import Principal
+
+
+def idempotency_key(who: Principal, idem: str) -> str:
+    """The Redis key that holds the caller's claim of ``idem``."""
+    # Per user, not only per tenant: another user's retry must never find this run.
+    digest = hashlib.sha256(f"{who.subject}\n{idem}".encode()).hexdigest()
+    return keys.idempotency(who.tenant_id, digest)
+
+
+async def claim(
+    redis: Redis, idem_key: str, ask: Ask, run_id: str, conversation_id: str, ttl_s: int
+) -> tuple[str, str] | None:
+    """Claim the idempotency key for this run; an earlier claim's (run, conversation).
+
+    Raises:
+        IdempotencyKeyReused: the earlier claim was for a different request.
+    """
+    fingerprint = request_fingerprint(ask)
+    value = json.dumps({"run": run_id, "conv": conversation_id, "fp": fingerprint})
+    if await redis.set(idem_key, value, nx=True, ex=ttl_s):
+        return None
+    raw = await redis.get(idem_key)
+    if raw is None:  # expired between the two calls: claim it again
+        return await claim(redis, idem_key, ask, run_id, conversation_id, ttl_s)
+    earlier = json.loads(raw)
+    if earlier["fp"] != fingerprint:
+        raise IdempotencyKeyReused("this Idempotency-Key was used for another request")
+    return earlier["run"], earlier["conv"]
+
+
+def request_fingerprint(ask: Ask) -> str:
+    """What makes two requests the same request (the question, its conversation, settings,
+    reply stream, webhook and parent message)."""
+    doc: dict[str, object] = {
+        "q": ask.question,
+        "c": ask.conversation_id,
+        "s": ask.settings.model_dump(),
+        "r": ask.reply_to,
+    }
+    if ask.webhook is not None:  # only then: earlier keys' fingerprints stay as they were
+        doc["w"] = [ask.webhook.url, ask.webhook.approvals]
+    if ask.parent_message_id is not None:
+        doc["p"] = ask.parent_message_id
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32]

@@ -1,0 +1,196 @@
+"""Publishing a run exactly once, in its conversation's turn.
+
+A run is published by one Lua script (`api.app.turn_publisher.PUBLISH_ONCE`) that records
+its owner and queues its intake command for fair admission (`bus.fairshare`; a full tenant
+queue is 429 ``tenant_queue_full``), with its webhook's registration: publishing the same
+run id again is a no-op. With the conversation turns wired in, the run is admitted into its
+conversation first (`api.app.turn_admission`): a run queued behind the running one is
+stored with the script's call, to be published when its turn comes, and holds no slot of
+the tenant's concurrent-run quota while it waits.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from api.app import metrics
+from api.app.access import owner_value
+from api.app.ask import Started
+from api.app.errors import ApiError, InvalidRequest, TenantQueueFull
+from api.app.turn_admission import NewTurn, admit, give_back
+from api.app.turn_publisher import PUBLISH_ONCE, publish_call
+from api.app.webhook_requests import webhook_registration
+from bus import fairshare, keys, tracing, wire
+from bus.commands import AgentTask, Command, RunState, TraceContext
+from bus.store import Scope
+from bus.store.turn_types import TurnState
+from bus.typed_redis import lua
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from api.app.ask import Ask
+    from api.app.auth import Principal
+    from api.app.limits import TenantLimits
+    from api.app.turn_publisher import TurnPublisher
+    from bus.run_state import Multitask, RunSettings
+    from bus.settings import BusSettings
+
+#: The keys and the arguments of one call of the publish-once script.
+PublishCall = tuple[list[str], list[str | int | float]]
+
+
+def intake_call(
+    who: Principal,
+    ask: Ask,
+    run_id: str,
+    conversation_id: str,
+    settings: RunSettings,
+    shard: int,
+    deadline: float,
+    bus: BusSettings,
+    weight: int,
+) -> PublishCall:
+    """The publish-once call that starts the run: its intake command in the current trace
+    (else the caller's), with the caller's ACL groups, queued at the run's priority."""
+    command = Command(
+        run_id=run_id,
+        tenant_id=who.tenant_id,
+        subject=who.subject,
+        shard=shard,
+        role=keys.Role.INTAKE,
+        deadline=deadline,
+        trace=tracing.current() or ask.trace or TraceContext(),
+        reply_to=ask.reply_to,
+        groups=who.groups,
+        payload=AgentTask(
+            state=RunState(
+                question=ask.question,
+                conversation_id=conversation_id,
+                parent_message_id=ask.parent_message_id,
+                settings=settings,
+                started_at=time.time(),
+            )
+        ),
+    )
+    run_keys = [keys.run_owner(run_id, shard), keys.role_stream(keys.Role.INTAKE, shard)]
+    run_keys += keys.fair_keys(shard)
+    args: list[str | int | float] = [owner_value(who.tenant_id, who.subject), bus.run_ttl_s]
+    args += [bus.stream_maxlen, wire.encode(command), int(bus.fair_share), who.tenant_id]
+    args += [fairshare.LEVEL[settings.priority], run_id, deadline, weight]
+    args += [bus.fair_max_pending, time.time(), bus.fair_depth, bus.fair_inflight]
+    if ask.webhook is not None:
+        extra_keys, extra_args = webhook_registration(
+            who, ask.webhook, run_id, shard, conversation_id
+        )
+        run_keys, args = [*run_keys, *extra_keys], [*args, *extra_args]
+    return run_keys, args
+
+
+def same_trace(current: TraceContext | None, caller: TraceContext | None) -> bool:
+    """Whether the current span is in the caller's trace already (so it is the publish span's
+    parent), or the caller sent none."""
+    if current is None or not current.traceparent:
+        return False
+    if caller is None or not caller.traceparent:
+        return True
+    return current.traceparent.split("-")[1] == caller.traceparent.split("-")[1]
+
+
+class RunPublisher:
+    """Publishes admitted runs (the starter's last step).
+
+    Args:
+        redis: the shared Redis client.
+        bus: the bus's settings (shards, stream cap, key lifetime, fair share).
+        limits: the per-tenant concurrent-run quota, whose slot a run gives back when it
+            waits or is not published.
+        turns: publishes runs in their conversation's turn (None: every run is published
+            at once).
+    """
+
+    def __init__(
+        self, redis: Redis, bus: BusSettings, limits: TenantLimits, turns: TurnPublisher | None
+    ) -> None:
+        self._redis = redis
+        self._bus = bus
+        self._limits = limits
+        self._turns = turns
+        self._publish = lua(redis, PUBLISH_ONCE)
+
+    async def send(
+        self,
+        who: Principal,
+        ask: Ask,
+        run_id: str,
+        conversation_id: str,
+        settings: RunSettings,
+        shard: int,
+        deadline: float,
+        replay: bool,
+        policy: Multitask,
+        weight: int = 1,
+    ) -> Started:
+        """Admit the run into its conversation's turn (if turns are wired in), then publish
+        it unless it waits. A run refused, or queued, gives back its quota slot; one the
+        script refused gives back its slot and its turn, one whose publish raised its turn.
+
+        Raises:
+            ConversationBusy, ConversationNotFound: the turn admission refused it.
+            TenantQueueFull: the tenant's fair-share queue on the shard is full.
+            InvalidRequest: another owner's run has this run id.
+        """
+        tracing.set_attributes({"agentbus.mode": settings.mode, "agentbus.replay": replay})
+        run_keys, args = intake_call(
+            who, ask, run_id, conversation_id, settings, shard, deadline, self._bus, weight
+        )
+        admission = None
+        if self._turns is not None:
+            turn = NewTurn(
+                Scope.user(who.tenant_id, who.subject),
+                conversation_id,
+                run_id,
+                ask.question,
+                publish_call(run_keys, args),
+                settings.timeout_s or deadline - time.time(),
+                settings.mode,
+                ask.parent_message_id,
+            )
+            try:
+                admission = await admit(self._turns, turn, policy, self._redis, self._bus)
+            except ApiError:
+                await self._limits.release(who.tenant_id, run_id)
+                raise
+            if admission.state == TurnState.QUEUED:
+                await self._limits.release(who.tenant_id, run_id)  # it holds no slot waiting
+                return Started(
+                    run_id,
+                    conversation_id,
+                    shard,
+                    replayed=replay or admission.replayed,
+                    queued=True,
+                    ahead=admission.ahead,
+                )
+        try:
+            reply = await self._publish(keys=run_keys, args=args)
+        except BaseException:
+            if admission is not None and not admission.replayed:
+                await give_back(self._turns, who.scope, run_id)
+            raise
+        outcome = int(reply[0])
+        if outcome < 0:
+            await self._limits.release(who.tenant_id, run_id)
+            if admission is not None and not admission.replayed:
+                await give_back(self._turns, who.scope, run_id)
+        if outcome == -2:
+            waiting, room = int(reply[1]), int(reply[2])
+            raise TenantQueueFull(
+                f"tenant {who.tenant_id!r} has {waiting} runs waiting on this shard",
+                retry_after=fairshare.retry_after_s(waiting, room),
+            )
+        if outcome < 0:
+            raise InvalidRequest(f"run id {run_id!r} is taken", field="run_id")
+        if outcome > 0:
+            metrics.RUNS_BY_MODE.labels(settings.mode).inc()
+        return Started(run_id, conversation_id, shard, replayed=replay or outcome == 0)

@@ -1,0 +1,121 @@
+"""Which retrieval sources a run gathers from when its asker named none, from what exists.
+
+A tenant with documents gathers from them (and from the knowledge graph extracted from
+them, when the graph is on); a user with long-term memories, or a conversation with
+history, from memory; a tenant with egress on, from the web. Single mode searches only the
+documents and the memories, before its first model call. Whether a tenant has documents is
+cached for ``AGENTBUS_API_KEY_CACHE_S``; that a user has memories too, but not that they have
+none (the first memory counts from the next run on).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agents.sources import MEMORY, WEB
+from api.app.errors import Unavailable
+from api.app.read_through import ReadThrough
+from bus.errors import StoreError
+from bus.store import Scope
+from retrieval.gather_source import DOCUMENTS
+from retrieval.graph.source import GRAPH
+
+if TYPE_CHECKING:
+    from api.app.auth import Principal
+    from api.app.preferences import Effective
+    from bus.store import DocumentStore, MemoryStore
+
+
+class RunSources:
+    """Finds the sources that exist for a run (cached per tenant and user).
+
+    Args:
+        documents: the document catalogue (None: no tenant has documents).
+        memories: the users' long-term memories (None: no user has any).
+        graph: the knowledge graph is on (a tenant with documents gathers from it too).
+        cache_s: how long a tenant's "has documents" (and a user's "has memories") holds.
+    """
+
+    def __init__(
+        self,
+        documents: DocumentStore | None,
+        memories: MemoryStore | None,
+        *,
+        graph: bool,
+        cache_s: float,
+    ) -> None:
+        self._documents = documents
+        self._memories = memories
+        self._graph = graph
+        self._has_documents: ReadThrough[bool] = ReadThrough(cache_s)
+        self._has_memory: ReadThrough[bool] = ReadThrough(cache_s)
+
+    def forget(self, tenant_id: str) -> None:
+        """Drop the tenant's cached "has documents"."""
+        self._has_documents.forget(tenant_id)
+
+    async def single_context(self, who: Principal, effective: Effective) -> list[str]:
+        """Single mode's context: the tenant's documents, searched before the first model
+        call, unless the tenant turned it off or chose sources without documents; and the
+        user's memories as notes, while the tenant has memory on."""
+        found: list[str] = []
+        chosen = effective.sources
+        documents = effective.single_context and (chosen is None or DOCUMENTS in chosen)
+        if documents and await self._has_any_documents(who.tenant_id):
+            found.append(DOCUMENTS)
+        if await self._memory_exists(who, effective):
+            found.append(MEMORY)
+        return found
+
+    async def default_sources(
+        self, who: Principal, effective: Effective, has_history: bool
+    ) -> list[str]:
+        """The sources that exist for a run whose tenant chose none (cached per tenant)."""
+        found: list[str] = []
+        if await self._has_any_documents(who.tenant_id):
+            found.append(DOCUMENTS)
+            if self._graph:  # the facts extracted from those documents
+                found.append(GRAPH)
+        if has_history or await self._memory_exists(who, effective):
+            found.append(MEMORY)
+        if effective.egress_enabled:
+            found.append(WEB)
+        return found
+
+    async def _has_any_documents(self, tenant_id: str) -> bool:
+        """Whether the tenant has ingested any document (cached per tenant)."""
+        if self._documents is None:
+            return False
+        documents = self._documents
+
+        async def read() -> tuple[bool, bool]:
+            try:
+                return bool(await documents.list(tenant_id, limit=1)), True
+            except StoreError as e:
+                raise Unavailable(f"cannot read the document catalogue: {e}") from e
+
+        return await self._has_documents.get(tenant_id, read)
+
+    async def _has_memories(self, who: Principal) -> bool:
+        """Whether the user has any long-term memory (a yes is cached, a no is not: the
+        first memory counts from the next run on)."""
+        if self._memories is None:
+            return False
+        memories, owner = self._memories, Scope.user(who.tenant_id, who.subject)
+
+        async def read() -> tuple[bool, bool]:
+            try:
+                found = await memories.count(owner) > 0
+            except StoreError as e:
+                raise Unavailable(f"cannot read the memories: {e}") from e
+            return found, found
+
+        return await self._has_memory.get(f"{who.tenant_id}\n{who.subject}", read)
+
+    async def _memory_exists(self, who: Principal, effective: Effective) -> bool:
+        """Whether the run gathers the user's memories (memory on, not left out of the
+        tenant's sources, and the user has some)."""
+        chosen = effective.sources
+        if not effective.memory or (chosen is not None and MEMORY not in chosen):
+            return False
+        return await self._has_memories(who)

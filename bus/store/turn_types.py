@@ -1,0 +1,73 @@
+"""What the conversation turn queue (`bus.store.turns`) hands out: a turn, where it is, what
+an admission decided, and the refusal of a busy conversation under ``reject``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from bus.errors import StoreError
+from bus.store.scope import Scope
+
+INTERRUPTED = "interrupted"
+"""The status of a partial answer kept by ``interrupt``."""
+
+CANCELLED_BY = {"interrupt": INTERRUPTED, "rollback": "rolled_back"}
+"""The ``error_code`` of a run a later question cancelled, by that question's policy."""
+
+
+class TurnState(StrEnum):
+    """Where a turn is: waiting its turn, running, or over."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    ENDED = "ended"
+
+
+class ConversationBusy(StoreError):
+    """The conversation has a run in flight and the question's policy is ``reject``."""
+
+    code = "conversation_busy"
+    hint = "wait for the running answer to finish, or ask with multitask enqueue or interrupt"
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One run of a conversation, as the store holds it."""
+
+    run_id: str
+    conversation_id: str
+    tenant_id: str
+    subject: str
+    state: TurnState
+    question: str
+    publish: str
+    timeout_s: float
+    running_until: float | None
+    disposition: str | None
+    parent_message_id: int | None = None
+
+    @property
+    def owner(self) -> Scope:
+        """The user the turn's run belongs to."""
+        return Scope.user(self.tenant_id, self.subject)
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """What the policy decided for a new question.
+
+    Attributes:
+        state: ``running`` (publish it now) or ``queued`` (it waits its turn).
+        ahead: how many turns run or wait before it (0 when it runs now).
+        cancel: the run to cancel (``interrupt`` and ``rollback``), if any.
+        promoted: a queued turn this admission found due (its predecessor was stale):
+            the caller publishes it.
+        replayed: the run id had been admitted before (a retry); nothing changed.
+    """
+
+    state: TurnState
+    ahead: int = 0
+    cancel: str | None = None
+    promoted: Turn | None = None
+    replayed: bool = False
