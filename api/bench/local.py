@@ -31,6 +31,7 @@ from agents.llm.local_calls import CallRecord
 from agents.llm.observed import ObservedLLM
 from agents.llm.ports import LLM
 from api.bench.local_figures import by_kind, run_figures, summary
+from api.catalogue import record_documents
 from api.compose.connection import connect
 from api.compose.roles import RUN_ROLES, Roles, make_llm
 from api.compose.settings import AppSettings
@@ -117,6 +118,14 @@ class System:
                         load_path(path, source=doc.name), tenant=TENANT, chunking=retrieval.chunking
                     )
                     await retrieval.ingestor.ingest(prepared, tenant=TENANT)
+                    if stores.documents is not None:  # catalogued, as an upload is
+                        await record_documents(
+                            stores.documents,
+                            [(prepared, len(doc.text.encode()))],
+                            tenant=TENANT,
+                            subject="bench",
+                            job_id="bench",
+                        )
                 tools = [
                     CurrentTime(clock) if t.spec.name == "current_time" else t
                     for t in builtin_tools()

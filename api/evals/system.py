@@ -19,6 +19,7 @@ from typing import Any
 from agents.llm.local import LocalLLM
 from agents.llm.observed import ObservedLLM
 from agents.llm.ports import LLM
+from api.catalogue import record_documents
 from api.compose.connection import connect
 from api.compose.graph import graph_index
 from api.compose.roles import Roles, make_llm
@@ -95,6 +96,15 @@ async def eval_system(
                     load_path(path, source=name), tenant=TENANT, chunking=retrieval.chunking
                 )
                 await ingestor.ingest(prepared, tenant=TENANT)
+                if stores.documents is not None:  # catalogued, as an upload is
+                    size = len(text.encode())
+                    await record_documents(
+                        stores.documents,
+                        [(prepared, size)],
+                        tenant=TENANT,
+                        subject="eval",
+                        job_id="eval",
+                    )
             # The deployment's tools, with current_time on the eval's clock.
             tools = [
                 CurrentTime(clock) if t.spec.name == "current_time" else t for t in builtin_tools()

@@ -21,9 +21,7 @@ def planner_sources(llm: ScriptedLLM) -> list[str]:
     return listed.split(", ")
 
 
-async def ask(
-    api: Api, key: str, conversation_id: str | None = None, mode: str = "multi"
-) -> None:
+async def ask(api: Api, key: str, conversation_id: str | None = None, mode: str = "multi") -> None:
     body = {"question": "What is 23 × 19?", "settings": {"mode": mode}}
     if conversation_id:
         body["conversation_id"] = conversation_id

@@ -30,6 +30,7 @@ from retrieval.loaders import parse
 from retrieval.settings import RetrievalSettings
 from retrieval.stack import Retrieval, open_retrieval
 from tests.conftest import TEST_REDIS_URL
+from tests.integration.api.catalogue import catalogue_a_document
 from tests.integration.api.conftest import StartApi, recv, until_done
 from tests.integration.api.test_admission import reply
 from tests.integration.api.test_gates_api import paused
@@ -73,6 +74,12 @@ def searcher(
     return turn(tool_call("search_docs", {"query": "budget"}))
 
 
+async def catalogued(api: Any) -> None:
+    """The tenants' catalogues, as an upload leaves them (the fixture ingests directly)."""
+    for tenant in ("t1", "t2"):
+        await catalogue_a_document(api, tenant_id=tenant)
+
+
 async def people(api: Any) -> dict[str, str]:
     """Keys: alice and bob of t1 (made through the API), carol of t2 in a same-named group."""
     admin = await api.key("t1", "root", KeyRole.ADMIN)
@@ -108,6 +115,7 @@ async def test_single_mode_search_docs_sees_the_keys_groups(
     start_api: StartApi, retrieval: Retrieval
 ) -> None:
     api = await start_api(ScriptedLLM(searcher), retrieval=retrieval)
+    await catalogued(api)
     who = await people(api)
 
     for name, expected in EXPECTED.items():
@@ -121,6 +129,7 @@ async def test_multi_mode_gather_and_the_judges_requery_see_the_keys_groups(
     start_api: StartApi, retrieval: Retrieval
 ) -> None:
     api = await start_api(ScriptedLLM(searcher), retrieval=retrieval)
+    await catalogued(api)
     who = await people(api)
     for tenant in ("t1", "t2"):
         admin = await api.key(tenant, "root", KeyRole.ADMIN)
@@ -144,6 +153,7 @@ async def test_a_signed_external_question_carries_the_keys_groups(
     start_api: StartApi, retrieval: Retrieval
 ) -> None:
     api = await start_api(ScriptedLLM(searcher), retrieval=retrieval)
+    await catalogued(api)
     who = await people(api)
     question = {"key_id": who["alice_id"], "signed_at": int(time.time()), "question": "budget?"}
     data = json.dumps(question | {"reply_to": "answers"})
@@ -194,6 +204,7 @@ async def test_the_cli_runs_with_its_configured_groups(
     start_api: StartApi, retrieval: Retrieval, tmp_path: Path
 ) -> None:
     api = await start_api(ScriptedLLM(searcher), retrieval=retrieval)
+    await catalogued(api)
     data = api.settings.bus.data_dir  # the CLI starts runs as the API does: same store
 
     # Two processes at once (a CLI process takes seconds to start on a busy host).

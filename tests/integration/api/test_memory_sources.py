@@ -16,6 +16,7 @@ from retrieval.ingest import prepare
 from retrieval.loaders import parse
 from retrieval.settings import RetrievalSettings
 from retrieval.stack import Retrieval, open_retrieval
+from tests.integration.api.catalogue import catalogue_a_document
 from tests.integration.api.conftest import StartApi
 from tests.integration.api.test_memories import ask, memories, remembered
 
@@ -51,6 +52,7 @@ async def test_documents_tool_results_and_answers_never_become_memories(
 ) -> None:
     llm = ScriptedLLM(searcher)
     api = await start_api(llm, retrieval=retrieval, api_key_cache_s=0)
+    await catalogue_a_document(api, uploaded_by="root")  # as an upload leaves it
     alice = await api.key(subject="alice")
 
     await ask(api, alice, "What does the handbook say about parking?")
