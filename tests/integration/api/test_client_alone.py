@@ -1,6 +1,6 @@
 """The client installs alone: a fresh venv with only ``api/client``, its tests passing there.
 
-The venv gets the client's own wheel and the pins ``uv.lock`` gives its dependencies, from
+The venv gets the client's own build and the pins ``uv.lock`` gives its dependencies, from
 uv's cache (offline, as ``make install`` left it): none of the server's packages.
 """
 
@@ -54,11 +54,11 @@ def _uv() -> str:
     return uv
 
 
-def _run(*args: str | Path, cwd: Path = REPO) -> str:
-    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
-    env.pop("VIRTUAL_ENV", None)
+def _run(*args: str | Path, cwd: Path = REPO, env: dict[str, str] | None = None) -> str:
+    environ = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", **(env or {})}
+    environ.pop("VIRTUAL_ENV", None)
     done = subprocess.run(
-        [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+        [str(a) for a in args], cwd=cwd, env=environ, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, f"{args[:3]} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout
@@ -66,20 +66,16 @@ def _run(*args: str | Path, cwd: Path = REPO) -> str:
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv holding the client (installed from its folder, not editable) alone."""
-    uv, root = _uv(), tmp_path_factory.mktemp("client-alone")
-    pins = root / "requirements.txt"
-    exported = _run(
-        uv, "export", "--frozen", "--package", "agentbus-client", "--extra", "test",
-        "--no-hashes", "--no-emit-workspace", "--no-header", "--quiet",
-    )  # fmt: skip
-    pins.write_text(exported)
-    env = root / "venv"
-    _run(uv, "venv", "--offline", "--quiet", "--python", "python3", env)
-    python = env / "bin" / "python"
+    """A fresh venv holding the client (built from its folder, not editable) alone.
+
+    ``uv sync --package`` installs the pins ``uv.lock`` gives the client, by the wheel URLs
+    the lock names: ``make install`` left those in uv's cache, so it works offline on a
+    machine whose cache never saw a package index page (``uv pip install -r`` needs them).
+    """
+    env = tmp_path_factory.mktemp("client-alone") / "venv"
     _run(
-        uv, "pip", "install", "--offline", "--quiet", "--python", python,
-        "--no-deps", "-r", pins, CLIENT,
+        _uv(), "sync", "--frozen", "--offline", "--quiet", "--package", "agentbus-client",
+        "--extra", "test", "--no-editable", env={"UV_PROJECT_ENVIRONMENT": str(env)},
     )  # fmt: skip
     return env
 
