@@ -31,14 +31,21 @@ function openSheet(title, tabList, api, root, conversation) {
   const body = h('div', { class: 'panel' });
   const tabs = h('div', { class: 'tabs', role: 'tablist' });
   const close = () => { dialog.remove(); };
+  // The tab shown (or loading), and a count of tab choices: a panel that loads after
+  // another tab was chosen is dropped, and choosing the tab already shown keeps its edits.
+  let current = null;
+  let chosen = 0;
   const show = async (name, make) => {
+    if (name === current) return;
+    current = name;
+    const mine = ++chosen;
     for (const t of tabs.children) t.setAttribute('aria-selected', String(t.textContent === name));
     clear(body).append(h('p', { class: 'dim', text: 'loading…' }));
     try {
       const panel = await make(api, conversation);
-      clear(body).append(panel);
+      if (mine === chosen) clear(body).append(panel);
     } catch (e) {
-      clear(body).append(h('p', { class: 'error', text: `${name}: ${e.message}` }));
+      if (mine === chosen) clear(body).append(h('p', { class: 'error', text: `${name}: ${e.message}` }));
     }
   };
   for (const [name, make] of tabList) {

@@ -59,7 +59,8 @@ async def _ask_through_the_printed_link(
 async def test_the_link_up_prints_opens_the_page_and_answers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, browser: Browser
 ) -> None:
-    shown = await _ask_through_the_printed_link(tmp_path, monkeypatch, browser, "scripted", 30_000)
+    # 90 s: on a 2-core host busy with other work, `up` took over 30 s to start every role.
+    shown = await _ask_through_the_printed_link(tmp_path, monkeypatch, browser, "scripted", 90_000)
     assert "437" in shown
 
 

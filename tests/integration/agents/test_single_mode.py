@@ -20,6 +20,7 @@ from bus.store import Scope
 from bus.transcript import fold
 from tests.integration.agents.events import final, of_type
 from tests.integration.agents.system import StartSystem
+from tests.support import wait_for
 
 ALICE = Scope.user("t1", "alice")
 
@@ -111,8 +112,13 @@ async def test_deadline_ends_the_run_with_timeout(start_system: StartSystem) -> 
     events = await system.ask("slow", deadline_s=0.3)
     assert final(events).status == "timeout"
     assert any(e.type == "error" and e.code == "timeout" for e in events)
-    run = await system.stores.runs.get(ALICE, events[0].run_id)
-    assert run is not None and run.status == "timeout"
+    runs = system.stores.runs
+
+    async def recorded() -> bool:  # the recorder writes the run's row after the event
+        run = await runs.get(ALICE, events[0].run_id)
+        return run is not None and run.status == "timeout"
+
+    await wait_for(recorded, within=20)
 
 
 async def test_first_question_skips_contextualization_follow_up_uses_it(
