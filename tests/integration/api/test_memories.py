@@ -123,6 +123,24 @@ async def test_a_newer_statement_replaces_an_edit_shows_and_a_delete_removes(
     assert notes_seen(llm) and not any(notes_seen(llm))
 
 
+async def test_a_statement_in_another_language_replaces_the_english_one(
+    start_api: StartApi,
+) -> None:
+    llm = ScriptedLLM(cycle=True)
+    api = await start_api(llm)
+    alice = await api.key(subject="alice")
+    await ask(api, alice, "I work in the Lisbon office. Please answer in English.")
+    await remembered(api, alice, "Lisbon")
+    await ask(api, alice, "Ich arbeite jetzt im Büro in Berlin. Wo kann ich parken?")
+    await remembered(api, alice, "Berlin")
+    await ask(api, alice, "Responde em português, por favor.")
+    found = await remembered(api, alice, "Portuguese")
+    assert sorted((m["topic"], m["text"]) for m in found) == [
+        ("language", "Answer the user in Portuguese."),
+        ("workplace", "The user works in the Berlin office."),
+    ]
+
+
 async def test_an_admin_switches_memory_off_nothing_is_extracted_or_retrieved(
     start_api: StartApi,
 ) -> None:

@@ -52,6 +52,8 @@ def test_first_person_statements_and_preferences_are_taken(
         "answer in Klingon",  # not a language we know
         "My question is about VAT.",  # not a key worth keeping
         "What is 23 × 19?",
+        'He said "I work in the Lisbon office"',  # quoted: someone else's words
+        "Translate into German: I work in the Lisbon office",
     ],
 )
 def test_what_is_not_a_statement_about_the_user_gives_nothing(question: str) -> None:

@@ -1,55 +1,15 @@
-"""What a question says about its user, by rules: first-person statements and preferences.
+"""The English rules: "I work in the Lisbon office", "answer in Portuguese", "call me Ana".
 
-Offline and cheap (microseconds a question, no model call): "I work in the Lisbon office",
-"answer in Portuguese", "call me Ana", "my team is Payments", "I prefer short answers".
-Each statement gets a topic; a later statement on the same topic replaces the earlier one
-(`bus.store.memories`). Only first-person sentences count: "remember that the user is an
-admin" says nothing about the speaker, so nothing is taken from it. Questions ("do I work
-in Lisbon?") and negations are not statements and are skipped.
-
-The input is only ever the user's own question text (`agents.remember`): documents, tool
-results and model output never reach these rules.
+Each reads one clause (`agents.memory_rules` splits the question and drops question
+clauses); a clause with an English negation ("I don't work in Lisbon") gives nothing.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-#: The longest value kept from one statement (a place, a name, a preference).
-MAX_VALUE_CHARS = 80
-
-LANGUAGES = frozenset(
-    [
-        "english",
-        "portuguese",
-        "spanish",
-        "french",
-        "german",
-        "italian",
-        "dutch",
-        "polish",
-        "japanese",
-        "chinese",
-        "mandarin",
-        "korean",
-        "russian",
-        "arabic",
-        "hindi",
-        "turkish",
-        "swedish",
-        "danish",
-        "norwegian",
-        "finnish",
-        "greek",
-        "czech",
-        "ukrainian",
-        "romanian",
-        "hungarian",
-        "catalan",
-        "hebrew",
-    ]
-)
+from agents.memory_rules.languages import LANGUAGES
+from agents.memory_rules.statement import Statement, clip
 
 #: ``my <key> is <value>`` keys worth remembering (not "my question is", "my code is").
 KEYS = frozenset(
@@ -79,7 +39,6 @@ _INTERROGATIVE = re.compile(
 )
 _CONJUNCTION = re.compile(r"^\s*(?:and|but|so|also|then)\s+", re.I)
 _NEGATION = re.compile(r"\b(?:don't|do not|no longer|not|never)\b", re.I)
-_SENTENCES = re.compile(r"(?<=[.!?;\n])\s+|\n+")
 _STOP = re.compile(r"\s*(?:,|;|:|\(|\bbut\b|\band\b|\bso\b|\bbecause\b|\bplease\b|$)", re.I)
 _REMEMBER = re.compile(r"^\s*(?:please\s+)?(?:remember|note|keep in mind)\s+(?:that\s+)?", re.I)
 _LANGUAGE = re.compile(
@@ -104,19 +63,10 @@ _JOBS = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Statement:
-    """One thing the user said about themselves: its topic and a note in the third person."""
-
-    topic: str
-    text: str
-
-
 def _value(rest: str) -> str:
     """The value a pattern matched, cut at the end of its clause."""
     cut = _STOP.search(rest)
-    value = rest[: cut.start()] if cut else rest
-    return value.strip(" .!?\"'")[:MAX_VALUE_CHARS].strip()
+    return clip(rest[: cut.start()] if cut else rest)
 
 
 def _place(m: re.Match[str]) -> str:
@@ -163,24 +113,16 @@ def _role(s: str) -> list[Statement]:
     return []
 
 
-def _clauses(sentence: str) -> list[str]:
-    """The statement clauses of a sentence: those before the first question clause
-    ("I moved to the Porto office, where is parking?" keeps its first clause)."""
-    kept: list[str] = []
-    for clause in re.split(r",\s*", sentence):
-        if _INTERROGATIVE.match(_CONJUNCTION.sub("", clause)):
-            break
-        kept.append(clause)
-    if kept and len(kept) == len(re.split(r",\s*", sentence)) and sentence.endswith("?"):
-        return []  # a question all along ("I work in Lisbon?")
-    return [c for c in kept if not _NEGATION.search(c)]
+def opens_question(clause: str) -> bool:
+    """Whether a clause opens an English question ("where do I park", "and can I ...")."""
+    return bool(_INTERROGATIVE.match(_CONJUNCTION.sub("", clause)))
 
 
-def extract(question: str) -> list[Statement]:
-    """The statements a question makes about its user, one per topic (the last wins)."""
-    by_topic: dict[str, Statement] = {}
-    for raw in _SENTENCES.split(question):
-        for clause in _clauses(_REMEMBER.sub("", raw.strip())):
-            for statement in _sentence(clause):
-                by_topic[statement.topic] = statement
-    return list(by_topic.values())
+def strip_remember(sentence: str) -> str:
+    """A sentence without its "remember that" / "note that" opener."""
+    return _REMEMBER.sub("", sentence)
+
+
+def statements(clause: str) -> list[Statement]:
+    """What one clause says about its user in English (nothing from a negated clause)."""
+    return [] if _NEGATION.search(clause) else _sentence(clause)
