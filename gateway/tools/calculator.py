@@ -74,6 +74,36 @@ _DATE_SHIFT = re.compile(r"^\s*(\d{6})\s*([+-])\s*\d+\s*$")
 _TWO_TIMES = re.compile(r"^\s*\(?\s*\d+(?:\.\d+)?\s*\)?\s*-\s*\(?\s*\d+(?:\.\d+)?\s*\)?\s*$")
 
 
+# A currency beside a number ("62 EUR * 5", "€62 * 5"): small models write them, and the
+# arithmetic is the same without them. One currency per expression; the model knows which.
+_CURRENCY_CODES = "EUR|USD|GBP|CHF|JPY|CAD|AUD|CNY|INR|BRL|SEK|NOK|DKK|PLN"
+_CURRENCY_SYMBOLS = {"€": "EUR", "$": "USD", "£": "GBP", "¥": "JPY"}
+_MONEY = re.compile(
+    rf"(?:(?P<pre>\b(?:{_CURRENCY_CODES})|[€$£¥])\s*)?(?P<number>\d+(?:\.\d+)?)"
+    rf"(?:\s*(?P<post>(?:{_CURRENCY_CODES})\b|[€$£¥]))?"
+)
+
+
+def without_currency(expression: str) -> str:
+    """The expression with the currency beside each amount taken out.
+
+    Raises:
+        InvalidArgument: amounts in two currencies (no rate is known here).
+    """
+    seen: set[str] = set()
+
+    def bare(match: re.Match[str]) -> str:
+        currency = match["pre"] or match["post"]
+        if currency is not None:
+            seen.add(_CURRENCY_SYMBOLS.get(currency, currency))
+        return match["number"] if currency is not None else match[0]
+
+    plain = _MONEY.sub(bare, expression)
+    if len(seen) > 1:
+        raise InvalidArgument(f"the expression mixes currencies ({', '.join(sorted(seen))})")
+    return plain
+
+
 def _day_number(match: re.Match[str]) -> str:
     try:
         return str(dt.date(*(int(g) for g in match.groups())).toordinal())
@@ -279,7 +309,7 @@ class Calculator:
     async def run(self, args: dict[str, Any], net: EgressClient | None) -> dict[str, Any]:
         """Evaluate ``args["expression"]`` (with its clock times or dates, if any)."""
         expression = args["expression"]
-        arithmetic, unit = with_units(expression)
+        arithmetic, unit = with_units(without_currency(expression))
         result = evaluate(arithmetic)
         # Only a plain difference is a duration; (17:50 - 14:05) / 60 is hours, unlabelled.
         shift = len(_DATE.findall(expression)) == 1 and _DATE_SHIFT.match(arithmetic)

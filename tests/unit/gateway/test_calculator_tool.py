@@ -153,3 +153,17 @@ async def test_durations_between_clock_times_and_dates(
 async def test_malformed_times_and_dates_are_refused(expression: str, reason: str) -> None:
     with pytest.raises(InvalidArgument, match=reason):
         await Calculator().run({"expression": expression}, None)
+
+
+@pytest.mark.parametrize(
+    ("expression", "result"),
+    [("62 EUR * 5", 310), ("€62 * 5", 310), ("5 * 62EUR", 310), ("(62 EUR + 48 EUR) * 2", 220)],
+)
+async def test_an_amount_may_carry_its_currency(expression: str, result: int) -> None:
+    out = await Calculator().run({"expression": expression}, None)
+    assert out == {"expression": expression, "result": result}
+
+
+async def test_amounts_in_two_currencies_are_refused() -> None:
+    with pytest.raises(InvalidArgument, match="mixes currencies"):
+        await Calculator().run({"expression": "10 EUR + 5 USD"}, None)
