@@ -45,7 +45,9 @@ function openSheet(title, tabList, api, root, conversation) {
       const panel = await make(api, conversation);
       if (mine === chosen) clear(body).append(panel);
     } catch (e) {
-      if (mine === chosen) clear(body).append(h('p', { class: 'error', text: `${name}: ${e.message}` }));
+      if (mine !== chosen) return;
+      current = null; // choosing the tab again tries again
+      clear(body).append(h('p', { class: 'error', text: `${name}: ${e.message}` }));
     }
   };
   for (const [name, make] of tabList) {
