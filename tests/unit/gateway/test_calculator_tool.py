@@ -167,3 +167,8 @@ async def test_an_amount_may_carry_its_currency(expression: str, result: int) ->
 async def test_amounts_in_two_currencies_are_refused() -> None:
     with pytest.raises(InvalidArgument, match="mixes currencies"):
         await Calculator().run({"expression": "10 EUR + 5 USD"}, None)
+
+
+async def test_a_quoted_string_keeps_its_currency() -> None:
+    out = await Calculator().run({"expression": "len('EUR 5')"}, None)
+    assert out["result"] == 5
