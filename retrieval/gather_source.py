@@ -6,7 +6,7 @@ A gather branch runs on a retrieval worker with the run's command, so the search
 filtered by the command's tenant and ACL groups exactly like ``search_docs``.
 
 Context is given unasked, so a passage must be about the question to be part of it
-(`RelevanceFloor`): the tenant's five best passages for "What is 15% of 840?" are still
+(`RelevanceFloor`): the tenant's best passages for "What is 15% of 840?" are still
 about travel and parking, and the 0.5B model, given them, multiplied 15 by 840.
 ``search_docs``, which the model calls when it wants to search, returns the best matches
 whatever their scores.
