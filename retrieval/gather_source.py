@@ -5,11 +5,12 @@ the judges' re-query).
 A gather branch runs on a retrieval worker with the run's command, so the search is
 filtered by the command's tenant and ACL groups exactly like ``search_docs``.
 
-Context is given unasked, so a passage must be about the question to be part of it
-(`RelevanceFloor`): the tenant's best passages for "What is 15% of 840?" are still
-about travel and parking, and the 0.5B model, given them, multiplied 15 by 840.
-``search_docs``, which the model calls when it wants to search, returns the best matches
-whatever their scores.
+Single mode's context is given unasked, so a passage must be about the question to be
+part of it (`RelevanceFloor`): the tenant's best passages for "What is 15% of 840?" are
+still about travel and parking, and the 0.5B model, given them, multiplied 15 by 840.
+Multi mode keeps the nearest passages whatever they score: its judges' re-query needs
+them to refute a draft (with the floor there, the 0.5B's wrong two-fact answers passed
+the verifier; measured). ``search_docs`` returns the best matches whatever their scores.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bus.commands import Command
+from bus.commands import Command, GatherTask
 from retrieval.embedders.local_onnx import MODEL_NAME as MINILM
 from retrieval.models import Access, Hit
 from retrieval.search import Searcher
@@ -68,15 +69,20 @@ def _ids_at_least(hits: Sequence[Hit], side: str, floor: float) -> set[str]:
 FLOORS: dict[str, RelevanceFloor] = {MINILM: RelevanceFloor(similarity=0.35, keyword=3.0)}
 
 
+def _single_mode(command: Command) -> bool:
+    task = command.payload
+    return isinstance(task, GatherTask) and task.state.settings.mode == "single"
+
+
 def documents_source(searcher: Searcher, *, top_k: int | None = None) -> DocumentsSource:
-    """A gather source over the caller's documents: ranked ``{id, source, title, text}``,
-    the passages under the embedder's `RelevanceFloor` left out."""
+    """A gather source over the caller's documents: ranked ``{id, source, title, text}``;
+    in single mode, the passages under the embedder's `RelevanceFloor` left out."""
     floor = FLOORS.get(searcher.embedder.name)
 
     async def search(command: Command, query: str) -> list[dict[str, Any]]:
         access = Access.of(command.tenant_id, command.groups)
         hits = await searcher.search(query, access, top_k=top_k)
-        if floor is not None and hits:
+        if floor is not None and hits and _single_mode(command):
             hits = await floor.keep(searcher, query, access, hits)
         return [
             {

@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable
 from importlib import resources
+from typing import Literal
 
 import pytest
 
 from api.compose.settings import AppSettings
-from bus.commands import AgentTask, Command, RunState, deadline_in
+from bus.commands import Command, GatherTask, RunSettings, RunState, deadline_in
 from bus.keys import Role
 from retrieval.embedders.local_onnx import MiniLMEmbedder
 from retrieval.gather_source import documents_source
@@ -30,14 +31,15 @@ async def minilm(make_settings: Callable[..., AppSettings]) -> AsyncIterator[Ret
         yield r
 
 
-def _command() -> Command:
+def _command(mode: Literal["single", "multi"] = "single") -> Command:
+    state = RunState(question="q", settings=RunSettings(mode=mode))
     return Command(
         run_id="r1",
         tenant_id="t1",
         subject="alice",
         role=Role.RETRIEVAL,
         deadline=deadline_in(60),
-        payload=AgentTask(state=RunState(question="q")),
+        payload=GatherTask(source="documents", query="q", join="j", expected=1, state=state),
     )
 
 
@@ -66,5 +68,7 @@ async def test_a_question_about_nothing_in_them_gets_no_context(
     minilm: Retrieval, question: str
 ) -> None:
     assert await documents_source(minilm.searcher)(_command(), question) == []
+    # Multi mode's gather keeps the nearest passages: its judges refute drafts with them.
+    assert await documents_source(minilm.searcher)(_command("multi"), question)
     # search_docs, asked, still answers with the best it has.
     assert await minilm.searcher.search(question, Access.of("t1", ()), top_k=3)
