@@ -90,7 +90,7 @@ class RunSources:
 
         async def read() -> tuple[bool, bool]:
             try:
-                return bool(await documents.list(tenant_id, limit=1)), True
+                return await documents.has_any(tenant_id), True
             except StoreError as e:
                 raise Unavailable(f"cannot read the document catalogue: {e}") from e
 

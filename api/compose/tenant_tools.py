@@ -81,7 +81,7 @@ class TenantTools:
 
         async def read() -> tuple[bool, bool]:
             try:
-                return bool(await documents.list(tenant_id, limit=1)), True
+                return await documents.has_any(tenant_id), True
             except StoreError:
                 return True, False  # offer them, as before; the gateway still checks
 

@@ -92,6 +92,12 @@ class DocumentStore(Repository):
         async with self._tenant_session(tenant_id, "list documents") as session:
             return [DocumentRecord.model_validate(r) for r in await session.scalars(stmt)]
 
+    async def has_any(self, tenant_id: str) -> bool:
+        """Whether the tenant has catalogued any document (what offers retrieval to runs)."""
+        stmt = select(DocumentRow.doc_id).where(DocumentRow.tenant_id == tenant_id).limit(1)
+        async with self._tenant_session(tenant_id, "look for documents") as session:
+            return (await session.scalar(stmt)) is not None
+
     async def delete(self, tenant_id: str, doc_id: str) -> bool:
         """Forget the tenant's document; False when there was none."""
         stmt = delete(DocumentRow).where(

@@ -49,6 +49,14 @@ async def test_put_list_get_delete_stay_inside_the_tenant(docs: DocumentStore) -
     assert [d.doc_id for d in await docs.list("t2")] == ["d1"]
 
 
+async def test_has_any_answers_per_tenant(docs: DocumentStore) -> None:
+    assert await docs.has_any("t1") is False
+    await docs.put(a_doc("d1", tenant="t2"))
+    assert (await docs.has_any("t1"), await docs.has_any("t2")) == (False, True)
+    await docs.delete("t2", "d1")
+    assert await docs.has_any("t2") is False
+
+
 async def test_uploading_again_replaces_the_row_but_keeps_when_it_was_first_added(
     docs: DocumentStore,
 ) -> None:
