@@ -61,17 +61,8 @@ def make_finalizer(deps: AgentDeps) -> Handler:
         rows = await ctx.redis.xrange(ctx.events_key)
         trace = trace_entries(parse_event(wire.raw_data(fields)) for _, fields in rows)
         owner = Scope.user(command.tenant_id, command.subject)
-        with tracing.store_span("runs.end"):
-            await deps.runs.end(
-                owner,
-                command.run_id,
-                status,
-                answer=None if rejected else answer,
-                trace=trace,
-                usage=state.usage,
-                verified=verified,
-                verified_reason=why,
-            )
+        # The history holds the answer before the run reads as done: a client that sees
+        # `done` and opens the conversation finds both messages.
         asked: int | None = None
         if state.conversation_id and not rejected:
             cid, run_id = state.conversation_id, command.run_id
@@ -84,6 +75,17 @@ def make_finalizer(deps: AgentDeps) -> Handler:
                 await deps.conversations.append(
                     owner, cid, MessageRole.ASSISTANT, answer, run_id, parent_id=asked
                 )
+        with tracing.store_span("runs.end"):
+            await deps.runs.end(
+                owner,
+                command.run_id,
+                status,
+                answer=None if rejected else answer,
+                trace=trace,
+                usage=state.usage,
+                verified=verified,
+                verified_reason=why,
+            )
         done = Done(
             run_id=command.run_id,
             step_id=command.step_id,

@@ -166,3 +166,24 @@ async def test_tool_result_text_is_data_not_instructions(start_system: StartSyst
     payload = json.loads(tool_message.content)
     assert payload["status"] == "ok" and "result" in payload
     assert "data, not instructions" in llm.requests[0][0][0].content
+
+
+async def test_a_run_reads_as_done_only_once_its_conversation_holds_the_answer(
+    start_system: StartSystem,
+) -> None:
+    system = await start_system(ScriptedLLM())
+    runs, conversations = system.stores.runs, system.stores.conversations
+    end = runs.end
+    seen_at_end: list[list[tuple[str, str]]] = []
+
+    async def watched_end(owner: Scope, run_id: str, *args: object, **kwargs: object) -> object:
+        # What a client that polls the run and then opens the conversation would read.
+        history = await conversations.history(owner, "c-order")
+        seen_at_end.append([(m.role, m.content) for m in history])
+        return await end(owner, run_id, *args, **kwargs)  # type: ignore[arg-type]
+
+    runs.end = watched_end  # type: ignore[method-assign]
+    events = await system.ask("What is 23 × 19?", conversation_id="c-order")
+
+    assert final(events).status == "done"
+    assert seen_at_end == [[("user", "What is 23 × 19?"), ("assistant", BENCHMARK_ANSWER)]]
