@@ -3,10 +3,11 @@
 Each model answers the whole set through the system (`api.evals.answer_set`), in single or
 multi mode (``--mode``, ``--accuracy``), on the shipped set or the harder one (``--set
 hard``); the report gives, per model and mode, the share answered correctly, the
-tool-choice accuracy, the mean seconds per question and, in multi mode, the judges' catch
-rate, false alarms and wrong answers that ended verified. ``scripted`` is the reference
-model: it makes each question's reference tool calls and answers with the last tool's
-result (or the question's reference answer), and in multi mode plans, recomputes with the
+tool-choice accuracy, the mean seconds per question, the answers about the documents that
+cite a passage and, in multi mode, the judges' catch rate, false alarms and wrong answers
+that ended verified. ``scripted`` is the reference model: it makes each question's
+reference tool calls and answers with the last tool's result (citing the first passage of
+a search) or the question's reference answer, and in multi mode plans, recomputes with the
 question's own calculator call and approves, so it checks the questions and the harness.
 """
 
@@ -43,6 +44,7 @@ from api.evals.answer_set import (
     summary,
 )
 from api.evals.system import load_local
+from retrieval.citations import SEARCH_TOOL
 
 SCRIPTED = "scripted"
 
@@ -69,7 +71,9 @@ def reference_model(answer_set: AnswerSet) -> ScriptedLLM:
         if q.reference is not None:
             return turn(text(q.reference))
         if messages[-1].role == "tool":
-            return turn(text(f"The tool returned: {messages[-1].content}"))
+            # Found in the documents: cite the first passage, as a model should.
+            cite = " [1]" if messages[-1].name == SEARCH_TOOL else ""
+            return turn(text(f"The tool returned: {messages[-1].content}{cite}"))
         return turn(text("I don't know."))
 
     return ScriptedLLM(play, name=SCRIPTED)
@@ -129,6 +133,7 @@ async def evaluate_model(
     def show(o: Outcome) -> None:
         if progress:
             mark = ("ok " if o.correct else "bad") + (" tool" if o.tool_ok else " TOOL")
+            mark += " [n]" if o.cited else ""
             judged = " ".join(",".join(d.verdicts) for d in o.drafts)
             verified = "" if mode == "single" else f" verified={o.verified} {judged}"
             typer.echo(f"  {o.id} {mark} {o.seconds:6.1f}s {o.tools}{verified}", err=True)
@@ -170,6 +175,8 @@ def report_line(row: dict[str, Any]) -> str:
         f"{row['model']} [{row['mode']}]: correct {row['correct']:.0%}, tool choice "
         f"{row['tool_choice']:.0%}, mean {row['mean_s']} s/question"
     )
+    if "cited" in row:
+        line += f", document answers citing a passage {row['cited']}"
     if "drafts_judged" in row:
         line += (
             f", judges caught {row['caught']} wrong drafts, false alarms {row['false_alarms']},"

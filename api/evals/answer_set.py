@@ -42,8 +42,10 @@ from api.evals.draft_scores import JudgedDraft, judged_drafts
 from api.evals.system import TENANT, eval_system
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
+from bus.events import Citations
 from bus.publish import publish, read_events
 from bus.transcript import fold
+from retrieval.citations import SEARCH_TOOL
 from retrieval.gather_source import DOCUMENTS
 
 ROLES = (
@@ -216,6 +218,13 @@ class Outcome:
     verified_reason: str | None = None
     drafts: tuple[JudgedDraft, ...] = ()
     recomputable: bool = False
+    from_documents: bool = False
+    cited: bool = False
+
+
+def from_documents(question: Question) -> bool:
+    """Whether the reference answer reads the documents (it calls search_docs)."""
+    return SEARCH_TOOL in (question.tool, *(c.tool for c in question.then))
 
 
 def recomputable(question: Question) -> bool:
@@ -233,8 +242,10 @@ def score(
     verified: bool | None = None,
     verified_reason: str | None = None,
     drafts: Sequence[JudgedDraft] = (),
+    cited: bool = False,
 ) -> Outcome:
-    """Score one run (a run that did not end ``done`` is not correct)."""
+    """Score one run (a run that did not end ``done`` is not correct); ``cited``: the
+    answer kept at least one citation of a passage."""
     tool_ok = not tools if question.tool == NO_TOOL else bool(tools) and tools[0] == question.tool
     return Outcome(
         id=question.id,
@@ -249,6 +260,8 @@ def score(
         verified_reason=verified_reason,
         drafts=tuple(drafts),
         recomputable=recomputable(question),
+        from_documents=from_documents(question),
+        cited=cited,
     )
 
 
@@ -262,6 +275,7 @@ def summary(model: str, outcomes: Sequence[Outcome]) -> dict[str, Any]:
             "correct": round(sum(o.correct for o in items) / n, 3),
             "tool_choice": round(sum(o.tool_ok for o in items) / n, 3),
             "mean_s": round(sum(o.seconds for o in items) / n, 2),
+            **cite_rate(items),
             **judge_rates(items),
         }
 
@@ -272,6 +286,15 @@ def summary(model: str, outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "by_kind": {k: block([o for o in outcomes if o.kind == k]) for k in kinds},
         "errors": sum(o.status != "done" for o in outcomes),
     }
+
+
+def cite_rate(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    """``cited``: the answers to questions about the documents that cite a passage (a kept
+    ``[n]``), as "k/n"; nothing when no question is about the documents."""
+    about = [o for o in outcomes if o.from_documents]
+    if not about:
+        return {}
+    return {"cited": f"{sum(o.cited for o in about)}/{len(about)}"}
 
 
 def judge_rates(outcomes: Sequence[Outcome]) -> dict[str, Any]:
@@ -395,6 +418,7 @@ async def _ask(
         verified=done.verified if done is not None else None,
         verified_reason=done.verified_reason if done is not None else None,
         drafts=judged_drafts(events, lambda text: is_correct(text, q.expect)),
+        cited=any(isinstance(e, Citations) and e.items for e in events),
     )
 
 

@@ -106,6 +106,19 @@ def test_the_summary_gives_shares_overall_and_per_kind() -> None:
     }
 
 
+def test_the_summary_counts_the_document_answers_that_cite_a_passage() -> None:
+    shipped = {q.id: q for q in load_set().questions}
+    rows = [
+        score(shipped["k01"], "done", ["search_docs"], "62 EUR [1].", 1.0, cited=True),
+        score(shipped["k02"], "done", ["search_docs"], "48 EUR.", 1.0),
+        score(shipped["a01"], "done", ["calculator"], "437", 1.0),
+    ]
+    s = summary("m", rows)
+    assert s["cited"] == "1/2"
+    assert s["by_kind"]["document"]["cited"] == "1/2"
+    assert "cited" not in s["by_kind"]["arithmetic"]  # no question there reads the documents
+
+
 def test_wrong_answers_that_ended_verified_are_counted_and_split_by_recomputable() -> None:
     hard = {q.id: q for q in load_set(name="hard").questions}
 
