@@ -418,7 +418,8 @@ async def _ask(
         verified=done.verified if done is not None else None,
         verified_reason=done.verified_reason if done is not None else None,
         drafts=judged_drafts(events, lambda text: is_correct(text, q.expect)),
-        cited=any(isinstance(e, Citations) and e.items for e in events),
+        # The finalizer's citations: those the answer kept (the gather's list what was found).
+        cited=any(isinstance(e, Citations) and e.agent == "finalizer" and e.items for e in events),
     )
 
 
