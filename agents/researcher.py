@@ -27,6 +27,7 @@ from bus.events import Answer
 from bus.run_state import ChatMessage, DraftCitations, RunState, ToolCall
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
+from retrieval.attribution import attribute
 from retrieval.citations import (
     CitationCheck,
     RetrievedChunk,
@@ -91,6 +92,10 @@ def make_researcher(deps: AgentDeps) -> Handler:
         rest = check.finish()
         text.append(rest)
         await batcher.add("answer", rest)
+        if not calls and not check.citations:
+            source = sourced("".join(text), state.question, check)
+            text.append(source)
+            await batcher.add("answer", source)
         tail = batcher.drain()  # written with the commit
         answer = "".join(text)
         spent = add_usage(state.usage, usage, AGENT)
@@ -131,6 +136,17 @@ def _to_gateway(
     target = graph.next_role(state.settings, AGENT, "tool_calls")
     batch = ToolCallBatch(agent=AGENT, calls=requests(calls), state=new_state)
     return StepResult(next=[command.follow(target, batch)])
+
+
+def sourced(answer: str, question: str, check: CitationCheck) -> str:
+    """The marker to append to an answer that cites nothing but rests on a passage it was
+    shown (`retrieval.attribution`), or "". Not after code: a closing fence takes no text."""
+    if not answer.strip() or "```" in answer:
+        return ""
+    ref = attribute(answer, question, check.shown)
+    if ref is None:
+        return ""
+    return ("" if answer[-1].isspace() else " ") + check.cite(ref)
 
 
 def run_refs(state: RunState) -> dict[int, RetrievedChunk]:

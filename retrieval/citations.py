@@ -210,6 +210,17 @@ class CitationCheck:
         """The end of the answer: whatever was still held, checked."""
         return self._scanner.finish()
 
+    def cite(self, ref: int) -> str:
+        """The marker of shown passage ``ref``, kept as a citation: for the caller to append
+        (`retrieval.attribution`: the passage an answer that cites nothing rests on)."""
+        self._kept.setdefault(ref, citation(self._retrieved[ref]))
+        return f"[{ref}]"
+
+    @property
+    def shown(self) -> Mapping[int, RetrievedChunk]:
+        """The passages the answer may cite, by number."""
+        return self._retrieved
+
     @property
     def citations(self) -> list[Citation]:
         """The kept citations, in order of first use."""

@@ -219,7 +219,7 @@ class Outcome:
     drafts: tuple[JudgedDraft, ...] = ()
     recomputable: bool = False
     from_documents: bool = False
-    cited: bool = False
+    cited: tuple[str, ...] = ()
 
 
 def from_documents(question: Question) -> bool:
@@ -242,10 +242,10 @@ def score(
     verified: bool | None = None,
     verified_reason: str | None = None,
     drafts: Sequence[JudgedDraft] = (),
-    cited: bool = False,
+    cited: Sequence[str] = (),
 ) -> Outcome:
     """Score one run (a run that did not end ``done`` is not correct); ``cited``: the
-    answer kept at least one citation of a passage."""
+    sources of the citations the answer kept."""
     tool_ok = not tools if question.tool == NO_TOOL else bool(tools) and tools[0] == question.tool
     return Outcome(
         id=question.id,
@@ -261,7 +261,7 @@ def score(
         drafts=tuple(drafts),
         recomputable=recomputable(question),
         from_documents=from_documents(question),
-        cited=cited,
+        cited=tuple(cited),
     )
 
 
@@ -294,7 +294,7 @@ def cite_rate(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     about = [o for o in outcomes if o.from_documents]
     if not about:
         return {}
-    return {"cited": f"{sum(o.cited for o in about)}/{len(about)}"}
+    return {"cited": f"{sum(bool(o.cited) for o in about)}/{len(about)}"}
 
 
 def judge_rates(outcomes: Sequence[Outcome]) -> dict[str, Any]:
@@ -419,7 +419,12 @@ async def _ask(
         verified_reason=done.verified_reason if done is not None else None,
         drafts=judged_drafts(events, lambda text: is_correct(text, q.expect)),
         # The finalizer's citations: those the answer kept (the gather's list what was found).
-        cited=any(isinstance(e, Citations) and e.agent == "finalizer" and e.items for e in events),
+        cited=[
+            c.source
+            for e in events
+            if isinstance(e, Citations) and e.agent == "finalizer"
+            for c in e.items
+        ],
     )
 
 

@@ -152,3 +152,39 @@ async def test_single_mode_without_sources_goes_straight_to_the_researcher(
     events = await system.ask("When are invoices sent?")
     assert not [e for e in events if e.type == "citations" and e.agent == "merge"]
     assert not [m for m in llm.requests[0][0] if m.content.startswith("Evidence")]
+
+
+async def test_an_answer_that_cites_nothing_gets_the_passage_it_restates(
+    start_system: StartSystem, retrieval: Retrieval
+) -> None:
+    # What the small local models do: answer from the passage without writing its [n].
+    llm = ScriptedLLM(
+        [
+            turn(tool_call("search_docs", {"query": "when are invoices sent"})),
+            turn(text("Invoices are sent on the first working day of each month.")),
+        ]
+    )
+    system = await start_system(llm, retrieval=retrieval)
+    events = await system.ask("When are invoices sent?")
+
+    marked = "Invoices are sent on the first working day of each month. [1]"
+    shown = "".join(e.delta for e in events if e.type == "answer")
+    assert final(events).answer == shown == marked  # the stream and the store say the same
+    [citations] = [e for e in events if e.type == "citations"]
+    assert [c.source for c in citations.items] == ["billing.md"] and citations.stripped == 0
+
+
+async def test_an_answer_the_passages_do_not_hold_stays_unsourced(
+    start_system: StartSystem, retrieval: Retrieval
+) -> None:
+    llm = ScriptedLLM(
+        [
+            turn(tool_call("search_docs", {"query": "capital of Spain"})),
+            turn(text("Madrid is the capital of Spain.")),
+        ]
+    )
+    system = await start_system(llm, retrieval=retrieval)
+    events = await system.ask("What is the capital of Spain?")
+
+    assert final(events).answer == "Madrid is the capital of Spain."
+    assert [e for e in events if e.type == "citations"] == []

@@ -33,7 +33,7 @@ async def test_a_scripted_run_calls_the_tools_and_scores_the_answers(tmp_path: P
     assert "7006652" in outcomes[0].answer  # the gateway's calculator result
     assert "2026-03-11" in outcomes[1].answer  # the fixed "today", in Auckland
     assert "6543" in outcomes[2].answer  # found in the ingested document
-    assert [o.cited for o in outcomes] == [False, False, True]  # the check kept its [1]
+    assert [bool(o.cited) for o in outcomes] == [False, False, True]  # the check kept its [1]
     row = summary("scripted", outcomes)
     assert (row["correct"], row["tool_choice"], row["errors"]) == (1.0, 1.0, 0)
     assert row["cited"] == "1/1"

@@ -1,0 +1,71 @@
+"""The passage an answer that cites nothing rests on, found by what the two have in common.
+
+Small local models answer from the passages they were shown but rarely write the ``[n]``
+their prompt asks for, so the answer reaches the user without its source. The rule here is
+strict, so a source it names is one a reader checking would agree with:
+
+- every figure of the answer (``145``, ``1,800``, ``3.5``) is in the passage;
+- most of the answer's content words are in it (for a bare figure, ``38``: most of the
+  question's, so the passage is about what was asked);
+- at least one such word or figure: an answer of only common words rests on nothing.
+
+Among the passages that qualify, the one sharing the most words wins; on a tie, the lower
+number (shown first, ranked higher). The caller appends the marker: text is never moved.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from retrieval.citations import RetrievedChunk
+
+#: Share of the content words that must be in the passage.
+MIN_SHARED = 0.6
+_NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])|(?<![\w.])\d+(?:\.\d+)?")
+_WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]|[^\W\d_]{3,}")
+# Words an answer or a question holds whatever it is about (English; other languages' own
+# function words are mostly short, and words under four letters are not counted).
+_COMMON = frozenset(
+    """
+    about above after again also answer because been before being below between both could
+    does doing down during each from further have having here into just more most much many
+    only other over same should some such than that their them then there these they this
+    those through under until very what when where which while whom with would your yours
+    according document documents much many says said please tell know
+    """.split()  # noqa: SIM905 (a list of 80 quoted words reads worse)
+)
+
+
+def _figures(text: str) -> set[str]:
+    return {m.group(0).replace(",", "").removesuffix(".0") for m in _NUMBER.finditer(text)}
+
+
+def _words(text: str) -> set[str]:
+    found = {w.lower() for w in _WORD.findall(text)}
+    return {w for w in found if len(w) >= 4 and w not in _COMMON}
+
+
+def attribute(answer: str, question: str, passages: Mapping[int, RetrievedChunk]) -> int | None:
+    """The number of the passage the answer rests on, or None (no passage qualifies).
+
+    Args:
+        answer: the answer as the user will read it (no marker in it).
+        question: what was asked; its words stand in for a bare figure's.
+        passages: the citable passages the answer's turn was shown, by number.
+    """
+    figures = _figures(answer)
+    words = _words(answer) or (_words(question) if figures else set())
+    if not words and not figures:
+        return None
+    best: tuple[int, int] | None = None  # (shared words, -ref)
+    for ref, chunk in passages.items():
+        text = f"{chunk.title} {chunk.text}"
+        if not figures <= _figures(text):
+            continue
+        shared = len(words & _words(text))
+        if words and shared < MIN_SHARED * len(words):
+            continue
+        if best is None or (shared, -ref) > best:
+            best = (shared, -ref)
+    return None if best is None else -best[1]

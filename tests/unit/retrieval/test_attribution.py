@@ -1,0 +1,66 @@
+"""An answer that cites nothing gets the passage it rests on, and only when a reader would agree."""
+
+from __future__ import annotations
+
+from retrieval.attribution import attribute
+from retrieval.citations import CitationCheck, RetrievedChunk, check_citations
+
+POLICY = RetrievedChunk(
+    1,
+    "c1",
+    "travel-policy",
+    "Northwind travel policy",
+    "The daily meal allowance (per diem) is 62 EUR in Germany and 48 EUR in Portugal. Hotel "
+    "nights are reimbursed up to 145 EUR per night. Expense reports must be filed within 14 "
+    "days of returning from a trip.",
+)
+HALCYON = RetrievedChunk(
+    2,
+    "c2",
+    "halcyon",
+    "Project Halcyon",
+    "Project Halcyon is led by Mirela Okafor. Its production database listens on port 6543 "
+    "and its budget for 2026 is 1,800,000 EUR.",
+)
+SHOWN = {1: POLICY, 2: HALCYON}
+
+
+def test_an_answer_restating_a_passage_rests_on_it() -> None:
+    assert attribute("Hotel nights are reimbursed up to 145 EUR per night.", "", SHOWN) == 1
+    assert attribute("Mirela Okafor leads Project Halcyon.", "Who leads Halcyon?", SHOWN) == 2
+    assert attribute("The budget is 1,800,000 EUR.", "Halcyon's budget?", SHOWN) == 2
+
+
+def test_a_bare_figure_rests_on_the_passage_about_what_was_asked() -> None:
+    asked = "Within how many days must expense reports be filed?"
+    assert attribute("14", asked, SHOWN) == 1
+    # 6543 is in the Halcyon passage, but the question is about something else entirely.
+    assert attribute("6543", "What is the capital of Spain?", SHOWN) is None
+
+
+def test_a_figure_no_passage_holds_names_no_source() -> None:
+    # Computed from the passage (5 days at 62 EUR): the passage does not hold 310.
+    assert attribute("Five days in Germany come to 310 EUR.", "per diem", SHOWN) is None
+    assert attribute("23 × 19 = 437.", "What is 23 × 19?", SHOWN) is None
+
+
+def test_an_answer_about_something_else_names_no_source() -> None:
+    assert attribute("Madrid is the capital of Spain.", "Capital of Spain?", SHOWN) is None
+    assert attribute("Hello Ann, nice to meet you!", "Say hello to Ann.", SHOWN) is None
+    assert attribute("", "Who leads Halcyon?", SHOWN) is None
+    assert attribute("Okafor.", "Who leads Halcyon?", {}) is None
+
+
+def test_the_passage_sharing_more_wins_and_a_tie_goes_to_the_first_shown() -> None:
+    twin = RetrievedChunk(3, "c3", "copy", "Copy", HALCYON.text)
+    assert attribute("Mirela Okafor leads Project Halcyon.", "", {3: twin, 2: HALCYON}) == 2
+    assert attribute("The per diem in Germany is 62 EUR.", "", SHOWN) == 1
+
+
+def test_the_appended_marker_is_a_kept_citation_the_check_keeps_again() -> None:
+    check = CitationCheck(SHOWN)
+    answer = check.feed("Hotel nights are reimbursed up to 145 EUR per night.") + check.finish()
+    marked = f"{answer} {check.cite(1)}"
+    assert [c.ref for c in check.citations] == [1]
+    again = check_citations(marked, SHOWN)  # as a surface that checks the text itself would
+    assert (again.answer, [c.ref for c in again.citations]) == (marked, [1])
