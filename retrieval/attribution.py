@@ -7,7 +7,11 @@ strict, so a source it names is one a reader checking would agree with:
 - every figure of the answer (``145``, ``1,800``, ``3.5``) is in the passage;
 - most of the answer's content words are in it (for a bare figure, ``38``: most of the
   question's, so the passage is about what was asked);
+- every word the answer repeats from the question is in it: a passage about the production
+  database does not back "the staging database listens on port 6543";
 - at least one such word or figure: an answer of only common words rests on nothing.
+
+Words are compared by a crude stem (``nights`` and ``night``, ``office's`` and ``office``).
 
 Among the passages that qualify, the one sharing the most words wins; on a tie, the lower
 number (shown first, ranked higher). The caller appends the marker: text is never moved.
@@ -41,9 +45,19 @@ def _figures(text: str) -> set[str]:
     return {m.group(0).replace(",", "").removesuffix(".0") for m in _NUMBER.finditer(text)}
 
 
+_SUFFIXES = ("'s", "ing", "ed", "es", "s")
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
 def _words(text: str) -> set[str]:
     found = {w.lower() for w in _WORD.findall(text)}
-    return {w for w in found if len(w) >= 4 and w not in _COMMON}
+    return {_stem(w) for w in found if len(w) >= 4 and w not in _COMMON}
 
 
 def attribute(answer: str, question: str, passages: Mapping[int, RetrievedChunk]) -> int | None:
@@ -54,16 +68,18 @@ def attribute(answer: str, question: str, passages: Mapping[int, RetrievedChunk]
         question: what was asked; its words stand in for a bare figure's.
         passages: the citable passages the answer's turn was shown, by number.
     """
-    figures = _figures(answer)
-    words = _words(answer) or (_words(question) if figures else set())
+    figures, asked = _figures(answer), _words(question)
+    said = _words(answer)
+    words = said or (asked if figures else set())
     if not words and not figures:
         return None
     best: tuple[int, int] | None = None  # (shared words, -ref)
     for ref, chunk in passages.items():
         text = f"{chunk.title} {chunk.text}"
-        if not figures <= _figures(text):
+        held = _words(text)
+        if not figures <= _figures(text) or (said & asked) - held:
             continue
-        shared = len(words & _words(text))
+        shared = len(words & held)
         if words and shared < MIN_SHARED * len(words):
             continue
         if best is None or (shared, -ref) > best:
