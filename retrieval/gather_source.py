@@ -45,12 +45,18 @@ class RelevanceFloor:
     keyword: float
 
     async def keep(
-        self, searcher: Searcher, query: str, access: Access, hits: list[Hit]
+        self,
+        searcher: Searcher,
+        query: str,
+        access: Access,
+        hits: list[Hit],
+        embedded: list[float] | None = None,
     ) -> list[Hit]:
-        """The hits, in their order, that reach the floor on either side."""
+        """The hits, in their order, that reach the floor on either side (``embedded``:
+        the query's vector, if the caller has it)."""
         k = searcher.config.max_top_k
         dense, keyword = await asyncio.gather(
-            searcher.search(query, access, top_k=k, method="dense"),
+            searcher.search(query, access, top_k=k, method="dense", embedded=embedded),
             searcher.search(query, access, top_k=k, method="keyword"),
         )
         near = _ids_at_least(dense, "dense", self.similarity)
@@ -81,9 +87,12 @@ def documents_source(searcher: Searcher, *, top_k: int | None = None) -> Documen
 
     async def search(command: Command, query: str) -> list[dict[str, Any]]:
         access = Access.of(command.tenant_id, command.groups)
-        hits = await searcher.search(query, access, top_k=top_k)
-        if floor is not None and hits and _single_mode(command):
-            hits = await floor.keep(searcher, query, access, hits)
+        floored = floor is not None and bool(query.strip()) and _single_mode(command)
+        # Embedded once for both searches: the floor's own dense search reuses it.
+        embedded = await searcher.embedder.embed_query(query.strip()) if floored else None
+        hits = await searcher.search(query, access, top_k=top_k, embedded=embedded)
+        if floor is not None and floored and hits:
+            hits = await floor.keep(searcher, query, access, hits, embedded)
         return [
             {
                 "id": h.chunk.id,

@@ -58,18 +58,22 @@ class Searcher:
         *,
         top_k: int | None = None,
         method: SearchMethod = "hybrid+rerank",
+        embedded: list[float] | None = None,
     ) -> list[Hit]:
         """The best chunks for ``query`` that ``access`` may read, best first.
 
         ``hybrid+rerank`` is hybrid followed by the configured reranker (with the no-op
-        reranker it equals ``hybrid``).
+        reranker it equals ``hybrid``). ``embedded``: the query's vector, when the caller
+        searches with it more than once (else the embedder makes it).
         """
         k = max(1, min(top_k or self.config.top_k, self.config.max_top_k))
         query = query.strip()
         if not query:
             return []
         base: Method = "hybrid" if method == "hybrid+rerank" else method
-        dense = None if base == "keyword" else await self.embedder.embed_query(query)
+        dense = None
+        if base != "keyword":
+            dense = embedded or await self.embedder.embed_query(query)
         sparse = None if base == "dense" else query_vector(query)
         rerank = method == "hybrid+rerank" and self.reranker.name != "none"
         limit = max(k, self.config.rerank_candidates) if rerank else k

@@ -72,3 +72,20 @@ async def test_a_question_about_nothing_in_them_gets_no_context(
     assert await documents_source(minilm.searcher)(_command("multi"), question)
     # search_docs, asked, still answers with the best it has.
     assert await minilm.searcher.search(question, Access.of("t1", ()), top_k=3)
+
+
+async def test_the_floored_search_embeds_the_question_once(
+    minilm: Retrieval, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = minilm.searcher.embedder
+    asked: list[str] = []
+    embed_query = embedder.embed_query
+
+    async def counted(text: str) -> list[float]:
+        asked.append(text)
+        return await embed_query(text)
+
+    monkeypatch.setattr(embedder, "embed_query", counted)
+    found = await documents_source(minilm.searcher)(_command(), "Who leads Project Halcyon?")
+    assert found[0]["source"] == "project-halcyon"
+    assert asked == ["Who leads Project Halcyon?"]  # the hybrid search and the floor's share it
