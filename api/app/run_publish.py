@@ -12,6 +12,7 @@ the tenant's concurrent-run quota while it waits.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from api.app import metrics
@@ -41,19 +42,36 @@ if TYPE_CHECKING:
 PublishCall = tuple[list[str], list[str | int | float]]
 
 
-def intake_call(
-    who: Principal,
-    ask: Ask,
-    run_id: str,
-    conversation_id: str,
-    settings: RunSettings,
-    shard: int,
-    deadline: float,
-    bus: BusSettings,
-    weight: int,
-) -> PublishCall:
+@dataclass(frozen=True, slots=True)
+class RunToPublish:
+    """A run the starter has checked and placed, ready to publish.
+
+    Attributes:
+        who: the caller.
+        ask: what they asked.
+        run_id: the run's id.
+        conversation_id: its conversation.
+        settings: the run's settings, resolved.
+        shard: the bus shard its keys live on.
+        deadline: when it must end (epoch seconds).
+        weight: the tenant's fair-share weight.
+    """
+
+    who: Principal
+    ask: Ask
+    run_id: str
+    conversation_id: str
+    settings: RunSettings
+    shard: int
+    deadline: float
+    weight: int = 1
+
+
+def intake_call(run: RunToPublish, bus: BusSettings) -> PublishCall:
     """The publish-once call that starts the run: its intake command in the current trace
     (else the caller's), with the caller's ACL groups, queued at the run's priority."""
+    who, ask, run_id, shard, deadline = run.who, run.ask, run.run_id, run.shard, run.deadline
+    conversation_id, settings = run.conversation_id, run.settings
     command = Command(
         run_id=run_id,
         tenant_id=who.tenant_id,
@@ -78,7 +96,7 @@ def intake_call(
     run_keys += keys.fair_keys(shard)
     args: list[str | int | float] = [owner_value(who.tenant_id, who.subject), bus.run_ttl_s]
     args += [bus.stream_maxlen, wire.encode(command), int(bus.fair_share), who.tenant_id]
-    args += [fairshare.LEVEL[settings.priority], run_id, deadline, weight]
+    args += [fairshare.LEVEL[settings.priority], run_id, deadline, run.weight]
     args += [bus.fair_max_pending, time.time(), bus.fair_depth, bus.fair_inflight]
     if ask.webhook is not None:
         extra_keys, extra_args = webhook_registration(
@@ -119,19 +137,7 @@ class RunPublisher:
         self._turns = turns
         self._publish = lua(redis, PUBLISH_ONCE)
 
-    async def send(
-        self,
-        who: Principal,
-        ask: Ask,
-        run_id: str,
-        conversation_id: str,
-        settings: RunSettings,
-        shard: int,
-        deadline: float,
-        replay: bool,
-        policy: Multitask,
-        weight: int = 1,
-    ) -> Started:
+    async def send(self, run: RunToPublish, replay: bool, policy: Multitask) -> Started:
         """Admit the run into its conversation's turn (if turns are wired in), then publish
         it unless it waits. A run refused, or queued, gives back its quota slot; one the
         script refused gives back its slot and its turn, one whose publish raised its turn.
@@ -141,10 +147,10 @@ class RunPublisher:
             TenantQueueFull: the tenant's fair-share queue on the shard is full.
             InvalidRequest: another owner's run has this run id.
         """
+        who, ask, run_id, settings = run.who, run.ask, run.run_id, run.settings
+        conversation_id, shard = run.conversation_id, run.shard
         tracing.set_attributes({"agentbus.mode": settings.mode, "agentbus.replay": replay})
-        run_keys, args = intake_call(
-            who, ask, run_id, conversation_id, settings, shard, deadline, self._bus, weight
-        )
+        run_keys, args = intake_call(run, self._bus)
         admission = None
         if self._turns is not None:
             turn = NewTurn(
@@ -153,7 +159,7 @@ class RunPublisher:
                 run_id,
                 ask.question,
                 publish_call(run_keys, args),
-                settings.timeout_s or deadline - time.time(),
+                settings.timeout_s or run.deadline - time.time(),
                 settings.mode,
                 ask.parent_message_id,
             )

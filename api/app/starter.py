@@ -55,7 +55,7 @@ from api.app.preferences import (
 )
 from api.app.preferences import run_settings as make_run_settings
 from api.app.read_through import ReadThrough
-from api.app.run_publish import RunPublisher, same_trace
+from api.app.run_publish import RunPublisher, RunToPublish, same_trace
 from api.app.run_sources import RunSources
 from api.app.turn_admission import refuse_if_busy
 from api.app.turn_publisher import TurnPublisher
@@ -330,17 +330,9 @@ class RunStarter:
         parent = None if same_trace(tracing.current(), ask.trace) else ask.trace
         with tracing.span("run publish", attributes, parent=parent, kind="producer"):
             policy = ask.settings.multitask or effective.multitask
-            started = await self._publisher.send(
-                who,
-                ask,
-                run_id,
-                conversation_id,
-                settings,
-                shard,
-                deadline,
-                replay,
-                policy,
-                weight=effective.weight,
+            run = RunToPublish(
+                who, ask, run_id, conversation_id, settings, shard, deadline, effective.weight
             )
+            started = await self._publisher.send(run, replay, policy)
         mark("publish")
         return started
