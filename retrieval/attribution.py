@@ -28,15 +28,16 @@ from retrieval.citations import RetrievedChunk
 MIN_SHARED = 0.6
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])|(?<![\w.])\d+(?:\.\d+)?")
 _WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]|[^\W\d_]{3,}")
-# Words an answer or a question holds whatever it is about (English; other languages' own
-# function words are mostly short, and words under four letters are not counted).
+# Words an answer or a question holds whatever it is about, and the framing of a question
+# ("what is the name of..."): English; other languages' function words are mostly short,
+# and words under four letters are not counted.
 _COMMON = frozenset(
     """
     about above after again also answer because been before being below between both could
     does doing down during each from further have having here into just more most much many
     only other over same should some such than that their them then there these they this
     those through under until very what when where which while whom with would your yours
-    according document documents much many says said please tell know
+    according document documents much many says said please tell know name named called
     """.split()  # noqa: SIM905 (a list of 80 quoted words reads worse)
 )
 

@@ -36,6 +36,15 @@ def test_an_answer_restating_a_passage_rests_on_it() -> None:
     assert attribute("The budget is 1,800,000 EUR.", "Halcyon's budget?", SHOWN) == 2
 
 
+def test_the_framing_of_the_question_is_not_a_term_the_passage_must_hold() -> None:
+    office = RetrievedChunk(
+        4, "c4", "lisbon", "Lisbon office", "The guest Wi-Fi of the Lisbon office is called nw-7."
+    )
+    asked = "What is the name of the Lisbon office's guest Wi-Fi?"
+    said = "The name of the Lisbon office's guest Wi-Fi is nw-7."
+    assert attribute(said, asked, {4: office}) == 4
+
+
 def test_a_bare_figure_rests_on_the_passage_about_what_was_asked() -> None:
     asked = "Within how many days must expense reports be filed?"
     assert attribute("14", asked, SHOWN) == 1
