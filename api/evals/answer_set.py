@@ -186,8 +186,13 @@ def _date_forms(day: dt.date) -> list[str]:
     ]
 
 
+#: A citation marker: its number is a passage's, never a figure of the answer.
+_MARKER = re.compile(r"\[\d{1,3}(?:,\s{0,2}\d{1,3})*\]")
+
+
 def is_correct(answer: str, expect: Expect) -> bool:
-    """Whether ``answer`` contains the expected value."""
+    """Whether ``answer`` contains the expected value (its citation markers left out)."""
+    answer = _MARKER.sub("", answer)
     if expect.minutes is not None:
         return any(abs(f - expect.minutes) < 0.5 for f in figures(answer))
     if expect.number is not None:

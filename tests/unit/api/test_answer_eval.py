@@ -106,6 +106,12 @@ def test_the_summary_gives_shares_overall_and_per_kind() -> None:
     }
 
 
+def test_a_citation_marker_is_not_a_figure_of_the_answer() -> None:
+    one = Expect(number=1)
+    assert not is_correct("The team has 11 engineers [1].", one)
+    assert is_correct("It takes 1 day [2, 3].", one)
+
+
 def test_the_summary_counts_the_document_answers_that_cite_a_passage() -> None:
     shipped = {q.id: q for q in load_set().questions}
     rows = [
