@@ -4,12 +4,14 @@ Small local models answer from the passages they were shown but rarely write the
 their prompt asks for, so the answer reaches the user without its source. The rule here is
 strict, so a source it names is one a reader checking would agree with:
 
-- every figure of the answer (``145``, ``1,800``, ``3.5``) is in the passage;
 - most of the answer's content words are in it (for a bare figure, ``38``: most of the
   question's, so the passage is about what was asked);
+- every figure of the answer (``145``, ``1,800``, ``3.5``) is in a sentence of it that
+  holds most of those words too: where the passage says it, not anywhere in it;
 - every word the answer repeats from the question is in it: a passage about the production
   database does not back "the staging database listens on port 6543";
-- at least one such word or figure: an answer of only common words rests on nothing.
+- at least one such word: an answer of only common words, or a bare figure answering a
+  question of only common words (``What is 23 × 19?``), rests on nothing.
 
 Words are compared by a crude stem (``nights`` and ``night``, ``office's`` and ``office``).
 
@@ -27,6 +29,7 @@ from retrieval.citations import RetrievedChunk
 #: Share of the content words that must be in the passage.
 MIN_SHARED = 0.6
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])|(?<![\w.])\d+(?:\.\d+)?")
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]|[^\W\d_]{3,}")
 # Words an answer or a question holds whatever it is about, and the framing of a question
 # ("what is the name of..."): English; other languages' function words are mostly short,
@@ -72,16 +75,24 @@ def attribute(answer: str, question: str, passages: Mapping[int, RetrievedChunk]
     figures, asked = _figures(answer), _words(question)
     said = _words(answer)
     words = said or (asked if figures else set())
-    if not words and not figures:
+    if not words:  # only common words, or a bare figure for a question of none
         return None
+    enough = MIN_SHARED * len(words)
     best: tuple[int, int] | None = None  # (shared words, -ref)
     for ref, chunk in passages.items():
-        text = f"{chunk.title} {chunk.text}"
-        held = _words(text)
-        if not figures <= _figures(text) or (said & asked) - held:
-            continue
+        held = _words(f"{chunk.title} {chunk.text}")
         shared = len(words & held)
-        if words and shared < MIN_SHARED * len(words):
+        if shared < enough or (said & asked) - held:
+            continue
+        # Each figure where the passage says it: "10" of "10 working days in advance" does
+        # not answer "how many days of paid holiday?" (the passage's "27 days" sentence does).
+        sentences = [
+            (_figures(t), _words(f"{chunk.title} {t}")) for t in _SENTENCE.split(chunk.text)
+        ]
+        if not all(
+            any(f in found and len(words & near) >= enough for found, near in sentences)
+            for f in figures
+        ):
             continue
         if best is None or (shared, -ref) > best:
             best = (shared, -ref)

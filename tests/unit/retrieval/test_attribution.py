@@ -52,6 +52,25 @@ def test_a_bare_figure_rests_on_the_passage_about_what_was_asked() -> None:
     assert attribute("6543", "What is the capital of Spain?", SHOWN) is None
 
 
+def test_a_figure_counts_where_the_passage_says_it_not_anywhere_in_it() -> None:
+    guide = RetrievedChunk(
+        5,
+        "c5",
+        "onboarding",
+        "Acme onboarding guide",
+        "Holiday requests go through the HR portal at least 10 working days in advance.\n"
+        "Each employee has 27 days of paid holiday per year.",
+    )
+    asked = "How many days of paid holiday do employees get?"
+    assert attribute("27", asked, {5: guide}) == 5
+    assert attribute("10", asked, {5: guide}) is None  # the wrong figure, misread
+    # 62 and 48 are the passage's, 14 is from another of its sentences: not this claim.
+    said = "Germany's 62 EUR minus Portugal's 48 EUR is 14 EUR."
+    assert attribute(said, "Difference of the per diems?", SHOWN) is None
+    room = RetrievedChunk(6, "c6", "rooms", "Rooms", "Room 437 is on floor 4.")
+    assert attribute("437", "What is 23 × 19?", {6: room}) is None  # a question of no words
+
+
 def test_a_figure_no_passage_holds_names_no_source() -> None:
     # Computed from the passage (5 days at 62 EUR): the passage does not hold 310.
     assert attribute("Five days in Germany come to 310 EUR.", "per diem", SHOWN) is None
