@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 
 from agents import recompute
 
-_CITATION = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
+_CITATION = recompute.CITATION
 _DOCUMENTS = re.compile(
     r"\b(?:documents?|docs|policy|policies|according to|handbook|guide)\b", re.IGNORECASE
 )

@@ -243,7 +243,8 @@ async def _planned(
     # what the researcher's tools looked up (a document's figure found by search_docs), but
     # not what its calculator computed: that is the draft's arithmetic, the thing checked.
     sources = " ".join([state.question, deps.clock().date().isoformat(), *evidence])
-    return recompute.plan_calls("".join(text), "j", sources), usage, ""
+    planned = recompute.plan_calls("".join(text), "j", sources, state.draft or "")
+    return planned, usage, ""
 
 
 def _merged(planned: list[Recompute], spelled: list[str]) -> list[Recompute]:

@@ -48,6 +48,8 @@ PLAN_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 _DIGIT = re.compile(r"\d")
+#: A citation marker (``[2]``, ``[1, 3]``): its numbers name passages, never figures.
+CITATION = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
 # A figure as written: an ISO date, a clock time, a number (thousands separators dropped).
 _TOKEN = re.compile(r"\d{4}-\d{2}-\d{2}|\d+(?::\d+)+|\d+(?:\.\d+)?")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
@@ -107,12 +109,24 @@ def _plain(value: float) -> str:
     return str(int(value)) if abs(value - round(value)) < 1e-9 else str(value)
 
 
-def plan_calls(reply: str, prefix: str, sources: str | None = None) -> list[Recompute]:
+def computes_a_claim(expression: str, draft: str) -> bool:
+    """Whether the draft states a figure the expression does not take as input: a draft
+    whose only figures are the expression's inputs (``open from 11:30 to 14:30``, checked
+    with ``11:30 - 14:30``) claims no result for it to refute."""
+    inputs = set(_TOKEN.findall(_THOUSANDS.sub("", expression)))
+    stated = set(_TOKEN.findall(_THOUSANDS.sub("", CITATION.sub(" ", draft))))
+    return bool(stated - inputs)
+
+
+def plan_calls(
+    reply: str, prefix: str, sources: str | None = None, draft: str | None = None
+) -> list[Recompute]:
     """The recompute plan's calculator calls, under our own ids ``{prefix}r{i}``.
 
     Tolerant: a JSON object anywhere in the reply; an expression written with its result
     (``17:50 - 14:05 = 35``) keeps only the part before ``=``. With ``sources`` (question
-    and evidence), an expression whose figures do not come from them is dropped.
+    and evidence), an expression whose figures do not come from them is dropped; with the
+    ``draft``, one whose inputs are all the figures the draft states (`computes_a_claim`).
     """
     doc = json_object(reply)
     checks = doc.get("checks") if doc else None
@@ -126,6 +140,8 @@ def plan_calls(reply: str, prefix: str, sources: str | None = None) -> list[Reco
         if not expression or not _DIGIT.search(expression) or not computes(expression):
             continue
         if sources is not None and not from_sources(expression, sources):
+            continue
+        if draft is not None and not computes_a_claim(expression, draft):
             continue
         out.append(
             Recompute(
@@ -211,6 +227,7 @@ def compare(
     ``thread`` holds the gateway's results as tool messages (`agents.state.tool_message`).
     """
     results = _results(thread)
+    draft = CITATION.sub(" ", draft)
     stated, stated_dates = figures(draft), dates(draft)
     lines: list[str] = []
     mismatches: list[str] = []

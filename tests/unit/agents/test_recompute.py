@@ -216,3 +216,22 @@ def test_a_bare_figure_is_no_recomputation() -> None:
     assert plan_calls(reply, "j5", "port 6544 2026-12-25") == []
     kept = '{"checks": [{"claim": "290", "expression": "2026-12-25 - 2026-03-10"}]}'
     assert len(plan_calls(kept, "j5", "2026-12-25 2026-03-10")) == 1
+
+
+def test_a_check_of_only_the_figures_the_draft_quotes_is_no_recomputation() -> None:
+    # The 0.5B planned 11:30 - 14:30 for "open from 11:30 to 14:30 [1]" and the fact-check
+    # sent the right draft back: "the draft does not state 1260 minutes".
+    reply = '{"checks": [{"claim": "hours", "expression": "11:30 - 14:30"}]}'
+    sources = "When is the canteen open? The canteen is open from 11:30 to 14:30."
+    quoted = "The canteen is open from 11:30 to 14:30 on weekdays. [1]"
+    assert plan_calls(reply, "j5", sources, quoted) == []
+    # A draft that claims a result still has it checked.
+    claimed = "It is open from 11:30 to 14:30, 4 hours a day [1]."
+    assert len(plan_calls(reply, "j5", sources, claimed)) == 1
+
+
+def test_a_citation_marker_is_not_a_figure_the_draft_states() -> None:
+    check = Recompute(call_id="j5r0", tool="calculator", arguments={"expression": "3 - 2"})
+    body = {"status": "ok", "code": "ok", "result": {"expression": "3 - 2", "result": 1}}
+    _, mismatches = compare([check], [_result("j5r0", body)], "The answer is 2 [1].")
+    assert mismatches  # "[1]" does not state 1
