@@ -46,8 +46,9 @@ function openSheet(title, tabList, api, root, conversation) {
       if (mine === chosen) clear(body).append(panel);
     } catch (e) {
       if (mine !== chosen) return;
-      current = null; // choosing the tab again tries again
-      clear(body).append(h('p', { class: 'error', text: `${name}: ${e.message}` }));
+      current = null; // choosing the tab again, or Try again, tries again
+      const again = h('button', { type: 'button', class: 'retry', text: 'Try again', on: { click: () => show(name, make) } });
+      clear(body).append(h('p', { class: 'error', text: `${name}: ${e.message}` }), again);
     }
   };
   for (const [name, make] of tabList) {

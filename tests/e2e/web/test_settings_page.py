@@ -106,3 +106,37 @@ async def test_high_risk_tools_can_be_allowed_per_question(
     await until_done(turn)
     assert (await published(system, await run_id_of(turn))).approve_high_risk is True
     await browser.shot(page)
+
+
+async def test_a_tab_that_failed_to_load_loads_when_tried_again(
+    start_web: StartWeb, browser: Browser
+) -> None:
+    system = await start_web()
+    admin = await system.key("t1", "root", KeyRole.ADMIN)
+    page = await open_signed_in(system, browser, admin)
+    failures = 0
+
+    async def fail_once(route: Any) -> None:
+        # The server answers the Budgets tab's first read with an error, once.
+        nonlocal failures
+        if failures == 0:
+            failures += 1
+            await route.fulfill(
+                status=503,
+                content_type="application/json",
+                body='{"error": {"code": "store_unavailable", "message": "store down"}}',
+            )
+        else:
+            await route.continue_()
+
+    await page.locator(".settings-open").click()
+    await page.route("**/api/v1/settings", fail_once)
+    await page.get_by_role("tab", name="Budgets").click()
+    await page.locator(".panel .error", has_text="Budgets").wait_for()
+    await browser.shot(page, "tab-failed")
+
+    await page.get_by_role("button", name="Try again").click()
+    await page.locator(".panel .usage-tenant").wait_for()  # the Budgets panel itself
+    assert failures == 1
+    assert await page.locator(".panel .error").count() == 0
+    await browser.shot(page, "tab-loaded")
