@@ -2,7 +2,8 @@
 
 Small local models answer from the passages they were shown but rarely write the ``[n]``
 their prompt asks for, so the answer reaches the user without its source. The rule here is
-strict, so a source it names is one a reader checking would agree with:
+strict, so a source it names is one a reader checking would agree with. A passage is the
+source when:
 
 - most of the answer's content words are in it (for a bare figure, ``38``: most of the
   question's, so the passage is about what was asked);
@@ -40,8 +41,8 @@ _COMMON = frozenset(
     does doing down during each from further have having here into just more most much many
     only other over same should some such than that their them then there these they this
     those through under until very what when where which while whom with would your yours
-    according document documents much many says said please tell know name named called
-    """.split()  # noqa: SIM905 (a list of 80 quoted words reads worse)
+    according document documents says said please tell know name named called
+    """.split()  # noqa: SIM905 (quoting each word reads worse)
 )
 
 
