@@ -8,7 +8,8 @@ source when:
 - most of the answer's content words are in it (for a bare figure, ``38``: most of the
   question's, so the passage is about what was asked);
 - every figure of the answer (``145``, ``1,800``, ``3.5``) is in a sentence of it that
-  holds most of those words too: where the passage says it, not anywhere in it;
+  holds most of the words of the answer's sentence stating the figure (a bare figure: of
+  the question): where the passage says it, not anywhere in it;
 - every word the answer repeats from the question is in it: a passage about the production
   database does not back "the staging database listens on port 6543";
 - at least one such word: an answer of only common words, or a bare figure answering a
@@ -79,6 +80,10 @@ def attribute(answer: str, question: str, passages: Mapping[int, RetrievedChunk]
     if not words:  # only common words, or a bare figure for a question of none
         return None
     enough = MIN_SHARED * len(words)
+    # The answer's sentences that state figures, each with the words it says them with.
+    claims = [
+        (found, _words(t) or asked) for t in _SENTENCE.split(answer) if (found := _figures(t))
+    ]
     best: tuple[int, int] | None = None  # (shared words, -ref)
     for ref, chunk in passages.items():
         held = _words(f"{chunk.title} {chunk.text}")
@@ -90,11 +95,21 @@ def attribute(answer: str, question: str, passages: Mapping[int, RetrievedChunk]
         sentences = [
             (_figures(t), _words(f"{chunk.title} {t}")) for t in _SENTENCE.split(chunk.text)
         ]
-        if not all(
-            any(f in found and len(words & near) >= enough for found, near in sentences)
-            for f in figures
-        ):
+        if not all(_said_there(claim, sentences) for claim in claims):
             continue
         if best is None or (shared, -ref) > best:
             best = (shared, -ref)
     return None if best is None else -best[1]
+
+
+def _said_there(
+    claim: tuple[set[str], set[str]], sentences: list[tuple[set[str], set[str]]]
+) -> bool:
+    """Whether each figure of one sentence of the answer is in a sentence of the passage
+    that holds most of that answer sentence's words."""
+    figures, words = claim
+    enough = MIN_SHARED * len(words)
+    return bool(words) and all(
+        any(f in found and len(words & near) >= enough for found, near in sentences)
+        for f in figures
+    )

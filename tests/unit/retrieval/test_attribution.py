@@ -71,6 +71,12 @@ def test_a_figure_counts_where_the_passage_says_it_not_anywhere_in_it() -> None:
     assert attribute("437", "What is 23 × 19?", {6: room}) is None  # a question of no words
 
 
+def test_an_answer_that_copies_the_whole_passage_rests_on_it() -> None:
+    # The 1.5B's habit: each of its sentences is one of the passage's.
+    asked = "Up to how much is a hotel night reimbursed?"
+    assert attribute(POLICY.text, asked, SHOWN) == 1
+
+
 def test_a_figure_no_passage_holds_names_no_source() -> None:
     # Computed from the passage (5 days at 62 EUR): the passage does not hold 310.
     assert attribute("Five days in Germany come to 310 EUR.", "per diem", SHOWN) is None
