@@ -90,12 +90,10 @@ def make_researcher(deps: AgentDeps) -> Handler:
             if batcher.cancelled:
                 return StepResult.ending(command, "cancelled", "cancelled while answering")
         rest = check.finish()
+        if not (calls and tools) and not check.citations:  # the answer, citing nothing
+            rest += sourced("".join(text) + rest, state.question, check)
         text.append(rest)
         await batcher.add("answer", rest)
-        if not calls and not check.citations:
-            source = sourced("".join(text), state.question, check)
-            text.append(source)
-            await batcher.add("answer", source)
         tail = batcher.drain()  # written with the commit
         answer = "".join(text)
         spent = add_usage(state.usage, usage, AGENT)

@@ -87,12 +87,12 @@ def documents_source(searcher: Searcher, *, top_k: int | None = None) -> Documen
 
     async def search(command: Command, query: str) -> list[dict[str, Any]]:
         access = Access.of(command.tenant_id, command.groups)
-        floored = floor is not None and bool(query.strip()) and _single_mode(command)
+        applied = floor if query.strip() and _single_mode(command) else None
         # Embedded once for both searches: the floor's own dense search reuses it.
-        embedded = await searcher.embedder.embed_query(query.strip()) if floored else None
+        embedded = None if applied is None else await searcher.embedder.embed_query(query.strip())
         hits = await searcher.search(query, access, top_k=top_k, embedded=embedded)
-        if floor is not None and floored and hits:
-            hits = await floor.keep(searcher, query, access, hits, embedded)
+        if applied is not None and hits:
+            hits = await applied.keep(searcher, query, access, hits, embedded)
         return [
             {
                 "id": h.chunk.id,

@@ -36,7 +36,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.llm.ports import LLM
-from agents.recompute import figures
+from agents.recompute import CITATION, figures
 from api.compose.settings import AppSettings
 from api.evals.draft_scores import JudgedDraft, judged_drafts
 from api.evals.system import TENANT, eval_system
@@ -186,13 +186,9 @@ def _date_forms(day: dt.date) -> list[str]:
     ]
 
 
-#: A citation marker: its number is a passage's, never a figure of the answer.
-_MARKER = re.compile(r"\[\d{1,3}(?:,\s{0,2}\d{1,3})*\]")
-
-
 def is_correct(answer: str, expect: Expect) -> bool:
     """Whether ``answer`` contains the expected value (its citation markers left out)."""
-    answer = _MARKER.sub("", answer)
+    answer = CITATION.sub("", answer)  # "[3]" names a passage: it is not the figure 3
     if expect.minutes is not None:
         return any(abs(f - expect.minutes) < 0.5 for f in figures(answer))
     if expect.number is not None:
