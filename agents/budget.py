@@ -54,14 +54,38 @@ class BudgetExhausted(AgentError):
         self.budget = budget
 
 
+@dataclass(frozen=True, slots=True)
+class _Day:
+    start: float
+    end: float
+    day: str
+    month: str
+
+
+#: The last day a charge was counted in (one slot: the day changes once a day).
+_today: list[_Day] = [_Day(0.0, 0.0, "", "")]
+
+
+def _day(now: float) -> _Day:
+    """The UTC day ``now`` falls in, formatted once a day rather than for every step."""
+    today = _today[0]
+    if today.start <= now < today.end:
+        return today
+    moment = datetime.fromtimestamp(now, UTC)
+    start = moment.replace(hour=0, minute=0, second=0, microsecond=0).timestamp()
+    today = _Day(start, start + 86_400, moment.strftime("%Y-%m-%d"), moment.strftime("%Y-%m"))
+    _today[0] = today
+    return today
+
+
 def day_of(now: float) -> str:
     """The UTC day a charge counts in (``2026-12-01``)."""
-    return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d")
+    return _day(now).day
 
 
 def month_of(now: float) -> str:
     """The UTC month a charge counts in (``2026-12``)."""
-    return datetime.fromtimestamp(now, UTC).strftime("%Y-%m")
+    return _day(now).month
 
 
 def user_scope(subject: str, period: str, now: float) -> str:

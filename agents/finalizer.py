@@ -11,6 +11,7 @@ from typing import Literal
 
 from agents.deps import AgentDeps
 from agents.graph import has_edge, next_role
+from agents.memory_rules import worth_remembering
 from agents.verdicts import conclusion
 from bus import tracing, wire
 from bus.commands import AgentTask, Command, MemoryTask, RunResult
@@ -58,8 +59,7 @@ def make_finalizer(deps: AgentDeps) -> Handler:
         cost = usage_cost(state.usage)
         if cost is not None:
             tracing.set_attributes({"agentbus.run.cost_usd": cost})
-        rows = await ctx.redis.xrange(ctx.events_key)
-        trace = trace_entries(parse_event(wire.raw_data(fields)) for _, fields in rows)
+        trace = trace_entries(parse_event(data) for data in await ctx.stream_data())
         owner = Scope.user(command.tenant_id, command.subject)
         # The history holds the answer before the run reads as done: a client that sees
         # `done` and opens the conversation finds both messages.
@@ -117,7 +117,11 @@ def make_finalizer(deps: AgentDeps) -> Handler:
         if checked.citations or checked.stripped:
             events.insert(0, checked.event(command.run_id, command.step_id, agent=AGENT))
         after: list[Command] = []
-        if not rejected and has_edge(state.settings, AGENT, "done"):
+        if (
+            not rejected
+            and has_edge(state.settings, AGENT, "done")
+            and worth_remembering(state.question)
+        ):
             # Off the answer's path: the run is done when this step commits.
             remember = MemoryTask(
                 question=state.question,

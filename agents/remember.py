@@ -14,8 +14,9 @@ and never changes how the run ended.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from agents.memory_rules import extract
 from bus.commands import Command, MemoryTask
@@ -23,11 +24,14 @@ from bus.ledger import LedgerRecord
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.recorder import Applier
 from bus.runtime.worker import Handler
-from bus.store import MemoryStore, MemoryWrite, TenantSettingsStore
+from bus.store import MemoryStore, MemoryWrite
 from gateway.faults import fault
 
 #: The ledger records the memory step leaves.
 MEMORY_KIND = "memory"
+#: A tenant's stored preferences as they are now (a process cache kept current by the
+#: tenant's settings version in Redis: no SQL read per step).
+TenantSettings = Callable[[str], Awaitable[Mapping[str, Any]]]
 
 
 def memory_records(command: Command, task: MemoryTask) -> list[LedgerRecord]:
@@ -51,15 +55,14 @@ def memory_records(command: Command, task: MemoryTask) -> list[LedgerRecord]:
     ]
 
 
-async def memory_on(tenant_settings: TenantSettingsStore | None, tenant_id: str) -> bool:
+async def memory_on(tenant_settings: TenantSettings | None, tenant_id: str) -> bool:
     """Whether the tenant has memory on now (its admin's ``memory`` preference; default on)."""
     if tenant_settings is None:
         return True
-    record = await tenant_settings.get(tenant_id)
-    return record is None or record.settings.get("memory") is not False
+    return (await tenant_settings(tenant_id)).get("memory") is not False
 
 
-def make_memory(tenant_settings: TenantSettingsStore | None = None) -> Handler:
+def make_memory(tenant_settings: TenantSettings | None = None) -> Handler:
     """The memory role's handler; with ``tenant_settings``, a tenant that turned memory off
     since the run started gets nothing remembered."""
 

@@ -74,6 +74,8 @@ def attribute(answer: str, question: str, passages: Mapping[int, RetrievedChunk]
         question: what was asked; its words stand in for a bare figure's.
         passages: the citable passages the answer's turn was shown, by number.
     """
+    if not passages:  # shown nothing: nothing to rest on (most runs: no scan of the answer)
+        return None
     figures, asked = _figures(answer), _words(question)
     said = _words(answer)
     words = said or (asked if figures else set())

@@ -45,12 +45,28 @@ from bus.runtime.metrics import record
 CHARS_PER_TOKEN = 4
 
 
+#: A tool definition's size in characters, by identity: the same definitions (a tenant's
+#: cached catalogue) are offered on every call, and their JSON does not change.
+_TOOL_CHARS: dict[int, tuple[ToolDefinition, int]] = {}
+
+
+def _tool_chars(tool: ToolDefinition) -> int:
+    known = _TOOL_CHARS.get(id(tool))
+    if known is not None and known[0] is tool:
+        return known[1]
+    if len(_TOOL_CHARS) > 4_096:
+        _TOOL_CHARS.clear()
+    size = len(tool.model_dump_json())
+    _TOOL_CHARS[id(tool)] = (tool, size)
+    return size
+
+
 def estimate_prompt(messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> int:
     """A prompt's tokens, estimated: its characters over four, a few per message."""
     chars = sum(
         len(m.content) + sum(len(json.dumps(c.arguments)) for c in m.tool_calls) for m in messages
     )
-    chars += sum(len(t.model_dump_json()) for t in tools)
+    chars += sum(_tool_chars(t) for t in tools)
     return math.ceil(chars / CHARS_PER_TOKEN) + 4 * len(messages)
 
 

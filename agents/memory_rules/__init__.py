@@ -22,7 +22,7 @@ from agents.memory_rules import english, french, german, portuguese, spanish
 from agents.memory_rules.statement import MAX_VALUE_CHARS, Statement
 from agents.memory_rules.table import LanguageRules, statements
 
-__all__ = ["MAX_VALUE_CHARS", "TABLES", "Statement", "extract"]
+__all__ = ["MAX_VALUE_CHARS", "TABLES", "Statement", "extract", "worth_remembering"]
 
 #: The languages read by a rule table; English has rules of its own (`english.py`).
 TABLES: tuple[LanguageRules, ...] = (
@@ -76,3 +76,9 @@ def extract(question: str) -> list[Statement]:
             for statement in found:
                 by_topic[statement.topic] = statement
     return list(by_topic.values())
+
+
+def worth_remembering(question: str) -> bool:
+    """Whether the question says something about its user: the finalizer sends the memory
+    step only then, so a run that states nothing costs no hop."""
+    return bool(extract(question))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bus import keys
+from bus.runtime.shared_mux import mux_for
 from bus.typed_redis import lua
 
 if TYPE_CHECKING:
@@ -114,5 +115,8 @@ class TenantLimits:
 
 
 async def release(redis: Redis, tenant_id: str, run_id: str) -> None:
-    """Give a run's concurrent-run slot back; harmless for runs that never held one."""
-    await redis.zrem(keys.tenant_active_runs(tenant_id), run_id)
+    """Give a run's concurrent-run slot back; harmless for runs that never held one.
+
+    Every run's end calls this, so it goes out on the process's pipelined connection.
+    """
+    await mux_for(redis).execute("ZREM", keys.tenant_active_runs(tenant_id), run_id)

@@ -336,7 +336,7 @@ class Roles:
             case Role.FINALIZER:
                 return make_finalizer(self._agent_deps())
             case Role.MEMORY:
-                return make_memory(self.stores.tenant_settings)
+                return make_memory(self.tenant_policies().settings_of)
             case Role.GATEWAY:
                 # Audit rows leave with each step's commit; the recorder appends them.
                 tools = self._gateway_deps()

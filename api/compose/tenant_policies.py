@@ -1,4 +1,5 @@
-"""The gateway's per-tenant policy from the tenants' stored preferences.
+"""The gateway's per-tenant policy from the tenants' stored preferences, and the
+preferences themselves for the steps that need one (the memory step's ``memory``).
 
 Implements ``gateway.ports.TenantPolicies``: the deployment's policy with a tenant's own
 ``enabled_tools``, ``egress_enabled`` / ``egress_hosts``, (URL-only) ``mcp_servers`` and
@@ -17,14 +18,20 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 from api.app.preferences import stored_preferences
 from gateway.ports import TenantPolicies, TenantPolicy
 
 if TYPE_CHECKING:
     from bus.store import TenantSettingsStore
+
+
+_NONE: Mapping[str, Any] = MappingProxyType({})
+#: What one read of a tenant gives: its policy, and its stored preferences.
+_Read = tuple[TenantPolicy, Mapping[str, Any]]
 
 
 class StoredTenantPolicies:
@@ -51,8 +58,8 @@ class StoredTenantPolicies:
         self._cache_s = cache_s
         self._version = version
         self._local: dict[str, int] = {}  # changes made in this process, per tenant
-        self._cache: dict[str, tuple[float, tuple[int, int], TenantPolicy]] = {}
-        self._reading: dict[tuple[str, tuple[int, int]], asyncio.Future[TenantPolicy]] = {}
+        self._cache: dict[str, tuple[float, tuple[int, int], _Read]] = {}
+        self._reading: dict[tuple[str, tuple[int, int]], asyncio.Future[_Read]] = {}
 
     async def forget(self, tenant_id: str) -> None:
         """The tenant's settings changed in this process: its cached policy is stale."""
@@ -61,6 +68,14 @@ class StoredTenantPolicies:
 
     async def for_tenant(self, tenant_id: str) -> TenantPolicy:
         """The deployment policy with the tenant's egress preferences applied."""
+        return (await self._current(tenant_id))[0]
+
+    async def settings_of(self, tenant_id: str) -> Mapping[str, Any]:
+        """The tenant's stored preferences as they are now (empty: none stored), from the
+        same cache: a step that asks costs the version's read, not a SQL read."""
+        return (await self._current(tenant_id))[1]
+
+    async def _current(self, tenant_id: str) -> _Read:
         remote = await self._version(tenant_id) if self._version is not None else 0
         version = (remote, self._local.get(tenant_id, 0))
         hit = self._cache.get(tenant_id)
@@ -75,11 +90,13 @@ class StoredTenantPolicies:
         # Shielded: one caller cancelled (its step timed out) does not fail the others.
         return await asyncio.shield(reading)
 
-    async def _read(self, tenant_id: str, version: tuple[int, int]) -> TenantPolicy:
+    async def _read(self, tenant_id: str, version: tuple[int, int]) -> _Read:
         now = time.monotonic()
         policy = await self._base.for_tenant(tenant_id)
         record = await self._store.get(tenant_id)
+        stored: Mapping[str, Any] = _NONE
         if record is not None:
+            stored = MappingProxyType(dict(record.settings))
             prefs = stored_preferences(record.settings)
             hosts = None if prefs.egress_hosts is None else frozenset(prefs.egress_hosts)
             tools = None if prefs.enabled_tools is None else frozenset(prefs.enabled_tools)
@@ -96,5 +113,6 @@ class StoredTenantPolicies:
             )
         if len(self._cache) > 10_000:
             self._cache.clear()
-        self._cache[tenant_id] = (now + self._cache_s, version, policy)
-        return policy
+        read = (policy, stored)
+        self._cache[tenant_id] = (now + self._cache_s, version, read)
+        return read

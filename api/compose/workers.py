@@ -64,6 +64,8 @@ def run_end_recorder(
         code = await end_code(turns, owner, command.run_id, status)
         carried = getattr(command.payload, "state", None)
         state = carried if isinstance(carried, RunState) else None
+        # Only a run asked in a conversation has a turn to end (no store read otherwise).
+        turn = publisher if state is None or state.conversation_id else None
         if redis is not None:
             await limits.release(redis, command.tenant_id, command.run_id)
             if command.reply_to and status != "done":
@@ -77,8 +79,8 @@ def run_end_recorder(
                 await redis.xadd(command.reply_to, {wire.DATA_FIELD: wire.encode(result)})
         if status == "done":
             # The finalizer records `done` together with the answer and trace.
-            if publisher is not None:
-                await publisher.finished(owner, command.run_id, RunStatus.DONE, None)
+            if turn is not None:
+                await turn.finished(owner, command.run_id, RunStatus.DONE, None)
             return
         if redis is None:
             await runs.set_status(owner, command.run_id, RunStatus(status), error_code=code)
@@ -96,10 +98,8 @@ def run_end_recorder(
             usage=usage,
             error_code=code,
         )
-        if publisher is not None:
-            await publisher.finished(
-                owner, command.run_id, RunStatus(status), partial_answer(trace)
-            )
+        if turn is not None:
+            await turn.finished(owner, command.run_id, RunStatus(status), partial_answer(trace))
 
     return record
 

@@ -117,6 +117,12 @@ class StepContext:
         elif sent:
             await asyncio.gather(*sent)
 
+    async def stream_data(self) -> list[bytes]:
+        """The JSON document of every event on the run's stream so far, in order (one
+        XRANGE on the process's pipelined connection)."""
+        rows = await mux_for(self.redis).execute("XRANGE", self._events_key, "-", "+")
+        return [wire.raw_data(_pairs(fields)) for _, fields in rows]
+
     async def emit_checking_cancel(self, *events: ClientEvent) -> bool:
         """Write events and report whether a cancel was requested, in one round trip."""
         async with self.redis.pipeline(transaction=False) as pipe:
@@ -150,3 +156,8 @@ async def join_values(ctx: StepContext, name: str) -> dict[str, str]:
     key = keys.run_join(ctx.command.run_id, ctx.command.shard, name)
     raw = await commands(ctx.redis).hgetall(key)
     return {k.decode(): v.decode() for k, v in raw.items()}
+
+
+def _pairs(flat: list[bytes]) -> dict[bytes, bytes]:
+    """A stream entry's fields, as RESP sends them (name, value, name, value, ...)."""
+    return dict(zip(flat[::2], flat[1::2], strict=True))

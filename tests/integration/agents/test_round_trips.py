@@ -1,0 +1,112 @@
+"""What one run costs in SQL statements and Redis commands, per role, against a budget.
+
+Not a timing test: the counts are what the code asks of the store and of Redis, whatever
+the host's load. The budgets are numbers; they only come down. A change that needs more
+raises them in its own commit and says why.
+
+The run is the benchmark turn (`agentbus bench turn`) with the scripted model: single
+mode (calculator call, answer) and multi accurate (plan, tool call, critique, verdict).
+Each run is measured after a first run of the same shape, so the counts are a warmed
+process's, as under load (caches filled, groups made).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.llm.scripted import BENCHMARK_ANSWER, ScriptedLLM
+from bus.ledger import LedgerRecord
+from bus.transcript import fold
+from tests.integration.agents.round_trips import NO_ROLE, Costs, counting
+from tests.integration.agents.system import StartSystem, System
+from tests.integration.agents.test_memory_kill import memory_records
+from tests.support import wait_for
+
+
+async def wait_for_memory(system: System, run_id: str) -> list[LedgerRecord]:
+    """The memory records the run's memory step committed, once it has."""
+
+    async def found() -> list[LedgerRecord]:
+        return await memory_records(system.redis, run_id)
+
+    await wait_for(found)
+    return await found()
+
+
+#: The roles that must never touch SQL (the store is written at admission, at a pause, at
+#: the end and by the audit recorder).
+STEP_ROLES = ("planner", "researcher", "critic", "verifier", "gateway")
+#: What a run may cost, per role: (SQL statements, Redis commands, Redis round trips).
+#: The researcher: per step its commit, and per model call the usage settle, plus one read
+#: of the tenant's settings version (its tools); the gateway: the version (its policy), the
+#: `tool_call` event, its commit; the finalizer: the run's events (its trace), its commit,
+#: the fair-share tick, the concurrent-run slot given back, and the run's end in SQL.
+BUDGETS: dict[str, dict[str, tuple[int, int, int]]] = {
+    "single": {
+        "intake": (1, 1, 1),
+        "researcher": (0, 6, 6),
+        "gateway": (0, 3, 3),
+        "finalizer": (1, 4, 4),
+    },
+    "multi": {
+        "intake": (1, 1, 1),
+        "planner": (0, 2, 2),
+        "researcher": (0, 6, 6),
+        "gateway": (0, 3, 3),
+        "critic": (0, 2, 2),
+        "verifier": (0, 2, 2),
+        "finalizer": (1, 4, 4),
+    },
+}
+
+
+def _report(title: str, costs: Costs) -> str:
+    lines = [title]
+    for role in sorted(set(costs.sql) | set(costs.redis)):
+        names = dict(costs.redis_names[role])
+        lines.append(
+            f"  {role:10} sql={costs.sql[role]} redis={costs.redis[role]} "
+            f"trips={costs.redis_trips[role]} {names} {costs.sql_text[role]}"
+        )
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    ("mode", "accuracy"), [("single", "standard"), ("multi", "accurate")], ids=["single", "multi"]
+)
+async def test_a_run_costs_no_more_than_its_budget(
+    start_system: StartSystem, mode: str, accuracy: str
+) -> None:
+    system = await start_system(ScriptedLLM(record=False))
+    await system.ask("What is 23 × 19?", mode=mode, accuracy=accuracy, verifier_check=False)
+    with counting() as costs:  # warmed: caches filled, groups made
+        events = await system.ask(
+            "What is 23 × 19?", mode=mode, accuracy=accuracy, verifier_check=False
+        )
+    transcript = fold(events)
+    assert transcript.status == "done" and transcript.answer == BENCHMARK_ANSWER
+    print(_report(f"{mode} {accuracy}", costs))  # shown with -s, and on a failure
+
+    budget = BUDGETS[mode]
+    spent = {r: c for r, c in costs.of(tuple(costs.sql | costs.redis)).items() if r != NO_ROLE}
+    assert set(spent) <= set(budget), f"roles with no budget: {set(spent) - set(budget)}"
+    for role, (sql, commands, trips) in spent.items():
+        allowed = budget[role]
+        within = all(got <= most for got, most in zip((sql, commands, trips), allowed, strict=True))
+        assert within, f"{role} cost sql={sql} redis={commands} trips={trips}, budget {allowed}"
+    assert all(costs.sql[r] == 0 for r in STEP_ROLES), {r: costs.sql_text[r] for r in STEP_ROLES}
+    # Nothing the run needs is left out: the memory step only runs for a statement.
+    assert "memory" not in spent
+
+
+async def test_a_question_that_states_something_about_its_user_gets_its_memory_step(
+    start_system: StartSystem,
+) -> None:
+    system = await start_system(ScriptedLLM(record=False))
+    await system.ask("What is 23 × 19?")
+    with counting() as costs:
+        events = await system.ask("I work in the Lisbon office. What is 23 × 19?")
+        assert fold(events).status == "done"
+        memories = await wait_for_memory(system, events[0].run_id)
+    assert costs.sql["memory"] == 0  # the tenant's preference comes from the cache
+    assert [m.data["text"] for m in memories] == ["The user works in the Lisbon office."]
