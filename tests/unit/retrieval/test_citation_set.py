@@ -10,7 +10,9 @@ from __future__ import annotations
 import random
 
 import pytest
+from typer.testing import CliRunner
 
+from api.cli.main import app
 from api.evals.citation_set import (
     CitationCase,
     load_citation_set,
@@ -62,3 +64,11 @@ def test_the_changed_count_sees_a_list_cut_short() -> None:
     assert not only_invented_removed("The list [1, 2, 3].", "The list [1, 2].", [1, 2])
     assert not only_invented_removed("Cited [1].", "Cited.", [1])  # a shown one removed
     assert only_invented_removed("See [1], [9], [2].", "See [1], [2].", [1, 2])
+
+
+def test_the_eval_command_prints_both_halves() -> None:
+    result = CliRunner().invoke(app, ["eval", "citations"])
+    assert result.exit_code == 0, result.output
+    dev, test = result.output.splitlines()
+    assert dev.startswith("dev: 64/64 exact, 0 changed")
+    assert test.startswith("test: 49/51 exact, 0 changed")
