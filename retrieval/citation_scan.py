@@ -28,14 +28,15 @@ A marker is in **citation position** when all of these hold:
   ``await``, ``assert``, ``print``, ``is``, ``are``, ``was``, ``equals``, ``returns``,
   ``gives``, ``yields``, ``prints``, ``outputs`` (``it returns [1]``);
 * it is not followed by ``(`` (a Markdown link ``[1](url)``) or ``:`` (a reference
-  definition ``[1]: url``);
-* a marker with several numbers is a citation only if at least one of them was shown
-  to the model; with none it is left as it is (``the interval [1, 3]``).
+  definition ``[1]: url``).
 
-A number the run showed is kept; every other number of a marker in citation position is
-stripped and counted. A marker with no number left is removed with the spaces before
-it. Footnotes (``[^1]``), years (``[2024]``), slices (``a[1:3]``) and anything not
-matching the marker shape are never candidates.
+The scanner finds candidates; ``decide`` (`retrieval.citations.CitationCheck`) says what
+each one is. A marker whose every number the run showed is a citation and stays byte
+for byte. A one-number marker the run did not show is an invented citation: it is
+removed, with the spaces before it. A marker of several numbers not all shown is not a
+citation at all (``the list [1, 2, 3]``, ``the interval [1, 5]``, ``[2, 7]``) and stays
+as written. Footnotes (``[^1]``), years (``[2024]``), slices (``a[1:3]``) and anything
+not matching the marker shape are never candidates.
 """
 
 from __future__ import annotations

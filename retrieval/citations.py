@@ -2,12 +2,15 @@
 
 The ``search_docs`` tool numbers the chunks it returns ``[1]..[k]``, ``web_search`` its
 results (the page's URL and title are the source), and the model cites them as ``[n]``. A
-citation counts only if some such result *in this run* (the TOOL messages in the run
-state) or the merged evidence carried number ``n``; any other ``[n]`` is stripped from the
-answer and counted, and the kept ones come back with source, title and snippet for the
-``citations`` event. Numbers are unique in a run: every retrieval numbers its chunks from
-the run's next free number (`bus.run_state.RunState.next_ref`), so a kept ``[n]`` names
-exactly the chunk the model was shown as ``[n]``. How a marker is found, and what is
+bracket group ``[n]`` or ``[n, m]`` is a citation only if every number in it was carried
+by some such result *in this run* (the TOOL messages in the run state) or by the merged
+evidence; citations come back with source, title and snippet for the ``citations`` event.
+A lone ``[n]`` the run never showed is an invented citation: it is removed and counted.
+Any other group (``[1, 2, 3]`` with 3 not shown: a list, an interval) is not a citation
+and is left exactly as written; so is everything else in the answer. Numbers are unique
+in a run: every retrieval numbers its chunks from the run's next free number
+(`bus.run_state.RunState.next_ref`), so a kept ``[n]`` names exactly the chunk the model
+was shown as ``[n]``. How a marker is found, and what is
 never touched, is `retrieval.citation_scan`'s docstring.
 """
 
@@ -156,9 +159,9 @@ class CheckedAnswer:
     """An answer after its citations were checked.
 
     Attributes:
-        answer: the answer with unsupported citations removed.
+        answer: the answer with its invented citations removed (nothing else changed).
         citations: the kept ones, in order of first use.
-        stripped: how many citation numbers were removed (each occurrence counts).
+        stripped: how many invented citations were removed (each occurrence counts).
     """
 
     answer: str
@@ -227,22 +230,23 @@ class CitationCheck:
         return list(self._kept.values())
 
     def _decide(self, numbers: list[int], marker: str) -> str | None:
-        good = [n for n in numbers if n in self._retrieved]
-        if len(numbers) > 1 and not good:
-            return None  # several numbers, none shown: a list or an interval, not citations
-        self.stripped += len(numbers) - len(good)
-        for n in good:
-            if n not in self._kept:
-                self._kept[n] = citation(self._retrieved[n])
-        if len(good) == len(numbers):
+        if all(n in self._retrieved for n in numbers):
+            for n in numbers:
+                if n not in self._kept:
+                    self._kept[n] = citation(self._retrieved[n])
             return marker
-        return f"[{', '.join(str(n) for n in good)}]" if good else ""
+        if len(numbers) > 1:
+            # Not every number was shown: a list, an interval or a range, not citations.
+            return None
+        self.stripped += 1  # one number the run never showed: an invented citation
+        return ""
 
 
 def check_citations(answer: str, retrieved: Mapping[int, RetrievedChunk]) -> CheckedAnswer:
-    """Keep the markers that point at retrieved chunks; strip and count the rest.
+    """Keep the citations of retrieved chunks; remove and count invented lone markers.
 
-    Only markers in citation position are touched (`retrieval.citation_scan`); an answer
+    Only markers in citation position are candidates (`retrieval.citation_scan`), and of
+    those only a lone ``[n]`` the run never showed is ever changed (removed); an answer
     with none comes back byte for byte.
     """
     check = CitationCheck(retrieved)

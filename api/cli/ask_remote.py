@@ -106,7 +106,7 @@ def _show_snapshot(snapshot: Snapshot, renderer: LiveRenderer, *, as_json: bool)
     else:
         renderer.console.print(f"(missed events were trimmed; run is {snapshot.run.status})")
         if snapshot.run.answer:
-            renderer.console.print(snapshot.run.answer, markup=False, highlight=False)
+            renderer.text(snapshot.run.answer + "\n")
     return snapshot.run.status
 
 

@@ -1,4 +1,5 @@
-"""``agentbus eval``: evaluations on data the project ships (retrieval, answers, judges)."""
+"""``agentbus eval``: evaluations on data the project ships (retrieval, answers, judges,
+citations)."""
 
 from __future__ import annotations
 
@@ -94,3 +95,27 @@ async def eval_graph(
             typer.echo(json.dumps({**score.as_dict(), **result.info}))
     else:
         typer.echo(table(result))
+
+
+@app.command("citations")
+def eval_citations(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line per half.")] = False,
+) -> None:
+    """Does the citation check touch citations only? Each half of the shipped answers,
+    whole and streamed in random pieces: how many come back exactly as expected, and how
+    many were changed other than by removing an invented citation (exit 1 if any)."""
+    from api.evals.citation_set import load_citation_set, score
+
+    cases = load_citation_set().cases
+    changed = 0
+    for half in ("dev", "test"):
+        result = score(cases, half)
+        changed += result.changed
+        if as_json:
+            typer.echo(json.dumps(dataclasses.asdict(result)))
+            continue
+        line = f"{half}: {result.exact}/{result.cases} exact, {result.changed} changed"
+        missed = f"; not as expected: {', '.join(result.failed)}" if result.failed else ""
+        typer.echo(line + " beyond removing an invented citation" + missed)
+    if changed:
+        raise typer.Exit(1)

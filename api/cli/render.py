@@ -6,6 +6,11 @@ may send a draft back, so the answer is held until the run ends; a draft sent ba
 not shown (a line says why it went back), and the draft of a run that did not end
 ``done`` (rejected at the answer gate, an error, a timeout, a cancel) is shown dimmed
 and labelled as a draft, never as the answer.
+
+The run's text (the answer, reasoning, a draft) is printed as it is: piped (stdout not a
+terminal) it is written unchanged, so ``agentbus ask ... | cat`` prints the stored answer
+byte for byte; on a terminal it is soft-wrapped (the terminal folds long lines, nothing is
+re-wrapped or cut, and ``:name:`` is not made an emoji).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ class LiveRenderer:
 
     def __init__(self, console: Console) -> None:
         self.console = console
+        self._piped = not _is_terminal(console)
         self._writing: str | None = None
         # Multi mode: a judge may send a draft back, so its answer is held until the run
         # ends and only the current draft is shown.
@@ -38,7 +44,18 @@ class LiveRenderer:
         if self._writing != kind:
             self._newline()
             self._writing = kind
-        self.console.print(text, style=style, end="", markup=False, highlight=False)
+        self.text(text, style)
+
+    def text(self, text: str, style: str = "") -> None:
+        """The run's own text, exactly as it is (see the module docstring)."""
+        if self._piped:
+            self.console.file.write(text)
+            self.console.file.flush()  # a pipe is buffered: tokens still arrive as they stream
+        else:
+            self.console.print(
+                text, style=style, end="", markup=False, highlight=False, emoji=False,
+                soft_wrap=True,
+            )  # fmt: skip
 
     def show(self, event: ClientEvent) -> None:
         """Print one event."""
@@ -116,11 +133,20 @@ class LiveRenderer:
         """A draft, dimmed under its label (never printed as the answer)."""
         self._line(f"({label})", "dim")
         if text:
-            self.console.print(text, style="dim", markup=False, highlight=False)
+            self.text(text + "\n", "dim")
 
     def _line(self, text: str, style: str) -> None:
         self._newline()
-        self.console.print(text, style=style, markup=False, highlight=False)
+        self.console.print(
+            text, style=style, markup=False, highlight=False, emoji=False, soft_wrap=True
+        )
+
+
+def _is_terminal(console: Console) -> bool:
+    """True if the console writes to a terminal (not a pipe or a file, whatever
+    ``FORCE_COLOR`` says about colours)."""
+    isatty = getattr(console.file, "isatty", None)
+    return bool(isatty and isatty())
 
 
 def verified_line(verified: bool | None, reason: str) -> str:

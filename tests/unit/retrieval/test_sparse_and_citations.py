@@ -51,9 +51,10 @@ def test_hallucinated_citations_are_stripped_and_counted() -> None:
         _tool_message([_chunk(1), _chunk(2, "b.md")]),
         _tool_message([_chunk(7)], name="web_search"),  # not a document search
     ]
-    answer = "Redis is fast [1]. Streams persist [3]. Groups ack [2, 7][1]. Made up [9]."
+    answer = "Fast [1]. Streams persist [3]. Groups ack [2][7]. Lists [2, 7]. Made up [9]."
     checked = check_answer_citations(answer, messages)
-    assert checked.answer == "Redis is fast [1]. Streams persist. Groups ack [2][1]. Made up."
+    # [2, 7] is not a citation (7 was never shown): it stays as written.
+    assert checked.answer == "Fast [1]. Streams persist. Groups ack [2]. Lists [2, 7]. Made up."
     assert checked.stripped == 3
     assert [(c.ref, c.source) for c in checked.citations] == [(1, "a.md"), (2, "b.md")]
     assert checked.citations[0].snippet.endswith("…") and len(checked.citations[0].snippet) <= 241
