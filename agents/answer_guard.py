@@ -171,10 +171,15 @@ def _json(text: str) -> Any:
 
 def _is_payload(answer: str, outcomes: Sequence[ToolOutcome]) -> bool:
     """The answer is, or holds, a JSON object that is a tool's result or the gateway's
-    outcome (``status`` and ``code``): parsed, so a reformatted copy counts too."""
+    outcome (or a copy with its ``status`` and ``code``): parsed, so a reformatted copy
+    counts too, and an answer about some other JSON (code that returns an error object)
+    does not."""
+    if not outcomes:
+        return False
     payloads = [o.body for o in outcomes] + [
         o.body["result"] for o in outcomes if isinstance(o.body.get("result"), dict | list)
     ]
+    said = {(o.body.get("status"), o.body.get("code")) for o in outcomes}
     whole = _json(_FENCE.sub("", answer.strip()))
     found: list[Any] = [whole] if isinstance(whole, dict | list) else []
     decoder = json.JSONDecoder()
@@ -185,8 +190,12 @@ def _is_payload(answer: str, outcomes: Sequence[ToolOutcome]) -> bool:
             continue
         found.append(value)
     for value in found:
-        if value in payloads or (isinstance(value, dict) and {"status", "code"} <= value.keys()):
+        if value in payloads:
             return True
+        if isinstance(value, dict):
+            copy = cast("dict[str, Any]", value)
+            if (copy.get("status"), copy.get("code")) in said:
+                return True
     return False
 
 
