@@ -3,7 +3,9 @@ what clients were streamed folds to the stored answer (scripted model, real Redi
 
 from __future__ import annotations
 
-from agents.llm.ports import TextDelta
+from collections.abc import Sequence
+
+from agents.llm.ports import ChatMessage, LLMEvent, LLMOptions, TextDelta, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, text, tool_call, turn
 from bus.events import DraftSuperseded, ToolResult
 from bus.store import Scope
@@ -34,6 +36,22 @@ async def test_a_model_that_echoes_the_tools_error_ends_the_run_with_what_failed
     assert fold(events).answer == WORDS  # what was streamed is what is stored
     run = await system.stores.runs.get(ALICE, events[0].run_id)
     assert run is not None and run.answer == WORDS
+
+
+async def test_a_model_that_hands_on_the_gateways_json_ends_the_run_with_words(
+    start_system: StartSystem,
+) -> None:
+    def echo(
+        messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
+    ) -> list[LLMEvent]:
+        if messages[-1].role == "tool":  # the raw payload, as the 0.5B wrote it
+            return turn(text(messages[-1].content))
+        return turn(tool_call("calculator", {"expression": "2+*3"}))
+
+    system = await start_system(ScriptedLLM(echo))
+    events = await system.ask("What is 2 plus times 3?")
+    assert only(events, DraftSuperseded).reason == "the draft was a tool's raw output"
+    assert final(events).answer == WORDS == fold(events).answer
 
 
 async def test_a_runaway_answer_is_stopped_and_said_in_words(start_system: StartSystem) -> None:
