@@ -120,21 +120,34 @@ def make_researcher(deps: AgentDeps) -> Handler:
             else:
                 result = _to_gateway(command, state, history, answer, calls, spent)
             return dataclasses.replace(result, events=[*tail, *result.events])
-        replacing: list[ClientEvent] = []
-        draft = streamed_so_far(state) + answer
-        if rejection is not None:  # every answer token so far is superseded by the words
-            answer, replacing = _superseding(command, state, rejection)
-            draft = answer
-        done = [*history, ChatMessage.assistant(answer)]
-        new_state = state.evolve(messages=done, draft=draft, usage=spent)
+        state = state.evolve(usage=spent)
         if first_at and not state.first_token_at:  # the run's first answer token
-            new_state = new_state.evolve(first_token_at=first_at)
             first_answer_token(state, first_at)
-        target = graph.next_role(state.settings, AGENT, "answer")
-        follow = command.follow(target, AgentTask(state=new_state))
-        return StepResult(next=[follow], events=[*tail, *replacing])
+            state = state.evolve(first_token_at=first_at)
+        result = _answered(command, state, history, answer, rejection)
+        return dataclasses.replace(result, events=[*tail, *result.events])
 
     return handle
+
+
+def _answered(
+    command: Command,
+    state: RunState,
+    history: list[ChatMessage],
+    answer: str,
+    rejection: answer_guard.Rejection | None,
+) -> StepResult:
+    """The answer goes to the next role; a draft that is no answer is superseded first by
+    the words that replace it (`_superseding`), which alone become the draft."""
+    events: list[ClientEvent] = []
+    draft = streamed_so_far(state) + answer
+    if rejection is not None:
+        answer, events = _superseding(command, state, rejection)
+        draft = answer
+    done = [*history, ChatMessage.assistant(answer)]
+    new_state = state.evolve(messages=done, draft=draft)
+    target = graph.next_role(state.settings, AGENT, "answer")
+    return StepResult(next=[command.follow(target, AgentTask(state=new_state))], events=events)
 
 
 def _to_gateway(
