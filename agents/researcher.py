@@ -8,7 +8,9 @@ answer the store keeps. The gateway's results come
 back as a `ToolResults` payload, which this role appends to its own thread as TOOL
 messages (data, never instructions), counting the round trip. After ``max_tool_hops``
 round trips a further tool request ends the run with a fixed "I don't know" answer
-(``tool_loop_exhausted``).
+(``tool_loop_exhausted``). A draft that is not an answer (a tool's payload or error
+echoed, the prompt's words, a runaway repetition: `agents.answer_guard`) is superseded
+by one sentence saying what could not be done and why.
 """
 
 from __future__ import annotations
@@ -16,14 +18,14 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from agents import gates, graph, model_input, prompts
+from agents import answer_guard, gates, graph, model_input, prompts
 from agents.deps import AgentDeps, tenant_tools
 from agents.llm.ports import ReasoningDelta, TextDelta, Usage
 from agents.metrics import first_answer_token
 from agents.state import add_usage, llm_options, own_calls, requests, scoped_tools, with_results
 from agents.streaming import TokenBatcher
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
-from bus.events import Answer
+from bus.events import Answer, ClientEvent, DraftSuperseded
 from bus.run_state import ChatMessage, DraftCitations, RunState, ToolCall
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
@@ -69,12 +71,16 @@ def make_researcher(deps: AgentDeps) -> Handler:
         # Every number the answer may cite is known now: check markers as they stream, so
         # what clients receive is the checked answer (held back only from "[" to its "]").
         check = CitationCheck(run_refs(state))
+        guard = answer_guard.RepeatGuard()
         text: list[str] = []
         calls: list[ToolCall] = []
         usage: Usage | None = None
         first_at = 0.0
-        options = llm_options(state.settings, AGENT, think=state.settings.think)
-        async for event in deps.llm.stream(prompt, tools, options):
+        think = state.settings.think
+        cap = answer_guard.turn_tokens(think)
+        options = llm_options(state.settings, AGENT, think=think, max_tokens=cap)
+        stream = deps.llm.stream(prompt, tools, options)
+        async for event in stream:
             if isinstance(event, ReasoningDelta):
                 await batcher.add("reasoning", event.text)
             elif isinstance(event, TextDelta):
@@ -83,6 +89,10 @@ def make_researcher(deps: AgentDeps) -> Handler:
                 shown = check.feed(event.text)
                 text.append(shown)
                 await batcher.add("answer", shown)
+                if guard.feed(shown):  # a runaway: stop the model, not at its token cap
+                    await _close(stream)
+                    calls = []
+                    break
             elif isinstance(event, ToolCall):
                 calls.append(event)
             else:
@@ -90,34 +100,54 @@ def make_researcher(deps: AgentDeps) -> Handler:
             if batcher.cancelled:
                 return StepResult.ending(command, "cancelled", "cancelled while answering")
         rest = check.finish()
-        if not (calls and tools) and not check.citations:  # the answer, citing nothing
+        final = not (calls and tools)  # the turn's text is the answer: is it one?
+        rejection = _rejection("".join(text) + rest, history, prompt, guard) if final else None
+        if final and rejection is None and not check.citations:  # the answer, citing nothing
             rest += sourced("".join(text) + rest, state.question, check)
         text.append(rest)
         await batcher.add("answer", rest)
         tail = batcher.drain()  # written with the commit
         answer = "".join(text)
         spent = add_usage(state.usage, usage, AGENT)
-        tally = (state.draft_citations or DraftCitations()).plus(
-            [c.ref for c in check.citations], check.stripped
-        )
-        state = state.evolve(draft_citations=tally)
-        if calls and tools:
+        if rejection is None:
+            tally = (state.draft_citations or DraftCitations()).plus(
+                [c.ref for c in check.citations], check.stripped
+            )
+            state = state.evolve(draft_citations=tally)
+        if not final:
             if state.tool_hops >= state.settings.max_tool_hops:
                 result = _exhausted(command, state, spent, answer)
             else:
                 result = _to_gateway(command, state, history, answer, calls, spent)
-        else:
-            done = [*history, ChatMessage.assistant(answer)]
-            draft = streamed_so_far(state) + answer
-            new_state = state.evolve(messages=done, draft=draft, usage=spent)
-            if first_at and not state.first_token_at:  # the run's first answer token
-                new_state = new_state.evolve(first_token_at=first_at)
-                first_answer_token(state, first_at)
-            target = graph.next_role(state.settings, AGENT, "answer")
-            result = StepResult(next=[command.follow(target, AgentTask(state=new_state))])
+            return dataclasses.replace(result, events=[*tail, *result.events])
+        state = state.evolve(usage=spent)
+        if first_at and not state.first_token_at:  # the run's first answer token
+            first_answer_token(state, first_at)
+            state = state.evolve(first_token_at=first_at)
+        result = _answered(command, state, history, answer, rejection)
         return dataclasses.replace(result, events=[*tail, *result.events])
 
     return handle
+
+
+def _answered(
+    command: Command,
+    state: RunState,
+    history: list[ChatMessage],
+    answer: str,
+    rejection: answer_guard.Rejection | None,
+) -> StepResult:
+    """The answer goes to the next role; a draft that is no answer is superseded first by
+    the words that replace it (`_superseding`), which alone become the draft."""
+    events: list[ClientEvent] = []
+    draft = streamed_so_far(state) + answer
+    if rejection is not None:
+        answer, events = _superseding(command, state, rejection)
+        draft = answer
+    done = [*history, ChatMessage.assistant(answer)]
+    new_state = state.evolve(messages=done, draft=draft)
+    target = graph.next_role(state.settings, AGENT, "answer")
+    return StepResult(next=[command.follow(target, AgentTask(state=new_state))], events=events)
 
 
 def _to_gateway(
@@ -145,6 +175,43 @@ def sourced(answer: str, question: str, check: CitationCheck) -> str:
     if ref is None:
         return ""
     return ("" if answer[-1].isspace() else " ") + check.cite(ref)
+
+
+def _rejection(
+    answer: str,
+    thread: list[ChatMessage],
+    prompt: list[ChatMessage],
+    guard: answer_guard.RepeatGuard,
+) -> answer_guard.Rejection | None:
+    """Why the turn's text is not an answer (`agents.answer_guard`), or None."""
+    failure = next((o for o in answer_guard.last_round(thread) if o.failed), None)
+    if guard.unit is not None:
+        return answer_guard.runaway(guard.unit, failure)
+    told = [m.content for m in prompt[:1] if m.role == "system"]  # the persona, not data
+    return answer_guard.rejected(answer, thread, told)
+
+
+def _superseding(
+    command: Command, state: RunState, rejection: answer_guard.Rejection
+) -> tuple[str, list[ClientEvent]]:
+    """The answer that replaces a rejected draft, and the events that show it: the draft
+    superseded (clients drop the answer shown so far), then the answer."""
+    check = CitationCheck(run_refs(state))  # checked like any streamed text
+    answer = check.feed(rejection.replacement) + check.finish()
+    run, step, attempt = command.run_id, command.step_id, state.attempts
+    return answer, [
+        DraftSuperseded(
+            run_id=run, step_id=step, agent=AGENT, attempt=attempt, reason=rejection.reason
+        ),
+        Answer(run_id=run, step_id=step, agent=AGENT, delta=answer, attempt=attempt),
+    ]
+
+
+async def _close(stream: object) -> None:
+    """Stop a model's stream the turn will read no further (its generation ends)."""
+    close = getattr(stream, "aclose", None)
+    if close is not None:
+        await close()
 
 
 def run_refs(state: RunState) -> dict[int, RetrievedChunk]:

@@ -6,7 +6,7 @@ hard``); the report gives, per model and mode, the share answered correctly, the
 tool-choice accuracy, the mean seconds per question, the answers about the documents that
 cite a passage and, in multi mode, the judges' catch rate, false alarms and wrong answers
 that ended verified. ``scripted`` is the reference model: it makes each question's
-reference tool calls and answers with the last tool's result (citing the first passage of
+reference tool calls and answers with the last tool's result in words (citing the first passage of
 a search) or the question's reference answer, and in multi mode plans, recomputes with the
 question's own calculator call and approves, so it checks the questions and the harness.
 """
@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 import typer
 
@@ -73,10 +73,28 @@ def reference_model(answer_set: AnswerSet) -> ScriptedLLM:
         if messages[-1].role == "tool":
             # Found in the documents: cite the first passage, as a model should.
             cite = " [1]" if messages[-1].name == SEARCH_TOOL else ""
-            return turn(text(f"The tool returned: {messages[-1].content}{cite}"))
+            return turn(text(f"The tool returned: {in_words(messages[-1].content)}{cite}"))
         return turn(text("I don't know."))
 
     return ScriptedLLM(play, name=SCRIPTED)
+
+
+def in_words(tool_message: str) -> str:
+    """A tool's result as a model should write it: the values it holds, never its JSON
+    (a draft holding the gateway's payload is not an answer: `agents.answer_guard`)."""
+    body: dict[str, Any] = json.loads(tool_message)
+    result: Any = body.get("result", body)
+    if isinstance(result, dict) and {"expression", "result"} <= result.keys():
+        return f"{result['expression']} = {result['result']}"
+    return "; ".join(_leaves(result))
+
+
+def _leaves(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [leaf for v in cast("dict[str, Any]", value).values() for leaf in _leaves(v)]
+    if isinstance(value, list):
+        return [leaf for v in cast("list[Any]", value) for leaf in _leaves(v)]
+    return [str(value)]
 
 
 def _judge_turn(role: str, q: Question | None) -> Turn:

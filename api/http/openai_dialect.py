@@ -217,15 +217,19 @@ _RETRY_NOTE = (
     "\n\n(a step was retried and wrote a different text: the text above from it is superseded)\n\n"
 )
 
+_SUPERSEDED_NOTE = "\n\n({reason}: the text above is not the answer)\n\n"
+
 
 class AnswerStream:
     """What a streamed completion sends for each run event: ``content`` or ``reasoning_content``.
 
-    * Single mode (``agentbus``): nothing can send an answer back, so answer tokens are
+    * Single mode (``agentbus``): no judge sends an answer back, so answer tokens are
       ``content`` as they stream (already checked: `retrieval.citations`). A step that is
       run again (a worker died mid-answer) streams its text again; the part already sent
       is not sent twice. Only if the new text differs from what was sent does the stream
-      say so in ``content`` (the one case where ``content`` is not the stored answer).
+      say so in ``content``; likewise when the researcher supersedes a draft that was not
+      an answer (`agents.answer_guard`: a tool's error echoed, a runaway). Those are the
+      two cases where ``content`` is not the stored answer.
     * Multi and custom modes: a judge may send a draft back, and text sent as ``content``
       cannot be taken back. So every draft streams as ``reasoning_content`` (labelled
       ``[draft N]``, with the reason when one is sent back), and the final answer, as the
@@ -252,6 +256,11 @@ class AnswerStream:
                     self._attempt = event.attempt
                     label = f"\n[draft {event.attempt + 1}]\n"
                 return [{"reasoning_content": label + event.delta}]
+            case "draft_superseded" if self.live:  # sent as content: it cannot be taken back
+                self._sent.clear()
+                self._replay.clear()
+                self._again.clear()
+                return [{"content": _SUPERSEDED_NOTE.format(reason=event.reason)}]
             case "draft_superseded":
                 note = f"\n[draft {event.attempt + 1} sent back: {event.reason}]\n"
                 return [{"reasoning_content": note}]

@@ -22,7 +22,9 @@ from bus.run_state import Budgets
 from bus.store import Scope
 
 pytestmark = pytest.mark.connected
-LONG = "word " * 3000  # about 6,000 tokens as the budget estimates them
+# About 6,000 tokens as the budget estimates them; every word its own, since one word
+# repeated is a runaway the researcher stops on its own (`agents.answer_guard`).
+LONG = " ".join(f"word{i}" for i in range(3000))
 
 
 async def ask(system: Any, subject: str = "alice", **budgets: Any) -> list[ClientEvent]:

@@ -34,6 +34,11 @@ WINDOW: dict[str, Any] = {"llm_context_tokens": 2048}
 SUMMARY_PREFIX = prompts.SUMMARY.split("{", 1)[0]
 
 
+#: A long answer's body: distinct words (one letter 300 times is a runaway the researcher
+#: stops: `agents.answer_guard`).
+DETAILS = " ".join(f"detail{j}" for j in range(38))
+
+
 def question(i: int) -> str:
     """A question stating a fact, long enough that a few turns outgrow the budget."""
     return f"Fact {i}: my number is {1000 + i}." + " filler" * 80
@@ -57,7 +62,7 @@ class Conversationalist:
             return turn(text(f"summary {self.summaries}: {summary_of(asked)}"))
         if first.startswith(prompts.CONTEXTUALIZE):
             return turn(text(asked))
-        return turn(text(f"Noted {asked[:14]}. " + "y" * 300))
+        return turn(text(f"Noted {asked[:14]}. " + DETAILS))
 
 
 def researcher_calls(llm: ScriptedLLM) -> list[tuple[ChatMessage, ...]]:
