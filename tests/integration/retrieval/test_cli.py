@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from api.bench import retrieval as bench
 from api.cli import eval as eval_cmd
 from api.cli import ingest as ingest_cmd
+from api.cli import ingest_run
 from api.compose.settings import AppSettings
 from bus import keys
 from bus.runtime.worker import Worker
@@ -95,7 +96,7 @@ async def test_ingest_over_the_bus_follows_the_job_to_done(
         )
         async with running([worker], real_redis):
             counts, status = await asyncio.wait_for(
-                ingest_cmd._via_bus(settings, docs, "t9", False, 60),  # pyright: ignore[reportPrivateUsage]
+                ingest_run._via_bus(settings, docs, "t9", False, 60),  # pyright: ignore[reportPrivateUsage]
                 30,
             )
         assert status == "done"
