@@ -73,7 +73,6 @@ def test_direct_ingest_is_idempotent_and_reports_as_json(
     assert missing.exit_code == 2 and "document_unreadable" in missing.output
 
 
-@pytest.mark.connected
 async def test_ingest_over_the_bus_follows_the_job_to_done(
     real_redis: Redis, make_settings: Callable[..., AppSettings], tmp_path: Path
 ) -> None:
