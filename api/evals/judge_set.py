@@ -11,6 +11,11 @@ the judge's verdict ends it (the finalizer follows) instead of sending it back.
 A judge *catches* a wrong draft when it asks for changes (REVISE, REPLAN,
 needs_revision, fail) and raises a *false alarm* when it does that to a right one; an
 unreadable verdict is counted apart (``unknown``), never as an approval.
+
+Every case belongs to a half: ``dev`` (the drafts the fact-check's rules and prompts were
+written against) or ``test`` (only run). A judge's *precision* is the share of the drafts
+it approved that were right; measured on the ``test`` half it is what `agents.judge_trust`
+reads to decide whether the judge's approval alone may make a run ``verified: yes``.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ from bus.publish import publish, read_events
 from bus.run_state import ChatMessage, EvidenceItem
 
 WrongKind = Literal["wrong_number", "not_in_evidence", "wrong_entity", "missing_caveat"]
+#: ``dev``: what the fact-check's rules and prompts were written against; ``test``: only run.
+Half = Literal["dev", "test"]
 #: Each judge, the accuracy that makes it the last judge, and its role.
 JUDGES: dict[str, tuple[Literal["standard", "accurate"], keys.Role]] = {
     "critic": ("standard", keys.Role.CRITIC),
@@ -59,6 +66,7 @@ class JudgeCase(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     id: str = Field(min_length=1)
+    half: Half
     question: str = Field(min_length=1)
     evidence: list[str] = []
     right: str = Field(min_length=1)
@@ -120,11 +128,13 @@ def load_judge_set(path: Path | None = None) -> JudgeSet:
     return JudgeSet.model_validate_json(source.read_text())
 
 
-def triples(judge_set: JudgeSet, per_kind: int = 0) -> list[Triple]:
-    """Every triple, kinds taking turns (right, wrong_number, ...); ``per_kind`` > 0 keeps
-    the first that many of each kind."""
+def triples(judge_set: JudgeSet, per_kind: int = 0, half: Half | None = None) -> list[Triple]:
+    """Every triple (of one ``half``, if given), kinds taking turns (right, wrong_number,
+    ...); ``per_kind`` > 0 keeps the first that many of each kind."""
     by_kind: dict[str, list[Triple]] = {}
     for case in judge_set.cases:
+        if half is not None and case.half != half:
+            continue
         by_kind.setdefault("right", []).append(Triple(case, "right", case.right))
         for wrong in case.wrong:
             by_kind.setdefault(wrong.kind, []).append(Triple(case, wrong.kind, wrong.draft))
@@ -218,18 +228,26 @@ def _rates(items: Sequence[JudgeOutcome]) -> dict[str, Any]:
     wrong = [o for o in items if o.kind != "right"]
     right = [o for o in items if o.kind == "right"]
     caught, alarms = sum(o.flagged for o in wrong), sum(o.flagged for o in right)
+    approved = [o for o in items if not o.flagged and not o.unknown]
+    verified = [o for o in items if o.verified is True]
     return {
         "catch": round(caught / len(wrong), 3) if wrong else None,
         "caught": f"{caught}/{len(wrong)}",
         "false_alarm": round(alarms / len(right), 3) if right else None,
         "false_alarms": f"{alarms}/{len(right)}",
         "unknown": sum(o.unknown for o in items),
+        "approved": len(approved),
+        "approved_right": sum(o.kind == "right" for o in approved),
+        "verified_yes": len(verified),
+        "verified_yes_right": sum(o.kind == "right" for o in verified),
         "mean_s": round(sum(o.seconds for o in items) / max(1, len(items)), 2),
     }
 
 
 def judge_summary(model: str, outcomes: Sequence[JudgeOutcome]) -> dict[str, Any]:
-    """Per judge: catch rate, false alarms, unknown verdicts, and the catch per wrong kind."""
+    """Per judge: catch rate, false alarms, unknown verdicts, the catch per wrong kind, the
+    drafts it approved (``approved``, of them right: ``approved_right``, its precision) and
+    the runs that ended ``verified: yes`` (``verified_yes``, of them right)."""
     per_judge: dict[str, Any] = {}
     for judge in sorted({o.judge for o in outcomes}):
         mine = [o for o in outcomes if o.judge == judge]
