@@ -1,7 +1,9 @@
 """The finalizer: persist the answer, trace and verdict, extend the conversation, emit ``done``.
 
 ``done`` (and the stored run, and the reply to an external publisher) says what the judges
-concluded: ``verified`` true, false or null (unknown), and why (`agents.verdicts`).
+established: ``verified`` true, false or null (unknown), and why (`agents.verified`): true
+only when a recompute matched or a judge whose precision is measured for the run's model
+approved (`agents.judge_trust`).
 """
 
 from __future__ import annotations
@@ -9,10 +11,11 @@ from __future__ import annotations
 import time
 from typing import Literal
 
+from agents import judge_trust
 from agents.deps import AgentDeps
 from agents.graph import has_edge, next_role
 from agents.memory_rules import worth_remembering
-from agents.verdicts import conclusion
+from agents.verified import conclusion
 from bus import tracing, wire
 from bus.commands import AgentTask, Command, MemoryTask, RunResult
 from bus.events import ClientEvent, Done, parse_event
@@ -41,6 +44,14 @@ def checked_draft(state: RunState) -> CheckedAnswer:
     return check_answer_citations(draft, state.messages, state.evidence)
 
 
+def _trusted(deps: AgentDeps, state: RunState, judge: str) -> bool:
+    """Whether ``judge``'s approval alone verifies: its model (its own, the run's, else the
+    deployment's) has a measured precision for it."""
+    s = state.settings
+    model = s.agent_models.get(judge) or s.model or deps.llm.name
+    return judge_trust.trusted(model, judge)
+
+
 def make_finalizer(deps: AgentDeps) -> Handler:
     """The finalizer role's handler."""
 
@@ -55,7 +66,7 @@ def make_finalizer(deps: AgentDeps) -> Handler:
         rejected = state.stop_reason == "rejected"
         final: Literal["done", "rejected"] = "rejected" if rejected else "done"
         status = RunStatus(final)
-        verified, why = conclusion(state)
+        verified, why = conclusion(state, lambda judge: _trusted(deps, state, judge))
         cost = usage_cost(state.usage)
         if cost is not None:
             tracing.set_attributes({"agentbus.run.cost_usd": cost})

@@ -17,6 +17,10 @@ should state only what the evidence holds or a tool computed. Two checks, no mod
   (``up to``, ``shorter than``, ``only``...), unless the question already names it: "Yes,
   economy class is required" drops "for flights shorter than 6 hours".
 
+Whether or not it cites, a figure the evidence states differently for the same thing
+(``17 days of paid holiday`` against ``27 days of paid holiday``) is a contradiction
+(`agents.contradictions`).
+
 A draft that answers a question about the documents without any passage of them (the
 researcher fetched a web page instead) is unsupported whatever it says. What fails is a
 mismatch, as a refuted recompute is: the judge's verdict becomes a revision
@@ -30,6 +34,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from agents import recompute
+from agents.contradictions import contradictions
 
 _CITATION = recompute.CITATION
 _DOCUMENTS = re.compile(
@@ -312,9 +317,13 @@ def mismatches(
     """
     if _ASKS_DOCUMENTS.search(question) and not read_documents and draft.strip():
         return [UNREAD]
+    out = [
+        f"the draft states {found}: the evidence contradicts it; answer with what the "
+        "evidence states"
+        for found in contradictions(draft, question, evidence, computed)
+    ]
     if not applies(question, draft, evidence):
-        return []
-    out: list[str] = []
+        return out
     figures = unsupported_figures(draft, question, evidence, computed)
     if figures:
         out.append(

@@ -219,36 +219,31 @@ def _results(thread: Sequence[ChatMessage]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def compare(
+def _outcomes(
     checks: Sequence[Recompute], thread: Sequence[ChatMessage], draft: str
-) -> tuple[str, list[str]]:
-    """(findings, mismatches): each recomputed figure confirmed, refuted or not recomputed.
-
-    ``thread`` holds the gateway's results as tool messages (`agents.state.tool_message`).
-    """
+) -> list[tuple[str, str | None]]:
+    """Per check: (finding line, mismatch). A line starting ``confirmed`` is a recompute the
+    draft states; a mismatch is one it does not; neither is a check that could not run."""
     results = _results(thread)
     draft = CITATION.sub(" ", draft)
     stated, stated_dates = figures(draft), dates(draft)
-    lines: list[str] = []
-    mismatches: list[str] = []
+    out: list[tuple[str, str | None]] = []
     for check in checks:
         expression = str(check.arguments.get("expression", ""))
         body = results.get(check.call_id) or {}
-        out = body.get("result")
-        if body.get("status") != "ok" or not is_object(out):
+        result = body.get("result")
+        if body.get("status") != "ok" or not is_object(result):
             why = body.get("message") or body.get("code") or "no result"
-            lines.append(f"could not recompute {expression or check.tool!r}: {why}")
+            out.append((f"could not recompute {expression or check.tool!r}: {why}", None))
             continue
         if check.tool == "current_time":
-            found = _clock_check(check, out, draft, stated_dates)
-            if not found.startswith("confirmed"):
-                mismatches.append(found)
-                found = f"REFUTED: {found}"
-            lines.append(found)
+            found = _clock_check(check, result, draft, stated_dates)
+            confirmed = found.startswith("confirmed")
+            out.append((found, None) if confirmed else (f"REFUTED: {found}", found))
             continue
-        value = out.get("result")
-        unit = out.get("unit")
-        shown = str(out.get("text") or value)
+        value = result.get("result")
+        unit = result.get("unit")
+        shown = str(result.get("text") or value)
         if unit == "minutes":
             shown = f"{value} minutes ({shown})"
         if unit == "date":
@@ -257,14 +252,39 @@ def compare(
             ok = isinstance(value, int | float) and _states(float(value), stated)
         said = f"; the draft says {check.claim}" if check.claim else ""
         if ok:
-            lines.append(f"confirmed with the calculator: {expression} = {shown}")
+            out.append((f"confirmed with the calculator: {expression} = {shown}", None))
         else:
-            mismatches.append(
+            mismatch = (
                 f"the fact-check recomputed {expression} with the calculator: {shown}{said}"
                 f" (the draft does not state {shown}); answer with the recomputed value"
             )
-            lines.append(f"REFUTED: {expression} = {shown}{said}")
-    return "\n".join(lines), mismatches
+            out.append((f"REFUTED: {expression} = {shown}{said}", mismatch))
+    return out
+
+
+def compare(
+    checks: Sequence[Recompute], thread: Sequence[ChatMessage], draft: str
+) -> tuple[str, list[str]]:
+    """(findings, mismatches): each recomputed figure confirmed, refuted or not recomputed.
+
+    ``thread`` holds the gateway's results as tool messages (`agents.state.tool_message`).
+    """
+    outcomes = _outcomes(checks, thread, draft)
+    lines = [line for line, _ in outcomes]
+    return "\n".join(lines), [m for _, m in outcomes if m is not None]
+
+
+def confirmed(checks: Sequence[Recompute], thread: Sequence[ChatMessage], draft: str) -> list[str]:
+    """What the tools recomputed and the draft states, one line per check, when every check
+    ran and matched; empty when there was none, or any was refuted or could not run.
+
+    This is what lets a run end ``verified: yes`` without trusting a model's approval
+    (`agents.verified`): the draft's figures, recomputed through the gateway, matched.
+    """
+    outcomes = _outcomes(checks, thread, draft)
+    if not outcomes or any(not line.startswith("confirmed") for line, _ in outcomes):
+        return []
+    return [line for line, _ in outcomes]
 
 
 _TIME_STATED = re.compile(

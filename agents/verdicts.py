@@ -1,4 +1,5 @@
-"""Reading the judges: the critic's schema and tolerant parse, and what a run's judges concluded.
+"""Reading the judges: the critic's schema and its tolerant parse (what a run's judges
+concluded is `agents.verified`).
 
 The critic and the verifier answer under a JSON schema (the local model's grammar, or
 ``response_format: json_schema`` on an OpenAI-compatible server). A server that honours
@@ -15,7 +16,7 @@ import re
 from typing import Any
 
 from bus.json_values import is_array, is_object
-from bus.run_state import CritiqueVerdict, Review, RunState
+from bus.run_state import CritiqueVerdict
 
 CRITIC_VERDICTS: tuple[CritiqueVerdict, ...] = ("OK", "REVISE", "REPLAN")
 CRITIC_SCHEMA: dict[str, Any] = {
@@ -65,31 +66,3 @@ def parse_critique(text: str) -> tuple[CritiqueVerdict, str]:
     if match and len(named) == 1:
         return match.group(1).upper(), text[match.end() :].strip()  # type: ignore[return-value]
     return "UNKNOWN", f"unreadable critique: {text.strip()[:200]}" if text.strip() else ""
-
-
-def _last_review(state: RunState) -> Review | None:
-    # The last judge's final review: the verifier's in accurate mode, else the critic's.
-    if state.settings.accuracy == "accurate":
-        return state.verdicts[-1] if state.verdicts else None
-    critic = [r for r in state.critiques if r.agent == "critic"]
-    return critic[-1] if critic else None
-
-
-def conclusion(state: RunState) -> tuple[bool | None, str]:
-    """What a run's judges concluded about its answer: (verified, why).
-
-    ``True``: the last judge approved (critic OK in standard, verifier pass in accurate).
-    ``False``: it did not (it asked for changes the reflection cap left no room for).
-    ``None``: unknown (its output could not be read, or no judge ran: single mode).
-    """
-    if state.settings.mode == "single":
-        return None, "not judged: single mode has no judges"
-    review = _last_review(state)
-    if review is None:
-        return None, "no judge reviewed this answer"
-    why = f"{review.agent} {review.verdict}" + (f": {review.reason}" if review.reason else "")
-    if review.verdict in ("OK", "pass"):
-        return True, why
-    if review.verdict in ("UNKNOWN", "unknown"):
-        return None, why
-    return False, why

@@ -1,4 +1,4 @@
-"""Reading the judges and the plan: recompute plans and comparisons, stated results, verdicts."""
+"""Reading the judges and the plan: recompute plans and comparisons, stated results."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import pytest
 
 from agents.planner import FALLBACK_STEP, read_plan, steps_only
 from agents.recompute import compare, dates, figures, plan_calls, states_figure
-from agents.verdicts import conclusion
-from bus.run_state import ChatMessage, Recompute, Review, RunSettings, RunState
+from bus.run_state import ChatMessage, Recompute
 
 
 def _result(call_id: str, body: Mapping[str, object]) -> ChatMessage:
@@ -127,31 +126,6 @@ def test_a_plan_is_read_from_json_or_bullets() -> None:
     )
     plan = '{"plan": ["search"], "sources": ["web", "nope"]}'
     assert read_plan(plan, ["documents", "web"]) == (["search"], ["web"])
-
-
-def _judged(accuracy: str, *reviews: Review, mode: str = "multi") -> RunState:
-    s = RunSettings.model_validate({"mode": mode, "accuracy": accuracy})
-    critic = [r for r in reviews if r.agent == "critic"]
-    verifier = [r for r in reviews if r.agent == "verifier"]
-    return RunState(question="q", settings=s, critiques=critic, verdicts=verifier)
-
-
-def test_what_the_judges_concluded() -> None:
-    ok = Review(agent="critic", verdict="OK", reason="right")
-    unknown = Review(agent="critic", verdict="UNKNOWN", reason="unreadable critique: OK if ...")
-    revise = Review(agent="critic", verdict="REVISE", reason="recomputed 225")
-    passed = Review(agent="verifier", verdict="pass", reason="fine")
-    unreadable = Review(agent="verifier", verdict="unknown", reason="unreadable")
-    assert conclusion(_judged("standard", ok)) == (True, "critic OK: right")
-    assert conclusion(_judged("standard", unknown))[0] is None
-    assert conclusion(_judged("standard", revise)) == (False, "critic REVISE: recomputed 225")
-    # In accurate mode the verifier decides: an OK critique does not make an unknown a pass.
-    assert conclusion(_judged("accurate", ok, unreadable))[0] is None
-    assert conclusion(_judged("accurate", unknown, passed))[0] is True
-    assert conclusion(_judged("standard", mode="single")) == (
-        None,
-        "not judged: single mode has no judges",
-    )
 
 
 def test_a_recompute_built_from_the_drafts_own_figures_is_dropped() -> None:
