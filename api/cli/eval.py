@@ -101,15 +101,43 @@ async def judges(
     judge: Annotated[
         list[str] | None, typer.Option(help="critic or verifier (repeatable; default both).")
     ] = None,
+    half: Annotated[
+        str,
+        typer.Option(
+            help="test (only run; the figures docs give), dev (what the rules were written "
+            "against) or all."
+        ),
+    ] = "test",
+    record: Annotated[
+        bool,
+        typer.Option(
+            "--record",
+            help="Write each judge's approvals (and the right ones) on the whole test half "
+            "to the shipped precision table that decides whose approval verifies.",
+        ),
+    ] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON line per model (with each outcome).")
     ] = False,
 ) -> None:
-    """Catch rate (wrong drafts flagged) and false alarms (right drafts flagged) of the critic
+    """Catch rate (wrong drafts flagged), false alarms (right drafts flagged), precision
+    (approved drafts that were right) and verified-yes runs that were right, of the critic
     and the verifier, per model, on shipped right and wrong-on-purpose drafts."""
     from api.evals.judge_runs import eval_judges
+    from api.evals.judge_set import Half
 
-    await eval_judges(model=model, cases=cases, per_kind=per_kind, judge=judge, as_json=as_json)
+    halves: dict[str, Half | None] = {"dev": "dev", "test": "test", "all": None}
+    if half not in halves:
+        raise typer.BadParameter(f"unknown half {half!r}; choose dev, test or all")
+    await eval_judges(
+        model=model,
+        cases=cases,
+        per_kind=per_kind,
+        judge=judge,
+        as_json=as_json,
+        half=halves[half],
+        save=record,
+    )
 
 
 @app.command("retrieval")

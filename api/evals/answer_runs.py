@@ -198,7 +198,8 @@ def report_line(row: dict[str, Any]) -> str:
         line += (
             f", judges caught {row['caught']} wrong drafts, false alarms {row['false_alarms']},"
             f" unknown {row['unknown']}, wrong answers verified {row['wrong_verified']}"
-            f" ({row['wrong_verified_recomputable']} a tool could recompute)"
+            f" ({row['wrong_verified_recomputable']} a tool could recompute), verified yes"
+            f" {row['verified_yes']} (right {row['verified_yes_right']}/{row['verified_yes']})"
         )
     return line + f", load {row['loadavg_before']} -> {row['loadavg_after']}"
 

@@ -305,16 +305,17 @@ def judge_rates(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     wrong drafts judged; ``false_alarm``: right drafts flagged over right drafts judged;
     ``unknown``: drafts whose judges' output could not be read; ``wrong_verified``: wrong
     answers that ended ``verified: true``, and of them ``wrong_verified_recomputable``
-    those a tool could recompute (the reference answer uses the calculator).
+    those a tool could recompute (the reference answer uses the calculator);
+    ``verified_yes``: runs that ended ``done`` and ``verified: true``, and of them
+    ``verified_yes_right`` the right answers (the promise ``verified`` makes, kept).
     """
     drafts = [(o.kind, d) for o in outcomes for d in o.drafts]
     if not drafts:
         return {}
     wrong = [d for _, d in drafts if not d.correct]
     right = [d for _, d in drafts if d.correct]
-    verified_wrong = [
-        o for o in outcomes if o.status == "done" and not o.correct and o.verified is True
-    ]
+    verified = [o for o in outcomes if o.status == "done" and o.verified is True]
+    verified_wrong = [o for o in verified if not o.correct]
     return {
         "drafts_judged": len(drafts),
         "catch": _share(sum(d.flagged for d in wrong), len(wrong)),
@@ -324,6 +325,8 @@ def judge_rates(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "unknown": sum(d.unknown for _, d in drafts),
         "wrong_verified": len(verified_wrong),
         "wrong_verified_recomputable": sum(o.recomputable for o in verified_wrong),
+        "verified_yes": len(verified),
+        "verified_yes_right": len(verified) - len(verified_wrong),
     }
 
 

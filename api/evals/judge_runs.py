@@ -4,6 +4,10 @@ Each model judges the shipped (question, evidence, draft) triples on the real bu
 (`api.evals.judge_set`): right drafts and drafts made wrong on purpose. ``scripted`` is the
 reference: it approves every draft and recomputes the case's own expression, so whatever it
 catches, the recompute through the gateway caught; it checks the triples and the harness.
+
+With ``--record`` (the whole ``test`` half), each judge's approvals and the right ones
+among them are written to the shipped precision table (`agents.judge_trust`), which
+decides whether that judge's approval alone may make a run ``verified: yes``.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 
 import typer
 
+from agents import judge_trust
 from agents.errors import LLMError
 from agents.llm.local import LocalLLM
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, ToolDefinition
@@ -26,6 +31,7 @@ from agents.llm.weights import LOCAL_MODELS
 from api.evals.answer_runs import SCRIPTED, host_figures
 from api.evals.judge_set import (
     JUDGES,
+    Half,
     JudgeOutcome,
     JudgeSet,
     judge_summary,
@@ -62,6 +68,7 @@ async def evaluate_judges(
     judge_set: JudgeSet,
     *,
     per_kind: int = 0,
+    half: Half | None = None,
     judges: Sequence[str] = tuple(JUDGES),
     overrides: dict[str, Any] | None = None,
     progress: bool = False,
@@ -89,7 +96,7 @@ async def evaluate_judges(
             )
 
     wall = time.perf_counter()
-    chosen = triples(judge_set, per_kind)
+    chosen = triples(judge_set, per_kind, half)
     try:
         outcomes = await run_judges(
             llm, judge_set, chosen, judges=judges, overrides=overrides, on_outcome=show
@@ -99,6 +106,7 @@ async def evaluate_judges(
             await local.aclose()
     row = judge_summary(name if local is None else local.name, outcomes)
     row |= {
+        "half": half or "all",
         "wall_s": round(time.perf_counter() - wall, 1),
         "started": started,
         "loadavg_before": before["loadavg"],
@@ -110,6 +118,36 @@ async def evaluate_judges(
     return row
 
 
+def record(row: dict[str, Any], path: Path | None = None) -> Path:
+    """Write one model's measured judges into the precision table (the shipped one by
+    default), replacing its earlier rows; returns the table's path."""
+    where = path or judge_trust.table_path()
+    table = judge_trust.PrecisionTable.model_validate_json(where.read_text())
+    when = f"{row['started']}, load {row['loadavg_before']} -> {row['loadavg_after']}"
+    for judge, rates in row["judges"].items():
+        measured = judge_trust.JudgePrecision(
+            model=row["model"],
+            judge=judge,
+            approved=rates["approved"],
+            approved_right=rates["approved_right"],
+            measured=when,
+        )
+        table = table.with_row(measured)
+    where.write_text(table.model_dump_json(indent=2) + "\n")
+    return where
+
+
+def _line(row: dict[str, Any], judge_name: str, r: dict[str, Any]) -> str:
+    precision = f"{r['approved_right']}/{r['approved']}"
+    return (
+        f"{row['model']} {judge_name} ({row['half']} half): caught {r['caught']} wrong drafts "
+        f"({r['catch_by_kind']}), false alarms {r['false_alarms']}, unknown {r['unknown']}, "
+        f"approved {r['approved']} (right {precision}), verified yes {r['verified_yes']} "
+        f"(right {r['verified_yes_right']}/{r['verified_yes']}), mean {r['mean_s']} s/draft, "
+        f"load {row['loadavg_before']} -> {row['loadavg_after']}"
+    )
+
+
 async def eval_judges(
     *,
     model: list[str] | None,
@@ -117,13 +155,18 @@ async def eval_judges(
     per_kind: int,
     judge: list[str] | None,
     as_json: bool,
+    half: Half | None = "test",
+    save: bool = False,
 ) -> None:
     """``agentbus eval judges``: check the choices, evaluate each model's judges, print them.
 
     Raises:
-        typer.BadParameter: an unknown model or judge.
+        typer.BadParameter: an unknown model or judge, or ``save`` on less than the whole
+            shipped ``test`` half.
         typer.Exit: (1) a model could not be evaluated.
     """
+    if save and (half != "test" or per_kind or cases is not None):
+        raise typer.BadParameter("--record measures the whole shipped test half: drop --per-kind")
     judge_set = load_judge_set(cases)
     names = model or list(LOCAL_MODELS)
     unknown = [n for n in names if n not in LOCAL_MODELS and n != SCRIPTED]
@@ -135,20 +178,17 @@ async def eval_judges(
     failed = False
     for name in names:
         row = await evaluate_judges(
-            name, judge_set, per_kind=per_kind, judges=chosen_judges, progress=True
+            name, judge_set, per_kind=per_kind, half=half, judges=chosen_judges, progress=True
         )
         failed |= "error" in row
+        if save and "error" not in row:
+            typer.echo(f"recorded in {record(row)}", err=True)
         if as_json:
             typer.echo(json.dumps(row))
         elif "error" in row:
             typer.echo(f"{name}: {row['error']}: {row['message']} ({row['hint']})")
         else:
             for judge_name, r in row["judges"].items():
-                typer.echo(
-                    f"{row['model']} {judge_name}: caught {r['caught']} wrong drafts "
-                    f"({r['catch_by_kind']}), false alarms {r['false_alarms']}, unknown "
-                    f"{r['unknown']}, mean {r['mean_s']} s/draft, load {row['loadavg_before']}"
-                    f" -> {row['loadavg_after']}"
-                )
+                typer.echo(_line(row, judge_name, r))
     if failed:
         raise typer.Exit(1)

@@ -77,7 +77,8 @@ class Answer(BaseModel):
     answer: str
     citations: list[Cited] = Field(description="The sources the answer cites as [ref].")
     verified: bool | None = Field(
-        description="What the judges concluded: true, false, or null (not judged or unknown)."
+        description="What a check established: true (a recompute matched, or a judge of "
+        "measured precision approved), false (not), or null (unknown, or not judged)."
     )
     verified_reason: str | None = None
 
@@ -177,6 +178,9 @@ def answer_text(answer: Answer) -> str:
         lines += [f"[{c.ref}] {c.title or c.source} ({c.source})" for c in answer.citations]
     if answer.verified is False:
         lines += ["", f"Not verified: {answer.verified_reason or 'the judges did not approve it'}"]
+    elif answer.verified is None and answer.verified_reason:
+        # Unknown is said as unknown: an answer nothing established must not read as checked.
+        lines += ["", f"Verification unknown: {answer.verified_reason}"]
     return "\n".join(lines)
 
 

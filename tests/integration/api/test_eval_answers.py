@@ -60,9 +60,15 @@ async def test_the_hard_set_in_multi_accurate_mode_scores_the_judges_too() -> No
     # Two facts: the documents, then the calculator; the verifier recomputed through the
     # gateway, found the draft's figure and passed it.
     assert by_id["t01"].tools == ["search_docs", "calculator"]
-    assert all(o.verified is True for o in outcomes), [o.verified_reason for o in outcomes]
+    # verified: yes only where a recompute through the gateway matched; the reference's
+    # approval alone is measured for no model, so the rest is unknown, never a pass.
+    for o in outcomes:
+        recomputed = "recomputed: confirmed" in (o.verified_reason or "")
+        assert o.verified is (True if recomputed else None), (o.id, o.verified_reason)
+    assert by_id["t01"].verified is True
     assert by_id["u01"].drafts[0].verdicts == ("critic:OK", "verifier:pass")
     row = summary("scripted", outcomes)
     assert (row["correct"], row["false_alarm"], row["wrong_verified"]) == (1.0, 0.0, 0)
     assert row["catch"] is None  # no wrong draft to catch: the rate is not made up
     assert row["drafts_judged"] == len(outcomes)
+    assert row["verified_yes"] == row["verified_yes_right"] >= 1

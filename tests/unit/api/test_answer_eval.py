@@ -142,6 +142,19 @@ def test_wrong_answers_that_ended_verified_are_counted_and_split_by_recomputable
     assert [o.recomputable for o in rows] == [True, False, True]
 
 
+def test_the_share_of_verified_answers_that_are_right_is_reported() -> None:
+    hard = {q.id: q for q in load_set(name="hard").questions}
+    judged = [JudgedDraft(0, False, ("critic:OK", "verifier:pass"))]
+    p04 = hard["p04"]
+    rows = [
+        score(p04, "done", [], "700002", 1.0, verified=True, drafts=judged),  # wrong, verified
+        score(p04, "done", [], "7006652", 1.0, verified=True, drafts=judged),
+        score(p04, "done", [], "35", 1.0, verified=None, drafts=judged),  # unknown: not counted
+    ]
+    s = summary("m", rows)
+    assert (s["verified_yes"], s["verified_yes_right"]) == (2, 1)
+
+
 # --- the shipped question file -------------------------------------------------------
 
 

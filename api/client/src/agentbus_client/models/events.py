@@ -204,8 +204,10 @@ class Done(Event):
     )
     verified: bool | None = Field(
         default=None,
-        description="What the run's judges concluded: true (approved), false (not), "
-        "null (unknown: a judge's output could not be read, or no judge ran).",
+        description="What a check established: true (a tool recomputed the answer's "
+        "figures and they matched, or a judge whose precision is measured for the model "
+        "approved), false (the last judge asked for changes), null (unknown: nothing "
+        "established it, a judge could not tell, or no judge ran).",
     )
     verified_reason: str | None = Field(default=None, description="Why, in a sentence.")
 

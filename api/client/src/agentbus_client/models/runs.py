@@ -60,8 +60,9 @@ class Run(View):
     )
     verified: bool | None = Field(
         default=None,
-        description="What the judges concluded: true, false, or null (unknown, not judged, "
-        "or not ended yet).",
+        description="What a check established: true (a recompute matched, or a judge of "
+        "measured precision approved), false (the last judge asked for changes), or null "
+        "(unknown: nothing established it, not judged, or not ended yet).",
     )
     verified_reason: str | None = Field(default=None, description="Why, in a sentence.")
 
