@@ -66,7 +66,9 @@ def make_finalizer(deps: AgentDeps) -> Handler:
         rejected = state.stop_reason == "rejected"
         final: Literal["done", "rejected"] = "rejected" if rejected else "done"
         status = RunStatus(final)
-        verified, why = conclusion(state, lambda judge: _trusted(deps, state, judge))
+        verified, why = conclusion(
+            state, lambda judge: _trusted(deps, state, judge), deps.clock().date()
+        )
         cost = usage_cost(state.usage)
         if cost is not None:
             tracing.set_attributes({"agentbus.run.cost_usd": cost})

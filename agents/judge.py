@@ -14,6 +14,8 @@ between the steps.
 
 from __future__ import annotations
 
+import datetime as dt
+
 from agents import graph, grounding, model_input, prompts, recompute, spelled_checks
 from agents import state as shared
 from agents.deps import AgentDeps, tenant_tools
@@ -94,21 +96,69 @@ async def advance(
     return state.evolve(judge=judge.evolve(phase="done", mismatches=[*judge.mismatches, *found]))
 
 
-def _looked_up(state: RunState) -> tuple[list[str], list[str]]:
+def _looked_up(state: RunState, fact_check: bool = True) -> tuple[list[str], list[str]]:
     """(evidence, computed): what the draft may rest on. The evidence, the re-query's and
-    what the researcher's tools looked up; what its calculator and the fact-check computed."""
+    what the researcher's and the fact-check's tools looked up; what the researcher's
+    calculator computed, and (with ``fact_check``) what the fact-check's computed."""
     evidence = [e.text for e in (*state.evidence, *state.judge.recheck)]
     computed: list[str] = []
-    for m in (*state.messages, *state.judge.messages):
+    for m in state.messages:
         if m.role == "tool":
             (computed if m.name in ("calculator", None) else evidence).append(m.content)
+    for m in state.judge.messages:
+        if m.role == "tool" and m.name in ("calculator", None):
+            if fact_check:
+                computed.append(m.content)
+        elif m.role == "tool":
+            evidence.append(m.content)
     return evidence, computed
 
 
+def _same(expression: str) -> str:
+    return "".join(expression.split())
+
+
+def from_question(state: RunState, today: dt.date) -> list[Recompute]:
+    """The fact-check's recomputations of what the question asks for (its arithmetic, a
+    duration it asks for, a question about now), not those the model or the draft named.
+
+    A recomputation the model planned is the model's reading of the question ("the sum",
+    for an average); it refutes a figure, but its match establishes nothing.
+    """
+    evidence, _ = _looked_up(state, fact_check=False)
+    asked = {_same(e) for e in spelled_checks.asked_for(state.question, evidence, today)}
+    return [
+        c
+        for c in state.judge.checks
+        if c.tool == "current_time" or _same(str(c.arguments.get("expression", ""))) in asked
+    ]
+
+
+def established(state: RunState, today: dt.date) -> list[str]:
+    """What the fact-check's tools established about the draft: the recomputations of
+    what the question asks for, one line each, when every recomputation of the draft's
+    figures ran and matched (`agents.recompute.confirmed`); empty otherwise."""
+    judge = state.judge
+    if not recompute.confirmed(judge.checks, judge.messages, state.draft or ""):
+        return []
+    asked = from_question(state, today)
+    return recompute.confirmed(asked, judge.messages, state.draft or "")
+
+
 def _grounding(state: RunState, deps: AgentDeps) -> list[str]:
-    """The evidence-grounding findings (`agents.grounding`) on the draft, as mismatches."""
-    evidence, computed = _looked_up(state)
+    """The evidence-grounding findings (`agents.grounding`) on the draft, as mismatches.
+
+    What the draft may rest on includes the fact-check's recomputations of what the
+    question asks for, never those the model planned: a check's own output is no source
+    for the figure it checks (the model "recomputing" 12 + 18 + 15 + 9 + 6 made a sum
+    given as an average look computed).
+    """
     today = deps.clock().date()
+    evidence, computed = _looked_up(state, fact_check=False)
+    asked = {c.call_id for c in from_question(state, today)}
+    computed += [
+        m.content for m in state.judge.messages if m.role == "tool" and m.tool_call_id in asked
+    ]
     computed += [today.isoformat(), str(today.year)]
     # Graph passages are document chunks too (with the facts that led to them).
     kinds = ("documents", "graph")

@@ -206,6 +206,13 @@ def spelled(question: str, evidence: Sequence[str], draft: str, today: dt.date) 
     return found[:MAX_SPELLED]
 
 
+def asked_for(question: str, evidence: Sequence[str], today: dt.date) -> list[str]:
+    """The recomputations the question itself asks for: its own arithmetic and a duration
+    it asks for. Unlike the model's plan or the draft's written-out arithmetic, they say
+    what the answer must be, not how the answer got its figure (a sum, for an average)."""
+    return [*question_arithmetic(question), *durations(question, evidence, today)]
+
+
 _NOW = re.compile(
     r"\b(?:today|now|current(?:ly)?|right now|at the moment|this (?:year|month))\b", re.IGNORECASE
 )

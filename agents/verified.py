@@ -2,8 +2,11 @@
 
 ``verified: yes`` is a promise to the reader, so it needs a check that established it:
 
-- the last judge's fact-check recomputed the draft's figures through the gateway's tools
-  and every recomputation matched what the draft states (`agents.recompute.confirmed`); or
+- the last judge's fact-check recomputed what the question asks for (its own arithmetic, a
+  duration it asks for, a question about now) through the gateway's tools, and every
+  recomputation of the draft's figures matched (`agents.judge.established`); a
+  recomputation only the model planned refutes, but its match establishes nothing (the
+  0.5B "recomputed" a sum to confirm a sum given as an average); or
 - the last judge approved, and that judge, run by this model, has a measured precision
   (`agents.judge_trust`): on the judges eval's ``test`` half at least 95 % of the drafts it
   approved were right.
@@ -16,9 +19,10 @@ model's own REVISE / ``needs_revision``) makes it ``no``. Everything else is ``u
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 
-from agents import recompute
+from agents import judge
 from bus.run_state import Review, RunState
 
 APPROVALS = ("OK", "pass")
@@ -38,7 +42,9 @@ def last_review(state: RunState) -> Review | None:
     return critic[-1] if critic else None
 
 
-def conclusion(state: RunState, trusted: Callable[[str], bool] = _never) -> tuple[bool | None, str]:
+def conclusion(
+    state: RunState, trusted: Callable[[str], bool] = _never, today: dt.date | None = None
+) -> tuple[bool | None, str]:
     """What a run's judges established about its answer: (verified, why).
 
     Args:
@@ -46,6 +52,8 @@ def conclusion(state: RunState, trusted: Callable[[str], bool] = _never) -> tupl
         trusted: whether a judge (``critic``, ``verifier``), run by this run's model for
             it, has a measured precision that lets its approval alone verify
             (`agents.judge_trust.trusted`); by default none has.
+        today: the run's today (a duration asked for "from today"); the system's date
+            when not given.
 
     Returns:
         ``True`` when a recompute matched or a trusted judge approved, ``False`` when the
@@ -61,13 +69,12 @@ def conclusion(state: RunState, trusted: Callable[[str], bool] = _never) -> tupl
         return None, why
     if review.verdict not in APPROVALS:
         return False, why
-    judge = state.judge
-    matched = recompute.confirmed(judge.checks, judge.messages, state.draft or "")
+    matched = judge.established(state, today or dt.datetime.now(dt.UTC).date())
     if matched:
         return True, f"{why}; recomputed: {'; '.join(matched)}"
     if trusted(review.agent):
         return True, f"{why}; the {review.agent}'s precision is measured for this model"
     return None, (
-        f"{why}; not established: no tool recomputed the answer's figures, and the "
+        f"{why}; not established: no tool recomputed what the question asks for, and the "
         f"{review.agent}'s approval is not measured for this model"
     )

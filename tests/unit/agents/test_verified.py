@@ -16,8 +16,12 @@ HOLIDAY = (
 )
 
 
+TRAIN = "A train leaves at 14:05 and arrives at 17:50. How long is the trip in minutes?"
+
+
 def _state(
     *reviews: Review,
+    question: str = TRAIN,
     accuracy: str = "standard",
     mode: str = "multi",
     draft: str = "The trip takes 225 minutes.",
@@ -25,7 +29,7 @@ def _state(
 ) -> RunState:
     s = RunSettings.model_validate({"mode": mode, "accuracy": accuracy})
     return RunState(
-        question="q",
+        question=question,
         settings=s,
         draft=draft,
         critiques=[r for r in reviews if r.agent == "critic"],
@@ -54,6 +58,18 @@ def test_an_approved_answer_whose_recompute_matched_is_verified() -> None:
     verified, why = conclusion(state)
     assert verified is True
     assert "recomputed: confirmed with the calculator: 17:50 - 14:05 = 225" in why
+
+
+def test_a_match_of_a_recompute_only_the_model_planned_establishes_nothing() -> None:
+    # Asked for an average, the model "recomputes" the sum the draft gives: it matches.
+    asked = "What is the average number of tickets closed per day in week 9?"
+    summed = _recomputed("12 + 18 + 15 + 9 + 6", 60)
+    state = _state(OK, question=asked, draft="60 tickets a day on average [1].", judge=summed)
+    verified, why = conclusion(state)
+    assert verified is None and "not established" in why
+    # The question's own arithmetic, recomputed and matched, does establish it.
+    sums = _state(OK, question="What is 12 + 18 + 15 + 9 + 6?", draft="It is 60.", judge=summed)
+    assert conclusion(sums)[0] is True
 
 
 def test_an_approval_from_a_judge_whose_precision_is_not_measured_is_unknown() -> None:
