@@ -42,6 +42,8 @@ COPIED_SHARE = 0.6
 REPEAT_UNIT = 40
 REPEAT_TIMES = 8
 REPEAT_CHARS = 64
+#: How many streamed characters arrive between two looks for a runaway.
+REPEAT_STRIDE = 16
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 _HINT = re.compile(r"\s*\([^()]*\)\s*$")  # the gateway's "(what to do)" after a message
@@ -240,15 +242,30 @@ class RepeatGuard:
 
     def __init__(self) -> None:
         self._text = ""
+        self._unchecked = 0  # characters added since the text was last looked at
         self.unit: str | None = None
 
     def feed(self, delta: str) -> bool:
-        """Add streamed text; True once the answer has run away (`unit` says with what)."""
+        """Add streamed text; True once the answer has run away (`unit` says with what).
+
+        The text is looked at once `REPEAT_STRIDE` characters have arrived since the last
+        look: a runaway goes on, so it is caught at most that many characters later, and a
+        short answer costs no look at all.
+        """
         if self.unit is not None:
             return True
         window = REPEAT_UNIT * REPEAT_TIMES + REPEAT_CHARS
         self._text = (self._text + delta)[-window:]
-        self.unit = _repeating(self._text)
+        self._unchecked += len(delta)
+        if self._unchecked < REPEAT_STRIDE or len(self._text) < REPEAT_CHARS:
+            return False
+        return self.look()
+
+    def look(self) -> bool:
+        """Look at the text now (the stream ended): True if it ran away."""
+        if self.unit is None and self._unchecked:
+            self._unchecked = 0
+            self.unit = _repeating(self._text)
         return self.unit is not None
 
 

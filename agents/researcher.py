@@ -185,7 +185,7 @@ def _rejection(
 ) -> answer_guard.Rejection | None:
     """Why the turn's text is not an answer (`agents.answer_guard`), or None."""
     failure = next((o for o in answer_guard.last_round(thread) if o.failed), None)
-    if guard.unit is not None:
+    if guard.look() and guard.unit is not None:
         return answer_guard.runaway(guard.unit, failure)
     told = [m.content for m in prompt[:1] if m.role == "system"]  # the persona, not data
     return answer_guard.rejected(answer, thread, told)
