@@ -17,6 +17,12 @@ class ApiSettings(EnvSettings):
         description="Comma-separated browser origins allowed on the websocket, beside the "
         "API's own; '*' allows any.",
     )
+    mcp_allowed_hosts: str = Field(
+        default="localhost,127.0.0.1,[::1]",
+        description="Comma-separated Host header values /mcp answers (any port, or host:port "
+        "for one); a browser Origin must be one of them (http or https) or in "
+        "api_allowed_origins. Others are refused: 421 (Host), 403 (Origin).",
+    )
     api_max_question_chars: int = Field(
         default=32_000, ge=1, le=32_000, description="Longest question accepted (413 beyond)."
     )
