@@ -78,6 +78,7 @@ _MODEL_ERRORS = errors(
 _CHAT_ERRORS = errors(
     *_REFUSALS,
     *STARTING,
+    (400, "unsupported_parameter"),
     (404, "model_not_found"),
     (404, "conversation_not_found"),
     (409, "conversation_taken"),
