@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from typing import Any
 
 from agents import answer_guard, gates, graph, model_input, prompts
 from agents.deps import AgentDeps, tenant_tools
@@ -121,10 +122,11 @@ def make_researcher(deps: AgentDeps) -> Handler:
                 return StepResult.ending(command, "cancelled", "cancelled while answering")
         rest = check.finish()
         final = not (calls and tools)  # the turn's text is the answer: is it one?
-        rejection = _rejection("".join(text) + rest, history, prompt, guard) if final else None
+        whole = "".join(text) + rest
+        rejection = _rejection(whole, history, prompt, guard, schema) if final else None
         # A prose answer that cites nothing cites the passage it rests on.
         if final and rejection is None and not check.citations and schema is None:
-            rest += sourced("".join(text) + rest, state.question, check)
+            rest += sourced(whole, state.question, check)
         text.append(rest)
         await batcher.add("answer", rest)
         tail = batcher.drain()  # written with the commit
@@ -203,11 +205,15 @@ def _rejection(
     thread: list[ChatMessage],
     prompt: list[ChatMessage],
     guard: answer_guard.RepeatGuard,
+    schema: dict[str, Any] | None,
 ) -> answer_guard.Rejection | None:
-    """Why the turn's text is not an answer (`agents.answer_guard`), or None."""
+    """Why the turn's text is not an answer (`agents.answer_guard`), or None. A JSON answer
+    is judged by its schema (at the edge), not by whether it looks like a tool's data."""
     failure = next((o for o in answer_guard.last_round(thread) if o.failed), None)
     if guard.unit is not None:
         return answer_guard.runaway(guard.unit, failure)
+    if schema is not None:
+        return None
     told = [m.content for m in prompt[:1] if m.role == "system"]  # the persona, not data
     return answer_guard.rejected(answer, thread, told)
 

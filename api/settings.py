@@ -14,8 +14,8 @@ class ApiSettings(EnvSettings):
     api_port: int = Field(default=8080, ge=0, le=65535, description="Port of the API.")
     api_allowed_origins: str = Field(
         default="",
-        description="Comma-separated browser origins allowed on the websocket, beside the "
-        "API's own; '*' allows any.",
+        description="Comma-separated browser origins allowed on the websocket and /mcp, "
+        "beside the API's own; '*' allows any (on the websocket only).",
     )
     mcp_allowed_hosts: str = Field(
         default="localhost,127.0.0.1,[::1]",

@@ -31,8 +31,9 @@ from tests.processes import free_port, processes, spawn
 from tests.support import wait_for
 
 SUITE = Path(__file__).with_name("mcp_conformance")
-#: Hop-by-hop headers the proxy does not pass on (the server's own framing is redone).
-HOP = {b"connection", b"keep-alive", b"transfer-encoding", b"content-length", b"authorization"}
+#: Headers the proxy does not pass on: hop-by-hop ones (each side frames its own message)
+#: and the client's Authorization (the key replaces it).
+DROPPED = {b"connection", b"keep-alive", b"transfer-encoding", b"content-length", b"authorization"}
 #: The folder the suite saves one scenario's checks in: server-<scenario>-<timestamp>.
 RESULT_DIR = re.compile(r"server-(?P<scenario>.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z")
 
@@ -57,14 +58,14 @@ class KeyProxy:
             body += message.get("body", b"")
             if not message.get("more_body"):
                 break
-        headers = [(k, v) for k, v in scope["headers"] if k.lower() not in HOP]
+        headers = [(k, v) for k, v in scope["headers"] if k.lower() not in DROPPED]
         headers.append((b"authorization", f"Bearer {self._key}".encode()))
         query = scope["query_string"].decode()
         url = scope["path"] + (f"?{query}" if query else "")
         request = self.http.build_request(scope["method"], url, headers=headers, content=body)
         response = await self.http.send(request, stream=True)
         try:
-            kept = [(k, v) for k, v in response.headers.raw if k.lower() not in HOP]
+            kept = [(k, v) for k, v in response.headers.raw if k.lower() not in DROPPED]
             start = {"type": "http.response.start", "status": response.status_code}
             await send(start | {"headers": kept})
             async for chunk in response.aiter_raw():

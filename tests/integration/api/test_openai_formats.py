@@ -173,3 +173,26 @@ async def test_the_benchmark_model_answers_a_schema_with_a_valid_document(
     document = json.loads(shaped.choices[0].message.content or "")
     jsonschema.validate(document, PRODUCT)
     assert document["product"] == 437
+
+
+async def test_a_document_shaped_like_a_tools_result_is_still_the_answer(
+    start_api: Any,
+) -> None:
+    def echo(
+        messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
+    ) -> Turn:
+        if messages[-1].role != "tool":
+            return turn(tool_call("calculator", {"expression": "23*19"}))
+        return turn(text(messages[-1].content))  # the tool's JSON, as the document
+
+    api = await start_api(ScriptedLLM(echo))
+    key = await api.key()
+    async with client(api, key) as oai:
+        shaped = await oai.chat.completions.create(
+            model="agentbus",
+            messages=QUESTION,
+            response_format=ResponseFormatJSONObject(type="json_object"),
+        )
+
+    # In prose a tool's raw output is no answer; asked for a document, the schema decides.
+    assert "437" in json.dumps(json.loads(shaped.choices[0].message.content or ""))
