@@ -256,13 +256,12 @@ def _repeating(text: str) -> str | None:
     """The unit ``text`` ends repeating, if it runs away (see `RepeatGuard`)."""
     n = len(text)
     for size in range(1, REPEAT_UNIT + 1):
-        if n < 2 * size:
-            break
-        run = 0  # characters at the end equal to the one `size` before them
-        while run < n - size and text[n - 1 - run] == text[n - 1 - run - size]:
-            run += 1
-        span = run + size
-        if span >= max(REPEAT_CHARS, REPEAT_TIMES * size):
+        # It runs away with a unit of `size` when its last `need` characters each equal
+        # the one `size` before them (one slice comparison: this runs on every delta).
+        need = max(REPEAT_CHARS, REPEAT_TIMES * size) - size
+        if n < need + size:
+            continue
+        if text[n - need :] == text[n - need - size : n - size]:
             unit = text[n - size :]
             if any(c.isalnum() for c in unit):
                 return unit

@@ -16,6 +16,15 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+FaultPoint = Callable[[str], None]
+"""A test seam a handler calls at a named point of its step (`gateway.faults.fault`, which
+a test arms to SIGKILL the process right there); the composition root passes it in."""
+
+
+def no_fault(point: str) -> None:
+    """No point is armed: what a handler calls when nothing passed it the seam."""
+
+
 def tool_definitions(registry: ToolRegistry) -> list[ToolDefinition]:
     """The gateway's tools as the model is offered them: name, description, input schema."""
     return [
@@ -51,6 +60,7 @@ class AgentDeps:
         gather_budget_s: how long one gather branch may take before it counts as empty.
         checkpoints: where paused runs wait (gates are armed only with a store).
         gate_ttl_s: how long a paused run can be resumed.
+        fault: the test seam the intake calls once it stored a summary (`FaultPoint`).
     """
 
     llm: LLM
@@ -66,6 +76,7 @@ class AgentDeps:
     gather_budget_s: float = 5.0
     checkpoints: CheckpointStore | None = None
     gate_ttl_s: float = 24 * 3600
+    fault: FaultPoint = no_fault
 
 
 async def tenant_tools(deps: AgentDeps, tenant_id: str) -> Sequence[ToolDefinition]:

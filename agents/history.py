@@ -22,10 +22,10 @@ from datetime import datetime
 
 from agents import context_budget, prompts
 from agents.budget import numbered_apart
+from agents.deps import FaultPoint, no_fault
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta
 from bus.store import MessageRecord, MessageRole, Scope, SummaryRecord, SummaryStore
 from bus.store.turn_types import INTERRUPTED
-from gateway.faults import fault
 
 SUMMARIZER_PROMPT_TOKENS = 200
 """The summarizer's instructions and framing, estimated (its prompt is about 90 words)."""
@@ -74,6 +74,7 @@ class Folding:
         window: the model's context window in tokens.
         max_messages: recent messages kept whole at most.
         now: the time the summarizer's prompt is dated with.
+        fault: the test seam, called as ``after_summary`` once a summary is stored.
     """
 
     llm: LLM
@@ -82,6 +83,7 @@ class Folding:
     window: int
     max_messages: int
     now: datetime
+    fault: FaultPoint = no_fault
 
 
 async def load(
@@ -120,7 +122,8 @@ async def load(
     # step's other calls keep their budget call ids.
     with numbered_apart("s"):
         summary = await _fold(folding, owner, conversation_id, summary, folded, run_id)
-        fault("after_summary")  # tests only: die with the summary stored, the step not committed
+        # Tests only: die with the summary stored, the step not committed.
+        folding.fault("after_summary")
     return History(summary, kept)
 
 

@@ -59,6 +59,7 @@ async def _history(
         window=deps.context_window,
         max_messages=deps.history_turns,
         now=deps.clock(),
+        fault=deps.fault,
     )
     with tracing.store_span("conversation.history"):
         loaded = await history.load(

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from agents.deps import FaultPoint, no_fault
 from agents.memory_rules import extract
 from bus.commands import Command, MemoryTask
 from bus.ledger import LedgerRecord
@@ -25,7 +26,6 @@ from bus.runtime.context import StepContext, StepResult
 from bus.runtime.recorder import Applier
 from bus.runtime.worker import Handler
 from bus.store import MemoryStore, MemoryWrite
-from gateway.faults import fault
 
 #: The ledger records the memory step leaves.
 MEMORY_KIND = "memory"
@@ -62,9 +62,12 @@ async def memory_on(tenant_settings: TenantSettings | None, tenant_id: str) -> b
     return (await tenant_settings(tenant_id)).get("memory") is not False
 
 
-def make_memory(tenant_settings: TenantSettings | None = None) -> Handler:
+def make_memory(
+    tenant_settings: TenantSettings | None = None, *, fault: FaultPoint = no_fault
+) -> Handler:
     """The memory role's handler; with ``tenant_settings``, a tenant that turned memory off
-    since the run started gets nothing remembered."""
+    since the run started gets nothing remembered. ``fault`` is the test seam, called as
+    ``memory_before_commit`` with the step's records made."""
 
     async def handle(ctx: StepContext, command: Command) -> StepResult:
         task = command.payload

@@ -12,6 +12,10 @@ in the windows that matter, which random kills rarely hit:
 | ``after_summary`` | the intake stored a conversation's summary; its step is not committed |
 | ``memory_before_commit`` | a memory step has its records (`agents.remember`), uncommitted |
 
+The gateway calls `fault` itself. The agents' handlers never import this module: the
+composition root (`api.compose.roles`) passes `fault` to them (`agents.deps.FaultPoint`),
+and a handler built without it calls `agents.deps.no_fault`.
+
 Nothing here can fire by accident: the points are read once, at import, and only when
 ``AGENTBUS_TEST_FAULTS=1`` *and* ``AGENTBUS_FAULT_POINT`` (comma-separated points) are
 both set; otherwise `fault` is one falsy check. These are not settings and are not

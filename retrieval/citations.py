@@ -37,6 +37,7 @@ GRAPH_TOOL = "query_graph"
 #: Every tool whose results carry citation numbers, and the source kind each shows.
 CITED_TOOLS: dict[str, str] = {SEARCH_TOOL: "documents", WEB_TOOL: "web", GRAPH_TOOL: "graph"}
 SNIPPET_CHARS = 240
+_SPACE = " \t"  # what the scanner holds before a possible marker
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
@@ -203,14 +204,33 @@ class CitationCheck:
         self._retrieved = retrieved
         self._kept: dict[int, Citation] = {}
         self.stripped = 0
-        self._scanner = MarkerScanner(self._decide)
+        self._scanner: MarkerScanner | None = None
+        # Until the first "[", nothing can change: the text passes through at once but
+        # for its trailing spaces (a marker after them would take them with it).
+        self._passed: list[str] = []
+        self._spaces = ""
 
     def feed(self, text: str) -> str:
         """The checked text for the next piece of the answer (held text comes later)."""
-        return self._scanner.feed(text)
+        if self._scanner is not None:
+            return self._scanner.feed(text)
+        if "[" not in text:
+            text = self._spaces + text
+            solid = text.rstrip(_SPACE)
+            self._spaces = text[len(solid) :]
+            self._passed.append(solid)
+            return solid
+        # The first "[": the scanner reads what passed (a text without "[" that does not
+        # end in a space comes out of it unchanged) to know where it stands, then goes on.
+        scanner = self._scanner = MarkerScanner(self._decide)
+        scanner.feed("".join(self._passed))
+        self._passed.clear()
+        return scanner.feed(self._spaces + text)
 
     def finish(self) -> str:
         """The end of the answer: whatever was still held, checked."""
+        if self._scanner is None:
+            return self._spaces
         return self._scanner.finish()
 
     def cite(self, ref: int) -> str:

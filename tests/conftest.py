@@ -101,3 +101,39 @@ def local_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("models")
     ensure_weights(folder)
     return folder
+
+
+#: The tiers whose every test needs the real services (a Redis server at least).
+CONNECTED_TIERS = ("integration", "e2e")
+#: A test parameter that names a real server, and the marker it brings.
+SERVER_PARAMS = {"real": "connected", "postgres": "postgres"}
+
+
+def markers_of(item: pytest.Item) -> set[str]:
+    """What a test needs, from where it lives and what it is parametrized with.
+
+    Everything under ``tests/integration`` and ``tests/e2e`` is ``connected``, under
+    ``tests/integration/cluster`` also ``cluster``; a ``real`` (Redis) parameter is
+    ``connected`` and a ``postgres`` parameter ``postgres``, wherever they are.
+    """
+    found: set[str] = set()
+    here = Path(__file__).parent
+    if item.path.is_relative_to(here):
+        folders = item.path.relative_to(here).parts[:-1]
+        if folders[:1] and folders[0] in CONNECTED_TIERS:
+            found.add("connected")
+        if folders[:2] == ("integration", "cluster"):
+            found.add("cluster")
+    callspec = getattr(item, "callspec", None)
+    for value in callspec.params.values() if callspec is not None else ():
+        if isinstance(value, str) and value in SERVER_PARAMS:
+            found.add(SERVER_PARAMS[value])
+    return found
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test from its folder and its parameters (``markers_of``), so that
+    ``-m "not connected"`` selects what runs without servers; explicit marks stay."""
+    for item in items:
+        for name in sorted(markers_of(item) - {m.name for m in item.iter_markers()}):
+            item.add_marker(name)

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from api.cli.common import run_async, settings
-from api.compose.roles import ConfigError
-from bus.commands import RUN_ID_PATTERN
-from bus.store import AuditLogRecord, ChainReport, Scope, open_store
-from gateway.redact import redact
+
+if TYPE_CHECKING:
+    from bus.store import AuditLogRecord, ChainReport
 
 app = typer.Typer(help="The gateway's audit log.", no_args_is_help=True)
 
@@ -51,6 +50,9 @@ async def verify(
     Exit status 1 when a chain is broken. Keep the printed head hashes elsewhere: a head
     rewritten together with the rows before it is only caught against such a copy.
     """
+    from api.compose.roles import ConfigError
+    from bus.store import open_store
+
     s = settings()
     async with open_store(s.bus) as stores:
         if stores.audit is None:  # open_store always opens it; only a hand-made Stores lacks it
@@ -68,6 +70,8 @@ async def verify(
 
 
 def _line(row: AuditLogRecord) -> str:
+    from gateway.redact import redact
+
     args = json.dumps(redact(row.args_value()), ensure_ascii=False)
     return (
         f"{row.seq:>6} {row.created_at.isoformat(timespec='seconds')} {row.subject} "
@@ -100,6 +104,11 @@ async def list_rows(
     Reads the store directly (it needs the database's credentials, like `audit verify`);
     API clients use GET /api/v1/audit, which shows a user only their own rows.
     """
+    from api.compose.roles import ConfigError
+    from bus.commands import RUN_ID_PATTERN
+    from bus.store import Scope, open_store
+    from gateway.redact import redact
+
     for value, name in ((run_id, "--run-id"), (conversation_id, "--conversation-id")):
         if value is not None and not re.match(RUN_ID_PATTERN, value):
             raise typer.BadParameter(f"{value!r} is not an id", param_hint=name)

@@ -4,14 +4,15 @@ brought back (see docs/backup.md)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from api.backup.manifest import Manifest
-from api.backup.restore import Restored, restore_backup
-from api.backup.take import take_backup
 from api.cli.common import run_async, settings
+
+if TYPE_CHECKING:
+    from api.backup.manifest import Manifest
+    from api.backup.restore import Restored
 
 
 def _size(n: int) -> str:
@@ -49,6 +50,8 @@ async def backup(
     ] = 120.0,
 ) -> None:
     """Back up the embedded Redis, vector store and SQLite store, while `up` runs or not."""
+    from api.backup.take import take_backup
+
     m = await take_backup(settings(), folder, force=force, wait_s=wait)
     typer.echo(
         f"backed up {m.data_dir} to {folder.resolve()} at {m.created_at:%Y-%m-%dT%H:%M:%SZ}:"
@@ -63,6 +66,8 @@ async def restore(
     folder: Annotated[Path, typer.Argument(help="A folder `agentbus backup` wrote.")],
 ) -> None:
     """Restore a backup into the data folder (stop `up` first); the replaced data is kept."""
+    from api.backup.restore import restore_backup
+
     done: Restored = await restore_backup(settings(), folder)
     m = done.manifest
     typer.echo(

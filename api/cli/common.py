@@ -1,4 +1,9 @@
-"""Helpers shared by the command-line modules."""
+"""Helpers shared by the command-line modules.
+
+Every command module imports this one to print its help, so it imports nothing of the
+system at module level: the settings, logging and error classes come in when a command
+runs (``tests/unit/api/test_cli_lazy.py`` checks that).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,12 @@ import asyncio
 import functools
 import sys
 from collections.abc import Callable, Coroutine
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import typer
 
-from api.compose.settings import AppSettings
-from bus import logs, tracing
-from bus.errors import CodedError
-from bus.settings import BusSettings
+if TYPE_CHECKING:
+    from api.compose.settings import AppSettings
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -21,6 +24,8 @@ T = TypeVar("T")
 
 def settings() -> AppSettings:
     """Every package's settings from the environment (``AGENTBUS_*``)."""
+    from api.compose.settings import AppSettings
+
     return AppSettings.load()
 
 
@@ -43,6 +48,10 @@ def run_async(fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        from bus import logs, tracing
+        from bus.errors import CodedError
+        from bus.settings import BusSettings
+
         logs.configure(BusSettings().log_level)
         tracing.configure()
         try:

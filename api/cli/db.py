@@ -7,8 +7,6 @@ from typing import Annotated
 import typer
 
 from api.cli.common import run_async, settings
-from bus.store.engine import safe_url
-from bus.store.migrate import upgrade_async, wait_for_head
 
 app = typer.Typer(help="The state store.", no_args_is_help=True)
 
@@ -25,6 +23,9 @@ async def db_upgrade(
     ] = None,
 ) -> None:
     """Apply the state store's migrations (concurrent runs wait for each other)."""
+    from bus.store.engine import safe_url
+    from bus.store.migrate import upgrade_async
+
     url = settings().bus.resolved_database_url()
     await upgrade_async(url, grant_to=grant_to)
     typer.echo(f"store at head: {safe_url(url)}")
@@ -37,5 +38,7 @@ async def db_wait(
 ) -> None:
     """Wait until the store is migrated to this version's head or a later release's (exit 2
     on timeout)."""
+    from bus.store.migrate import wait_for_head
+
     head = await wait_for_head(settings().bus.resolved_database_url(), seconds)
     typer.echo(f"store at head {head}")

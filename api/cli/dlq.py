@@ -8,8 +8,6 @@ from typing import Annotated
 import typer
 
 from api.cli.common import run_async, settings
-from api.compose.connection import connect
-from bus.runtime.deadletter import list_dead_letters, replay
 
 app = typer.Typer(help="The dead-letter streams.", no_args_is_help=True)
 
@@ -21,6 +19,9 @@ async def dlq_list(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """List dead letters, newest first."""
+    from api.compose.connection import connect
+    from bus.runtime.deadletter import list_dead_letters
+
     s = settings()
     async with connect(s.bus) as conn:
         letters = await list_dead_letters(conn.redis, s.bus, count)
@@ -40,6 +41,9 @@ async def dlq_list(
 @run_async
 async def dlq_replay(dead_id: Annotated[str, typer.Argument(help="SHARD/ENTRY_ID")]) -> None:
     """Put a dead letter back on its stream (after fixing what made it fail)."""
+    from api.compose.connection import connect
+    from bus.runtime.deadletter import replay
+
     s = settings()
     async with connect(s.bus) as conn:
         try:

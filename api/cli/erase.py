@@ -6,12 +6,7 @@ from typing import Annotated
 
 import typer
 
-from api.app.errors import ApiError
 from api.cli.common import run_async, settings
-from api.compose.connection import connect
-from api.compose.erasure import erasure_of
-from api.compose.roles import ConfigError
-from bus.store import open_store
 
 #: Who the tombstone says erased the user when the command line did.
 OPERATOR = "operator"
@@ -30,6 +25,12 @@ async def erase(
     Prints what was erased per kind. Exit status 1 while a run of the user is in flight
     (nothing is erased then: cancel it or let it end, and erase again).
     """
+    from api.app.errors import ApiError
+    from api.compose.connection import connect
+    from api.compose.erasure import erasure_of
+    from api.compose.roles import ConfigError
+    from bus.store import open_store
+
     s = settings()
     tenant = tenant or s.api.tenant
     async with open_store(s.bus) as stores, connect(s.bus) as conn:

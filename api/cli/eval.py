@@ -1,22 +1,115 @@
 """``agentbus eval``: evaluations on data the project ships (retrieval, answers, judges,
-citations)."""
+citations).
+
+The evaluations (``api/evals``, ``retrieval/eval``) are imported when their command runs.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from agents.llm.weights import LOCAL_MODELS
 from api.cli.common import run_async, settings
-from api.evals.answer_runs import eval_answers
-from api.evals.judge_runs import eval_judges
-from retrieval.errors import RetrievalError
 
 app = typer.Typer(help="Evaluations on data the project ships.", no_args_is_help=True)
-app.command("answers")(eval_answers)
-app.command("judges")(eval_judges)
+
+#: The scripted model's name and the shipped answer sets, as ``api.evals`` names them;
+#: spelled here so that printing them imports no evaluation (a test keeps them equal).
+SCRIPTED = "scripted"
+SETS = ("standard", "hard")
+
+
+@app.command("answers")
+@run_async
+async def answers(
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            help=f"A model to evaluate (repeatable): {', '.join(LOCAL_MODELS)} or {SCRIPTED}. "
+            "Default: every local model."
+        ),
+    ] = None,
+    questions: Annotated[
+        Path | None, typer.Option(help="Another question file (default: the shipped set).")
+    ] = None,
+    question_set: Annotated[
+        str,
+        typer.Option("--set", help=f"The shipped set to ask: {' or '.join(SETS)} (harder)."),
+    ] = "standard",
+    mode: Annotated[
+        str, typer.Option(help="single (the researcher alone) or multi (with the judges).")
+    ] = "single",
+    accuracy: Annotated[
+        str, typer.Option(help="Multi mode: standard (the critic) or accurate (+ verifier).")
+    ] = "standard",
+    limit: Annotated[
+        int, typer.Option(min=0, help="Ask only the first N questions, kinds in turn (0: all).")
+    ] = 0,
+    per_kind: Annotated[
+        int, typer.Option(min=0, help="Ask only the first N questions of each kind (0: all).")
+    ] = 0,
+    context: Annotated[
+        bool,
+        typer.Option(
+            help="Runs search the set's documents as a tenant with documents gets it: single "
+            "mode before the first model call, multi mode in the planner's gather and the "
+            "judge's re-query (--no-context: the tools alone)."
+        ),
+    ] = True,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON line per model (with each outcome).")
+    ] = False,
+) -> None:
+    """Share answered correctly, tool-choice accuracy and (multi mode) how the judges did, of
+    each local model on the shipped tool-needing questions, asked through the whole system."""
+    from api.evals.answer_runs import eval_answers
+
+    await eval_answers(
+        model=model,
+        questions=questions,
+        question_set=question_set,
+        mode=mode,
+        accuracy=accuracy,
+        limit=limit,
+        per_kind=per_kind,
+        context=context,
+        as_json=as_json,
+    )
+
+
+@app.command("judges")
+@run_async
+async def judges(
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            help=f"A model to judge with (repeatable): {', '.join(LOCAL_MODELS)} or {SCRIPTED}. "
+            "Default: every local model."
+        ),
+    ] = None,
+    cases: Annotated[
+        Path | None, typer.Option(help="Another triples file (default: the shipped set).")
+    ] = None,
+    per_kind: Annotated[
+        int, typer.Option(min=0, help="Judge only the first N drafts of each kind (0: all).")
+    ] = 0,
+    judge: Annotated[
+        list[str] | None, typer.Option(help="critic or verifier (repeatable; default both).")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON line per model (with each outcome).")
+    ] = False,
+) -> None:
+    """Catch rate (wrong drafts flagged) and false alarms (right drafts flagged) of the critic
+    and the verifier, per model, on shipped right and wrong-on-purpose drafts."""
+    from api.evals.judge_runs import eval_judges
+
+    await eval_judges(model=model, cases=cases, per_kind=per_kind, judge=judge, as_json=as_json)
 
 
 @app.command("retrieval")
@@ -28,6 +121,7 @@ async def eval_retrieval(
     ] = "nanoranker",
 ) -> None:
     """recall@5, MRR@10, nDCG@10 of dense, keyword, hybrid and hybrid+rerank search."""
+    from retrieval.errors import RetrievalError
     from retrieval.eval.runner import evaluate, table
     from retrieval.rerankers import make_reranker
 
@@ -62,6 +156,7 @@ async def eval_graph(
     knowledge graph and without it (and the extractor's ms and facts per chunk); with
     ``--answers``, what the configured model answers (AGENTBUS_LLM)."""
     from api.evals.graph_set import evaluate_graph, table
+    from retrieval.errors import RetrievalError
     from retrieval.ports import FactExtractor
 
     s = settings()

@@ -6,8 +6,6 @@ from typing import Annotated
 
 import typer
 
-from agents.graph import GRAPHS, mermaid
-
 app = typer.Typer(help="The agent graph.", no_args_is_help=True)
 
 
@@ -17,6 +15,8 @@ def show(
     accuracy: Annotated[str, typer.Option(help="standard | accurate")] = "standard",
 ) -> None:
     """Print the graph of a mode as a Mermaid flowchart."""
+    from agents.graph import GRAPHS, mermaid
+
     if mode not in GRAPHS or accuracy not in ("standard", "accurate"):
         typer.echo(f"error: unknown mode {mode!r} or accuracy {accuracy!r}", err=True)
         raise typer.Exit(2)

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
-from api import credentials, signing
 from api.cli.common import run_async, settings
-from bus.store import KeyRole, open_store
 
 app = typer.Typer(help="API keys: each maps to a tenant, a subject, a role and ACL groups.")
+
+#: ``bus.store.KeyRole``'s values, spelled here so that printing them imports no store (a
+#: test keeps them equal).
+RoleName = Literal["user", "admin"]
 
 
 @app.command("create")
@@ -19,9 +21,9 @@ app = typer.Typer(help="API keys: each maps to a tenant, a subject, a role and A
 async def create(
     tenant: Annotated[str, typer.Option(help="The tenant the key acts for.")],
     subject: Annotated[str, typer.Option(help="Who holds it (a user or a system).")],
-    role: Annotated[KeyRole, typer.Option(help="user | admin (admin manages keys, settings).")] = (
-        KeyRole.USER
-    ),
+    role: Annotated[
+        RoleName, typer.Option(help="user | admin (admin manages keys, settings).")
+    ] = "user",
     name: Annotated[str | None, typer.Option(help="A label to recognise it by.")] = None,
     group: Annotated[
         list[str] | None,
@@ -36,11 +38,14 @@ async def create(
     ] = False,
 ) -> None:
     """Create a key and print it once (only its digest is stored)."""
+    from api import credentials, signing
+    from bus.store import KeyRole, open_store
+
     s = settings()
     async with open_store(s.bus) as stores:
         try:
             minted = await credentials.create_key(
-                stores.keys, tenant, subject, role, name, group or []
+                stores.keys, tenant, subject, KeyRole(role), name, group or []
             )
         except ValueError as e:
             typer.echo(f"error [invalid_request]: {e}", err=True)
@@ -58,7 +63,7 @@ async def create(
     # Only the key on stdout, so `KEY=$(agentbus keys create ...)` works.
     groups = f" in groups {', '.join(record.groups)}" if record.groups else ""
     typer.echo(
-        f"key {record.id}: {role.value} of tenant {tenant!r} for {subject!r}{groups}; "
+        f"key {record.id}: {record.role.value} of tenant {tenant!r} for {subject!r}{groups}; "
         "shown once, store it now:",
         err=True,
     )
@@ -72,6 +77,8 @@ async def list_keys(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
     """List keys (never the keys themselves)."""
+    from bus.store import open_store
+
     async with open_store(settings().bus) as stores:
         records = await stores.keys.list(tenant)
     for r in records:
@@ -93,6 +100,8 @@ async def revoke(
     key_id: Annotated[str, typer.Argument(help="The key id (from `keys list`).")],
 ) -> None:
     """Revoke a key; API processes stop accepting it within AGENTBUS_API_KEY_CACHE_S."""
+    from bus.store import open_store
+
     async with open_store(settings().bus) as stores:
         record = await stores.keys.revoke(key_id)
     if record is None:

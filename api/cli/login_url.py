@@ -6,12 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from api import credentials
-from api.app.sessions import LOGIN_TTL_S, login_url, mint_login_token
 from api.cli.common import run_async, settings
-from api.compose.connection import connect
-from api.compose.local_key import read_local_key
-from bus.store import open_store
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -24,6 +19,10 @@ async def page_login_url(
     s: ApiSettings, redis: Redis, keys: ApiKeyStore, *, host: str, port: int
 ) -> str | None:
     """A one-time link that signs the page in with the local admin key (None: no usable key)."""
+    from api import credentials
+    from api.app.sessions import login_url, mint_login_token
+    from api.compose.local_key import read_local_key
+
     key = read_local_key(s)
     kid = credentials.key_id(key) if key else None
     record = await keys.get(kid) if kid else None
@@ -36,6 +35,8 @@ async def page_login_url(
 
 def page_message(url: str | None) -> str:
     """What ``up`` and ``login-url`` print."""
+    from api.app.sessions import LOGIN_TTL_S
+
     if url is None:
         return "web page: no local key to sign in with; open the page and paste an API key"
     minutes = LOGIN_TTL_S // 60
@@ -47,6 +48,9 @@ async def login_url_cmd(
     port: Annotated[int | None, typer.Option(help="The API's port (AGENTBUS_API_PORT).")] = None,
 ) -> None:
     """Print a new one-time sign-in link to the web page of a running `agentbus up`."""
+    from api.compose.connection import connect
+    from bus.store import open_store
+
     s = settings()
     async with open_store(s.bus) as stores, connect(s.bus) as conn:
         url = await page_login_url(

@@ -122,10 +122,20 @@ def load(name: str) -> click.Command:
     if isinstance(obj, typer.Typer):
         group = typer.main.get_group(obj)
         group.name = name
-        return group
+        return _plain(group)
     single = typer.Typer(add_completion=False)
     single.command(name=name)(obj)
-    return typer.main.get_command(single)
+    return _plain(typer.main.get_command(single))
+
+
+def _plain(command: click.Command) -> click.Command:
+    """``command`` and its subcommands with plain help, as the root's (no rich: see below)."""
+    if isinstance(command, TyperCommand | TyperGroup):
+        command.rich_markup_mode = None
+    if isinstance(command, TyperGroup):
+        for sub in command.commands.values():
+            _plain(sub)
+    return command
 
 
 class LazyGroup(TyperGroup):

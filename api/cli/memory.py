@@ -8,15 +8,16 @@ import json
 import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from api.app.auth import Principal
-from api.app.errors import ApiError
-from api.app.memories import MemoryBook
 from api.cli.common import cli_groups, run_async, settings
-from bus.store import KeyRole, MemoryRecord, open_store
+
+if TYPE_CHECKING:
+    from api.app.auth import Principal
+    from api.app.memories import MemoryBook
+    from bus.store import MemoryRecord
 
 app = typer.Typer(
     help="Long-term memories: what you said about yourself, given to runs as notes.",
@@ -26,6 +27,11 @@ app = typer.Typer(
 
 @asynccontextmanager
 async def _book() -> AsyncGenerator[tuple[MemoryBook, Principal]]:
+    from api.app.auth import Principal
+    from api.app.errors import ApiError
+    from api.app.memories import MemoryBook
+    from bus.store import KeyRole, open_store
+
     s = settings()
     me = Principal(s.api.tenant, s.api.subject, KeyRole.USER, "", cli_groups(s))
     async with open_store(s.bus) as stores:

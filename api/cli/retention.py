@@ -7,14 +7,12 @@ from typing import Annotated
 import typer
 
 from api.cli.common import run_async, settings
-from api.compose.connection import connect
-from api.compose.retention import retention_of
-from api.compose.roles import ConfigError
-from bus.retention import KINDS, MAX_DAYS, RetentionPolicy
-from bus.store import open_store
 
 #: Who the tenant's settings say changed them when the command line did.
 OPERATOR = "operator"
+#: ``bus.retention.MAX_DAYS``, spelled here so that printing the options' range imports no
+#: policy model (a test keeps them equal).
+MAX_DAYS = 36_500
 
 app = typer.Typer(help="Retention: delete what each tenant keeps no longer.", no_args_is_help=True)
 
@@ -33,6 +31,11 @@ async def run(
     Needs the database's and Redis's credentials (an operator's tool). `agentbus up` and
     the workers run passes every AGENTBUS_RETENTION_INTERVAL_S on their own.
     """
+    from api.compose.connection import connect
+    from api.compose.retention import retention_of
+    from api.compose.roles import ConfigError
+    from bus.store import open_store
+
     s = settings()
     async with open_store(s.bus) as stores, connect(s.bus) as conn:
         retention = retention_of(s.bus, stores, conn.redis)
@@ -57,6 +60,12 @@ async def show(
 ) -> None:
     """Print each tenant's policy: days kept per kind (forever where neither the tenant's
     `retention` preference nor AGENTBUS_RETENTION sets one)."""
+    from api.compose.connection import connect
+    from api.compose.retention import retention_of
+    from api.compose.roles import ConfigError
+    from bus.retention import KINDS
+    from bus.store import open_store
+
     s = settings()
     async with open_store(s.bus) as stores, connect(s.bus) as conn:
         retention = retention_of(s.bus, stores, conn.redis)
@@ -95,6 +104,9 @@ async def set_days(
 
     Kinds not named keep what the tenant had.
     """
+    from bus.retention import KINDS, RetentionPolicy
+    from bus.store import open_store
+
     given = {"runs": runs, "messages": messages, "checkpoints": checkpoints}
     given |= {"blobs": blobs, "audit": audit}
     unknown = sorted(set(default or []) - set(KINDS))

@@ -7,15 +7,15 @@ from typing import Annotated
 
 import typer
 
-from agents import gates
 from api.cli.common import cli_groups, run_async, settings
-from api.compose.connection import connect
-from api.compose.edge import allow_always_hook
-from bus.store import Scope, open_store
 
 app = typer.Typer(help="Runs: resume a paused run.", no_args_is_help=True)
 
-DECISIONS = sorted(gates.ANSWER_DECISIONS | gates.EGRESS_DECISIONS | {"more_info"})
+#: The decisions a gate takes (``agents.gates``'s answer and egress decisions), and
+#: ``more_info``; spelled here so that printing them imports no gate (a test keeps them equal).
+DECISIONS = sorted(
+    {"approve", "reject", "egress_allow_once", "egress_allow_always", "egress_deny", "more_info"}
+)
 
 
 @app.command("resume")
@@ -25,6 +25,11 @@ async def resume(
     decision: Annotated[str, typer.Argument(help=" | ".join(DECISIONS))],
 ) -> None:
     """Resume a run paused at a gate (as the CLI's tenant and subject)."""
+    from agents import gates
+    from api.compose.connection import connect
+    from api.compose.edge import allow_always_hook
+    from bus.store import Scope, open_store
+
     s = settings()
     async with open_store(s.bus) as stores, connect(s.bus) as conn:
         assert stores.checkpoints is not None

@@ -12,24 +12,27 @@ import json
 import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
-from api.app.auth import Principal
-from api.app.errors import ApiError
-from api.app.schedule_times import iso
-from api.app.schedules import NewSchedule, ScheduleBook
 from api.cli.common import cli_groups, run_async, settings
-from api.compose.schedules import schedule_book
-from bus.run_state import QuestionSettings
-from bus.store import KeyRole, ScheduleRecord, open_store
+
+if TYPE_CHECKING:
+    from api.app.auth import Principal
+    from api.app.schedules import ScheduleBook
+    from bus.store import ScheduleRecord
 
 app = typer.Typer(help="Scheduled questions: asked on a cron schedule.", no_args_is_help=True)
 
 
 @asynccontextmanager
 async def _book() -> AsyncGenerator[tuple[ScheduleBook, Principal]]:
+    from api.app.auth import Principal
+    from api.app.errors import ApiError
+    from api.compose.schedules import schedule_book
+    from bus.store import KeyRole, open_store
+
     s = settings()
     me = Principal(s.api.tenant, s.api.subject, KeyRole.USER, "", cli_groups(s))
     async with open_store(s.bus) as stores:
@@ -44,11 +47,15 @@ async def _book() -> AsyncGenerator[tuple[ScheduleBook, Principal]]:
 
 
 def _line(r: ScheduleRecord) -> str:
+    from api.app.schedule_times import iso
+
     state = "paused" if r.paused else f"next {iso(r.next_run_at)}"
     return f"{r.id}  {r.cron!r} {r.timezone}  {state}  {r.question[:60]}"
 
 
 def _doc(r: ScheduleRecord) -> dict[str, Any]:
+    from api.app.schedule_times import iso
+
     doc = r.model_dump(mode="json", exclude={"key_id", "groups", "version"})
     return doc | {"next_run_at": iso(r.next_run_at)}
 
@@ -70,6 +77,9 @@ async def add(
     as_json: Annotated[bool, typer.Option("--json", help="Print the schedule as JSON.")] = False,
 ) -> None:
     """Add a schedule; print its id (its runs land in its own conversation)."""
+    from api.app.schedules import NewSchedule
+    from bus.run_state import QuestionSettings
+
     if missed not in ("skip", "run_once"):
         typer.echo("error [invalid_request]: --missed is skip or run_once", err=True)
         raise typer.Exit(2)

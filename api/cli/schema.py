@@ -7,13 +7,13 @@ from typing import Annotated
 
 import typer
 
-from bus import schema
-
 app = typer.Typer(help="Message JSON Schemas.", no_args_is_help=True)
 
 
 @app.command("export")
 def schema_export(directory: Annotated[Path, typer.Argument(help="Output folder.")]) -> None:
     """Write one JSON Schema file per message type."""
+    from bus import schema
+
     for path in schema.export(directory):
         typer.echo(str(path))

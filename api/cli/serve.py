@@ -18,26 +18,7 @@ import typer
 
 from api.cli import login_url
 from api.cli.common import run_async, settings
-from api.compose.connection import connect
-from api.compose.edge import run_edge
-from api.compose.edge_process import (
-    EdgeFailed,
-    edge_process,
-    free_port,
-    stop_edge,
-    wait_ready,
-    watch,
-)
-from api.compose.gc_pauses import freeze_startup_heap, watch_gc_pauses
-from api.compose.local_key import ensure_local_key, local_key_message
-from api.compose.processes import helper_processes, helper_roles
-from api.compose.retention import start_retention
-from api.compose.roles import UP_ROLES, Roles
-from api.compose.workers import build_workers
-from bus.keys import Role
-from bus.runtime import health
-from bus.runtime.runner import Runner
-from bus.store import open_store
+from bus.keys import Role  # an enum of names alone: `worker`'s argument type
 
 
 @run_async
@@ -52,6 +33,11 @@ async def api(
     migrate: Annotated[bool, typer.Option(help="Migrate the store to head first.")] = False,
 ) -> None:
     """Serve the REST API, the websocket edge and /docs; scale out behind a load balancer."""
+    from api.compose.connection import connect
+    from api.compose.edge import run_edge
+    from api.compose.gc_pauses import freeze_startup_heap, watch_gc_pauses
+    from bus.store import open_store
+
     s = settings()
     watch_gc_pauses()
     stop = asyncio.Event()
@@ -84,6 +70,17 @@ async def up(
     ] = 1,
 ) -> None:
     """Start the whole system on embedded defaults (Ctrl-C stops it)."""
+    from api.compose.connection import connect
+    from api.compose.edge_process import edge_process, free_port, stop_edge
+    from api.compose.gc_pauses import freeze_startup_heap
+    from api.compose.local_key import ensure_local_key, local_key_message
+    from api.compose.processes import helper_processes, helper_roles
+    from api.compose.retention import start_retention
+    from api.compose.roles import UP_ROLES, Roles
+    from api.compose.workers import build_workers
+    from bus.runtime.runner import Runner
+    from bus.store import open_store
+
     s = settings()
     async with (
         open_store(s.bus, migrate=True) as stores,
@@ -146,6 +143,8 @@ async def _follow_edge(
     stop_workers: Callable[[], None],
 ) -> None:
     """Announce the API once it answers; drain the workers and stop if it dies."""
+    from api.compose.edge_process import EdgeFailed, wait_ready, watch
+
     try:
         await wait_ready(proc, host, port)
         await show_page(port)
@@ -167,6 +166,14 @@ async def worker(
     burst: Annotated[bool, typer.Option(help="Drain the streams, then exit.")] = False,
 ) -> None:
     """Run workers of one or more roles (scale out by starting more of them)."""
+    from api.compose.connection import connect
+    from api.compose.gc_pauses import freeze_startup_heap
+    from api.compose.retention import start_retention
+    from api.compose.roles import Roles
+    from api.compose.workers import build_workers
+    from bus.runtime.runner import Runner
+    from bus.store import open_store
+
     s = settings()
     # Only the retrieval role opens the vector store, and only while it owns it (the
     # embedded one is a folder one process may open: `StoreOwner` waits for it); every
@@ -197,6 +204,8 @@ def _serve_health(port: int | None) -> asyncio.Task[None] | None:
     """Serve /metrics, /healthz and /readyz on ``port``; the loop's heartbeat task."""
     if not port:
         return None
+    from bus.runtime import health
+
     status = health.Health()
     health.serve(port, status)
     status.ready()  # the workers are built and connected; they create their groups first

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from api.cli.common import run_async, settings
-from api.compose.connection import connect
-from bus import keys
-from bus.runtime.groups import GroupStats, group_stats
+
+if TYPE_CHECKING:
+    from bus.runtime.groups import GroupStats
 
 app = typer.Typer(help="Role streams: length, lag and pending per group.")
 
@@ -20,6 +20,10 @@ app = typer.Typer(help="Role streams: length, lag and pending per group.")
 @run_async
 async def streams(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Show every role stream with its groups' lag and pending counts."""
+    from api.compose.connection import connect
+    from bus import keys
+    from bus.runtime.groups import group_stats
+
     s = settings()
     async with connect(s.bus) as conn:
         rows: list[GroupStats] = []

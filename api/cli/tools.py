@@ -4,27 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from api.cli.common import cli_groups, run_async, settings
-from api.compose.connection import connect
-from api.compose.roles import gateway_policies, make_registry
-from bus import keys
-from bus.commands import (
-    Command,
-    RunSettings,
-    RunState,
-    ToolCallBatch,
-    ToolCallRequest,
-    deadline_in,
-    new_run_id,
-)
-from bus.events import ToolResult
-from bus.json_values import is_object
-from bus.publish import publish, read_events
-from gateway.mcp.hub import McpHub
+
+if TYPE_CHECKING:
+    from bus.events import ToolResult
 
 app = typer.Typer(help="Gateway tools: list them, call one.", no_args_is_help=True)
 #: Who the gateway (and its audit log) sees calling.
@@ -40,6 +27,9 @@ async def tools_list(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per tool.")] = False,
 ) -> None:
     """List the tools a tenant may call: built-ins, plugins and its MCP servers' tools."""
+    from api.compose.roles import gateway_policies, make_registry
+    from gateway.mcp.hub import McpHub
+
     s = settings()
     policy = await gateway_policies(s.gateway).for_tenant(tenant or s.api.tenant)
     hub = McpHub(hidden=s.bus.private_paths())
@@ -99,6 +89,20 @@ async def tools_call(
     exactly-once effects. Exit status: 0 when the outcome is ok, 1 when it is not, 2 when
     the call could not be made.
     """
+    from api.compose.connection import connect
+    from bus import keys
+    from bus.commands import (
+        Command,
+        RunSettings,
+        RunState,
+        ToolCallBatch,
+        ToolCallRequest,
+        deadline_in,
+        new_run_id,
+    )
+    from bus.json_values import is_object
+    from bus.publish import publish, read_events
+
     try:
         arguments = json.loads(args)
     except ValueError as e:

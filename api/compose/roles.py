@@ -40,6 +40,7 @@ from bus.store import Stores
 from gateway.call_context import GatewayDeps
 from gateway.egress.private_services import parse_private_hosts
 from gateway.errors import GatewayError
+from gateway.faults import fault
 from gateway.mcp.hub import McpHub
 from gateway.plugins import load_plugins
 from gateway.ports import Resolver
@@ -265,6 +266,7 @@ class Roles:
             checkpoints=self.stores.checkpoints,
             summaries=self.stores.summaries,
             context_window=self.settings.agents.context_window(),
+            fault=fault,  # the test seam: inert unless a test armed it (gateway.faults)
         )
         return deps if self.clock is None else dataclasses.replace(deps, clock=self.clock)
 
@@ -336,7 +338,7 @@ class Roles:
             case Role.FINALIZER:
                 return make_finalizer(self._agent_deps())
             case Role.MEMORY:
-                return make_memory(self.tenant_policies().settings_of)
+                return make_memory(self.tenant_policies().settings_of, fault=fault)
             case Role.GATEWAY:
                 # Audit rows leave with each step's commit; the recorder appends them.
                 tools = self._gateway_deps()

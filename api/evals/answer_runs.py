@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, cast
+from typing import Any, Literal, cast
 
 import typer
 
@@ -29,7 +29,6 @@ from agents.llm.local import LocalLLM
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, agent_of, text, tool_call, turn
 from agents.llm.weights import LOCAL_MODELS
-from api.cli.common import run_async
 from api.evals.answer_set import (
     NO_TOOL,
     SETS,
@@ -204,48 +203,24 @@ def report_line(row: dict[str, Any]) -> str:
     return line + f", load {row['loadavg_before']} -> {row['loadavg_after']}"
 
 
-@run_async
 async def eval_answers(
-    model: Annotated[
-        list[str] | None,
-        typer.Option(
-            help=f"A model to evaluate (repeatable): {', '.join(LOCAL_MODELS)} or {SCRIPTED}. "
-            "Default: every local model."
-        ),
-    ] = None,
-    questions: Annotated[
-        Path | None, typer.Option(help="Another question file (default: the shipped set).")
-    ] = None,
-    question_set: Annotated[
-        str,
-        typer.Option("--set", help=f"The shipped set to ask: {' or '.join(SETS)} (harder)."),
-    ] = "standard",
-    mode: Annotated[
-        str, typer.Option(help="single (the researcher alone) or multi (with the judges).")
-    ] = "single",
-    accuracy: Annotated[
-        str, typer.Option(help="Multi mode: standard (the critic) or accurate (+ verifier).")
-    ] = "standard",
-    limit: Annotated[
-        int, typer.Option(min=0, help="Ask only the first N questions, kinds in turn (0: all).")
-    ] = 0,
-    per_kind: Annotated[
-        int, typer.Option(min=0, help="Ask only the first N questions of each kind (0: all).")
-    ] = 0,
-    context: Annotated[
-        bool,
-        typer.Option(
-            help="Runs search the set's documents as a tenant with documents gets it: single "
-            "mode before the first model call, multi mode in the planner's gather and the "
-            "judge's re-query (--no-context: the tools alone)."
-        ),
-    ] = True,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="One JSON line per model (with each outcome).")
-    ] = False,
+    *,
+    model: list[str] | None,
+    questions: Path | None,
+    question_set: str,
+    mode: str,
+    accuracy: str,
+    limit: int,
+    per_kind: int,
+    context: bool,
+    as_json: bool,
 ) -> None:
-    """Share answered correctly, tool-choice accuracy and (multi mode) how the judges did, of
-    each local model on the shipped tool-needing questions, asked through the whole system."""
+    """``agentbus eval answers``: check the choices, evaluate each model, print its row.
+
+    Raises:
+        typer.BadParameter: an unknown set, mode, accuracy or model.
+        typer.Exit: (1) a model could not be evaluated.
+    """
     if question_set not in SETS:
         raise typer.BadParameter(f"unknown set {question_set!r}; choose from {list(SETS)}")
     if mode not in ("single", "multi") or accuracy not in ("standard", "accurate"):

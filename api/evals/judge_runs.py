@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
@@ -23,7 +23,6 @@ from agents.llm.local import LocalLLM
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, agent_of, text, turn
 from agents.llm.weights import LOCAL_MODELS
-from api.cli.common import run_async
 from api.evals.answer_runs import SCRIPTED, host_figures
 from api.evals.judge_set import (
     JUDGES,
@@ -111,30 +110,20 @@ async def evaluate_judges(
     return row
 
 
-@run_async
 async def eval_judges(
-    model: Annotated[
-        list[str] | None,
-        typer.Option(
-            help=f"A model to judge with (repeatable): {', '.join(LOCAL_MODELS)} or {SCRIPTED}. "
-            "Default: every local model."
-        ),
-    ] = None,
-    cases: Annotated[
-        Path | None, typer.Option(help="Another triples file (default: the shipped set).")
-    ] = None,
-    per_kind: Annotated[
-        int, typer.Option(min=0, help="Judge only the first N drafts of each kind (0: all).")
-    ] = 0,
-    judge: Annotated[
-        list[str] | None, typer.Option(help="critic or verifier (repeatable; default both).")
-    ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="One JSON line per model (with each outcome).")
-    ] = False,
+    *,
+    model: list[str] | None,
+    cases: Path | None,
+    per_kind: int,
+    judge: list[str] | None,
+    as_json: bool,
 ) -> None:
-    """Catch rate (wrong drafts flagged) and false alarms (right drafts flagged) of the critic
-    and the verifier, per model, on shipped right and wrong-on-purpose drafts."""
+    """``agentbus eval judges``: check the choices, evaluate each model's judges, print them.
+
+    Raises:
+        typer.BadParameter: an unknown model or judge.
+        typer.Exit: (1) a model could not be evaluated.
+    """
     judge_set = load_judge_set(cases)
     names = model or list(LOCAL_MODELS)
     unknown = [n for n in names if n not in LOCAL_MODELS and n != SCRIPTED]

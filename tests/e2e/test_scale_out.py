@@ -125,7 +125,6 @@ async def test_up_with_two_processes_and_extra_workers_of_every_role_run_each_ru
         assert not any(_shows(tmp_path / f"{n}.log", "qdrant_locked") for n in [*extra, "up"])
 
 
-@pytest.mark.connected
 @pytest.mark.timeout(600)
 async def test_a_stand_by_retrieval_process_takes_the_store_over_when_its_owner_dies(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_redis: Redis

@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from redis.asyncio import Redis
 
 from agents.budget import tenant_scope
@@ -34,7 +33,6 @@ from tests.conftest import TEST_REDIS_URL
 from tests.processes import process_env, processes, spawn
 from tests.support import events_of, wait_for
 
-pytestmark = pytest.mark.connected
 QUESTION = "What is 23 × 19?"
 METERED = Budgets(tenant_month_tokens=10_000_000)  # a limit, so every call reserves too
 

@@ -8,8 +8,6 @@ import asyncio
 import time
 from typing import Any
 
-import pytest
-
 from agents.budget import tenant_scope, user_scope
 from agents.llm.scripted import ScriptedLLM, text, turn
 from api.app.run_view import describe
@@ -21,7 +19,6 @@ from bus.publish import publish, read_events
 from bus.run_state import Budgets
 from bus.store import Scope
 
-pytestmark = pytest.mark.connected
 # About 6,000 tokens as the budget estimates them; every word its own, since one word
 # repeated is a runaway the researcher stops on its own (`agents.answer_guard`).
 LONG = " ".join(f"word{i}" for i in range(3000))

@@ -12,7 +12,6 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import pytest
 from redis.asyncio import Redis
 
 from agents import prompts
@@ -28,7 +27,6 @@ from bus.store import ConversationStore, MessageRole, Scope, open_store
 from tests.integration.agents.events import final
 from tests.integration.agents.system import StartSystem
 
-pytestmark = pytest.mark.connected
 ALICE = Scope.user("t1", "alice")
 WINDOW: dict[str, Any] = {"llm_context_tokens": 2048}
 SUMMARY_PREFIX = prompts.SUMMARY.split("{", 1)[0]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-import pytest
 from redis.asyncio import Redis
 
 from bus import keys
@@ -19,7 +18,6 @@ from tests.conftest import TEST_REDIS_URL
 from tests.processes import process_env, processes, spawn
 from tests.support import events_of, until_groups, wait_for
 
-pytestmark = pytest.mark.connected
 QUESTION = "I work in the Lisbon office and please answer in Portuguese. What is 23 × 19?"
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-import pytest
 from redis.asyncio import Redis
 
 from bus import keys
@@ -17,7 +16,6 @@ from tests.conftest import TEST_REDIS_URL
 from tests.processes import process_env, processes, spawn
 from tests.support import events_of, until_done, until_groups, wait_for
 
-pytestmark = pytest.mark.connected
 ROLES = ["intake", "planner", "researcher", "gateway", "finalizer"]
 
 

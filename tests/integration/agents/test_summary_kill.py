@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from redis.asyncio import Redis
 
 from bus import keys
@@ -24,7 +23,6 @@ from tests.integration.agents.test_long_conversations import ALICE, question, se
 from tests.processes import process_env, processes, spawn
 from tests.support import events_of, until_done, until_groups, wait_for
 
-pytestmark = pytest.mark.connected
 ROLES = ["researcher", "gateway", "finalizer"]
 
 

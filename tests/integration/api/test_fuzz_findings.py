@@ -8,8 +8,6 @@ import pytest
 
 from bus.store import MAX_MESSAGE_ID, KeyRole, Scope
 
-pytestmark = pytest.mark.connected
-
 NOT_JSON = b"\xff\xfeq\x00{"  # not UTF-8, not JSON
 
 

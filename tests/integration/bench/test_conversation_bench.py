@@ -11,8 +11,6 @@ import pytest
 
 from tests.processes import cli
 
-pytestmark = [pytest.mark.connected]
-
 
 @pytest.mark.timeout(300)
 async def test_a_short_conversation_folds_and_reports_each_bucket() -> None:

@@ -16,8 +16,6 @@ from redis.asyncio import Redis
 from tests.conftest import TEST_REDIS_URL
 from tests.processes import cli
 
-pytestmark = [pytest.mark.connected]
-
 
 # `up` migrates a fresh Postgres and starts three processes: minutes on a loaded 2-core host.
 @pytest.mark.timeout(420)

@@ -11,8 +11,6 @@ from redis.asyncio import Redis
 
 from bus.budget import BudgetLedger, Scope
 
-pytestmark = pytest.mark.connected
-
 
 def scopes(run_tokens: int | None = None, tenant_tokens: int | None = None) -> list[Scope]:
     return [

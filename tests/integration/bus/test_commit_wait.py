@@ -20,7 +20,6 @@ from bus.runtime.groups import ensure_group
 from bus.runtime.shared_mux import close_mux
 from tests.support import noop_command
 
-pytestmark = pytest.mark.connected
 NOOP = keys.Role.NOOP
 
 

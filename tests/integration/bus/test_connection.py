@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 from redis.asyncio import ConnectionPool, Redis
 
 from bus.connection import BufferCheckConnection, connection_class
 from tests.conftest import TEST_REDIS_URL
-
-pytestmark = pytest.mark.connected
 
 
 async def test_a_reply_nobody_read_is_seen_and_a_read_one_is_not() -> None:

@@ -8,14 +8,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import pytest
 from redis.asyncio import Redis
 
 from api.compose.settings import AppSettings
 from bus import keys
 from bus.fairshare import FairShare, Priority
 
-pytestmark = pytest.mark.connected
 INTAKE = keys.role_stream(keys.Role.INTAKE, 0)
 
 

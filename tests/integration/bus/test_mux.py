@@ -15,8 +15,6 @@ from redis.exceptions import ResponseError
 from bus.runtime.mux import Mux
 from bus.runtime.shared_mux import mux_for
 
-pytestmark = pytest.mark.connected
-
 
 async def test_concurrent_callers_each_get_their_own_reply(real_redis: Redis) -> None:
     mux = mux_for(real_redis)

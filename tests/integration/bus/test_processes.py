@@ -18,7 +18,6 @@ from tests.conftest import TEST_REDIS_URL
 from tests.processes import cli, processes, spawn
 from tests.support import events_of, noop_command, stream_commands, wait_for
 
-pytestmark = pytest.mark.connected
 NOOP = keys.Role.NOOP
 STREAM = keys.role_stream(NOOP, 0)
 

@@ -13,8 +13,6 @@ from redis.exceptions import ResponseError
 
 from bus.runtime.reads import GroupReads
 
-pytestmark = pytest.mark.connected
-
 
 async def test_reads_new_entries_of_every_stream(real_redis: Redis) -> None:
     for stream in ("s:a", "s:b"):

@@ -25,8 +25,6 @@ from gateway.audit import audit_record, make_audit_applier
 from gateway.outcome import AuditRecord, OutcomeStatus, ToolOutcome
 from tests.support import wait_for
 
-pytestmark = pytest.mark.connected
-
 LEDGER = keys.role_stream(keys.Role.RECORDER, 0)
 
 

@@ -23,8 +23,6 @@ from gateway.audit import audit_record, make_audit_applier
 from gateway.outcome import AuditRecord, OutcomeStatus, ToolOutcome
 from tests.support import wait_for
 
-pytestmark = pytest.mark.connected
-
 LEDGER = keys.role_stream(keys.Role.RECORDER, 0)
 TRACE_A = "4bf92f3577b34da6a3ce929d0e0e4736"
 TRACE_B = "0af7651916cd43dd8448eb211c80319c"

@@ -48,7 +48,6 @@ def test_the_hiredis_parser_and_its_sentinel_are_where_the_check_imports_them() 
     assert redis.utils.HIREDIS_AVAILABLE, f"hiredis is not installed; {CHECK} needs its parser"
 
 
-@pytest.mark.connected
 async def test_connection_internals_are_where_mux_and_check_use_them() -> None:
     from redis._parsers.hiredis import NOT_ENOUGH_DATA
 

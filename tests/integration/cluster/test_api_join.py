@@ -6,7 +6,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
 from redis.asyncio import Redis
 
 from api.app.access import owner_value
@@ -16,8 +15,6 @@ from api.bench.local_cluster import LocalCluster
 from bus import keys
 from bus.settings import BusSettings
 from bus.store import KeyRole
-
-pytestmark = [pytest.mark.connected, pytest.mark.cluster]
 
 
 async def test_the_owner_follows_a_fresh_run_and_one_with_events(

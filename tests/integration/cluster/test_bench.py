@@ -16,8 +16,6 @@ from bus.keys import Role, role_stream
 from bus.settings import CLUSTER_SHARDS
 from tests.processes import cli
 
-pytestmark = [pytest.mark.connected, pytest.mark.cluster]
-
 
 async def test_hop_runs_on_the_cluster_over_its_shards(cluster: LocalCluster, redis: Redis) -> None:
     out = await cli(

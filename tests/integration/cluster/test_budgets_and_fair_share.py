@@ -7,15 +7,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-import pytest
 from redis.asyncio import Redis
 
 from api.compose.settings import AppSettings
 from bus import keys
 from bus.budget import BudgetLedger, Scope
 from bus.fairshare import FairShare
-
-pytestmark = [pytest.mark.connected, pytest.mark.cluster]
 
 
 async def test_budget_holds_and_charges_run_in_the_tenant_slot(redis: Redis) -> None:

@@ -25,8 +25,6 @@ from gateway.worker import make_gateway_handler
 from tests.support import wait_for
 from tests.unit.gateway.test_call_once import Effect, batch
 
-pytestmark = [pytest.mark.connected, pytest.mark.cluster]
-
 
 @pytest.mark.parametrize("shard", [0, 1, 2])
 async def test_claims_hold_on_a_shard_of_every_master(

@@ -26,8 +26,6 @@ from bus.store.migrate import upgrade_async
 from tests.processes import cli, free_port, processes, spawn
 from tests.support import wait_for
 
-pytestmark = [pytest.mark.connected, pytest.mark.cluster]
-
 #: One process each, but retrieval and the gateway (the local vector folder's holder).
 PROCESSES = [
     ["intake"],

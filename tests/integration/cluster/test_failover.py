@@ -29,7 +29,6 @@ from bus.transcript import fold
 from tests.support import events_of, noop_command, running, wait_for
 from tests.unit.bus.test_runtime import noop_worker
 
-pytestmark = [pytest.mark.connected, pytest.mark.cluster]
 RUNS, HOPS = 48, 8
 
 

@@ -19,7 +19,6 @@ from bus.transcript import fold
 from tests.processes import cli, processes, spawn
 from tests.support import events_of, noop_command, stream_commands, wait_for
 
-pytestmark = [pytest.mark.connected, pytest.mark.cluster]
 NOOP = keys.Role.NOOP
 
 

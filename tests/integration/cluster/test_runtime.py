@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import pytest
 from redis.asyncio import Redis
 
 from api.bench.local_cluster import LocalCluster
@@ -42,8 +41,6 @@ from tests.unit.bus.test_runtime import (  # noqa: F401 (collected here, on the 
     test_steps_commit_after_the_servers_script_cache_was_flushed,
     test_unparseable_message_is_dead_lettered_at_once,
 )
-
-pytestmark = [pytest.mark.connected, pytest.mark.cluster]
 
 
 def test_the_default_shards_land_on_every_master(cluster: LocalCluster) -> None:

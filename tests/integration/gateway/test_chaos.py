@@ -46,7 +46,6 @@ from tests.integration.gateway.kill_harness import TOOLS, EffectTool, gateway_en
 from tests.processes import processes, spawn
 from tests.support import events_of, wait_for
 
-pytestmark = pytest.mark.connected
 RUNS = int(os.environ.get("AGENTBUS_CHAOS_RUNS", "8"))
 IN_FLIGHT = int(os.environ.get("AGENTBUS_CHAOS_IN_FLIGHT", "4"))
 #: A gateway starts in 3-8 s on a loaded 2-core host: kill faster and none is ever up.

@@ -26,8 +26,6 @@ from gateway.tenants import DeploymentPolicies
 from gateway.worker import make_gateway_handler
 from tests.support import narrow
 
-pytestmark = pytest.mark.connected
-
 
 class Counted:
     """A side effect that counts its runs."""

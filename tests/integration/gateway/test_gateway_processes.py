@@ -22,7 +22,6 @@ from tests.conftest import TEST_REDIS_URL
 from tests.processes import AGENTBUS, processes, spawn
 from tests.support import events_of, wait_for
 
-pytestmark = pytest.mark.connected
 STREAM = keys.role_stream(keys.Role.GATEWAY, 0)
 PLUGIN = "tests.integration.gateway.effects_plugin:tools"
 

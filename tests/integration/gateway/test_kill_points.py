@@ -38,7 +38,6 @@ from tests.integration.gateway.kill_harness import (
 from tests.processes import processes, spawn
 from tests.support import events_of, wait_for
 
-pytestmark = pytest.mark.connected
 STREAM = keys.role_stream(keys.Role.GATEWAY, 0)
 
 

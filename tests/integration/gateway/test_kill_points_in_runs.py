@@ -24,7 +24,6 @@ from tests.integration.gateway.kill_harness import TOOLS, armed, gateway_env
 from tests.processes import processes, spawn
 from tests.support import events_of, wait_for
 
-pytestmark = pytest.mark.connected
 AGENT_ROLES = ["intake", "planner", "researcher", "critic", "verifier", "finalizer", "recorder"]
 UNKEYED_PLUGIN, KEYED_MCP = TOOLS[0], TOOLS[3]
 

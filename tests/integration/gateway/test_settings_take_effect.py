@@ -17,8 +17,6 @@ from tests.conftest import TEST_REDIS_URL
 from tests.processes import cli, free_port, process_env, processes, spawn
 from tests.support import events_of, wait_for
 
-pytestmark = pytest.mark.connected
-
 
 async def call_current_time(redis: Redis) -> ToolResult:
     """Ask the gateway for ``current_time`` in a run of tenant t1; its result."""

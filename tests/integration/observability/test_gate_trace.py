@@ -17,8 +17,6 @@ from tests.otlp_receiver import ReceivedSpan, otlp_receiver
 from tests.processes import cli, free_port, processes, spawn
 from tests.support import events_of, until_serving, wait_for
 
-pytestmark = pytest.mark.connected
-
 CALLER_TRACE = "5bf92f3577b34da6a3ce929d0e0e4737"
 CALLER_SPAN = "10f067aa0ba902b8"
 ROLES = [

@@ -19,8 +19,6 @@ from tests.otlp_receiver import ReceivedSpan, otlp_receiver
 from tests.processes import cli, free_port, processes, spawn
 from tests.support import events_of, narrow, until_serving, wait_for
 
-pytestmark = pytest.mark.connected
-
 CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 CALLER_SPAN = "00f067aa0ba902b7"
 EVERY_ROLE = {"intake", "planner", "researcher", "gateway", "critic", "verifier", "finalizer"}

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from api.bench import retrieval as bench
 from api.cli import eval as eval_cmd
 from api.cli import ingest as ingest_cmd
+from api.cli import ingest_run
 from api.compose.settings import AppSettings
 from bus import keys
 from bus.runtime.worker import Worker
@@ -72,7 +73,6 @@ def test_direct_ingest_is_idempotent_and_reports_as_json(
     assert missing.exit_code == 2 and "document_unreadable" in missing.output
 
 
-@pytest.mark.connected
 async def test_ingest_over_the_bus_follows_the_job_to_done(
     real_redis: Redis, make_settings: Callable[..., AppSettings], tmp_path: Path
 ) -> None:
@@ -95,7 +95,7 @@ async def test_ingest_over_the_bus_follows_the_job_to_done(
         )
         async with running([worker], real_redis):
             counts, status = await asyncio.wait_for(
-                ingest_cmd._via_bus(settings, docs, "t9", False, 60),  # pyright: ignore[reportPrivateUsage]
+                ingest_run._via_bus(settings, docs, "t9", False, 60),  # pyright: ignore[reportPrivateUsage]
                 30,
             )
         assert status == "done"

@@ -34,7 +34,7 @@ from tests.previous_release import previous_release
 from tests.processes import AGENTBUS, cli, free_port, processes, spawn
 from tests.support import events_of, wait_for
 
-pytestmark = [pytest.mark.connected, pytest.mark.timeout(900)]
+pytestmark = pytest.mark.timeout(900)
 
 #: Every role, in the three processes each release runs.
 FLEET = [

@@ -1,13 +1,18 @@
-"""The command line imports a command's module only when that command runs."""
+"""The command line imports a command's module only when that command runs, and the module
+imports the system only when its command runs: every ``--help`` starts fast."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from typing import get_args
 
 import pytest
+from typer import _click as click  # pyright: ignore[reportPrivateUsage]
+from typer.core import TyperGroup
+from typer.testing import CliRunner
 
-from api.cli.main import COMMANDS, load
+from api.cli.main import COMMANDS, app, load
 
 HEAVY = ("fastapi", "sqlalchemy", "qdrant_edge", "qdrant_client", "onnxruntime", "redis", "bus")
 
@@ -43,3 +48,76 @@ def test_an_unknown_command_is_refused_with_usage() -> None:
     )
     assert done.returncode == 2
     assert "No such command" in done.stderr
+
+
+#: What a command's module must not import to print its help: the web framework, the SQL
+#: toolkit, the vector stores, the embedder's runtime, the Redis client, the terminal
+#: renderer (each a tenth of a second or more). Its command imports them when it runs.
+SERVER_PARTS = (
+    "fastapi",
+    "starlette",
+    "sqlalchemy",
+    "qdrant_client",
+    "qdrant_edge",
+    "onnxruntime",
+    "redis",
+    "rich",
+)
+
+#: Every module that defines commands, and the helpers each imports.
+COMMAND_MODULES = sorted({e.module for e in COMMANDS.values()} | {"api.cli.common"})
+
+
+@pytest.mark.parametrize("module", COMMAND_MODULES)
+def test_importing_a_command_module_imports_no_server_part(module: str) -> None:
+    probe = f"import sys\nimport {module}\nprint(' '.join(sorted(sys.modules)))\n"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded = {m.split(".")[0] for m in done.stdout.split()}
+    assert not loaded & set(SERVER_PARTS)
+
+
+def _subcommands() -> list[tuple[str, str]]:
+    """Each (command, subcommand) pair of the groups, as ``agentbus COMMAND --help`` lists."""
+    pairs: list[tuple[str, str]] = []
+    for name in COMMANDS:
+        group = load(name)
+        if isinstance(group, TyperGroup):
+            pairs += [(name, sub) for sub in group.list_commands(click.Context(group))]
+    return pairs
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_every_command_prints_its_help(name: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "api.cli.main", name, "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Usage:" in done.stdout
+    assert " ".join(COMMANDS[name].summary.split()[:3]) in " ".join(done.stdout.split())
+
+
+@pytest.mark.parametrize(("name", "sub"), _subcommands())
+def test_every_subcommand_prints_its_help(name: str, sub: str) -> None:
+    result = CliRunner().invoke(app, [name, sub, "--help"])
+    assert result.exit_code == 0, result.output
+    assert f"{name} {sub}" in result.output
+
+
+def test_the_choices_a_help_prints_are_their_owners_choices() -> None:
+    from agents import gates
+    from api.cli import eval as eval_cmd
+    from api.cli import keys, retention, runs
+    from api.evals import answer_runs, answer_set
+    from bus import retention as policy
+    from bus.store import KeyRole
+
+    assert set(runs.DECISIONS) == gates.ANSWER_DECISIONS | gates.EGRESS_DECISIONS | {"more_info"}
+    assert set(get_args(keys.RoleName)) == {role.value for role in KeyRole}
+    assert retention.MAX_DAYS == policy.MAX_DAYS
+    assert eval_cmd.SCRIPTED == answer_runs.SCRIPTED
+    assert set(eval_cmd.SETS) == set(answer_set.SETS)

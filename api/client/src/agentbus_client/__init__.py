@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from agentbus_client.stream import EventStream, StreamItem
     from agentbus_client.sync_client import AgentbusClient, SyncEventStream
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: Where each public name lives.
 _HOMES = {

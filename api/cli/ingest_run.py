@@ -1,0 +1,203 @@
+"""What ``agentbus ingest`` does, imported when it runs (``api/cli/ingest.py`` is the
+command): parse and chunk the files here, then store them in this process (a Qdrant server,
+or ``--direct``) or publish them as a job that ``agentbus up``'s retrieval role stores.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from api.cli.common import settings
+from api.compose.settings import AppSettings
+from bus import keys, wire
+from bus.events import parse_event
+from bus.runtime.groups import group_stats
+from retrieval.errors import RetrievalError
+from retrieval.ingest import PreparedDocument, prepare
+from retrieval.jobs import Job, job_status, publish_job, split_tasks
+from retrieval.loaders import discover, load_path
+from retrieval.stack import chunking_config, open_retrieval
+
+_console = Console(stderr=True, highlight=False)
+
+
+def _fail(e: RetrievalError) -> typer.Exit:
+    _console.print(f"error [{e.code}]: {e}", markup=False)
+    return typer.Exit(2)
+
+
+def _prepare_all(
+    paths: list[Path], s: AppSettings, tenant: str, acl: list[str]
+) -> tuple[list[PreparedDocument], list[str]]:
+    prepared: list[PreparedDocument] = []
+    failures: list[str] = []
+    for path in discover(paths):
+        try:
+            doc = load_path(path)
+            prepared.append(
+                prepare(doc, tenant=tenant, acl=acl, chunking=chunking_config(s.retrieval))
+            )
+        except RetrievalError as e:
+            failures.append(f"{path}: [{e.code}] {e.message}")
+    return prepared, failures
+
+
+def _progress(total: int, label: str, enabled: bool) -> Progress:
+    return Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=_console,
+        disable=not enabled,
+    )
+
+
+async def _direct(
+    s: AppSettings, docs: list[PreparedDocument], tenant: str, bar: bool
+) -> dict[str, int]:
+    totals = {
+        "documents": 0,
+        "embedded": 0,
+        "relabelled": 0,
+        "unchanged": 0,
+        "deleted": 0,
+        "facts": 0,
+    }
+    from api.compose.graph import graph_index  # the knowledge graph's facts go to SQL
+    from bus.store import open_store
+
+    # The embedded store is migrated here as `agentbus up` migrates it (the facts need their
+    # tables, even before `up` ever ran); a configured database is migrated by its operator.
+    embedded = s.bus.database_url is None
+    async with (
+        open_retrieval(s.retrieval) as r,
+        open_store(s.bus, migrate=embedded) as stores,
+    ):
+        ingestor = r.ingestor.with_graph(graph_index(s.retrieval, stores))
+        with _progress(len(docs), "ingesting", bar) as progress:
+            task = progress.add_task("ingest", total=len(docs))
+            for doc in docs:
+                result = await ingestor.ingest(
+                    doc, tenant=tenant, batch_size=s.retrieval.ingest_batch_chunks
+                )
+                totals["documents"] += 1
+                for name in ("embedded", "relabelled", "unchanged", "deleted", "facts"):
+                    totals[name] += getattr(result, name)
+                progress.advance(task)
+    return totals
+
+
+async def _via_bus(
+    s: AppSettings,
+    docs: list[PreparedDocument],
+    tenant: str,
+    bar: bool,
+    deadline_s: float,
+) -> tuple[dict[str, int], str]:
+    from api.compose.connection import connect  # the broker wiring; only this path needs it
+
+    tasks = split_tasks(
+        docs, batch_chunks=s.retrieval.ingest_batch_chunks, max_bytes=s.bus.max_message_bytes
+    )
+    async with connect(s.bus) as conn:
+        redis = conn.redis
+        job: Job = await publish_job(
+            redis, s.bus, tasks, tenant=tenant, subject=s.api.subject, deadline_s=deadline_s
+        )
+        lane = keys.role_stream(keys.Role.RETRIEVAL, job.shard, keys.INGEST_LANE)
+        stats = await group_stats(redis, lane)
+        if not any(g.group == keys.group_name(keys.Role.RETRIEVAL) and g.consumers for g in stats):
+            _console.print(
+                "no retrieval worker is consuming yet: the job waits on the stream until "
+                "`agentbus up` (or `agentbus worker retrieval`) runs"
+            )
+        status, last = "done", "0-0"
+        events = keys.run_events(job.job_id, job.shard)
+        with _progress(job.total, f"job {job.job_id[:8]}", bar) as progress:
+            task = progress.add_task("ingest", total=job.total)
+            while True:
+                current = await job_status(redis, job.job_id, job.shard)
+                progress.update(task, completed=current.done)
+                ended = False
+                for _, entries in await redis.xread({events: last}, block=250) or ():
+                    for entry_id, fields in entries:
+                        last = entry_id.decode()
+                        event = parse_event(wire.raw_data(fields))
+                        if event.type == "error":
+                            _console.print(f"error [{event.code}]: {event.message}", markup=False)
+                        if event.type == "done":
+                            status, ended = event.status, True
+                if ended:
+                    current = await job_status(redis, job.job_id, job.shard)
+                    progress.update(task, completed=current.done)
+                    break
+        counts = dataclasses.asdict(current)
+        counts.pop("job_id")
+        return {k: int(v) for k, v in counts.items()}, status
+
+
+async def _catalogue(s: AppSettings, docs: list[PreparedDocument], tenant: str) -> None:
+    """List the documents on the web page too (what its uploads record)."""
+    from api.catalogue import record_documents
+    from bus.errors import StoreError
+    from bus.store import open_store
+
+    def size(source: str) -> int:
+        path = Path(source)
+        return path.stat().st_size if path.is_file() else 0
+
+    try:
+        async with open_store(s.bus) as stores:
+            if stores.documents is not None:
+                sized = [(d, size(d.source)) for d in docs]
+                await record_documents(
+                    stores.documents, sized, tenant=tenant, subject=s.api.subject, job_id="cli"
+                )
+    except StoreError as e:  # the documents are stored and searchable all the same
+        _console.print(f"not listed on the web page: {e}", markup=False)
+
+
+async def run(
+    paths: list[Path],
+    *,
+    tenant: str | None,
+    acl: list[str] | None,
+    direct: bool,
+    deadline: float,
+    as_json: bool,
+) -> None:
+    """Ingest ``paths``: here (``direct`` or a Qdrant server), else over the bus as a job."""
+    s = settings()
+    owner, groups = tenant or s.api.tenant, acl or []
+    try:
+        docs, failures = _prepare_all(paths, s, owner, groups)
+        chunks = sum(len(d.chunks) for d in docs)
+        if not as_json:
+            _console.print(f"{len(docs)} documents, {chunks} chunks for tenant {owner!r}")
+        status = "done"
+        if not docs:
+            counts: dict[str, int] = {}
+        elif s.retrieval.qdrant_url or direct:
+            counts = await _direct(s, docs, owner, not as_json)
+        else:
+            counts, status = await _via_bus(s, docs, owner, not as_json, deadline)
+        if docs and status == "done":
+            await _catalogue(s, docs, owner)
+    except RetrievalError as e:
+        raise _fail(e) from e
+    report = {"status": status, "chunks": chunks, **counts, "failed": len(failures)}
+    for failure in failures:
+        _console.print(f"skipped {failure}", markup=False)
+    if as_json:
+        typer.echo(json.dumps(report))
+    else:
+        typer.echo(" ".join(f"{k}={v}" for k, v in report.items()))
+    if status != "done" or failures:
+        raise typer.Exit(1)
