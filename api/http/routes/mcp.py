@@ -6,10 +6,11 @@ request, so a missing, unknown or revoked key is HTTP 401 with ``WWW-Authenticat
 the API's ``unauthorized`` and what to do), and every request is checked again (a revoked
 key stops working within ``api_key_cache_s``).
 
-Before the key, the Host and Origin headers are checked (MCP's guard against DNS
-rebinding, with the SDK's own check): the Host must be one ``mcp_allowed_hosts`` names
-(loopback by default), else 421 ``host_not_allowed``; a browser's Origin must be one of
-those hosts or one of ``api_allowed_origins``, else 403 ``origin_not_allowed``.
+Before the key, the Origin and Host headers are checked (MCP's guard against DNS
+rebinding, `HostAndOrigin`): a browser's Origin, when present, must be one of the allowed
+hosts or of ``api_allowed_origins``, else 403 ``origin_not_allowed`` (MCP's status for it,
+so it is checked first); the Host must be one ``mcp_allowed_hosts`` names (loopback by
+default), else 421 ``host_not_allowed`` (the SDK's check).
 
 The server is stateless (no ``Mcp-Session-Id`` kept in the process): each request stands
 alone, so any replica behind a load balancer answers any request, as the rest of the API
@@ -56,10 +57,11 @@ class McpEndpoint:
         self._deps = deps
         self.server = build_server(deps, version)
         self.server.middleware.append(UnknownNames(self.server))
-        security = transport_security(deps.settings)
-        self._guard = TransportSecurityMiddleware(security)
+        self._guard = HostAndOrigin(deps.settings)
         # Only the session manager is used (mounted below, run by the API's lifespan).
-        self.server.streamable_http_app(stateless_http=True, transport_security=security)
+        self.server.streamable_http_app(
+            stateless_http=True, transport_security=self._guard.security
+        )
         self._manager = self.server.session_manager
 
     def run(self) -> AbstractAsyncContextManager[None]:
@@ -74,7 +76,7 @@ class McpEndpoint:
         """One HTTP request to ``/mcp``."""
         authorization = Headers(scope=scope).get("authorization")
         try:
-            await self._check_host_and_origin(scope)
+            await self._guard.check(scope)
             who = await self._deps.auth.authenticate(bearer_token(authorization))
         except ApiError as e:
             metrics.REJECTED.labels(e.code).inc()
@@ -83,20 +85,34 @@ class McpEndpoint:
         scope.setdefault("state", {})[PRINCIPAL_STATE] = who
         await self._manager.handle_request(scope, receive, send)
 
-    async def _check_host_and_origin(self, scope: Scope) -> None:
-        """Refuse a request under a Host or from an Origin the settings do not allow.
 
-        Checked before the key, so a rebound page learns nothing about keys; the SDK
-        checks the same again (and the Content-Type) when the request reaches it.
-        """
-        refusal = await self._guard.validate_request(Request(scope))
-        if refusal is None:
-            return
-        if refusal.status_code == OriginNotAllowed.status:
-            origin = Headers(scope=scope).get("origin")
+class HostAndOrigin:
+    """MCP's guard against DNS rebinding, checked before the key (so a rebound page learns
+    nothing about keys); the SDK checks the same again when the request reaches it.
+
+    Args:
+        settings: ``mcp_allowed_hosts`` and ``api_allowed_origins`` are the allowlists.
+    """
+
+    def __init__(self, settings: ApiSettings) -> None:
+        self.security = transport_security(settings)
+        self._sdk = TransportSecurityMiddleware(self.security)
+
+    async def check(self, scope: Scope) -> None:
+        """Refuse a request from an Origin (403, which MCP requires whatever the Host) or
+        under a Host (421) the settings do not allow."""
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        if origin is not None and not origin_allowed(origin, self.security.allowed_origins):
             raise OriginNotAllowed(f"/mcp does not answer pages of {origin}")
-        host = Headers(scope=scope).get("host")
-        raise HostNotAllowed(f"/mcp does not answer under the Host {host}")
+        if await self._sdk.validate_request(Request(scope)) is not None:
+            raise HostNotAllowed(f"/mcp does not answer under the Host {headers.get('host')}")
+
+
+def origin_allowed(origin: str, allowed: list[str]) -> bool:
+    """Whether ``origin`` is on the list, matched as the SDK matches it (``scheme://host:*``
+    is any port)."""
+    return any(origin == a or (a.endswith(":*") and origin.startswith(a[:-1])) for a in allowed)
 
 
 def transport_security(settings: ApiSettings) -> TransportSecuritySettings:

@@ -283,10 +283,11 @@ INITIALIZE = {
 @pytest.mark.parametrize(
     ("host", "origin", "status", "code"),
     [
-        ("evil.example.com", "http://evil.example.com", 421, "host_not_allowed"),  # rebound
+        ("evil.example.com", "http://evil.example.com", 403, "origin_not_allowed"),  # rebound
         ("127.0.0.1:8080", "http://evil.example.com", 403, "origin_not_allowed"),
         ("localhost:8080", "https://page.example.org", 403, "origin_not_allowed"),
         ("mcp.example.org", None, 421, "host_not_allowed"),
+        ("evil.example.com", "http://127.0.0.1:8080", 421, "host_not_allowed"),
     ],
 )
 async def test_a_host_or_origin_not_allowed_is_refused_before_the_key(

@@ -1,23 +1,24 @@
-"""``/mcp``'s Host and Origin allowlists, read from the settings as the SDK's check takes them."""
+"""``/mcp``'s Host and Origin guard: loopback by default, then what the settings name."""
 
 from __future__ import annotations
 
 import pytest
-from mcp.server.transport_security import TransportSecurityMiddleware
-from starlette.requests import Request
+from starlette.types import Scope
 
-from api.http.routes.mcp import transport_security
+from api.app.errors import ApiError
+from api.http.routes.mcp import HostAndOrigin
 from api.settings import ApiSettings
 
 
 async def status(settings: ApiSettings, host: str, origin: str | None = None) -> int:
-    """What the check answers a request with these headers (200: let through)."""
+    """What the guard answers a request with these headers (200: let through)."""
     headers = [(b"host", host.encode())] + ([(b"origin", origin.encode())] if origin else [])
-    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
-    refusal = await TransportSecurityMiddleware(transport_security(settings)).validate_request(
-        Request(scope)
-    )
-    return 200 if refusal is None else refusal.status_code
+    scope: Scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+    try:
+        await HostAndOrigin(settings).check(scope)
+    except ApiError as e:
+        return e.status
+    return 200
 
 
 @pytest.mark.parametrize(
@@ -27,7 +28,8 @@ async def status(settings: ApiSettings, host: str, origin: str | None = None) ->
         ("localhost", "http://localhost:6274", 200),
         ("[::1]:18400", "https://[::1]:18400", 200),
         ("LOCALHOST:8080", None, 421),  # as sent: clients send the name in lower case
-        ("evil.example.com", "http://evil.example.com", 421),
+        ("evil.example.com", "http://evil.example.com", 403),
+        ("evil.example.com", None, 421),
         ("127.0.0.1:8080", "http://evil.example.com", 403),
     ],
 )
