@@ -301,6 +301,8 @@ class RunStarter:
             settings = settings.model_copy(update={"priority": ask.priority})
         if ask.human_gate:
             settings = settings.model_copy(update={"human_gate": True})
+        if ask.answer_schema is not None:
+            settings = settings.model_copy(update={"answer_schema": ask.answer_schema})
         if ask.sources is not None:
             settings = settings.model_copy(update={"sources": list(ask.sources)})
         elif settings.mode == "single":
