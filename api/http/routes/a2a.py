@@ -171,7 +171,7 @@ async def rpc(request: Request) -> Response:
             refused = RpcError(INVALID_REQUEST, e.message, {"code": e.code, "status": e.status})
             return error_answer(call.id, refused, e.status)
         if method in ("stream", "subscribe"):
-            updates = await _streams[method](deps, who, call.params)
+            updates = await _STREAMS[method](deps, who, call.params)
             return StreamingResponse(sse(call.id, updates), media_type="text/event-stream")
         result = await _HANDLERS[method](deps, who, call.params)
         return JSONResponse({"jsonrpc": "2.0", "id": call.id, "result": result})
@@ -190,6 +190,7 @@ async def _send(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]
     """``SendMessage``: the task once the run has ended or paused (or at once, if asked)."""
     given = parse_params(params, a2a.SendMessageRequest())
     _no_push(given)
+    history = _history_length(given.configuration)  # checked before the run starts
     run_id, before, _ = await begin(deps, who, given)
     after = before[-1][0] if before else "0-0"
     if not given.configuration.return_immediately:
@@ -198,7 +199,6 @@ async def _send(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]
             async for event in feed:
                 if isinstance(event, ApprovalRequest | Done):
                     break
-    history = _history_length(given.configuration)
     task = await _task(deps, who, run_id, history)
     return _answer(a2a.SendMessageResponse(task=task))
 
@@ -231,12 +231,12 @@ async def _subscribe(
     return await subscribe(deps, await _visible(deps, who, task_id))
 
 
-_streams = {"stream": _stream, "subscribe": _subscribe}
+_STREAMS = {"stream": _stream, "subscribe": _subscribe}
 
 
 def _no_push(given: a2a.SendMessageRequest) -> None:
     if given.configuration.HasField("task_push_notification_config"):
-        raise _PUSH_REFUSED
+        raise _push_refused()
 
 
 def _history_length(config: a2a.SendMessageConfiguration) -> int | None:
@@ -316,16 +316,17 @@ async def _cancel(deps: ApiDeps, who: Principal, params: object) -> dict[str, An
     return _answer(await _task(deps, who, task_id))
 
 
-_PUSH_REFUSED = RpcError(
-    PUSH_NOT_SUPPORTED,
-    "push notifications are not supported (the agent card says pushNotifications: false); "
-    "follow a task with SubscribeToTask or poll it with GetTask",
-)
+def _push_refused() -> RpcError:
+    return RpcError(
+        PUSH_NOT_SUPPORTED,
+        "push notifications are not supported (the agent card says pushNotifications: "
+        "false); follow a task with SubscribeToTask or poll it with GetTask",
+    )
 
 
 async def _push(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]:
     """The push notification config methods: not offered (-32003, A2A 1.0 section 3.3.4)."""
-    raise _PUSH_REFUSED
+    raise _push_refused()
 
 
 async def _extended_card(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]:

@@ -3,6 +3,7 @@ JSON-RPC envelope's error codes."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -192,3 +193,17 @@ async def test_subscribing_to_another_users_task_is_task_not_found(start_api: An
 
     assert answer["error"]["code"] == -32001
     assert no_key.status_code == httpx.codes.UNAUTHORIZED
+
+
+async def test_a_bad_history_length_is_refused_before_any_run_starts(start_api: Any) -> None:
+    api = await start_api()
+    key = await api.key()
+    message = {"messageId": "m-neg", "role": "ROLE_USER", "parts": [{"text": "Hi?"}]}
+    params = {"message": message, "configuration": {"historyLength": -1}}
+    body = {"jsonrpc": "2.0", "id": 12, "method": "SendMessage", "params": params}
+
+    answer = await rpc(api, key, body)
+    await asyncio.sleep(1.5)  # a run started anyway would be admitted and listed by now
+    runs = (await api.http.get("/api/v1/runs", headers=api.auth(key))).json()
+
+    assert answer["error"]["code"] == -32602 and runs["runs"] == []
