@@ -36,6 +36,7 @@ from bus.store.facts import FactChunk, FactStore, SourceChunk, StoredFact, Tripl
 from bus.store.memories import MemoryNotFound, MemoryRecord, MemoryStore, MemoryWrite
 from bus.store.migrate import downgrade, downgrade_async, upgrade, upgrade_async
 from bus.store.retention import RetentionStore
+from bus.store.run_query import RunCursor, RunQuery
 from bus.store.runs import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore
 from bus.store.schedules import ScheduleRecord, ScheduleStore, TickRecord, TickState
 from bus.store.scope import Scope
@@ -83,6 +84,8 @@ __all__ = [
     "MessageRecord",
     "MessageRole",
     "RetentionStore",
+    "RunCursor",
+    "RunQuery",
     "RunRecord",
     "RunStatus",
     "RunStore",
