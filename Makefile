@@ -1,6 +1,7 @@
 # The commands README.md tells you to run. Everything installs into .venv from uv.lock.
 UV := .tools/bin/uv
-EXTRAS ?= --extra dev --extra local --extra rerank --extra otel
+# peer: LangGraph, for `agentbus bench peer` and its test (tests/integration/bench).
+EXTRAS ?= --extra dev --extra local --extra rerank --extra otel --extra peer
 export UV_PYTHON_DOWNLOADS := never
 
 .PHONY: install up test lint bench services browser sandbox node-clients bench-page install-1.5b eval-answers fuzz
