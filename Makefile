@@ -1,9 +1,10 @@
 # The commands README.md tells you to run. Everything installs into .venv from uv.lock.
 UV := .tools/bin/uv
-EXTRAS ?= --extra dev --extra local --extra rerank --extra otel
+# peer: LangGraph, for `agentbus bench peer` and its test (tests/integration/bench).
+EXTRAS ?= --extra dev --extra local --extra rerank --extra otel --extra peer
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: install up test lint bench services browser sandbox bench-page install-1.5b eval-answers fuzz
+.PHONY: install up test lint bench services browser sandbox node-clients bench-page install-1.5b eval-answers fuzz
 
 install: .venv/.installed
 
@@ -29,8 +30,15 @@ browser:
 sandbox:
 	bash .ci/sandbox
 
+# The official A2A JavaScript SDK a test drives (tests/clients/a2a_js, from its lock file;
+# npm's cache under .tools). Without node the test is skipped, saying so.
+node-clients:
+	@if command -v npm >/dev/null; then \
+	  cd tests/clients/a2a_js && npm ci --no-audit --no-fund --cache ../../../.tools/npm-cache; \
+	else echo "npm is missing: the A2A JavaScript client test will be skipped" >&2; fi
+
 # The full suite, with each package's coverage reported at the end.
-test: install services browser sandbox
+test: install services browser sandbox node-clients
 	.venv/bin/pytest --cov --cov-report=term:skip-covered
 
 # The fuzzers of tests/fuzz for long: schemathesis over the OpenAPI document (150 s per

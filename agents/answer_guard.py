@@ -42,6 +42,8 @@ COPIED_SHARE = 0.6
 REPEAT_UNIT = 40
 REPEAT_TIMES = 8
 REPEAT_CHARS = 64
+#: How many streamed characters arrive between two looks for a runaway.
+REPEAT_STRIDE = 16
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 _HINT = re.compile(r"\s*\([^()]*\)\s*$")  # the gateway's "(what to do)" after a message
@@ -240,15 +242,30 @@ class RepeatGuard:
 
     def __init__(self) -> None:
         self._text = ""
+        self._unchecked = 0  # characters added since the text was last looked at
         self.unit: str | None = None
 
     def feed(self, delta: str) -> bool:
-        """Add streamed text; True once the answer has run away (`unit` says with what)."""
+        """Add streamed text; True once the answer has run away (`unit` says with what).
+
+        The text is looked at once `REPEAT_STRIDE` characters have arrived since the last
+        look: a runaway goes on, so it is caught at most that many characters later, and a
+        short answer costs no look at all.
+        """
         if self.unit is not None:
             return True
         window = REPEAT_UNIT * REPEAT_TIMES + REPEAT_CHARS
         self._text = (self._text + delta)[-window:]
-        self.unit = _repeating(self._text)
+        self._unchecked += len(delta)
+        if self._unchecked < REPEAT_STRIDE or len(self._text) < REPEAT_CHARS:
+            return False
+        return self.look()
+
+    def look(self) -> bool:
+        """Look at the text now (the stream ended): True if it ran away."""
+        if self.unit is None and self._unchecked:
+            self._unchecked = 0
+            self.unit = _repeating(self._text)
         return self.unit is not None
 
 
@@ -256,13 +273,12 @@ def _repeating(text: str) -> str | None:
     """The unit ``text`` ends repeating, if it runs away (see `RepeatGuard`)."""
     n = len(text)
     for size in range(1, REPEAT_UNIT + 1):
-        if n < 2 * size:
-            break
-        run = 0  # characters at the end equal to the one `size` before them
-        while run < n - size and text[n - 1 - run] == text[n - 1 - run - size]:
-            run += 1
-        span = run + size
-        if span >= max(REPEAT_CHARS, REPEAT_TIMES * size):
+        # It runs away with a unit of `size` when its last `need` characters each equal
+        # the one `size` before them (one slice comparison: this runs on every delta).
+        need = max(REPEAT_CHARS, REPEAT_TIMES * size) - size
+        if n < need + size:
+            continue
+        if text[n - need :] == text[n - need - size : n - size]:
             unit = text[n - size :]
             if any(c.isalnum() for c in unit):
                 return unit

@@ -139,17 +139,38 @@ class StepBudget:
     makes the same calls in the same order, so it reserves and settles the same ids. Calls
     a redelivery may skip (their work was stored the first time) are numbered apart
     (`numbered_apart`), so they never shift the numbers of the others.
+
+    The scopes and whether any is limited are worked out at the step's first model call:
+    a step that calls no model (the intake's, mostly) costs nothing here.
     """
 
     ledger: BudgetLedger
     step_id: str
-    scopes: list[Scope]
-    limited: bool
+    command: Command
+    budgets: Budgets
+    started: float
+    run_ttl_s: int
     expires_at: float
     calls: int = 0
     cut: str | None = field(default=None)
     series: str = "m"
     apart: dict[str, int] = field(default_factory=lambda: {})
+    _scopes: list[Scope] | None = field(default=None)
+    _limited: bool | None = field(default=None)
+
+    @property
+    def scopes(self) -> list[Scope]:
+        """Every counter the step's calls are charged to (`scopes_of`)."""
+        if self._scopes is None:
+            self._scopes = scopes_of(self.command, self.budgets, self.started, self.run_ttl_s)
+        return self._scopes
+
+    @property
+    def limited(self) -> bool:
+        """Whether any budget limits the run (else calls are counted, not reserved)."""
+        if self._limited is None:
+            self._limited = self.budgets.limited()
+        return self._limited
 
     def next_call_id(self) -> str:
         """The id of the step's next model call."""
@@ -196,12 +217,13 @@ def metered(handler: Handler, *, run_ttl_s: int) -> Handler:
     async def handle(ctx: StepContext, command: Command) -> StepResult:
         state = state_of(command)
         budgets = state.settings.budgets if state is not None else Budgets()
-        now = time.time()
         step = StepBudget(
             ledger=BudgetLedger(ctx.redis, command.tenant_id, charged_ttl_s=run_ttl_s),
             step_id=command.step_id,
-            scopes=scopes_of(command, budgets, now, run_ttl_s),
-            limited=budgets.limited(),
+            command=command,
+            budgets=budgets,
+            started=time.time(),
+            run_ttl_s=run_ttl_s,
             expires_at=command.deadline + 60,
         )
         token = CURRENT.set(step)

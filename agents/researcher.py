@@ -10,13 +10,16 @@ messages (data, never instructions), counting the round trip. After ``max_tool_h
 round trips a further tool request ends the run with a fixed "I don't know" answer
 (``tool_loop_exhausted``). A draft that is not an answer (a tool's payload or error
 echoed, the prompt's words, a runaway repetition: `agents.answer_guard`) is superseded
-by one sentence saying what could not be done and why.
+by one sentence saying what could not be done and why. A run whose answer must be a JSON
+document (``answer_schema``) asks the model for one under that schema, and its text is
+left as the model wrote it (`Verbatim`: a ``[1]`` in a document is data, not a citation).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from typing import Any
 
 from agents import answer_guard, gates, graph, model_input, prompts
 from agents.deps import AgentDeps, tenant_tools
@@ -39,6 +42,21 @@ from retrieval.citations import (
 )
 
 AGENT = "researcher"
+
+
+class Verbatim(CitationCheck):
+    """The citation check of a JSON answer: its text passes as the model wrote it."""
+
+    def __init__(self) -> None:
+        super().__init__({})
+
+    def feed(self, text: str) -> str:
+        """The piece as it came."""
+        return text
+
+    def finish(self) -> str:
+        """Nothing is ever held back."""
+        return ""
 
 
 def arrived(command: Command) -> RunState:
@@ -70,7 +88,8 @@ def make_researcher(deps: AgentDeps) -> Handler:
         batcher = TokenBatcher(ctx, AGENT, attempt=state.attempts)
         # Every number the answer may cite is known now: check markers as they stream, so
         # what clients receive is the checked answer (held back only from "[" to its "]").
-        check = CitationCheck(run_refs(state))
+        schema = state.settings.answer_schema
+        check = CitationCheck(run_refs(state)) if schema is None else Verbatim()
         guard = answer_guard.RepeatGuard()
         text: list[str] = []
         calls: list[ToolCall] = []
@@ -78,7 +97,9 @@ def make_researcher(deps: AgentDeps) -> Handler:
         first_at = 0.0
         think = state.settings.think
         cap = answer_guard.turn_tokens(think)
-        options = llm_options(state.settings, AGENT, think=think, max_tokens=cap)
+        options = llm_options(
+            state.settings, AGENT, think=think, response_schema=schema, max_tokens=cap
+        )
         stream = deps.llm.stream(prompt, tools, options)
         async for event in stream:
             if isinstance(event, ReasoningDelta):
@@ -101,9 +122,11 @@ def make_researcher(deps: AgentDeps) -> Handler:
                 return StepResult.ending(command, "cancelled", "cancelled while answering")
         rest = check.finish()
         final = not (calls and tools)  # the turn's text is the answer: is it one?
-        rejection = _rejection("".join(text) + rest, history, prompt, guard) if final else None
-        if final and rejection is None and not check.citations:  # the answer, citing nothing
-            rest += sourced("".join(text) + rest, state.question, check)
+        whole = "".join(text) + rest
+        rejection = _rejection(whole, history, prompt, guard, schema) if final else None
+        # A prose answer that cites nothing cites the passage it rests on.
+        if final and rejection is None and not check.citations and schema is None:
+            rest += sourced(whole, state.question, check)
         text.append(rest)
         await batcher.add("answer", rest)
         tail = batcher.drain()  # written with the commit
@@ -182,11 +205,15 @@ def _rejection(
     thread: list[ChatMessage],
     prompt: list[ChatMessage],
     guard: answer_guard.RepeatGuard,
+    schema: dict[str, Any] | None,
 ) -> answer_guard.Rejection | None:
-    """Why the turn's text is not an answer (`agents.answer_guard`), or None."""
+    """Why the turn's text is not an answer (`agents.answer_guard`), or None. A JSON answer
+    is judged by its schema (at the edge), not by whether it looks like a tool's data."""
     failure = next((o for o in answer_guard.last_round(thread) if o.failed), None)
-    if guard.unit is not None:
+    if guard.look() and guard.unit is not None:
         return answer_guard.runaway(guard.unit, failure)
+    if schema is not None:
+        return None
     told = [m.content for m in prompt[:1] if m.role == "system"]  # the persona, not data
     return answer_guard.rejected(answer, thread, told)
 

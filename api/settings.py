@@ -14,8 +14,14 @@ class ApiSettings(EnvSettings):
     api_port: int = Field(default=8080, ge=0, le=65535, description="Port of the API.")
     api_allowed_origins: str = Field(
         default="",
-        description="Comma-separated browser origins allowed on the websocket, beside the "
-        "API's own; '*' allows any.",
+        description="Comma-separated browser origins allowed on the websocket and /mcp, "
+        "beside the API's own; '*' allows any (on the websocket only).",
+    )
+    mcp_allowed_hosts: str = Field(
+        default="localhost,127.0.0.1,[::1]",
+        description="Comma-separated Host header values /mcp answers (any port, or host:port "
+        "for one); a browser Origin must be one of them (http or https) or in "
+        "api_allowed_origins. Others are refused: 421 (Host), 403 (Origin).",
     )
     api_max_question_chars: int = Field(
         default=32_000, ge=1, le=32_000, description="Longest question accepted (413 beyond)."

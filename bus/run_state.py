@@ -209,6 +209,10 @@ def _is_true(value: object) -> bool:
     return value is True
 
 
+def _is_none(value: object) -> bool:
+    return value is None
+
+
 class RunSettings(Frozen):
     """The settings snapshot a run was started with (tenant overlay applied)."""
 
@@ -266,6 +270,14 @@ class RunSettings(Frozen):
         default="interactive",
         description="Interactive runs (chat, REST) are admitted ahead of batch ones "
         "(runs.questions) when a tenant's work queues.",
+    )
+    answer_schema: dict[str, Any] | None = Field(
+        default=None,
+        # Written only when set, as memory is: a reader of an older release never sees it.
+        exclude_if=_is_none,
+        description="The answer is a JSON document valid against this JSON Schema (the "
+        "OpenAI endpoint's response_format): the researcher asks the model for it and "
+        "leaves its text as the model wrote it (no citation markers checked or added).",
     )
 
 

@@ -33,6 +33,7 @@ from agents.llm.ports import (
     Usage,
     check_request,
 )
+from agents.llm.scripted_json import example_of
 
 Turn = Sequence[LLMEvent]
 """The events one ``stream`` call yields, in order."""
@@ -103,7 +104,8 @@ def benchmark_turn(
 
     The turn is chosen from the conversation (after a tool result: answer; otherwise: call
     the calculator if offered) rather than from a cursor, so concurrent runs sharing one
-    model each get their own call-then-answer sequence.
+    model each get their own call-then-answer sequence. An answer asked for under a
+    ``response_schema`` is a JSON document shaped by it (`agents.llm.scripted_json`).
     """
     role = agent_of(messages, options)
     if role == "summarizer":
@@ -111,7 +113,7 @@ def benchmark_turn(
     if role in ("planner", "critic", "verifier", "recompute"):
         return list(_fixed_turn(role))
     if messages[-1].role == "tool":
-        return list(_fixed_turn("answer"))
+        return _answer(options)
     question = next((m.content for m in reversed(messages) if m.role == "user"), "")
     asked = _ASKED_CALL.search(question)
     if asked and any(t.name == asked["name"] for t in tools):
@@ -119,8 +121,15 @@ def benchmark_turn(
     if "docs" in question.lower() and any(t.name == "search_docs" for t in tools):
         return turn(tool_call("search_docs", {"query": question}), usage(50, 12))
     if not any(t.name == "calculator" for t in tools):
-        return list(_fixed_turn("answer"))
+        return _answer(options)
     return turn(tool_call("calculator", {"expression": "23 * 19"}), usage(50, 12))
+
+
+def _answer(options: LLMOptions) -> Turn:
+    if options.response_schema is None:
+        return list(_fixed_turn("answer"))
+    document = example_of(options.response_schema, BENCHMARK_ANSWER)
+    return turn(text(json.dumps(document, ensure_ascii=False)), usage(60, 40))
 
 
 @functools.cache

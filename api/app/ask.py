@@ -4,6 +4,7 @@ with its settings (`Ask`), and the run that was published or queued (`Started`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from api.app.webhook_requests import WebhookRequest
 from bus import fairshare
@@ -30,6 +31,9 @@ class Ask:
     """``agentbus ask --human-gate``: approve this run's answer (the API: tenant settings)."""
     priority: fairshare.Priority = "interactive"
     """Batch work (``runs.questions``) is admitted after interactive runs (`bus.fairshare`)."""
+    answer_schema: dict[str, Any] | None = None
+    """The OpenAI endpoint's ``response_format``: the answer is a JSON document valid
+    against this JSON Schema (`bus.run_state.RunSettings.answer_schema`)."""
     parent_message_id: int | None = None
     """The message the question follows, to branch the conversation there (an edited
     question, another answer): an answer of the conversation, or 0 for its start. None:

@@ -95,7 +95,11 @@ class AuditEraser:
         if self._log is None:
             return {}
         n = await self._store.redact_audit(
-            target.tenant_id, target.subject, target.holdings.run_ids, self._batch
+            target.tenant_id,
+            target.subject,
+            target.holdings.run_ids,
+            self._batch,
+            target.erasure,
         )
         return {"audit_rows_redacted": n}
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from api.app.errors import InvalidRequest, RunsInFlight
-from bus.store import ERASED, ERASURE_AGENT, AuditEntry, Holdings
+from bus.store import ERASED, ERASURE_AGENT, AuditEntry, ErasureId, Holdings
 from bus.store.repository import utcnow
 
 if TYPE_CHECKING:
@@ -36,11 +36,13 @@ MAX_SUBJECT = 255
 
 @dataclass(frozen=True, slots=True)
 class ErasureTarget:
-    """Whom to erase, and what the SQL store held of them before anything was erased."""
+    """Whom to erase, what the SQL store held of them before anything was erased, and
+    which erasure this is (what its redaction records and tombstone say)."""
 
     tenant_id: str
     subject: str
     holdings: Holdings
+    erasure: ErasureId
 
 
 class Eraser(Protocol):
@@ -102,14 +104,15 @@ class Erasure:
                 f"{len(holdings.in_flight)} run(s) of this user are in flight: "
                 f"{', '.join(holdings.in_flight[:5])}"
             )
-        target = ErasureTarget(tenant_id, subject, holdings)
+        erasure = ErasureId(id=f"erasure:{uuid.uuid4().hex}", by=by)
+        target = ErasureTarget(tenant_id, subject, holdings, erasure)
         erased: dict[str, int] = {}
         for eraser in self._erasers:
             for kind, n in (await eraser.erase(target)).items():
                 erased[kind] = erased.get(kind, 0) + n
         at = utcnow()
         digest = subject_digest(tenant_id, subject)
-        seq = await self._tombstone(tenant_id, digest, erased, at, by)
+        seq = await self._tombstone(tenant_id, digest, erased, at, erasure)
         return ErasureReport(
             tenant_id=tenant_id,
             subject=subject,
@@ -121,10 +124,11 @@ class Erasure:
         )
 
     async def _tombstone(
-        self, tenant_id: str, digest: str, erased: dict[str, int], at: datetime, by: str
+        self, tenant_id: str, digest: str, erased: dict[str, int], at: datetime, erasure: ErasureId
     ) -> int | None:
         if self._audit is None:
             return None
+        by = erasure.by
         said = ", ".join(f"{kind} {n}" for kind, n in sorted(erased.items()) if n)
         row = await self._audit.append(
             AuditEntry(
@@ -132,7 +136,7 @@ class Erasure:
                 subject=ERASED if by == "self" else by,
                 run_id="",
                 agent=ERASURE_AGENT,
-                call_id=f"erasure:{uuid.uuid4().hex}",
+                call_id=erasure.id,
                 tool="erase_user",
                 args={
                     "user_digest": digest,

@@ -278,3 +278,22 @@ class WebhookRefused(ApiError):
         "use a public http(s) URL whose host is on the tenant's egress allowlist "
         "(egress_enabled, egress_hosts in /api/v1/settings)"
     )
+
+
+class HostNotAllowed(ApiError):
+    """``/mcp`` was reached under a Host name it does not answer (a DNS-rebinding guard)."""
+
+    code = "host_not_allowed"
+    status = 421
+    hint = "reach the API under a name in AGENTBUS_MCP_ALLOWED_HOSTS, or add this one there"
+
+
+class OriginNotAllowed(ApiError):
+    """A browser page of another origin called ``/mcp`` (a DNS-rebinding guard)."""
+
+    code = "origin_not_allowed"
+    status = 403
+    hint = (
+        "call from a page of an allowed host (AGENTBUS_MCP_ALLOWED_HOSTS) or origin "
+        "(AGENTBUS_API_ALLOWED_ORIGINS)"
+    )

@@ -7,7 +7,10 @@ tools, fact-check, tool hops, approve high-risk, the CRITICAL tools it asks to u
 among those the tenant's admin approved).
 
 A model, the tenant's or a question's, must be one the deployment serves
-(``AGENTBUS_LLM_MODELS``); anything else is refused (403 ``model_not_allowed``).
+(``AGENTBUS_LLM_MODELS``); anything else is refused (403 ``model_not_allowed``). Choosing
+a question's model spends what the tenant pays for, so it is a privilege: a user key gets
+the tenant's model unless an admin lists others in ``user_models`` (``["*"]``: every
+served model); admin keys choose any served model.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from api.app.errors import BudgetAboveTenant
+from api.app.errors import BudgetAboveTenant, ModelNotAllowed
 from bus.commands import RunSettings
 from bus.retention import RetentionPolicy
 from bus.run_state import (
@@ -36,6 +39,9 @@ Mode = Literal["single", "multi", "custom"]
 Accuracy = Literal["standard", "accurate"]
 MIN_TIMEOUT_S = 30.0
 MAX_TIMEOUT_S = 3600.0
+#: In ``user_models``: user keys may choose every served model (what migration 0021 gives
+#: the tenants that existed before user keys were held to the tenant's model).
+EVERY_SERVED_MODEL = "*"
 
 
 def _hosts(value: list[str] | None) -> list[str] | None:
@@ -73,8 +79,9 @@ class Preferences(BaseModel):
     user_models: list[str] | None = Field(
         default=None,
         max_length=50,
-        description="The models a user key may choose with a question's `model` (None: every "
-        "served model); the tenant's default is always allowed, and admin keys choose any.",
+        description="The models a user key may choose with a question's `model` (None: only "
+        "the tenant's model; [\"*\"]: every served model); the tenant's model is always "
+        "allowed, and admin keys choose any.",
     )
     human_gate: bool | None = Field(default=None, description="Approve answers (multi).")
     multitask: Multitask | None = Field(
@@ -334,6 +341,26 @@ def models_chosen(effective: Effective, ask: QuestionSettings) -> set[str]:
 
 
 def user_may_choose(effective: Effective, model: str) -> bool:
-    """Whether a user (not admin) key may ask a question with this ``model``."""
-    allowed = effective.user_models
-    return allowed is None or model in allowed or model == effective.model
+    """Whether a user (not admin) key may ask a question with this ``model``: the tenant's
+    model, or one an admin listed in ``user_models`` (``*``: every served model)."""
+    allowed = effective.user_models or []
+    return model == effective.model or model in allowed or EVERY_SERVED_MODEL in allowed
+
+
+def check_user_model(effective: Effective, model: str | None, *, is_admin: bool) -> None:
+    """Refuse a model a key chose for a question when the key may not choose it.
+
+    Raises:
+        ModelNotAllowed: a user key chose a model other than the tenant's that no admin
+            listed in ``user_models``.
+    """
+    if model is None or is_admin or user_may_choose(effective, model):
+        return
+    raise ModelNotAllowed(
+        f"the model {model!r} is not one this tenant's users may choose: a user key uses "
+        f"the tenant's model ({effective.model!r}) unless an admin lists others in the "
+        "tenant setting `user_models`",
+        field="settings.model",
+        hint="leave settings.model out, or ask an admin to add the model to user_models "
+        "(PUT /api/v1/settings; GET /api/v1/models lists what you may choose)",
+    )

@@ -25,12 +25,11 @@ from api.app.auth import Principal
 from api.app.errors import (
     CriticalToolNotApproved,
     InvalidRequest,
-    ModelNotAllowed,
     NotOwner,
     QuestionTooLarge,
     ScheduleNotFound,
 )
-from api.app.preferences import models_chosen, user_may_choose
+from api.app.preferences import check_user_model, models_chosen
 from api.app.schedule_times import BadSchedule, Missed, next_after
 from api.app.webhook_requests import WebhookRequest, check_webhook
 from bus.commands import new_run_id
@@ -142,12 +141,7 @@ class ScheduleBook:
             return new.webhook_url
         effective = await self._starter.effective(who.tenant_id)
         self._starter.check_models(models_chosen(effective, new.settings))
-        chosen = new.settings.model
-        if chosen and not who.is_admin and not user_may_choose(effective, chosen):
-            raise ModelNotAllowed(
-                f"the model {chosen!r} is not one this tenant's users may choose",
-                field="settings.model",
-            )
+        check_user_model(effective, new.settings.model, is_admin=who.is_admin)
         missing = sorted(
             set(new.settings.approve_critical) - set(effective.approved_critical_tools)
         )

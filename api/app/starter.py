@@ -48,10 +48,10 @@ from api.app.post_stages import mark
 from api.app.preferences import (
     Effective,
     Preferences,
+    check_user_model,
     models_chosen,
     overlay,
     stored_preferences,
-    user_may_choose,
 )
 from api.app.preferences import run_settings as make_run_settings
 from api.app.read_through import ReadThrough
@@ -197,13 +197,7 @@ class RunStarter:
         try:
             effective = await self.effective(who.tenant_id)
             self.check_models(models_chosen(effective, ask.settings))
-            chosen = ask.settings.model
-            if chosen and not who.is_admin and not user_may_choose(effective, chosen):
-                raise ModelNotAllowed(
-                    f"the model {chosen!r} is not one this tenant's users may choose",
-                    field="settings.model",
-                    hint="choose one of GET /api/v1/models, or ask an admin to allow it",
-                )
+            check_user_model(effective, ask.settings.model, is_admin=who.is_admin)
             if ask.settings.approve_critical:
                 await self._check_critical(who, ask.settings.approve_critical)
             if ask.webhook is not None:  # refused before any limit is spent on the run
@@ -301,6 +295,8 @@ class RunStarter:
             settings = settings.model_copy(update={"priority": ask.priority})
         if ask.human_gate:
             settings = settings.model_copy(update={"human_gate": True})
+        if ask.answer_schema is not None:
+            settings = settings.model_copy(update={"answer_schema": ask.answer_schema})
         if ask.sources is not None:
             settings = settings.model_copy(update={"sources": list(ask.sources)})
         elif settings.mode == "single":

@@ -125,19 +125,18 @@ async def drive(
     }
 
 
-def main(
+def measure(
     *,
     mode: str,
     accuracy: str,
     runs: int,
     concurrency: int,
     processes: int = 1,
-    as_json: bool,
     deployment: Deployment | None = None,
     model_latency: float = 0.0,
     latency_runs: int | None = None,
-) -> None:
-    """Entry point for ``agentbus bench turn``: start ``agentbus up``, drive it, stop it."""
+) -> dict[str, object]:
+    """Start ``agentbus up``, drive it, stop it; the figures `main` prints."""
     target = deployment or Deployment()
     with temporary_data() as tmp, target.started(Path(tmp)) as target:
         data = Path(tmp)
@@ -203,7 +202,7 @@ def main(
             except subprocess.TimeoutExpired:
                 up.kill()
                 up.wait(10)
-    figures = {
+    return {
         "mode": mode,
         "accuracy": accuracy,
         "deployment": target.describe(),
@@ -212,7 +211,32 @@ def main(
         **figures,
         "peak_rss_mb": rss,
         "cpu_ms_per_run": cpu,
-    }  # type: ignore[dict-item]
+    }
+
+
+def main(
+    *,
+    mode: str,
+    accuracy: str,
+    runs: int,
+    concurrency: int,
+    processes: int = 1,
+    as_json: bool,
+    deployment: Deployment | None = None,
+    model_latency: float = 0.0,
+    latency_runs: int | None = None,
+) -> None:
+    """Entry point for ``agentbus bench turn``: measure, then print the figures."""
+    figures = measure(
+        mode=mode,
+        accuracy=accuracy,
+        runs=runs,
+        concurrency=concurrency,
+        processes=processes,
+        deployment=deployment,
+        model_latency=model_latency,
+        latency_runs=latency_runs,
+    )
     if as_json:
         print(json.dumps(figures))
     else:

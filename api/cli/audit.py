@@ -22,7 +22,10 @@ def _describe(chain: ChainReport) -> list[str]:
         if chain.anchor_seq is not None:
             line += f"; checked from the anchor at seq {chain.anchor_seq} ({chain.anchor_hash})"
         if chain.redacted:
-            line += f"; {chain.redacted} rows redacted by erasure (their place checked)"
+            line += (
+                f"; {chain.redacted} rows redacted by erasure (each checked against its "
+                "redaction record)"
+            )
         return [line]
     broken = chain.broken
     where = f"row id {broken.row_id} (seq {broken.seq})" if broken.row_id else f"seq {broken.seq}"

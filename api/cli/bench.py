@@ -149,6 +149,41 @@ def turn(
 
 
 @app.command()
+def peer(
+    runs: Annotated[int, typer.Option(min=1, help="Runs in each throughput phase.")] = 1000,
+    concurrency: Annotated[int, typer.Option(min=1, help="Runs in flight at once.")] = 32,
+    rounds: Annotated[
+        int, typer.Option(min=1, help="Rounds of agentbus, LangGraph in memory, on Postgres.")
+    ] = 2,
+    postgres_url: Annotated[
+        str,
+        typer.Option(
+            help="LangGraph's Postgres saver (the database is created if missing; its "
+            "checkpoint tables are emptied); unreachable: that row is skipped."
+        ),
+    ] = "postgresql://postgres@127.0.0.1:5432/bench_peer",
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+) -> None:
+    """The turn of `bench turn --mode multi --accuracy accurate` in agentbus and in LangGraph
+    (in-memory and Postgres savers), alternating: runs/s, p50 alone, CPU per run, ratios.
+    Needs the peer extra (uv sync --extra peer)."""
+    try:
+        peer_bench = _load("peer")
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] not in ("langgraph", "langchain_core", "psycopg"):
+            raise
+        typer.echo(f"bench peer needs the peer extra (uv sync --extra peer): {e}", err=True)
+        raise typer.Exit(2) from e
+    peer_bench.main(
+        runs=runs,
+        concurrency=concurrency,
+        rounds=rounds,
+        postgres_url=postgres_url,
+        as_json=as_json,
+    )
+
+
+@app.command()
 def relay(
     clients: Annotated[int, typer.Option(min=1, help="Concurrent websocket clients.")] = 200,
     url: Annotated[

@@ -9,6 +9,7 @@ is the decision.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from a2a.types import a2a_pb2 as a2a
@@ -70,14 +71,14 @@ def agent_card(base_url: str, version: str) -> dict[str, Any]:
         version=version,
         capabilities=a2a.AgentCapabilities(streaming=True, push_notifications=False),
         security_schemes={
-            "apiKey": a2a.SecurityScheme(
+            "bearer": a2a.SecurityScheme(
                 http_auth_security_scheme=a2a.HTTPAuthSecurityScheme(
                     scheme="bearer", description="an agentbus API key"
                 )
             )
         },
         security_requirements=[
-            a2a.SecurityRequirement(schemes={"apiKey": a2a.StringList(list=[])})
+            a2a.SecurityRequirement(schemes={"bearer": a2a.StringList(list=[])})
         ],
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
@@ -97,19 +98,67 @@ def agent_message(text: str, task_id: str, context_id: str, message_id: str) -> 
     )
 
 
-def task_of(run: Run, *, gate: ApprovalRequest | None = None) -> a2a.Task:
-    """The task a stored run is."""
+def task_of(
+    run: Run,
+    *,
+    gate: ApprovalRequest | None = None,
+    history_length: int | None = None,
+    updated_at: datetime | None = None,
+    artifacts: bool = True,
+) -> a2a.Task:
+    """The task a stored run is.
+
+    Args:
+        run: the run as the API shows it.
+        gate: the approval request a suspended run waits on, if known.
+        history_length: the most recent messages of the history to include (None: all of
+            them; 0: no history).
+        updated_at: when the run last changed: the status's timestamp.
+        artifacts: whether to include the answer artifact (``ListTasks`` leaves it out
+            unless asked).
+    """
     context = run.conversation_id or ""
     other = a2a.TASK_STATE_FAILED if run.finished else a2a.TASK_STATE_WORKING
     status = a2a.TaskStatus(state=STATES.get(run.status, other))
+    if updated_at is not None:
+        status.timestamp.FromDatetime(updated_at)
     if run.status == "suspended":
-        note = pause_note(gate.reason if gate else None)
-        status.message.CopyFrom(agent_message(note, run.id, context, f"{run.id}-gate"))
+        status.message.CopyFrom(_pause_message(run, gate))
     task = a2a.Task(id=run.id, context_id=context, status=status)
-    if run.answer is not None:
+    if artifacts and run.answer is not None:
         task.artifacts.append(answer_artifact(run.answer))
+    history = history_of(run, gate)
+    if history_length is not None:
+        history = history[len(history) - history_length :] if history_length > 0 else []
+    task.history.extend(history)
     task.metadata.update({"verified": run.verified, "verified_reason": run.verified_reason})
     return task
+
+
+def history_of(run: Run, gate: ApprovalRequest | None = None) -> list[a2a.Message]:
+    """The task's messages, oldest first: the user's question, then what the agent said
+    (the gate's question while the run waits on one, the answer once there is one)."""
+    context = run.conversation_id or ""
+    out: list[a2a.Message] = []
+    if run.question is not None:
+        question = a2a.Message(
+            message_id=f"{run.id}-question",
+            task_id=run.id,
+            context_id=context,
+            role=a2a.ROLE_USER,
+            parts=[a2a.Part(text=run.question)],
+        )
+        out.append(question)
+    if run.status == "suspended":
+        out.append(_pause_message(run, gate))
+    if run.answer is not None:
+        out.append(agent_message(run.answer, run.id, context, f"{run.id}-answer"))
+    return out
+
+
+def _pause_message(run: Run, gate: ApprovalRequest | None) -> a2a.Message:
+    note = pause_note(gate.reason if gate else None)
+    return agent_message(note, run.id, run.conversation_id or "", f"{run.id}-gate")
 
 
 def answer_artifact(text: str) -> a2a.Artifact:
@@ -135,6 +184,7 @@ class TaskUpdates:
         self._answer = AnswerStream()
         self._chunks = 0
         self._notes = 0
+        self.answer_so_far = ""  # the answer text the chunks have carried
 
     def first(self) -> a2a.StreamResponse:
         """The task as the stream starts: working."""
@@ -174,6 +224,7 @@ class TaskUpdates:
 
     def _chunk(self, text: str, *, last: bool = False) -> a2a.StreamResponse:
         self._chunks += 1
+        self.answer_so_far += text
         artifact = answer_artifact(text)
         update = a2a.TaskArtifactUpdateEvent(
             task_id=self.task_id,

@@ -61,9 +61,30 @@ class StreamOptions(BaseModel):
     include_usage: bool = False
 
 
+class JsonSchemaFormat(BaseModel):
+    """``response_format.json_schema``: the schema the answer must be valid against."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    name: str = Field(min_length=1, max_length=64)
+    json_schema: dict[str, Any] = Field(default_factory=dict[str, Any], alias="schema")
+    strict: bool | None = None
+
+
+class ResponseFormat(BaseModel):
+    """``response_format``: ``text`` (prose, the default), ``json_object`` (a JSON object) or
+    ``json_schema`` (a JSON document valid against ``json_schema.schema``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["text", "json_object", "json_schema"]
+    json_schema: JsonSchemaFormat | None = None
+
+
 class ChatRequest(BaseModel):
     """``POST /v1/chat/completions``; sampling options are accepted and ignored (the
-    tenant's settings choose the model and how it is run)."""
+    tenant's settings choose the model and how it is run). ``n`` above 1 and client-side
+    ``tools`` (or ``functions``) are refused (`api.http.openai_request`)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -72,6 +93,10 @@ class ChatRequest(BaseModel):
     stream: bool = False
     stream_options: StreamOptions | None = None
     user: str | None = Field(default=None, max_length=256)
+    n: int = Field(default=1, ge=1)
+    tools: list[dict[str, Any]] | None = None
+    functions: list[dict[str, Any]] | None = None
+    response_format: ResponseFormat | None = None
 
 
 class OpenAIErrorDetail(BaseModel):

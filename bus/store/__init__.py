@@ -10,6 +10,7 @@ from bus.store import summary_tables as summary_tables
 from bus.store import turn_tables as turn_tables
 from bus.store.api_keys import ApiKeyRecord, ApiKeyStore, KeyRole
 from bus.store.audit import AuditEntry, AuditLogRecord, AuditReport, AuditStore, ChainReport
+from bus.store.audit_redaction import ERASED, ERASURE_AGENT
 from bus.store.checkpoints import (
     CheckpointRecord,
     CheckpointStore,
@@ -31,11 +32,12 @@ from bus.store.conversations import (
 )
 from bus.store.documents import DocumentRecord, DocumentStore
 from bus.store.engine import make_engine
-from bus.store.erasure import ERASED, ERASURE_AGENT, ErasureStore, Holdings
+from bus.store.erasure import ErasureId, ErasureStore, Holdings
 from bus.store.facts import FactChunk, FactStore, SourceChunk, StoredFact, Triple
 from bus.store.memories import MemoryNotFound, MemoryRecord, MemoryStore, MemoryWrite
 from bus.store.migrate import downgrade, downgrade_async, upgrade, upgrade_async
 from bus.store.retention import RetentionStore
+from bus.store.run_query import RunCursor, RunQuery
 from bus.store.runs import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore
 from bus.store.schedules import ScheduleRecord, ScheduleStore, TickRecord, TickState
 from bus.store.scope import Scope
@@ -64,6 +66,7 @@ __all__ = [
     "ConversationStore",
     "DocumentRecord",
     "DocumentStore",
+    "ErasureId",
     "ErasureStore",
     "FactChunk",
     "FactStore",
@@ -83,6 +86,8 @@ __all__ = [
     "MessageRecord",
     "MessageRole",
     "RetentionStore",
+    "RunCursor",
+    "RunQuery",
     "RunRecord",
     "RunStatus",
     "RunStore",

@@ -44,6 +44,7 @@ from bus.store.audit_chain import (
     hash_row,
     walk_chain,
 )
+from bus.store.audit_redaction import ERASURE_AGENT, REDACT_TOOL, redaction_check
 from bus.store.repository import Repository, insert_ignoring, insert_ignoring_conflicts, utcnow
 from bus.store.scope import Scope, apply_scope_sync
 from bus.store.tables import AuditAnchorRow, AuditHeadRow, AuditRow, RunRow
@@ -247,13 +248,33 @@ class AuditStore(Repository):
         chains: builtins.list[ChainReport] = []
         for t in sorted(with_rows | set(heads) | set(anchors)):
             reader = self._page_reader(t, page_size)
-            report = await walk_chain(t, heads.get(t), reader, anchors.get(t))
-            moved = await self._anchor(t)
-            if report.broken is not None and moved != anchors.get(t):
-                # Retention pruned while the chain was read: check it again from its anchor.
-                report = await walk_chain(t, heads.get(t), reader, moved)
+            records = await self._redaction_records(t)
+            check = redaction_check(records)
+            report = await walk_chain(t, heads.get(t), reader, anchors.get(t), check)
+            if report.broken is None:
+                chains.append(report)
+                continue
+            moved, later = await self._anchor(t), await self._redaction_records(t)
+            if moved != anchors.get(t) or later != records:
+                # Retention pruned, or an erasure redacted, while the chain was read:
+                # check it again from its anchor, against every redaction record.
+                report = await walk_chain(t, heads.get(t), reader, moved, redaction_check(later))
             chains.append(report)
         return AuditReport(chains=chains)
+
+    async def _redaction_records(self, tenant_id: str) -> builtins.list[AuditLogRecord]:
+        """The tenant's redaction records (`bus.store.audit_redaction`), oldest first."""
+        stmt = (
+            select(AuditRow)
+            .where(
+                AuditRow.tenant_id == tenant_id,
+                AuditRow.agent == ERASURE_AGENT,
+                AuditRow.tool == REDACT_TOOL,
+            )
+            .order_by(AuditRow.seq)
+        )
+        async with self._scoped(Scope.tenant(tenant_id), "read the redaction records") as s:
+            return [AuditLogRecord.model_validate(r) for r in await s.scalars(stmt)]
 
     async def _anchor(self, tenant_id: str) -> tuple[int, str] | None:
         """The tenant's anchor (seq, hash), or None while nothing was pruned."""

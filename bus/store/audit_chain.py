@@ -11,7 +11,8 @@ Retention prunes a chain only from its start, and records the last pruned row's 
 hash in the tenant's anchor (``audit_anchors``): the check then starts there, so the first
 row left must follow the anchor exactly as it followed the pruned row. A row that erasing
 its user redacted (``redacted_at`` set) keeps its seq, ``prev_hash`` and ``row_hash``: its
-place in the chain is still checked, its blanked content no longer can be.
+place in the chain is checked as any row's, and its content against the redaction record
+the erasure appended to the chain (`bus.store.audit_redaction`), not against ``row_hash``.
 
 A head and its last row rewritten together, with the hashes recomputed, cannot be told
 from the real thing by the database alone: keep the head hash `agentbus audit verify`
@@ -174,16 +175,25 @@ class AuditReport(BaseModel):
 
 
 PageReader = Callable[[int, "int | None"], Awaitable[list[AuditLogRecord]]]
+#: Why a redacted row is not what its redaction left, or None if it is
+#: (`bus.store.audit_redaction.redaction_check`).
+RedactionCheck = Callable[[AuditLogRecord], "str | None"]
 
 
-def check_link(record: AuditLogRecord, prev_seq: int, prev_hash: str) -> str | None:
+def check_link(
+    record: AuditLogRecord, prev_seq: int, prev_hash: str, check_redacted: RedactionCheck
+) -> str | None:
     """Why `record` does not follow the row (prev_seq, prev_hash), or None if it does."""
     if record.seq != prev_seq + 1:
         return (
             f"seq {record.seq} follows seq {prev_seq}: rows were deleted or inserted "
             "before this one"
         )
-    if record.redacted_at is None and record.row_hash != record.expected_hash():
+    if record.redacted_at is not None:
+        why = check_redacted(record)
+        if why is not None:
+            return why
+    elif record.row_hash != record.expected_hash():
         return "the row's hash does not match its contents: the row was edited"
     if record.prev_hash != prev_hash:
         return (
@@ -197,10 +207,12 @@ async def walk_chain(
     tenant_id: str,
     head: tuple[int, str] | None,
     read_page: PageReader,
-    anchor: tuple[int, str] | None = None,
+    anchor: tuple[int, str] | None,
+    check_redacted: RedactionCheck,
 ) -> ChainReport:
     """Check one chain page by page against its head (seq, hash), read before the rows,
-    from its anchor (seq, hash of the last pruned row) or, never pruned, from its start."""
+    from its anchor (seq, hash of the last pruned row) or, never pruned, from its start;
+    each redacted row with ``check_redacted``."""
     head_seq, head_hash = head if head is not None else (None, None)
     anchor_seq, anchor_hash = anchor if anchor is not None else (None, None)
     seq, last_hash = anchor if anchor is not None else (0, GENESIS)
@@ -221,7 +233,7 @@ async def walk_chain(
     while True:
         page = await read_page(seq, head_seq)
         for record in page:
-            why = check_link(record, seq, last_hash)
+            why = check_link(record, seq, last_hash, check_redacted)
             if why is not None:
                 return report(
                     ChainBreak(reason=why, row_id=record.id, seq=record.seq, record=record)

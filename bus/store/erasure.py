@@ -3,23 +3,35 @@
 Deletes run in the user's own scope (`Scope.user`), so on Postgres row-level security
 lets them reach that user's rows and no one else's, whatever a WHERE clause says.
 The audit log is not deleted from: the rows about the user keep their place in the
-chain and lose their content (``redacted_at`` set; see `bus.store.audit_chain`), and
-the caller appends a tombstone row saying what was erased.
+chain and lose their content (``redacted_at`` set), each batch appending, in the same
+transaction, a redaction record that vouches for what it blanked (see
+`bus.store.audit_redaction`); the caller appends a tombstone row saying what was erased.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bus.events import RunStatus
-from bus.store.audit import API_AGENT
-from bus.store.audit_chain import canonical_json
+from bus.store.audit import API_AGENT, AuditEntry, append_in
+from bus.store.audit_chain import AuditLogRecord
+from bus.store.audit_redaction import (
+    ERASED,
+    ERASURE_AGENT,
+    MARKER,
+    MAX_ROWS_PER_RECORD,
+    REDACT_TOOL,
+    RedactedRow,
+    redacted_row,
+    redaction_args,
+)
 from bus.store.document_tables import DocumentRow
 from bus.store.documents import DocumentRecord
 from bus.store.gate_tables import CheckpointRow
@@ -27,13 +39,16 @@ from bus.store.repository import Repository, utcnow
 from bus.store.retention import delete_conversations, delete_runs, rowcount
 from bus.store.schedule_tables import ScheduleRow, ScheduleTickRow
 from bus.store.scope import Scope
-from bus.store.tables import ApiKeyRow, AuditRow, ConversationRow, RunRow, TenantSettingsRow
+from bus.store.tables import (
+    ApiKeyRow,
+    AuditHeadRow,
+    AuditRow,
+    ConversationRow,
+    RunRow,
+    TenantSettingsRow,
+)
 from bus.store.webhook_secrets import WebhookSecretRow
 
-#: What a redacted audit row, or a bookkeeping column that named the user, says instead.
-ERASED = "[erased]"
-#: The agent of the tombstone an erasure leaves in the audit log (`api.app.erasure`).
-ERASURE_AGENT = "erasure"
 _IN_FLIGHT = (RunStatus.QUEUED.value, RunStatus.RUNNING.value)
 
 
@@ -52,6 +67,39 @@ class Holdings(BaseModel):
     run_ids: list[str]
     in_flight: list[str]
     documents: list[DocumentRecord]
+
+
+class ErasureId(BaseModel):
+    """Which erasure redacts: its id (its tombstone's ``call_id``) and who asked for it.
+
+    Attributes:
+        id: the erasure's id.
+        by: an admin's id, or ``self``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(min_length=1, max_length=255)
+    by: str = Field(min_length=1, max_length=255)
+
+
+def _redaction_record(
+    tenant_id: str, erasure: ErasureId, at: datetime, rows: list[RedactedRow]
+) -> AuditEntry:
+    """The audit row that vouches for one batch of redactions."""
+    return AuditEntry(
+        tenant_id=tenant_id,
+        subject=ERASED if erasure.by == "self" else erasure.by,
+        run_id="",
+        agent=ERASURE_AGENT,
+        call_id=erasure.id,
+        tool=REDACT_TOOL,
+        args=redaction_args(erasure.id, erasure.by, at, rows),
+        status="ok",
+        code="audit_rows_redacted",
+        message=f"{len(rows)} audit row(s) about an erased user were redacted",
+        duration_ms=0.0,
+    )
 
 
 class ErasureStore(Repository):
@@ -130,15 +178,17 @@ class ErasureStore(Repository):
             total += done
 
     async def redact_audit(
-        self, tenant_id: str, subject: str, run_ids: list[str], batch: int
+        self, tenant_id: str, subject: str, run_ids: list[str], batch: int, erasure: ErasureId
     ) -> int:
         """Blank the content of the audit rows about the user (theirs, their runs', and
         admins' reads of their data), in batches; how many rows were redacted.
 
-        The rows keep their seq, ``prev_hash`` and ``row_hash``: the chain still verifies.
+        The rows keep their seq, ``prev_hash`` and ``row_hash``: the chain still links.
+        Each batch appends a redaction record in its transaction, so a blanked row is never
+        without the record `AuditStore.verify` checks it against.
         The scope is the tenant's: a row about to read ``[erased]`` is no longer the user's.
-        The tombstones of erasures the user made as an admin stay whole: they name no one
-        but them, and they are the record that the others were erased.
+        The rows erasures wrote (tombstones, redaction records) stay whole: they name no one
+        but the admin who erased, and they are the record that the others were erased.
         """
         named = json.dumps(subject, ensure_ascii=False)
         about = [
@@ -147,39 +197,41 @@ class ErasureStore(Repository):
             # Chunks: a long list of ids is more bound parameters than a driver takes.
             *(AuditRow.run_id.in_(run_ids[i : i + batch]) for i in range(0, len(run_ids), batch)),
         ]
+        per = min(batch, MAX_ROWS_PER_RECORD)
         total = 0
         for rows_about in about:
-            while done := await self._redact_some(tenant_id, subject, rows_about, batch):
+            while done := await self._redact_some(tenant_id, subject, rows_about, per, erasure):
                 total += done
         return total
 
-    async def _redact_some(self, tenant_id: str, subject: str, about: Any, batch: int) -> int:
-        """Redact up to ``batch`` rows matching ``about``; how many."""
+    async def _redact_some(
+        self, tenant_id: str, subject: str, about: Any, batch: int, erasure: ErasureId
+    ) -> int:
+        """Redact up to ``batch`` rows matching ``about`` and record it; how many."""
         async with self._scoped(Scope.tenant(tenant_id), "redact the audit log") as session:
-            ids = list(
-                await session.scalars(
-                    select(AuditRow.id)
-                    .where(AuditRow.tenant_id == tenant_id, AuditRow.redacted_at.is_(None), about)
-                    .limit(batch)
-                )
+            # First statement a write: it locks the chain's head (on SQLite the database's
+            # write lock) before the rows are read, as `append_in` does.
+            head = update(AuditHeadRow).where(AuditHeadRow.tenant_id == tenant_id)
+            await session.execute(head.values(seq=AuditHeadRow.seq))
+            found = await session.scalars(
+                select(AuditRow)
+                .where(AuditRow.tenant_id == tenant_id, AuditRow.redacted_at.is_(None), about)
+                .order_by(AuditRow.seq)
+                .limit(batch)
             )
-            if not ids:
+            records = [AuditLogRecord.model_validate(r) for r in found]
+            if not records:
                 return 0
-            blank = {
-                "run_id": "",
-                "call_id": "",
-                "args": canonical_json(ERASED),
-                "message": ERASED,
-                "blocked_host": None,
-                "record_key": None,
-                "redacted_at": utcnow(),
-            }
-            rows = AuditRow.tenant_id == tenant_id, AuditRow.id.in_(ids)
+            at = utcnow()
+            rows = AuditRow.tenant_id == tenant_id, AuditRow.id.in_([r.id for r in records])
             await session.execute(
                 update(AuditRow).where(*rows, AuditRow.subject == subject).values(subject=ERASED)
             )
+            blank = dict(MARKER) | {"record_key": None, "redacted_at": at}
             await session.execute(update(AuditRow).where(*rows).values(**blank))
-            return len(ids)
+            vouched = [redacted_row(r, subject, at) for r in records]
+            await append_in(session, _redaction_record(tenant_id, erasure, at, vouched))
+            return len(records)
 
     async def _schedules(
         self, session: AsyncSession, tenant_id: str, subject: str, batch: int

@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from bus.errors import StoreError
 from bus.events import TERMINAL_STATUSES, RunStatus
 from bus.store.repository import Repository, insert_ignoring, utcnow
+from bus.store.run_query import RunCursor, RunQuery, count_statement, page_statement
 from bus.store.scope import Scope, apply_scope_sync
 from bus.store.tables import RunRow
 
@@ -164,6 +165,28 @@ class RunStore(Repository):
         async with self._scoped(scope, "list runs") as session:
             rows = await session.scalars(stmt)
             return [RunRecord.model_validate(row) for row in rows]
+
+    async def find(
+        self, scope: Scope, query: RunQuery, limit: int, after: RunCursor | None = None
+    ) -> tuple[builtins.list[RunRecord], int]:
+        """The runs ``scope`` sees that match ``query``, most recently updated first.
+
+        Args:
+            scope: whose runs to search.
+            query: the filters.
+            limit: the most runs to return (at least 1).
+            after: where the previous page ended; only runs updated before it follow.
+
+        Returns:
+            The page, and how many runs match in all (every page together).
+        """
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        async with self._scoped(scope, "find runs") as session:
+            rows = await session.scalars(page_statement(scope, query, limit, after))
+            page = [RunRecord.model_validate(row) for row in rows]
+            total = await session.scalar(count_statement(scope, query))
+        return page, int(total or 0)
 
     async def set_status(
         self,

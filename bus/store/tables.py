@@ -164,8 +164,8 @@ class AuditRow(Base):
     ``row_hash`` covers every other column, ``prev_hash`` included, so editing or deleting
     a row breaks the chain (see ``bus.store.audit``). Retention deletes rows only from the
     start of a chain, moving its anchor (`AuditAnchorRow`); erasing a user blanks the
-    content of their rows and sets ``redacted_at`` (`bus.store.erasure`). Nothing else
-    updates or deletes a row.
+    content of their rows, sets ``redacted_at`` and appends a redaction record that vouches
+    for them (`bus.store.erasure`). Nothing else updates or deletes a row.
     """
 
     __tablename__ = "audit_log"
@@ -203,7 +203,8 @@ class AuditRow(Base):
     # The ledger record the row came from (not hashed: delivery bookkeeping, not content).
     record_key: Mapped[str | None] = mapped_column(String(200))
     # When erasing the row's user blanked its content (not hashed): the chain check then
-    # keeps the row's place (seq, prev_hash, row_hash) and skips its content.
+    # keeps the row's place (seq, prev_hash, row_hash) and checks its content against the
+    # redaction record the erasure appended (`bus.store.audit_redaction`).
     redacted_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 

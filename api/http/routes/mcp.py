@@ -6,6 +6,12 @@ request, so a missing, unknown or revoked key is HTTP 401 with ``WWW-Authenticat
 the API's ``unauthorized`` and what to do), and every request is checked again (a revoked
 key stops working within ``api_key_cache_s``).
 
+Before the key, the Origin and Host headers are checked (MCP's guard against DNS
+rebinding, `HostAndOrigin`): a browser's Origin, when present, must be one of the allowed
+hosts or of ``api_allowed_origins``, else 403 ``origin_not_allowed`` (MCP's status for it,
+so it is checked first); the Host must be one ``mcp_allowed_hosts`` names (loopback by
+default), else 421 ``host_not_allowed`` (the SDK's check).
+
 The server is stateless (no ``Mcp-Session-Id`` kept in the process): each request stands
 alone, so any replica behind a load balancer answers any request, as the rest of the API
 does. A tool call's progress notifications and result stream back on the response to its
@@ -14,23 +20,27 @@ own POST (server-sent events).
 
 from __future__ import annotations
 
+import re
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING
 
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp_types import INVALID_REQUEST
 from starlette.datastructures import Headers
+from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from api.app import metrics
 from api.app.auth import bearer_token
-from api.app.errors import ApiError
+from api.app.errors import ApiError, HostNotAllowed, OriginNotAllowed
+from api.http.mcp_names import UnknownNames
 from api.http.mcp_tools import PRINCIPAL_STATE, build_server
 
 if TYPE_CHECKING:
     from api.app.deps import ApiDeps
+    from api.settings import ApiSettings
 
 PATH = "/mcp"
 
@@ -46,12 +56,11 @@ class McpEndpoint:
     def __init__(self, deps: ApiDeps, version: str) -> None:
         self._deps = deps
         self.server = build_server(deps, version)
+        self.server.middleware.append(UnknownNames(self.server))
+        self._guard = HostAndOrigin(deps.settings)
         # Only the session manager is used (mounted below, run by the API's lifespan).
-        # DNS-rebinding protection guards servers that trust the caller's network; this
-        # one trusts nothing but the bearer key, which a rebound page cannot send.
         self.server.streamable_http_app(
-            stateless_http=True,
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            stateless_http=True, transport_security=self._guard.security
         )
         self._manager = self.server.session_manager
 
@@ -67,6 +76,7 @@ class McpEndpoint:
         """One HTTP request to ``/mcp``."""
         authorization = Headers(scope=scope).get("authorization")
         try:
+            await self._guard.check(scope)
             who = await self._deps.auth.authenticate(bearer_token(authorization))
         except ApiError as e:
             metrics.REJECTED.labels(e.code).inc()
@@ -76,12 +86,65 @@ class McpEndpoint:
         await self._manager.handle_request(scope, receive, send)
 
 
+class HostAndOrigin:
+    """MCP's guard against DNS rebinding, checked before the key (so a rebound page learns
+    nothing about keys); the SDK checks the same again when the request reaches it.
+
+    Args:
+        settings: ``mcp_allowed_hosts`` and ``api_allowed_origins`` are the allowlists.
+    """
+
+    def __init__(self, settings: ApiSettings) -> None:
+        self.security = transport_security(settings)
+        self._sdk = TransportSecurityMiddleware(self.security)
+
+    async def check(self, scope: Scope) -> None:
+        """Refuse a request from an Origin (403, which MCP requires whatever the Host) or
+        under a Host (421) the settings do not allow."""
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        if origin is not None and not origin_allowed(origin, self.security.allowed_origins):
+            raise OriginNotAllowed(f"/mcp does not answer pages of {origin}")
+        if await self._sdk.validate_request(Request(scope)) is not None:
+            raise HostNotAllowed(f"/mcp does not answer under the Host {headers.get('host')}")
+
+
+def origin_allowed(origin: str, allowed: list[str]) -> bool:
+    """Whether ``origin`` is on the list, matched as the SDK matches it (``scheme://host:*``
+    is any port)."""
+    return any(origin == a or (a.endswith(":*") and origin.startswith(a[:-1])) for a in allowed)
+
+
+def transport_security(settings: ApiSettings) -> TransportSecuritySettings:
+    """The SDK's Host and Origin allowlists from ``mcp_allowed_hosts`` and
+    ``api_allowed_origins`` (whose ``*``, any origin, is the websocket's alone)."""
+    hosts: list[str] = []
+    for name in (h.strip().lower() for h in settings.mcp_allowed_hosts.split(",")):
+        if name:  # a bare name is any port; the SDK's "name:*" needs one, so list both
+            hosts += [name] if _PORTED.fullmatch(name) else [name, f"{name}:*"]
+    origins = [f"{scheme}://{host}" for host in hosts for scheme in ("http", "https")]
+    extra = (o.strip().rstrip("/").lower() for o in settings.api_allowed_origins.split(","))
+    origins += [o for o in extra if o and o != "*"]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+#: A Host value that names its port (``name:8080``, ``[::1]:*``).
+_PORTED = re.compile(r".*:(\d+|\*)")
+
+
 def refused(error: ApiError) -> JSONResponse:
-    """A request without a valid key: HTTP 401 with the bearer challenge, and as its body a
-    JSON-RPC error (``id`` null: the body was not read) that MCP clients show as it is."""
-    description = error.message.replace('"', "'")
-    challenge = f'Bearer realm="agentbus", error="invalid_token", error_description="{description}"'
+    """A request refused before the SDK sees it: the error's HTTP status (401 with the
+    bearer challenge), and as its body a JSON-RPC error (``id`` null: the body was not
+    read) that MCP clients show as it is."""
     message = f"{error.code}: {error.message} ({error.hint})"
     rpc = {"code": INVALID_REQUEST, "message": message, "data": {"code": error.code}}
     body = {"jsonrpc": "2.0", "id": None, "error": rpc}
-    return JSONResponse(body, error.status, headers={"WWW-Authenticate": challenge})
+    headers: dict[str, str] = {}
+    if error.status == 401:
+        description = error.message.replace('"', "'")
+        headers["WWW-Authenticate"] = (
+            f'Bearer realm="agentbus", error="invalid_token", error_description="{description}"'
+        )
+    return JSONResponse(body, error.status, headers=headers)

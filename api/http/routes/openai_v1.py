@@ -56,6 +56,7 @@ from api.http.openai_dialect import (
     usage_of,
     verification,
 )
+from api.http.openai_request import answer_schema, checked_answer, refuse_unsupported
 from api.http.responses import CALLER, STARTING, ErrorCase, errors, inline_schema
 from api.http.routes.common import deps_of
 from bus.commands import RUN_ID_PATTERN
@@ -77,12 +78,14 @@ _MODEL_ERRORS = errors(
 _CHAT_ERRORS = errors(
     *_REFUSALS,
     *STARTING,
+    (400, "unsupported_parameter"),
     (404, "model_not_found"),
     (404, "conversation_not_found"),
     (409, "conversation_taken"),
     (409, "run_cancelled"),
     (429, "run_budget_exhausted"),
     (500, "run_error"),
+    (500, "response_format_unmet"),
     (504, "run_timeout"),
     model=OpenAIErrorBody,
     renumber={422: 400},
@@ -153,6 +156,8 @@ async def chat_completions(request: Request) -> Response:
     async def work() -> Response:
         who = await _caller(request)
         chat = _parse(await request.body())
+        refuse_unsupported(chat)
+        schema = answer_schema(chat)
         settings = _with_multitask(settings_for(chat.model), request.headers.get(MULTITASK_HEADER))
         question, earlier = split_messages(chat.messages)
         header = request.headers.get(CONVERSATION_HEADER)
@@ -163,17 +168,18 @@ async def chat_completions(request: Request) -> Response:
                 400, f"Idempotency-Key has at most {_MAX_IDEMPOTENCY_KEY} characters",
                 code="invalid_request", param="Idempotency-Key",
             )  # fmt: skip
-        ask = Ask(question, conversation, settings)
+        ask = Ask(question, conversation, settings, answer_schema=schema)
         started = await deps.starter.start(who, ask, idempotency_key=idem)
         if not started.replayed:
             metrics.RUNS_STARTED.labels("openai").inc()
         headers = {RUN_HEADER: started.run_id, CONVERSATION_HEADER: started.conversation_id}
         if chat.stream:
             usage = chat.stream_options is not None and chat.stream_options.include_usage
-            body = _stream(deps, started, chat.model, include_usage=usage)
+            body = _stream(deps, started, chat.model, include_usage=usage, schema=schema)
             headers |= {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
             return StreamingResponse(body, media_type="text/event-stream", headers=headers)
-        return JSONResponse(await _complete(deps, started, chat.model), headers=headers)
+        completion = await _complete(deps, started, chat.model, schema)
+        return JSONResponse(completion, headers=headers)
 
     return await _answering(work)
 
@@ -247,7 +253,9 @@ def _derived_id(who: Principal, user: str, earlier: list[ChatMessage]) -> str:
     return f"oai-{digest[:40]}"
 
 
-async def _complete(deps: ApiDeps, started: Started, model: str) -> dict[str, Any]:
+async def _complete(
+    deps: ApiDeps, started: Started, model: str, schema: dict[str, Any] | None
+) -> dict[str, Any]:
     transcript, end = Transcript(), None
     async with contextlib.aclosing(follow_run(deps, started.run_id, started.shard)) as events:
         async for event in events:
@@ -265,6 +273,8 @@ async def _complete(deps: ApiDeps, started: Started, model: str) -> dict[str, An
         if end.status != "done":
             raise _run_failed(end, transcript)
         content = end.answer if end.answer is not None else content
+        if schema is not None:
+            content = checked_answer(started.run_id, content, schema)
         usage = end.usage
         extra = {"agentbus": verification(started.run_id, end)}
     message: dict[str, Any] = {"role": "assistant", "content": content}
@@ -302,8 +312,15 @@ def _run_failed(done: Done, transcript: Transcript) -> OpenAIError:
 
 
 async def _stream(
-    deps: ApiDeps, started: Started, model: str, *, include_usage: bool
+    deps: ApiDeps,
+    started: Started,
+    model: str,
+    *,
+    include_usage: bool,
+    schema: dict[str, Any] | None,
 ) -> AsyncIterator[str]:
+    """The completion's chunks; with a ``response_format`` schema the answer is held back,
+    checked when the run is done and sent whole (or the error instead)."""
     chunks = Chunks(started.run_id, model)
     answer = AnswerStream()
     over = False
@@ -317,13 +334,13 @@ async def _stream(
                     yield chunks.delta(reasoning_content=event.delta)
                 elif isinstance(event, ApprovalRequest | Done):
                     over = True
-                    for delta in answer.deltas(event):
+                    for delta in _held(answer.deltas(event), schema):
                         yield chunks.delta(**delta)
-                    for line in _ending(chunks, event, include_usage):
+                    for line in _ending(chunks, event, include_usage, schema):
                         yield line
                     break
                 else:
-                    for delta in answer.deltas(event):
+                    for delta in _held(answer.deltas(event), schema):
                         yield chunks.delta(**delta)
         yield "data: [DONE]\n\n"
     finally:
@@ -332,7 +349,17 @@ async def _stream(
                 await request_cancel(deps.redis, started.run_id, deps.bus)
 
 
-def _ending(chunks: Chunks, event: ApprovalRequest | Done, include_usage: bool) -> list[str]:
+def _held(deltas: list[dict[str, str]], schema: dict[str, Any] | None) -> list[dict[str, str]]:
+    """The deltas to send now: all, or with a schema all but the answer (sent checked)."""
+    return deltas if schema is None else [d for d in deltas if "content" not in d]
+
+
+def _ending(
+    chunks: Chunks,
+    event: ApprovalRequest | Done,
+    include_usage: bool,
+    schema: dict[str, Any] | None,
+) -> list[str]:
     if isinstance(event, ApprovalRequest):
         lines = [chunks.delta(content=pause_message(event)), chunks.delta("stop")]
         return [*lines, chunks.usage({})] if include_usage else lines
@@ -346,4 +373,10 @@ def _ending(chunks: Chunks, event: ApprovalRequest | Done, include_usage: bool) 
         )  # fmt: skip
         return [f"data: {json.dumps(error.body())}\n\n"]
     lines = [chunks.stop(verification(event.run_id, event))]
+    if schema is not None:  # the document, checked, as one delta
+        try:
+            document = checked_answer(event.run_id, event.answer or "", schema)
+        except OpenAIError as e:
+            return [f"data: {json.dumps(e.body())}\n\n"]
+        lines.insert(0, chunks.delta(content=document))
     return [*lines, chunks.usage(event.usage)] if include_usage else lines

@@ -11,7 +11,13 @@ from pydantic import BaseModel
 
 from api.app.auth import Principal
 from api.app.errors import ModelNotAllowed
-from api.app.preferences import Effective, Preferences, overlay, stored_preferences
+from api.app.preferences import (
+    EVERY_SERVED_MODEL,
+    Effective,
+    Preferences,
+    overlay,
+    stored_preferences,
+)
 from api.http.responses import ADMIN, errors
 from api.http.routes.common import Admin, Caller, Deps
 from bus.store import AuditEntry
@@ -65,7 +71,8 @@ async def put_settings(body: Preferences, deps: Deps, admin: Admin) -> TenantSet
     """Replace the tenant's preferences (admin keys only); null fields take the defaults.
 
     A model outside ``AGENTBUS_LLM_MODELS`` is refused (403 ``model_not_allowed``), in
-    ``user_models`` too (the models user keys may choose; admin keys choose any). The
+    ``user_models`` too (the models user keys may choose besides the tenant's, ``"*"`` for
+    every served one; unset, user keys use the tenant's model; admin keys choose any). The
     agents' prompts, models and tool scoping are kept unless given: they are managed at
     ``/api/v1/agents/config``. So are the approved CRITICAL tools (``[]`` withdraws them
     all); every change to them is audited.
@@ -73,7 +80,7 @@ async def put_settings(body: Preferences, deps: Deps, admin: Admin) -> TenantSet
     deps.starter.check_models(
         {m for m in (body.model,) if m}
         | set((body.agent_models or {}).values())
-        | set(body.user_models or [])
+        | (set(body.user_models or []) - {EVERY_SERVED_MODEL})
     )
     prefs = body.model_dump(mode="json", exclude_none=True)
     record = await deps.tenant_settings.get(admin.tenant_id)

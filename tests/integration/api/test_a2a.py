@@ -67,7 +67,7 @@ async def test_the_card_names_the_skills_and_the_endpoint(start_api: Any) -> Non
     assert [s.id for s in card.skills] == ["single", "multi", "documents"]
     [interface] = card.supported_interfaces
     assert interface.url == f"{api.base}/a2a" and interface.protocol_binding == "JSONRPC"
-    assert card.capabilities.streaming and "apiKey" in card.security_schemes
+    assert card.capabilities.streaming and "bearer" in card.security_schemes
 
 
 async def test_a_streamed_message_is_a_task_with_the_answer_as_its_artifact(

@@ -39,13 +39,24 @@ async def test_the_detail_shows_the_summary_and_the_messages_after_it_on_the_act
     assert context["messages"][0]["role"] == "user"  # whole turns
     assert ConversationDetail.model_validate(found).context is not None  # the client reads it
 
-    # A branch from the first answer: the active branch no longer goes through the summary.
+    # A branch from the first answer: the active branch no longer goes through the newest
+    # summary; only a summary of the first turn alone (if one was made) still applies.
     first_answer = next(m for m in found["tree"] if m["role"] == "assistant")
     await answered(api, key, "Fact 1, edited.", conversation, parent_message_id=first_answer["id"])
     branched = (await detail(api, key, conversation))["context"]
-    assert branched["summary"] is None
-    assert [m["content"] for m in branched["messages"]][:3] == [
-        question(0),
-        first_answer["content"],
-        "Fact 1, edited.",
+    on_branch = [
+        s
+        for s in await api.stores.summaries.list(ALICE, conversation)
+        if s.through_message_id <= first_answer["id"]
     ]
+    assert newest.through_message_id > first_answer["id"]
+    if on_branch:
+        assert branched["summary"]["through_message_id"] == on_branch[-1].through_message_id
+        assert [m["content"] for m in branched["messages"]][:1] == ["Fact 1, edited."]
+    else:
+        assert branched["summary"] is None
+        assert [m["content"] for m in branched["messages"]][:3] == [
+            question(0),
+            first_answer["content"],
+            "Fact 1, edited.",
+        ]

@@ -18,6 +18,7 @@ from redis.asyncio import Redis
 from sqlalchemy import select
 
 from bus.store import KeyRole, MemoryWrite, RunRecord, RunStatus, make_engine
+from bus.store.audit_redaction import REDACT_TOOL
 from bus.store.repository import utcnow
 from bus.store.scope import Scope, set_statement
 from bus.store.tables import Base
@@ -219,6 +220,13 @@ async def test_an_admin_erases_a_user_and_nothing_of_theirs_is_left_readable(
     [tomb] = await api.stores.audit.list(Scope.tenant("t1"), limit=1)
     assert (tomb.code, tomb.subject, tomb.seq) == ("user_erased", "root", report["audit_seq"])
     assert tomb.args_value()["erased"] == counts and "alice" not in tomb.args + tomb.message
+    # Each batch of redactions is a record in the chain, of this erasure, that vouches for
+    # the rows it blanked (what `verify` checked them against above).
+    rows = await api.stores.audit.list(Scope.tenant("t1"), limit=500)
+    records = [r for r in rows if r.tool == REDACT_TOOL]
+    assert records and {r.call_id for r in records} == {tomb.call_id}
+    vouched = [row["seq"] for r in records for row in r.args_value()["rows"]]
+    assert sorted(vouched) == sorted(r.seq for r in rows if r.redacted_at is not None)
 
 
 async def test_a_user_erases_themselves_and_a_run_in_flight_blocks_it(

@@ -15,7 +15,7 @@ import httpx2
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import INVALID_REQUEST, CallToolResult, TextContent
+from mcp.types import INVALID_PARAMS, INVALID_REQUEST, CallToolResult, TextContent
 
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import BENCHMARK_ANSWER, ScriptedLLM, Turn, text, tool_call, turn
@@ -229,12 +229,19 @@ async def test_bad_calls_get_mcps_own_error_shapes(start_api: StartApi) -> None:
         async with over_http(api, await api.key("t2", "carol")) as other:
             await call(other, "ask", {"question": "What is 23 × 19?", **foreign})
         not_hers, _ = await call(client, "ask", {"question": "hi", **foreign})
-        unknown, _ = await call(client, "no_such_tool", {})
+        with pytest.raises(MCPError) as unknown_tool:
+            await call(client, "no_such_tool", {})
+        with pytest.raises(MCPError) as unknown_prompt:
+            await client.get_prompt("no_such_prompt")
     headers = api.auth(key) | {"Accept": "application/json, text/event-stream"}
     lookup = {"jsonrpc": "2.0", "id": 7, "method": "tools/lookup", "params": {}}
     no_method = await api.http.post("/mcp", json=lookup, headers=headers)
 
-    assert unknown.is_error and "Unknown tool: no_such_tool" in text_of(unknown)
+    # Unknown names are protocol errors (-32602), not a tool's failure nor an internal error.
+    assert unknown_tool.value.code == INVALID_PARAMS
+    assert unknown_tool.value.message == "Unknown tool: no_such_tool"
+    assert unknown_prompt.value.code == INVALID_PARAMS
+    assert unknown_prompt.value.message == "Unknown prompt: no_such_prompt"
     assert '"code":-32601' in no_method.text.replace(" ", "")  # a JSON-RPC error
     assert bad_mode.is_error and "mode" in text_of(bad_mode)
     assert empty.is_error and "question" in text_of(empty)
@@ -259,6 +266,67 @@ async def test_a_caller_without_a_valid_key_is_refused(
         pytest.fail("the client connected without a valid key")
     assert isinstance(refused, MCPError) and refused.code == INVALID_REQUEST
     assert str(refused).startswith("unauthorized: ")
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("host", "origin", "status", "code"),
+    [
+        ("evil.example.com", "http://evil.example.com", 403, "origin_not_allowed"),  # rebound
+        ("127.0.0.1:8080", "http://evil.example.com", 403, "origin_not_allowed"),
+        ("localhost:8080", "https://page.example.org", 403, "origin_not_allowed"),
+        ("mcp.example.org", None, 421, "host_not_allowed"),
+        ("evil.example.com", "http://127.0.0.1:8080", 421, "host_not_allowed"),
+    ],
+)
+async def test_a_host_or_origin_not_allowed_is_refused_before_the_key(
+    start_api: StartApi, host: str, origin: str | None, status: int, code: str
+) -> None:
+    api = await start_api()
+    headers = {"Host": host, "Accept": "application/json, text/event-stream"}
+    headers |= {"Origin": origin} if origin else {}
+    raw = await api.http.post("/mcp", json=INITIALIZE, headers=headers)  # no key at all
+
+    assert raw.status_code == status
+    assert raw.json()["error"]["data"]["code"] == code
+    assert "AGENTBUS_" in raw.json()["error"]["message"]  # which setting allows it
+
+
+async def test_loopback_and_the_configured_host_and_origins_are_answered(
+    start_api: StartApi,
+) -> None:
+    api = await start_api(
+        mcp_allowed_hosts="localhost,127.0.0.1,mcp.example.org:8443",
+        api_allowed_origins="https://chat.example.org",
+    )
+    key = await api.key("t1", "alice")
+    allowed = [
+        ("127.0.0.1:18401", "http://127.0.0.1:18401"),
+        ("localhost", "http://localhost:6274"),  # a local inspector page on another port
+        ("mcp.example.org:8443", "https://mcp.example.org:8443"),
+        ("mcp.example.org:8443", "https://chat.example.org"),
+    ]
+    statuses: list[int] = []
+    for host, origin in allowed:
+        headers = api.auth(key) | {"Host": host, "Origin": origin}
+        headers["Accept"] = "application/json, text/event-stream"
+        statuses.append((await api.http.post("/mcp", json=INITIALIZE, headers=headers)).status_code)
+    other_port = {"Host": "mcp.example.org:9443", "Accept": "application/json, text/event-stream"}
+    refused = await api.http.post("/mcp", json=INITIALIZE, headers=api.auth(key) | other_port)
+
+    assert statuses == [200, 200, 200, 200]
+    assert refused.status_code == 421  # host:port allows that port only
 
 
 def stdio_env(key: str, tmp_path: Path) -> dict[str, str]:

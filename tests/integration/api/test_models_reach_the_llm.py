@@ -71,6 +71,9 @@ async def test_the_question_and_tenant_model_reach_every_call(
     server, llm = served()
     api = await start_api(llm, llm_models=MODELS)
     key = await api.key()
+    admin = await api.key(role=KeyRole.ADMIN, subject="root")
+    every = {"user_models": ["*"]}  # users choose any served model (unset: the tenant's)
+    assert (await api.http.put("/api/v1/settings", json=every, headers=api.auth(admin))).is_success
     listed = await api.http.get("/api/v1/models", headers=api.auth(key))
     assert listed.json() == {
         "models": MODELS.split(","),
@@ -93,10 +96,11 @@ async def test_the_question_and_tenant_model_reach_every_call(
     )
     assert refused.status_code == 403 and refused.json()["error"]["code"] == "model_not_allowed"
 
-    admin = await api.key(role=KeyRole.ADMIN, subject="root")
     bad = await api.http.put("/api/v1/settings", json={"model": "x"}, headers=api.auth(admin))
     assert bad.status_code == 403 and bad.json()["error"]["code"] == "model_not_allowed"
-    ok = await api.http.put("/api/v1/settings", json={"model": "m-small"}, headers=api.auth(admin))
+    ok = await api.http.put(
+        "/api/v1/settings", json={"model": "m-small"} | every, headers=api.auth(admin)
+    )
     assert ok.status_code == 200 and ok.json()["effective"]["model"] == "m-small"
     server.requests.clear()
     conn = await api.ws(key)
@@ -185,6 +189,9 @@ async def test_an_external_question_chooses_like_rest_and_bad_fields_are_refused
     server, llm = served()
     api = await start_api(llm, llm_models=MODELS)
     key = await api.key()
+    admin = await api.key(role=KeyRole.ADMIN, subject="root")
+    allow = {"user_models": ["m-big"]}
+    assert (await api.http.put("/api/v1/settings", json=allow, headers=api.auth(admin))).is_success
 
     async def publish(settings: dict[str, Any], reply_to: str) -> None:
         question = {"api_key": key, "question": "What is 23 × 19?", "reply_to": reply_to}

@@ -22,6 +22,7 @@ from bus.store import (
     RunRecord,
     RunStore,
     Scope,
+    TenantSettingsStore,
     downgrade,
     make_engine,
     upgrade,
@@ -31,7 +32,7 @@ from bus.store.migrate import downgrade_async
 from bus.store.repository import utcnow
 from bus.store.tables import Base
 
-HEAD = "0020"  # the newest revision
+HEAD = "0022"  # the newest revision
 BASELINE = "0001"
 OWNER = Scope.user("t", "s")
 
@@ -268,6 +269,108 @@ async def test_0017_keeps_the_audit_chain_and_its_downgrade_drops_the_anchors(
     # Without its anchor the pruned chain no longer verifies from seq 1: the downgrade
     # warns of exactly this.
     assert unanchored.broken is not None and unanchored.broken.seq == 3
+
+
+async def test_0021_gives_every_existing_tenant_every_served_model_and_new_ones_none(
+    store_url: str,
+) -> None:
+    await upgrade_async(store_url, "0020")
+    engine = make_engine(store_url)
+    settings = TenantSettingsStore(engine)
+    try:
+        async with engine.begin() as conn:
+            if conn.dialect.name == "postgresql":  # past row-level security, as an operator
+                await conn.execute(text("SELECT set_config('app.all_tenants', 'on', true)"))
+            for n, tenant in enumerate(["keyed", "listed", "kept"]):
+                await conn.execute(
+                    text(
+                        "INSERT INTO api_keys (id, key_hash, tenant_id, subject, role, created_at)"
+                        f" VALUES ('k{n}', '{str(n) * 64}', '{tenant}', 's', 'user',"
+                        " CURRENT_TIMESTAMP)"
+                    )
+                )
+            await conn.execute(  # tenant "t": runs, never a key or settings
+                text(
+                    "INSERT INTO runs (id, tenant_id, subject, status, mode, question,"
+                    " created_at, updated_at) VALUES ('r1', 't', 's', 'done', 'single', 'q',"
+                    " CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+                )
+            )
+        await settings.put("listed", {"model": "m"}, updated_by="root")
+        await settings.put("kept", {"user_models": ["m-small"]}, updated_by="root")
+
+        await upgrade_async(store_url)
+        after = {t: await settings.get(t) for t in ("keyed", "listed", "kept", "t", "new")}
+        await downgrade_async(store_url, "0020")
+        undone = {t: await settings.get(t) for t in ("keyed", "listed", "kept")}
+    finally:
+        await engine.dispose()
+    got = {t: None if r is None else r.settings for t, r in after.items()}
+    assert got == {
+        "keyed": {"user_models": ["*"]},
+        "listed": {"model": "m", "user_models": ["*"]},
+        "kept": {"user_models": ["m-small"]},  # an admin's choice is left alone
+        "t": {"user_models": ["*"]},
+        "new": None,  # a tenant from after the upgrade: its users get the tenant's model
+    }
+    assert undone["keyed"] is None
+    assert undone["listed"] is not None and undone["listed"].settings == {"model": "m"}
+    assert undone["kept"] is not None and undone["kept"].settings == {"user_models": ["m-small"]}
+
+
+async def test_0022_vouches_for_redactions_made_before_and_not_for_a_forgery(
+    store_url: str, superuser_url: str
+) -> None:
+    await upgrade_async(store_url, "0021")
+    engine = make_engine(store_url)
+    operator = make_engine(superuser_url)  # past row-level security, as a table writer
+    audit = AuditStore(engine)
+    try:
+        for tenant in ("t", "f"):
+            for n in range(3):
+                await audit.append(
+                    AuditEntry(
+                        tenant_id=tenant,
+                        subject="alice",
+                        run_id=f"r{n}",
+                        agent="researcher",
+                        call_id=f"c{n}",
+                        tool="calculator",
+                        args={"x": n},
+                        status="ok",
+                        code="ok",
+                        duration_ms=1.0,
+                    )
+                )
+        async with operator.begin() as conn:  # what an erasure before 0022 left
+            await conn.execute(
+                text(
+                    "UPDATE audit_log SET subject = '[erased]', run_id = '', call_id = '',"
+                    " args = '\"[erased]\"', message = '[erased]', blocked_host = NULL,"
+                    " redacted_at = CURRENT_TIMESTAMP WHERE seq IN (1, 3)"
+                )
+            )
+            # A forgery before the upgrade: rewritten, marked redacted, not the marker.
+            await conn.execute(
+                text(
+                    "UPDATE audit_log SET message = 'rewritten', redacted_at = CURRENT_TIMESTAMP"
+                    " WHERE tenant_id = 'f' AND seq = 2"
+                )
+            )
+        unvouched = (await audit.verify("t")).chains[0]
+
+        await upgrade_async(store_url)
+        report = {c.tenant_id: c for c in (await audit.verify()).chains}
+        await downgrade_async(store_url, "0021")
+        after_downgrade = {c.tenant_id: c for c in (await audit.verify()).chains}
+    finally:
+        await engine.dispose()
+        await operator.dispose()
+    assert unvouched.broken is not None and unvouched.broken.seq == 1
+    assert report["t"].ok and (report["t"].rows, report["t"].redacted) == (4, 2)
+    broken = report["f"].broken
+    assert broken is not None and broken.seq == 2 and "no redaction record" in broken.reason
+    assert after_downgrade["t"].ok  # the records stay: they are links of the chain
 
 
 async def _insert_baseline_run(url: str) -> None:

@@ -52,7 +52,8 @@ def test_an_unknown_command_is_refused_with_usage() -> None:
 
 #: What a command's module must not import to print its help: the web framework, the SQL
 #: toolkit, the vector stores, the embedder's runtime, the Redis client, the terminal
-#: renderer (each a tenth of a second or more). Its command imports them when it runs.
+#: renderer (each a tenth of a second or more), nor `bench peer`'s LangGraph and psycopg
+#: (an optional extra). Its command imports them when it runs.
 SERVER_PARTS = (
     "fastapi",
     "starlette",
@@ -62,6 +63,9 @@ SERVER_PARTS = (
     "onnxruntime",
     "redis",
     "rich",
+    "langgraph",
+    "langchain_core",
+    "psycopg",
 )
 
 #: Every module that defines commands, and the helpers each imports.
