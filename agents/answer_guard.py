@@ -18,6 +18,7 @@ until it could be judged would cost every run its streaming to protect the rare 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -215,6 +216,14 @@ def _echoes(answer: str, failure: ToolOutcome) -> bool:
     return len(own) < OWN_WORDS and len(words) - len(own) >= len(own)
 
 
+@functools.lru_cache(maxsize=64)
+def _spans(text: str) -> frozenset[tuple[str, ...]]:
+    """Every run of `COPIED_SPAN` words of an instruction (the same system prompt comes
+    with every answer: its spans are worked out once)."""
+    told = _words(text)
+    return frozenset(tuple(told[i : i + COPIED_SPAN]) for i in range(len(told) - COPIED_SPAN + 1))
+
+
 def _copies(answer: str, instructions: Sequence[str]) -> bool:
     """Most of the answer's words lie in spans of `COPIED_SPAN` words copied from the
     instructions."""
@@ -223,8 +232,7 @@ def _copies(answer: str, instructions: Sequence[str]) -> bool:
         return False
     spans: set[tuple[str, ...]] = set()
     for text in instructions:
-        told = _words(text)
-        spans.update(tuple(told[i : i + COPIED_SPAN]) for i in range(len(told) - COPIED_SPAN + 1))
+        spans |= _spans(text)
     covered = [False] * len(words)
     for i in range(len(words) - COPIED_SPAN + 1):
         if tuple(words[i : i + COPIED_SPAN]) in spans:
