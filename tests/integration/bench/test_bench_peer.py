@@ -47,12 +47,15 @@ async def test_every_run_of_the_in_memory_phase_gets_the_whole_answer() -> None:
 async def test_every_run_of_the_postgres_phase_gets_the_whole_answer_and_is_checkpointed(
     postgres_database: str,
 ) -> None:
-    async with postgres_saver(postgres_database, 4) as (saver, server_pids):
+    # A database of its own beside the session's: LangGraph's saver makes a `checkpoints`
+    # table, and the session's database holds agentbus's own of that name.
+    url = postgres_database.rpartition("/")[0] + "/agentbus_test_bench_peer"
+    async with postgres_saver(url, 4) as (saver, server_pids):
         figures = await drive(build_graph(saver), runs=5, concurrency=2)
         assert server_pids
 
     assert figures["runs_wrong"] == 0
-    async with await psycopg.AsyncConnection.connect(postgres_database) as conn:
+    async with await psycopg.AsyncConnection.connect(url) as conn:
         found = await conn.execute("SELECT count(DISTINCT thread_id) FROM checkpoints")
         row = await found.fetchone()
     # The warm-up (5) and the runs one at a time (5), then the 5 under load: a thread each.
