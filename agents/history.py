@@ -8,7 +8,9 @@ model call per group of messages that fits the summarizer's own window, each res
 through its last message (insert-if-absent), the next group folded into it. Later turns
 start from the stored summary, so a conversation costs the same per turn however long it
 grows, and a redelivered step finds the summary its first delivery stored and folds
-nothing again.
+nothing again. Two deliveries of one step that overlap (a reclaim while the first still
+runs) fold one after the other under a per-conversation lock, so the second reads what the
+first stored and both give the model the same history.
 
 Only questions and answers are in the history: an earlier turn's tool calls and results
 never are (the answer carries what the model took from them).
@@ -16,7 +18,8 @@ never are (the answer carries what the model took from them).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -75,6 +78,7 @@ class Folding:
         max_messages: recent messages kept whole at most.
         now: the time the summarizer's prompt is dated with.
         fault: the test seam, called as ``after_summary`` once a summary is stored.
+        serialize: the lock a fold of this conversation runs under; none by default.
     """
 
     llm: LLM
@@ -84,6 +88,7 @@ class Folding:
     max_messages: int
     now: datetime
     fault: FaultPoint = no_fault
+    serialize: Callable[[], AbstractAsyncContextManager[object]] = nullcontext
 
 
 async def load(
@@ -105,6 +110,27 @@ async def load(
         fixed_tokens: the call's other parts, estimated (system prompt, tools, question).
         run_id: the run folding (recorded with a summary it writes).
     """
+    planned = await _plan(folding, owner, conversation_id, leaf, fixed_tokens)
+    if planned.fold == 0:
+        return planned.history
+    async with folding.serialize():
+        # A delivery that overlapped this one may have folded while this one waited.
+        planned = await _plan(folding, owner, conversation_id, leaf, fixed_tokens)
+        if planned.fold == 0:
+            return planned.history
+        return await _fold_history(folding, owner, conversation_id, planned, run_id)
+
+
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    history: History
+    fold: int
+
+
+async def _plan(
+    folding: Folding, owner: Scope, conversation_id: str, leaf: int, fixed_tokens: int
+) -> _Planned:
+    """The branch as stored now, and how many of its oldest messages to fold."""
     branch = await folding.summaries.branch(owner, conversation_id, leaf, limit=WALK)
     summary, messages = branch.summary, branch.messages
     budget = context_budget.history_budget(folding.window, fixed_tokens)
@@ -115,8 +141,13 @@ async def load(
         budget=budget,
         max_messages=folding.max_messages,
     )
-    if fold == 0:
-        return History(summary, messages)
+    return _Planned(History(summary, messages), fold)
+
+
+async def _fold_history(
+    folding: Folding, owner: Scope, conversation_id: str, planned: _Planned, run_id: str
+) -> History:
+    summary, messages, fold = planned.history.summary, planned.history.messages, planned.fold
     folded, kept = messages[:fold], messages[fold:]
     # Calls a redelivery skips (it finds their summaries stored): numbered apart, so the
     # step's other calls keep their budget call ids.

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from datetime import datetime
+
+from redis.exceptions import LockError
 
 from agents import context_budget, graph, history, prompts
 from agents.deps import AgentDeps, tenant_tools
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta
 from agents.sources import fan_out
 from agents.state import llm_options
-from bus import tracing
+from bus import keys, tracing
 from bus.commands import AgentTask, Command
 from bus.events import ClientEvent, Interpreted, RunStarted
 from bus.run_state import RunState
@@ -33,8 +38,13 @@ async def contextualize(
     return "".join(parts).strip() or question
 
 
+FOLD_LOCK_S = 120
+"""How long a fold holds its conversation's lock at most (a worker killed holding it), and
+how long an overlapping delivery waits for it before it folds unlocked."""
+
+
 async def _history(
-    deps: AgentDeps, command: Command, state: RunState, system: str, parent: int
+    ctx: StepContext, deps: AgentDeps, command: Command, state: RunState, system: str, parent: int
 ) -> list[ChatMessage]:
     """The branch ending at ``parent`` as the model reads it: a summary and recent turns,
     folded to fit the model's window (the last ``history_turns`` messages without a
@@ -60,12 +70,33 @@ async def _history(
         max_messages=deps.history_turns,
         now=deps.clock(),
         fault=deps.fault,
+        serialize=lambda: _fold_lock(ctx, command.tenant_id, conversation_id),
     )
     with tracing.store_span("conversation.history"):
         loaded = await history.load(
             folding, owner, conversation_id, parent, fixed_tokens=fixed, run_id=command.run_id
         )
     return loaded.chat()
+
+
+@asynccontextmanager
+async def _fold_lock(
+    ctx: StepContext, tenant_id: str, conversation_id: str
+) -> AsyncGenerator[None]:
+    """The conversation's fold lock (redis-py's token lock); waited for at most
+    ``FOLD_LOCK_S``, after which the fold goes ahead unlocked rather than fail the run."""
+    lock = ctx.redis.lock(
+        keys.conversation_fold(tenant_id, conversation_id),
+        timeout=FOLD_LOCK_S,
+        blocking_timeout=FOLD_LOCK_S,
+    )
+    held = await lock.acquire()
+    try:
+        yield
+    finally:
+        if held:
+            with contextlib.suppress(LockError):  # it expired: another fold may hold it now
+                await lock.release()
 
 
 def make_intake(deps: AgentDeps) -> Handler:
@@ -126,7 +157,7 @@ def make_intake(deps: AgentDeps) -> Handler:
             # started before them.
             await ctx.emit(started)
             events = []
-            past = await _history(deps, command, state, system, parent)
+            past = await _history(ctx, deps, command, state, system, parent)
         if past:
             options = llm_options(settings, AGENT, max_tokens=200)
             interpreted = await contextualize(deps.llm, past, state.question, options, deps.clock())

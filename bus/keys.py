@@ -148,6 +148,11 @@ def run_owner(run_id: str, shard: int) -> str:
     return f"{PREFIX}:{tag(shard)}:run:{run_id}:owner"
 
 
+def conversation_fold(tenant_id: str, conversation_id: str) -> str:
+    """The lock a fold of the conversation's older turns runs under (`agents.history`)."""
+    return f"{PREFIX}:tenant:{tenant_id}:conversation:{conversation_id}:fold"
+
+
 def tenant_settings_version(tenant_id: str) -> str:
     """A number every change of the tenant's settings increments (`bus.tenant_versions`)."""
     return f"{PREFIX}:tenant:{tenant_id}:settings-version"
