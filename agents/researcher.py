@@ -12,9 +12,10 @@ round trips a further tool request ends the run with a fixed "I don't know" answ
 when the gateway leaves calls of them to the client (``client_pending``) the run pauses at
 the ``client_tool`` gate until the client sends their results (`agents.gates`). A draft
 that is not an answer (a tool's payload or error echoed, the prompt's words, a runaway
-repetition: `agents.answer_guard`) is superseded by one sentence saying what could not be done and why. A run whose answer must be a JSON
-document (``answer_schema``) asks the model for one under that schema, and its text is
-left as the model wrote it (`Verbatim`: a ``[1]`` in a document is data, not a citation).
+repetition: `agents.answer_guard`) is superseded by one sentence saying what could not be
+done and why. A run whose answer must be a JSON document (``answer_schema``) asks the
+model for one under that schema, and its text is left as the model wrote it (`Verbatim`:
+a ``[1]`` in a document is data, not a citation).
 """
 
 from __future__ import annotations

@@ -45,8 +45,8 @@ from bus.runtime.worker import Handler
 from gateway.audit import audit_record
 from gateway.call_context import CallContext, GatewayDeps, call_context
 from gateway.chain import invoke
-from gateway.client_tools import registry_for_call
 from gateway.checks.output_size import cap_output, json_size
+from gateway.client_tools import registry_for_call
 from gateway.faults import fault
 from gateway.mcp.hub import McpHub
 from gateway.metrics import count_call

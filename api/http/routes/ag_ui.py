@@ -38,8 +38,8 @@ from pydantic import ValidationError
 from api.app import metrics
 from api.app.ask import Ask
 from api.app.auth import Principal, bearer_token
-from api.app.deps import ApiDeps
 from api.app.client_tools import Declared, client_tools, results_run
+from api.app.deps import ApiDeps
 from api.app.errors import ApiError, InvalidRequest
 from api.app.gate_actions import resume_client_tools, resume_run
 from api.app.run_follow import follow_run
