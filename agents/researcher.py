@@ -112,7 +112,12 @@ def make_researcher(deps: AgentDeps) -> Handler:
         think = state.settings.think
         cap = answer_guard.turn_tokens(think)
         options = llm_options(
-            state.settings, AGENT, think=think, response_schema=schema, max_tokens=cap
+            state.settings,
+            AGENT,
+            think=think,
+            response_schema=schema,
+            max_tokens=cap,
+            require_tool=state.settings.client_tool_required and bool(tools),
         )
         stream = deps.llm.stream(prompt, tools, options)
         async for event in stream:

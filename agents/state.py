@@ -51,6 +51,7 @@ def llm_options(
     response_schema: dict[str, Any] | None = None,
     max_tokens: int | None = None,
     temperature: float | None = None,
+    require_tool: bool = False,
 ) -> LLMOptions:
     """One agent's model call options: the agent's model (its own, else the run's)."""
     return LLMOptions(
@@ -59,6 +60,7 @@ def llm_options(
         response_schema=response_schema,
         max_tokens=max_tokens,
         temperature=temperature,
+        require_tool=require_tool,
     )
 
 

@@ -230,6 +230,10 @@ def _is_none(value: object) -> bool:
     return value is None
 
 
+def _is_false(value: object) -> bool:
+    return value is False
+
+
 class RunSettings(Frozen):
     """The settings snapshot a run was started with (tenant overlay applied)."""
 
@@ -303,6 +307,13 @@ class RunSettings(Frozen):
         exclude_if=_is_none,
         description="Tools the client declared and runs itself: the researcher is offered "
         "them, and a call of one pauses the run until the client sends its result.",
+    )
+
+    client_tool_required: bool = Field(
+        default=False,
+        exclude_if=_is_false,
+        description="The client asked for a tool call (OpenAI tool_choice required or a "
+        "named function): the researcher's turns must call a tool.",
     )
 
     def client_tool(self, name: str) -> ClientTool | None:

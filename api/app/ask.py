@@ -37,6 +37,8 @@ class Ask:
     client_tools: list[ClientTool] | None = None
     """Tools the client declared and runs itself (OpenAI ``tools``, AG-UI's): offered to the
     researcher; a call of one pauses the run for the client's result."""
+    tool_required: bool = False
+    """The client asked for a tool call (OpenAI ``tool_choice: required``)."""
     parent_message_id: int | None = None
     """The message the question follows, to branch the conversation there (an edited
     question, another answer): an answer of the conversation, or 0 for its start. None:

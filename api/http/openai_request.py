@@ -6,9 +6,10 @@ tools, and the answer's format (``response_format``).
   the gateway's; when the model calls one, the run pauses and the completion ends with
   ``tool_calls`` (``finish_reason: "tool_calls"``); the next request, whose last messages
   are the ``tool`` results, resumes the run. A tool with a server tool's name is a 400
-  ``tool_name_taken``. ``tool_choice: "none"`` offers none; ``auto``, ``required`` and a
-  named function offer them all (the model chooses: nothing forces a call). The legacy
-  ``functions`` are refused (400): use ``tools``.
+  ``tool_name_taken``. ``tool_choice: "none"`` offers none; ``auto`` offers them all;
+  ``required`` and a named function offer them all and ask the model for a call (the local
+  model's grammar then allows only calls; an OpenAI-compatible backend gets
+  ``tool_choice: required``). The legacy ``functions`` are refused (400): use ``tools``.
 * ``response_format`` ``json_object`` or ``json_schema`` makes the answer a JSON document:
   the schema goes with the run to the model (the local model's grammar, or the provider's
   structured output), and the answer is checked against it here before it is sent. One
@@ -73,6 +74,11 @@ def declared_tools(chat: ChatRequest) -> list[Declared]:
             )
         )
     return declared
+
+
+def tools_required(chat: ChatRequest) -> bool:
+    """Whether the client asked for a tool call: ``tool_choice`` ``required`` or a function."""
+    return bool(chat.tools) and (chat.tool_choice == "required" or is_object(chat.tool_choice))
 
 
 def tool_results(chat: ChatRequest) -> list[tuple[str, str]]:

@@ -68,6 +68,7 @@ from api.http.openai_request import (
     refuse_unsupported,
     tool_calls_of,
     tool_results,
+    tools_required,
 )
 from api.http.responses import CALLER, GATES, STARTING, ErrorCase, errors, inline_schema
 from api.http.routes.common import deps_of
@@ -189,8 +190,9 @@ async def chat_completions(request: Request) -> Response:
                 code="invalid_request", param="Idempotency-Key",
             )  # fmt: skip
         ask = Ask(
-            question, conversation, settings, answer_schema=schema, client_tools=tools or None
-        )
+            question, conversation, settings, answer_schema=schema, client_tools=tools or None,
+            tool_required=tools_required(chat),
+        )  # fmt: skip
         started = await deps.starter.start(who, ask, idempotency_key=idem)
         if not started.replayed:
             metrics.RUNS_STARTED.labels("openai").inc()

@@ -22,9 +22,16 @@ from tests.pyenv import installed
 OPENAI_AGENTS = Path(__file__).parents[2] / "clients" / "openai_agents"
 
 
-def typed(messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], _: LLMOptions) -> Turn:
+REQUIRED: list[bool] = []
+
+
+def typed(
+    messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
+) -> Turn:
     """A model that computes with the calculator, then gives its answer through the output
-    tool the client declared (pydantic-ai's ``final_result``)."""
+    tool the client declared (pydantic-ai's ``final_result``); it keeps whether each turn
+    was asked for a tool call."""
+    REQUIRED.append(options.require_tool)
     if messages[-1].role != "tool":
         return turn(tool_call("calculator", {"expression": "23 * 19"}))
     body = json.loads(messages[-1].content)
@@ -42,9 +49,13 @@ async def test_pydantic_ai_gets_an_int_through_its_output_tool(start_api: Any) -
     key = await api.key()
     agent = Agent(model_of(api, key), output_type=int)
 
+    REQUIRED.clear()
     result = await agent.run("What is 23 × 19?")
 
     assert result.output == 437
+    # pydantic-ai sends tool_choice "required" (only its output tool may end the run): each
+    # of the researcher's turns was asked for a call.
+    assert REQUIRED == [True, True]
 
 
 async def test_pydantic_ai_runs_its_function_tool_and_reads_the_answer(start_api: Any) -> None:

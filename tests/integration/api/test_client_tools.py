@@ -5,7 +5,7 @@ calls one, the client is sent the call, and its ``tool`` message resumes the run
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import openai
@@ -18,6 +18,8 @@ from openai.types.chat import (
 
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, text, tool_call, turn
+from bus.store import Scope
+from tests.support import wait_for
 
 WEATHER: ChatCompletionFunctionToolParam = {
     "type": "function",
@@ -100,6 +102,51 @@ async def test_a_client_tool_call_pauses_the_run_and_its_result_resumes_it(
     assert answered.id == first.id  # the same run, resumed
     assert model.offered[0][-1] == "get_weather"  # offered beside the gateway's own tools
     assert "calculator" in model.offered[0]
+
+    async def audited() -> list[tuple[str, str]]:
+        rows = await api.stores.audit.list(Scope.user("t1", "alice"), run_id=run)
+        return [(r.tool, r.status) for r in reversed(rows)]
+
+    # Both legs went through the gateway's chain, and its audit log: the call, then the result.
+    await wait_for(lambda: _has_two(audited))
+    assert await audited() == [("get_weather", "client_pending"), ("get_weather", "ok")]
+
+
+async def _has_two(rows: Callable[[], Awaitable[list[tuple[str, str]]]]) -> bool:
+    return len(await rows()) == 2
+
+
+async def test_results_must_answer_exactly_the_calls_the_run_waits_for(start_api: Any) -> None:
+    api = await start_api(ScriptedLLM(WeatherModel()))
+    key = await api.key()
+    async with client(api, key) as oai:
+        first = await oai.chat.completions.create(
+            model="agentbus", messages=QUESTION, tools=[WEATHER]
+        )
+        run = first.id.removeprefix("chatcmpl-")
+        with pytest.raises(openai.BadRequestError) as wrong:
+            await oai.chat.completions.create(
+                model="agentbus",
+                messages=[
+                    *QUESTION,
+                    {"role": "tool", "tool_call_id": f"{run}:s9c9", "content": "x"},
+                ],
+            )
+        other = await api.key(subject="bob")
+        async with client(api, other) as bob:
+            with pytest.raises(openai.NotFoundError):  # another user's run is not found
+                await bob.chat.completions.create(
+                    model="agentbus",
+                    messages=[
+                        *QUESTION,
+                        {"role": "tool", "tool_call_id": f"{run}:s2c0", "content": "x"},
+                    ],
+                )
+        paused = await api.http.get(f"/api/v1/runs/{run}", headers=api.auth(key))
+
+    assert wrong.value.status_code == 400
+    assert "no result for" in wrong.value.message and "s9c9" in wrong.value.message
+    assert paused.json()["status"] == "suspended"  # neither used the gate up
 
 
 async def test_a_streamed_completion_hands_over_the_call_and_streams_the_rest(
