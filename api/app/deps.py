@@ -66,6 +66,8 @@ class ApiDeps:
             model is given).
         erasure: erases a user's data (``DELETE /api/v1/users/{subject}``, ``/api/v1/me``).
         memories: the users' long-term memories' use cases (``/api/v1/memories``).
+        server_tools: the names of the gateway's own tools (built-ins, document search,
+            plugins): a tool a client declares may not take one.
     """
 
     settings: ApiSettings
@@ -93,3 +95,4 @@ class ApiDeps:
     summaries: SummaryStore | None = None
     erasure: Erasure | None = None
     memories: MemoryBook | None = None
+    server_tools: frozenset[str] = frozenset()
