@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Sequence
-
-from spacy.tokens import Span, Token
+from typing import TYPE_CHECKING
 
 from bus.store.facts import Triple
 from retrieval.graph.entities import entity_key
 from retrieval.graph.parse import language_of, pipeline
+
+if TYPE_CHECKING:
+    from spacy.tokens import Span, Token
 
 #: The most facts kept per chunk (a table or a list of names yields many).
 MAX_FACTS_PER_CHUNK = 32

@@ -64,7 +64,9 @@ def test_a_french_sentence_is_read_by_the_french_pipeline() -> None:
     found = triples("Claire Fabre est la directrice financière de Transvia.")
     assert [(s, o) for s, _, o in found] == [("Claire Fabre", "Transvia")]
     assert "directrice" in found[0][1]
-    assert ("Le", "projet", "Faucon") not in triples("Le projet Faucon est dirigé par Marie Dupont.")
+    assert ("Le", "projet", "Faucon") not in triples(
+        "Le projet Faucon est dirigé par Marie Dupont."
+    )
 
 
 def test_no_fact_is_made_of_a_sentence_opener_a_connector_or_a_pronoun() -> None:
