@@ -193,6 +193,19 @@ def _light_object(predicate: Token) -> Token | None:
     return None
 
 
+def _generic(token: Token) -> bool:
+    """Is ``token`` quantified ("every project", "chaque équipe")? Its determiner is then
+    neither an article, a demonstrative, a possessive nor a number, by its morphology: a
+    sentence about every project states no fact about a particular one. (Subjects only:
+    "meets every Tuesday" is a fact.)"""
+    for det in token.children:
+        if det.dep_ == "det" and not det.like_num:
+            features = det.morph.to_dict()
+            if "PronType" not in features and "Poss" not in features:
+                return True
+    return False
+
+
 def _end(token: Token) -> bool:
     """Can ``token`` head an end of a fact (not a pronoun, not a bare function word)?"""
     return token.pos_ in {"PROPN", "NOUN", "NUM", "X", "SYM"} or token.like_num
@@ -210,7 +223,7 @@ def _kind(text: str) -> str:
 
 
 def _predicate_facts(predicate: Token, previous: Token | None) -> Iterable[Triple]:
-    who = [s for s in subjects(predicate, previous) if _end(s)]
+    who = [s for s in subjects(predicate, previous) if _end(s) and not _generic(s)]
     if not who:
         return
     verb = _verb_phrase(predicate)
