@@ -14,6 +14,8 @@ the user's own clause, in their words: never half-translated.
 
 from __future__ import annotations
 
+import re
+
 from agents.memory_rules.languages import canonical_language
 from agents.memory_rules.lexicon import Lexicon
 from agents.memory_rules.reading import lemma
@@ -21,6 +23,8 @@ from agents.memory_rules.statement import MAX_VALUE_CHARS
 from agents.memory_rules.third_person import third_person
 from agents.memory.ports import Statement
 
+#: The speaker as the object of "call me", "appelle-moi", "nenn mich".
+_ME = frozenset(["me", "moi", "mich"])
 #: How far after its subject a clause's verb may stand ("I mostly work remotely").
 _VERB_REACH = 3
 
@@ -105,6 +109,8 @@ def read(clause: str, clause_words: list[str], lex: Lexicon, lang: str, question
         spoken := next((c for w in clause_words if (c := canonical_language(w))), None)
     ):
         return Statement("language", f"Answer the user in {spoken.capitalize()}.")
+    if any(b in lex.called and nxt in _ME for b, nxt in zip(lem, low[1:], strict=False)):
+        return Statement("name", _render(clause, clause_words, lang))  # "call me Ana"
     at = _speaker(low, lem, lex, lang)
     if at is None:
         if any(w in lex.mine for w in low):
@@ -114,4 +120,10 @@ def read(clause: str, clause_words: list[str], lex: Lexicon, lang: str, question
             return Statement("answer_style", _render(clause, clause_words, lang))
         return None
     topic = _topic(lem, low, at, lex)
-    return Statement(topic, _render(clause, clause_words, lang)) if topic else None
+    if topic is None:
+        return None
+    if at > 0 and low[at - 1] in lex.me:  # from the speaker on ("Remember that I ...")
+        subject = re.search(rf"\b{re.escape(clause_words[at - 1])}\b", clause)
+        clause = clause[subject.start() :] if subject else clause
+        clause_words = clause_words[at - 1 :]
+    return Statement(topic, _render(clause, clause_words, lang))

@@ -19,7 +19,11 @@ from agents.memory_rules.lexicon import LEXICONS
 #: The languages the rules read; anything else is read as English.
 LANGS = ("en", "pt", "es", "fr", "de")
 _SENTENCES = re.compile(r"(?<=[.!?;:\n])\s+|\n+")
-_CLAUSES = re.compile(r"\s*[,;(]\s*|\s+(?:but|mas|pero|mais|aber|sondern)\s+", re.I)
+_CLAUSES = re.compile(
+    r"\s*[,;(]\s*|\s+(?:but|mas|pero|mais|aber|sondern)\s+"
+    r"|\s+(?:and|e|y|et|und)\s+(?=(?:please|por favor|bitte|s'il)\b)",
+    re.I,
+)
 _WORD = re.compile(r"[^\W_]+(?:[-+/.'][^\W_]+)*|[^\w\s]")
 _EN = (
     (re.compile(r"n't\b", re.I), " not"),
