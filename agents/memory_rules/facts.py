@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import re
 
+from agents.memory.ports import Statement
 from agents.memory_rules.languages import canonical_language
 from agents.memory_rules.lexicon import Lexicon
 from agents.memory_rules.reading import lemma
 from agents.memory_rules.statement import MAX_VALUE_CHARS
 from agents.memory_rules.third_person import third_person
-from agents.memory.ports import Statement
 
 #: The speaker as the object of "call me", "appelle-moi", "nenn mich".
 _ME = frozenset(["me", "moi", "mich"])
@@ -97,7 +97,9 @@ def _mine(lem: list[str], low: list[str], lex: Lexicon) -> str | None:
     return None
 
 
-def read(clause: str, clause_words: list[str], lex: Lexicon, lang: str, question: bool) -> Statement | None:
+def read(
+    clause: str, clause_words: list[str], lex: Lexicon, lang: str, question: bool
+) -> Statement | None:
     """The fact a clause states about its user, if it states one."""
     if not clause_words or question:
         return None

@@ -13,16 +13,32 @@ import re
 
 from agents.memory_rules.lexicon import LEXICONS
 
-_FIRST_PERSON = frozenset(
-    w for lex in LEXICONS.values() for w in lex.me | lex.mine
-) | frozenset("me mine minha minhas meus mis moi mes mich mir meinen meinem meiner".split())
+_FIRST_PERSON = frozenset(w for lex in LEXICONS.values() for w in lex.me | lex.mine) | frozenset(
+    [
+        "me",
+        "mine",
+        "minha",
+        "minhas",
+        "meus",
+        "mis",
+        "moi",
+        "mes",
+        "mich",
+        "mir",
+        "meinen",
+        "meinem",
+        "meiner",
+    ]
+)
 _ANSWERS = re.compile(
     r"\b(?:answer|repl(?:y|ies)|resp[oó]n[dn]|resposta|respuesta|r[ée]pon[ds]|antwort|explain)\w*",
     re.I,
 )
 _WORD = re.compile(r"[^\W\d_]+")
 #: A Portuguese or Spanish sentence opened by a first-person verb ("Trabalho", "Soy").
-_PRO_DROP = re.compile(r"^(?:¡|ya |afinal |agora |ahora )?[^\W\d_]+(?:o|ou|oy|ei)\b(?![^.!;]*\?)", re.I)
+_PRO_DROP = re.compile(
+    r"^(?:¡|ya |afinal |agora |ahora )?[^\W\d_]+(?:o|ou|oy|ei)\b(?![^.!;]*\?)", re.I
+)
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+")
 
 

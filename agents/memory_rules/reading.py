@@ -44,7 +44,9 @@ TRANSLATE = re.compile(r"\b(?:translat|tradu|übersetz|ubersetz)\w*", re.I)
 def language(text: str) -> str:
     """The language of a text, of the five: simplemma's detector, its ties broken by the
     languages' own small words (pronouns, articles, prepositions); English when unsure."""
-    scores = [(lang, score) for lang, score in simplemma.langdetect(text, lang=LANGS) if lang in LANGS]
+    scores = [
+        (lang, score) for lang, score in simplemma.langdetect(text, lang=LANGS) if lang in LANGS
+    ]
     top = max((score for _, score in scores), default=0.0)
     if top <= 0:
         return "en"
@@ -72,7 +74,9 @@ def words(clause: str, lang: str) -> list[str]:
         for pattern, spelled in _EN:
             clause = pattern.sub(spelled, clause)
     elif lang == "fr":
-        clause = _FR_ELISION.sub(lambda m: f"{m.group(1)}e " if len(m.group(1)) == 1 else "que ", clause)
+        clause = _FR_ELISION.sub(
+            lambda m: f"{m.group(1)}e " if len(m.group(1)) == 1 else "que ", clause
+        )
     if lang in ("pt", "es", "fr"):
         clause = _CLITIC.sub(" ", clause)
     return _WORD.findall(clause)

@@ -7,8 +7,13 @@ import re
 
 from agents.memory_rules.reading import lemma
 
-_PRONOUNS = {"i": "the user", "me": "the user", "my": "the user's", "myself": "themselves",
-             "mine": "the user's"}
+_PRONOUNS = {
+    "i": "the user",
+    "me": "the user",
+    "my": "the user's",
+    "myself": "themselves",
+    "mine": "the user's",
+}
 _FINITE = {"am": "is", "was": "was", "have": "has", "do": "does"}
 _ADVERB = re.compile(r"(?:ly|now|just|also|still|only|actually|currently|mostly|usually|always)$")
 _SPACE_BEFORE = re.compile(r"\s+([.,;:!?%)])")

@@ -20,9 +20,9 @@ from agents.intake import make_intake
 from agents.llm.budgeted import BudgetedLLM
 from agents.llm.observed import ObservedLLM
 from agents.llm.ports import LLM
-from agents.planner import make_planner
 from agents.memory.choose import memory_extractor
 from agents.memory.ports import MemoryExtractor
+from agents.planner import make_planner
 from agents.remember import make_memory
 from agents.researcher import make_researcher
 from agents.settings import AgentSettings

@@ -30,6 +30,7 @@ from agents.memory.model import ModelMemory
 from agents.memory.ports import MemoryExtractor, Statement
 from agents.memory.rules import RulesMemory
 from agents.memory_rules import worth_remembering
+from api.evals.answer_runs import host_figures
 from api.evals.memory_set import (
     Half,
     MemoryCase,
@@ -39,7 +40,6 @@ from api.evals.memory_set import (
     load_memory_set,
     summarize,
 )
-from api.evals.answer_runs import host_figures
 from api.evals.system import load_local
 
 RULES = "rules"
@@ -55,8 +55,12 @@ def reference_model(memory_set: MemorySet) -> ScriptedLLM:
         said = messages[-1].content.removeprefix("Message: ")
         case = next((c for c in memory_set.statements if c.text == said), None)
         facts = [
-            {"about": "user", "mode": "states", "topic": "other",
-             "fact": "The user: " + ", ".join(t.split("|")[0] for t in f)}
+            {
+                "about": "user",
+                "mode": "states",
+                "topic": "other",
+                "fact": "The user: " + ", ".join(t.split("|")[0] for t in f),
+            }
             for f in (case.facts if case else [])
         ]
         return turn(text(json.dumps({"facts": facts})))

@@ -87,7 +87,9 @@ class MemoryOutcome:
     seconds: float
 
 
-def judge(case: MemoryCase, stored: Sequence[Statement], final: Sequence[Statement], seconds: float) -> MemoryOutcome:
+def judge(
+    case: MemoryCase, stored: Sequence[Statement], final: Sequence[Statement], seconds: float
+) -> MemoryOutcome:
     """Score what was stored from a statement (``final``: the memory after it, for a
     correction's ``gone`` words)."""
     right = [s for s in stored if any(matches(s.text, f) for f in case.facts)]

@@ -19,7 +19,9 @@ from agents.memory.ports import MemoryExtractor, Statement
 from agents.memory.rules import RulesMemory
 
 
-def fact(fact: str, topic: str = "home", about: str = "user", mode: str = "states") -> dict[str, str]:
+def fact(
+    fact: str, topic: str = "home", about: str = "user", mode: str = "states"
+) -> dict[str, str]:
     return {"about": about, "mode": mode, "topic": topic, "fact": fact}
 
 

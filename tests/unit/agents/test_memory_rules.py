@@ -57,7 +57,12 @@ def test_other_languages_keep_the_users_own_words_never_half_translated(
 
 @pytest.mark.parametrize(
     "question",
-    ["Responde em inglês.", "Respóndeme en francés.", "Réponds-moi en allemand.", "Antworte auf Englisch."],
+    [
+        "Responde em inglês.",
+        "Respóndeme en francés.",
+        "Réponds-moi en allemand.",
+        "Antworte auf Englisch.",
+    ],
 )
 def test_the_answer_language_is_kept_by_its_english_name(question: str) -> None:
     [statement] = extract(question)
