@@ -13,22 +13,10 @@ import re
 
 from agents.memory_rules.lexicon import LEXICONS
 
+#: Object pronouns and the possessives' other forms, beside each lexicon's own.
+_ALSO_MINE = "me mine minha minhas meus mis moi mes mich mir meinen meinem meiner"
 _FIRST_PERSON = frozenset(w for lex in LEXICONS.values() for w in lex.me | lex.mine) | frozenset(
-    [
-        "me",
-        "mine",
-        "minha",
-        "minhas",
-        "meus",
-        "mis",
-        "moi",
-        "mes",
-        "mich",
-        "mir",
-        "meinen",
-        "meinem",
-        "meiner",
-    ]
+    _ALSO_MINE.split()
 )
 _ANSWERS = re.compile(
     r"\b(?:answer|repl(?:y|ies)|resp[oó]n[dn]|resposta|respuesta|r[ée]pon[ds]|antwort|explain)\w*",
