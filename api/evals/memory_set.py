@@ -6,7 +6,9 @@ Spanish, French and German, each of a kind: ``self`` (the user states facts abou
 themselves), ``correction`` (a new fact replacing an ``earlier`` one, whose words must be
 ``gone`` afterwards), and the negatives: ``request``, ``question``, ``hypothetical``,
 ``third_party``, ``negation``, ``quoted``. An expected fact is a list of words that must all
-appear in one stored fact ("a|b": either), compared without case or accents. Every
+appear in one stored fact ("a|b": either), compared without case or accents; a stored fact
+that names what neither the statement nor its expected facts name (an invented place) is
+wrong. Every
 statement belongs to a half: ``dev`` (what the rules and the prompt were written against)
 or ``test`` (only run).
 """
@@ -72,6 +74,21 @@ def matches(stored: str, expected: Sequence[str]) -> bool:
     return all(_has(stored, term) for term in expected)
 
 
+_NAME = re.compile(r"(?<=\s)[A-ZÀ-Ý][\w-]*")
+
+
+def invented(stored: str, case: MemoryCase) -> list[str]:
+    """The names a stored fact gives that neither the statement nor its expected facts hold
+    ("works at Siemens's headquarters in Munich" from "I work at Siemens")."""
+    said = fold(f"{case.earlier or ''} {case.text}")
+    terms = [fold(alt) for f in case.facts for term in f for alt in term.split("|")]
+    return [
+        name
+        for name in _NAME.findall(stored)
+        if fold(name).strip("'s") not in said and not any(fold(name).startswith(t) for t in terms)
+    ]
+
+
 @dataclass(frozen=True, slots=True)
 class MemoryOutcome:
     """What an extractor kept of one statement, judged."""
@@ -92,7 +109,11 @@ def judge(
 ) -> MemoryOutcome:
     """Score what was stored from a statement (``final``: the memory after it, for a
     correction's ``gone`` words)."""
-    right = [s for s in stored if any(matches(s.text, f) for f in case.facts)]
+    right = [
+        s
+        for s in stored
+        if any(matches(s.text, f) for f in case.facts) and not invented(s.text, case)
+    ]
     wrong = len(stored) - len(right)
     kept: bool | None = None
     if case.facts:
