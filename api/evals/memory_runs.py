@@ -13,6 +13,7 @@ and the local models, through the model extractor with the rules as its fallback
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import time
 from collections.abc import Sequence
@@ -68,6 +69,15 @@ def reference_model(memory_set: MemorySet) -> ScriptedLLM:
     return ScriptedLLM(play, name=SCRIPTED)
 
 
+def in_turn(cases: Sequence[MemoryCase]) -> list[MemoryCase]:
+    """The statements with the languages in turn, so a run stopped early has each language."""
+    by_lang: dict[str, list[MemoryCase]] = {}
+    for case in cases:
+        by_lang.setdefault(case.lang, []).append(case)
+    rounds = itertools.zip_longest(*by_lang.values())
+    return [case for round_ in rounds for case in round_ if case is not None]
+
+
 async def _read(extractor: MemoryExtractor, said: str) -> list[Statement]:
     return await extractor.extract(said) if worth_remembering(said) else []
 
@@ -102,7 +112,7 @@ async def evaluate_memory(
         except LLMError as e:
             return {"extractor": name, "error": e.code, "message": e.message, "hint": e.hint}
         extractor = ModelMemory(llm, RulesMemory())
-    cases = [c for c in memory_set.statements if half is None or c.half == half]
+    cases = in_turn([c for c in memory_set.statements if half is None or c.half == half])
     outcomes: list[MemoryOutcome] = []
     wall = time.perf_counter()
     try:
