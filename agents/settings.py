@@ -50,8 +50,8 @@ class AgentSettings(EnvSettings):
         default="auto",
         description="How the memory step reads what users say about themselves: model (the "
         "chat model under a JSON schema, the rules as its fallback) | rules (lemmas, no "
-        "model) | auto (the model where docs/evals.md measured it better: an OpenAI-"
-        "compatible endpoint, the local 1.5B; else the rules).",
+        "model) | auto (the model for an OpenAI-compatible endpoint and for a local model "
+        "docs/evals.md measured better than the rules; else the rules).",
     )
     llm_threads: int | None = Field(
         default=None,

@@ -1,9 +1,10 @@
 """Which memory extractor a deployment gets (``AGENTBUS_MEMORY_EXTRACTOR``).
 
-``auto`` (the default) takes the model where the memory eval measured it better than the
-rules on the set's test half (docs/evals.md): an OpenAI-compatible endpoint (a model of that
-class or stronger) and the local models in `MODEL_BETTER`. The scripted model understands
-nothing, so it gets the rules, as does a local model measured worse than them.
+``auto`` (the default) takes the model for an OpenAI-compatible endpoint (the models served
+that way are of a class above the local ones; not measured here) and for the local models
+`MODEL_BETTER` marks, those the memory eval measured better than the rules on the set's
+test half (docs/evals.md); the rules otherwise. The scripted model understands nothing, so
+it gets the rules.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from agents.memory.rules import RulesMemory
 
 Choice = Literal["auto", "model", "rules"]
 #: The local models whose memory beat the rules' on the test half (docs/evals.md).
-MODEL_BETTER: dict[str, bool] = {"qwen2.5-coder-1.5b": True, "qwen2.5-coder-0.5b": False}
+MODEL_BETTER: dict[str, bool] = {"qwen2.5-coder-1.5b": False, "qwen2.5-coder-0.5b": False}
 
 
 def model_is_better(adapter: str, local_model: str) -> bool:

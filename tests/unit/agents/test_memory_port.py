@@ -105,7 +105,7 @@ def test_a_reply_that_is_not_the_schema_is_unreadable() -> None:
     [
         ("auto", "scripted", "qwen2.5-coder-0.5b", "rules"),
         ("auto", "openai", "qwen2.5-coder-0.5b", "model"),
-        ("auto", "local", "qwen2.5-coder-1.5b", "model"),
+        ("auto", "local", "qwen2.5-coder-1.5b", "rules"),
         ("auto", "local", "qwen2.5-coder-0.5b", "rules"),
         ("model", "scripted", "qwen2.5-coder-0.5b", "model"),
         ("rules", "openai", "qwen2.5-coder-0.5b", "rules"),
