@@ -175,7 +175,7 @@ LEXICONS: dict[str, Lexicon] = {
         use=_w("benutzen verwenden nutzen"),
         lead=_w("leiten führen"),
         prefer=_w("bevorzugen mögen"),
-        called=_w("heißen"),
+        called=_w("heißen heiße"),
         answer=_w("antworten antwort schreiben sprechen"),
         keys={
             "name": "name",
