@@ -1,8 +1,10 @@
 """The memory role: after a run is done, remember what its question said about the user.
 
 The finalizer of a run whose tenant has memory on sends the memory role one
-`MemoryTask`: the user's own question, with where it was asked. The rules of
-`agents.memory_rules` take its first-person statements; each leaves the step as a ledger
+`MemoryTask`: the user's own question, with where it was asked (only when the cheap first
+pass, `agents.memory_rules.worth_remembering`, finds it may say something about its user).
+The memory extractor (`agents.memory`: the model under a JSON schema, or the rules) reads
+what the user states about themselves; each fact leaves the step as a ledger
 record (`bus.ledger`) committed with the step, so a worker killed mid-step and redelivered
 writes nothing twice, and the recorder writes it to the store (`make_memory_applier`,
 idempotent by the record's key). Nothing else of the run (documents, tool results, the
@@ -19,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agents.deps import FaultPoint, no_fault
-from agents.memory_rules import extract
+from agents.memory.ports import MemoryExtractor, Statement
 from bus.commands import Command, MemoryTask
 from bus.ledger import LedgerRecord
 from bus.runtime.context import StepContext, StepResult
@@ -34,7 +36,9 @@ MEMORY_KIND = "memory"
 TenantSettings = Callable[[str], Awaitable[Mapping[str, Any]]]
 
 
-def memory_records(command: Command, task: MemoryTask) -> list[LedgerRecord]:
+def memory_records(
+    command: Command, task: MemoryTask, statements: Sequence[Statement]
+) -> list[LedgerRecord]:
     """One ledger record per statement the question makes about its user."""
     return [
         LedgerRecord(
@@ -51,7 +55,7 @@ def memory_records(command: Command, task: MemoryTask) -> list[LedgerRecord]:
                 "said_at": task.said_at,
             },
         )
-        for i, s in enumerate(extract(task.question))
+        for i, s in enumerate(statements)
     ]
 
 
@@ -63,11 +67,15 @@ async def memory_on(tenant_settings: TenantSettings | None, tenant_id: str) -> b
 
 
 def make_memory(
-    tenant_settings: TenantSettings | None = None, *, fault: FaultPoint = no_fault
+    extractor: MemoryExtractor,
+    tenant_settings: TenantSettings | None = None,
+    *,
+    fault: FaultPoint = no_fault,
 ) -> Handler:
-    """The memory role's handler; with ``tenant_settings``, a tenant that turned memory off
-    since the run started gets nothing remembered. ``fault`` is the test seam, called as
-    ``memory_before_commit`` with the step's records made."""
+    """The memory role's handler, reading questions with ``extractor``; with
+    ``tenant_settings``, a tenant that turned memory off since the run started gets nothing
+    remembered. ``fault`` is the test seam, called as ``memory_before_commit`` with the
+    step's records made."""
 
     async def handle(ctx: StepContext, command: Command) -> StepResult:
         task = command.payload
@@ -75,7 +83,7 @@ def make_memory(
             raise TypeError(f"the memory role got a {task.kind} payload")
         if not await memory_on(tenant_settings, command.tenant_id):
             return StepResult()
-        records = memory_records(command, task)
+        records = memory_records(command, task, await extractor.extract(task.question))
         fault("memory_before_commit")  # tests only: die with the records uncommitted
         return StepResult(records=records)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -279,3 +279,39 @@ def eval_citations(
         typer.echo(line + " beyond removing an invented citation" + missed)
     if changed:
         raise typer.Exit(1)
+
+
+@app.command("memory")
+@run_async
+async def eval_memory(
+    extractor: Annotated[
+        list[str] | None,
+        typer.Option(
+            help=f"rules, {SCRIPTED} (the reference: the set's own facts) or a local model "
+            f"({', '.join(LOCAL_MODELS)}), repeatable. Default: all of them."
+        ),
+    ] = None,
+    half: Annotated[
+        str,
+        typer.Option(
+            help="test (only run; the figures docs give), dev (what the rules and the prompt "
+            "were written against) or all."
+        ),
+    ] = "test",
+    progress: Annotated[
+        bool, typer.Option("--progress", help="Each statement's facts as it is read.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON line per extractor (with each outcome).")
+    ] = False,
+) -> None:
+    """Memory extraction on the shipped statements (five languages, with requests,
+    questions, hypotheticals, third parties, negations and corrections): statements kept
+    right of those that should be kept, stored facts that are right, and facts stored from
+    a request or a question, per extractor."""
+    from api.evals.memory_runs import eval_memory as run
+
+    halves: dict[str, Literal["dev", "test"] | None] = {"dev": "dev", "test": "test", "all": None}
+    if half not in halves:
+        raise typer.BadParameter(f"unknown half {half!r}; choose dev, test or all")
+    await run(extractor, halves[half], as_json=as_json, progress=progress)

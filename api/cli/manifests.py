@@ -42,8 +42,9 @@ ROLES: dict[Role, RoleShape] = {
     Role.CRITIC: RoleShape(8),
     Role.VERIFIER: RoleShape(8),
     Role.FINALIZER: RoleShape(16),
-    # Rules, no model: one small replica keeps up with many finalizers.
-    Role.MEMORY: RoleShape(16, max_replicas=4, memory="256Mi"),
+    # A model call per statement (the model's own memory when it is local); the rules, its
+    # fallback, load five languages' lemma dictionaries (~330 MB).
+    Role.MEMORY: RoleShape(16, max_replicas=4, memory="512Mi"),
     # Audit rows append in batches under a per-tenant chain lock: one replica is plenty.
     Role.RECORDER: RoleShape(None, max_replicas=1),
 }

@@ -21,6 +21,8 @@ from agents.intake import make_intake
 from agents.llm.budgeted import BudgetedLLM
 from agents.llm.observed import ObservedLLM
 from agents.llm.ports import LLM
+from agents.memory.choose import memory_extractor
+from agents.memory.ports import MemoryExtractor
 from agents.planner import make_planner
 from agents.remember import make_memory
 from agents.researcher import make_researcher
@@ -238,6 +240,16 @@ class Roles:
         if self._graph is not None:
             self.sources = {GRAPH: graph_source(self._graph), **self.sources}
 
+    def _memory_extractor(self) -> MemoryExtractor:
+        """The memory step's extractor; its model call is not metered (the run has ended)."""
+        if self.llm is None:
+            self.llm = make_llm(self.settings.agents)
+        llm = self.llm.inner if isinstance(self.llm, BudgetedLLM) else self.llm
+        agents = self.settings.agents
+        return memory_extractor(
+            agents.memory_extractor, llm, adapter=agents.llm, local_model=agents.llm_local_model
+        )
+
     def _agent_deps(self) -> AgentDeps:
         if self.llm is None:
             self.llm = make_llm(self.settings.agents)
@@ -344,7 +356,9 @@ class Roles:
             case Role.FINALIZER:
                 return make_finalizer(self._agent_deps())
             case Role.MEMORY:
-                return make_memory(self.tenant_policies().settings_of, fault=fault)
+                return make_memory(
+                    self._memory_extractor(), self.tenant_policies().settings_of, fault=fault
+                )
             case Role.GATEWAY:
                 # Audit rows leave with each step's commit; the recorder appends them.
                 tools = self._gateway_deps()
