@@ -37,9 +37,12 @@ node-clients:
 	  cd tests/clients/a2a_js && npm ci --no-audit --no-fund --cache ../../../.tools/npm-cache; \
 	else echo "npm is missing: the A2A JavaScript client test will be skipped" >&2; fi
 
-# The full suite, with each package's coverage reported at the end.
+# The full suite, with each package's coverage reported at the end, spread over the cores
+# (pytest-xdist): each worker has its own Redis database, ports, Postgres database and
+# folders (tests/workers.py). TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= auto
 test: install services browser sandbox node-clients
-	.venv/bin/pytest --cov --cov-report=term:skip-covered
+	.venv/bin/pytest -n $(TEST_WORKERS) --dist loadgroup --cov --cov-report=term:skip-covered
 
 # The fuzzers of tests/fuzz for long: schemathesis over the OpenAPI document (150 s per
 # caller), hypothesis over websocket frames and runs.questions (1,000 examples each).

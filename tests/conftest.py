@@ -17,8 +17,12 @@ from redis.exceptions import RedisError
 
 from agents.llm.weights import QWEN25_CODER_05B, ensure_weights
 from api.compose.settings import AppSettings
+from tests.workers import worker_redis_url
 
-TEST_REDIS_URL = os.environ.get("AGENTBUS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
+#: This worker's Redis database (``tests/workers.py``): the variable's own without xdist.
+TEST_REDIS_URL = worker_redis_url(
+    os.environ.get("AGENTBUS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
+)
 
 
 @pytest.fixture
