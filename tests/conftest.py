@@ -96,13 +96,26 @@ def missing_local_extra() -> str | None:
     return None
 
 
+def models_cache() -> Path:
+    """Where the tests keep the joined weights (``AGENTBUS_TEST_MODELS`` or the user's cache)."""
+    given = os.environ.get("AGENTBUS_TEST_MODELS")
+    if given:
+        return Path(given)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agentbus" / "models"
+
+
 @pytest.fixture(scope="session")
-def local_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A cache folder holding the joined, checksum-verified weights (skips without them)."""
+def local_model_dir() -> Path:
+    """A cache folder holding the joined, checksum-verified weights (skips without them).
+
+    Kept between sessions and shared by xdist's workers (``ensure_weights`` joins under a
+    file lock and trusts a file whose marker matches): a run joins the 0.5 GB once, not
+    once per worker and session.
+    """
     reason = missing_local_extra()
     if reason:
         pytest.skip(reason)
-    folder = tmp_path_factory.mktemp("models")
+    folder = models_cache()
     ensure_weights(folder)
     return folder
 
