@@ -31,10 +31,16 @@ sandbox:
 	bash .ci/sandbox
 
 # The official A2A JavaScript SDK a test drives (tests/clients/a2a_js, from its lock file;
-# npm's cache under .tools). Without node the test is skipped, saying so.
-node-clients:
+# npm's cache under .tools). Without node the test is skipped, saying so. Installed again
+# only when the lock file changes: `npm ci` first deletes node_modules, which a test
+# running from this checkout at that moment would be using.
+A2A_JS := tests/clients/a2a_js
+node-clients: $(A2A_JS)/node_modules/.package-lock.json
+
+$(A2A_JS)/node_modules/.package-lock.json: $(A2A_JS)/package.json $(A2A_JS)/package-lock.json
 	@if command -v npm >/dev/null; then \
-	  cd tests/clients/a2a_js && npm ci --no-audit --no-fund --cache ../../../.tools/npm-cache; \
+	  cd $(A2A_JS) && npm ci --no-audit --no-fund --cache ../../../.tools/npm-cache \
+	  && touch node_modules/.package-lock.json; \
 	else echo "npm is missing: the A2A JavaScript client test will be skipped" >&2; fi
 
 # The full suite, with each package's coverage reported at the end, spread over the cores
