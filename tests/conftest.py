@@ -124,6 +124,8 @@ def local_model_dir() -> Path:
 CONNECTED_TIERS = ("integration", "e2e")
 #: A test parameter that names a real server, and the marker it brings.
 SERVER_PARAMS = {"real": "connected", "postgres": "postgres"}
+#: A fixture that brings a marker to every test that uses it.
+FIXTURE_MARKERS = {"local_model_dir": "slow"}
 
 
 def markers_of(item: pytest.Item) -> set[str]:
@@ -131,7 +133,8 @@ def markers_of(item: pytest.Item) -> set[str]:
 
     Everything under ``tests/integration`` and ``tests/e2e`` is ``connected``, under
     ``tests/integration/cluster`` also ``cluster``; a ``real`` (Redis) parameter is
-    ``connected`` and a ``postgres`` parameter ``postgres``, wherever they are.
+    ``connected`` and a ``postgres`` parameter ``postgres``, wherever they are; a test that
+    loads the local model (``local_model_dir``) is ``slow``.
     """
     found: set[str] = set()
     here = Path(__file__).parent
@@ -141,6 +144,8 @@ def markers_of(item: pytest.Item) -> set[str]:
             found.add("connected")
         if folders[:2] == ("integration", "cluster"):
             found.add("cluster")
+    fixtures: list[str] = getattr(item, "fixturenames", [])
+    found.update(marker for name, marker in FIXTURE_MARKERS.items() if name in fixtures)
     callspec = getattr(item, "callspec", None)
     for value in callspec.params.values() if callspec is not None else ():
         if isinstance(value, str) and value in SERVER_PARAMS:
