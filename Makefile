@@ -45,10 +45,12 @@ $(A2A_JS)/node_modules/.package-lock.json: $(A2A_JS)/package.json $(A2A_JS)/pack
 
 # The full suite, with each package's coverage reported at the end, spread over the cores
 # (pytest-xdist): each worker has its own Redis database, ports, Postgres database and
-# folders (tests/workers.py). TEST_WORKERS=0 runs it in one process.
+# folders (tests/workers.py). TEST_WORKERS=0 runs it in one process. Tests are dealt one by
+# one (a module's fixture may be set up on each worker): xdist 3.8's --dist loadgroup
+# renames item._nodeid, which pytest 9.2 no longer reads, so its groups have no effect.
 TEST_WORKERS ?= auto
 test: install services browser sandbox node-clients
-	.venv/bin/pytest -n $(TEST_WORKERS) --dist loadgroup --cov --cov-report=term:skip-covered
+	.venv/bin/pytest -n $(TEST_WORKERS) --dist load --cov --cov-report=term:skip-covered
 
 # The fuzzers of tests/fuzz for long: schemathesis over the OpenAPI document (150 s per
 # caller), hypothesis over websocket frames and runs.questions (1,000 examples each).
