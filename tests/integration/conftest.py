@@ -9,6 +9,10 @@ BYPASSRLS (a superuser bypasses row-level security, so testing as one would prov
 It runs the migrations too, so it owns the tables, as an app's role does in a deployment;
 the policies are FORCEd, so the owner is bound by them as well. Tests that must look past
 row-level security use the superuser DSN (``postgres_database``).
+
+A test that needs the migrated schema with no rows takes ``postgres_migrated_url``: the
+session migrates once, and later tests get the same tables emptied (milliseconds, where
+migrating from nothing takes seconds), unless a test left the schema otherwise.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from typing import TypeVar
 
 import asyncpg
 import pytest
+
+from bus.store import upgrade_async
 
 PG_ADMIN_DSN = os.environ.get(
     "AGENTBUS_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test"
@@ -123,3 +129,76 @@ def postgres_app_url(postgres_database: str, postgres_app_role: str) -> str:
         )
     )
     return as_asyncpg(postgres_database, role)
+
+
+#: A schema's shape, one text: columns, indexes, policies, owners, grants, sequences and
+#: the alembic revision. Equal texts mean an emptied schema is as good as a migrated one.
+SCHEMA_SHAPE = """
+SELECT md5(coalesce(string_agg(part, E'\\n' ORDER BY part), '')) FROM (
+  SELECT format('column %s.%s %s %s %s', table_name, column_name, data_type, is_nullable,
+                column_default) AS part
+    FROM information_schema.columns WHERE table_schema = 'public'
+  UNION ALL SELECT format('index %s', indexdef) FROM pg_indexes WHERE schemaname = 'public'
+  UNION ALL SELECT format('policy %s.%s %s %s %s', tablename, policyname, cmd, qual, with_check)
+    FROM pg_policies WHERE schemaname = 'public'
+  UNION ALL SELECT format('relation %s %s %s %s %s %s', relname, relkind, relowner::regrole,
+                          relrowsecurity, relforcerowsecurity, relacl)
+    FROM pg_class WHERE relnamespace = 'public'::regnamespace
+  UNION ALL SELECT format('constraint %s %s', conname, pg_get_constraintdef(oid))
+    FROM pg_constraint WHERE connamespace = 'public'::regnamespace
+  UNION ALL SELECT format('function %s', proname) FROM pg_proc
+    WHERE pronamespace = 'public'::regnamespace
+  UNION ALL SELECT format('revision %s', version_num) FROM alembic_version
+) AS shape
+"""
+#: Each database's shape right after it was migrated to head (by ``postgres_migrated_url``).
+_MIGRATED: dict[str, str] = {}
+
+
+async def _schema_shape(conn: asyncpg.Connection) -> str | None:
+    try:
+        return await conn.fetchval(SCHEMA_SHAPE)
+    except asyncpg.UndefinedTableError:  # no alembic_version: not migrated
+        return None
+
+
+async def _empty_tables(conn: asyncpg.Connection) -> None:
+    """Delete every row but the revision, foreign keys unchecked (a superuser connection:
+    row-level security does not hide rows from it), and restart every sequence."""
+    tables = await conn.fetch(
+        "SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
+        "AND tablename <> 'alembic_version'"
+    )
+    async with conn.transaction():
+        await conn.execute("SET LOCAL session_replication_role = replica")
+        for (table,) in tables:
+            await conn.execute(f'DELETE FROM public."{table}"')
+        await conn.execute(
+            "SELECT setval(s.seqrelid, s.seqstart, false) FROM pg_sequence s "
+            "JOIN pg_class c ON c.oid = s.seqrelid WHERE c.relnamespace = 'public'::regnamespace"
+        )
+
+
+async def _migrated_and_empty(database: str, role: str) -> None:
+    conn = await asyncpg.connect(database, timeout=5)
+    try:
+        shape = await _schema_shape(conn)
+        if shape is not None and shape == _MIGRATED.get(database):
+            await _empty_tables(conn)
+            return
+        await conn.execute("DROP SCHEMA public CASCADE")
+        await conn.execute("CREATE SCHEMA public")
+        await conn.execute(f"GRANT ALL ON SCHEMA public TO {role}")
+        await upgrade_async(as_asyncpg(database, role))  # as the app role, as a deployment does
+        migrated = await _schema_shape(conn)
+        assert migrated is not None
+        _MIGRATED[database] = migrated
+    finally:
+        await conn.close()
+
+
+@pytest.fixture
+def postgres_migrated_url(postgres_database: str, postgres_app_role: str) -> str:
+    """An asyncpg URL, as the app role, of a schema migrated to head with no rows in it."""
+    run_in_thread(lambda: _migrated_and_empty(postgres_database, postgres_app_role))
+    return as_asyncpg(postgres_database, postgres_app_role)

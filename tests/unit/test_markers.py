@@ -13,9 +13,10 @@ from tests.conftest import markers_of
 TESTS = Path(__file__).parents[1]
 
 
-def _item(path: Path, params: dict[str, object]) -> pytest.Item:
+def _item(path: Path, params: dict[str, object], fixtures: tuple[str, ...] = ()) -> pytest.Item:
     callspec = SimpleNamespace(params=params) if params else None
-    return cast("pytest.Item", SimpleNamespace(path=path, callspec=callspec))
+    item = SimpleNamespace(path=path, callspec=callspec, fixturenames=list(fixtures))
+    return cast("pytest.Item", item)
 
 
 @pytest.mark.parametrize(
@@ -44,3 +45,9 @@ def test_a_test_is_marked_for_the_servers_its_folder_and_parameters_need(
 
 def test_a_unit_test_needs_no_server(request: pytest.FixtureRequest) -> None:
     assert not {m.name for m in request.node.iter_markers()} & {"connected", "postgres"}
+
+
+def test_a_test_that_loads_the_local_model_is_slow_wherever_it_lives() -> None:
+    item = _item(TESTS / "unit/agents/test_x.py", {}, ("tmp_path", "local_model_dir"))
+    assert markers_of(item) == {"slow"}
+    assert markers_of(_item(TESTS / "unit/agents/test_x.py", {}, ("tmp_path",))) == set()

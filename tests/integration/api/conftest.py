@@ -93,7 +93,7 @@ def store_backend(request: pytest.FixtureRequest) -> dict[str, Any]:
     """Settings overrides for each state store: SQLite, and Postgres as a role RLS binds."""
     if request.param == "sqlite":
         return {}
-    return {"database_url": request.getfixturevalue("postgres_app_url")}
+    return {"database_url": request.getfixturevalue("postgres_migrated_url")}
 
 
 class StartApi(Protocol):

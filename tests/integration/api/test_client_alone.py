@@ -57,6 +57,7 @@ def _uv() -> str:
 def _run(*args: str | Path, cwd: Path = REPO, env: dict[str, str] | None = None) -> str:
     environ = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", **(env or {})}
     environ.pop("VIRTUAL_ENV", None)
+    environ.pop("PYTEST_ADDOPTS", None)  # the outer run's options (e.g. --durations) are not its
     done = subprocess.run(
         [str(a) for a in args], cwd=cwd, env=environ, capture_output=True, text=True, timeout=300
     )

@@ -1,7 +1,8 @@
 """A real local Redis Cluster for the session (three masters, one replica each).
 
 The cluster is started once from the machine's ``redis-server`` on the ports from
-``AGENTBUS_TEST_CLUSTER_PORT`` (default 7101..7106) and stopped at the session's end. Every
+``AGENTBUS_TEST_CLUSTER_PORT`` (default 7101..7106; each xdist worker ten ports higher than
+the last) and stopped at the session's end. Every
 test gets it empty, and every client a test opens is closed (with its node connections)
 before the test ends.
 """
@@ -17,6 +18,7 @@ from redis.asyncio import Redis
 from api.bench.local_cluster import BASE_PORT, LocalCluster
 from bus.cluster import close_cluster, open_cluster
 from bus.runtime.shared_mux import close_mux
+from tests.workers import worker_port
 
 
 def _port_in_use(port: int) -> bool:
@@ -27,12 +29,12 @@ def _port_in_use(port: int) -> bool:
 @pytest.fixture(scope="session")
 def local_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     """The session's cluster; every node process is stopped at the end."""
-    cluster = LocalCluster(tmp_path_factory.mktemp("cluster"))
-    busy = [p for p in cluster.ports if _port_in_use(p)]
+    cluster = LocalCluster(tmp_path_factory.mktemp("cluster"), base_port=worker_port(BASE_PORT))
+    busy = [p for p in cluster.ports if _port_in_use(p) or _port_in_use(p + 10_000)]
     if busy:
         pytest.fail(
-            f"ports {busy} are taken; set AGENTBUS_TEST_CLUSTER_PORT to a free base "
-            f"(now {BASE_PORT}) for the cluster tests",
+            f"ports {busy} (or +10000, the cluster bus) are taken; set "
+            f"AGENTBUS_TEST_CLUSTER_PORT to a free base (now {BASE_PORT}) for the cluster tests",
             pytrace=False,
         )
     try:

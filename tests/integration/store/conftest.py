@@ -7,6 +7,7 @@ each transaction; ``superuser_engine`` looks past the policies where a test must
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -14,15 +15,33 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bus.store import ConversationStore, RunStore, make_engine, upgrade_async
-from tests.integration.conftest import as_asyncpg
+from tests.integration.conftest import as_asyncpg, run_in_thread
+
+
+@pytest.fixture(scope="session")
+def sqlite_migrated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated to head, once per session: tests get a copy of it."""
+    path = tmp_path_factory.mktemp("sqlite-head") / "store.db"
+    run_in_thread(lambda: upgrade_async(f"sqlite+aiosqlite:///{path}"))
+    return path
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """An async URL of an empty database, once per backend (Postgres: as the app role)."""
+    """An async URL of a database, once per backend (Postgres: as the app role).
+
+    Empty for a test of migrations; for a test that takes ``engine``, already migrated to
+    head with no rows (a copy of a migrated SQLite file, the Postgres schema emptied), so
+    ``engine``'s upgrade finds nothing to do. Either way the test sees what a fresh
+    migration would leave.
+    """
+    migrated = "engine" in request.fixturenames
     if request.param == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path / 'store.db'}"
-    url: str = request.getfixturevalue("postgres_app_url")
+        path = tmp_path / "store.db"
+        if migrated:
+            shutil.copyfile(request.getfixturevalue("sqlite_migrated"), path)
+        return f"sqlite+aiosqlite:///{path}"
+    url: str = request.getfixturevalue("postgres_migrated_url" if migrated else "postgres_app_url")
     return url
 
 

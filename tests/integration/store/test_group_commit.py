@@ -75,11 +75,11 @@ async def test_a_failing_unit_fails_only_its_own_caller(engine: AsyncEngine) -> 
     assert isinstance(outcomes[1], StoreError) and "insert a again" in str(outcomes[1])
 
 
+# SQLite's single write lock: no Postgres case is generated.
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 async def test_sqlite_lock_held_by_another_connection_is_waited_out_off_the_loop(
     engine: AsyncEngine, store_url: str
 ) -> None:
-    if not store_url.startswith("sqlite"):
-        pytest.skip("SQLite's single write lock")
     group = for_engine(engine)
     path = store_url.removeprefix("sqlite+aiosqlite:///")
     locked, release = threading.Event(), threading.Event()
