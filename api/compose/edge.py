@@ -51,7 +51,11 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         keys=stores.keys,
         tenant_settings=stores.tenant_settings,
         auth=SessionAuthenticator(
-            stores.keys, redis, cache_s=settings.api_key_cache_s, signing_master=master
+            stores.keys,
+            redis,
+            cache_s=settings.api_key_cache_s,
+            signing_master=master,
+            version=functools.partial(tenant_versions.current, redis),
         ),
         limits=limits,
         starter=starter,
