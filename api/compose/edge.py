@@ -70,7 +70,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         schedules=schedule_book(app_settings, stores, starter),
         scheduler=scheduler_of(app_settings, stores, starter),
         summaries=stores.summaries,
-        erasure=erasure_of(bus, stores, redis),
+        erasure=erasure_of(app_settings, stores, redis),
         memories=None if stores.memories is None else MemoryBook(stores.memories),
     )
 
