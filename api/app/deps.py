@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from agents.gates import AllowAlways
     from api.app.auth import Authenticator
     from api.app.erasure import Erasure
+    from bus.fence import Fence
     from api.app.limits import TenantLimits
     from api.app.memories import MemoryBook
     from api.app.preferences import Effective
@@ -65,6 +66,7 @@ class ApiDeps:
         summaries: the conversations' summaries (``GET /conversations/{id}`` shows what the
             model is given).
         erasure: erases a user's data (``DELETE /api/v1/users/{subject}``, ``/api/v1/me``).
+        fence: the erasure fence (`bus.fence`): no key is made for a user it holds.
         memories: the users' long-term memories' use cases (``/api/v1/memories``).
     """
 
@@ -92,4 +94,5 @@ class ApiDeps:
     scheduler: Scheduler | None = None
     summaries: SummaryStore | None = None
     erasure: Erasure | None = None
+    fence: Fence | None = None
     memories: MemoryBook | None = None

@@ -28,6 +28,7 @@ from api.http.server import GRACEFUL_S, serve
 from api.streams.admission import QuestionAdmission
 from bus import tenant_versions
 from bus.store import AuditEntry, Stores
+from bus.fence import Fence, erasure_key
 from gateway.webhooks.worker import schedule_for
 
 
@@ -71,6 +72,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         scheduler=scheduler_of(app_settings, stores, starter),
         summaries=stores.summaries,
         erasure=erasure_of(app_settings, stores, redis),
+        fence=Fence(erasure_key(master)),
         memories=None if stores.memories is None else MemoryBook(stores.memories),
     )
 
