@@ -11,7 +11,6 @@ if TYPE_CHECKING:
     from agents.gates import AllowAlways
     from api.app.auth import Authenticator
     from api.app.erasure import Erasure
-    from bus.fence import Fence
     from api.app.limits import TenantLimits
     from api.app.memories import MemoryBook
     from api.app.preferences import Effective
@@ -20,6 +19,7 @@ if TYPE_CHECKING:
     from api.app.schedules import ScheduleBook
     from api.app.starter import RunStarter
     from api.settings import ApiSettings
+    from bus.fence import Fence
     from bus.settings import BusSettings
     from bus.store import (
         ApiKeyStore,

@@ -24,9 +24,7 @@ def due(ledger: ErasureLedger, since: datetime | None) -> list[Erased]:
     """The erasures a backup begun at ``since`` may still hold the users of (all of them
     when the backup does not say when it began)."""
     return [
-        e
-        for e in ledger.erasures()
-        if since is None or e.done_at is None or e.done_at >= since
+        e for e in ledger.erasures() if since is None or e.done_at is None or e.done_at >= since
     ]
 
 

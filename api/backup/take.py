@@ -16,9 +16,9 @@ import shutil
 from importlib.metadata import version
 from pathlib import Path
 
+from api.app.erasure_ledger import LEDGER_FILE
 from api.backup import manifest as mf
 from api.backup.errors import BackupRefused, DataDirMissing
-from api.app.erasure_ledger import LEDGER_FILE
 from api.backup.layout import SECRET_FILES, Layout, layout
 from api.compose.settings import AppSettings
 from bus import embedded
@@ -38,7 +38,12 @@ def _prepare(dest: Path, *, force: bool) -> None:
             )
         # Only what a backup writes is replaced; anything else in the folder stays.
         for name in (
-            mf.MANIFEST, mf.STORE_FILE, mf.REDIS_FILE, mf.VECTORS_DIR, *SECRET_FILES, LEDGER_FILE
+            mf.MANIFEST,
+            mf.STORE_FILE,
+            mf.REDIS_FILE,
+            mf.VECTORS_DIR,
+            *SECRET_FILES,
+            LEDGER_FILE,
         ):
             target = dest / name
             if target.is_dir() and not target.is_symlink():

@@ -27,8 +27,8 @@ from api.http.app import create_app
 from api.http.server import GRACEFUL_S, serve
 from api.streams.admission import QuestionAdmission
 from bus import tenant_versions
-from bus.store import AuditEntry, Stores
 from bus.fence import Fence, erasure_key
+from bus.store import AuditEntry, Stores
 from gateway.webhooks.worker import schedule_for
 
 

@@ -65,7 +65,9 @@ async def test_a_backup_taken_before_an_erasure_restores_without_the_erased_user
             his = await _ask(http, bob, "What is 23 × 19? asks bob about llamas")
 
             await cli(["backup", str(backup)], env)
-            erased = json.loads(await cli(["erase", "--user", "alice", "--tenant", "t1", "--json"], env))
+            erased = json.loads(
+                await cli(["erase", "--user", "alice", "--tenant", "t1", "--json"], env)
+            )
             assert erased["erased"]["runs"] == 1
             gone = await http.get("/api/v1/runs", headers={"Authorization": f"Bearer {alice}"})
             assert gone.status_code == 401
@@ -82,7 +84,9 @@ async def test_a_backup_taken_before_an_erasure_restores_without_the_erased_user
             admin = {"Authorization": f"Bearer {root}"}
             her_key = await http.get("/api/v1/runs", headers={"Authorization": f"Bearer {alice}"})
             her_run = await http.get(f"/api/v1/runs/{hers}", headers=admin)
-            his_run = await http.get(f"/api/v1/runs/{his}", headers={"Authorization": f"Bearer {bob}"})
+            his_run = await http.get(
+                f"/api/v1/runs/{his}", headers={"Authorization": f"Bearer {bob}"}
+            )
             listed = await http.get("/api/v1/runs", headers=admin)
         await _stop(second)
 

@@ -258,7 +258,9 @@ async def test_a_user_erases_themselves_and_a_run_in_flight_is_cancelled_first(
     assert gone.status_code == 200, gone.text
     assert gone.json()["erased"]["runs_cancelled"] == 1 and gone.json()["erased"]["runs"] == 1
     root0 = await api.key("t1", "root0", KeyRole.ADMIN)
-    assert (await api.http.get("/api/v1/runs/carol-running", headers=api.auth(root0))).status_code == 404
+    assert (
+        await api.http.get("/api/v1/runs/carol-running", headers=api.auth(root0))
+    ).status_code == 404
 
     erased = await api.http.delete("/api/v1/me?confirm=bob", headers=api.auth(bob))
     assert erased.status_code == 200, erased.text

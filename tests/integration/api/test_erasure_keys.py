@@ -37,7 +37,5 @@ async def test_an_erased_users_cached_key_is_refused_at_once_by_every_api_server
         assert kept.status_code == 200
 
     # A key for her id is refused while her fence stands: her steps would commit nothing.
-    again = await two.http.post(
-        "/api/v1/keys", json={"subject": "alice"}, headers=two.auth(root)
-    )
+    again = await two.http.post("/api/v1/keys", json={"subject": "alice"}, headers=two.auth(root))
     assert again.status_code == 409 and again.json()["error"]["code"] == "user_erased"
