@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 class FenceEraser:
     """First: fence the user (`bus.fence`), so no step of theirs commits from now on."""
 
+    settles = False
+
     def __init__(self, fence: Fence, redis: Redis, bus: BusSettings) -> None:
         self._fence = fence
         self._redis = redis
@@ -44,6 +46,8 @@ class KeysEraser:
     """The user's API keys: deleted, and every API process told to read its cached keys of
     the tenant again (the tenant's settings version), so none of them works anywhere."""
 
+    settles = False
+
     def __init__(self, store: ErasureStore, batch: int, redis: Redis) -> None:
         self._store = store
         self._batch = batch
@@ -59,6 +63,8 @@ class KeysEraser:
 class InFlightEraser:
     """The user's work in flight: their runs cancelled, their steps under way waited for
     and their queued entries deleted (`bus.quiesce`), before anything is deleted."""
+
+    settles = True
 
     def __init__(self, redis: Redis, bus: BusSettings, *, idle_ms: int | None = None) -> None:
         self._redis = redis
@@ -104,6 +110,8 @@ class DocumentsEraser:
     retrieval role (an empty version of each, as deleting one does); the catalogue rows go
     with the SQL eraser."""
 
+    settles = False
+
     def __init__(self, redis: Redis, bus: BusSettings) -> None:
         self._redis = redis
         self._bus = bus
@@ -119,6 +127,8 @@ class DocumentsEraser:
 class SqlEraser:
     """The SQL store: schedules, conversations, runs, gates, document catalogue."""
 
+    settles = False
+
     def __init__(self, store: ErasureStore, batch: int) -> None:
         self._store = store
         self._batch = batch
@@ -131,6 +141,8 @@ class SqlEraser:
 class RedisEraser:
     """Redis: every key of the user's runs and ingest jobs, the entries that name them in
     shared streams, and the user's budget counters (see `bus.forget`)."""
+
+    settles = False
 
     def __init__(self, redis: Redis, bus: BusSettings) -> None:
         self._redis = redis
@@ -150,6 +162,8 @@ class RedisEraser:
 
 class AuditEraser:
     """The audit log: the rows about the user keep their place and lose their content."""
+
+    settles = False
 
     def __init__(self, audit: ErasureStore, batch: int, log: AuditStore | None) -> None:
         self._store = audit
@@ -172,6 +186,8 @@ class AuditEraser:
 
 class MemoryEraser:
     """The user's long-term memories: one table, the only place they are kept."""
+
+    settles = False
 
     def __init__(self, memories: MemoryStore) -> None:
         self._memories = memories

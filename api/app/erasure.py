@@ -24,6 +24,7 @@ harmless: the second finds nothing and reports zeros.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -57,7 +58,14 @@ class ErasureTarget:
 
 
 class Eraser(Protocol):
-    """Forgets one user in one store."""
+    """Forgets one user in one store.
+
+    ``settles``: true for the eraser after which nothing of the user is in flight (their
+    work ended); what the store holds of them is read again after it, so a run that began
+    while the erasure started is erased too.
+    """
+
+    settles: bool
 
     async def erase(self, target: ErasureTarget) -> dict[str, int]:
         """Erase what this store holds of the target; how many of each kind."""
@@ -135,6 +143,9 @@ class Erasure:
         for eraser in self._erasers:
             for kind, n in (await eraser.erase(target)).items():
                 erased[kind] = erased.get(kind, 0) + n
+            if eraser.settles:
+                held = await self._store.holdings(tenant_id, subject)
+                target = dataclasses.replace(target, holdings=held)
         at = utcnow()
         seq = await self._tombstone(tenant_id, mark, erased, at, erasure)
         if replaying is None:
