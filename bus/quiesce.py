@@ -126,6 +126,8 @@ async def _settle(
             claimed = await r.xclaim(stream, group, ERASURE_CONSUMER, idle_ms, [eid], justid=True)
             if claimed:
                 await r.xack(stream, group, eid)
+                # Not left behind as a consumer of the group (metrics count consumers).
+                await r.xgroup_delconsumer(stream, group, ERASURE_CONSUMER)
                 dropped = True
                 continue
         left.append(group)
