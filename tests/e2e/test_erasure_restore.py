@@ -90,9 +90,9 @@ async def test_a_backup_taken_before_an_erasure_restores_without_the_erased_user
             listed = await http.get("/api/v1/runs", headers=admin)
         await _stop(second)
 
-    assert "erased again 1 user" in restored
     assert her_key.status_code == 401
     assert her_run.status_code == 404
+    assert "erased again 1 user" in restored
     assert his_run.status_code == 200 and his_run.json()["question"].endswith("llamas")
     assert "tapirs" not in listed.text
     ledger = (data / "erasures.jsonl").read_text()
