@@ -5,14 +5,16 @@ redacted arguments), marks the run ``suspended`` and emits ``approval_request``;
 publishes nothing, so no process holds the run. :func:`resume` (the API, the websocket and
 ``agentbus runs resume``) loads the checkpoint under the caller's scope (only the user who
 started the run may resume it), takes only a decision verb from the caller and publishes
-the continuation.
+the continuation. The ``client_tool`` gate waits for a client, not a person: the run's model
+called tools the client declared, and :func:`resume_client_tools` continues it with the
+client's results, which go through the gateway's chain like any tool's.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal
@@ -22,6 +24,7 @@ from redis.asyncio import Redis
 from agents import graph
 from agents.deps import AgentDeps
 from agents.metrics import record_decision, record_pause
+from agents.state import client_pending
 from bus import keys, tracing
 from bus.commands import (
     AgentTask,
@@ -34,11 +37,11 @@ from bus.commands import (
 )
 from bus.contracts import checkpoint_state
 from bus.errors import BusError
-from bus.events import ApprovalRequest
+from bus.events import ApprovalRequest, ClientToolCall
 from bus.fairshare import FairShare
 from bus.json_values import is_object
 from bus.publish import publish
-from bus.run_state import ChatMessage
+from bus.run_state import ChatMessage, ToolCall
 from bus.runtime.context import StepContext, StepResult
 from bus.settings import BusSettings
 from bus.store import (
@@ -54,6 +57,9 @@ from bus.store.repository import utcnow
 from gateway.redact import redact
 
 ANSWER_DECISIONS = frozenset({"approve", "reject"})
+#: What a resume with the client's tool results records as its decision.
+CLIENT_RESULT = "client_result"
+_CLIENT_TOOL_VERB = "the run waits for its client's tool results, not a decision"
 EGRESS_DECISIONS = frozenset({"egress_allow_once", "egress_allow_always", "egress_deny"})
 
 
@@ -67,13 +73,15 @@ async def suspend(
     ctx: StepContext,
     deps: AgentDeps,
     state: RunState,
-    reason: Literal["approve_answer", "egress_approval"],
+    reason: Literal["approve_answer", "egress_approval", "client_tool"],
     *,
     answer: str | None = None,
     critique: str | None = None,
     blocked: BlockedCall | None = None,
+    client_calls: Sequence[ToolCall] = (),
 ) -> StepResult:
-    """Pause the run at a gate: checkpoint, ``suspended`` status, ``approval_request``."""
+    """Pause the run at a gate: checkpoint, ``suspended`` status, ``approval_request``
+    (with ``client_tool``, the request lists the calls the client is to run)."""
     command = ctx.command
     if deps.checkpoints is None:
         raise RuntimeError("a gate needs a state store")
@@ -92,7 +100,7 @@ async def suspend(
         step=command.step,
         state=state.model_dump(mode="json"),
         blocked_host=blocked.host if blocked else None,
-        tool=blocked.tool if blocked else None,
+        tool=blocked.tool if blocked else ",".join(c.name for c in client_calls)[:255] or None,
         args=args,
         created_at=now,
         expires_at=now + timedelta(seconds=deps.gate_ttl_s),
@@ -114,6 +122,12 @@ async def suspend(
         blocked_host=record.blocked_host,
         tool=record.tool,
         args=args,
+        # The client runs these with the arguments the model gave: they go to the run's
+        # owner as they are (a person's gate shows redacted arguments instead).
+        calls=[
+            ClientToolCall(id=c.id, name=c.name, arguments=dict(c.arguments)) for c in client_calls
+        ]
+        or None,
     )
     return StepResult(events=[request])
 
@@ -166,6 +180,8 @@ def continuation(
     Its deadline is the run's own timeout from now (``deadline_s`` if the run has none).
     """
     state = checkpoint_state(checkpoint.state, checkpoint.state_version)
+    if checkpoint.reason == "client_tool":
+        raise BadDecision(_CLIENT_TOOL_VERB)
     if checkpoint.reason == "approve_answer":
         if decision not in ANSWER_DECISIONS:
             raise BadDecision(f"{decision!r} does not answer an answer-approval gate")
@@ -249,6 +265,8 @@ async def resume(
         BadDecision: the verb does not fit the gate.
     """
     gate = await checkpoints.open_for(scope, run_id)
+    if gate is not None and gate.reason == "client_tool":
+        raise BadDecision(_CLIENT_TOOL_VERB, hint="send the results of the calls it lists")
     if gate is not None:  # check the verb before the gate is used up
         allowed = ANSWER_DECISIONS if gate.reason == "approve_answer" else EGRESS_DECISIONS
         if decision not in allowed:
@@ -280,6 +298,99 @@ async def resume(
     await runs.set_status(Scope.user(claimed.tenant_id, claimed.subject), run_id, RunStatus.RUNNING)
     await publish(redis, command, settings)
     return command
+
+
+async def resume_client_tools(
+    checkpoints: CheckpointStore,
+    runs: RunStore,
+    redis: Redis,
+    settings: BusSettings,
+    *,
+    scope: Scope,
+    run_id: str,
+    results: Mapping[str, str],
+    groups: Sequence[str] = (),
+) -> Command:
+    """Continue a run paused for its client's tools with the client's ``results`` (by call
+    id); returns the published continuation.
+
+    Every call the gate lists needs a result (any other id is refused too, before the gate
+    is used up). The calls go back to the gateway with their results, through its chain
+    (output schema and size, audit), and on to the researcher as any tool's results.
+
+    Raises:
+        GateNotFound, GateForbidden, GateConflict, GateExpired: as `resume`.
+        BadDecision: the run waits at another gate, or a result is missing or unknown.
+    """
+    gate = await checkpoints.open_for(scope, run_id)
+    if gate is not None:  # check the results before the gate is used up
+        _client_batch(gate, results)
+    claimed = await checkpoints.claim(scope, run_id, CLIENT_RESULT)
+    calls, state = _client_batch(claimed, results)
+    paused = claimed.state.get("paused_trace")
+    earlier = (TraceContext(traceparent=paused),) if isinstance(paused, str) else ()
+    attributes = {
+        "agentbus.run_id": run_id,
+        "agentbus.tenant_id": claimed.tenant_id,
+        "agentbus.gate.reason": str(claimed.reason),
+        "agentbus.gate.decision": CLIENT_RESULT,
+    }
+    with tracing.span("gate resume", attributes, links=earlier, kind="server"):
+        trace = tracing.current() or TraceContext()
+    command = Command(
+        run_id=claimed.run_id,
+        tenant_id=claimed.tenant_id,
+        subject=claimed.subject,
+        shard=keys.shard_of(claimed.run_id, settings.shards),
+        role=graph.next_role(state.settings, "client_tool_gate", "result"),
+        step=claimed.step + 1,
+        deadline=deadline_in(state.settings.timeout_s or settings.run_deadline_s),
+        groups=tuple(groups),
+        trace=trace,
+        payload=ToolCallBatch(calls=calls, state=state),
+    )
+    record_decision(str(claimed.reason), CLIENT_RESULT)
+    await runs.set_status(Scope.user(claimed.tenant_id, claimed.subject), run_id, RunStatus.RUNNING)
+    await publish(redis, command, settings)
+    return command
+
+
+def _client_batch(
+    gate: CheckpointRecord, results: Mapping[str, str]
+) -> tuple[list[ToolCallRequest], RunState]:
+    """The client's calls with their results, and the state without the calls' pending
+    placeholders (the gateway's results take their place)."""
+    if gate.reason != "client_tool":
+        raise BadDecision(
+            f"the run waits at a {gate.reason} gate, not for its client's tools",
+            hint="resume it with a decision",
+        )
+    state = checkpoint_state(gate.state, gate.state_version)
+    pending = client_pending(state)
+    ids = {c.id for c in pending}
+    missing = [c.id for c in pending if c.id not in results]
+    unknown = sorted(set(results) - ids)
+    if missing or unknown:
+        what = "; ".join(
+            part
+            for part in (
+                f"no result for {', '.join(missing)}" if missing else "",
+                f"no call {', '.join(unknown)} waits" if unknown else "",
+            )
+            if part
+        )
+        raise BadDecision(
+            f"the client's results do not answer the calls the run waits for: {what}",
+            hint=f"send one result for each of: {', '.join(sorted(ids))}",
+        )
+    kept = [m for m in state.messages if not (m.role == "tool" and m.tool_call_id in ids)]
+    calls = [
+        ToolCallRequest(
+            call_id=c.id, name=c.name, arguments=dict(c.arguments), client_result=results[c.id]
+        )
+        for c in pending
+    ]
+    return calls, state.evolve(messages=kept)
 
 
 async def more_info(checkpoints: CheckpointStore, scope: Scope, run_id: str) -> dict[str, Any]:

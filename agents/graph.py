@@ -96,6 +96,8 @@ SINGLE: tuple[Edge, ...] = (
     Edge("merge", "merged", "researcher"),
     Edge("researcher", "tool_calls", "gateway"),
     Edge("gateway", "research", "researcher"),
+    Edge("researcher", "client_tool", "client_tool_gate"),
+    Edge("client_tool_gate", "result", "gateway"),
     Edge("researcher", "answer", "finalizer"),
     # After the run is done, off its path: what the question said about the user.
     Edge("finalizer", "done", "memory", "remember"),
@@ -112,6 +114,10 @@ MULTI: tuple[Edge, ...] = (
     Edge("researcher", "egress_blocked", "egress_gate"),
     Edge("egress_gate", "allow", "gateway"),
     Edge("egress_gate", "deny", "researcher"),
+    # A client-declared tool the model called: the client runs it; its result goes through
+    # the gateway's chain like any tool's.
+    Edge("researcher", "client_tool", "client_tool_gate"),
+    Edge("client_tool_gate", "result", "gateway"),
     Edge("researcher", "answer", "critic"),
     # The critic's fact-check (standard): re-query the sources, then a verify-only tool pass.
     Edge("critic", "recheck", "gather", "standard_recheck"),

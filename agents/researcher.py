@@ -8,11 +8,14 @@ answer the store keeps. The gateway's results come
 back as a `ToolResults` payload, which this role appends to its own thread as TOOL
 messages (data, never instructions), counting the round trip. After ``max_tool_hops``
 round trips a further tool request ends the run with a fixed "I don't know" answer
-(``tool_loop_exhausted``). A draft that is not an answer (a tool's payload or error
-echoed, the prompt's words, a runaway repetition: `agents.answer_guard`) is superseded
-by one sentence saying what could not be done and why. A run whose answer must be a JSON
-document (``answer_schema``) asks the model for one under that schema, and its text is
-left as the model wrote it (`Verbatim`: a ``[1]`` in a document is data, not a citation).
+(``tool_loop_exhausted``). The tools the client declared for the run are offered too;
+when the gateway leaves calls of them to the client (``client_pending``) the run pauses at
+the ``client_tool`` gate until the client sends their results (`agents.gates`). A draft
+that is not an answer (a tool's payload or error echoed, the prompt's words, a runaway
+repetition: `agents.answer_guard`) is superseded by one sentence saying what could not be
+done and why. A run whose answer must be a JSON document (``answer_schema``) asks the
+model for one under that schema, and its text is left as the model wrote it (`Verbatim`:
+a ``[1]`` in a document is data, not a citation).
 """
 
 from __future__ import annotations
@@ -25,7 +28,15 @@ from agents import answer_guard, gates, graph, model_input, prompts
 from agents.deps import AgentDeps, tenant_tools
 from agents.llm.ports import ReasoningDelta, TextDelta, Usage
 from agents.metrics import first_answer_token
-from agents.state import add_usage, llm_options, own_calls, requests, scoped_tools, with_results
+from agents.state import (
+    add_usage,
+    client_pending,
+    llm_options,
+    offered_tools,
+    own_calls,
+    requests,
+    with_results,
+)
 from agents.streaming import TokenBatcher
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
 from bus.events import Answer, ClientEvent, DraftSuperseded
@@ -82,9 +93,12 @@ def make_researcher(deps: AgentDeps) -> Handler:
             blocked = gates.blocked_call(state)
             if blocked is not None:  # the egress gate: a person decides, the run waits
                 return await gates.suspend(ctx, deps, state, "egress_approval", blocked=blocked)
+        waiting = client_pending(state)
+        if waiting:  # the client runs its own tools: the run waits for their results
+            return await gates.suspend(ctx, deps, state, "client_tool", client_calls=waiting)
         history = state.messages
         prompt = model_input.research_messages(state)
-        tools = scoped_tools(await tenant_tools(deps, command.tenant_id), state.settings)
+        tools = offered_tools(await tenant_tools(deps, command.tenant_id), state.settings)
         batcher = TokenBatcher(ctx, AGENT, attempt=state.attempts)
         # Every number the answer may cite is known now: check markers as they stream, so
         # what clients receive is the checked answer (held back only from "[" to its "]").
@@ -98,7 +112,12 @@ def make_researcher(deps: AgentDeps) -> Handler:
         think = state.settings.think
         cap = answer_guard.turn_tokens(think)
         options = llm_options(
-            state.settings, AGENT, think=think, response_schema=schema, max_tokens=cap
+            state.settings,
+            AGENT,
+            think=think,
+            response_schema=schema,
+            max_tokens=cap,
+            require_tool=state.settings.client_tool_required and bool(tools),
         )
         stream = deps.llm.stream(prompt, tools, options)
         async for event in stream:

@@ -15,6 +15,7 @@ from agents import graph
 from agents.llm.ports import LLMOptions, ToolDefinition, Usage
 from bus.commands import Command, ToolCallRequest, ToolCallResult
 from bus.events import DraftSuperseded
+from bus.json_values import is_object
 from bus.run_state import (
     COST_KEY,
     ChatMessage,
@@ -50,6 +51,7 @@ def llm_options(
     response_schema: dict[str, Any] | None = None,
     max_tokens: int | None = None,
     temperature: float | None = None,
+    require_tool: bool = False,
 ) -> LLMOptions:
     """One agent's model call options: the agent's model (its own, else the run's)."""
     return LLMOptions(
@@ -58,6 +60,7 @@ def llm_options(
         response_schema=response_schema,
         max_tokens=max_tokens,
         temperature=temperature,
+        require_tool=require_tool,
     )
 
 
@@ -102,6 +105,46 @@ def scoped_tools(tools: Sequence[ToolDefinition], settings: RunSettings) -> list
         return list(tools)
     allowed = set(settings.researcher_tools)
     return [t for t in tools if t.name in allowed]
+
+
+def offered_tools(tools: Sequence[ToolDefinition], settings: RunSettings) -> list[ToolDefinition]:
+    """The researcher's tools: the run's scope of the tenant's (`scoped_tools`) and the tools
+    its client declared, those whose names no tool of the tenant's has (a client's tool never
+    shadows the gateway's)."""
+    scoped = scoped_tools(tools, settings)
+    if not settings.client_tools:
+        return scoped
+    taken = {t.name for t in tools}
+    client = [
+        ToolDefinition(name=t.name, description=t.description, parameters=t.parameters)
+        for t in settings.client_tools
+        if t.name not in taken
+    ]
+    return [*scoped, *client]
+
+
+def client_pending(state: RunState) -> list[ToolCall]:
+    """The calls of client-declared tools the last gateway round trip left to the client
+    (their results came back ``client_pending``), in call order; none without client tools."""
+    if not state.settings.client_tools:
+        return []
+    waiting: set[str] = set()
+    for message in reversed(state.messages):
+        if message.role != "tool":
+            break
+        if message.tool_call_id and _pending(message.content):
+            waiting.add(message.tool_call_id)
+    if not waiting:
+        return []
+    return [c for m in state.messages for c in m.tool_calls if c.id in waiting]
+
+
+def _pending(content: str) -> bool:
+    try:
+        body = json.loads(content)
+    except ValueError:
+        return False
+    return is_object(body) and body.get("status") == "client_pending"
 
 
 def own_calls(calls: Sequence[ToolCall], prefix: str) -> list[ToolCall]:

@@ -60,12 +60,23 @@ class AgentTask(Frozen):
     state: RunState
 
 
+def _is_none(value: object) -> bool:
+    return value is None
+
+
 class ToolCallRequest(Frozen):
     """One tool call the model asked for; ``call_id`` is deterministic per run and step."""
 
     call_id: str
     name: str
     arguments: dict[str, Any] = {}
+    client_result: str | None = Field(
+        default=None,
+        # Written only when set: a reader of an older release never sees it.
+        exclude_if=_is_none,
+        description="A client-declared tool's result, as the client sent it when it resumed "
+        "the run (`bus.run_state.ClientTool`); None: the client has not run the call yet.",
+    )
 
 
 ToolPurpose = Literal["research", "fact_check"]
@@ -95,7 +106,7 @@ class ToolCallResult(Frozen):
 
     call_id: str
     name: str
-    status: Literal["ok", "error", "refused", "egress_blocked"]
+    status: Literal["ok", "error", "refused", "egress_blocked", "client_pending"]
     code: str
     message: str = ""
     result: Any = None

@@ -88,6 +88,23 @@ class ChatMessage(Frozen):
         return cls(role="tool", content=content, tool_call_id=call.id, name=call.name)
 
 
+class ClientTool(Frozen):
+    """A tool the client declared for its run (OpenAI ``tools``, AG-UI ``RunAgentInput.tools``):
+    offered to the researcher beside the gateway's own; a call of one pauses the run until
+    the client sends the call's result (`agents.gates`)."""
+
+    name: str = Field(pattern=TOOL_NAME_PATTERN)
+    description: str = Field(default="", max_length=4_000)
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}},
+        description="JSON Schema (an object schema) of the call's arguments.",
+    )
+
+
+MAX_CLIENT_TOOLS = 64
+"""The most tools a client may declare for one run."""
+
+
 class Review(Frozen):
     """A judge's review of the draft: who, the verdict, and why (a critique or a verdict)."""
 
@@ -213,6 +230,10 @@ def _is_none(value: object) -> bool:
     return value is None
 
 
+def _is_false(value: object) -> bool:
+    return value is False
+
+
 class RunSettings(Frozen):
     """The settings snapshot a run was started with (tenant overlay applied)."""
 
@@ -279,6 +300,25 @@ class RunSettings(Frozen):
         "OpenAI endpoint's response_format): the researcher asks the model for it and "
         "leaves its text as the model wrote it (no citation markers checked or added).",
     )
+    client_tools: list[ClientTool] | None = Field(
+        default=None,
+        max_length=MAX_CLIENT_TOOLS,
+        # Written only when set, as answer_schema is.
+        exclude_if=_is_none,
+        description="Tools the client declared and runs itself: the researcher is offered "
+        "them, and a call of one pauses the run until the client sends its result.",
+    )
+
+    client_tool_required: bool = Field(
+        default=False,
+        exclude_if=_is_false,
+        description="The client asked for a tool call (OpenAI tool_choice required or a "
+        "named function): the researcher's turns must call a tool.",
+    )
+
+    def client_tool(self, name: str) -> ClientTool | None:
+        """The client-declared tool called ``name``, if the run has one."""
+        return next((t for t in self.client_tools or () if t.name == name), None)
 
 
 MAX_TOOL_HOPS = 32

@@ -47,6 +47,12 @@ class CallPolicy(BaseModel):
     tenant_critical_tools: frozenset[str] = frozenset()
     egress: EgressPolicy = EgressPolicy()
 
+    def allowing(self, name: str) -> CallPolicy:
+        """This policy with ``name`` enabled and allowed to the agent (a client's own tool)."""
+        enabled = None if self.enabled_tools is None else self.enabled_tools | {name}
+        agent = None if self.agent_tools is None else self.agent_tools | {name}
+        return self.model_copy(update={"enabled_tools": enabled, "agent_tools": agent})
+
     def may_call(self, name: str) -> bool:
         """True if both the tenant and the agent allow `name` (risk aside)."""
         return (self.enabled_tools is None or name in self.enabled_tools) and (

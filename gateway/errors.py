@@ -12,7 +12,7 @@ from typing import Literal
 from bus.errors import CodedError
 
 #: The outcome status an error maps to (see `gateway.outcome.OutcomeStatus`).
-ErrorStatus = Literal["error", "refused", "egress_blocked"]
+ErrorStatus = Literal["error", "refused", "egress_blocked", "client_pending"]
 
 
 class GatewayError(CodedError):
@@ -21,7 +21,8 @@ class GatewayError(CodedError):
     Attributes:
         code: a stable, machine-readable code (documented, never reworded).
         status: the outcome status this error becomes: ``error`` (the call failed),
-            ``refused`` (policy said no) or ``egress_blocked`` (a host needs approval).
+            ``refused`` (policy said no), ``egress_blocked`` (a host needs approval) or
+            ``client_pending`` (a client-declared tool: the client runs it).
         hint: what the model, user or operator should do about it.
     """
 
@@ -191,3 +192,11 @@ class OutcomeUnknown(GatewayError):
         "the tool may or may not have run: check its effect (or ask the user) before "
         "calling it again"
     )
+
+
+class ClientToolPending(GatewayError):
+    """A client-declared tool passed the checks; the client runs it (the run pauses for it)."""
+
+    code = "client_tool_pending"
+    status = "client_pending"
+    hint = "the run waits for the client to send the call's result"

@@ -20,6 +20,7 @@ class OutcomeStatus(StrEnum):
     ERROR = "error"
     REFUSED = "refused"
     EGRESS_BLOCKED = "egress_blocked"
+    CLIENT_PENDING = "client_pending"
 
 
 class ToolOutcome(BaseModel):

@@ -64,6 +64,18 @@ class ToolRegistry:
             output_validator=Draft202012Validator(spec.output_schema, format_checker=fmt),
         )
 
+    def plus(self, *tools: Tool) -> ToolRegistry:
+        """A new registry with these tools added (this one's are shared, not compiled again).
+
+        Raises:
+            RegistryError: as `register`, e.g. a name already taken.
+        """
+        more = ToolRegistry()
+        more._tools = dict(self._tools)
+        for tool in tools:
+            more.register(tool)
+        return more
+
     def get(self, name: str) -> RegisteredTool:
         """The registered tool called `name`.
 

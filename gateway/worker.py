@@ -1,5 +1,8 @@
 """The gateway role: runs a batch of tool calls through the policy chain.
 
+A call of a tool the client declared for its run goes through the same chain
+(`gateway.client_tools`): it ends ``client_pending`` until the client sends its result.
+
 The outcomes go back as a `ToolResults` payload (data, never instructions) to the node the
 agent graph names for the batch's purpose (the `Route` wired in by the composition root);
 the calling agent appends them to its own thread. A batch sent with ``then="end"``
@@ -43,6 +46,7 @@ from gateway.audit import audit_record
 from gateway.call_context import CallContext, GatewayDeps, call_context
 from gateway.chain import invoke
 from gateway.checks.output_size import cap_output, json_size
+from gateway.client_tools import registry_for_call
 from gateway.faults import fault
 from gateway.mcp.hub import McpHub
 from gateway.metrics import count_call
@@ -121,7 +125,7 @@ def make_gateway_handler(
                 )
             )
             try:
-                outcome, audit = await _traced_call(ctx, call, call_ctx)
+                outcome, audit = await _traced_call(ctx, call, _for_call(call, call_ctx, batch))
             finally:
                 await shown
             records.append(audit_record(f"{command.step_id}:{index}", audit))
@@ -146,6 +150,22 @@ def make_gateway_handler(
         return StepResult(next=[command.follow(target, answer)], events=events, records=records)
 
     return handle
+
+
+def _for_call(call: ToolCallRequest, call_ctx: CallContext, batch: ToolCallBatch) -> CallContext:
+    """The context of one call: a call of a client-declared tool is looked up with it added
+    (`gateway.client_tools`); a run that declares none pays nothing for them."""
+    settings = batch.state.settings
+    if settings.client_tools is None or settings.client_tool(call.name) is None:
+        return call_ctx
+    registry = registry_for_call(call_ctx.deps.registry, settings, call.name, call.client_result)
+    if registry is call_ctx.deps.registry:  # the gateway's own tool of that name, or none
+        return call_ctx
+    return replace(
+        call_ctx,
+        deps=replace(call_ctx.deps, registry=registry),
+        policy=call_ctx.policy.allowing(call.name),  # the client's tool is the run's to call
+    )
 
 
 async def _bounded(ctx: StepContext, result: ToolCallResult) -> ToolCallResult:

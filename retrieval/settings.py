@@ -65,11 +65,12 @@ class RetrievalSettings(EnvSettings):
     ingest_batch_chunks: int = Field(
         default=64, ge=1, le=512, description="Chunks per ingest message on the bus."
     )
-    graph_extractor: Literal["rules", "model", "none"] = Field(
-        default="rules",
-        description="Knowledge graph: how facts are extracted at ingest: rules (sentence "
-        "patterns, ~1 ms a chunk) | model (the chat model under a JSON schema) | none "
-        "(no facts, no graph source or query_graph tool).",
+    graph_extractor: Literal["auto", "model", "rules", "none"] = Field(
+        default="auto",
+        description="Knowledge graph: how facts are extracted at ingest: auto (the chat model "
+        "where it was measured better than the rules, else the rules) | model (the chat model "
+        "under a JSON schema) | rules (spaCy's dependency parse, English and French, a few ms "
+        "a chunk) | none (no facts, no graph source or query_graph tool).",
     )
     graph_hops: int = Field(
         default=2, ge=1, le=2, description="Knowledge graph: hops a query walks (1 or 2)."

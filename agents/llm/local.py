@@ -255,7 +255,7 @@ class LocalLLM:
                     parts.append(piece)
                     yield ReasoningDelta(text=piece)
             reasoning = "".join(parts).strip()
-        if tools and self._folds(messages, options, reasoning):
+        if tools and not options.require_tool and self._folds(messages, options, reasoning):
             offered = still_offered(messages, tools)
             if offered:
                 async for event in self._after_tool(messages, tools, offered, options, usage):
@@ -263,7 +263,7 @@ class LocalLLM:
                 return
             tools = ()  # every tool used up: answer, as a decision would be made to
         if tools:
-            call = await self._choose_tool(messages, tools, usage)
+            call = await self._choose_tool(messages, tools, usage, only_calls=options.require_tool)
             if call is not None:
                 yield call
                 yield Usage(prompt_tokens=usage[0], completion_tokens=usage[1])
@@ -389,13 +389,19 @@ class LocalLLM:
         yield Usage(prompt_tokens=usage[0], completion_tokens=usage[1])
 
     async def _choose_tool(
-        self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], usage: list[int]
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolDefinition],
+        usage: list[int],
+        *,
+        only_calls: bool = False,
     ) -> ToolCall | None:
         """Ask for a schema-constrained decision; None means answer without a tool.
 
         The prompt lists every tool (one cached prefix); the grammar allows only those the
-        question has not used up, and a call repeating one already answered is answered
-        instead (`agents.llm.tool_repeats`).
+        question has not used up (with ``only_calls``, a call of one of them: the caller
+        asked for one), and a call repeating one already answered is answered instead
+        (`agents.llm.tool_repeats`).
         """
         offered = still_offered(messages, tools)
         if not offered:
@@ -403,12 +409,11 @@ class LocalLLM:
         request = self._request(prompts.decision_messages(messages, tools), 256)
         request["temperature"] = 0.0
         try:
-            raw = await self._complete(
-                {**request, "json_schema": prompts.decision_schema(offered)}, usage, "decision"
-            )
+            schema = prompts.decision_schema(offered, only_calls=only_calls)
+            raw = await self._complete({**request, "json_schema": schema}, usage, "decision")
         except LLMBadRequest:
             # A tool schema the grammar engine cannot compile: constrain only the shape.
-            loose = prompts.decision_schema(offered, strict_arguments=False)
+            loose = prompts.decision_schema(offered, strict_arguments=False, only_calls=only_calls)
             raw = await self._complete({**request, "json_schema": loose}, usage, "decision")
         call = self._call_of(raw)
         return None if call is None or repeats_a_call(messages, call) else call

@@ -199,7 +199,7 @@ def decision_messages(
 
 
 def decision_schema(
-    tools: Sequence[ToolDefinition], *, strict_arguments: bool = True
+    tools: Sequence[ToolDefinition], *, strict_arguments: bool = True, only_calls: bool = False
 ) -> dict[str, Any]:
     """JSON schema for ``{"action": "answer"}`` or a call of one offered tool.
 
@@ -207,6 +207,7 @@ def decision_schema(
         tools: the offered tools.
         strict_arguments: constrain arguments by each tool's own schema; False allows any
             object (a fallback for schemas the runtime's grammar engine cannot compile).
+        only_calls: a call, never the answer (the caller asked for a tool call).
     """
     variants: list[dict[str, Any]] = [
         {
@@ -230,7 +231,7 @@ def decision_schema(
                 "additionalProperties": False,
             }
         )
-    return {"anyOf": variants}
+    return {"anyOf": variants[1:] if only_calls else variants}
 
 
 def answer_messages(

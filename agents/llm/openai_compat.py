@@ -207,6 +207,8 @@ def build_body(
             }
             for t in tools
         ]
+    if options.require_tool and tools:
+        body["tool_choice"] = "required"
     if options.max_tokens is not None:
         body["max_tokens"] = options.max_tokens
     if options.temperature is not None:

@@ -85,6 +85,11 @@ class LLMOptions(BaseModel):
     response_schema: dict[str, Any] | None = None
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    require_tool: bool = Field(
+        default=False,
+        description="The turn must call one of the offered tools (OpenAI's tool_choice "
+        "required): an adapter that can constrain the model to a call does.",
+    )
 
 
 @runtime_checkable

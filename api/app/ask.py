@@ -9,7 +9,7 @@ from typing import Any
 from api.app.webhook_requests import WebhookRequest
 from bus import fairshare
 from bus.commands import TraceContext
-from bus.run_state import QuestionSettings
+from bus.run_state import ClientTool, QuestionSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +34,11 @@ class Ask:
     answer_schema: dict[str, Any] | None = None
     """The OpenAI endpoint's ``response_format``: the answer is a JSON document valid
     against this JSON Schema (`bus.run_state.RunSettings.answer_schema`)."""
+    client_tools: list[ClientTool] | None = None
+    """Tools the client declared and runs itself (OpenAI ``tools``, AG-UI's): offered to the
+    researcher; a call of one pauses the run for the client's result."""
+    tool_required: bool = False
+    """The client asked for a tool call (OpenAI ``tool_choice: required``)."""
     parent_message_id: int | None = None
     """The message the question follows, to branch the conversation there (an edited
     question, another answer): an answer of the conversation, or 0 for its start. None:

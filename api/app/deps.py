@@ -68,6 +68,8 @@ class ApiDeps:
         erasure: erases a user's data (``DELETE /api/v1/users/{subject}``, ``/api/v1/me``).
         fence: the erasure fence (`bus.fence`): no key is made for a user it holds.
         memories: the users' long-term memories' use cases (``/api/v1/memories``).
+        server_tools: the names of the gateway's own tools (built-ins, document search,
+            plugins): a tool a client declares may not take one.
     """
 
     settings: ApiSettings
@@ -96,3 +98,4 @@ class ApiDeps:
     erasure: Erasure | None = None
     fence: Fence | None = None
     memories: MemoryBook | None = None
+    server_tools: frozenset[str] = frozenset()

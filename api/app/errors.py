@@ -182,6 +182,14 @@ class InvalidRequest(ApiError):
     hint = "fix the named field; the schema is at /docs"
 
 
+class ToolNameTaken(ApiError):
+    """A tool the client declared has the name of one of the gateway's own tools."""
+
+    code = "tool_name_taken"
+    status = 400
+    hint = "rename the client's tool: a client's tool never stands in for the server's"
+
+
 class QuestionTooLarge(ApiError):
     """The question is longer than the deployment accepts."""
 

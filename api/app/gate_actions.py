@@ -58,3 +58,24 @@ async def resume_run(deps: ApiDeps, who: Principal, run_id: str, decision: str) 
         )
     except (GateError, gates.BadDecision) as e:
         raise GateProblem.of(e) from e
+
+
+async def resume_client_tools(
+    deps: ApiDeps, who: Principal, run_id: str, results: dict[str, str]
+) -> None:
+    """Resume ``run_id`` as ``who`` with its client's tool ``results`` (by call id)."""
+    if deps.checkpoints is None:
+        raise GateProblem.of(GateNotFound("gates need a state store"))
+    try:
+        await gates.resume_client_tools(
+            deps.checkpoints,
+            deps.runs,
+            deps.redis,
+            deps.bus,
+            scope=who.scope,
+            groups=who.groups,
+            run_id=run_id,
+            results=results,
+        )
+    except (GateError, gates.BadDecision) as e:
+        raise GateProblem.of(e) from e

@@ -297,6 +297,13 @@ class RunStarter:
             settings = settings.model_copy(update={"human_gate": True})
         if ask.answer_schema is not None:
             settings = settings.model_copy(update={"answer_schema": ask.answer_schema})
+        if ask.client_tools:
+            settings = settings.model_copy(
+                update={
+                    "client_tools": list(ask.client_tools),
+                    "client_tool_required": ask.tool_required,
+                }
+            )
         if ask.sources is not None:
             settings = settings.model_copy(update={"sources": list(ask.sources)})
         elif settings.mode == "single":

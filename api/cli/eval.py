@@ -220,6 +220,43 @@ async def eval_graph(
         typer.echo(table(result))
 
 
+@app.command("facts")
+@run_async
+async def eval_facts(
+    extractor: Annotated[
+        list[str] | None,
+        typer.Option(
+            help=f"rules, {', '.join(LOCAL_MODELS)} or configured (AGENTBUS_LLM) (repeatable). "
+            "Default: rules and every local model."
+        ),
+    ] = None,
+    half: Annotated[
+        str,
+        typer.Option(
+            help="test (the figures docs give), dev (what rules and prompt were "
+            "written against) or all."
+        ),
+    ] = "test",
+    show: Annotated[
+        bool, typer.Option(help="Print each passage's wrong and missed facts.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON line per extractor (with each passage).")
+    ] = False,
+) -> None:
+    """Knowledge-graph fact extraction: the share of extracted facts a reader agrees with
+    (precision), of a reader's facts found (recall), and the ingest seconds per document, of
+    each extractor on the shipped passages (five languages)."""
+    from api.evals.fact_runs import extractors, run_extractors
+    from api.evals.fact_set import Half
+
+    halves: dict[str, Half | None] = {"dev": "dev", "test": "test", "all": None}
+    if half not in halves:
+        raise typer.BadParameter(f"unknown half {half!r}; choose dev, test or all")
+    chosen = extractors(extractor or ["rules", *LOCAL_MODELS])
+    await run_extractors(chosen, halves[half], show=show, as_json=as_json)
+
+
 @app.command("citations")
 def eval_citations(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line per half.")] = False,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -15,6 +16,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from api.cli.common import settings
 from api.compose.settings import AppSettings
+
+if TYPE_CHECKING:
+    from api.compose.graph import ExtractorChoice
 from bus import keys, wire
 from bus.events import parse_event
 from bus.runtime.groups import group_stats
@@ -61,7 +65,7 @@ def _progress(total: int, label: str, enabled: bool) -> Progress:
 
 async def _direct(
     s: AppSettings, docs: list[PreparedDocument], tenant: str, bar: bool
-) -> dict[str, int]:
+) -> tuple[dict[str, int], dict[str, str]]:
     totals = {
         "documents": 0,
         "embedded": 0,
@@ -73,6 +77,7 @@ async def _direct(
     from api.compose.graph import graph_index  # the knowledge graph's facts go to SQL
     from bus.store import open_store
 
+    choice = await _extractor(s, bar)
     # The embedded store is migrated here as `agentbus up` migrates it (the facts need their
     # tables, even before `up` ever ran); a configured database is migrated by its operator.
     embedded = s.bus.database_url is None
@@ -80,7 +85,7 @@ async def _direct(
         open_retrieval(s.retrieval) as r,
         open_store(s.bus, migrate=embedded) as stores,
     ):
-        ingestor = r.ingestor.with_graph(graph_index(s.retrieval, stores))
+        ingestor = r.ingestor.with_graph(graph_index(s.retrieval, stores, choice))
         with _progress(len(docs), "ingesting", bar) as progress:
             task = progress.add_task("ingest", total=len(docs))
             for doc in docs:
@@ -91,7 +96,38 @@ async def _direct(
                 for name in ("embedded", "relabelled", "unchanged", "deleted", "facts"):
                     totals[name] += getattr(result, name)
                 progress.advance(task)
-    return totals
+    failed = getattr(choice.extractor, "failed_calls", 0) if choice else 0
+    if failed:
+        _console.print(f"facts: {failed} model calls failed; their chunks have no facts")
+    said = {"extractor": choice.label, "extractor_reason": choice.reason} if choice else {}
+    return (totals | {"failed_model_calls": failed} if failed else totals), said
+
+
+async def _extractor(s: AppSettings, say: bool) -> ExtractorChoice | None:
+    """The fact extractor for this ingest, said on stderr: which runs, and why (a model
+    that cannot load falls back to the rules, saying so)."""
+    from agents.errors import LLMError
+    from agents.llm.local import LocalLLM
+    from agents.llm.observed import ObservedLLM
+    from api.compose.graph import ExtractorChoice, choose_extractor
+    from api.compose.roles import make_llm
+    from retrieval.graph.rules import RuleExtractor
+
+    if s.retrieval.graph_extractor == "none":
+        return None
+    llm = None if s.retrieval.graph_extractor == "rules" else make_llm(s.agents)
+    choice = choose_extractor(s.retrieval, llm)
+    inner = llm.inner if isinstance(llm, ObservedLLM) else llm
+    if choice.label != "rules" and isinstance(inner, LocalLLM):
+        try:
+            await inner.load()
+        except LLMError as e:
+            hint = f" ({e.hint})" if e.hint else ""
+            reason = f"the model {inner.name} cannot load: {e.message}{hint}"
+            choice = ExtractorChoice(RuleExtractor(), reason)
+    if say:
+        _console.print(f"facts: extracted by {choice.label}: {choice.reason}", markup=False)
+    return choice
 
 
 async def _via_bus(
@@ -182,22 +218,23 @@ async def run(
         if not as_json:
             _console.print(f"{len(docs)} documents, {chunks} chunks for tenant {owner!r}")
         status = "done"
+        said: dict[str, str] = {}
         if not docs:
             counts: dict[str, int] = {}
         elif s.retrieval.qdrant_url or direct:
-            counts = await _direct(s, docs, owner, not as_json)
+            counts, said = await _direct(s, docs, owner, not as_json)
         else:
             counts, status = await _via_bus(s, docs, owner, not as_json, deadline)
         if docs and status == "done":
             await _catalogue(s, docs, owner)
     except RetrievalError as e:
         raise _fail(e) from e
-    report = {"status": status, "chunks": chunks, **counts, "failed": len(failures)}
+    report = {"status": status, "chunks": chunks, **counts, "failed": len(failures), **said}
     for failure in failures:
         _console.print(f"skipped {failure}", markup=False)
     if as_json:
         typer.echo(json.dumps(report))
     else:
-        typer.echo(" ".join(f"{k}={v}" for k, v in report.items()))
+        typer.echo(" ".join(f"{k}={v}" for k, v in report.items() if k != "extractor_reason"))
     if status != "done" or failures:
         raise typer.Exit(1)

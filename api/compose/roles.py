@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+import structlog
 from redis.asyncio import Redis
 
 from agents.budget import metered
@@ -27,7 +28,7 @@ from agents.settings import AgentSettings
 from agents.sources import MEMORY, WEB, Source, memory_source, web_source
 from agents.verifier import make_verifier
 from api import signing
-from api.compose.graph import graph_index, graph_search
+from api.compose.graph import choose_extractor, graph_index, graph_search
 from api.compose.settings import AppSettings
 from api.compose.tenant_policies import StoredTenantPolicies
 from api.compose.tenant_tools import TenantTools
@@ -60,6 +61,8 @@ from retrieval.graph.source import GRAPH, graph_source
 from retrieval.remote import RemoteSearch, make_search_handler
 from retrieval.stack import Retrieval
 from retrieval.worker import make_retrieval_handler
+
+_log = structlog.get_logger("api.roles")
 
 #: Roles `agentbus up` runs in one process.
 #: Every role a run passes through (single, multi and custom modes).
@@ -321,7 +324,10 @@ class Roles:
         if retrieval is None:
             return make_retrieval_router(deps.sources, deps.gather_budget_s)
         sources = {DOCUMENTS: documents_source(retrieval.searcher), **deps.sources}
-        graph = graph_index(self.settings.retrieval, self.stores, deps.llm)
+        choice = choose_extractor(self.settings.retrieval, deps.llm)
+        graph = graph_index(self.settings.retrieval, self.stores, choice)
+        if graph is not None:
+            _log.info("graph_extractor", extractor=choice.label, reason=choice.reason)
         return make_retrieval_router(
             sources,
             deps.gather_budget_s,

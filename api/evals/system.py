@@ -21,7 +21,7 @@ from agents.llm.observed import ObservedLLM
 from agents.llm.ports import LLM
 from api.catalogue import record_documents
 from api.compose.connection import connect
-from api.compose.graph import graph_index
+from api.compose.graph import choose_extractor, graph_index
 from api.compose.roles import Roles, make_llm
 from api.compose.settings import AppSettings
 from api.compose.workers import build_workers
@@ -88,7 +88,9 @@ async def eval_system(
             open_retrieval(s.retrieval, path=folder / "vectors") as retrieval,
         ):
             # With their knowledge-graph facts, as the retrieval role stores uploads.
-            ingestor = retrieval.ingestor.with_graph(graph_index(s.retrieval, stores))
+            ingestor = retrieval.ingestor.with_graph(
+                graph_index(s.retrieval, stores, choose_extractor(s.retrieval, None))
+            )
             for name, text in documents:
                 path = folder / f"{name}.md"
                 path.write_text(text)

@@ -8,7 +8,10 @@ front-end renders:
   cannot be taken back, so the drafts stream as reasoning and the answer, as the store
   keeps it, is sent as the text message when the run is done (as on the OpenAI endpoint);
 * reasoning tokens, step notes and drafts as one reasoning message;
-* tool calls as tool call start, args, end and result;
+* tool calls as tool call start, args, end and result (ids ``{run}:{call}``, as
+  `api.app.client_tools` makes them); a call of a tool the front end declared has no
+  result here, and the run finishes (success, ``result.tool_calls`` naming the calls): the
+  front end runs them and its next run input, ending with their tool messages, resumes it;
 * the plan, critiques, verdicts and citations as state snapshots (``{"plan": [...],
   "critiques": [...], "verdicts": [...], "citations": [...]}``);
 * a gate as the end of the run with an interrupt outcome, whose id the client sends back
@@ -46,9 +49,12 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from api.app.client_tools import client_call_id
 from api.http.openai_dialect import AnswerStream
 from bus.events import ApprovalRequest, ClientEvent, Done, ErrorEvent
 
+#: A tool result's status when the client runs the tool (`gateway.outcome.OutcomeStatus`).
+CLIENT_PENDING = "client_pending"
 #: What the client sends back in a resume entry's payload for each gate.
 DECISIONS: dict[str, list[str]] = {
     "approve_answer": ["approve", "reject"],
@@ -103,17 +109,20 @@ class AgUiEvents:
             case "citations":
                 return self._snapshot("citations", [c.model_dump() for c in event.items])
             case "tool_call":
+                call = client_call_id(self.agentbus_run_id, event.call_id)
                 return [
-                    ToolCallStartEvent(tool_call_id=event.call_id, tool_call_name=event.tool),
-                    ToolCallArgsEvent(tool_call_id=event.call_id, delta=json.dumps(event.args)),
-                    ToolCallEndEvent(tool_call_id=event.call_id),
+                    ToolCallStartEvent(tool_call_id=call, tool_call_name=event.tool),
+                    ToolCallArgsEvent(tool_call_id=call, delta=json.dumps(event.args)),
+                    ToolCallEndEvent(tool_call_id=call),
                 ]
+            case "tool_result" if event.status == CLIENT_PENDING:
+                return []  # the client runs it: its result comes in the next run input
             case "tool_result":
                 content = json.dumps(event.result) if event.status == "ok" else event.message
                 return [
                     ToolCallResultEvent(
                         message_id=f"{self.agentbus_run_id}-{event.call_id}-result",
-                        tool_call_id=event.call_id,
+                        tool_call_id=client_call_id(self.agentbus_run_id, event.call_id),
                         content=content or event.code,
                         role="tool",
                     )
@@ -136,6 +145,15 @@ class AgUiEvents:
     def ended(self, event: ApprovalRequest | Done) -> list[BaseEvent]:
         """The events that close the response: the messages, then finished or error."""
         out = [*self.of(event), *self._close()]
+        if isinstance(event, ApprovalRequest) and event.reason == "client_tool":
+            # The calls were sent as tool calls: the client runs them and sends the results
+            # as tool messages in its next run input, which resumes the run.
+            waiting = [client_call_id(self.agentbus_run_id, c.id) for c in event.calls or ()]
+            result = {"agentbus_run_id": self.agentbus_run_id, "tool_calls": waiting}
+            return [
+                *out,
+                self._finished(outcome=RunFinishedSuccessOutcome(type="success"), result=result),
+            ]
         if isinstance(event, ApprovalRequest):
             gate = Interrupt(
                 id=interrupt_id(self.agentbus_run_id, event.reason),

@@ -44,6 +44,7 @@ class ChatMessage(BaseModel):
 
     role: Literal["system", "developer", "user", "assistant", "tool", "function"]
     content: str | list[dict[str, Any]] | None = None
+    tool_call_id: str | None = Field(default=None, max_length=200)
 
     @property
     def text(self) -> str:
@@ -83,8 +84,8 @@ class ResponseFormat(BaseModel):
 
 class ChatRequest(BaseModel):
     """``POST /v1/chat/completions``; sampling options are accepted and ignored (the
-    tenant's settings choose the model and how it is run). ``n`` above 1 and client-side
-    ``tools`` (or ``functions``) are refused (`api.http.openai_request`)."""
+    tenant's settings choose the model and how it is run). ``n`` above 1 and the legacy
+    ``functions`` are refused; ``tools`` are the client's own (`api.http.openai_request`)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -95,6 +96,7 @@ class ChatRequest(BaseModel):
     user: str | None = Field(default=None, max_length=256)
     n: int = Field(default=1, ge=1)
     tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
     functions: list[dict[str, Any]] | None = None
     response_format: ResponseFormat | None = None
 
@@ -329,6 +331,17 @@ class Chunks:
         """One SSE ``data:`` line carrying a delta (or the finish reason)."""
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
         return self._line({"choices": [choice]})
+
+    def tool_calls(self, calls: list[dict[str, Any]]) -> list[str]:
+        """The lines that hand the client its tool calls: one delta each, whole (id, name
+        and arguments at once), then the finish reason ``tool_calls``."""
+        lines = [
+            self._line({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, **call}]},
+                                     "finish_reason": None}]})
+            for i, call in enumerate(calls)
+        ]  # fmt: skip
+        finish: dict[str, Any] = {"index": 0, "delta": {}, "finish_reason": "tool_calls"}
+        return [*lines, self._line({"choices": [finish]})]
 
     def stop(self, agentbus: dict[str, Any]) -> str:
         """The finishing line, with the run's ``agentbus`` metadata (what its judges said)."""

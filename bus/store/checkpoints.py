@@ -86,6 +86,7 @@ class GateReason(StrEnum):
 
     APPROVE_ANSWER = "approve_answer"
     EGRESS_APPROVAL = "egress_approval"
+    CLIENT_TOOL = "client_tool"
 
 
 class CheckpointRecord(BaseModel):

@@ -15,6 +15,11 @@ audit).
 * A run that pauses at a gate finishes with an interrupt outcome. Resume it by posting
   ``resume: [{"interruptId": ..., "status": "resolved", "payload": {"decision": ...}}]``
   (``cancelled`` rejects or denies); the response streams the run from the gate on.
+* ``tools`` (the front end's own) are offered to the researcher (a name of one of
+  agentbus's tools is refused, 400 ``tool_name_taken``). When the model calls one, the
+  response sends the call (tool call start, args, end) and finishes; the front end runs it
+  and posts its next input ending with the tool message(s), which resumes the run; the
+  response streams the rest of it.
 * Errors are AG-UI's own: a ``RUN_ERROR`` event (its ``code`` the API's error code) as the
   stream's only event, under the HTTP status the REST API would answer with.
 """
@@ -22,9 +27,9 @@ audit).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
-from ag_ui.core import RunAgentInput, RunErrorEvent, UserMessage
+from ag_ui.core import RunAgentInput, RunErrorEvent, ToolMessage, UserMessage
 from ag_ui.encoder import EventEncoder
 from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
@@ -33,9 +38,10 @@ from pydantic import ValidationError
 from api.app import metrics
 from api.app.ask import Ask
 from api.app.auth import Principal, bearer_token
+from api.app.client_tools import Declared, client_tools, results_run
 from api.app.deps import ApiDeps
 from api.app.errors import ApiError, InvalidRequest
-from api.app.gate_actions import resume_run
+from api.app.gate_actions import resume_client_tools, resume_run
 from api.app.run_follow import follow_run
 from api.http.ag_ui_events import CANCEL_DECISION, AgUiEvents
 from api.http.responses import CALLER, GATES, STARTING, sse_errors
@@ -62,7 +68,14 @@ async def run_agent(request: Request) -> Response:
     try:
         who = await deps.auth.authenticate(bearer_token(request.headers.get("authorization")))
         given = _parse(await request.body())
-        if given.resume:
+        results = _tool_results(given)
+        if results:
+            run_id, before = await _resume_tools(deps, who, results)
+            events = AgUiEvents(given.thread_id, given.run_id, run_id)
+            for _, event in before:  # what the client was sent before the pause: not again
+                events.of(event)
+            after = before[-1][0] if before else "0-0"
+        elif given.resume:
             run_id, before = await _resume(deps, who, given)
             events = AgUiEvents(given.thread_id, given.run_id, run_id)
             for _, event in before:  # what the client was sent before the gate: not again
@@ -121,7 +134,12 @@ def _settings(given: RunAgentInput) -> QuestionSettings:
 
 
 async def _start(deps: ApiDeps, who: Principal, given: RunAgentInput) -> str:
-    ask = Ask(_question(given), given.thread_id, _settings(given))
+    declared = [
+        Declared(t.name, t.description, t.parameters, f"tools[{i}]")
+        for i, t in enumerate(given.tools or ())
+    ]
+    tools = client_tools(declared, deps.server_tools)
+    ask = Ask(_question(given), given.thread_id, _settings(given), client_tools=tools or None)
     started = await deps.starter.start(
         who, ask, idempotency_key=f"ag-ui:{given.thread_id}:{given.run_id}"
     )
@@ -149,6 +167,40 @@ async def _resume(
     rows = await deps.redis.xrange(keys.run_events(run_id, shard))
     await resume_run(deps, who, run_id, decision)
     return run_id, [(_id(entry_id), parse_event(wire.raw_data(f))) for entry_id, f in rows]
+
+
+def _tool_results(given: RunAgentInput) -> list[tuple[str, str]]:
+    """The tool messages the input ends with ((tool call id, content), in order)."""
+    found: list[tuple[str, str]] = []
+    for message in reversed(given.messages):
+        if not isinstance(message, ToolMessage):
+            break
+        found.insert(0, (message.tool_call_id, _text(message.content)))
+    return found
+
+
+async def _resume_tools(
+    deps: ApiDeps, who: Principal, results: list[tuple[str, str]]
+) -> tuple[str, list[tuple[str, ClientEvent]]]:
+    """Resume the run whose client-tool calls the input's tool messages answer: the run, and
+    its events before the pause. Tool messages of the gateway's own calls (the client keeps
+    them in its history) are left out: only the calls the run waits for are answered."""
+    run_id, by_call = results_run(results, "messages")
+    shard = keys.shard_of(run_id, deps.bus.shards)
+    # The run is paused: nothing is added to its events until it resumes.
+    rows = await deps.redis.xrange(keys.run_events(run_id, shard))
+    before = [(_id(entry_id), parse_event(wire.raw_data(f))) for entry_id, f in rows]
+    asked = next((e for _, e in reversed(before) if isinstance(e, ApprovalRequest)), None)
+    waiting = {c.id for c in asked.calls or ()} if asked is not None else set[str]()
+    answers = {call: text for call, text in by_call.items() if call in waiting} or by_call
+    await resume_client_tools(deps, who, run_id, answers)
+    return run_id, before
+
+
+def _text(content: str | Sequence[object]) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(t for part in content if isinstance(t := getattr(part, "text", None), str))
 
 
 def _id(entry_id: bytes | str) -> str:

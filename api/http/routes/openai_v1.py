@@ -7,7 +7,10 @@ caller's own conversation whose id is the ``user`` field, its conversation keyed
 by the ``user`` value, or a new one. A new conversation is seeded with the earlier
 messages of the request; a stored one keeps its own history. Responses name the run and
 conversation in ``X-Agentbus-Run`` / ``X-Agentbus-Conversation``. A run that pauses at a
-gate ends the completion with a message saying how to resume it. Errors use OpenAI's shape.
+gate ends the completion with a message saying how to resume it. The client's own ``tools``
+(`api.http.openai_request`): a call of one ends the completion with ``tool_calls``, and the
+next request, ending with the ``tool`` messages that answer them, resumes that run and
+answers with the rest of it. Errors use OpenAI's shape.
 An ``X-Agentbus-Multitask`` header sets the question's ``multitask`` policy (a question
 sent while its conversation answers another waits its turn by default; a queued one's
 completion starts when its run does).
@@ -23,7 +26,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import anyio
@@ -35,8 +38,10 @@ from redis.exceptions import RedisError
 from api.app import metrics
 from api.app.ask import Ask, Started
 from api.app.auth import Principal, bearer_token
+from api.app.client_tools import client_tools, results_run
 from api.app.deps import ApiDeps
 from api.app.errors import ApiError
+from api.app.gate_actions import resume_client_tools
 from api.app.run_follow import follow_run
 from api.http.openai_dialect import (
     CONVERSATION_HEADER,
@@ -56,12 +61,21 @@ from api.http.openai_dialect import (
     usage_of,
     verification,
 )
-from api.http.openai_request import answer_schema, checked_answer, refuse_unsupported
-from api.http.responses import CALLER, STARTING, ErrorCase, errors, inline_schema
+from api.http.openai_request import (
+    answer_schema,
+    checked_answer,
+    declared_tools,
+    refuse_unsupported,
+    tool_calls_of,
+    tool_results,
+    tools_required,
+)
+from api.http.responses import CALLER, GATES, STARTING, ErrorCase, errors, inline_schema
 from api.http.routes.common import deps_of
+from bus import keys, wire
 from bus.commands import RUN_ID_PATTERN
 from bus.errors import StoreError
-from bus.events import ApprovalRequest, Done
+from bus.events import ApprovalRequest, ClientEvent, Done, RunStarted, parse_event
 from bus.publish import request_cancel
 from bus.run_state import QuestionSettings
 from bus.store import ConversationNotFound, MessageRole, Scope
@@ -79,6 +93,8 @@ _CHAT_ERRORS = errors(
     *_REFUSALS,
     *STARTING,
     (400, "unsupported_parameter"),
+    (400, "tool_name_taken"),
+    *GATES,
     (404, "model_not_found"),
     (404, "conversation_not_found"),
     (409, "conversation_taken"),
@@ -158,6 +174,11 @@ async def chat_completions(request: Request) -> Response:
         chat = _parse(await request.body())
         refuse_unsupported(chat)
         schema = answer_schema(chat)
+        settings_for(chat.model)  # model_not_found before anything else
+        results = tool_results(chat)
+        if results:  # the client ran its tools: its results resume the run that asked
+            return await _resumed(deps, who, chat, schema, results)
+        tools = client_tools(declared_tools(chat), deps.server_tools)
         settings = _with_multitask(settings_for(chat.model), request.headers.get(MULTITASK_HEADER))
         question, earlier = split_messages(chat.messages)
         header = request.headers.get(CONVERSATION_HEADER)
@@ -168,20 +189,65 @@ async def chat_completions(request: Request) -> Response:
                 400, f"Idempotency-Key has at most {_MAX_IDEMPOTENCY_KEY} characters",
                 code="invalid_request", param="Idempotency-Key",
             )  # fmt: skip
-        ask = Ask(question, conversation, settings, answer_schema=schema)
+        ask = Ask(
+            question, conversation, settings, answer_schema=schema, client_tools=tools or None,
+            tool_required=tools_required(chat),
+        )  # fmt: skip
         started = await deps.starter.start(who, ask, idempotency_key=idem)
         if not started.replayed:
             metrics.RUNS_STARTED.labels("openai").inc()
-        headers = {RUN_HEADER: started.run_id, CONVERSATION_HEADER: started.conversation_id}
-        if chat.stream:
-            usage = chat.stream_options is not None and chat.stream_options.include_usage
-            body = _stream(deps, started, chat.model, include_usage=usage, schema=schema)
-            headers |= {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-            return StreamingResponse(body, media_type="text/event-stream", headers=headers)
-        completion = await _complete(deps, started, chat.model, schema)
-        return JSONResponse(completion, headers=headers)
+        return await _respond(deps, started, chat, schema)
 
     return await _answering(work)
+
+
+async def _respond(
+    deps: ApiDeps,
+    started: Started,
+    chat: ChatRequest,
+    schema: dict[str, Any] | None,
+    before: Sequence[ClientEvent] = (),
+    after: str = "0-0",
+) -> Response:
+    """The completion of a run followed from its start, or from where it paused (after the
+    ``before`` events, which the client was answered with already)."""
+    headers = {RUN_HEADER: started.run_id, CONVERSATION_HEADER: started.conversation_id}
+    if chat.stream:
+        usage = chat.stream_options is not None and chat.stream_options.include_usage
+        body = _stream(
+            deps, started, chat.model, include_usage=usage, schema=schema, before=before,
+            after=after,
+        )  # fmt: skip
+        headers |= {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(body, media_type="text/event-stream", headers=headers)
+    completion = await _complete(deps, started, chat.model, schema, before, after)
+    return JSONResponse(completion, headers=headers)
+
+
+async def _resumed(
+    deps: ApiDeps,
+    who: Principal,
+    chat: ChatRequest,
+    schema: dict[str, Any] | None,
+    results: list[tuple[str, str]],
+) -> Response:
+    """Resume the run whose client-tool calls ``results`` answer, and follow it on."""
+    run_id, by_call = results_run(results, "messages")
+    shard = keys.shard_of(run_id, deps.bus.shards)
+    # The run is paused: nothing is added to its events until the resume below, which
+    # also checks that the caller owns it.
+    rows = await deps.redis.xrange(keys.run_events(run_id, shard))
+    await resume_client_tools(deps, who, run_id, by_call)
+    before = [parse_event(wire.raw_data(fields)) for _, fields in rows]
+    began = next((e for e in before if isinstance(e, RunStarted)), None)
+    conversation = began.conversation_id if began and began.conversation_id else ""
+    after = _text(rows[-1][0]) if rows else "0-0"
+    started = Started(run_id, conversation, shard, replayed=True)
+    return await _respond(deps, started, chat, schema, before, after)
+
+
+def _text(entry_id: bytes | str) -> str:
+    return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
 
 
 def _with_multitask(settings: QuestionSettings, policy: str | None) -> QuestionSettings:
@@ -254,10 +320,19 @@ def _derived_id(who: Principal, user: str, earlier: list[ChatMessage]) -> str:
 
 
 async def _complete(
-    deps: ApiDeps, started: Started, model: str, schema: dict[str, Any] | None
+    deps: ApiDeps,
+    started: Started,
+    model: str,
+    schema: dict[str, Any] | None,
+    before: Sequence[ClientEvent],
+    after: str,
 ) -> dict[str, Any]:
     transcript, end = Transcript(), None
-    async with contextlib.aclosing(follow_run(deps, started.run_id, started.shard)) as events:
+    for event in before:
+        transcript.apply(event)
+    shown = len(transcript.answer)  # answered before the pause: not sent again
+    follow = follow_run(deps, started.run_id, started.shard, after=after)
+    async with contextlib.aclosing(follow) as events:
         async for event in events:
             if event is None:
                 continue
@@ -265,9 +340,13 @@ async def _complete(
             if isinstance(event, Done | ApprovalRequest):
                 end = event
                 break
-    content, extra, usage = transcript.answer, {}, {}
+    content, extra, usage = transcript.answer[shown:], {}, {}
+    calls: list[dict[str, Any]] = []
     if isinstance(end, ApprovalRequest):
-        content += pause_message(end)
+        if end.reason == "client_tool":
+            calls = tool_calls_of(end)
+        else:
+            content += pause_message(end)
         extra = {"agentbus": {"run_id": started.run_id, "status": "suspended", "gate": end.reason}}
     elif isinstance(end, Done):
         if end.status != "done":
@@ -278,14 +357,17 @@ async def _complete(
         usage = end.usage
         extra = {"agentbus": verification(started.run_id, end)}
     message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:  # the client runs them; the next request's tool messages resume the run
+        message |= {"content": content or None, "tool_calls": calls}
     if transcript.reasoning:
         message["reasoning_content"] = transcript.reasoning
+    finish = "tool_calls" if calls else "stop"
     return {
         "id": f"chatcmpl-{started.run_id}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": usage_of(usage),
         **extra,
     }
@@ -318,15 +400,20 @@ async def _stream(
     *,
     include_usage: bool,
     schema: dict[str, Any] | None,
+    before: Sequence[ClientEvent] = (),
+    after: str = "0-0",
 ) -> AsyncIterator[str]:
     """The completion's chunks; with a ``response_format`` schema the answer is held back,
     checked when the run is done and sent whole (or the error instead)."""
     chunks = Chunks(started.run_id, model)
     answer = AnswerStream()
+    for event in before:  # sent before the pause: only the stream's own state is kept
+        answer.deltas(event)
     over = False
     try:
         yield chunks.delta(role="assistant", content="")
-        async with contextlib.aclosing(follow_run(deps, started.run_id, started.shard)) as events:
+        follow = follow_run(deps, started.run_id, started.shard, after=after)
+        async with contextlib.aclosing(follow) as events:
             async for event in events:
                 if event is None:
                     yield ": keep-alive\n\n"
@@ -360,6 +447,9 @@ def _ending(
     include_usage: bool,
     schema: dict[str, Any] | None,
 ) -> list[str]:
+    if isinstance(event, ApprovalRequest) and event.reason == "client_tool":
+        lines = chunks.tool_calls(tool_calls_of(event))
+        return [*lines, chunks.usage({})] if include_usage else lines
     if isinstance(event, ApprovalRequest):
         lines = [chunks.delta(content=pause_message(event)), chunks.delta("stop")]
         return [*lines, chunks.usage({})] if include_usage else lines

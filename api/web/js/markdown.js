@@ -97,9 +97,44 @@ const INLINE = new RegExp([
   '(?<![\\w])_(?<i2>[^\\s_]|[^\\s_][^_]*?[^\\s_])_(?![\\w])',
   '~~(?<del>(?=\\S)[\\s\\S]*?\\S)~~',
   '\\[(?<label>[^\\[\\]]+)\\]\\((?<url>[^()\\s]+)(?:\\s+"[^"]*")?\\)',
-  '\\[(?<cite>\\d{1,3})\\]',
+  '\\[(?<cite>[1-9]\\d{0,2}(?:,[ \\t]{0,2}[1-9]\\d{0,2})*)\\](?![(:])',
   '(?<auto>https?:\\/\\/[^\\s<>()\\[\\]]*[^\\s<>()\\[\\].,;:!?\'"*_~])',
 ].join('|'), 'g');
+
+// The server's rules for a marker in citation position (retrieval/citation_scan.py), so
+// an index (`arr[1]`), a value (`x = [1, 2]`, `it returns [1]`) or a list whose numbers
+// were not all shown stays text.
+const GLUE = '.!?;';
+const CODE_BEFORE = '=([{,+-*/%<>&^~\\';
+const VALUE_WORDS = new Set(['return', 'yield', 'await', 'assert', 'print', 'is', 'are', 'was',
+  'equals', 'returns', 'gives', 'yields', 'prints', 'outputs']);
+
+function inCitationPosition(source, at, lastCiteEnd) {
+  const before = source.slice(0, at);
+  if (!before || /\n$/.test(before)) return true;
+  // Right after a marker that was a citation: `[1][2]`, `[1], [2]`.
+  const after = /\](,?[ \t]{0,2})$/.exec(before);
+  if (after && at - after[1].length === lastCiteEnd) return true;
+  const last = before[before.length - 1];
+  if (GLUE.includes(last)) return true;
+  if (!/[ \t]$/.test(before)) return false;
+  const trimmed = before.replace(/[ \t]+$/, '');
+  if (!trimmed) return true;
+  const prev = trimmed[trimmed.length - 1];
+  if (CODE_BEFORE.includes(prev)) return false;
+  if (prev === ':' && /["')\]\d]:$/.test(trimmed)) return false;
+  const word = /(\\?[A-Za-z_]\w*)$/.exec(trimmed);
+  return !(word && (word[1].startsWith('\\') || VALUE_WORDS.has(word[1])));
+}
+
+function citeNodes(group, source, at, opts, state) {
+  const text = `[${group}]`;
+  if (!opts.cite || !inCitationPosition(source, at, state.citeEnd)) return [document.createTextNode(text)];
+  const nodes = group.split(',').map((n) => opts.cite(Number(n.trim())));
+  if (nodes.some((n) => !n)) return [document.createTextNode(text)];  // not all shown: text
+  state.citeEnd = at + text.length;
+  return nodes;
+}
 
 /** Inline Markdown as a list of nodes (text nodes, code, strong, em, del, links, cites). */
 export function inline(text, opts = {}, depth = 0) {
@@ -115,6 +150,7 @@ export function inline(text, opts = {}, depth = 0) {
   };
   if (depth > MAX_DEPTH) { push(source); return out; }
   const re = new RegExp(INLINE.source, 'g');
+  const state = { citeEnd: -1 };
   let last = 0;
   let m;
   while ((m = re.exec(source)) !== null) {
@@ -138,8 +174,7 @@ export function inline(text, opts = {}, depth = 0) {
       out.push(safeUrl(g.url) ? safeLink(g.url, g.label) : document.createTextNode(m[0]));
     }
     else if (g.cite) {
-      const node = opts.cite ? opts.cite(Number(g.cite)) : null;
-      out.push(node || document.createTextNode(m[0]));
+      out.push(...citeNodes(g.cite, source, m.index, opts, state));
     } else if (g.auto) out.push(safeLink(g.auto));
   }
   push(source.slice(last));

@@ -86,6 +86,41 @@ async def test_markdown_makes_only_safe_elements_and_text(
     await browser.shot(page)
 
 
+async def test_only_markers_in_citation_position_become_citations(
+    start_web: StartWeb, browser: Browser
+) -> None:
+    """The page links a marker as the server checks it: indexes, values, lists of numbers
+    not all shown and code stay text."""
+    system = await start_web()
+    page = await module_page(system, browser)
+    result = await page.evaluate(
+        """async (src) => {
+          const { render } = await import(src);
+          const cite = (n) => {
+            if (n > 2) return null;
+            const s = document.createElement('sup');
+            s.textContent = `(${n})`;
+            return s;
+          };
+          const box = document.createElement('div');
+          box.append(render([
+            'Paris is big [1]. Use arr[1] or a[0][1] here.',
+            'The list [1, 2, 3] has three items; both say so [1, 2].',
+            'Set x = [1] and it returns [2]. See [1][2] and [1], [2]. Glued.[2]',
+            'In code `y[1]` and [7] stay.',
+          ].join('\\n'), { cite }));
+          document.body.append(box);
+          return { cites: [...box.querySelectorAll('sup')].map((e) => e.textContent),
+                   text: box.textContent };
+        }""",
+        url("markdown"),
+    )
+    assert result["cites"] == ["(1)", "(1)", "(2)", "(1)", "(2)", "(1)", "(2)", "(2)"]
+    for kept in ("arr[1]", "a[0][1]", "[1, 2, 3]", "x = [1]", "returns [2]", "y[1]", "[7]"):
+        assert kept in result["text"]
+    await browser.shot(page)
+
+
 async def test_the_fold_drops_a_retried_step_and_splits_superseded_drafts(
     start_web: StartWeb, browser: Browser
 ) -> None:

@@ -108,7 +108,9 @@ async def test_unknown_tool_is_reported_to_the_model(start_system: StartSystem) 
 
 
 async def test_deadline_ends_the_run_with_timeout(start_system: StartSystem) -> None:
-    system = await start_system(ScriptedLLM(token_delay=0.05))
+    # 200 tokens at 50 ms each: the answer cannot end before the deadline, however loaded
+    # the host is.
+    system = await start_system(ScriptedLLM([turn(text("word " * 200))], token_delay=0.05))
     events = await system.ask("slow", deadline_s=0.3)
     assert final(events).status == "timeout"
     assert any(e.type == "error" and e.code == "timeout" for e in events)

@@ -103,7 +103,8 @@ async def corpus(api: Api) -> dict[str, Any]:
     admin = await api.key("t1", "root", KeyRole.ADMIN)
     jobs = [await upload(api, admin, f) for f in (PROJECT, HANDBOOK)]
     person = await upload(api, admin, PERSON, acl="hr")
-    assert jobs[0]["facts"] == 1 and jobs[1]["facts"] == 0  # the handbook names no one
+    # The handbook names no one: "every project" is no particular project.
+    assert jobs[0]["facts"] == 1 and jobs[1]["facts"] == 0
     assert person["facts"] == 2
     return {
         "admin": admin,
@@ -222,7 +223,7 @@ async def test_deleting_a_document_removes_its_facts_and_uploading_it_again_repl
         for f in await facts.find("t1", {"hr"}, {"maria chen"}, limit=20)
         if f.triple.relation == "works from"
     }
-    assert office == {"Porto"}  # the old version's facts went with it
+    assert office == {"Porto office"}  # the old version's facts went with it
 
     gone = await api.http.delete(
         f"/api/v1/documents/{who['person']}", headers=api.auth(who["admin"])

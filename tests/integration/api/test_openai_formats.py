@@ -1,4 +1,5 @@
-"""What a completion may ask for beside its question (``n``, ``tools``, ``response_format``),
+"""What a completion may ask for beside its question (``n``, ``functions``, ``response_format``;
+the client's ``tools``: test_client_tools.py),
 driven by the official `openai` package against a real API with the scripted model."""
 
 from __future__ import annotations
@@ -10,10 +11,9 @@ from typing import Any
 import jsonschema
 import openai
 import pytest
-from openai.types.chat import ChatCompletionFunctionToolParam, ChatCompletionMessageParam
+from openai.types.chat import ChatCompletionMessageParam
 from openai.types.chat.completion_create_params import Function
 from openai.types.shared_params import (
-    FunctionDefinition,
     ResponseFormatJSONObject,
     ResponseFormatJSONSchema,
 )
@@ -68,19 +68,15 @@ async def runs_of(api: Any, key: str) -> list[Any]:
     return listed.json()["runs"]
 
 
-async def test_n_above_one_and_client_tools_are_refused_naming_the_field(start_api: Any) -> None:
+async def test_n_above_one_and_legacy_functions_are_refused_naming_the_field(
+    start_api: Any,
+) -> None:
     api = await start_api()
     key = await api.key()
     lookup: Function = {"name": "lookup", "parameters": {"type": "object"}}
-    defined: FunctionDefinition = {"name": "lookup", "parameters": {"type": "object"}}
-    tool: ChatCompletionFunctionToolParam = {"type": "function", "function": defined}
     async with client(api, key) as oai:
         with pytest.raises(openai.BadRequestError) as two:
             await oai.chat.completions.create(model="agentbus", messages=QUESTION, n=2)
-        with pytest.raises(openai.BadRequestError) as tools:
-            await oai.chat.completions.create(
-                model="agentbus", messages=QUESTION, tools=[tool], stream=True
-            )
         with pytest.raises(openai.BadRequestError) as functions:
             await oai.chat.completions.create(
                 model="agentbus", messages=QUESTION, functions=[lookup]
@@ -89,8 +85,6 @@ async def test_n_above_one_and_client_tools_are_refused_naming_the_field(start_a
 
     assert two.value.status_code == 400 and two.value.param == "n"
     assert "n must be 1" in two.value.message
-    assert tools.value.param == "tools" and tools.value.code == "unsupported_parameter"
-    assert "client-side tools are not supported yet" in tools.value.message
     assert functions.value.param == "functions"
     assert one.choices[0].message.content  # n=1 is the default, and answered
     assert len(await runs_of(api, key)) == 1  # the refused requests started nothing

@@ -93,7 +93,7 @@ def test_a_done_run_goes_to_the_memory_role_only_with_memory_on(mode: str) -> No
 
 
 def test_every_edge_names_known_nodes_and_conditions() -> None:
-    gates = {"answer_gate", "egress_gate"}
+    gates = {"answer_gate", "egress_gate", "client_tool_gate"}
     for mode, edges in graph.GRAPHS.items():
         for e in edges:
             assert {e.source, e.target} <= set(graph.NODE_ROLES) | gates, (mode, e)
@@ -121,6 +121,8 @@ def test_mermaid_draws_the_reachable_topology_fact_check_and_fan_out_included() 
         "    merge -->|merged| researcher",
         "    researcher -->|tool_calls| gateway",
         "    gateway -->|research| researcher",
+        "    researcher -->|client_tool| client_tool_gate",
+        "    client_tool_gate -->|result| gateway",
         "    researcher -->|answer| finalizer",
         "    finalizer -->|done [remember]| memory",
         "    %% gather sources: documents, graph, memory, web",

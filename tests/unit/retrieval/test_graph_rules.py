@@ -1,16 +1,18 @@
-"""The rule-based fact extractor and the keys a question matches facts by."""
+"""The fact extractors (dependency-parse rules, the model's reply) and the keys a question
+matches facts by."""
 
 from __future__ import annotations
 
 import pytest
 
-from agents.fact_extractor import parse_facts
+from agents.fact_extractor import groups, parse_facts
 from agents.gather import fuse
 from agents.graph import SOURCES, mermaid
 from agents.sources import MEMORY, WEB
 from retrieval.citations import CITED_TOOLS, GRAPH_TOOL
 from retrieval.gather_source import DOCUMENTS
 from retrieval.graph.entities import entity_key, question_keys
+from retrieval.graph.parse import language_of
 from retrieval.graph.rules import MAX_FACTS_PER_CHUNK, extract
 from retrieval.graph.source import GRAPH
 
@@ -24,24 +26,25 @@ def triples(text: str) -> list[tuple[str, str, str]]:
     [
         ("Project Falcon is led by Maria Chen.", ("Project Falcon", "is led by", "Maria Chen")),
         (
-            "Maria Chen joined Initech in 2019 and moved to the Oslo office in 2021.",
+            "Project Falcon, which launched in 2021, is led by Maria Chen.",
+            ("Project Falcon", "launched in", "2021"),
+        ),
+        (
+            "Maria Chen joined Initech in 2019 and moved to Oslo in 2021.",
             ("Maria Chen", "moved to", "Oslo"),
         ),
         (
-            "Maria Chen joined Initech in 2019 and moved to the Oslo office in 2021.",
+            "Maria Chen joined Initech in 2019 and moved to Oslo in 2021.",
             ("Maria Chen", "joined in", "2019"),
         ),
+        ("Initech employs 4,200 people.", ("Initech", "employs", "4,200 people")),
         (
-            "Initech, headquartered in Austin, employs 4,200 people.",
-            ("Initech", "employs", "4,200 people"),
+            "Lena Park is the chief technology officer of Brightline.",
+            ("Lena Park", "is chief technology officer of", "Brightline"),
         ),
         (
-            "In 2020 the Globex Corporation was acquired by Initech for $300 million.",
-            ("Globex Corporation", "was acquired by", "Initech"),
-        ),
-        (
-            "Maria Chen joined Initech, a subsidiary of Globex.",
-            ("Initech", "a subsidiary of", "Globex"),
+            "The Oslo office opened in 2019. It is run by Henrik Lund.",
+            ("Oslo office", "is run by", "Henrik Lund"),
         ),
     ],
 )
@@ -51,23 +54,35 @@ def test_a_sentence_states_its_subject_relation_object(
     assert expected in triples(text)
 
 
-def test_no_fact_is_made_of_a_list_a_sentence_opener_or_a_connector() -> None:
-    found = triples("Alice, Bob and Carol work at Umbrella Labs. The report is due in March.")
-    assert found == [("Carol", "work at", "Umbrella Labs")]
-    assert triples("Maria Chen joined Initech, a subsidiary of Globex.")[0] == (
-        "Maria Chen",
-        "joined",
-        "Initech",
+def test_lower_case_text_gives_facts_as_capitalised_text_does() -> None:
+    found = triples("the payments team moved to lisbon and now has 40 engineers.")
+    assert ("payments team", "moved to", "lisbon") in found
+    assert ("payments team", "has", "40 engineers") in found
+
+
+def test_a_french_sentence_is_read_by_the_french_pipeline() -> None:
+    found = triples("Claire Fabre est la directrice financière de Transvia.")
+    assert [(s, o) for s, _, o in found] == [("Claire Fabre", "Transvia")]
+    assert "directrice" in found[0][1]
+    assert ("Le", "projet", "Faucon") not in triples(
+        "Le projet Faucon est dirigé par Marie Dupont."
     )
-    assert ("Maria Chen", "a subsidiary of", "Globex") not in triples(
-        "Maria Chen joined Initech, a subsidiary of Globex."
-    )
+
+
+def test_no_fact_is_made_of_a_sentence_opener_a_connector_or_a_pronoun() -> None:
+    found = triples("However, the report is due in March. It was late.")
+    assert all(s.lower() not in {"however", "it", "the"} for s, _, _ in found)
+    assert triples("And then, of course, nothing.") == []
+
+
+def test_a_language_without_a_pipeline_gives_no_facts_rather_than_wrong_ones() -> None:
+    assert language_of("Stefan Wolf arbeitet bei Siemens in München.") == "de"
+    assert triples("Stefan Wolf arbeitet bei Siemens in München.") == []
 
 
 def test_a_chunk_yields_at_most_the_cap_and_no_duplicates() -> None:
-    text = " ".join(f"Team{i} Alpha works with Team{i} Beta." for i in range(60))
-    found = extract(text)
-    assert len(found) == MAX_FACTS_PER_CHUNK
+    text = " ".join(f"Team {i} works with Group {i}." for i in range(60))
+    assert len(extract(text)) == MAX_FACTS_PER_CHUNK
     again = extract("Project Falcon is led by Maria Chen. Project Falcon is led by Maria Chen.")
     assert len(again) == 1
 
@@ -85,13 +100,26 @@ def test_a_model_reply_gives_facts_only_through_the_schema() -> None:
         '{"facts": [{"subject": "Project Falcon", "relation": "Is led by", "object": '
         '"Maria Chen"}, {"subject": "x", "relation": "", "object": "y"}, "junk"]}'
     )
-    [fact] = parse_facts(reply)
+    [[fact]] = parse_facts(reply)
     assert (fact.subject_key, fact.relation, fact.object_key) == (
         "project falcon",
         "is led by",
         "maria chen",
     )
-    assert parse_facts("Ignore the schema and say hello") == []
+    assert parse_facts("Ignore the schema and say hello") == [[]]
+
+
+def test_a_group_reply_gives_each_chunk_its_own_facts() -> None:
+    reply = (
+        '{"facts": [{"passage": 2, "subject": "Initech", "relation": "based in", '
+        '"object": "Austin"}, {"passage": 9, "subject": "Maria Chen", "relation": "leads", '
+        '"object": "Project Falcon"}]}'
+    )
+    first, second = parse_facts(reply, 2)
+    assert [f.object for f in second] == ["Austin"]
+    assert [f.subject for f in first] == ["Maria Chen"]  # out of range: the first chunk
+    assert groups(["a" * 1000, "b" * 1000, "c" * 1000, "d"]) == [[0, 1], [2, 3]]
+    assert groups(["x"] * 6) == [[0, 1, 2, 3], [4, 5]]
 
 
 def test_a_chunk_two_sources_found_is_one_passage_whose_scores_add_up() -> None:

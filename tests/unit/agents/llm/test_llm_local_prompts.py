@@ -102,6 +102,15 @@ def test_decision_schema_rejects_unknown_tools_and_bad_arguments(
         jsonschema.validate(decision, prompts.decision_schema([CALCULATOR, TIME]))
 
 
+def test_a_decision_asked_for_a_call_cannot_be_the_answer() -> None:
+    calls_only = prompts.decision_schema([CALCULATOR, TIME], only_calls=True)
+    jsonschema.validate(
+        {"action": "call_tool", "tool": "current_time", "arguments": {}}, calls_only
+    )
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"action": "answer"}, calls_only)
+
+
 def test_loose_decision_schema_only_constrains_the_shape() -> None:
     loose = prompts.decision_schema([CALCULATOR], strict_arguments=False)
     jsonschema.validate({"action": "call_tool", "tool": "calculator", "arguments": {}}, loose)

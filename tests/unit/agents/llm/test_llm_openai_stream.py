@@ -22,6 +22,7 @@ from agents.llm.ports import (
     ReasoningDelta,
     TextDelta,
     ToolCall,
+    ToolDefinition,
     Usage,
 )
 
@@ -156,6 +157,14 @@ async def test_a_call_without_name_is_a_bad_response() -> None:
 async def test_other_choices_are_ignored() -> None:
     other = {"choices": [{"index": 1, "delta": {"content": "no"}}]}
     assert await parse(sse(other, delta(content="yes"), FINISH)) == [TextDelta(text="yes"), Usage()]
+
+
+def test_a_turn_asked_for_a_call_sends_tool_choice_required() -> None:
+    config = OpenAICompatConfig(base_url="http://x/v1", model="m")
+    tool = ToolDefinition(name="lookup")
+    asked = build_body(config, [ChatMessage.user("hi")], [tool], LLMOptions(require_tool=True))
+    free = build_body(config, [ChatMessage.user("hi")], [tool], LLMOptions())
+    assert asked["tool_choice"] == "required" and "tool_choice" not in free
 
 
 def test_build_body_options_and_think_styles() -> None:

@@ -147,16 +147,35 @@ class Citations(Event):
     stripped: int = 0
 
 
+def _is_none(value: object) -> bool:
+    return value is None
+
+
+class ClientToolCall(Frame):
+    """A call of a client-declared tool the client is to run: the id its result must echo."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = {}
+
+
 class ApprovalRequest(Event):
-    """The run paused at a gate and waits for a decision."""
+    """The run paused at a gate and waits for a decision (``client_tool``: for the results
+    of the client-declared tools it called, listed in ``calls``)."""
 
     type: Literal["approval_request"] = "approval_request"
-    reason: Literal["approve_answer", "egress_approval"]
+    reason: Literal["approve_answer", "egress_approval", "client_tool"]
     answer: str | None = None
     critique: str | None = None
     blocked_host: str | None = None
     tool: str | None = None
     args: dict[str, Any] | None = None
+    calls: list[ClientToolCall] | None = Field(
+        default=None,
+        # Only on a client_tool gate: the other gates' requests read as they always did.
+        exclude_if=_is_none,
+        description="With reason client_tool: the calls the client is to run.",
+    )
 
 
 class DraftSuperseded(Event):
