@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from agents.llm.ports import LLM, ToolDefinition
 from agents.sources import Source
+from bus.fence import Fence
 from bus.store import CheckpointStore, ConversationStore, RunStore, SummaryStore
 from gateway.registry import ToolRegistry
 
@@ -61,6 +62,7 @@ class AgentDeps:
         checkpoints: where paused runs wait (gates are armed only with a store).
         gate_ttl_s: how long a paused run can be resumed.
         fault: the test seam the intake calls once it stored a summary (`FaultPoint`).
+        fence: the erasure fence the intake checks before it writes a run (None: none).
     """
 
     llm: LLM
@@ -77,6 +79,7 @@ class AgentDeps:
     checkpoints: CheckpointStore | None = None
     gate_ttl_s: float = 24 * 3600
     fault: FaultPoint = no_fault
+    fence: Fence | None = None
 
 
 async def tenant_tools(deps: AgentDeps, tenant_id: str) -> Sequence[ToolDefinition]:

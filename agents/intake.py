@@ -107,6 +107,11 @@ def make_intake(deps: AgentDeps) -> Handler:
         if not isinstance(task, AgentTask):
             raise TypeError(f"intake got a {task.kind} payload")
         state = task.state
+        fence = deps.fence
+        if fence and await fence.holds(
+            ctx.redis, command.tenant_id, command.subject, command.shard
+        ):
+            return StepResult()  # its user is being erased: nothing starts (the commit acks)
         with tracing.store_span("runs.create"):
             stored, _ = await deps.runs.create_if_absent(
                 RunRecord(

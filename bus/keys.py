@@ -106,6 +106,12 @@ def run_cancel(run_id: str, shard: int) -> str:
     return f"{PREFIX}:{tag(shard)}:run:{run_id}:cancel"
 
 
+def erased_user(shard: int, mark: str) -> str:
+    """Present while a user is being or was lately erased (`bus.fence`): the shard's steps of
+    that user commit nothing. ``mark`` is the user's tombstone mark, never their id."""
+    return f"{PREFIX}:{tag(shard)}:erased:{mark}"
+
+
 def run_blob(run_id: str, shard: int, name: str) -> str:
     """A bulky part of a run's state stored once and referenced by key."""
     return f"{PREFIX}:{tag(shard)}:run:{run_id}:blob:{name}"

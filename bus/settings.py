@@ -126,6 +126,18 @@ class BusSettings(EnvSettings):
     retention_batch: int = Field(
         default=500, ge=1, le=10_000, description="Rows one retention or erasure batch deletes."
     )
+    erasure_wait_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="How long an erasure waits for the user's steps in flight to end before "
+        "it answers erasure_incomplete (the user stays fenced; erase again).",
+    )
+    erasure_fence_s: int = Field(
+        default=7 * 86_400,
+        ge=60,
+        description="How long an erased user's steps still commit nothing, in every process "
+        "(longer than any run lives); their id cannot get a key meanwhile.",
+    )
 
     @model_validator(mode="after")
     def _cluster_shards(self) -> BusSettings:

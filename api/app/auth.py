@@ -1,8 +1,11 @@
 """Who is calling: an API key becomes a ``Principal`` (tenant, subject, role, groups).
 
 Checked keys are cached in the process for ``api_key_cache_s`` (default 5 s), so a busy
-client does not cost one SQL read per request; a revocation therefore takes effect within
-that time on every replica. Concurrent requests share one read of a key, and a key in
+client does not cost one SQL read per request. A cached key is used only while its tenant's
+settings version (``bus.tenant_versions``, in Redis) is the one it was read at: a change
+that must take effect at once everywhere (erasing a user revokes their keys) bumps it, and
+every replica reads the key again on its next use; otherwise a revocation takes effect
+within ``api_key_cache_s``. Concurrent requests share one read of a key, and a key in
 use is re-read shortly before it expires (``api.app.read_through``). Unknown, malformed
 and revoked keys all fail the same way, and so does a signed question (``api.signing``)
 whose signature does not verify.
@@ -11,7 +14,7 @@ whose signature does not verify.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from api import credentials, signing
@@ -20,6 +23,8 @@ from api.app.read_through import ReadThrough
 from bus.store import ApiKeyRecord, ApiKeyStore, KeyRole, Scope
 
 _CACHE_LIMIT = 10_000
+#: A key as read, and its tenant's settings version read just after.
+_Checked = tuple[ApiKeyRecord, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +78,8 @@ class Authenticator:
         clock: monotonic seconds (tests pass a fake).
         signing_master: the deployment's signing master key (``api.signing``); without it
             signed questions are refused.
+        version: a tenant's settings version (None: cached keys are trusted for
+            ``cache_s`` whatever changed).
     """
 
     def __init__(
@@ -82,10 +89,12 @@ class Authenticator:
         cache_s: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
         signing_master: bytes | None = None,
+        version: Callable[[str], Awaitable[int]] | None = None,
     ) -> None:
         self._keys = keys
         self._master = signing_master
-        self._cache: ReadThrough[ApiKeyRecord | None] = ReadThrough(
+        self._version = version
+        self._cache: ReadThrough[_Checked | None] = ReadThrough(
             cache_s, clock=clock, limit=_CACHE_LIMIT
         )
 
@@ -119,8 +128,19 @@ class Authenticator:
         self._cache.forget(key_id)
 
     async def _record(self, kid: str) -> ApiKeyRecord | None:
-        return await self._cache.get(kid, lambda: self._load(kid))
+        checked = await self._cache.get(kid, lambda: self._load(kid))
+        if checked is None or self._version is None:
+            return None if checked is None else checked[0]
+        record, seen = checked
+        if await self._version(record.tenant_id) == seen:
+            return record
+        self._cache.forget(kid)  # the tenant changed something since: read the key again
+        checked = await self._cache.get(kid, lambda: self._load(kid))
+        return None if checked is None else checked[0]
 
-    async def _load(self, kid: str) -> tuple[ApiKeyRecord | None, bool]:
+    async def _load(self, kid: str) -> tuple[_Checked | None, bool]:
         record = await self._keys.get(kid)
-        return record, record is not None and record.active  # only live keys are cached
+        if record is None or not record.active:
+            return None, False  # only live keys are cached
+        seen = 0 if self._version is None else await self._version(record.tenant_id)
+        return (record, seen), True

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from api.app.schedules import ScheduleBook
     from api.app.starter import RunStarter
     from api.settings import ApiSettings
+    from bus.fence import Fence
     from bus.settings import BusSettings
     from bus.store import (
         ApiKeyStore,
@@ -65,6 +66,7 @@ class ApiDeps:
         summaries: the conversations' summaries (``GET /conversations/{id}`` shows what the
             model is given).
         erasure: erases a user's data (``DELETE /api/v1/users/{subject}``, ``/api/v1/me``).
+        fence: the erasure fence (`bus.fence`): no key is made for a user it holds.
         memories: the users' long-term memories' use cases (``/api/v1/memories``).
         server_tools: the names of the gateway's own tools (built-ins, document search,
             plugins): a tool a client declares may not take one.
@@ -94,5 +96,6 @@ class ApiDeps:
     scheduler: Scheduler | None = None
     summaries: SummaryStore | None = None
     erasure: Erasure | None = None
+    fence: Fence | None = None
     memories: MemoryBook | None = None
     server_tools: frozenset[str] = frozenset()

@@ -5,27 +5,99 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from api.app.erasure import ErasureTarget
+from api.app.errors import ErasureIncomplete
 from api.catalogue import publish_removal
+from bus import tenant_versions
 from bus.forget import forget_runs, scrub_streams, shared_streams
+from bus.publish import request_cancel
+from bus.quiesce import Whose, quiesce
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
+    from bus.fence import Fence
     from bus.settings import BusSettings
     from bus.store import AuditStore, ErasureStore, MemoryStore
 
 
-class KeysEraser:
-    """The user's API keys, first: once they are gone no new run of the user starts."""
+class FenceEraser:
+    """First: fence the user (`bus.fence`), so no step of theirs commits from now on."""
 
-    def __init__(self, store: ErasureStore, batch: int) -> None:
-        self._store = store
-        self._batch = batch
+    settles = False
+
+    def __init__(self, fence: Fence, redis: Redis, bus: BusSettings) -> None:
+        self._fence = fence
+        self._redis = redis
+        self._bus = bus
 
     async def erase(self, target: ErasureTarget) -> dict[str, int]:
-        """Delete the keys."""
+        """Set the user's fence key on every shard."""
+        await self._fence.raise_for(
+            self._redis,
+            target.tenant_id,
+            target.subject,
+            shards=self._bus.shards,
+            ttl_s=self._bus.erasure_fence_s,
+        )
+        return {}
+
+
+class KeysEraser:
+    """The user's API keys: deleted, and every API process told to read its cached keys of
+    the tenant again (the tenant's settings version), so none of them works anywhere."""
+
+    settles = False
+
+    def __init__(self, store: ErasureStore, batch: int, redis: Redis) -> None:
+        self._store = store
+        self._batch = batch
+        self._redis = redis
+
+    async def erase(self, target: ErasureTarget) -> dict[str, int]:
+        """Delete the keys, then bump the version (after the delete is committed)."""
+        n = await self._store.erase_keys(target.tenant_id, target.subject, self._batch)
+        await tenant_versions.bump(self._redis, target.tenant_id)
+        return {"api_keys": n}
+
+
+class InFlightEraser:
+    """The user's work in flight: their runs cancelled, their steps under way waited for
+    and their queued entries deleted (`bus.quiesce`), before anything is deleted."""
+
+    settles = True
+
+    def __init__(self, redis: Redis, bus: BusSettings, *, idle_ms: int | None = None) -> None:
+        self._redis = redis
+        self._bus = bus
+        self._idle_ms = bus.claim_idle_ms if idle_ms is None else idle_ms
+
+    async def erase(self, target: ErasureTarget) -> dict[str, int]:
+        """Cancel, then wait; raise `ErasureIncomplete` if steps still run at the end."""
+        held = target.holdings
+        for run_id in held.in_flight:
+            await request_cancel(self._redis, run_id, self._bus)
+        whose = Whose(
+            [*held.run_ids, *(d.job_id for d in held.documents)],
+            target.tenant_id,
+            target.subject,
+        )
+        done = await quiesce(
+            self._redis,
+            shared_streams(self._bus.shards),
+            whose,
+            idle_ms=self._idle_ms,
+            wait_s=self._bus.erasure_wait_s,
+        )
+        if done.still_held:
+            raise ErasureIncomplete(
+                f"{done.still_held} step(s) of this user were still running after "
+                f"{self._bus.erasure_wait_s:g} s; their keys are revoked and nothing of "
+                "theirs commits any more, but nothing was deleted yet"
+            )
         return {
-            "api_keys": await self._store.erase_keys(target.tenant_id, target.subject, self._batch)
+            "runs_cancelled": len(held.in_flight),
+            "steps_waited_for": done.waited,
+            "stream_entries": done.deleted + done.dropped,
         }
 
 
@@ -37,6 +109,8 @@ class DocumentsEraser:
     """The documents the user uploaded: their chunks leave the vector store through the
     retrieval role (an empty version of each, as deleting one does); the catalogue rows go
     with the SQL eraser."""
+
+    settles = False
 
     def __init__(self, redis: Redis, bus: BusSettings) -> None:
         self._redis = redis
@@ -53,6 +127,8 @@ class DocumentsEraser:
 class SqlEraser:
     """The SQL store: schedules, conversations, runs, gates, document catalogue."""
 
+    settles = False
+
     def __init__(self, store: ErasureStore, batch: int) -> None:
         self._store = store
         self._batch = batch
@@ -65,6 +141,8 @@ class SqlEraser:
 class RedisEraser:
     """Redis: every key of the user's runs and ingest jobs, the entries that name them in
     shared streams, and the user's budget counters (see `bus.forget`)."""
+
+    settles = False
 
     def __init__(self, redis: Redis, bus: BusSettings) -> None:
         self._redis = redis
@@ -84,6 +162,8 @@ class RedisEraser:
 
 class AuditEraser:
     """The audit log: the rows about the user keep their place and lose their content."""
+
+    settles = False
 
     def __init__(self, audit: ErasureStore, batch: int, log: AuditStore | None) -> None:
         self._store = audit
@@ -106,6 +186,8 @@ class AuditEraser:
 
 class MemoryEraser:
     """The user's long-term memories: one table, the only place they are kept."""
+
+    settles = False
 
     def __init__(self, memories: MemoryStore) -> None:
         self._memories = memories

@@ -1,33 +1,45 @@
 """Erasing a user of a tenant: every store forgets them, and the audit log says so.
 
-An erasure finds what the SQL store holds of the user (their runs, which of them are in
-flight, the documents they uploaded), refuses while a run of theirs is queued or running
-(409 ``runs_in_flight``: it would write after the erasure), then asks each eraser in turn
-to forget the user. The erasers are a list, one per store (`api.app.erasers`; the list is
-built in `api.compose.erasure`): a new store of user data adds its eraser there.
+An erasure is final, in this order (each step an eraser, `api.app.erasers`, listed in
+`api.compose.erasure`):
+
+1. it is recorded as started in the erasure ledger (`api.app.erasure_ledger`), which a
+   restore replays, so a backup taken before it does not bring the user back;
+2. the user is fenced (`bus.fence`): from now on no step of theirs, in any process,
+   commits anything, and no question of theirs starts a run;
+3. their API keys are deleted and their tenant's settings version bumped, so every API
+   process reads a cached key again on its next use and refuses it;
+4. their runs in flight are cancelled and their steps under way waited for
+   (`bus.quiesce`): a step writes the store before its commit, so deleting before it
+   ended would leave what it wrote;
+5. only then are their rows, vectors, memories, Redis keys and stream entries deleted and
+   their audit rows redacted.
 
 The audit log keeps a tombstone: a row saying which kinds and how many were erased, when,
-by whom (an admin's id, or ``self``), and a digest of the user's id instead of the id, so
-an operator who knows the id can find it; none of the user's content. Erasing twice is
+by whom (an admin's id, or ``self``), and the user's mark (an HMAC of their id under the
+deployment's erasure key) instead of the id: an operator who knows the id (and the
+deployment) can find it; a dictionary of ids does not reverse it. Erasing twice is
 harmless: the second finds nothing and reports zeros.
 """
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
-from api.app.errors import InvalidRequest, RunsInFlight
+from api.app.erasure_ledger import ErasureLedger, LedgerLine
+from api.app.errors import InvalidRequest
 from bus.store import ERASED, ERASURE_AGENT, AuditEntry, ErasureId, Holdings
 from bus.store.repository import utcnow
 
 if TYPE_CHECKING:
+    from bus.fence import Fence
     from bus.store import AuditStore, ErasureStore
 
 #: The longest user id a key can carry (``api_keys.subject``).
@@ -46,7 +58,14 @@ class ErasureTarget:
 
 
 class Eraser(Protocol):
-    """Forgets one user in one store."""
+    """Forgets one user in one store.
+
+    ``settles``: true for the eraser after which nothing of the user is in flight (their
+    work ended); what the store holds of them is read again after it, so a run that began
+    while the erasure started is erased too.
+    """
+
+    settles: bool
 
     async def erase(self, target: ErasureTarget) -> dict[str, int]:
         """Erase what this store holds of the target; how many of each kind."""
@@ -54,7 +73,8 @@ class Eraser(Protocol):
 
 
 class ErasureReport(BaseModel):
-    """What an erasure erased, per kind, and the tombstone it left in the audit log."""
+    """What an erasure erased, per kind, and the tombstone it left in the audit log
+    (``subject_digest``: the user's mark, HMAC-SHA256 under the deployment's erasure key)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -67,11 +87,6 @@ class ErasureReport(BaseModel):
     audit_seq: int | None = None
 
 
-def subject_digest(tenant_id: str, subject: str) -> str:
-    """What the tombstone records instead of the user's id."""
-    return hashlib.sha256(f"{tenant_id}\n{subject}".encode()).hexdigest()[:32]
-
-
 class Erasure:
     """Erases users.
 
@@ -79,49 +94,81 @@ class Erasure:
         store: finds what the SQL store holds of a user.
         erasers: the stores' erasers, in order (`api.compose.erasure.erasers_of`).
         audit: where the tombstone goes (None: no audit log, no tombstone).
+        fence: names users by their mark (`bus.fence`).
+        ledger: where erasures are recorded for restores to replay (None: nowhere).
     """
 
     def __init__(
-        self, store: ErasureStore, erasers: Sequence[Eraser], audit: AuditStore | None
+        self,
+        store: ErasureStore,
+        erasers: Sequence[Eraser],
+        audit: AuditStore | None,
+        *,
+        fence: Fence,
+        ledger: ErasureLedger | None,
     ) -> None:
         self._store = store
         self._erasers = list(erasers)
         self._audit = audit
+        self._fence = fence
+        self._ledger = ledger
 
-    async def erase(self, tenant_id: str, subject: str, *, by: str) -> ErasureReport:
+    def mark(self, tenant_id: str, subject: str) -> str:
+        """What the tombstone and the ledger name the user by."""
+        return self._fence.mark(tenant_id, subject)
+
+    async def erase(
+        self, tenant_id: str, subject: str, *, by: str, replaying: str | None = None
+    ) -> ErasureReport:
         """Erase ``subject`` of ``tenant_id``; ``by`` is who asked (an id, or ``self``).
+
+        With ``replaying`` (an erasure's id in the ledger), it is that erasure carried out
+        again on restored data: the ledger already has it.
 
         Raises:
             InvalidRequest: the user id is empty or too long.
-            RunsInFlight: a run of the user is queued or running (nothing was erased).
+            ErasureIncomplete: steps of the user were still running when the wait ran out
+                (they are fenced and their keys gone; erase again).
             StoreError: the store failed (erase again: every eraser can run twice).
         """
         if not subject.strip() or len(subject) > MAX_SUBJECT or subject == ERASED:
             raise InvalidRequest(f"{subject[:80]!r} is not a user id", field="subject")
         holdings = await self._store.holdings(tenant_id, subject)
-        if holdings.in_flight:
-            raise RunsInFlight(
-                f"{len(holdings.in_flight)} run(s) of this user are in flight: "
-                f"{', '.join(holdings.in_flight[:5])}"
-            )
-        erasure = ErasureId(id=f"erasure:{uuid.uuid4().hex}", by=by)
+        erasure = ErasureId(id=replaying or f"erasure:{uuid.uuid4().hex}", by=by)
+        mark = self.mark(tenant_id, subject)
+        if replaying is None:
+            await self._record(tenant_id, mark, erasure, "started")
         target = ErasureTarget(tenant_id, subject, holdings, erasure)
         erased: dict[str, int] = {}
         for eraser in self._erasers:
             for kind, n in (await eraser.erase(target)).items():
                 erased[kind] = erased.get(kind, 0) + n
+            if eraser.settles:
+                held = await self._store.holdings(tenant_id, subject)
+                target = dataclasses.replace(target, holdings=held)
         at = utcnow()
-        digest = subject_digest(tenant_id, subject)
-        seq = await self._tombstone(tenant_id, digest, erased, at, erasure)
+        seq = await self._tombstone(tenant_id, mark, erased, at, erasure)
+        if replaying is None:
+            await self._record(tenant_id, mark, erasure, "done")
         return ErasureReport(
             tenant_id=tenant_id,
             subject=subject,
-            subject_digest=digest,
+            subject_digest=mark,
             erased=dict(sorted(erased.items())),
             erased_at=at,
             by=by,
             audit_seq=seq,
         )
+
+    async def _record(
+        self, tenant_id: str, mark: str, erasure: ErasureId, state: Literal["started", "done"]
+    ) -> None:
+        if self._ledger is None:
+            return
+        line = LedgerLine(
+            id=erasure.id, tenant_id=tenant_id, user=mark, by=erasure.by, state=state, at=utcnow()
+        )
+        await self._ledger.record(line)
 
     async def _tombstone(
         self, tenant_id: str, digest: str, erased: dict[str, int], at: datetime, erasure: ErasureId
@@ -139,7 +186,7 @@ class Erasure:
                 call_id=erasure.id,
                 tool="erase_user",
                 args={
-                    "user_digest": digest,
+                    "user_mark": digest,
                     "by": by,
                     "erased": dict(sorted(erased.items())),
                     "at": at.isoformat(),

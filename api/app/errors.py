@@ -138,12 +138,24 @@ class RunEnded(ApiError):
     hint = "read its outcome with GET /api/v1/runs/{run_id}"
 
 
-class RunsInFlight(ApiError):
-    """The user being erased has runs queued or running: erasing them now would race them."""
+class ErasureIncomplete(ApiError):
+    """Steps of the user being erased were still running when the erasure stopped waiting.
 
-    code = "runs_in_flight"
+    Their keys are revoked and nothing of theirs commits any more (the fence), but nothing
+    was deleted yet.
+    """
+
+    code = "erasure_incomplete"
     status = 409
-    hint = "cancel them (POST /api/v1/runs/{run_id}/cancel) or let them end, then erase again"
+    hint = "erase again shortly: it carries on from where it stopped"
+
+
+class UserErased(ApiError):
+    """The user id was erased lately: a key for it would have its steps refused."""
+
+    code = "user_erased"
+    status = 409
+    hint = "use another user id, or wait until AGENTBUS_ERASURE_FENCE_S has passed"
 
 
 class ConversationBusy(ApiError):

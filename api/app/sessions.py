@@ -15,7 +15,7 @@ import hashlib
 import json
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -88,6 +88,7 @@ class SessionAuthenticator(Authenticator):
         cache_s: how long a checked key is trusted without re-reading the store.
         clock: wall-clock seconds for the sessions' age (tests pass a fake).
         signing_master: the deployment's signing master key (``api.signing``).
+        version: a tenant's settings version (`Authenticator`).
     """
 
     def __init__(
@@ -98,8 +99,9 @@ class SessionAuthenticator(Authenticator):
         cache_s: float = 5.0,
         clock: Callable[[], float] = time.time,
         signing_master: bytes | None = None,
+        version: Callable[[str], Awaitable[int]] | None = None,
     ) -> None:
-        super().__init__(keys, cache_s=cache_s, signing_master=signing_master)
+        super().__init__(keys, cache_s=cache_s, signing_master=signing_master, version=version)
         self._redis = redis
         self._clock = clock
 

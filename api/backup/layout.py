@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from api.app.erasure_ledger import LEDGER_FILE
 from api.backup.errors import NotEmbedded
 from api.compose.local_key import LOCAL_KEY_FILE
 from api.compose.settings import AppSettings
@@ -31,6 +32,11 @@ class Layout:
     def redis_dir(self) -> Path:
         """The embedded Redis's folder."""
         return self.data_dir / "redis"
+
+    @property
+    def ledger(self) -> Path:
+        """The erasure ledger (`api.app.erasure_ledger`): merged on restore, never replaced."""
+        return self.data_dir / LEDGER_FILE
 
     def secrets(self) -> list[Path]:
         """The secret files kept beside the store."""

@@ -49,6 +49,9 @@ class Manifest(BaseModel):
 
     format: Literal[1] = 1
     created_at: AwareDatetime
+    started_at: AwareDatetime | None = Field(
+        default=None, description="When the copy began (what erasures a restore replays)."
+    )
     agentbus_version: str
     data_dir: str = Field(description="The folder backed up (for the operator's eyes).")
     sql_revision: str | None = Field(description="The store's migration revision.")

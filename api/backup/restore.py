@@ -5,7 +5,8 @@ and SHA-256, a migration revision this version knows) and that nothing holds the
 folder (the embedded Redis answers while ``agentbus up`` or one of its processes runs, and
 the vector store's lock is taken for the whole restore). The data it replaces is moved
 aside, into ``replaced-<UTC time>`` in the data folder, never deleted. A backup of an older
-migration revision is migrated to this version's head.
+migration revision is migrated to this version's head. Last, the erasure ledger is
+replayed (`api.app.erasure_replay`): a user erased after the backup began stays erased.
 """
 
 from __future__ import annotations
@@ -16,11 +17,16 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from api.app.erasure_ledger import LEDGER_FILE, ErasureLedger
+from api.app.erasure_replay import due, replay
 from api.backup import manifest as mf
 from api.backup.errors import BackupError, BackupInvalid, BackupRefused
 from api.backup.layout import SECRET_FILES, Layout, layout
+from api.compose.connection import connect
+from api.compose.erasure import erasure_of
 from api.compose.settings import AppSettings
 from bus.embedded_backup import is_rdb, place_rdb
+from bus.store import open_store
 from bus.store.migrate import head_revision, known_revision, upgrade_async
 from retrieval.edge_store import lock_folder
 from retrieval.errors import StoreLocked
@@ -36,6 +42,8 @@ class Restored:
     aside: Path | None
     migrated_from: str | None
     head: str
+    replayed: int = 0
+    """Erasures carried out again on the restored data (the backup predates them)."""
 
 
 def _check(src: Path, manifest: mf.Manifest, where: Layout) -> None:
@@ -149,4 +157,24 @@ async def restore_backup(settings: AppSettings, src: Path) -> Restored:
     if manifest.sql_revision != head:
         await upgrade_async(settings.bus.resolved_database_url())
         migrated_from = manifest.sql_revision
-    return Restored(manifest, where, keys, aside if kept else None, migrated_from, head)
+    ledger = ErasureLedger(where.ledger)
+    if manifest.entry(LEDGER_FILE) is not None:
+        await asyncio.to_thread(ledger.merge, src / LEDGER_FILE)
+    replayed = await _replay(settings, ledger, manifest)
+    return Restored(manifest, where, keys, aside if kept else None, migrated_from, head, replayed)
+
+
+async def _replay(settings: AppSettings, ledger: ErasureLedger, manifest: mf.Manifest) -> int:
+    """Carry out again the erasures the backup may predate (`api.app.erasure_replay`);
+    how many found a user to erase."""
+    erasures = due(ledger, manifest.started_at)
+    if not erasures:
+        return 0
+    async with (
+        open_store(settings.bus) as stores,
+        connect(settings.bus, embedded=True) as conn,
+    ):
+        erasure = erasure_of(settings, stores, conn.redis, idle_ms=0)
+        if erasure is None or stores.erasure is None:
+            return 0
+        return len(await replay(erasure, stores.erasure, erasures))

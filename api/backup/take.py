@@ -16,6 +16,7 @@ import shutil
 from importlib.metadata import version
 from pathlib import Path
 
+from api.app.erasure_ledger import LEDGER_FILE
 from api.backup import manifest as mf
 from api.backup.errors import BackupRefused, DataDirMissing
 from api.backup.layout import SECRET_FILES, Layout, layout
@@ -36,7 +37,14 @@ def _prepare(dest: Path, *, force: bool) -> None:
                 f"{dest} is not empty", hint="give an empty or new folder, or --force to replace"
             )
         # Only what a backup writes is replaced; anything else in the folder stays.
-        for name in (mf.MANIFEST, mf.STORE_FILE, mf.REDIS_FILE, mf.VECTORS_DIR, *SECRET_FILES):
+        for name in (
+            mf.MANIFEST,
+            mf.STORE_FILE,
+            mf.REDIS_FILE,
+            mf.VECTORS_DIR,
+            *SECRET_FILES,
+            LEDGER_FILE,
+        ):
             target = dest / name
             if target.is_dir() and not target.is_symlink():
                 shutil.rmtree(target)
@@ -113,12 +121,13 @@ async def take_backup(
     """
     where = layout(settings)
     dest = _checked(where, dest, force=force)
+    started = mf.now_utc()
     redis_version = await asyncio.to_thread(save_rdb, where.data_dir, dest / mf.REDIS_FILE)
     vectors = dest / mf.VECTORS_DIR / where.collection
     points = await _copy_vectors(where, settings, vectors, wait_s)
     await asyncio.to_thread(backup_sqlite, where.db, dest / mf.STORE_FILE)
     written = [mf.REDIS_FILE, mf.VECTORS_DIR, mf.STORE_FILE]
-    for secret in where.secrets():
+    for secret in [*where.secrets(), where.ledger]:
         if secret.is_file():
             _copy_secret(secret, dest / secret.name)
             written.append(secret.name)
@@ -127,6 +136,7 @@ async def take_backup(
         (dest / entry.path).chmod(0o600)
     manifest = mf.Manifest(
         created_at=mf.now_utc(),
+        started_at=started,
         agentbus_version=version("agentbus"),
         data_dir=str(where.data_dir),
         sql_revision=revision_of(dest / mf.STORE_FILE),

@@ -79,6 +79,8 @@ async def restore(
     typer.echo(f"  Redis holds {done.redis_keys} keys")
     if m.sql_revision != done.head:
         typer.echo(f"migrated the store from {m.sql_revision} to {done.head}")
+    if done.replayed:
+        typer.echo(f"erased again {done.replayed} user(s) erased after the backup began")
     if done.aside is not None:
         typer.echo(f"the data it replaced is in {done.aside}")
     typer.echo("start it with `agentbus up`")

@@ -22,8 +22,9 @@ async def erase(
 ) -> None:
     """Erase a user's data: conversations, runs, keys, documents, Redis state; audit redacted.
 
-    Prints what was erased per kind. Exit status 1 while a run of the user is in flight
-    (nothing is erased then: cancel it or let it end, and erase again).
+    Their runs in flight are cancelled and waited for first. Prints what was erased per
+    kind. Exit status 1 when their steps were still running at the end of the wait (they
+    are fenced and their keys gone: erase again).
     """
     from api.app.errors import ApiError
     from api.compose.connection import connect
@@ -34,7 +35,7 @@ async def erase(
     s = settings()
     tenant = tenant or s.api.tenant
     async with open_store(s.bus) as stores, connect(s.bus) as conn:
-        erasure = erasure_of(s.bus, stores, conn.redis)
+        erasure = erasure_of(s, stores, conn.redis)
         if erasure is None:  # open_store always opens it; only a hand-made Stores lacks it
             raise ConfigError("this state store cannot erase")
         try:
@@ -47,4 +48,4 @@ async def erase(
         return
     said = ", ".join(f"{kind} {n}" for kind, n in report.erased.items())
     typer.echo(f"erased {user} of {tenant}: {said}")
-    typer.echo(f"audit tombstone: seq {report.audit_seq}, user digest {report.subject_digest}")
+    typer.echo(f"audit tombstone: seq {report.audit_seq}, user mark {report.subject_digest}")

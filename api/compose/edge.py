@@ -28,6 +28,7 @@ from api.http.app import create_app
 from api.http.server import GRACEFUL_S, serve
 from api.streams.admission import QuestionAdmission
 from bus import tenant_versions
+from bus.fence import Fence, erasure_key
 from bus.store import AuditEntry, Stores
 from gateway.webhooks.worker import schedule_for
 
@@ -52,7 +53,11 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         keys=stores.keys,
         tenant_settings=stores.tenant_settings,
         auth=SessionAuthenticator(
-            stores.keys, redis, cache_s=settings.api_key_cache_s, signing_master=master
+            stores.keys,
+            redis,
+            cache_s=settings.api_key_cache_s,
+            signing_master=master,
+            version=functools.partial(tenant_versions.current, redis),
         ),
         limits=limits,
         starter=starter,
@@ -67,7 +72,8 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         schedules=schedule_book(app_settings, stores, starter),
         scheduler=scheduler_of(app_settings, stores, starter),
         summaries=stores.summaries,
-        erasure=erasure_of(bus, stores, redis),
+        erasure=erasure_of(app_settings, stores, redis),
+        fence=Fence(erasure_key(master)),
         memories=None if stores.memories is None else MemoryBook(stores.memories),
         server_tools=server_tool_names(app_settings.gateway),
     )

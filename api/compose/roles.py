@@ -36,6 +36,7 @@ from api.compose.tenant_policies import StoredTenantPolicies
 from api.compose.tenant_tools import TenantTools
 from bus import tenant_versions
 from bus.errors import BusError
+from bus.fence import Fence, erasure_key
 from bus.keys import Role
 from bus.noop import handle_noop
 from bus.runtime.worker import Handler
@@ -217,6 +218,7 @@ class Roles:
     _catalogue: TenantTools | None = field(init=False, default=None)
     _tenant_policies: StoredTenantPolicies | None = field(init=False, default=None)
     _service_tokens: ServiceTokens | None = field(init=False, default=None)
+    _fence: Fence | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         # A stdio MCP server's sandbox never shows the data folder or the store.
@@ -282,6 +284,7 @@ class Roles:
             summaries=self.stores.summaries,
             context_window=self.settings.agents.context_window(),
             fault=fault,  # the test seam: inert unless a test armed it (gateway.faults)
+            fence=self.fence(),
         )
         return deps if self.clock is None else dataclasses.replace(deps, clock=self.clock)
 
@@ -293,6 +296,14 @@ class Roles:
             service_tokens=self.service_tokens(),
         )
         return deps if self.resolver is None else dataclasses.replace(deps, resolver=self.resolver)
+
+    def fence(self) -> Fence:
+        """The erasure fence every step's commit checks (`bus.fence`): its key derives from
+        the deployment's signing key, as every process of the deployment has it."""
+        if self._fence is None:
+            master = signing.master_key(self.settings.api.signing_key, self.settings.bus.data_dir)
+            self._fence = Fence(erasure_key(master))
+        return self._fence
 
     def service_tokens(self) -> ServiceTokens:
         """The signer of the tokens tools send to private services (the deployment's

@@ -20,9 +20,10 @@ import structlog
 from redis.asyncio import Redis
 
 from bus.commands import Command
+from bus.fence import Fence
 from bus.keys import INGEST_LANE, Role
 from bus.runtime.context import StepContext, StepResult
-from bus.runtime.worker import Handler, RunEndHook, Worker
+from bus.runtime.worker import ErasedHook, Handler, RunEndHook, Worker
 from bus.settings import BusSettings
 from retrieval.errors import StoreLocked
 from retrieval.settings import RetrievalSettings
@@ -41,6 +42,8 @@ class StoreOwner:
         retrieval: the store's settings (where it is, how often a stand-by retries).
         concurrency: steps in flight per stream group.
         on_run_end: the run-end hook of every worker.
+        fence: the erasure fence its commits check (`bus.fence`).
+        on_erased: what a fenced step gives back (`bus.runtime.worker.ErasedHook`).
     """
 
     def __init__(
@@ -52,6 +55,8 @@ class StoreOwner:
         *,
         concurrency: int = 1,
         on_run_end: RunEndHook | None = None,
+        fence: Fence | None = None,
+        on_erased: ErasedHook | None = None,
     ) -> None:
         self._make_handler = make_handler
         self._settings = retrieval
@@ -67,6 +72,8 @@ class StoreOwner:
                 concurrency=concurrency,
                 on_run_end=on_run_end,
                 lane=lane,
+                fence=fence,
+                on_erased=on_erased,
             )
             for lane in (None, INGEST_LANE)
         ]

@@ -21,7 +21,7 @@ from bus.keys import INGEST_LANE, Role
 from bus.run_state import RunState
 from bus.runtime.recorder import Applier, Recorder
 from bus.runtime.runner import Consumer
-from bus.runtime.worker import RunEndHook, Worker
+from bus.runtime.worker import ErasedHook, RunEndHook, Worker
 from bus.settings import BusSettings
 from bus.store import RunStore, Scope, Stores
 from bus.store.turns import TurnStore
@@ -104,6 +104,17 @@ def run_end_recorder(
     return record
 
 
+def erased_releaser(redis: Redis, fair: FairShare) -> ErasedHook:
+    """What a step of a user being erased gives back (`bus.fence`): its run's room in its
+    shard and its concurrent-run slot, as the run-end hook would; nothing is written."""
+
+    async def release(command: Command) -> None:
+        await fair.finished(command.shard, command.run_id)
+        await limits.release(redis, command.tenant_id, command.run_id)
+
+    return release
+
+
 async def end_code(turns: TurnStore | None, owner: Scope, run_id: str, status: FinalStatus) -> str:
     """What a run that ended is stored and answered with: its status, or, for a run a later
     question cancelled (``multitask``), ``interrupted`` or ``rolled_back``."""
@@ -137,6 +148,8 @@ def build_workers(
     """
     fair = FairShare(redis, settings)
     hook = run_end_recorder(handlers.stores.runs, redis, handlers.stores.turns, fair)
+    fence = handlers.fence()
+    released = erased_releaser(redis, fair)
     workers: list[Consumer] = []
     for role in roles:
         if role == Role.RECORDER:
@@ -151,6 +164,8 @@ def build_workers(
                     handlers.settings.retrieval,
                     concurrency=concurrency,
                     on_run_end=hook,
+                    fence=fence,
+                    on_erased=released,
                 )
             )
             continue
@@ -170,6 +185,8 @@ def build_workers(
                 lane=lane,
                 duties=duties,
                 after_run=role == Role.MEMORY,
+                fence=fence,
+                on_erased=released,
             )
             for lane in lanes
         )

@@ -22,6 +22,7 @@ from redis.exceptions import NoScriptError
 
 from bus import keys, tracing, wire
 from bus.errors import MessageTooLarge, ReplicaAckMissing
+from bus.fence import Fence, unfenced
 from bus.runtime.handoff import handoff_for
 from bus.runtime.scripts import COMMIT, COMMIT_SHA
 from bus.runtime.shared_mux import mux_for
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from bus.settings import BusSettings
 
 # What the commit script returns.
-DUPLICATE, COMMITTED, CANCELLED = 0, 1, 2
+DUPLICATE, COMMITTED, CANCELLED, ERASED = 0, 1, 2, 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,9 +106,17 @@ class Committer:
     """Runs the commit script for one consumer group's entries."""
 
     def __init__(
-        self, redis: Redis, settings: BusSettings, group: str, *, check_cancel: bool = True
+        self,
+        redis: Redis,
+        settings: BusSettings,
+        group: str,
+        *,
+        check_cancel: bool = True,
+        fence: Fence | None = None,
     ) -> None:
         self.redis = redis
+        # Without an erasure key (a test's bare worker) the script checks a key never set.
+        self._fence = fence
         # Off for steps that run after their run ended (a late cancel does not stop them).
         self._check_cancel = check_cancel
         self.settings = settings
@@ -118,9 +127,15 @@ class Committer:
         self._wait = ("WAIT", n, settings.redis_wait_timeout_ms) if n > 0 else None
 
     async def commit(self, entry: Entry, command: Command, prep: Prepared) -> int:
-        """Apply ``prep``: `COMMITTED`, `DUPLICATE` (another delivery already committed)
-        or `CANCELLED` (the run was cancelled; nothing was changed)."""
+        """Apply ``prep``: `COMMITTED`, `DUPLICATE` (another delivery already committed),
+        `CANCELLED` (the run was cancelled; nothing was changed) or `ERASED` (its user is
+        being erased, `bus.fence`: nothing was changed, the entry is still to ack)."""
         shard, s = command.shard, self.settings
+        fenced = (
+            unfenced(shard)
+            if self._fence is None
+            else self._fence.key_of(command.tenant_id, command.subject, shard)
+        )
         for reply_stream, data in prep.replies:
             # Outside the run's hash tag, so not in the script: at least once, before it.
             await self.redis.xadd(reply_stream, {wire.DATA_FIELD: data}, maxlen=s.stream_maxlen)
@@ -133,6 +148,7 @@ class Committer:
                 keys.run_steps(command.run_id, shard),
                 keys.run_events(command.run_id, shard),
                 keys.run_cancel(command.run_id, shard),
+                fenced,
                 *prep.streams,
                 *prep.join[0],
             ],

@@ -27,7 +27,11 @@ if TYPE_CHECKING:
 # A step may also contribute to a join (a gather branch): its value goes into the join's
 # hash, and the contribution that completes the join publishes the join's command, once.
 #
-# KEYS: source stream, steps set, events stream, cancel key, output streams...
+# A step of a user being erased (their fence key exists, `bus.fence`) changes nothing,
+# whatever it is, and the script returns 3 (the worker gives back what the run held, then
+# acks it): nothing of theirs is published again.
+#
+# KEYS: source stream, steps set, events stream, cancel key, fence key, output streams...
 #       [, join hash, then stream]
 # ARGV: group, entry id, step id, keys ttl, n outputs, stream maxlen, events maxlen,
 #       events expire (0 = keep the run's ttl), n events, check cancel (0/1),
@@ -40,12 +44,15 @@ if redis.call('SISMEMBER', KEYS[2], step) == 1 then
 end
 local ttl, n_out, maxlen = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 local ev_maxlen, ev_expire, n_ev = ARGV[7], tonumber(ARGV[8]), tonumber(ARGV[9])
+if redis.call('EXISTS', KEYS[5]) == 1 then
+  return 3
+end
 if ARGV[10] == '1' and redis.call('EXISTS', KEYS[4]) == 1 then
   return 2
 end
 redis.call('SADD', KEYS[2], step)
 for i = 1, n_out do
-  redis.call('XADD', KEYS[4 + i], 'MAXLEN', '~', maxlen, '*', 'data', ARGV[10 + i])
+  redis.call('XADD', KEYS[5 + i], 'MAXLEN', '~', maxlen, '*', 'data', ARGV[10 + i])
 end
 for i = 1, n_ev do
   redis.call('XADD', KEYS[3], 'MAXLEN', '~', ev_maxlen, '*', 'data', ARGV[10 + n_out + i])
@@ -59,7 +66,7 @@ if n_ev > 0 or ev_expire > 0 then
 end
 local j = 11 + n_out + n_ev
 if ARGV[j] == '1' then
-  local hash, target = KEYS[5 + n_out], KEYS[6 + n_out]
+  local hash, target = KEYS[6 + n_out], KEYS[7 + n_out]
   if redis.call('HSETNX', hash, ARGV[j + 1], ARGV[j + 2]) == 1 then
     redis.call('EXPIRE', hash, ttl)
     if redis.call('HLEN', hash) == tonumber(ARGV[j + 3]) then

@@ -15,6 +15,8 @@ read/claim/commit loop is written directly against the broker's Redis connection
 * a redelivered step first emits ``step_retry``; after ``max_deliveries`` the entry
   goes to the dead-letter stream and its run ends with an ``error`` event.
 
+A step of a user being erased (`bus.fence`) commits nothing but its ack.
+
 A role whose steps run after their run ended (``after_run``: the memory role) never ends
 a run nor writes to its events: a cancel requested late does not stop its step, an expired
 one is dropped, a retried one emits no ``step_retry``, a dead one is dead-lettered without
@@ -37,7 +39,7 @@ from bus.commands import Command
 from bus.errors import MessageInvalid
 from bus.events import ClientEvent, ErrorEvent, FinalStatus, StepRetry
 from bus.runtime import metrics
-from bus.runtime.commit import CANCELLED, COMMITTED, DUPLICATE, Committer, prepare
+from bus.runtime.commit import CANCELLED, COMMITTED, DUPLICATE, ERASED, Committer, prepare
 from bus.runtime.consumer import Entry, StreamConsumer
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.groups import ensure_group, ensure_role_groups
@@ -49,12 +51,16 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.typing import StreamIdT
 
+    from bus.fence import Fence
     from bus.settings import BusSettings
 
 Handler = Callable[[StepContext, Command], Awaitable[StepResult]]
 RunEndHook = Callable[[Command, FinalStatus, Sequence[ClientEvent]], Awaitable[None]]
 """Called as a run ends, before its last events are committed: the command, the final
 status and those last events (the ``error`` and ``done`` a failure ends with)."""
+ErasedHook = Callable[[Command], Awaitable[None]]
+"""Called when a step's user is being erased (`bus.fence`): give back what its run held,
+writing nothing of the user's."""
 
 log = structlog.get_logger("bus.worker")
 _DATA = wire.DATA_FIELD.encode()
@@ -81,15 +87,20 @@ class Worker(StreamConsumer):
         lane: str | None = None,
         duties: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
         after_run: bool = False,
+        fence: Fence | None = None,
+        on_erased: ErasedHook | None = None,
     ) -> None:
         super().__init__(role, redis, settings, consumer=consumer, lane=lane)
+        self._on_erased = on_erased
         self.after_run = after_run
         self.handler = handler
         self._duties = list(duties)
         self.concurrency = max(1, concurrency)
         self._on_run_end = on_run_end
         self._inflight: dict[tuple[str, bytes], asyncio.Task[None]] = {}
-        self._committer = Committer(redis, settings, self.group, check_cancel=not after_run)
+        self._committer = Committer(
+            redis, settings, self.group, check_cancel=not after_run, fence=fence
+        )
         #: Leases this worker's steps hold (`bus.runtime.leases`), refreshed by the heartbeat.
         self.leases = Leases(redis, self.consumer, settings.claim_idle_ms)
         self._handoff = handoff_for(redis)
@@ -282,10 +293,23 @@ class Worker(StreamConsumer):
             return "cancelled"
         if applied == DUPLICATE:
             return "duplicate"
+        if applied == ERASED:
+            return await self._erased(entry, command)
         if prepared.finished:
             count_run_end(command, prepared.finished)
         metrics.apply(pending)
         return "ok" if entry.delivery == 1 else "retried"
+
+    async def _erased(self, entry: Entry, command: Command) -> str:
+        """Its user is being erased: nothing of the step is kept; what the run held (its
+        concurrent-run slot, its fair share) is given back, then the entry is acked."""
+        if self._on_erased is not None and not self.after_run:
+            try:
+                await self._on_erased(command)
+            except Exception:
+                log.exception("erased-run hook failed")
+        await self.redis.xack(entry.stream, self.group, entry.id)
+        return "erased"
 
     def _retry_event(self, command: Command, delivery: int) -> StepRetry:
         return StepRetry(
@@ -297,9 +321,12 @@ class Worker(StreamConsumer):
         prepared = prepare(command, ending, self.settings)
         await self._run_ended(command, status, ending.events)
         pending = metrics.open_step()
-        if await self._committer.commit(entry, command, prepared) == COMMITTED:
+        applied = await self._committer.commit(entry, command, prepared)
+        if applied == COMMITTED:
             count_run_end(command, status)
             metrics.apply(pending)
+        elif applied == ERASED:
+            await self._erased(entry, command)
 
     async def _run_ended(
         self, command: Command, status: FinalStatus, ending: Sequence[ClientEvent] = ()

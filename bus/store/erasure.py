@@ -35,6 +35,7 @@ from bus.store.audit_redaction import (
 from bus.store.document_tables import DocumentRow
 from bus.store.documents import DocumentRecord
 from bus.store.gate_tables import CheckpointRow
+from bus.store.memory_tables import MemoryRow
 from bus.store.repository import Repository, utcnow
 from bus.store.retention import delete_conversations, delete_runs, rowcount
 from bus.store.schedule_tables import ScheduleRow, ScheduleTickRow
@@ -126,6 +127,25 @@ class ErasureStore(Repository):
             in_flight=[str(r.id) for r in runs if r.status in _IN_FLIGHT],
             documents=documents,
         )
+
+    async def subjects(self) -> set[tuple[str, str]]:
+        """Every (tenant, user) the store holds data of, read as the operator: what a
+        replayed erasure (`api.app.erasure_replay`) matches its ledger's marks against."""
+        columns = [
+            (ApiKeyRow.tenant_id, ApiKeyRow.subject),
+            (RunRow.tenant_id, RunRow.subject),
+            (ConversationRow.tenant_id, ConversationRow.subject),
+            (MemoryRow.tenant_id, MemoryRow.subject),
+            (ScheduleRow.tenant_id, ScheduleRow.subject),
+            (CheckpointRow.tenant_id, CheckpointRow.subject),
+            (DocumentRow.tenant_id, DocumentRow.uploaded_by),
+        ]
+        found: set[tuple[str, str]] = set()
+        async with self._scoped(Scope.operator(), "list the store's users") as session:
+            for tenant, subject in columns:
+                rows = await session.execute(select(tenant, subject).distinct())
+                found |= {(str(t), str(s)) for t, s in rows.tuples()}
+        return found
 
     async def erase(self, tenant_id: str, subject: str, batch: int) -> dict[str, int]:
         """Delete the user's schedules, conversations, runs, gates and document catalogue

@@ -5,11 +5,20 @@ Every response must be a documented status (``status_code_conformance``: each ro
 declares every error it answers with, ``api.http.responses``), with a body of its
 documented schema, never a 5xx, and within the request timeout (a hang is a failure).
 The counts of each run are printed (``-s``); ``make fuzz`` runs it long.
+
+Each run draws a fresh seed, printed with its counts (``AGENTBUS_FUZZ_SEED=N`` replays
+one), so runs explore instead of trying the same cases. After the three stateless phases
+the ``stateful`` phase chains operations: an id one answer returns (a run, a
+conversation, a schedule, a key, a memory) is passed to the operations that take it, as
+schemathesis infers from the schema's response bodies and path parameters, so handlers
+behind an id are reached, not only their 404.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +32,9 @@ pytestmark = [pytest.mark.connected, pytest.mark.timeout(int(FUZZ_SECONDS) + 240
 SCHEMATHESIS = str(Path(sys.executable).with_name("schemathesis"))
 CHECKS = "not_a_server_error,status_code_conformance,response_schema_conformance"
 REQUEST_TIMEOUT_S = 20
+#: This run's seed: fresh unless ``AGENTBUS_FUZZ_SEED`` replays one.
+SEED = int(os.environ.get("AGENTBUS_FUZZ_SEED") or secrets.randbelow(2**31))
+PHASES = "examples,coverage,fuzzing,stateful"
 #: Admin last: its fuzzed settings (rate limits, tools) then change nothing the others see.
 CALLERS = ["none", "user", "other_tenant", "admin"]
 
@@ -36,7 +48,7 @@ def fuzz(system: System, caller: str, report: Path) -> tuple[int, dict[str, obje
         "--checks",
         CHECKS,
         "--phases",
-        "examples,coverage,fuzzing",
+        PHASES,
         "--max-time",
         str(max(int(FUZZ_SECONDS), 1)),
         "--max-examples",
@@ -48,7 +60,7 @@ def fuzz(system: System, caller: str, report: Path) -> tuple[int, dict[str, obje
         "--workers",
         "1",
         "--seed",
-        "1",
+        str(SEED),
         "--no-color",
         "--generation-database",
         "none",
@@ -77,7 +89,10 @@ def test_no_fuzzed_request_gets_a_server_error_or_an_undocumented_answer(
 ) -> None:
     code, report, output = fuzz(system, caller, tmp_path / "report.json")
     cases = report.get("test_cases", {})
-    print(f"schemathesis as {caller}: {json.dumps(cases)}; failures {report.get('failures')}")
+    print(
+        f"schemathesis as {caller}, seed {SEED} (replay: AGENTBUS_FUZZ_SEED={SEED}): "
+        f"{json.dumps(cases)}; failures {report.get('failures')}"
+    )
     assert code == 0, output
     assert isinstance(cases, dict) and cases.get("generated", 0) > 0, output
     assert system.dead() == []

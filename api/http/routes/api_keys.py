@@ -7,7 +7,7 @@ from fastapi import APIRouter, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from api import credentials, signing
-from api.app.errors import InvalidRequest, KeyNotFound
+from api.app.errors import InvalidRequest, KeyNotFound, UserErased
 from api.http.responses import ADMIN, errors
 from api.http.routes.common import Admin, Deps
 from bus.commands import NAME_PATTERN
@@ -76,10 +76,14 @@ async def list_keys(deps: Deps, admin: Admin) -> KeyList:
     "",
     status_code=status.HTTP_201_CREATED,
     response_model=KeyCreated,
-    responses=errors(*ADMIN),
+    responses=errors(*ADMIN, UserErased),
 )
 async def create_key(body: KeyCreate, deps: Deps, admin: Admin) -> KeyCreated:
-    """Create a key in the admin's tenant; store the returned ``key``, it is shown once."""
+    """Create a key in the admin's tenant; store the returned ``key``, it is shown once.
+    409 ``user_erased`` for a user erased lately (their steps would commit nothing)."""
+    fence = deps.fence
+    if fence is not None and await fence.holds(deps.redis, admin.tenant_id, body.subject, 0):
+        raise UserErased(f"the user {body.subject[:80]!r} of this tenant was erased lately")
     try:
         minted = await credentials.create_key(
             deps.keys, admin.tenant_id, body.subject, body.role, body.name, body.groups

@@ -1,7 +1,7 @@
 """Erasing a user's data: an admin erases a user of the tenant, or a user erases themselves.
 
 Both answer the erasure's report (what was erased, per kind); the audit log keeps a
-tombstone without the user's content (`api.app.erasure`). The user's API keys are erased
+tombstone without the user's content or id (`api.app.erasure`). The user's API keys are erased
 too: a user who erases themselves is signed out for good.
 """
 
@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 
 from api.app.erasure import MAX_SUBJECT, Erasure, ErasureReport
-from api.app.errors import InvalidRequest, RunsInFlight, Unavailable
+from api.app.errors import ErasureIncomplete, InvalidRequest, Unavailable
 from api.http.responses import ADMIN, errors
 from api.http.routes.common import Admin, Caller, Deps
 
@@ -26,16 +26,18 @@ def _erasure(deps: Deps) -> Erasure:
 
 
 @router.delete(
-    "/users/{subject}", response_model=ErasureReport, responses=errors(*ADMIN, RunsInFlight)
+    "/users/{subject}", response_model=ErasureReport, responses=errors(*ADMIN, ErasureIncomplete)
 )
 async def erase_user(subject: Subject, deps: Deps, admin: Admin) -> ErasureReport:
     """Erase a user of your tenant (admin keys only): conversations, runs, gates, schedules,
     keys, uploaded documents and their passages, what Redis holds of their runs; their
-    audit rows are redacted. 409 ``runs_in_flight`` while a run of theirs is running."""
+    audit rows are redacted. Their keys stop working in every API process at once, their
+    runs in flight are cancelled and waited for first; 409 ``erasure_incomplete`` when
+    their steps still ran at the end of the wait (erase again)."""
     return await _erasure(deps).erase(admin.tenant_id, subject, by=admin.subject)
 
 
-@router.delete("/me", response_model=ErasureReport, responses=errors(RunsInFlight))
+@router.delete("/me", response_model=ErasureReport, responses=errors(ErasureIncomplete))
 async def erase_me(
     deps: Deps,
     caller: Caller,
@@ -54,5 +56,5 @@ async def erase_me(
             field="confirm",
         )
     report = await _erasure(deps).erase(caller.tenant_id, caller.subject, by="self")
-    deps.auth.forget(caller.key_id)  # other replicas drop it within AGENTBUS_API_KEY_CACHE_S
+    deps.auth.forget(caller.key_id)  # the others read it again: its tenant's version moved
     return report

@@ -37,19 +37,20 @@ async def wait_for_memory(system: System, run_id: str) -> list[LedgerRecord]:
 #: the end and by the audit recorder).
 STEP_ROLES = ("planner", "researcher", "critic", "verifier", "gateway")
 #: What a run may cost, per role: (SQL statements, Redis commands, Redis round trips).
-#: The researcher: per step its commit, and per model call the usage settle, plus one read
+#: The intake: the erasure fence (`bus.fence`: no run of a user being erased starts), its
+#: commit. The researcher: per step its commit, and per model call the usage settle, plus one read
 #: of the tenant's settings version (its tools); the gateway: the version (its policy), the
 #: `tool_call` event, its commit; the finalizer: the run's events (its trace), its commit,
 #: the fair-share tick, the concurrent-run slot given back, and the run's end in SQL.
 BUDGETS: dict[str, dict[str, tuple[int, int, int]]] = {
     "single": {
-        "intake": (1, 1, 1),
+        "intake": (1, 2, 2),
         "researcher": (0, 6, 6),
         "gateway": (0, 3, 3),
         "finalizer": (1, 4, 4),
     },
     "multi": {
-        "intake": (1, 1, 1),
+        "intake": (1, 2, 2),
         "planner": (0, 2, 2),
         "researcher": (0, 6, 6),
         "gateway": (0, 3, 3),

@@ -229,7 +229,7 @@ async def test_an_admin_erases_a_user_and_nothing_of_theirs_is_left_readable(
     assert sorted(vouched) == sorted(r.seq for r in rows if r.redacted_at is not None)
 
 
-async def test_a_user_erases_themselves_and_a_run_in_flight_blocks_it(
+async def test_a_user_erases_themselves_and_a_run_in_flight_is_cancelled_first(
     start_api: StartApi, store_backend: dict[str, Any]
 ) -> None:
     api = await start_api(api_key_cache_s=0, **store_backend)
@@ -252,10 +252,15 @@ async def test_a_user_erases_themselves_and_a_run_in_flight_blocks_it(
     unconfirmed = await api.http.delete("/api/v1/me?confirm=bob", headers=api.auth(carol))
     assert unconfirmed.status_code == 422
     assert unconfirmed.json()["error"]["field"] == "confirm"
-    busy = await api.http.delete("/api/v1/me?confirm=carol", headers=api.auth(carol))
-    assert busy.status_code == 409 and busy.json()["error"]["code"] == "runs_in_flight"
-    still = await api.http.get("/api/v1/runs/carol-running", headers=api.auth(carol))
-    assert still.status_code == 200  # nothing was erased
+    # Her run in flight is cancelled and waited for (no step of it is under way), then
+    # erased with the rest.
+    gone = await api.http.delete("/api/v1/me?confirm=carol", headers=api.auth(carol))
+    assert gone.status_code == 200, gone.text
+    assert gone.json()["erased"]["runs_cancelled"] == 1 and gone.json()["erased"]["runs"] == 1
+    root0 = await api.key("t1", "root0", KeyRole.ADMIN)
+    assert (
+        await api.http.get("/api/v1/runs/carol-running", headers=api.auth(root0))
+    ).status_code == 404
 
     erased = await api.http.delete("/api/v1/me?confirm=bob", headers=api.auth(bob))
     assert erased.status_code == 200, erased.text

@@ -5,6 +5,7 @@ unless an operator said ``unsandboxed``, which each call's audit row then shows.
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 import threading
@@ -28,7 +29,23 @@ from tests.integration.gateway import hostile_mcp_server
 from tests.integration.gateway.mcp_server import SANDBOX
 from tests.integration.gateway.test_mcp import call, context
 
-pytestmark = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap is not installed")
+#: The host's bubblewrap (``AGENTBUS_TEST_NO_BWRAP`` set: as on a host without it).
+BWRAP = None if os.environ.get("AGENTBUS_TEST_NO_BWRAP") else find_bwrap()
+#: Under CI (``CI`` set) a missing bubblewrap fails these tests instead of skipping them:
+#: a CI host that could not install it must not pass with the sandbox untested.
+UNDER_CI = bool(os.environ.get("CI"))
+
+pytestmark = pytest.mark.skipif(
+    BWRAP is None and not UNDER_CI, reason="bubblewrap is not installed (under CI: a failure)"
+)
+
+
+@pytest.fixture(autouse=True)
+def _bubblewrap() -> None:
+    """Fail, under CI, when bubblewrap is missing (elsewhere the module skips)."""
+    if BWRAP is None:
+        pytest.fail("bubblewrap is not installed and CI is set: run .ci/sandbox", pytrace=False)
+
 
 HOSTILE = str(Path(hostile_mcp_server.__file__).resolve())
 
