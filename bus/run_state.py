@@ -18,7 +18,7 @@ from agentbus_client.models.events import VerifierVerdict as VerifierVerdict
 from bus.frozen import Frozen
 
 #: The run state's version, in commands (``Command.schema_version``, which changes with it)
-#: and in checkpoints (``state_version``); `bus.contracts.RUN_STATE` upcasts older ones.
+#: and in checkpoints (``state_version``); `bus.readers.RUN_STATE` upcasts older ones.
 RUN_STATE_VERSION = 2
 
 #: A tool's name (registry names, MCP tools as server.tool are mapped to this too).

@@ -29,7 +29,7 @@ from bus.ledger import LedgerRecord
 from bus.run_state import RUN_STATE_VERSION, RunState
 
 M = TypeVar("M", bound=BaseModel)
-log = structlog.get_logger("bus.contracts")
+log = structlog.get_logger("bus.readers")
 _noted: set[tuple[str, str]] = set()
 
 #: What a checkpoint without ``state_version`` holds (0.2.0 wrote none).
