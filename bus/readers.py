@@ -22,7 +22,7 @@ from typing import Any, Generic, TypeVar, cast
 import structlog
 from pydantic import BaseModel, ValidationError
 
-from agentbus_client.models.versions import Upcaster, read_tolerant, upcast
+from agentbus_contracts.versions import Upcaster, read_tolerant, upcast
 from bus import upcasters
 from bus.commands import COMMAND_SCHEMA_VERSION, SCHEMA_VERSION, Command, Question
 from bus.ledger import LedgerRecord

@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal, Self, TypedDict, Unpack
 from pydantic import Field, model_validator
 
 # The verdicts are part of the events clients read, so they are declared with them.
-from agentbus_client.models.events import CritiqueVerdict as CritiqueVerdict
-from agentbus_client.models.events import VerifierVerdict as VerifierVerdict
+from agentbus_contracts.events import CritiqueVerdict as CritiqueVerdict
+from agentbus_contracts.events import VerifierVerdict as VerifierVerdict
 from bus.frozen import Frozen
 
 #: The run state's version, in commands (``Command.schema_version``, which changes with it)
