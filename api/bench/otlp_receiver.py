@@ -1,4 +1,5 @@
-"""A real OTLP/HTTP trace receiver for tests: decodes the protobuf the exporters POST."""
+"""A real OTLP/HTTP trace receiver (``bench turn-calls --traced`` and the tracing tests):
+decodes the protobuf the exporters POST."""
 
 from __future__ import annotations
 
