@@ -387,7 +387,7 @@ def cli(
     runs: Annotated[int, typer.Option(min=1, help="Fresh processes per figure.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
 ) -> None:
-    """How fast the command line starts: `--help`, and `ask --api-url` to its request."""
+    """How fast the command line starts: `--help`, and each `--api-url` command to its request."""
     asyncio.run(_load("cli").main(runs=runs, as_json=as_json))
 
 
