@@ -65,6 +65,7 @@ lint: install
 	.venv/bin/pyright
 	.venv/bin/lint-imports
 	.venv/bin/deptry .
+	cd bus/contracts && ../../.venv/bin/deptry .
 	cd api/client && ../../.venv/bin/deptry .
 
 bench: install services

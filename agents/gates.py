@@ -35,12 +35,12 @@ from bus.commands import (
     TraceContext,
     deadline_in,
 )
-from bus.contracts import checkpoint_state
 from bus.errors import BusError
 from bus.events import ApprovalRequest, ClientToolCall
 from bus.fairshare import FairShare
 from bus.json_values import is_object
 from bus.publish import publish
+from bus.readers import checkpoint_state
 from bus.run_state import ChatMessage, ToolCall
 from bus.runtime.context import StepContext, StepResult
 from bus.settings import BusSettings

@@ -14,8 +14,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, ConfigDict, Field, SerializeAsAny, model_validator
 
 # The version of the client-facing messages (events, questions, run results) is declared
-# with the events, in the client's distribution.
-from agentbus_client.models.events import SCHEMA_VERSION as SCHEMA_VERSION
+# with the events, in the contracts' distribution (bus/contracts).
+from agentbus_contracts.events import SCHEMA_VERSION as SCHEMA_VERSION
 from bus.frozen import Frozen
 from bus.keys import PREFIX, Role
 from bus.run_state import QuestionSettings, RunState

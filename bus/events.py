@@ -1,19 +1,16 @@
 """Client events: the typed frames written to ``run:{id}:events`` and relayed to clients.
 
-The event models are declared once, in the client's distribution
-(``agentbus_client.models.events``, which depends on pydantic alone), so the client decodes
-exactly what the workers emit. This module re-exports them for the server's code and adds
-what only the server needs: a run's status as the store keeps it.
-
-This is the one place ``bus`` depends on something shipped apart from it: the wire models
-of ``agentbus-client`` (never its HTTP or websocket parts).
+The event models are declared once, in the contracts' distribution
+(``agentbus_contracts.events``, ``bus/contracts``, which depends on pydantic alone), so the
+client decodes exactly what the workers emit. This module re-exports them for the server's
+code and adds what only the server needs: a run's status as the store keeps it.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
 
-from agentbus_client.models.events import (
+from agentbus_contracts.events import (
     CLIENT_EVENT,
     FINAL_STATUSES,
     Answer,

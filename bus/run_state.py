@@ -13,12 +13,12 @@ from typing import Annotated, Any, Literal, Self, TypedDict, Unpack
 from pydantic import Field, model_validator
 
 # The verdicts are part of the events clients read, so they are declared with them.
-from agentbus_client.models.events import CritiqueVerdict as CritiqueVerdict
-from agentbus_client.models.events import VerifierVerdict as VerifierVerdict
+from agentbus_contracts.events import CritiqueVerdict as CritiqueVerdict
+from agentbus_contracts.events import VerifierVerdict as VerifierVerdict
 from bus.frozen import Frozen
 
 #: The run state's version, in commands (``Command.schema_version``, which changes with it)
-#: and in checkpoints (``state_version``); `bus.contracts.RUN_STATE` upcasts older ones.
+#: and in checkpoints (``state_version``); `bus.readers.RUN_STATE` upcasts older ones.
 RUN_STATE_VERSION = 2
 
 #: A tool's name (registry names, MCP tools as server.tool are mapped to this too).

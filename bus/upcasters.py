@@ -1,7 +1,7 @@
 """Upcasters: a contract's older versions rewritten into the next one, one function per step.
 
 Each takes the decoded JSON of version k and returns a new document of version k+1; the
-chains are registered in `bus.contracts`. They work on plain JSON so they never import an
+chains are registered in `bus.readers`. They work on plain JSON so they never import an
 old model, and they are pure (no I/O), so a reader may run them on every delivery.
 
 Command and run-state version 1 (before 0.1.0) held the run state's parts as plain dicts

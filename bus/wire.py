@@ -12,8 +12,8 @@ from typing import cast
 from pydantic import BaseModel, ValidationError
 
 from bus.commands import Command
-from bus.contracts import COMMAND
 from bus.errors import MessageInvalid
+from bus.readers import COMMAND
 
 DATA_FIELD = "data"
 _DATA_KEY = DATA_FIELD.encode()

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from bus import tracing
-from bus.contracts import Contract
 from bus.ledger import TRACE_KEY, LedgerRecord
+from bus.readers import Contract
 from bus.runtime.recorder import Applier
 from bus.store.audit import AuditEntry, AuditStore
 from gateway.outcome import AuditRecord

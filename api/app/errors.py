@@ -2,7 +2,7 @@
 
 Every error reaches the client as ``{"error": {"code", "message", "hint"}}`` (REST, SSE)
 or as a ``request_error`` frame (websocket); the code is part of the API and is never
-reworded, the message may be. The body's model is ``agentbus_client.models.ErrorBody``,
+reworded, the message may be. The body's model is ``agentbus_contracts.ErrorBody``,
 the one the client reads.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentbus_client.models import ErrorBody, ErrorDetail
+from agentbus_contracts import ErrorBody, ErrorDetail
 
 
 class ApiError(Exception):

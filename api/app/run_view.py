@@ -1,12 +1,12 @@
 """How a run is shown: the REST API's run and the snapshot a late joiner gets.
 
-A stored run becomes the wire model the client reads (`agentbus_client.models.Run`), so the
+A stored run becomes the wire model the client reads (`agentbus_contracts.Run`), so the
 routes answer with it as it is and nothing is re-validated from a dict.
 """
 
 from __future__ import annotations
 
-from agentbus_client.models import Run
+from agentbus_contracts import Run
 from bus.events import RunStatus
 from bus.run_state import usage_cost
 from bus.store import RunRecord

@@ -21,7 +21,7 @@ import structlog
 
 from bus import fairshare, wire
 from bus.commands import AgentTask
-from bus.contracts import COMMAND
+from bus.readers import COMMAND
 from bus.store.turn_types import Turn
 from bus.store.turns import TurnStore
 from bus.typed_redis import lua

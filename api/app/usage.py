@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Literal
 
-from agentbus_client.models import UsageReport
+from agentbus_contracts import UsageReport
 from agents.budget import day_of, month_of, tenant_scope, user_scope
 from api.app.auth import Principal
 from api.app.preferences import Effective

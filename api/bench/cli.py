@@ -1,9 +1,9 @@
 """``agentbus bench cli``: how fast the command line starts.
 
-Two figures, each over ``runs`` fresh processes: the wall time of ``agentbus --help``, and
-the time from starting ``agentbus ask --api-url URL "…"`` to its request arriving at a
-local stand-in API (a socket that records when the request line came in, then answers 401
-so the command ends).
+Three figures, each over ``runs`` fresh processes: the wall time of ``agentbus --help``, and
+the time from starting each remote command (``agentbus ask --api-url URL "…"``, ``agentbus
+mcp --api-url URL``) to its first request arriving at a local stand-in API (a socket that
+records when the request line came in, then answers 401 so the command ends).
 """
 
 from __future__ import annotations
@@ -38,7 +38,11 @@ async def _help_seconds() -> float:
     return time.perf_counter() - started
 
 
-async def _ask_seconds() -> float:
+#: The remote commands timed, by name: their arguments after ``--api-url URL``.
+REMOTE = {"ask": ["What is 23 × 19?"], "mcp": []}
+
+
+async def _request_seconds(command: str) -> float:
     arrived: asyncio.Future[float] = asyncio.get_running_loop().create_future()
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -55,7 +59,8 @@ async def _ask_seconds() -> float:
     async with server:
         started = time.perf_counter()
         proc = await asyncio.create_subprocess_exec(
-            *_command("ask", "--api-url", f"http://127.0.0.1:{port}", "What is 23 × 19?"),
+            *_command(command, "--api-url", f"http://127.0.0.1:{port}", *REMOTE[command]),
+            stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
             env=env,
@@ -68,21 +73,25 @@ async def _ask_seconds() -> float:
 async def main(*, runs: int, as_json: bool) -> None:
     """Time ``runs`` of each and print the figures."""
     helps = [await _help_seconds() for _ in range(runs)]
-    asks = [await _ask_seconds() for _ in range(runs)]
-    figures = {
+    figures: dict[str, object] = {
         "bench": "cli",
         "runs": runs,
         "help_s_p50": round(statistics.median(helps), 3),
         "help_s_min": round(min(helps), 3),
-        "ask_request_s_p50": round(statistics.median(asks), 3),
-        "ask_request_s_min": round(min(asks), 3),
-        "load_1m": round(os.getloadavg()[0], 2),
     }
+    for command in REMOTE:
+        times = [await _request_seconds(command) for _ in range(runs)]
+        figures[f"{command}_request_s_p50"] = round(statistics.median(times), 3)
+        figures[f"{command}_request_s_min"] = round(min(times), 3)
+    figures["load_1m"] = round(os.getloadavg()[0], 2)
     if as_json:
         print(json.dumps(figures))
         return
     print(f"agentbus --help: p50 {figures['help_s_p50']} s (min {figures['help_s_min']} s)")
-    print(
-        f"agentbus ask --api-url, start to request: p50 {figures['ask_request_s_p50']} s "
-        f"(min {figures['ask_request_s_min']} s); load {figures['load_1m']}"
-    )
+    for command in REMOTE:
+        print(
+            f"agentbus {command} --api-url, start to request: "
+            f"p50 {figures[f'{command}_request_s_p50']} s "
+            f"(min {figures[f'{command}_request_s_min']} s)"
+        )
+    print(f"load {figures['load_1m']}")

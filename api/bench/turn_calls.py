@@ -153,7 +153,7 @@ def main() -> None:
     )
     a = p.parse_args()
     if a.traced:
-        from tests.otlp_receiver import otlp_receiver  # not in builds before tracing
+        from api.bench.otlp_receiver import otlp_receiver  # not in builds before tracing
 
         with otlp_receiver() as receiver:
             per_run, cpu_ms = measure(a.mode, a.accuracy, a.runs, not a.cpu, receiver.url)

@@ -1,8 +1,6 @@
 """``agentbus bench``: the benchmarks (``api/bench/``); each prints its figures.
 
 The benchmark modules are imported when their command runs, so ``--help`` stays fast.
-``bench page`` drives the web page through the browser tests' harness
-(``tests/e2e/web``), so it runs from a source checkout.
 """
 
 from __future__ import annotations
@@ -16,8 +14,6 @@ import typer
 
 if TYPE_CHECKING:
     from api.bench.deployment import Deployment
-
-PAGE_FROM_CHECKOUT = "bench page runs from a source checkout (it uses tests/e2e/web)"
 
 app = typer.Typer(help="Benchmarks; each prints its figures (one JSON line with --json).")
 
@@ -281,12 +277,7 @@ def page(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
 ) -> None:
     """The web page in headless chromium: socket-to-DOM time per event (p50/p99)."""
-    try:
-        page_bench = importlib.import_module("tests.bench.page")
-    except ModuleNotFoundError as e:
-        typer.echo(PAGE_FROM_CHECKOUT, err=True)
-        raise typer.Exit(2) from e
-    page_bench.main(redis_url=redis_url, token_delay=token_delay, as_json=as_json)
+    _load("page").main(redis_url=redis_url, token_delay=token_delay, as_json=as_json)
 
 
 @app.command("retrieval")
@@ -396,7 +387,7 @@ def cli(
     runs: Annotated[int, typer.Option(min=1, help="Fresh processes per figure.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
 ) -> None:
-    """How fast the command line starts: `--help`, and `ask --api-url` to its request."""
+    """How fast the command line starts: `--help`, and each `--api-url` command to its request."""
     asyncio.run(_load("cli").main(runs=runs, as_json=as_json))
 
 

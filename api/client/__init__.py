@@ -5,7 +5,7 @@ The client is its own distribution now, ``agentbus-client`` (``api/client/`` wit
 Import it from there; the names below are the same objects, each with a
 ``DeprecationWarning`` when it is used from here. The modules that were under
 ``api.client`` (``async_client``, ``models``, ...) live in ``agentbus_client`` (the models
-in ``agentbus_client.models``).
+in ``agentbus_contracts``).
 """
 
 from bus.moved import moved

@@ -15,7 +15,7 @@ from typing import Any
 from a2a.types import a2a_pb2 as a2a
 from google.protobuf import json_format
 
-from agentbus_client.models import Run
+from agentbus_contracts import Run
 from api.http.openai_dialect import AnswerStream, step_note
 from bus.events import ApprovalRequest, ClientEvent, Done
 

@@ -1,6 +1,6 @@
 """The error answers each route declares in the OpenAPI document, from the errors it raises.
 
-Every error of the agentbus API has one body, ``agentbus_client.models.ErrorBody``; what
+Every error of the agentbus API has one body, ``agentbus_contracts.ErrorBody``; what
 differs between routes is which statuses (and codes) they answer with. A route lists its
 own errors (``errors(RunNotFound, NotOwner)``); the app adds those every route can answer
 (``PUBLIC``, ``CALLER``). A client generated from the document then knows each status it
@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agentbus_client.models import ErrorBody
+from agentbus_contracts import ErrorBody
 from api.app.errors import (
     AdminOnly,
     ApiError,

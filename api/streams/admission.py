@@ -50,9 +50,9 @@ from api.app.errors import (
 from api.app.webhook_requests import webhook_of
 from bus import keys, wire
 from bus.commands import Question, ReplyTo, RunResult
-from bus.contracts import QUESTION
 from bus.errors import MessageInvalid, StoreError
 from bus.json_values import is_object
+from bus.readers import QUESTION
 from bus.runtime.consumer import consumer_name
 from bus.runtime.groups import ensure_group
 

@@ -26,8 +26,8 @@ from pydantic import ValidationError
 
 from bus import keys, tracing, wire
 from bus.commands import TraceContext
-from bus.contracts import LEDGER_RECORD
 from bus.ledger import LedgerRecord
+from bus.readers import LEDGER_RECORD
 from bus.runtime import metrics
 from bus.runtime.consumer import Entry, StreamConsumer
 

@@ -21,7 +21,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bus import keys, wire
-from bus.contracts import Contract
+from bus.readers import Contract
 from bus.typed_redis import commands, queued
 from gateway.webhooks import payloads
 from gateway.webhooks.schedule import Schedule, WebhookSpec

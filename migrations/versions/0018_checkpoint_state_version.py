@@ -1,7 +1,7 @@
 """Checkpoints record the version of the run state they hold.
 
 ``checkpoints.state_version`` is the run-state version the pausing worker wrote; a resume
-upcasts an older one (``bus.contracts.RUN_STATE``). NULL: a row written by 0.2.0 or
+upcasts an older one (``bus.readers.RUN_STATE``). NULL: a row written by 0.2.0 or
 earlier, whose run state is version 2. Additive: 0.2.0's workers keep writing rows (NULL)
 while the upgrade rolls.
 

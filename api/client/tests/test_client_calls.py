@@ -8,7 +8,7 @@ from collections.abc import Callable
 import httpx
 
 from agentbus_client import AgentbusClient, AsyncAgentbusClient, RetryRules
-from agentbus_client.models import Delivery, Document, Run
+from agentbus_contracts import Delivery, Document, Run
 
 FAST = RetryRules(max_retries=2, backoff_s=0.001, max_wait_s=5)
 WHEN = "2026-12-01T20:00:00Z"

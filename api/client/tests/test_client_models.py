@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from agentbus_client.errors import NotFound, RateLimited, error_from
-from agentbus_client.models import (
+from agentbus_contracts import (
     Delivery,
     ErrorBody,
     Run,
@@ -20,7 +20,7 @@ from agentbus_client.models import (
     Started,
     parse_event,
 )
-from agentbus_client.models.events import Answer, Done, ToolResult
+from agentbus_contracts.events import Answer, Done, ToolResult
 
 
 def test_events_decode_into_their_typed_models() -> None:

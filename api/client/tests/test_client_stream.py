@@ -11,8 +11,8 @@ import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
 from agentbus_client.errors import NotFound, Unauthorized
-from agentbus_client.models import Snapshot
 from agentbus_client.stream import EventStream
+from agentbus_contracts import Snapshot
 
 Script = Callable[[ServerConnection, dict[str, Any], int], Awaitable[None]]
 

@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentbus_client.models import (
+from agentbus_contracts import (
     Conversation,
     ConversationDetail,
     ConversationList,

@@ -19,7 +19,7 @@ from typing import Annotated, Any, cast
 
 from fastapi import APIRouter, File, Form, Response, UploadFile, status
 
-from agentbus_client.models import Document, IngestJob, Upload
+from agentbus_contracts import Document, IngestJob, Upload
 from api.app.errors import ApiError, InvalidRequest, NotFound, Unavailable
 from api.catalogue import publish_removal, record_documents
 from api.http.responses import ADMIN, errors

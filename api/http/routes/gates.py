@@ -10,7 +10,7 @@ from api.app.gate_actions import GateProblem, resume_run
 from api.app.oversight import audit_read
 from api.http.responses import GATES, errors
 from api.http.routes.common import Caller, Deps
-from bus.contracts import checkpoint_state
+from bus.readers import checkpoint_state
 from bus.store import GateError, GateNotFound
 
 router = APIRouter(prefix="/api/v1/runs", tags=["gates"])

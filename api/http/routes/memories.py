@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentbus_client.models import Memory, MemoryList
+from agentbus_contracts import Memory, MemoryList
 from api.app.deps import ApiDeps
 from api.app.errors import MemoryNotFound, Unavailable
 from api.app.memories import MemoryBook

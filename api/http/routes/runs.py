@@ -1,6 +1,6 @@
 """``/api/v1/runs``: start a run, list and read runs, cancel one.
 
-What they answer with is declared once, in ``agentbus_client.models`` (the client reads the
+What they answer with is declared once, in ``agentbus_contracts`` (the client reads the
 same models).
 """
 
@@ -9,7 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentbus_client.models import CancelRequested, Run, RunPage, Started
+from agentbus_contracts import CancelRequested, Run, RunPage, Started
 from api.app import metrics, post_stages
 from api.app.access import visible_run
 from api.app.ask import Ask

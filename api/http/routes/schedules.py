@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentbus_client.models import (
+from agentbus_contracts import (
     ScheduledQuestion,
     ScheduledQuestionDetail,
     ScheduledQuestionList,

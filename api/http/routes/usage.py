@@ -4,7 +4,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 
-from agentbus_client.models import UsageReport
+from agentbus_contracts import UsageReport
 from api.app.usage import usage_of
 from api.http.responses import ADMIN, errors
 from api.http.routes.common import Caller, Deps

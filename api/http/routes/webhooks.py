@@ -4,8 +4,8 @@ from datetime import UTC, datetime
 
 from fastapi import APIRouter
 
-from agentbus_client.models import Delivery as DeliveryView
-from agentbus_client.models import DeliveryList, WebhookSecret
+from agentbus_contracts import Delivery as DeliveryView
+from agentbus_contracts import DeliveryList, WebhookSecret
 from api.app.access import visible_run
 from api.app.errors import RunNotFound, Unavailable
 from api.http.responses import ADMIN, errors

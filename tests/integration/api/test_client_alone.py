@@ -1,7 +1,9 @@
-"""The client installs alone: a fresh venv with only ``api/client``, its tests passing there.
+"""The client installs alone: a fresh venv with only ``api/client`` and the wire models it
+decodes (``bus/contracts``), the tests of both passing there.
 
-The venv gets the client's own build and the pins ``uv.lock`` gives its dependencies, from
-uv's cache (offline, as ``make install`` left it): none of the server's packages.
+The venv gets the two distributions' own builds and the pins ``uv.lock`` gives their
+dependencies, from uv's cache (offline, as ``make install`` left it): none of the server's
+packages.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[3]
 CLIENT = REPO / "api" / "client"
+CONTRACTS = REPO / "bus" / "contracts"
 
 #: Top-level modules a client process must never load (the server's, and its heavy deps).
 SERVER_MODULES = (
@@ -38,11 +41,14 @@ _PROBE = """
 import json, sys
 import agentbus_client
 from agentbus_client import AgentbusClient, AsyncAgentbusClient, EventStream, RetryRules
+import agentbus_contracts
 from agentbus_client.models import Run, parse_event
 from agentbus_client.models.events import Done
+assert Run is agentbus_contracts.Run and Done is agentbus_contracts.events.Done
 banned = set(sys.argv[1].split(","))
 loaded = sorted({m.split(".")[0] for m in sys.modules} & banned)
-print(json.dumps({"loaded": loaded, "file": agentbus_client.__file__}))
+files = [agentbus_client.__file__, agentbus_contracts.__file__]
+print(json.dumps({"loaded": loaded, "files": files}))
 """
 
 
@@ -67,7 +73,7 @@ def _run(*args: str | Path, cwd: Path = REPO, env: dict[str, str] | None = None)
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv holding the client (built from its folder, not editable) alone.
+    """A fresh venv holding the client and the contracts (built, not editable) alone.
 
     ``uv sync --package`` installs the pins ``uv.lock`` gives the client, by the wheel URLs
     the lock names: ``make install`` left those in uv's cache, so it works offline on a
@@ -87,7 +93,7 @@ def test_the_client_s_venv_holds_none_of_the_server_s_packages(venv: Path) -> No
     )
     names = {p["name"].lower().replace("_", "-") for p in listed}
 
-    assert {"agentbus-client", "httpx", "pydantic", "websockets"} <= names
+    assert {"agentbus-client", "agentbus-contracts", "httpx", "pydantic", "websockets"} <= names
     assert names.isdisjoint({"agentbus", "fastapi", "sqlalchemy", "qdrant-client", "redis"})
     assert names.isdisjoint({"onnxruntime", "qdrant-edge-py", "faststream", "uvicorn"})
 
@@ -97,9 +103,11 @@ def test_importing_the_client_loads_no_server_module(venv: Path) -> None:
     found = json.loads(probe)
 
     assert found["loaded"] == []
-    assert Path(found["file"]).is_relative_to(venv)  # the installed copy, not the checkout
+    # the installed copies, not the checkout's
+    assert all(Path(file).is_relative_to(venv) for file in found["files"])
 
 
-def test_the_client_s_own_tests_pass_in_its_venv(venv: Path) -> None:
-    out = _run(venv / "bin" / "pytest", "-q", "-p", "no:cacheprovider", cwd=CLIENT)
+@pytest.mark.parametrize("folder", [CLIENT, CONTRACTS], ids=["client", "contracts"])
+def test_the_distributions_own_tests_pass_in_its_venv(venv: Path, folder: Path) -> None:
+    out = _run(venv / "bin" / "pytest", "-q", "-p", "no:cacheprovider", cwd=folder)
     assert " passed" in out and "failed" not in out and "error" not in out

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentbus_client.models import ConversationDetail
+from agentbus_contracts import ConversationDetail
 from agents.llm.scripted import ScriptedLLM
 from bus.store import Scope
 from tests.integration.agents.test_long_conversations import Conversationalist, question

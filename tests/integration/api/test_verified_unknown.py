@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentbus_client import AsyncAgentbusClient
-from agentbus_client.models.events import Done
+from agentbus_contracts.events import Done
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, agent_of, text, turn
 from api.cli.render import verified_line

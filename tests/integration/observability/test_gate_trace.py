@@ -11,9 +11,9 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
+from api.bench.otlp_receiver import ReceivedSpan, otlp_receiver
 from bus.store.migrate import upgrade_async
 from tests.conftest import TEST_REDIS_URL
-from tests.otlp_receiver import ReceivedSpan, otlp_receiver
 from tests.processes import cli, free_port, processes, spawn
 from tests.support import events_of, until_serving, wait_for
 

@@ -11,11 +11,11 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
+from api.bench.otlp_receiver import ReceivedSpan, otlp_receiver
 from bus import keys
 from bus.events import Done
 from bus.store.migrate import upgrade_async
 from tests.conftest import TEST_REDIS_URL
-from tests.otlp_receiver import ReceivedSpan, otlp_receiver
 from tests.processes import cli, free_port, processes, spawn
 from tests.support import events_of, narrow, until_serving, wait_for
 

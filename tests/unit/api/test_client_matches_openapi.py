@@ -55,7 +55,7 @@ ANSWERS: dict[tuple[str, str, str], Any] = {
 
 #: Client models that are no route's whole answer: parts of one (checked with it), a
 #: websocket frame, the error body (checked on every route) and the settings the client
-#: keeps as plain documents (see agentbus_client/models/settings.py).
+#: keeps as plain documents (see agentbus_contracts/settings.py).
 NOT_AN_ANSWER = {
     "ConversationSummary",
     "Delivery",

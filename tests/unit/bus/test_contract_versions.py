@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 from structlog.testing import capture_logs
 
-from bus import contracts, wire
+from bus import readers, wire
 from bus.commands import (
     AgentTask,
     GatherTask,
@@ -20,8 +20,8 @@ from bus.commands import (
     RunResult,
     ToolCallBatch,
 )
-from bus.contracts import COMMAND, LEDGER_RECORD, QUESTION, checkpoint_state
 from bus.events import ApprovalRequest, Done, parse_event
+from bus.readers import COMMAND, LEDGER_RECORD, QUESTION, checkpoint_state
 from bus.run_state import EvidenceItem
 from bus.store.checkpoints import CheckpointRecord
 from gateway.audit import AUDIT_ENTRY
@@ -144,7 +144,7 @@ def _with_new_fields(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_todays_reader_ignores_fields_a_newer_release_adds_and_logs_each_once() -> None:
-    contracts._noted.clear()  # pyright: ignore[reportPrivateUsage]
+    readers._noted.clear()  # pyright: ignore[reportPrivateUsage]
     doc = sample("command.v2")[0]
     with capture_logs() as logs:
         first = wire.decode_command(entry(_with_new_fields(doc)))
@@ -189,7 +189,7 @@ def test_external_input_keeps_refusing_unknown_fields() -> None:
 
 
 def test_a_v1_tool_call_s_kind_tag_is_upcast_away_not_logged_as_unknown() -> None:
-    contracts._noted.clear()  # pyright: ignore[reportPrivateUsage]
+    readers._noted.clear()  # pyright: ignore[reportPrivateUsage]
     doc = json.loads(json.dumps(sample("command.v1")[0]))
     doc["payload"]["state"]["messages"][2]["tool_calls"][0]["kind"] = "tool_call"
     with capture_logs() as logs:

@@ -10,9 +10,10 @@
         for event in client.stream("And 24 × 19?", mode="multi"):
             print(event.type)
 
-It depends on httpx, pydantic and websockets only. What the API sends is declared once, in
-:mod:`agentbus_client.models` (pydantic only), which the server imports too. The names below
-load on first use, so ``import agentbus_client.models`` does not load httpx or websockets.
+It depends on httpx, websockets and agentbus-contracts only. What the API sends is declared
+once, in :mod:`agentbus_contracts` (pydantic only), which the server imports too
+(``agentbus_client.models`` names the same objects). The names below load on first use, so
+``import agentbus_client.models`` does not load httpx or websockets.
 """
 
 from __future__ import annotations
@@ -36,9 +37,9 @@ if TYPE_CHECKING:
         Unavailable,
     )
     from agentbus_client.http import RetryRules
-    from agentbus_client.models import Run, RunPage, Snapshot, Started
     from agentbus_client.stream import EventStream, StreamItem
     from agentbus_client.sync_client import AgentbusClient, SyncEventStream
+    from agentbus_contracts import Run, RunPage, Snapshot, Started
 
 __version__ = "0.2.0"
 

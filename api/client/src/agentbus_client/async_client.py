@@ -10,7 +10,8 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from agentbus_client.http import RetryRules, send
-from agentbus_client.models import (
+from agentbus_client.stream import EventStream
+from agentbus_contracts import (
     Conversation,
     ConversationDetail,
     ConversationList,
@@ -26,7 +27,6 @@ from agentbus_client.models import (
     UsageReport,
     WebhookSecret,
 )
-from agentbus_client.stream import EventStream
 
 
 class AsyncAgentbusClient:

@@ -1,7 +1,7 @@
 """A run's events over the websocket, surviving dropped connections.
 
 :class:`EventStream` joins the run (``join`` with the last event id it has), yields each
-event as its ``agentbus_client.models.events`` model, and, when the connection drops (a
+event as its ``agentbus_contracts.events`` model, and, when the connection drops (a
 network cut, a proxy restart, the server cutting a slow client off with 4409), reconnects
 and joins again with the last id it yielded: the server replays exactly what was missed,
 so the caller sees no gap and no repeat. The stream ends after the run's ``done`` event
@@ -20,8 +20,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
 from agentbus_client.errors import ConnectionFailed, Unauthorized, error_from
-from agentbus_client.models import Snapshot
-from agentbus_client.models.events import ClientEvent, parse_event
+from agentbus_contracts import Snapshot
+from agentbus_contracts.events import ClientEvent, parse_event
 
 StreamItem = ClientEvent | Snapshot
 """What a stream yields: a run event, or a snapshot when the events were trimmed away."""

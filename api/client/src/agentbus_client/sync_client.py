@@ -14,7 +14,8 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from agentbus_client.async_client import AsyncAgentbusClient
-from agentbus_client.models import (
+from agentbus_client.stream import EventStream, StreamItem
+from agentbus_contracts import (
     Conversation,
     ConversationDetail,
     Delivery,
@@ -28,7 +29,6 @@ from agentbus_client.models import (
     UsageReport,
     WebhookSecret,
 )
-from agentbus_client.stream import EventStream, StreamItem
 
 T = TypeVar("T")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from agentbus_client.models.base import View
+from agentbus_contracts.base import View
 
 
 class Document(View):

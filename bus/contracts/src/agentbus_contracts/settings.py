@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentbus_client.models.base import View
+from agentbus_contracts.base import View
 
 
 class TenantSettings(View):

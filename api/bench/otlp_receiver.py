@@ -1,4 +1,5 @@
-"""A real OTLP/HTTP trace receiver for tests: decodes the protobuf the exporters POST."""
+"""A real OTLP/HTTP trace receiver (``bench turn-calls --traced`` and the tracing tests):
+decodes the protobuf the exporters POST."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import threading
 from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from socketserver import ThreadingMixIn
 from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -85,28 +87,29 @@ def otlp_receiver() -> Generator[Receiver, None, None]:
     """Serve ``POST /v1/traces`` on a free port until the block ends."""
     receiver: Receiver
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            if self.headers.get("Content-Encoding") == "gzip":
-                body = gzip.decompress(body)
-            if self.path != "/v1/traces":
-                self.send_response(404)
-                self.end_headers()
-                return
-            receiver.add(body)
-            reply = ExportTraceServiceResponse().SerializeToString()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-protobuf")
-            self.send_header("Content-Length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
+    # A WSGI app on wsgiref's server: `http.server` would be `api/http` to pyright here.
+    def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+        if environ.get("HTTP_CONTENT_ENCODING") == "gzip":
+            body = gzip.decompress(body)
+        if environ.get("PATH_INFO") != "/v1/traces":
+            start_response("404 Not Found", [("Content-Length", "0")])
+            return [b""]
+        receiver.add(body)
+        reply = ExportTraceServiceResponse().SerializeToString()
+        headers = [("Content-Type", "application/x-protobuf"), ("Content-Length", str(len(reply)))]
+        start_response("200 OK", headers)
+        return [reply]
 
+    class Quiet(WSGIRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    receiver = Receiver(url=f"http://127.0.0.1:{server.server_address[1]}")
+    class Threaded(ThreadingMixIn, WSGIServer):
+        daemon_threads = True
+
+    server = make_server("127.0.0.1", 0, app, server_class=Threaded, handler_class=Quiet)
+    receiver = Receiver(url=f"http://127.0.0.1:{server.server_port}")
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import Field
 
-from agentbus_client.models.base import View
+from agentbus_contracts.base import View
 
 
 class WebhookSecret(View):

@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from agentbus_client.models.base import IsoTime, View
-from agentbus_client.models.events import FINAL_STATUSES
+from agentbus_contracts.base import IsoTime, View
+from agentbus_contracts.events import FINAL_STATUSES
 
 #: The statuses a run ends in (it changes no more after them).
 TERMINAL = FINAL_STATUSES

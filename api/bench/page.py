@@ -17,13 +17,18 @@ import asyncio
 import json
 import statistics
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
+from agents.llm.scripted import ScriptedLLM, Turn, agent_of, benchmark_turn, text, turn
+from api.bench.browser_system import CHROMIUM, CHROMIUM_ARGS, running_system
 from api.compose.connection import connect
 from api.compose.settings import AppSettings
-from tests.e2e.web.harness import CHROMIUM, CHROMIUM_ARGS, running_system
-from tests.e2e.web.script import make_llm
+
+#: The answer the page is timed on: a thousand words, each its own token.
+LONG_ANSWER = " ".join(f"w{n}" for n in range(1000))
 
 INSTRUMENT = """(() => {
   const bench = { arrivals: [], latencies: [], total: 0 };
@@ -55,6 +60,19 @@ INSTRUMENT = """(() => {
 })();"""
 
 
+def long_answer_llm(token_delay: float) -> ScriptedLLM:
+    """The scripted model, answering with `LONG_ANSWER` paced by ``token_delay`` per token."""
+
+    def script(
+        messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
+    ) -> Turn:
+        if agent_of(messages, options) == "researcher":
+            return turn(text(LONG_ANSWER))
+        return benchmark_turn(messages, tools, options)
+
+    return ScriptedLLM(script, token_delay=token_delay)
+
+
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -69,7 +87,7 @@ async def measure(settings: AppSettings, data: Path, token_delay: float) -> dict
 
     async with (
         connect(settings.bus, embedded=True) as conn,
-        running_system(conn.redis, settings, make_llm(token_delay), data) as system,
+        running_system(conn.redis, settings, long_answer_llm(token_delay), data) as system,
         async_playwright() as pw,
     ):
         key = await system.key()
@@ -81,7 +99,7 @@ async def measure(settings: AppSettings, data: Path, token_delay: float) -> dict
             await page.add_init_script(INSTRUMENT)
             await page.goto(f"{system.base}/#login={await mint_login_token(conn.redis, kid)}")
             await page.wait_for_selector(".conn.online")
-            await page.locator(".question-input").fill("[long] Count to a thousand")
+            await page.locator(".question-input").fill("Count to a thousand")
             await page.locator(".question-input").press("Enter")
             await page.wait_for_function(
                 "() => document.querySelector('.turn:last-child')?.dataset.status === 'done'",

@@ -22,14 +22,14 @@ from typing import Any, Generic, TypeVar, cast
 import structlog
 from pydantic import BaseModel, ValidationError
 
-from agentbus_client.models.versions import Upcaster, read_tolerant, upcast
+from agentbus_contracts.versions import Upcaster, read_tolerant, upcast
 from bus import upcasters
 from bus.commands import COMMAND_SCHEMA_VERSION, SCHEMA_VERSION, Command, Question
 from bus.ledger import LedgerRecord
 from bus.run_state import RUN_STATE_VERSION, RunState
 
 M = TypeVar("M", bound=BaseModel)
-log = structlog.get_logger("bus.contracts")
+log = structlog.get_logger("bus.readers")
 _noted: set[tuple[str, str]] = set()
 
 #: What a checkpoint without ``state_version`` holds (0.2.0 wrote none).

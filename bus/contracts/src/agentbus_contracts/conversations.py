@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from agentbus_client.models.base import View
+from agentbus_contracts.base import View
 
 
 class Conversation(View):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agentbus_client.models.base import View
+from agentbus_contracts.base import View
 
 
 class ErrorDetail(View):
