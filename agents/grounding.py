@@ -35,17 +35,12 @@ from collections.abc import Iterable, Sequence
 
 from agents import recompute
 from agents.contradictions import contradictions
+from bus import written_times
 
 _CITATION = recompute.CITATION
 _DOCUMENTS = re.compile(
     r"\b(?:documents?|docs|policy|policies|according to|handbook|guide)\b", re.IGNORECASE
 )
-_ISO = re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)")
-_DURATION = re.compile(
-    r"(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b\.?(?:\s*(?:and|,)?\s*(\d+)\s*(?:minutes?|mins?|m)\b)?",
-    re.IGNORECASE,
-)
-_CLOCK = re.compile(r"(?<![\d.:])(\d{1,2}):(\d{2})(?![\d:])")
 _NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*%)?")
 _WORD = re.compile(r"[A-Za-zÀ-ÿ]{3,}")
 _CLAUSE = re.compile(r"[.;!?]\s+|[.;!?]$|\n+|,\s+(?:and|but|while|whereas)\s+")
@@ -90,18 +85,20 @@ def applies(question: str, draft: str, evidence: Sequence[str]) -> bool:
 def _stated(text: str, parts: bool = False) -> tuple[list[tuple[float, str]], set[str]]:
     """((value, as written) per figure, dates): see :func:`values`."""
     text = _CITATION.sub(" ", text)
-    found_dates = {d.isoformat() for d in recompute.dates(text)} | set(_ISO.findall(text))
-    text = _ISO.sub(" ", text)
+    found_dates = {d.isoformat() for d in written_times.dates(text)}
+    text = written_times.ISO_DATE.sub(" ", text)
     figures: list[tuple[float, str]] = []
-    for match in _DURATION.finditer(text):
+    for match in written_times.DURATION.finditer(text):
         hours, minutes = match.group(1), match.group(2)
-        figures.append((float(hours) * 60 + (int(minutes) if minutes else 0), match.group(0)))
+        figures.append((written_times.duration_minutes(match), match.group(0)))
         if parts:
             figures += [(float(hours), hours), *([(float(minutes), minutes)] if minutes else [])]
-    text = _DURATION.sub(" ", text)
-    for match in _CLOCK.finditer(text):
-        figures.append((float(int(match.group(1)) * 60 + int(match.group(2))), match.group(0)))
-    text = _CLOCK.sub(" ", text)
+    text = written_times.DURATION.sub(" ", text)
+    for match in written_times.CLOCK.finditer(text):
+        minutes = written_times.clock_minutes(match)
+        if minutes is not None:
+            figures.append((minutes, match.group(0).strip()))
+    text = written_times.CLOCK.sub(" ", text)
     for match in _NUMBER.finditer(text):
         raw = match.group(0)
         value = float(raw.rstrip("% ").replace(",", ""))

@@ -21,13 +21,14 @@ or a ``current_time`` call: the calls still go through the gateway like every to
 from __future__ import annotations
 
 import ast
-import calendar
 import datetime as dt
 import functools
 import re
 import zoneinfo
 from collections.abc import Sequence
 from typing import Literal
+
+from bus import written_times
 
 Asks = Literal["date", "time", "weekday", "year", "month"]
 
@@ -50,13 +51,6 @@ _CALL = re.compile(rf"{_FUNCS}\(\s*[\d\s.,+\-*/\[\]()]+\)")
 _PERCENT_OF = re.compile(
     r"^\s*what(?:'s| is)\s+(\d+(?:\.\d+)?)\s*%\s*of\s+(\d+(?:\.\d+)?)\s*[?.]?\s*$", re.IGNORECASE
 )
-_CLOCK = re.compile(r"(?<![\d.:])(\d{1,2}:\d{2})(?![\d:])")
-_ISO = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
-_WRITTEN = re.compile(
-    r"(?:(\d{1,2})(?:st|nd|rd|th)?(?: of)? ([A-Z][a-z]+),? (\d{4}))|"
-    r"(?:([A-Z][a-z]+) (\d{1,2})(?:st|nd|rd|th)?,? (\d{4}))"
-)
-_MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
 _ASKS_DURATION = re.compile(
     r"\bhow long\b|\bhow many (?:minutes|hours)\b|\bduration\b|\bhow much time\b", re.IGNORECASE
 )
@@ -136,29 +130,22 @@ def question_arithmetic(question: str) -> list[str]:
 
 
 def _dates(text: str) -> list[str]:
-    found: list[tuple[int, str]] = [(m.start(), m.group(1)) for m in _ISO.finditer(text)]
-    for m in _WRITTEN.finditer(text):
-        d1, month1, y1, month2, d2, y2 = m.groups()
-        day, month, year = (d1, month1, y1) if d1 else (d2, month2, y2)
-        number = _MONTHS.get((month or "").lower())
-        if number is None:
-            continue
-        try:
-            found.append((m.start(), dt.date(int(year), number, int(day)).isoformat()))
-        except ValueError:
-            continue
-    return [d for _, d in sorted(found)]
+    return [d.isoformat() for d in written_times.dates_in_order(text)]
+
+
+def _clock_times(text: str) -> list[str]:
+    return [m.group(0).strip() for m in written_times.CLOCK.finditer(text)]
 
 
 def durations(question: str, evidence: Sequence[str], today: dt.date) -> list[str]:
     """The duration a question asks for, between two clock times or two dates."""
     out: list[str] = []
     if _ASKS_DURATION.search(question):
-        times = _CLOCK.findall(question)
+        times = _clock_times(question)
         if not times:
             seen: list[str] = []
             for text in evidence:
-                seen += [t for t in _CLOCK.findall(text) if t not in seen]
+                seen += [t for t in _clock_times(text) if t not in seen]
             times = seen
         if len(times) == 2:
             out.append(f"{times[1]} - {times[0]}")
