@@ -6,6 +6,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from agents.claims.ports import ClaimCheck
+from agents.claims.rules import RulesClaimCheck
 from agents.llm.ports import LLM, ToolDefinition
 from agents.sources import Source
 from bus.store import CheckpointStore, ConversationStore, RunStore, SummaryStore
@@ -61,6 +63,8 @@ class AgentDeps:
         checkpoints: where paused runs wait (gates are armed only with a store).
         gate_ttl_s: how long a paused run can be resumed.
         fault: the test seam the intake calls once it stored a summary (`FaultPoint`).
+        claims: the last judge's claim check (`agents.claims`): the rules unless the
+            composition root wires the model's.
     """
 
     llm: LLM
@@ -77,6 +81,7 @@ class AgentDeps:
     checkpoints: CheckpointStore | None = None
     gate_ttl_s: float = 24 * 3600
     fault: FaultPoint = no_fault
+    claims: ClaimCheck = field(default_factory=RulesClaimCheck)
 
 
 async def tenant_tools(deps: AgentDeps, tenant_id: str) -> Sequence[ToolDefinition]:

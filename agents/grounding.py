@@ -34,6 +34,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from agents import recompute
+from agents.claims.ports import CheckedClaim
 from agents.contradictions import contradictions
 from bus import written_times
 
@@ -299,6 +300,73 @@ UNREAD = (
 )
 
 
+def checked(
+    draft: str,
+    question: str,
+    evidence: Sequence[str],
+    computed: Sequence[str],
+    *,
+    read_documents: bool = True,
+) -> list[CheckedClaim]:
+    """The grounding checks' findings, each a claim the evidence does not support, with
+    the reason a revision gives for it (empty: nothing found).
+
+    ``read_documents``: whether any of the evidence came from the documents. A draft that
+    answers a question about them without it is unsupported whatever it says.
+    """
+    if _ASKS_DOCUMENTS.search(question) and not read_documents and draft.strip():
+        return [CheckedClaim(claim=draft.strip()[:160], standing="absent", reason=UNREAD)]
+    out = [
+        CheckedClaim(
+            claim=found,
+            standing="contradicted",
+            reason=f"the draft states {found}: the evidence contradicts it; answer with what "
+            "the evidence states",
+        )
+        for found in contradictions(draft, question, evidence, computed)
+    ]
+    if not applies(question, draft, evidence):
+        return out
+    figures = unsupported_figures(draft, question, evidence, computed)
+    if figures:
+        out.append(
+            CheckedClaim(
+                claim=", ".join(figures),
+                standing="absent",
+                reason=f"the draft states {', '.join(figures)}, which neither the evidence "
+                "nor the question holds and no tool computed; state only what the evidence "
+                "holds, or compute it with the calculator from the evidence's figures",
+            )
+        )
+    for taken in misattributed(draft, question, evidence, computed):
+        out.append(
+            CheckedClaim(
+                claim=taken,
+                standing="contradicted",
+                reason=f"the draft states {taken}: it took that from a part of the evidence "
+                "about something else; answer with what the evidence says about what was asked",
+            )
+        )
+    for caveat in dropped_caveats(draft, question, evidence):
+        out.append(
+            CheckedClaim(
+                claim=caveat,
+                standing="contradicted",
+                reason=f"the draft drops the evidence's limit {caveat}; state it with the answer",
+            )
+        )
+    for clause in unsupported_clauses(draft, question, evidence):
+        out.append(
+            CheckedClaim(
+                claim=clause,
+                standing="absent",
+                reason=f"the evidence does not hold this claim of the draft: {clause!r}; drop "
+                "it, or say the documents do not say",
+            )
+        )
+    return out
+
+
 def mismatches(
     draft: str,
     question: str,
@@ -307,37 +375,6 @@ def mismatches(
     *,
     read_documents: bool = True,
 ) -> list[str]:
-    """The grounding checks' findings as reasons for a revision (empty: nothing found).
-
-    ``read_documents``: whether any of the evidence came from the documents. A draft that
-    answers a question about them without it is unsupported whatever it says.
-    """
-    if _ASKS_DOCUMENTS.search(question) and not read_documents and draft.strip():
-        return [UNREAD]
-    out = [
-        f"the draft states {found}: the evidence contradicts it; answer with what the "
-        "evidence states"
-        for found in contradictions(draft, question, evidence, computed)
-    ]
-    if not applies(question, draft, evidence):
-        return out
-    figures = unsupported_figures(draft, question, evidence, computed)
-    if figures:
-        out.append(
-            f"the draft states {', '.join(figures)}, which neither the evidence nor the "
-            "question holds and no tool computed; state only what the evidence holds, or "
-            "compute it with the calculator from the evidence's figures"
-        )
-    for taken in misattributed(draft, question, evidence, computed):
-        out.append(
-            f"the draft states {taken}: it took that from a part of the evidence about "
-            "something else; answer with what the evidence says about what was asked"
-        )
-    for caveat in dropped_caveats(draft, question, evidence):
-        out.append(f"the draft drops the evidence's limit {caveat}; state it with the answer")
-    for clause in unsupported_clauses(draft, question, evidence):
-        out.append(
-            f"the evidence does not hold this claim of the draft: {clause!r}; drop it, or "
-            "say the documents do not say"
-        )
-    return out
+    """:func:`checked`'s findings as reasons for a revision (empty: nothing found)."""
+    found = checked(draft, question, evidence, computed, read_documents=read_documents)
+    return [c.reason for c in found]

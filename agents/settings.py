@@ -120,6 +120,12 @@ class AgentSettings(EnvSettings):
     agent_accuracy: Literal["standard", "accurate"] = Field(
         default="standard", description="Deployment default accuracy (accurate adds a verifier)."
     )
+    claim_check: Literal["model", "rules"] = Field(
+        default="model",
+        description="How the last judge checks the draft's claims against the evidence: "
+        "model (one call per draft under a JSON schema; the rules add their findings) or "
+        "rules (no model call). See docs/evals.md for each model's catch and false alarms.",
+    )
     verifier_check: bool = Field(
         default=True, description="The last judge fact-checks the answer (re-query + tools)."
     )

@@ -1,0 +1,8 @@
+"""Claim checking: is each figure or clause of a draft supported, contradicted, or absent in
+the evidence the run read.
+
+One port (`agents.claims.ports.ClaimCheck`), two implementations: the configured model
+under a JSON schema, one call per draft (`agents.claims.model`), and rules built on
+language libraries (`agents.claims.rules`). The last judge's fact-check asks
+`agents.claims.combined`: the model's findings decide, and the rules can only add to them.
+"""
