@@ -36,6 +36,8 @@ from collections.abc import Iterable, Sequence
 from agents import recompute
 from agents.claims.ports import CheckedClaim
 from agents.contradictions import contradictions
+from agents.language.numbers import with_digits
+from agents.language.words import MIN_LENGTH, content_set, content_words, language, lemma, words
 from bus import written_times
 
 _CITATION = recompute.CITATION
@@ -43,36 +45,23 @@ _DOCUMENTS = re.compile(
     r"\b(?:documents?|docs|policy|policies|according to|handbook|guide)\b", re.IGNORECASE
 )
 _NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*%)?")
-_WORD = re.compile(r"[A-Za-zÀ-ÿ]{3,}")
 _CLAUSE = re.compile(r"[.;!?]\s+|[.;!?]$|\n+|,\s+(?:and|but|while|whereas)\s+")
 MIN_UNSUPPORTED_WORDS = 3
 UNSUPPORTED_SHARE = 0.6
-# Words any answer uses: never evidence of a claim.
-_COMMON = frozenset(
-    """
-    the and for are but not you your yours our ours they them their there this that these those
-    with from into onto about above below than then also only just each every any all some such
-    very more most less least much many few can could would should will shall may might must
-    have has had having was were been being is am does did done doing yes what which who whom
-    whose when where why how its itself here per out off over under again once both either
-    neither other another same own too so if else because while after before during until since
-    within without between among through across around answer answers question questions
-    document documents evidence according based source sources provided mentioned states stated
-    says said shows show listed information following note please let know need help hope feel
-    free sure thanks thank total value result results number numbers amount figure figures
-    equal equals calculate calculated calculating calculation compute computed computing
-    multiply multiplied multiplying multiplication add added adding addition subtract
-    subtracted subtracting subtraction divide divided dividing division sum difference product
-    times minus plus given gives give get gets got use used using make makes made take takes
-    taken one two three four five six seven eight nine ten first second third last day days
-    hour hours minute minutes week weeks month months year years eur euro euros tool tools
-    returned return returns status expression calculator search found find text unit ref title
-    """.split()  # noqa: SIM905  (a word list reads better as words)
-)
 
 
-def _stem(word: str) -> str:
-    return word.lower()[:4]
+def _said(text: str, lang: str) -> set[str]:
+    """The lemmas of the content words of ``text`` (`agents.language.words`)."""
+    return content_set(text, lang)
+
+
+def _lemmas(text: str, lang: str) -> set[str]:
+    """The lemmas of every word of ``text`` (function words too: "last" tells trains apart)."""
+    return {lemma(w, lang) for w in words(text) if len(w) >= MIN_LENGTH}
+
+
+def _language(question: str, draft: str) -> str:
+    return language(f"{question} {draft}")
 
 
 def applies(question: str, draft: str, evidence: Sequence[str]) -> bool:
@@ -85,7 +74,7 @@ def applies(question: str, draft: str, evidence: Sequence[str]) -> bool:
 
 def _stated(text: str, parts: bool = False) -> tuple[list[tuple[float, str]], set[str]]:
     """((value, as written) per figure, dates): see :func:`values`."""
-    text = _CITATION.sub(" ", text)
+    text = with_digits(_CITATION.sub(" ", text))
     found_dates = {d.isoformat() for d in written_times.dates(text)}
     text = written_times.ISO_DATE.sub(" ", text)
     figures: list[tuple[float, str]] = []
@@ -131,6 +120,20 @@ def _one_step(question: set[float], evidence: set[float]) -> set[float]:
     return out
 
 
+def excused(question: str, evidence: Sequence[str], computed: Sequence[str]) -> set[float]:
+    """The figures a draft may state beyond the evidence's own: the question's, what a
+    tool computed, and one arithmetic step from the question's and evidence's figures."""
+    asked, _ = values(question, parts=True)
+    held = {v for text in evidence for v in values(text, parts=True)[0]}
+    tools = {v for text in computed for v in values(text, parts=True)[0]}
+    return asked | tools | _one_step(asked, held)
+
+
+def held(value: float, known: Iterable[float]) -> bool:
+    """Whether ``value`` is one of ``known`` (to rounding)."""
+    return _held(value, known)
+
+
 def _held(value: float, known: Iterable[float]) -> bool:
     return any(abs(value - k) <= max(1e-6, 1e-9 * abs(k)) for k in known)
 
@@ -168,11 +171,12 @@ def _shown(value: float) -> str:
 
 def unsupported_clauses(draft: str, question: str, evidence: Sequence[str]) -> list[str]:
     """Clauses of the draft whose words are mostly absent from the question and evidence."""
-    known = {_stem(w) for text in (question, *evidence) for w in _WORD.findall(text)}
+    lang = _language(question, draft)
+    known = {w for text in (question, *evidence) for w in _said(text, lang)}
     out: list[str] = []
     for clause in _CLAUSE.split(_CITATION.sub(" ", draft)):
-        words = [w for w in _WORD.findall(clause) if w.lower() not in _COMMON]
-        missing = [w for w in words if _stem(w) not in known]
+        words = content_words(clause, lang)
+        missing = [w for w in words if w not in known]
         if len(missing) >= MIN_UNSUPPORTED_WORDS and len(missing) >= UNSUPPORTED_SHARE * len(words):
             out.append(" ".join(clause.split()))
     return out
@@ -190,8 +194,8 @@ def _tokens(text: str) -> set[str]:
     return {_shown(v) for v in figures} | found | {n for n in names if " " in n}
 
 
-def _overlap(clause: str, asked: set[str]) -> int:
-    return len({_stem(w) for w in _WORD.findall(clause) if w.lower() not in _COMMON} & asked)
+def _overlap(clause: str, asked: set[str], lang: str) -> int:
+    return len(_said(clause, lang) & asked)
 
 
 def misattributed(
@@ -203,16 +207,32 @@ def misattributed(
     computed, or one arithmetic step from the sources gives, is left alone: it may be a
     result that happens to appear elsewhere.
     """
-    asked = {_stem(w) for w in _WORD.findall(question) if w.lower() not in _COMMON}
+    lang = _language(question, draft)
+    asked = _said(question, lang)
     if not asked:
         return []
     clauses = [c for text in evidence for c in _EVIDENCE_CLAUSE.split(text) if c.strip()]
-    scored = [(_overlap(c, asked), _tokens(c)) for c in clauses]
+    scored = [(_overlap(c, asked, lang), _tokens(c)) for c in clauses]
     if not scored:
         return []
     best = max(score for score, _ in scored)
     if best == 0:
         return []
+    # A clause that names something the question asks about and the best clause does not
+    # ("the last at 23:10" for the last train, beside "the first train ... at 05:40") is
+    # about what was asked too, however few words it shares with the question.
+    # (A word in half the clauses or more tells none apart: "the", "der", "le".)
+    lemmas = [_lemmas(c, lang) for c in clauses]
+    every = {w for c in lemmas for w in c}
+    common = {w for w in every if 2 * sum(w in c for c in lemmas) >= len(lemmas)}
+    best_words = {
+        w for (score, _), c in zip(scored, lemmas, strict=True) if score == best for w in c
+    }
+    distinct = _lemmas(question, lang) - best_words - common
+    scored = [
+        (best if c & distinct else score, tokens)
+        for c, (score, tokens) in zip(lemmas, scored, strict=True)
+    ]
     said = _tokens(_CITATION.sub(" ", draft))
     q_figures, _ = values(question)
     e_figures = {v for text in evidence for v in values(text)[0]}
@@ -272,10 +292,11 @@ def dropped_caveats(draft: str, question: str, evidence: Sequence[str]) -> list[
     """
     out: list[str] = []
     sentences = [c.strip() for text in evidence for c in _SENTENCE.split(text) if c.strip()]
+    lang = _language(question, draft)
     for clause in _SENTENCE.split(_CITATION.sub(" ", draft)):
-        said = {_stem(w) for w in _WORD.findall(clause) if w.lower() not in _COMMON}
+        said = _said(clause, lang)
         for sentence in sentences:
-            words = {_stem(w) for w in _WORD.findall(sentence) if w.lower() not in _COMMON}
+            words = _said(sentence, lang)
             shared = said & words
             if len(shared) < MIN_RESTATED or 2 * len(shared) < len(words):
                 continue
