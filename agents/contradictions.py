@@ -1,14 +1,15 @@
 """A figure the evidence states differently for the same thing: a contradiction, no model.
 
-"17 days of paid holiday" against a guide's "27 days of paid holiday per year": the same
-unit and the same words after it, another number. The draft's figure being one
-arithmetic step from two of the evidence's figures (27 - 10, the "10 working days" of
-another sentence) does not excuse it: that leniency (`agents.grounding`) is for results
-the question asks to compute, and a question that gives a figure (a 5-day trip: 5 × 62)
-or a tool's result still excuses one. A figure followed by a comparison ("14 EUR more
-than") is a difference, never a restatement, and is left alone. Unlike the other grounding
-checks this one runs whether or not the draft cites: the draft contradicts what the run
-read either way.
+"12 rooms on the first floor" against a floor plan's "21 rooms on the first floor" (the
+examples are made up, no case of an eval set): the same unit and the same words after it,
+another number. Numbers written in words count ("twelve rooms"), and words are compared as
+lemmas in the text's language. The draft's figure being one arithmetic step from two of
+the evidence's figures (21 - 9, the "9 suites" of another sentence) does not excuse it:
+that leniency (`agents.grounding`) is for results the question asks to compute, and a
+question that gives a figure (a 4-night stay: 4 × 85) or a tool's result still excuses
+one. A figure followed by a comparison ("3 rooms more than") is a difference, never a
+restatement, and is left alone. Unlike the other grounding checks this one runs whether
+or not the draft cites: the draft contradicts what the run read either way.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from agents.language.numbers import with_digits
 from agents.language.words import function_words, language, lemma
 from agents.recompute import CITATION
 
-# A number that is neither part of a clock time, a date, a version ("2.3.0") nor a word.
+# A number that is neither part of a clock time, a date, a version ("1.4.2") nor a word.
 _FIGURE = re.compile(r"(?<![\w.:/-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\d:]|\.\d|-\d)")
 _CLAUSE = re.compile(r"[.;!?]\s+|[.;!?]$|\n+")
 _WORD = re.compile(r"%|[^\W\d_]+")
@@ -72,7 +73,7 @@ def stated(text: str, lang: str | None = None) -> Iterator[Stated]:
 
 
 def _excused(question: Sequence[float], evidence: Sequence[float]) -> set[float]:
-    # What the question's own figures give with the evidence's in one step (5 × 62).
+    # What the question's own figures give with the evidence's in one step (4 × 85).
     out = set(question)
     for q, e in itertools.product(question, evidence):
         out |= {q * e, q + e, e - q, q - e, *([e / q] if q else [])}

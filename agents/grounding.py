@@ -1,24 +1,25 @@
-"""Evidence grounding by string match: what a draft built on the evidence states beyond it.
+"""Evidence grounding by rules: what a draft built on the evidence states beyond it.
 
 A draft that answers from the documents (it cites them, or the question asks about them)
-should state only what the evidence holds or a tool computed. Two checks, no model:
+should state only what the evidence holds or a tool computed. Checks, no model (the
+examples are made up for this page, no case of an eval set):
 
 - every figure the draft states (a number, a clock time, a duration, a date) is in the
   question, the evidence, a tool's result (the researcher's or the fact-check's), or one
   arithmetic step from them (a figure of the question times, plus or minus one of the
   evidence, or the difference of two figures of the evidence);
 - no clause of the draft is mostly words that appear nowhere in the question or the
-  evidence (``late reports are rejected by the finance team``);
+  evidence ("refunds are paid by the regional office", of a shop's opening hours);
 - a figure or a name the draft takes from the evidence comes from the clause the question
   is about: when another clause of the evidence matches the question's words better and
   holds a figure or name the draft does not state, the draft took the wrong one
-  (``port 6544`` from "the staging database on port 6544" for the production database);
+  ("gate 14" from "the cargo terminal uses gate 14" for the passenger terminal's gate);
 - a sentence the draft restates from the evidence keeps the evidence's limit or condition
   (``up to``, ``shorter than``, ``only``...), unless the question already names it: "Yes,
-  economy class is required" drops "for flights shorter than 6 hours".
+  helmets are lent" drops "to members only".
 
 Whether or not it cites, a figure the evidence states differently for the same thing
-(``17 days of paid holiday`` against ``27 days of paid holiday``) is a contradiction
+("12 rooms on the first floor" against "21 rooms on the first floor") is a contradiction
 (`agents.contradictions`).
 
 A draft that answers a question about the documents without any passage of them (the
@@ -219,7 +220,7 @@ def misattributed(
     if best == 0:
         return []
     # A clause that names something the question asks about and the best clause does not
-    # ("the last at 23:10" for the last train, beside "the first train ... at 05:40") is
+    # ("the late show at 21:30" for the late show, beside "the early show opens at 18:00") is
     # about what was asked too, however few words it shares with the question.
     # (A word in half the clauses or more tells none apart: "the", "der", "le".)
     lemmas = [_lemmas(c, lang) for c in clauses]

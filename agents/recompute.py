@@ -86,7 +86,7 @@ _OPERATION = re.compile(r"[-+*/%]|[a-z]\s*\(")
 
 
 def computes(expression: str) -> bool:
-    """Whether an expression computes anything: a bare figure (``6544``, a date) repeats
+    """Whether an expression computes anything: a bare figure (``6545``, a date) repeats
     itself, and its "result" would only make the draft's figure look computed."""
     return bool(_OPERATION.search(_DATE_OR_TIME.sub("D", expression)))
 
@@ -110,7 +110,7 @@ def plan_calls(
     """The recompute plan's calculator calls, under our own ids ``{prefix}r{i}``.
 
     Tolerant: a JSON object anywhere in the reply; an expression written with its result
-    (``17:50 - 14:05 = 35``) keeps only the part before ``=``. With ``sources`` (question
+    (``18:20 - 15:45 = 35``) keeps only the part before ``=``. With ``sources`` (question
     and evidence), an expression whose figures do not come from them is dropped; with the
     ``draft``, one whose inputs are all the figures the draft states (`computes_a_claim`).
     """

@@ -5,11 +5,11 @@ often names a wrong one or none. These rules add the recomputations the text its
 states, so a draft that gets them wrong is refuted whatever the model planned:
 
 - the question's own arithmetic: ``What is 1234 × 5678?``, ``what does sum([3, 5, 7]) * 2
-  evaluate to?``, ``What is 15% of 2480?``, ``what does len('agentbus') return?``;
-- a duration asked for between two clock times (``leaves at 14:05 and arrives at 17:50``)
+  evaluate to?``, ``What is 12% of 1850?``, ``what does len('agentbus') return?``;
+- a duration asked for between two clock times (``leaves at 15:45 and arrives at 18:20``)
   or two dates, in the question, else in the evidence when the question holds none
-  (``opens at 07:30 and closes at 19:00``), or from today to a date;
-- the draft's own arithmetic: ``5 days × 62 EUR = 320 EUR`` is recomputed as ``5 * 62``.
+  (``opens at 08:15 and closes at 17:45``), or from today to a date;
+- the draft's own arithmetic: ``4 nights × 85 EUR = 350 EUR`` is recomputed as ``4 * 85``.
 
 - the current date, time, weekday, year or month, asked for here or in a named place
   (``What time is it in Tokyo?``): a ``current_time`` call in that place's IANA zone.
@@ -60,8 +60,8 @@ _TODAY = re.compile(r"\btoday\b|\bfrom now\b|\buntil\b|\bleft\b", re.IGNORECASE)
 _NUM = r"(?:\d{4}-\d{2}-\d{2}(?![\d:])|\d{1,2}:\d{2}(?![\d:])|-?\d+(?:\.\d+)?(?![\d:]))"
 _UNIT = r"(?:\s*(?:%|[A-Za-z€$£]{1,12}))?"
 _OP = r"\s*(?:\*\*|[-+*/×xX·÷−–])\s*"
-# The draft's own arithmetic: ``5 days × 62 EUR = 310 EUR``, ``1234 × 5678 = 700002``,
-# ``17:50 - 14:05 = 35 minutes``.
+# The draft's own arithmetic: ``4 nights × 85 EUR = 340 EUR``, ``4321 × 8765 = 37873565``,
+# ``18:20 - 15:45 = 155 minutes``.
 _STATED = re.compile(rf"((?<![\w.:-]){_NUM}{_UNIT}(?:{_OP}{_NUM}{_UNIT})+)\s*=\s*-?\d")
 _TERM = re.compile(rf"({_NUM})\s*(%)?|(\*\*|[-+*/×·÷−–]|(?<=\s)[xX](?=\s))")
 _UNIT_WORD = re.compile(r"(?<![\w])[A-Za-z€$£]{2,}")
@@ -181,7 +181,7 @@ def spelled(question: str, evidence: Sequence[str], draft: str, today: dt.date) 
     """Every recomputation the question or the draft spells out, at most ``MAX_SPELLED``.
 
     A duration the question asks for is recomputed the way round it asks; the draft's own
-    expression for the same two times the other way round (``14:05 - 17:50``, a day less
+    expression for the same two times the other way round (``15:45 - 18:20``, a day less
     45 minutes) is its mistake, not a figure for the researcher to "answer with".
     """
     asked = durations(question, evidence, today)

@@ -70,7 +70,7 @@ _DATE_SHIFT = re.compile(r"^\s*(\d{6})\s*([+-])\s*\d+\s*$")
 _TWO_TIMES = re.compile(r"^\s*\(?\s*\d+(?:\.\d+)?\s*\)?\s*-\s*\(?\s*\d+(?:\.\d+)?\s*\)?\s*$")
 
 
-# A currency beside a number ("62 EUR * 5", "€62 * 5"): small models write them, and the
+# A currency beside a number ("85 EUR * 4", "€85 * 4"): small models write them, and the
 # arithmetic is the same without them. One currency per expression; the model knows which.
 _CURRENCY_CODES = "EUR|USD|GBP|CHF|JPY|CAD|AUD|CNY|INR|BRL|SEK|NOK|DKK|PLN"
 _CURRENCY_SYMBOLS = {"€": "EUR", "$": "USD", "£": "GBP", "¥": "JPY"}
