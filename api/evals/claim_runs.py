@@ -132,9 +132,8 @@ async def evaluate_claims(
             if progress:
                 o = outcomes[-2]
                 mark = "flag" if o.flagged else ("?   " if not o.readable else "ok  ")
-                print(
-                    f"  {o.case} {o.kind:16} {mark} {o.seconds:6.1f}s {o.findings[:2]}", flush=True
-                )
+                line = f"  {o.case} {o.kind:16} {mark} {o.seconds:6.1f}s {o.findings[:2]}"
+                print(line, file=sys.stderr, flush=True)
     finally:
         if local is not None:
             await local.aclose()
