@@ -121,10 +121,11 @@ class AgentSettings(EnvSettings):
         default="standard", description="Deployment default accuracy (accurate adds a verifier)."
     )
     claim_check: Literal["model", "rules"] = Field(
-        default="model",
+        default="rules",
         description="How the last judge checks the draft's claims against the evidence: "
-        "model (one call per draft under a JSON schema; the rules add their findings) or "
-        "rules (no model call). See docs/evals.md for each model's catch and false alarms.",
+        "rules (no model call) or model (one call per draft under a JSON schema; the rules "
+        "add their findings). Rules by default: no local model has yet been measured to do "
+        "better on the judges' drafts (docs/evals.md); a stronger served model may.",
     )
     verifier_check: bool = Field(
         default=True, description="The last judge fact-checks the answer (re-query + tools)."
