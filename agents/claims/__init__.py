@@ -3,6 +3,7 @@ the evidence the run read.
 
 One port (`agents.claims.ports.ClaimCheck`), two implementations: the configured model
 under a JSON schema, one call per draft (`agents.claims.model`), and rules built on
-language libraries (`agents.claims.rules`). The last judge's fact-check asks
-`agents.claims.combined`: the model's findings decide, and the rules can only add to them.
+language libraries (`agents.claims.rules`). The last judge's fact-check asks the one the
+deployment chose (`AGENTBUS_CLAIM_CHECK`): the rules, or `agents.claims.combined`, where
+the model's findings decide and the rules can only add to them.
 """
