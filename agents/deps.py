@@ -6,6 +6,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from agents.claims.ports import ClaimCheck
+from agents.claims.rules import RulesClaimCheck
 from agents.llm.ports import LLM, ToolDefinition
 from agents.sources import Source
 from bus.fence import Fence
@@ -63,6 +65,8 @@ class AgentDeps:
         gate_ttl_s: how long a paused run can be resumed.
         fault: the test seam the intake calls once it stored a summary (`FaultPoint`).
         fence: the erasure fence the intake checks before it writes a run (None: none).
+        claims: the last judge's claim check (`agents.claims`): the rules unless the
+            composition root wires the model's.
     """
 
     llm: LLM
@@ -80,6 +84,7 @@ class AgentDeps:
     gate_ttl_s: float = 24 * 3600
     fault: FaultPoint = no_fault
     fence: Fence | None = None
+    claims: ClaimCheck = field(default_factory=RulesClaimCheck)
 
 
 async def tenant_tools(deps: AgentDeps, tenant_id: str) -> Sequence[ToolDefinition]:

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from agents import graph, grounding, model_input, prompts, recompute, spelled_checks
+from agents import graph, model_input, prompts, recompute, spelled_checks
 from agents import state as shared
+from agents.claims.ports import ClaimDraft
 from agents.deps import AgentDeps, tenant_tools
 from agents.errors import LLMError
 from agents.llm.ports import TextDelta, ToolDefinition, Usage
@@ -92,8 +93,13 @@ async def advance(
         if isinstance(step, StepResult):
             return step
         judge = step.judge
-    found = _grounding(state.evolve(judge=judge), deps)
-    return state.evolve(judge=judge.evolve(phase="done", mismatches=[*judge.mismatches, *found]))
+    state = state.evolve(judge=judge)
+    report = await deps.claims.check(claim_draft(node, state, deps))
+    judge = judge.evolve(phase="done", mismatches=[*judge.mismatches, *report.reasons()])
+    if report.note and not judge.note:
+        judge = judge.evolve(note=f"{report.note}; judged without it")
+    usage = shared.add_usage(state.usage, report.usage, node)
+    return state.evolve(judge=judge, usage=usage)
 
 
 def _looked_up(state: RunState, fact_check: bool = True) -> tuple[list[str], list[str]]:
@@ -145,13 +151,13 @@ def established(state: RunState, today: dt.date) -> list[str]:
     return recompute.confirmed(asked, judge.messages, state.draft or "")
 
 
-def _grounding(state: RunState, deps: AgentDeps) -> list[str]:
-    """The evidence-grounding findings (`agents.grounding`) on the draft, as mismatches.
+def claim_draft(node: str, state: RunState, deps: AgentDeps) -> ClaimDraft:
+    """What the claim check (`agents.claims`) reads of the draft: the evidence, and what
+    the draft may rest on besides it.
 
-    What the draft may rest on includes the fact-check's recomputations of what the
-    question asks for, never those the model planned: a check's own output is no source
-    for the figure it checks (the model "recomputing" 12 + 18 + 15 + 9 + 6 made a sum
-    given as an average look computed).
+    That includes the fact-check's recomputations of what the question asks for, never
+    those the model planned: a check's own output is no source for the figure it checks
+    (a model "recomputing" the sum of a list made a sum given as an average look computed).
     """
     today = deps.clock().date()
     evidence, computed = _looked_up(state, fact_check=False)
@@ -166,8 +172,13 @@ def _grounding(state: RunState, deps: AgentDeps) -> list[str]:
     read |= any(
         m.role == "tool" and m.name in ("search_docs", "query_graph") for m in state.messages
     )
-    return grounding.mismatches(
-        state.draft or "", state.question, evidence, computed, read_documents=read
+    return ClaimDraft(
+        question=state.question,
+        draft=state.draft or "",
+        evidence=evidence,
+        computed=computed,
+        read_documents=read,
+        model=state.settings.agent_models.get(node) or state.settings.model,
     )
 
 

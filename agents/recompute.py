@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agents.verdicts import json_object
+from bus import written_times
 from bus.json_values import is_array, is_object
 from bus.run_state import ChatMessage, Recompute
 
@@ -53,23 +54,8 @@ CITATION = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
 # A figure as written: an ISO date, a clock time, a number (thousands separators dropped).
 _TOKEN = re.compile(r"\d{4}-\d{2}-\d{2}|\d+(?::\d+)+|\d+(?:\.\d+)?")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
-_FACTORS = {"1", "2", "7", "10", "12", "24", "60", "100", "365", "1000", "3600"}
-_CLOCK = re.compile(r"(?<![\d.:])(\d{1,2}):(\d{2})(?![\d:])")
-_ISO = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
-_HOURS_MINUTES = re.compile(
-    r"(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b\.?(?:\s*(?:and|,)?\s*(\d+)\s*(?:minutes?|mins?|m)\b)?",
-    re.IGNORECASE,
-)
 _NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(\s*%)?")
-_MONTHS = {
-    m.lower(): i
-    for i, m in enumerate(calendar.month_name)
-    if m  # English names (C locale)
-}
-_WRITTEN = re.compile(
-    r"(?:(\d{1,2})(?:st|nd|rd|th)?(?: of)? ([A-Z][a-z]+),? (\d{4}))|"
-    r"(?:([A-Z][a-z]+) (\d{1,2})(?:st|nd|rd|th)?,? (\d{4}))"
-)
+_FACTORS = {"1", "2", "7", "10", "12", "24", "60", "100", "365", "1000", "3600"}
 
 
 def states_figure(draft: str) -> bool:
@@ -100,7 +86,7 @@ _OPERATION = re.compile(r"[-+*/%]|[a-z]\s*\(")
 
 
 def computes(expression: str) -> bool:
-    """Whether an expression computes anything: a bare figure (``6544``, a date) repeats
+    """Whether an expression computes anything: a bare figure (``6545``, a date) repeats
     itself, and its "result" would only make the draft's figure look computed."""
     return bool(_OPERATION.search(_DATE_OR_TIME.sub("D", expression)))
 
@@ -124,7 +110,7 @@ def plan_calls(
     """The recompute plan's calculator calls, under our own ids ``{prefix}r{i}``.
 
     Tolerant: a JSON object anywhere in the reply; an expression written with its result
-    (``17:50 - 14:05 = 35``) keeps only the part before ``=``. With ``sources`` (question
+    (``18:20 - 15:45 = 35``) keeps only the part before ``=``. With ``sources`` (question
     and evidence), an expression whose figures do not come from them is dropped; with the
     ``draft``, one whose inputs are all the figures the draft states (`computes_a_claim`).
     """
@@ -158,11 +144,12 @@ def figures(text: str) -> list[float]:
     """Every value the text states: numbers (a percentage also as a fraction), clock times
     and durations in minutes (``3 hours and 45 minutes`` and ``3:45`` are also 225)."""
     found: list[float] = []
-    for h, m in _CLOCK.findall(text):
-        found.append(int(h) * 60 + int(m))
-    for hours, minutes in _HOURS_MINUTES.findall(text):
-        found.append(float(hours) * 60 + (int(minutes) if minutes else 0))
-    plain = _CLOCK.sub(" ", text)
+    for clock in written_times.CLOCK.finditer(text):
+        minutes = written_times.clock_minutes(clock)
+        if minutes is not None:
+            found.append(minutes)
+    found += [written_times.duration_minutes(m) for m in written_times.DURATION.finditer(text)]
+    plain = written_times.CLOCK.sub(" ", text)
     for match in _NUMBER.finditer(plain):
         value = float(match.group(0).rstrip("% ").replace(",", ""))
         found.append(value)
@@ -186,24 +173,8 @@ def _states(value: float, stated: Iterable[float]) -> bool:
 
 
 def dates(text: str) -> set[dt.date]:
-    """The dates a text states (ISO, ``10 March 2026``, ``March 10, 2026``)."""
-    out: set[dt.date] = set()
-    for y, m, d in _ISO.findall(text):
-        try:
-            out.add(dt.date(int(y), int(m), int(d)))
-        except ValueError:
-            continue
-    for match in _WRITTEN.finditer(text):
-        d1, month1, y1, month2, d2, y2 = match.groups()
-        day, month, year = (d1, month1, y1) if d1 else (d2, month2, y2)
-        number = _MONTHS.get((month or "").lower())
-        if number is None:
-            continue
-        try:
-            out.add(dt.date(int(year), number, int(day)))
-        except ValueError:
-            continue
-    return out
+    """The dates a text states (ISO, or in words: `bus.written_times`)."""
+    return written_times.dates(text)
 
 
 def _results(thread: Sequence[ChatMessage]) -> dict[str, dict[str, Any]]:

@@ -127,6 +127,13 @@ class AgentSettings(EnvSettings):
     agent_accuracy: Literal["standard", "accurate"] = Field(
         default="standard", description="Deployment default accuracy (accurate adds a verifier)."
     )
+    claim_check: Literal["model", "rules"] = Field(
+        default="rules",
+        description="How the last judge checks the draft's claims against the evidence: "
+        "rules (no model call) or model (one call per draft under a JSON schema; the rules "
+        "add their findings). Rules by default: no local model has yet been measured to do "
+        "better on the judges' drafts (docs/evals.md); a stronger served model may.",
+    )
     verifier_check: bool = Field(
         default=True, description="The last judge fact-checks the answer (re-query + tools)."
     )

@@ -5,11 +5,11 @@ often names a wrong one or none. These rules add the recomputations the text its
 states, so a draft that gets them wrong is refuted whatever the model planned:
 
 - the question's own arithmetic: ``What is 1234 × 5678?``, ``what does sum([3, 5, 7]) * 2
-  evaluate to?``, ``What is 15% of 2480?``, ``what does len('agentbus') return?``;
-- a duration asked for between two clock times (``leaves at 14:05 and arrives at 17:50``)
+  evaluate to?``, ``What is 12% of 1850?``, ``what does len('agentbus') return?``;
+- a duration asked for between two clock times (``leaves at 15:45 and arrives at 18:20``)
   or two dates, in the question, else in the evidence when the question holds none
-  (``opens at 07:30 and closes at 19:00``), or from today to a date;
-- the draft's own arithmetic: ``5 days × 62 EUR = 320 EUR`` is recomputed as ``5 * 62``.
+  (``opens at 08:15 and closes at 17:45``), or from today to a date;
+- the draft's own arithmetic: ``4 nights × 85 EUR = 350 EUR`` is recomputed as ``4 * 85``.
 
 - the current date, time, weekday, year or month, asked for here or in a named place
   (``What time is it in Tokyo?``): a ``current_time`` call in that place's IANA zone.
@@ -21,13 +21,14 @@ or a ``current_time`` call: the calls still go through the gateway like every to
 from __future__ import annotations
 
 import ast
-import calendar
 import datetime as dt
 import functools
 import re
 import zoneinfo
 from collections.abc import Sequence
 from typing import Literal
+
+from bus import written_times
 
 Asks = Literal["date", "time", "weekday", "year", "month"]
 
@@ -50,13 +51,6 @@ _CALL = re.compile(rf"{_FUNCS}\(\s*[\d\s.,+\-*/\[\]()]+\)")
 _PERCENT_OF = re.compile(
     r"^\s*what(?:'s| is)\s+(\d+(?:\.\d+)?)\s*%\s*of\s+(\d+(?:\.\d+)?)\s*[?.]?\s*$", re.IGNORECASE
 )
-_CLOCK = re.compile(r"(?<![\d.:])(\d{1,2}:\d{2})(?![\d:])")
-_ISO = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
-_WRITTEN = re.compile(
-    r"(?:(\d{1,2})(?:st|nd|rd|th)?(?: of)? ([A-Z][a-z]+),? (\d{4}))|"
-    r"(?:([A-Z][a-z]+) (\d{1,2})(?:st|nd|rd|th)?,? (\d{4}))"
-)
-_MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
 _ASKS_DURATION = re.compile(
     r"\bhow long\b|\bhow many (?:minutes|hours)\b|\bduration\b|\bhow much time\b", re.IGNORECASE
 )
@@ -66,8 +60,8 @@ _TODAY = re.compile(r"\btoday\b|\bfrom now\b|\buntil\b|\bleft\b", re.IGNORECASE)
 _NUM = r"(?:\d{4}-\d{2}-\d{2}(?![\d:])|\d{1,2}:\d{2}(?![\d:])|-?\d+(?:\.\d+)?(?![\d:]))"
 _UNIT = r"(?:\s*(?:%|[A-Za-z€$£]{1,12}))?"
 _OP = r"\s*(?:\*\*|[-+*/×xX·÷−–])\s*"
-# The draft's own arithmetic: ``5 days × 62 EUR = 310 EUR``, ``1234 × 5678 = 700002``,
-# ``17:50 - 14:05 = 35 minutes``.
+# The draft's own arithmetic: ``4 nights × 85 EUR = 340 EUR``, ``4321 × 8765 = 37873565``,
+# ``18:20 - 15:45 = 155 minutes``.
 _STATED = re.compile(rf"((?<![\w.:-]){_NUM}{_UNIT}(?:{_OP}{_NUM}{_UNIT})+)\s*=\s*-?\d")
 _TERM = re.compile(rf"({_NUM})\s*(%)?|(\*\*|[-+*/×·÷−–]|(?<=\s)[xX](?=\s))")
 _UNIT_WORD = re.compile(r"(?<![\w])[A-Za-z€$£]{2,}")
@@ -136,29 +130,22 @@ def question_arithmetic(question: str) -> list[str]:
 
 
 def _dates(text: str) -> list[str]:
-    found: list[tuple[int, str]] = [(m.start(), m.group(1)) for m in _ISO.finditer(text)]
-    for m in _WRITTEN.finditer(text):
-        d1, month1, y1, month2, d2, y2 = m.groups()
-        day, month, year = (d1, month1, y1) if d1 else (d2, month2, y2)
-        number = _MONTHS.get((month or "").lower())
-        if number is None:
-            continue
-        try:
-            found.append((m.start(), dt.date(int(year), number, int(day)).isoformat()))
-        except ValueError:
-            continue
-    return [d for _, d in sorted(found)]
+    return [d.isoformat() for d in written_times.dates_in_order(text)]
+
+
+def _clock_times(text: str) -> list[str]:
+    return [m.group(0).strip() for m in written_times.CLOCK.finditer(text)]
 
 
 def durations(question: str, evidence: Sequence[str], today: dt.date) -> list[str]:
     """The duration a question asks for, between two clock times or two dates."""
     out: list[str] = []
     if _ASKS_DURATION.search(question):
-        times = _CLOCK.findall(question)
+        times = _clock_times(question)
         if not times:
             seen: list[str] = []
             for text in evidence:
-                seen += [t for t in _CLOCK.findall(text) if t not in seen]
+                seen += [t for t in _clock_times(text) if t not in seen]
             times = seen
         if len(times) == 2:
             out.append(f"{times[1]} - {times[0]}")
@@ -194,7 +181,7 @@ def spelled(question: str, evidence: Sequence[str], draft: str, today: dt.date) 
     """Every recomputation the question or the draft spells out, at most ``MAX_SPELLED``.
 
     A duration the question asks for is recomputed the way round it asks; the draft's own
-    expression for the same two times the other way round (``14:05 - 17:50``, a day less
+    expression for the same two times the other way round (``15:45 - 18:20``, a day less
     45 minutes) is its mistake, not a figure for the researcher to "answer with".
     """
     asked = durations(question, evidence, today)

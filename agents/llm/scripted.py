@@ -110,7 +110,7 @@ def benchmark_turn(
     role = agent_of(messages, options)
     if role == "summarizer":
         return turn(text(summary_of(messages[-1].content)), usage(200, 60))
-    if role in ("planner", "critic", "verifier", "recompute"):
+    if role in ("planner", "critic", "verifier", "recompute", "claims"):
         return list(_fixed_turn(role))
     if messages[-1].role == "tool":
         return _answer(options)
@@ -145,6 +145,8 @@ def _fixed_turn(name: str) -> tuple[LLMEvent, ...]:
             return tuple(turn(text('{"verdict": "pass", "reasons": ["matches the tool result"]}')))
         case "recompute":
             return tuple(turn(text(BENCHMARK_RECOMPUTE)))
+        case "claims":
+            return tuple(turn(text(BENCHMARK_CLAIMS), usage(150, 30)))
         case _:
             return tuple(turn(text(BENCHMARK_ANSWER), usage(60, 40)))
 
@@ -154,6 +156,9 @@ BENCHMARK_PLAN = "- Multiply 23 by 19 with the calculator."
 
 BENCHMARK_CRITIQUE = '{"verdict": "OK", "reason": "the tool result supports the answer"}'
 """The critic's benchmark turn: a structured OK (`agents.verdicts.CRITIC_SCHEMA`)."""
+
+BENCHMARK_CLAIMS = '{"claims": [{"claim": "437", "evidence": "437", "standing": "supported"}]}'
+"""The judge's benchmark claim check (`agents.claims.model.SCHEMA`): one supported claim."""
 
 BENCHMARK_RECOMPUTE = '{"checks": [{"claim": "437", "expression": "23 * 19"}]}'
 """The fact-check's benchmark recompute plan (`agents.recompute.PLAN_SCHEMA`)."""
@@ -177,8 +182,8 @@ def summary_of(request: str) -> str:
 
 
 def agent_of(messages: Sequence[ChatMessage], options: LLMOptions) -> str:
-    """Which role a request comes from: planner, critic, verifier, recompute, summarizer or
-    researcher.
+    """Which role a request comes from: planner, critic, verifier, recompute, claims (the
+    judge's claim check), summarizer or researcher.
 
     The multi-agent roles' default prompts say who they are in their first words, the
     summarizer's too; the fact-check's recompute plan and the verifier are told apart by
@@ -193,6 +198,8 @@ def agent_of(messages: Sequence[ChatMessage], options: LLMOptions) -> str:
     schema = str(options.response_schema or "")
     if "checks" in schema:
         return "recompute"
+    if "standing" in schema:
+        return "claims"
     if "verdict" in schema:
         return "verifier"
     return "researcher"

@@ -82,6 +82,57 @@ async def answers(
     )
 
 
+@app.command("claims")
+@run_async
+async def claims(
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            help=f"rules, or a model to check with (repeatable): {', '.join(LOCAL_MODELS)}. "
+            "Default: rules and every local model."
+        ),
+    ] = None,
+    cases: Annotated[
+        Path | None, typer.Option(help="Another triples file (default: the judges' drafts).")
+    ] = None,
+    half: Annotated[
+        str, typer.Option(help="test (only run; the figures docs give), dev or all.")
+    ] = "test",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON line per model (with each outcome).")
+    ] = False,
+) -> None:
+    """Catch rate (wrong drafts flagged) and false alarms (right drafts flagged) of the
+    claim check: the rules alone, and each model alone and with the rules' findings."""
+    from api.evals.claim_runs import RULES, chosen_triples, evaluate_claims
+
+    halves = {"dev": "dev", "test": "test", "all": None}
+    if half not in halves:
+        raise typer.BadParameter(f"unknown half {half!r}; choose dev, test or all")
+    names = model or [RULES, *LOCAL_MODELS]
+    if bad := [n for n in names if n != RULES and n not in LOCAL_MODELS]:
+        raise typer.BadParameter(f"unknown model {bad[0]!r}; choose rules or {list(LOCAL_MODELS)}")
+    judge_set, chosen = chosen_triples(cases, halves[half])  # pyright: ignore[reportArgumentType]
+    failed = False
+    for name in names:
+        row = await evaluate_claims(name, judge_set, chosen, progress=True)
+        failed |= "error" in row
+        if as_json:
+            typer.echo(json.dumps(row))
+        elif "error" in row:
+            typer.echo(f"{name}: {row['error']}: {row['message']} ({row['hint']})")
+        else:
+            for checker, r in row["checkers"].items():
+                typer.echo(
+                    f"{row['model']} {checker} ({half} half, {row['drafts']} drafts): caught "
+                    f"{r['caught']} ({r['catch_by_kind']}), false alarms {r['false_alarms']}, "
+                    f"unreadable {r['unreadable']}, mean {r['mean_s']} s/draft, load "
+                    f"{row['loadavg_before']} -> {row['loadavg_after']}"
+                )
+    if failed:
+        raise typer.Exit(1)
+
+
 @app.command("judges")
 @run_async
 async def judges(

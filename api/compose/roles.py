@@ -12,6 +12,7 @@ import structlog
 from redis.asyncio import Redis
 
 from agents.budget import metered
+from agents.claims.choose import claim_check
 from agents.critic import make_critic
 from agents.deps import AgentDeps, tool_definitions
 from agents.finalizer import make_finalizer
@@ -285,6 +286,7 @@ class Roles:
             context_window=self.settings.agents.context_window(),
             fault=fault,  # the test seam: inert unless a test armed it (gateway.faults)
             fence=self.fence(),
+            claims=claim_check(self.settings.agents.claim_check, self.llm),
         )
         return deps if self.clock is None else dataclasses.replace(deps, clock=self.clock)
 

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from bus import written_times
 from gateway.errors import InvalidArgument
 from gateway.ports import EgressClient
 from gateway.spec import Risk, ToolSpec
@@ -65,16 +66,11 @@ _FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int]] = {
 }
 _OF_A_LIST = {"sum", "min", "max"}
 _CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "tau": math.tau}
-_DATE = re.compile(r"(?<![\d.])(\d{4})-(\d{2})-(\d{2})(?![\d:])")
-_CLOCK = re.compile(
-    r"(?<![\d.:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])(\s*[ap]\.?m\.?(?![a-z]))?",
-    re.IGNORECASE,
-)
 _DATE_SHIFT = re.compile(r"^\s*(\d{6})\s*([+-])\s*\d+\s*$")
 _TWO_TIMES = re.compile(r"^\s*\(?\s*\d+(?:\.\d+)?\s*\)?\s*-\s*\(?\s*\d+(?:\.\d+)?\s*\)?\s*$")
 
 
-# A currency beside a number ("62 EUR * 5", "€62 * 5"): small models write them, and the
+# A currency beside a number ("85 EUR * 4", "€85 * 4"): small models write them, and the
 # arithmetic is the same without them. One currency per expression; the model knows which.
 _CURRENCY_CODES = "EUR|USD|GBP|CHF|JPY|CAD|AUD|CNY|INR|BRL|SEK|NOK|DKK|PLN"
 _CURRENCY_SYMBOLS = {"€": "EUR", "$": "USD", "£": "GBP", "¥": "JPY"}
@@ -107,20 +103,16 @@ def without_currency(expression: str) -> str:
 
 
 def _day_number(match: re.Match[str]) -> str:
-    try:
-        return str(dt.date(*(int(g) for g in match.groups())).toordinal())
-    except ValueError as e:
-        raise InvalidArgument(f"{match.group(0)} is not a date") from e
+    day = written_times.iso_date(match)
+    if day is None:
+        raise InvalidArgument(f"{match.group(0)} is not a date")
+    return str(day.toordinal())
 
 
 def _minutes(match: re.Match[str]) -> str:
-    hours, minutes, seconds = int(match[1]), int(match[2]), int(match[3] or 0)
-    half = (match[4] or "").strip().lower().replace(".", "")
-    if (half and not 1 <= hours <= 12) or (not half and hours > 24) or minutes > 59 or seconds > 59:
+    total = written_times.clock_minutes(match)
+    if total is None:
         raise InvalidArgument(f"{match.group(0).strip()} is not a clock time")
-    if half:
-        hours = hours % 12 + (12 if half == "pm" else 0)
-    total = hours * 60 + minutes + seconds / 60
     return str(int(total) if total == int(total) else total)
 
 
@@ -130,8 +122,8 @@ def with_units(expression: str) -> tuple[str, str | None]:
     Raises:
         InvalidArgument: a malformed date or time, or dates and times in one expression.
     """
-    dated = _DATE.sub(_day_number, expression)
-    timed = _CLOCK.sub(_minutes, dated)
+    dated = written_times.ISO_DATE.sub(_day_number, expression)
+    timed = written_times.CLOCK.sub(_minutes, dated)
     if dated != expression and timed != dated:
         raise InvalidArgument("an expression holds clock times or dates, not both")
     if dated != expression:
@@ -314,7 +306,9 @@ class Calculator:
         arithmetic, unit = with_units(without_currency(expression))
         result = evaluate(arithmetic)
         # Only a plain difference is a duration; (17:50 - 14:05) / 60 is hours, unlabelled.
-        shift = len(_DATE.findall(expression)) == 1 and _DATE_SHIFT.match(arithmetic)
+        shift = len(written_times.ISO_DATE.findall(expression)) == 1 and _DATE_SHIFT.match(
+            arithmetic
+        )
         if not shift:
             unit = unit if _TWO_TIMES.match(arithmetic) else None
         if unit == "days" and shift and isinstance(result, int):

@@ -1,0 +1,148 @@
+"""The claim check wired through the last judge's step: the critic and the verifier, with a
+scripted model that answers the claim check's call with JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import fakeredis.aioredis
+import pytest
+
+from agents.claims.choose import claim_check
+from agents.critic import make_critic
+from agents.deps import AgentDeps
+from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
+from agents.llm.scripted import ScriptedLLM, Turn, agent_of, text, turn
+from agents.verifier import make_verifier
+from bus import keys
+from bus.commands import AgentTask, Command, deadline_in
+from bus.events import Critique, Verdict
+from bus.run_state import EvidenceItem, RunSettings, RunState
+from bus.runtime.context import StepContext
+from bus.settings import BusSettings
+from bus.store import ConversationStore, RunStore, make_engine
+
+# Made up for this test, no case of an eval set.
+EVIDENCE = "Pinecrest campsite rules. Pitches cost 18 EUR a night. Quiet hours run from 22:00."
+QUESTION = "How much is a pitch at Pinecrest per night?"
+
+
+def _claims(standing: str, said: str, told: str) -> str:
+    claim = {
+        "claim": f"A pitch costs {said} a night",
+        "sentence": "1.2",
+        "draft_says": said,
+        "evidence_says": told,
+        "standing": standing,
+    }
+    return json.dumps({"claims": [claim]})
+
+
+def _model(claims_reply: str) -> ScriptedLLM:
+    def play(
+        messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
+    ) -> Turn:
+        role = agent_of(messages, options)
+        if role == "claims":
+            return turn(text(claims_reply))
+        if role == "critic":
+            return turn(text('{"verdict": "OK", "reason": "reads as supported"}'))
+        if role == "verifier":
+            return turn(text('{"verdict": "pass", "reasons": ["reads as supported"]}'))
+        return turn(text("nothing to check"))
+
+    return ScriptedLLM(play)
+
+
+@pytest.fixture
+async def judge_of() -> AsyncIterator[Any]:
+    engine = make_engine("sqlite+aiosqlite:///:memory:")  # the judges never touch the store
+    redis = fakeredis.aioredis.FakeRedis()
+
+    async def judge(role: keys.Role, llm: ScriptedLLM, draft: str) -> Critique | Verdict:
+        deps = AgentDeps(
+            llm=llm,
+            tools=[],
+            runs=RunStore(engine),
+            conversations=ConversationStore(engine),
+            claims=claim_check("model", llm),
+        )
+        accuracy = "accurate" if role == keys.Role.VERIFIER else "standard"
+        state = RunState(
+            question=QUESTION,
+            draft=draft,
+            settings=RunSettings(mode="multi", accuracy=accuracy),
+            evidence=[EvidenceItem(ref=1, source_kind="documents", source="camp", text=EVIDENCE)],
+        )
+        command = Command(
+            run_id="run-1",
+            tenant_id="t1",
+            subject="alice",
+            role=role,
+            step=4,
+            deadline=deadline_in(60),
+            payload=AgentTask(state=state),
+        )
+        handler = make_verifier(deps) if role == keys.Role.VERIFIER else make_critic(deps)
+        result = await handler(StepContext(command, 1, redis, BusSettings()), command)
+        [said] = [e for e in result.events if isinstance(e, Critique | Verdict)]
+        return said
+
+    yield judge
+    await redis.aclose()
+    await engine.dispose()
+
+
+async def test_the_critic_revises_a_draft_whose_figure_the_evidence_states_differently(
+    judge_of: Any,
+) -> None:
+    llm = _model(_claims("supported", "81 EUR", "18 EUR"))  # the model misjudged; code compares
+    critique = await judge_of(keys.Role.CRITIC, llm, "A pitch costs 81 EUR a night [1].")
+    assert isinstance(critique, Critique)
+    assert critique.verdict == "REVISE"
+    assert "81 EUR" in critique.reason and "18 EUR" in critique.reason
+    roles = [agent_of(m, o) for m, _, o in llm.requests]
+    assert roles.count("claims") == 1  # one call per draft, not per claim
+
+
+async def test_the_critic_approves_a_draft_every_claim_of_which_the_evidence_holds(
+    judge_of: Any,
+) -> None:
+    llm = _model(_claims("supported", "18 EUR", "18 EUR"))
+    critique = await judge_of(keys.Role.CRITIC, llm, "A pitch costs 18 EUR a night [1].")
+    assert (critique.verdict, critique.reason) == ("OK", "reads as supported")
+
+
+async def test_the_verifier_asks_for_a_revision_when_the_model_finds_a_claim_absent(
+    judge_of: Any,
+) -> None:
+    absent = json.dumps(
+        {
+            "claims": [
+                {
+                    "claim": "dogs stay free",
+                    "sentence": "none",
+                    "draft_says": "dogs stay free",
+                    "evidence_says": "",
+                    "standing": "absent",
+                }
+            ]
+        }
+    )
+    draft = "A pitch costs 18 EUR a night [1], and dogs stay free."
+    verdict = await judge_of(keys.Role.VERIFIER, _model(absent), draft)
+    assert isinstance(verdict, Verdict)
+    assert verdict.verdict == "needs_revision"
+    assert any("dogs stay free" in r for r in verdict.reasons)
+
+
+async def test_an_unreadable_claim_check_leaves_the_judges_verdict_and_says_so(
+    judge_of: Any,
+) -> None:
+    verdict = await judge_of(
+        keys.Role.VERIFIER, _model("looks fine"), "A pitch costs 18 EUR a night [1]."
+    )
+    assert verdict.verdict == "pass"
+    assert any("could not be read" in r for r in verdict.reasons)
