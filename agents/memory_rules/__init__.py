@@ -33,8 +33,12 @@ def extract(question: str) -> list[Statement]:
         if TRANSLATE.search(sentence):
             continue
         asked = sentence.rstrip().endswith("?") or sentence.lstrip().startswith("¿")
-        for clause in clauses(sentence):
-            found = read(clause, words(clause, lang), lex, lang, asked)
+        parts = clauses(sentence)
+        for n, clause in enumerate(parts):
+            # A question is its last clause (or one opening with an asking word, which
+            # `read` refuses): "I work in Porto now, where is parking?" states where.
+            last = n == len(parts) - 1
+            found = read(clause, words(clause, lang), lex, lang, asked and last)
             if found is not None:
                 by_topic[found.topic] = found
     return list(by_topic.values())

@@ -57,6 +57,8 @@ def _topic(lem: list[str], low: list[str], at: int, lex: Lexicon) -> str | None:
         base, word = lem[k], low[k]
         if base in lex.want or word in lex.want:
             return "answer_style" if any(x in lex.answer for x in lem[k:]) else None
+        if base in lex.move or word in lex.move:  # "moved to the Porto office"
+            return "workplace" if any(w in lex.workplaces for w in lem[k:]) else "home"
         for topic, verbs in (
             ("workplace", lex.work),
             ("home", lex.live),

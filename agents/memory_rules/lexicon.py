@@ -40,6 +40,11 @@ class Lexicon:
     """Lemmas of being called ("call", "llamar", "appeler", "heißen")."""
     answer: frozenset[str]
     """Lemmas of answers and of answering ("answer", "resposta", "antworten")."""
+    move: frozenset[str]
+    """Lemmas of moving somewhere ("move", "mudar", "déménager", "umziehen"): a workplace
+    when where the user moved is one of ``workplaces``, a home otherwise."""
+    workplaces: frozenset[str]
+    """Nouns of places of work ("office", "escritório", "Büro")."""
     keys: dict[str, str]
     """The topic of each noun a possessive may name ("name" -> name, "zeitzone" -> timezone)."""
     articles: frozenset[str]
@@ -72,6 +77,8 @@ LEXICONS: dict[str, Lexicon] = {
         prefer=_w("prefer like"),
         called=_w("call"),
         answer=_w("answer reply respond write speak talk explain keep"),
+        move=_w("move relocate transfer"),
+        workplaces=_w("office company team branch site job"),
         keys=_KEYS_EN | {"team": "team", "role": "role", "job": "role", "language": "language"},
         articles=_w("a an the"),
         preps=_w("on in at for from of with to by since"),
@@ -94,6 +101,8 @@ LEXICONS: dict[str, Lexicon] = {
         prefer=_w("preferir"),
         called=_w("chamar"),
         answer=_w("responder resposta escrever falar"),
+        move=_w("mudar transferir"),
+        workplaces=_w("escritório empresa equipe equipa filial"),
         keys={
             "nome": "name",
             "fuso": "timezone",
@@ -123,6 +132,8 @@ LEXICONS: dict[str, Lexicon] = {
         prefer=_w("preferir"),
         called=_w("llamar"),
         answer=_w("responder respuesta escribir hablar"),
+        move=_w("mudar trasladar"),
+        workplaces=_w("oficina empresa equipo sucursal"),
         keys={
             "nombre": "name",
             "zona": "timezone",
@@ -151,6 +162,8 @@ LEXICONS: dict[str, Lexicon] = {
         prefer=_w("préférer"),
         called=_w("appeler"),
         answer=_w("répondre réponse écrire parler"),
+        move=_w("déménager muter"),
+        workplaces=_w("bureau entreprise équipe agence"),
         keys={
             "nom": "name",
             "fuseau": "timezone",
@@ -177,6 +190,8 @@ LEXICONS: dict[str, Lexicon] = {
         prefer=_w("bevorzugen mögen"),
         called=_w("heißen heiße"),
         answer=_w("antworten antwort schreiben sprechen"),
+        move=_w("umziehen ziehen wechseln"),
+        workplaces=_w("büro firma team standort filiale"),
         keys={
             "name": "name",
             "zeitzone": "timezone",

@@ -137,7 +137,8 @@ async def test_a_statement_in_another_language_replaces_the_english_one(
     found = await remembered(api, alice, "Portuguese")
     assert sorted((m["topic"], m["text"]) for m in found) == [
         ("language", "Answer the user in Portuguese."),
-        ("workplace", "The user works in the Berlin office."),
+        # Kept in the user's language, as said, never half-translated.
+        ("workplace", "Ich arbeite jetzt im Büro in Berlin."),
     ]
 
 
