@@ -91,6 +91,8 @@ def make_verifier(deps: AgentDeps) -> Handler:
             }
         if state.judge.note:
             doc["reasons"] = [*doc["reasons"], state.judge.note]
+        # A small model may give one reason several times: each is shown once.
+        doc["reasons"] = list(dict.fromkeys(str(r).strip() for r in doc["reasons"]))
         shown = Verdict(
             run_id=command.run_id,
             step_id=command.step_id,

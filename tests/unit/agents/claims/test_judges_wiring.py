@@ -40,7 +40,7 @@ def _claims(standing: str, said: str, told: str) -> str:
     return json.dumps({"claims": [claim]})
 
 
-def _model(claims_reply: str) -> ScriptedLLM:
+def _model(claims_reply: str, verifier_reply: str | None = None) -> ScriptedLLM:
     def play(
         messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
     ) -> Turn:
@@ -50,7 +50,8 @@ def _model(claims_reply: str) -> ScriptedLLM:
         if role == "critic":
             return turn(text('{"verdict": "OK", "reason": "reads as supported"}'))
         if role == "verifier":
-            return turn(text('{"verdict": "pass", "reasons": ["reads as supported"]}'))
+            said = verifier_reply or '{"verdict": "pass", "reasons": ["reads as supported"]}'
+            return turn(text(said))
         return turn(text("nothing to check"))
 
     return ScriptedLLM(play)
@@ -146,3 +147,12 @@ async def test_an_unreadable_claim_check_leaves_the_judges_verdict_and_says_so(
     )
     assert verdict.verdict == "pass"
     assert any("could not be read" in r for r in verdict.reasons)
+
+
+async def test_a_reason_the_verifier_gives_several_times_is_shown_once(judge_of: Any) -> None:
+    again = "The price is supported by the evidence."
+    reply = json.dumps({"verdict": "pass", "reasons": [again, f" {again}", again]})
+    llm = _model(_claims("supported", "18 EUR", "18 EUR"), reply)
+    verdict = await judge_of(keys.Role.VERIFIER, llm, "A pitch costs 18 EUR a night [1].")
+    assert isinstance(verdict, Verdict)
+    assert verdict.verdict == "pass" and list(verdict.reasons) == [again]
