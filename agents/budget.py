@@ -14,10 +14,11 @@ Scopes: the run; the user's day and month; the tenant's day and month (all count
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import time
-from collections.abc import Generator
+from collections.abc import Coroutine, Generator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -118,15 +119,22 @@ def scopes_of(command: Command, budgets: Budgets, now: float, run_ttl_s: int) ->
             budgets.user_day_tokens,
             micro(budgets.user_day_cost_usd),
             DAY_TTL_S,
+            dated=True,
         ),
-        Scope("user_month", user_scope(command.subject, "month", now), ttl_s=MONTH_TTL_S),
-        Scope("tenant_day", tenant_scope("day", now), ttl_s=DAY_TTL_S),
+        Scope(
+            "user_month",
+            user_scope(command.subject, "month", now),
+            ttl_s=MONTH_TTL_S,
+            dated=True,
+        ),
+        Scope("tenant_day", tenant_scope("day", now), ttl_s=DAY_TTL_S, dated=True),
         Scope(
             "tenant_month",
             tenant_scope("month", now),
             budgets.tenant_month_tokens,
             micro(budgets.tenant_month_cost_usd),
             MONTH_TTL_S,
+            dated=True,
         ),
     ]
 
@@ -142,6 +150,10 @@ class StepBudget:
 
     The scopes and whether any is limited are worked out at the step's first model call:
     a step that calls no model (the intake's, mostly) costs nothing here.
+
+    A call of a run no budget limits is charged while the step goes on (`defer`): the
+    charge's round trip overlaps the step's own work, and the step waits for every charge
+    before it commits (`settled`), so a committed step was always charged.
     """
 
     ledger: BudgetLedger
@@ -157,6 +169,7 @@ class StepBudget:
     apart: dict[str, int] = field(default_factory=lambda: {})
     _scopes: list[Scope] | None = field(default=None)
     _limited: bool | None = field(default=None)
+    _charging: list[asyncio.Task[None]] = field(default_factory=lambda: [])
 
     @property
     def scopes(self) -> list[Scope]:
@@ -171,6 +184,23 @@ class StepBudget:
         if self._limited is None:
             self._limited = self.budgets.limited()
         return self._limited
+
+    def defer(self, charge: Coroutine[object, object, None]) -> None:
+        """Charge a call in the background; `settled` waits for it."""
+        self._charging.append(asyncio.ensure_future(charge))
+
+    async def settled(self) -> None:
+        """Wait for the step's charges (the first failure raises: the step is not done)."""
+        charging, self._charging = self._charging, []
+        if charging:
+            await asyncio.gather(*charging)
+
+    def abandon(self) -> None:
+        """The step failed: its charges finish on their own (a redelivery charges nothing
+        twice), and a failure of one is only logged by asyncio, never raised."""
+        for task in self._charging:
+            task.add_done_callback(_retrieved)
+        self._charging = []
 
     def next_call_id(self) -> str:
         """The id of the step's next model call."""
@@ -230,14 +260,24 @@ def metered(handler: Handler, *, run_ttl_s: int) -> Handler:
         try:
             result = await handler(ctx, command)
         except BudgetExhausted as e:
+            await step.settled()
             return exhausted(command, e.budget)
+        except BaseException:
+            step.abandon()
+            raise
         finally:
             CURRENT.reset(token)
+        await step.settled()
         if step.cut is None:
             return result
         return exhausted(command, step.cut, result)
 
     return handle
+
+
+def _retrieved(task: asyncio.Task[None]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 def exhausted(command: Command, budget: str, result: StepResult | None = None) -> StepResult:

@@ -18,16 +18,21 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.deps import FaultPoint, no_fault
 from agents.memory.ports import MemoryExtractor, Statement
+from bus import keys
 from bus.commands import Command, MemoryTask
 from bus.ledger import LedgerRecord
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.recorder import Applier
+from bus.runtime.shared_mux import mux_for
 from bus.runtime.worker import Handler
 from bus.store import MemoryStore, MemoryWrite
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 #: The ledger records the memory step leaves.
 MEMORY_KIND = "memory"
@@ -106,10 +111,17 @@ def _write(record: LedgerRecord) -> MemoryWrite:
     )
 
 
-def make_memory_applier(store: MemoryStore) -> Applier:
-    """The recorder's applier for memory records: one transaction per batch."""
+def make_memory_applier(store: MemoryStore, redis: Redis | None = None) -> Applier:
+    """The recorder's applier for memory records: one transaction per batch; then each
+    writer is marked as having memories (`bus.keys.user_memories`), so the API's next
+    question of theirs gathers from them without counting rows."""
 
     async def apply(records: Sequence[LedgerRecord]) -> None:
-        await store.remember([_write(r) for r in records])
+        writes = [_write(r) for r in records]
+        await store.remember(writes)
+        if redis is not None:
+            owners = {(w.tenant_id, w.subject) for w in writes}
+            for tenant_id, subject in sorted(owners):
+                await mux_for(redis).execute("SET", keys.user_memories(tenant_id, subject), "1")
 
     return apply

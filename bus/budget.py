@@ -108,25 +108,30 @@ return {1, held}
 RESERVE_SHA = hashlib.sha1(RESERVE.encode()).hexdigest()
 
 # KEYS: as RESERVE. ARGV: call id, marker ttl, tokens, micro-dollars, n scopes, then per
-# scope its used-hash ttl. Returns {1, then each scope's tokens and micro-dollars spent}
-# when charged now, {0} when it had been already.
-SETTLE = (
-    _RELEASE
-    + """
-release(ARGV[1])
+# scope its used-hash ttl: a positive one is set at every charge (kept that long after the
+# last), a negative one only at the counter's first (a counter of one day or month, whose
+# lifetime outlasts its period). Returns {1, then each scope's tokens and micro-dollars
+# spent} when charged now, {0} when it had been already.
+_CHARGE = """
 if redis.call('EXISTS', KEYS[4]) == 1 then return {0} end
 local tokens, usd, n = tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
 local out = {1}
 for i = 1, n do
-  out[2 * i] = redis.call('HINCRBY', KEYS[4 + i], 'tok', tokens)
-  out[2 * i + 1] = redis.call('HINCRBYFLOAT', KEYS[4 + i], 'usd', usd)
-  redis.call('EXPIRE', KEYS[4 + i], ARGV[5 + i])
+  local used, ttl = KEYS[4 + i], tonumber(ARGV[5 + i])
+  out[2 * i] = redis.call('HINCRBY', used, 'tok', tokens)
+  out[2 * i + 1] = redis.call('HINCRBYFLOAT', used, 'usd', usd)
+  if ttl > 0 or out[2 * i] == tokens then
+    redis.call('EXPIRE', used, math.abs(ttl))
+  end
 end
 redis.call('SET', KEYS[4], '1', 'EX', ARGV[2])
 return out
 """
-)
+SETTLE = _RELEASE + "\nrelease(ARGV[1])\n" + _CHARGE
 SETTLE_SHA = hashlib.sha1(SETTLE.encode()).hexdigest()
+# The same for a call that held nothing (no budget limits its scopes): no hold to give back.
+CHARGE = _CHARGE
+CHARGE_SHA = hashlib.sha1(CHARGE.encode()).hexdigest()
 
 # KEYS: as RESERVE (scopes unused). ARGV: call id. Gives the call's hold back uncharged.
 RELEASE = _RELEASE + "\nrelease(ARGV[1])\nreturn 1\n"
@@ -142,7 +147,10 @@ class Scope:
         key: the counter's own name, unique in the tenant (``run:R``, ``user:alice:2026-12-01``).
         tokens: the most tokens it may spend.
         micro_usd: the most micro-dollars it may spend.
-        ttl_s: how long the counter is kept after its last charge.
+        ttl_s: how long the counter is kept after its last charge (after its first, with
+            ``dated``).
+        dated: the counter is one period's (a day's, a month's), and ``ttl_s`` outlasts
+            the period: its lifetime is set once, at its first charge.
     """
 
     name: str
@@ -150,6 +158,7 @@ class Scope:
     tokens: int | None = None
     micro_usd: int | None = None
     ttl_s: int = 86_400
+    dated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,13 +250,21 @@ class BudgetLedger:
         return Grant(held, refused=f"{tight.name}_{measure}")
 
     async def settle(
-        self, call_id: str, scopes: Sequence[Scope], *, tokens: int, micro_usd: int
+        self,
+        call_id: str,
+        scopes: Sequence[Scope],
+        *,
+        tokens: int,
+        micro_usd: int,
+        held: bool = True,
     ) -> dict[str, Spent] | None:
         """Charge what the call spent to every scope, once: each scope's new total by its
-        name (None: an earlier delivery charged it already)."""
+        name (None: an earlier delivery charged it already). ``held``: the call may hold
+        tokens (it reserved); False skips giving a hold back."""
         args: list[str | int] = [call_id, self._charged_ttl_s, tokens, micro_usd, len(scopes)]
-        args += [s.ttl_s for s in scopes]
-        reply = await run_script(self._redis, SETTLE, SETTLE_SHA, self._keys(call_id, scopes), args)
+        args += [-s.ttl_s if s.dated else s.ttl_s for s in scopes]
+        script, sha = (SETTLE, SETTLE_SHA) if held else (CHARGE, CHARGE_SHA)
+        reply = await run_script(self._redis, script, sha, self._keys(call_id, scopes), args)
         if not int(reply[0]):
             return None
         return {

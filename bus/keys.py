@@ -164,6 +164,12 @@ def tenant_settings_version(tenant_id: str) -> str:
     return f"{PREFIX}:tenant:{tenant_id}:settings-version"
 
 
+def user_memories(tenant_id: str, subject: str) -> str:
+    """Whether a user has long-term memories: "1" once one was stored, "0" when a read found
+    none (`api.app.run_sources`); absent: not known, the store is asked."""
+    return f"{PREFIX}:tenant:{tenant_id}:user:{subject}:memories"
+
+
 def idempotency(tenant_id: str, key_digest: str) -> str:
     """The run an ``Idempotency-Key`` (digested) of a tenant already started."""
     return f"{PREFIX}:idem:{tenant_id}:{key_digest}"

@@ -11,7 +11,9 @@
    is left the stream is cut there, the step marked, and a `Usage` of what was streamed
    ends it, so the handler finishes its turn with the partial text;
 3. settles to the model's reported usage (the estimate when it reports none), once per
-   call id, so a redelivered step is not charged twice.
+   call id, so a redelivered step is not charged twice. A call that held nothing (no
+   budget limits the run) is charged while the step goes on, before it commits
+   (`agents.budget.StepBudget.defer`).
 
 A call that fails gives its hold back uncharged: its retry reserves and charges again.
 Outside a metered step (evals, the intake's tests) calls pass through unmetered.
@@ -211,7 +213,16 @@ class BudgetedLLM:
             cost = cost or self._micro_cost(usage.prompt_tokens, usage.completion_tokens)
         else:  # the backend reported nothing: the estimate, all of it priced as prompt
             tokens, cost = estimated, self._micro_cost(estimated, 0)
-        totals = await step.ledger.settle(call_id, step.scopes, tokens=tokens, micro_usd=cost)
+        if step.limited:  # the next call's hold must see this one's charge
+            await self._charge(step, call_id, tokens, cost)
+        else:
+            step.defer(self._charge(step, call_id, tokens, cost))
+
+    @staticmethod
+    async def _charge(step: StepBudget, call_id: str, tokens: int, cost: int) -> None:
+        totals = await step.ledger.settle(
+            call_id, step.scopes, tokens=tokens, micro_usd=cost, held=step.limited
+        )
         if totals is None:
             return
         tenant = step.ledger.tenant_id

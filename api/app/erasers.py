@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from api.app.erasure import ErasureTarget
 from api.app.errors import ErasureIncomplete
 from api.catalogue import publish_removal
-from bus import tenant_versions
+from bus import keys, tenant_versions
 from bus.forget import forget_runs, scrub_streams, shared_streams
 from bus.publish import request_cancel
 from bus.quiesce import Whose, quiesce
@@ -189,9 +189,13 @@ class MemoryEraser:
 
     settles = False
 
-    def __init__(self, memories: MemoryStore) -> None:
+    def __init__(self, memories: MemoryStore, redis: Redis | None = None) -> None:
         self._memories = memories
+        self._redis = redis
 
     async def erase(self, target: ErasureTarget) -> dict[str, int]:
-        """Delete every memory of the user."""
-        return {"memories": await self._memories.delete_for_user(target.tenant_id, target.subject)}
+        """Delete every memory of the user, and the mark that they have some."""
+        n = await self._memories.delete_for_user(target.tenant_id, target.subject)
+        if self._redis is not None:
+            await self._redis.delete(keys.user_memories(target.tenant_id, target.subject))
+        return {"memories": n}

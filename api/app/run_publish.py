@@ -162,6 +162,8 @@ class RunPublisher:
                 settings.timeout_s or run.deadline - time.time(),
                 settings.mode,
                 ask.parent_message_id,
+                # Both ids drawn by the starter just now: nothing of the run can exist yet.
+                fresh=not replay and ask.conversation_id is None and ask.run_id is None,
             )
             try:
                 admission = await admit(self._turns, turn, policy, self._redis, self._bus)

@@ -4,8 +4,10 @@ A tenant with documents gathers from them (and from the knowledge graph extracte
 them, when the graph is on); a user with long-term memories, or a conversation with
 history, from memory; a tenant with egress on, from the web. Single mode searches only the
 documents and the memories, before its first model call. Whether a tenant has documents is
-cached for ``AGENTBUS_API_KEY_CACHE_S``; that a user has memories too, but not that they have
-none (the first memory counts from the next run on).
+cached for ``AGENTBUS_API_KEY_CACHE_S``; that a user has memories too. That they have none is
+not cached in the process: it is a mark in Redis (`bus.keys.user_memories`), set by the
+memory step's writer when it stores one, so the first memory counts from the next run on,
+and a question costs no count of rows.
 """
 
 from __future__ import annotations
@@ -15,15 +17,24 @@ from typing import TYPE_CHECKING
 from agents.sources import MEMORY, WEB
 from api.app.errors import Unavailable
 from api.app.read_through import ReadThrough
+from bus import keys
 from bus.errors import StoreError
+from bus.runtime.shared_mux import mux_for
 from bus.store import Scope
 from retrieval.gather_source import DOCUMENTS
 from retrieval.graph.source import GRAPH
 
 if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
     from api.app.auth import Principal
     from api.app.preferences import Effective
     from bus.store import DocumentStore, MemoryStore
+
+#: How long "this user has no memories" holds without a count: a memory that reached the
+#: store by another way than the memory step's writer (which marks it at once) counts
+#: within this.
+NO_MEMORIES_S = 600
 
 
 class RunSources:
@@ -34,6 +45,7 @@ class RunSources:
         memories: the users' long-term memories (None: no user has any).
         graph: the knowledge graph is on (a tenant with documents gathers from it too).
         cache_s: how long a tenant's "has documents" (and a user's "has memories") holds.
+        redis: where a user's memories are marked (None: the store is counted each time).
     """
 
     def __init__(
@@ -43,7 +55,9 @@ class RunSources:
         *,
         graph: bool,
         cache_s: float,
+        redis: Redis | None = None,
     ) -> None:
+        self._redis = redis
         self._documents = documents
         self._memories = memories
         self._graph = graph
@@ -97,17 +111,25 @@ class RunSources:
         return await self._has_documents.get(tenant_id, read)
 
     async def _has_memories(self, who: Principal) -> bool:
-        """Whether the user has any long-term memory (a yes is cached, a no is not: the
-        first memory counts from the next run on)."""
+        """Whether the user has any long-term memory (a yes is cached; a no is read from
+        the user's mark each time, and the rows are counted only when there is no mark)."""
         if self._memories is None:
             return False
         memories, owner = self._memories, Scope.user(who.tenant_id, who.subject)
+        redis, mark = self._redis, keys.user_memories(who.tenant_id, who.subject)
 
         async def read() -> tuple[bool, bool]:
+            known = None if redis is None else await mux_for(redis).execute("GET", mark)
+            if known is not None:
+                found = known in (b"1", "1")
+                return found, found
             try:
                 found = await memories.count(owner) > 0
             except StoreError as e:
                 raise Unavailable(f"cannot read the memories: {e}") from e
+            if redis is not None:  # NX: a writer's "1" set meanwhile is never overwritten
+                ttl = [] if found else ["EX", NO_MEMORIES_S]
+                await mux_for(redis).execute("SET", mark, "1" if found else "0", "NX", *ttl)
             return found, found
 
         return await self._has_memory.get(f"{who.tenant_id}\n{who.subject}", read)

@@ -124,7 +124,7 @@ class RunStarter:
         self._publisher = RunPublisher(redis, bus, limits, turns)
         self._prefs: ReadThrough[Preferences | None] = ReadThrough(settings.api_key_cache_s)
         self._sources = RunSources(
-            documents, memories, graph=graph, cache_s=settings.api_key_cache_s
+            documents, memories, graph=graph, cache_s=settings.api_key_cache_s, redis=redis
         )
 
     async def effective(self, tenant_id: str) -> Effective:

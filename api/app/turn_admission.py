@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class NewTurn:
-    """A run to admit into its conversation."""
+    """A run to admit into its conversation (``fresh``: in a conversation whose id was drawn
+    for it just now, see `bus.store.turns.TurnStore.admit`)."""
 
     owner: Scope
     conversation_id: str
@@ -42,6 +43,7 @@ class NewTurn:
     timeout_s: float
     mode: str
     parent_message_id: int | None = None
+    fresh: bool = False
 
 
 async def refuse_if_busy(
@@ -86,6 +88,7 @@ async def admit(
             policy=policy,
             mode=turn.mode,
             parent_message_id=turn.parent_message_id,
+            fresh=turn.fresh,
         )
     except Busy as e:
         raise ConversationBusy(str(e)) from e

@@ -49,7 +49,7 @@ def erasers_of(
     their entries may be silent before it counts as dead (default: the claim idle time;
     0 when nothing runs)."""
     batch = bus.retention_batch
-    memories = [] if stores.memories is None else [MemoryEraser(stores.memories)]
+    memories = [] if stores.memories is None else [MemoryEraser(stores.memories, redis)]
     return [
         FenceEraser(fence, redis, bus),
         KeysEraser(store, batch, redis),

@@ -153,7 +153,7 @@ def build_workers(
     workers: list[Consumer] = []
     for role in roles:
         if role == Role.RECORDER:
-            workers.append(Recorder(redis, settings, ledger_appliers(handlers.stores)))
+            workers.append(Recorder(redis, settings, ledger_appliers(handlers.stores, redis)))
             continue
         if role == Role.RETRIEVAL and own_store:
             workers.append(
@@ -198,11 +198,12 @@ def build_workers(
     return workers
 
 
-def ledger_appliers(stores: Stores) -> dict[str, Applier]:
-    """How the recorder writes each kind of ledger record."""
+def ledger_appliers(stores: Stores, redis: Redis | None = None) -> dict[str, Applier]:
+    """How the recorder writes each kind of ledger record (``redis``: where a user's first
+    memory is marked, `bus.keys.user_memories`)."""
     appliers: dict[str, Applier] = {}
     if stores.audit is not None:
         appliers[AUDIT_KIND] = make_audit_applier(stores.audit)
     if stores.memories is not None:
-        appliers[MEMORY_KIND] = make_memory_applier(stores.memories)
+        appliers[MEMORY_KIND] = make_memory_applier(stores.memories, redis)
     return appliers

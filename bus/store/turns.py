@@ -90,6 +90,7 @@ class TurnStore(Repository):
         policy: Multitask,
         mode: str,
         parent_message_id: int | None = None,
+        fresh: bool = False,
     ) -> Admission:
         """Decide, under the conversation's lock, whether the run starts now or waits.
 
@@ -104,6 +105,9 @@ class TurnStore(Repository):
             mode: the run's mode (for the queued run's record).
             parent_message_id: the message the question follows (None: the end of the
                 active branch when it starts; 0: the conversation's start).
+            fresh: the conversation id was drawn for this run just now (the caller named
+                none, and this is no replay): no turn can exist yet, so the run's turn
+                and the conversation's owner are written without reading anything.
 
         Raises:
             ConversationBusy: busy, and the policy is ``reject``; nothing was written.
@@ -128,6 +132,18 @@ class TurnStore(Repository):
             queued_run_values(owner, run_id, question, conversation_id, mode),
             ["id"],
         )
+
+        def first(conn: Connection) -> Admission:
+            apply_scope_sync(conn, owner)
+            conn.execute(lock)
+            values = turn_values(owner, conversation_id, run_id, question, publish, timeout_s)
+            values |= {
+                "parent_message_id": parent_message_id,
+                "state": TurnState.RUNNING.value,
+                "running_until": time.time() + timeout_s,
+            }
+            conn.execute(insert(_TURNS).values(values))
+            return Admission(TurnState.RUNNING)
 
         def work(conn: Connection) -> Admission:
             apply_scope_sync(conn, owner)
@@ -167,7 +183,7 @@ class TurnStore(Repository):
             conn.execute(queued_run)
             return Admission(TurnState.QUEUED, len(live), cancel, promoted)
 
-        return await group.run(work, "admit the question")
+        return await group.run(first if fresh else work, "admit the question")
 
     async def finish(
         self, owner: Scope, run_id: str, status: RunStatus, partial: str | None

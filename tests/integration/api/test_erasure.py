@@ -17,6 +17,7 @@ import pytest
 from redis.asyncio import Redis
 from sqlalchemy import select
 
+from bus import keys
 from bus.store import KeyRole, MemoryWrite, RunRecord, RunStatus, make_engine
 from bus.store.audit_redaction import REDACT_TOOL
 from bus.store.repository import utcnow
@@ -152,6 +153,7 @@ async def test_an_admin_erases_a_user_and_nothing_of_theirs_is_left_readable(
         ]
     )
 
+    assert await api.redis.exists(keys.user_memories("t1", "alice"))  # her questions read it
     refused = await api.http.delete("/api/v1/users/alice", headers=api.auth(bob))
     assert refused.status_code == 403 and refused.json()["error"]["code"] == "admin_only"
 
@@ -165,6 +167,7 @@ async def test_an_admin_erases_a_user_and_nothing_of_theirs_is_left_readable(
     assert counts["documents"] == 1 and counts["document_chunks"] >= 1
     assert counts["audit_rows_redacted"] >= 1 and counts["redis_keys"] >= 1
     assert counts["memories"] == 1
+    assert not await api.redis.exists(keys.user_memories("t1", "alice"))  # her mark too
     bobs_memories = await api.stores.memories.list(Scope.user("t1", "bob"))
     assert [m.text for m in bobs_memories] == ["I work with llamas."]
 

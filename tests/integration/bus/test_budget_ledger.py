@@ -9,6 +9,7 @@ import time
 import pytest
 from redis.asyncio import Redis
 
+from bus import keys
 from bus.budget import BudgetLedger, Scope
 
 
@@ -67,6 +68,27 @@ async def test_a_call_is_charged_once_however_often_it_settles(real_redis: Redis
     spent = await ledger.spent("run:r1")
     assert spent.tokens == 120 and spent.cost_usd == pytest.approx(0.00003)
     assert await ledger.held("run:r1") == 0  # the settle gave the hold back
+
+
+async def test_a_call_that_held_nothing_is_charged_once_and_dated_counters_keep_their_first_expiry(
+    real_redis: Redis,
+) -> None:
+    ledger = BudgetLedger(real_redis, "t1")
+    counted = [
+        Scope("run", "run:r1", ttl_s=600),
+        Scope("tenant_day", "tenant:day:2026-12-06", ttl_s=900, dated=True),
+    ]
+    charged = await ledger.settle("s1:m1", counted, tokens=40, micro_usd=0, held=False)
+    again = await ledger.settle("s1:m1", counted, tokens=40, micro_usd=0, held=False)
+    assert charged is not None and charged["tenant_day"].tokens == 40 and again is None
+    run_key, day_key = (keys.budget_used("t1", s.key) for s in counted)
+    await real_redis.expire(run_key, 5)
+    await real_redis.expire(day_key, 5)  # as if the day's counter were near its end
+    await ledger.settle("s1:m2", counted, tokens=2, micro_usd=0, held=False)
+    assert (await ledger.spent("run:r1")).tokens == 42
+    assert await real_redis.ttl(run_key) > 500  # kept after its last charge
+    assert await real_redis.ttl(day_key) <= 5  # its lifetime was set at its first
+    assert await ledger.held("run:r1") == 0
 
 
 async def test_a_redelivered_call_takes_its_own_hold_over(real_redis: Redis) -> None:
