@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 from redis.asyncio import Redis
 
@@ -72,6 +73,21 @@ async def _one_run(
                     return (time.perf_counter() - started) * 1000, count, ok
 
 
+async def _redis_calls(redis: Redis) -> int:
+    """Commands the Redis server has run since it started (INFO commandstats; on a
+    cluster, every node's, which the client gives per node)."""
+    stats: object = await redis.info("commandstats")  # pyright: ignore[reportUnknownMemberType]
+    return _calls(stats)
+
+
+def _calls(stats: object) -> int:
+    if not isinstance(stats, dict):
+        return 0
+    if "calls" in stats:
+        return int(cast("dict[str, int]", stats)["calls"])
+    return sum(_calls(v) for v in cast("dict[str, object]", stats).values())
+
+
 def _pct(ordered: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(len(ordered) * q))], 2) if ordered else 0.0
 
@@ -90,6 +106,7 @@ async def drive(
     redis = await open_client(settings)
     for _ in range(5):  # warm-up: imports, first SQL connection, script load
         await _one_run(redis, settings, mode, accuracy)
+    calls_before = await _redis_calls(redis)
     sequential = min(runs, 200) if latency_runs is None else latency_runs
     latencies = [(await _one_run(redis, settings, mode, accuracy))[0] for _ in range(sequential)]
     pending = list(range(runs))
@@ -109,6 +126,7 @@ async def drive(
     started = time.perf_counter()
     await asyncio.gather(*(client() for _ in range(concurrency)))
     elapsed = time.perf_counter() - started
+    calls = await _redis_calls(redis) - calls_before
     await close_client(redis)
     latencies.sort()
     loaded.sort()
@@ -119,6 +137,9 @@ async def drive(
         "loaded_p50_ms": _pct(loaded, 0.5),
         "loaded_p99_ms": _pct(loaded, 0.99),
         "events_per_run": round(statistics.mean(events), 1),
+        # Every command Redis ran (inside scripts too, and the driving client's own): exact
+        # on the temporary embedded Redis; others' commands count too on a shared one.
+        "redis_commands_per_run": round(calls / (sequential + runs), 1),
         "runs": runs,
         "runs_not_done": failed,
         "concurrency": concurrency,

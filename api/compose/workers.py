@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import asyncio
+from collections.abc import Awaitable, Iterable, Sequence
 from functools import partial
 
 from redis.asyncio import Redis
@@ -57,9 +58,17 @@ def run_end_recorder(
     """
     publisher = None if redis is None or turns is None else TurnPublisher(redis, turns)
 
-    async def record(command: Command, status: FinalStatus, ending: Sequence[ClientEvent]) -> None:
+    async def give_back(command: Command) -> None:
+        # The run's room in its shard and its concurrent-run slot: one round trip together.
+        given: list[Awaitable[object]] = []
         if fair is not None:
-            await fair.finished(command.shard, command.run_id)
+            given.append(fair.finished(command.shard, command.run_id))
+        if redis is not None:
+            given.append(limits.release(redis, command.tenant_id, command.run_id))
+        await asyncio.gather(*given)
+
+    async def record(command: Command, status: FinalStatus, ending: Sequence[ClientEvent]) -> None:
+        await give_back(command)
         owner = Scope.user(command.tenant_id, command.subject)
         code = await end_code(turns, owner, command.run_id, status)
         carried = getattr(command.payload, "state", None)
@@ -67,7 +76,6 @@ def run_end_recorder(
         # Only a run asked in a conversation has a turn to end (no store read otherwise).
         turn = publisher if state is None or state.conversation_id else None
         if redis is not None:
-            await limits.release(redis, command.tenant_id, command.run_id)
             if command.reply_to and status != "done":
                 result = RunResult(
                     run_id=command.run_id,
