@@ -75,16 +75,15 @@ def run_end_recorder(
         state = carried if isinstance(carried, RunState) else None
         # Only a run asked in a conversation has a turn to end (no store read otherwise).
         turn = publisher if state is None or state.conversation_id else None
-        if redis is not None:
-            if command.reply_to and status != "done":
-                result = RunResult(
-                    run_id=command.run_id,
-                    tenant_id=command.tenant_id,
-                    status=status,
-                    conversation_id=state.conversation_id if state else None,
-                    stop_reason=code,
-                )
-                await redis.xadd(command.reply_to, {wire.DATA_FIELD: wire.encode(result)})
+        if redis is not None and command.reply_to and status != "done":
+            result = RunResult(
+                run_id=command.run_id,
+                tenant_id=command.tenant_id,
+                status=status,
+                conversation_id=state.conversation_id if state else None,
+                stop_reason=code,
+            )
+            await redis.xadd(command.reply_to, {wire.DATA_FIELD: wire.encode(result)})
         if status == "done":
             # The finalizer records `done` together with the answer and trace.
             if turn is not None:
