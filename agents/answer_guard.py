@@ -277,15 +277,22 @@ class RepeatGuard:
         return self.unit is not None
 
 
+#: Per unit size, how many of the text's last characters must each equal the one a unit
+#: before them for it to run away (`_repeating`); growing with the size, so a text too
+#: short for one size is too short for every larger one.
+_NEEDS = tuple(
+    (size, max(REPEAT_CHARS, REPEAT_TIMES * size) - size) for size in range(1, REPEAT_UNIT + 1)
+)
+
+
 def _repeating(text: str) -> str | None:
     """The unit ``text`` ends repeating, if it runs away (see `RepeatGuard`)."""
     n = len(text)
-    for size in range(1, REPEAT_UNIT + 1):
+    for size, need in _NEEDS:
         # It runs away with a unit of `size` when its last `need` characters each equal
-        # the one `size` before them (one slice comparison: this runs on every delta).
-        need = max(REPEAT_CHARS, REPEAT_TIMES * size) - size
+        # the one `size` before them (one slice comparison: this runs on every look).
         if n < need + size:
-            continue
+            break
         if text[n - need :] == text[n - need - size : n - size]:
             unit = text[n - size :]
             if any(c.isalnum() for c in unit):
