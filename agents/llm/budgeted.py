@@ -21,10 +21,13 @@ Outside a metered step (evals, the intake's tests) calls pass through unmetered.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+
+from prometheus_client import Gauge
 
 from agents import metrics
 from agents.budget import CURRENT, BudgetExhausted, StepBudget
@@ -75,6 +78,16 @@ def estimate_prompt(messages: Sequence[ChatMessage], tools: Sequence[ToolDefinit
 def estimate_text(text: str) -> int:
     """A streamed delta's tokens, estimated (at least one)."""
     return max(1, math.ceil(len(text) / CHARS_PER_TOKEN))
+
+
+@functools.lru_cache(maxsize=4_096)
+def _spent_gauges(tenant: str, period: str) -> tuple[Gauge, Gauge]:
+    """A tenant's spent gauges for a period (labelled once: labelling costs a lock and
+    checks, and every model call sets them)."""
+    return (
+        metrics.BUDGET_TOKENS.labels(tenant, period),
+        metrics.BUDGET_COST.labels(tenant, period),
+    )
 
 
 class BudgetedLLM:
@@ -229,8 +242,9 @@ class BudgetedLLM:
         for period in ("day", "month"):
             spent = totals.get(f"tenant_{period}")
             if spent is not None:
-                metrics.BUDGET_TOKENS.labels(tenant, period).set(spent.tokens)
-                metrics.BUDGET_COST.labels(tenant, period).set(spent.cost_usd)
+                token_gauge, cost_gauge = _spent_gauges(tenant, period)
+                token_gauge.set(spent.tokens)
+                cost_gauge.set(spent.cost_usd)
 
     @staticmethod
     async def _close(stream: AsyncIterator[LLMEvent]) -> None:
