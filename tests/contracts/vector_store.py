@@ -33,25 +33,37 @@ EMBEDDER = HashingEmbedder(32)
 
 
 @contextlib.asynccontextmanager
-async def open_store(kind: str, folder: Path) -> AsyncGenerator[VectorStore]:
-    """One adapter on ``folder`` (on the server: a collection of its own), its collection
-    created for `EMBEDDER`; the server's collection is dropped afterwards."""
-    store: VectorStore
-    collection = "chunks"
-    if kind == "edge":
-        store = await EdgeStore.open(folder, collection)
-    elif kind == "qdrant-local":
-        store = await QdrantStore.open(collection, path=folder)
-    else:
-        collection = f"contract_{uuid.uuid4().hex[:12]}"
-        store = await QdrantStore.open(collection, url=QDRANT_URL)
+async def ready(store: VectorStore, *, drop: str | None = None) -> AsyncGenerator[VectorStore]:
+    """``store`` with its collection created for `EMBEDDER`; closed afterwards, and the
+    collection ``drop`` (one made on a shared Qdrant server) deleted."""
     try:
         await store.ensure_collection(EMBEDDER.dim, EMBEDDER.name)
         yield store
     finally:
         await store.aclose()
-        if kind == "qdrant-server":
-            _drop(collection)
+        if drop is not None:
+            _drop(drop)
+
+
+async def on_server() -> tuple[QdrantStore, str]:
+    """The server adapter on a collection of its own on the Qdrant server, and its name."""
+    collection = f"contract_{uuid.uuid4().hex[:12]}"
+    return await QdrantStore.open(collection, url=QDRANT_URL), collection
+
+
+@contextlib.asynccontextmanager
+async def open_store(kind: str, folder: Path) -> AsyncGenerator[VectorStore]:
+    """One adapter, by its name in `KINDS`, on ``folder`` (the server's: a collection of its
+    own, dropped afterwards), ready as :func:`ready` leaves it."""
+    if kind == "edge":
+        store: VectorStore = await EdgeStore.open(folder, "chunks")
+        drop = None
+    elif kind == "qdrant-local":
+        store, drop = await QdrantStore.open("chunks", path=folder), None
+    else:
+        store, drop = await on_server()
+    async with ready(store, drop=drop) as s:
+        yield s
 
 
 def _drop(collection: str) -> None:

@@ -9,21 +9,23 @@ from pathlib import Path
 
 import pytest
 
+from retrieval.edge_store import EdgeStore
 from retrieval.ports import VectorStore
-from tests.contracts.vector_store import QDRANT_URL, VectorStoreContract, open_store
+from retrieval.store import QdrantStore
+from tests.contracts.vector_store import QDRANT_URL, VectorStoreContract, on_server, ready
 
 
 class TestEdgeStore(VectorStoreContract):
     @pytest.fixture
     async def store(self, tmp_path: Path) -> AsyncIterator[VectorStore]:
-        async with open_store("edge", tmp_path / "store") as s:
+        async with ready(await EdgeStore.open(tmp_path / "store", "chunks")) as s:
             yield s
 
 
 class TestQdrantLocalMode(VectorStoreContract):
     @pytest.fixture
     async def store(self, tmp_path: Path) -> AsyncIterator[VectorStore]:
-        async with open_store("qdrant-local", tmp_path / "store") as s:
+        async with ready(await QdrantStore.open("chunks", path=tmp_path / "store")) as s:
             yield s
 
 
@@ -31,8 +33,9 @@ if QDRANT_URL:  # defined only when a server is named: no skip, and a named one 
 
     class TestQdrantServer(VectorStoreContract):
         @pytest.fixture
-        async def store(self, tmp_path: Path) -> AsyncIterator[VectorStore]:
-            async with open_store("qdrant-server", tmp_path / "store") as s:
+        async def store(self) -> AsyncIterator[VectorStore]:
+            server, collection = await on_server()
+            async with ready(server, drop=collection) as s:
                 yield s
 
 
