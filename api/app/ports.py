@@ -7,7 +7,7 @@ The use cases in ``api.app`` see only these; Redis implements them in ``api.stre
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -28,6 +28,14 @@ class Subscription:
 class RunEvents(Protocol):
     """The run feed: a run's event stream, read live and caught up, with no gap."""
 
+    async def start(self) -> None:
+        """Start reading (idempotent); the app's lifespan calls it."""
+        ...
+
+    async def stop(self) -> None:
+        """Stop reading; subscriptions receive nothing more."""
+        ...
+
     def subscribe(
         self, stream: str, shard: int, after: str, sink: Sink
     ) -> tuple[Subscription, str | None]:
@@ -47,6 +55,22 @@ class RunEvents(Protocol):
         self, stream: str, after: str, until: str, count: int
     ) -> list[tuple[str, bytes]]:
         """Up to ``count`` entries of ``stream`` after ``after`` (exclusive) up to ``until``."""
+        ...
+
+
+class Claims(Protocol):
+    """Values set once under a name, for a while (the idempotency keys' claims).
+
+    Shaped as the two Redis commands it stands for, so the shared Redis client is one.
+    """
+
+    def set(self, name: str, value: str, *, nx: bool, ex: int) -> Awaitable[bool | None]:
+        """Set ``name`` to ``value`` for ``ex`` seconds; with ``nx`` only if it is unset
+        (then a falsy result says it was set already)."""
+        ...
+
+    def get(self, name: str) -> Awaitable[bytes | str | None]:
+        """The value of ``name``, or None."""
         ...
 
 
