@@ -4,8 +4,8 @@ One adapter per file: embedders under ``retrieval/embedders/``, rerankers under
 ``retrieval/rerankers/``, stores in ``retrieval/edge_store.py`` (embedded Qdrant Edge) and
 ``retrieval/store.py`` (a Qdrant server), the rule-based fact extractor in
 ``retrieval/graph/rules.py`` (a model-based one is injected from ``agents``). Every embedder passes
-``tests/unit/retrieval/embedder_contract.py``; every store passes
-``tests/integration/retrieval/store_contract.py``.
+``tests/contracts/embedder.py``; every store passes
+``tests/contracts/vector_store.py``.
 """
 
 from __future__ import annotations

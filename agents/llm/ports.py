@@ -5,7 +5,7 @@ The messages and the tool calls a model makes are the run state's own types
 state as it is.
 
 Every adapter (OpenAI-compatible endpoint, local offline model, scripted model) implements
-:class:`LLM` and passes the shared contract suite in ``tests/unit/agents/llm/contract.py``.
+:class:`LLM` and passes the shared contract suite in ``tests/contracts/llm.py``.
 The stream contract, in short:
 
 * only :data:`LLMEvent` values are yielded;

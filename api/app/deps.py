@@ -11,10 +11,9 @@ if TYPE_CHECKING:
     from agents.gates import AllowAlways
     from api.app.auth import Authenticator
     from api.app.erasure import Erasure
-    from api.app.limits import TenantLimits
     from api.app.memories import MemoryBook
+    from api.app.ports import RateLimits, RunEvents
     from api.app.preferences import Effective
-    from api.app.relay import Relay
     from api.app.scheduler import Scheduler
     from api.app.schedules import ScheduleBook
     from api.app.starter import RunStarter
@@ -53,7 +52,7 @@ class ApiDeps:
         auth: turns API keys into principals.
         limits: per-tenant rate limit and concurrent-run quota.
         starter: admits and publishes runs.
-        relay: the process's shared reader of run event streams.
+        relay: the process's shared reader of run event streams (the run feed).
         checkpoints: the paused runs.
         allow_always: persists an ``egress_allow_always`` decision, audited.
         audit: the audit log (admins' reads of other users' data; the web page's Activity).
@@ -82,9 +81,9 @@ class ApiDeps:
     keys: ApiKeyStore
     tenant_settings: TenantSettingsStore
     auth: Authenticator
-    limits: TenantLimits
+    limits: RateLimits
     starter: RunStarter
-    relay: Relay
+    relay: RunEvents
     checkpoints: CheckpointStore | None = None
     allow_always: AllowAlways | None = None
     audit: AuditStore | None = None

@@ -1,6 +1,6 @@
 """Erasing a user of a tenant: every store forgets them, and the audit log says so.
 
-An erasure is final, in this order (each step an eraser, `api.app.erasers`, listed in
+An erasure is final, in this order (each step an eraser, `api.streams.erasers`, listed in
 `api.compose.erasure`):
 
 1. it is recorded as started in the erasure ledger (`api.app.erasure_ledger`), which a

@@ -18,11 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from api.app.relay import Relay, Subscription
-from bus import wire
-
 if TYPE_CHECKING:
-    from redis.asyncio import Redis
+    from api.app.ports import RunEvents, Subscription
 
 _DONE = b'"done"'
 _PAGE = 500
@@ -120,8 +117,8 @@ class RunFeed:
     """One run's events for one client, after ``after``, until ``done``.
 
     Args:
-        relay: the process's relay.
-        redis: for the catch-up read.
+        relay: the process's run feed (``api.streams.relay.Relay``), which also reads what it
+            had already passed.
         run_id: the run.
         stream: its event stream.
         shard: its shard.
@@ -132,8 +129,7 @@ class RunFeed:
 
     def __init__(
         self,
-        relay: Relay,
-        redis: Redis,
+        relay: RunEvents,
         *,
         run_id: str,
         stream: str,
@@ -146,7 +142,7 @@ class RunFeed:
         self.last_id = after
         self.done = False  # ended: saw the run's `done`, or the client fell too far behind
         self.finished = False  # saw the run's `done`
-        self._relay, self._redis = relay, redis
+        self._relay = relay
         self._stream, self._shard = stream, shard
         self._outbox = outbox
         self._on_end = on_end
@@ -192,14 +188,14 @@ class RunFeed:
                 self._on_end(self)
 
     async def _catch_up(self, until: str) -> None:
-        start = "(" + self.last_id
+        start = self.last_id
         while True:
-            rows = await self._redis.xrange(self._stream, min=start, max=until, count=_PAGE)
-            for entry_id, fields in rows:
-                self._deliver(entry_id.decode(), fields.get(wire.DATA_FIELD.encode(), b""))
+            rows = await self._relay.read_range(self._stream, start, until, _PAGE)
+            for event_id, data in rows:
+                self._deliver(event_id, data)
             if len(rows) < _PAGE or self.done:
                 return
-            start = "(" + rows[-1][0].decode()
+            start = rows[-1][0]
 
     def _on_entry(self, event_id: str, data: bytes) -> None:
         if self._holding:

@@ -17,10 +17,9 @@ from api.app.errors import IdempotencyKeyReused
 from bus import keys
 
 if TYPE_CHECKING:
-    from redis.asyncio import Redis
-
     from api.app.ask import Ask
     from api.app.auth import Principal
+    from api.app.ports import Claims
 
 
 def idempotency_key(who: Principal, idem: str) -> str:
@@ -31,7 +30,7 @@ def idempotency_key(who: Principal, idem: str) -> str:
 
 
 async def claim(
-    redis: Redis, idem_key: str, ask: Ask, run_id: str, conversation_id: str, ttl_s: int
+    claims: Claims, idem_key: str, ask: Ask, run_id: str, conversation_id: str, ttl_s: int
 ) -> tuple[str, str] | None:
     """Claim the idempotency key for this run; an earlier claim's (run, conversation).
 
@@ -40,11 +39,11 @@ async def claim(
     """
     fingerprint = request_fingerprint(ask)
     value = json.dumps({"run": run_id, "conv": conversation_id, "fp": fingerprint})
-    if await redis.set(idem_key, value, nx=True, ex=ttl_s):
+    if await claims.set(idem_key, value, nx=True, ex=ttl_s):
         return None
-    raw = await redis.get(idem_key)
+    raw = await claims.get(idem_key)
     if raw is None:  # expired between the two calls: claim it again
-        return await claim(redis, idem_key, ask, run_id, conversation_id, ttl_s)
+        return await claim(claims, idem_key, ask, run_id, conversation_id, ttl_s)
     earlier = json.loads(raw)
     if earlier["fp"] != fingerprint:
         raise IdempotencyKeyReused("this Idempotency-Key was used for another request")

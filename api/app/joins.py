@@ -1,6 +1,6 @@
 """How a client (re)joins a run's events: replay from its last event id, or a snapshot first.
 
-The edge follows a run from its event stream (`api.app.relay`); this decides, from the
+The edge follows a run from its event stream (`api.streams.relay`); this decides, from the
 stream's state and the stored run, whether what the client missed can be replayed.
 """
 

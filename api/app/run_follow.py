@@ -30,7 +30,7 @@ async def follow_run(
     while True:
         outbox = Outbox(deps.settings.ws_buffer_events)
         feed = RunFeed(
-            deps.relay, deps.redis, run_id=run_id, stream=stream, shard=shard, after=last,
+            deps.relay, run_id=run_id, stream=stream, shard=shard, after=last,
             outbox=outbox,
         )  # fmt: skip
         try:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from api.app.ask import Ask
     from api.app.auth import Principal
-    from api.app.limits import TenantLimits
+    from api.app.ports import RateLimits
     from api.app.turn_publisher import TurnPublisher
     from bus.run_state import Multitask, RunSettings
     from bus.settings import BusSettings
@@ -129,7 +129,7 @@ class RunPublisher:
     """
 
     def __init__(
-        self, redis: Redis, bus: BusSettings, limits: TenantLimits, turns: TurnPublisher | None
+        self, redis: Redis, bus: BusSettings, limits: RateLimits, turns: TurnPublisher | None
     ) -> None:
         self._redis = redis
         self._bus = bus

@@ -43,7 +43,6 @@ from api.app.errors import (
     Unavailable,
 )
 from api.app.idempotency import claim, idempotency_key
-from api.app.limits import TenantLimits
 from api.app.post_stages import mark
 from api.app.preferences import (
     Effective,
@@ -66,6 +65,7 @@ from bus.commands import new_run_id
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
+    from api.app.ports import RateLimits
     from api.settings import ApiSettings
     from bus.settings import BusSettings
     from bus.store import ConversationStore, DocumentStore, MemoryStore, TenantSettingsStore
@@ -101,7 +101,7 @@ class RunStarter:
         bus: BusSettings,
         defaults: Effective,
         tenant_settings: TenantSettingsStore,
-        limits: TenantLimits,
+        limits: RateLimits,
         conversations: ConversationStore,
         *,
         models: Sequence[str] = (),

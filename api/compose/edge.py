@@ -16,7 +16,6 @@ from agents.gates import AllowAlways
 from api import signing
 from api.app.deps import ApiDeps
 from api.app.memories import MemoryBook
-from api.app.relay import Relay
 from api.app.sessions import SessionAuthenticator
 from api.compose.erasure import erasure_of
 from api.compose.schedules import schedule_book, scheduler_of
@@ -27,6 +26,7 @@ from api.compose.tool_names import server_tool_names
 from api.http.app import create_app
 from api.http.server import GRACEFUL_S, serve
 from api.streams.admission import QuestionAdmission
+from api.streams.relay import Relay
 from bus import tenant_versions
 from bus.fence import Fence, erasure_key
 from bus.store import AuditEntry, Stores

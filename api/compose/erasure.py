@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from api import signing
-from api.app.erasers import (
+from api.app.erasure import Eraser, Erasure
+from api.app.erasure_ledger import LEDGER_FILE, ErasureLedger
+from api.streams.erasers import (
     AuditEraser,
     DocumentsEraser,
     FenceEraser,
@@ -19,8 +21,6 @@ from api.app.erasers import (
     RedisEraser,
     SqlEraser,
 )
-from api.app.erasure import Eraser, Erasure
-from api.app.erasure_ledger import LEDGER_FILE, ErasureLedger
 from bus.fence import Fence, erasure_key
 
 if TYPE_CHECKING:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from redis.asyncio import Redis
 
-from api.app.limits import TenantLimits
 from api.app.preferences import Effective, deployment_defaults
 from api.app.starter import RunStarter
 from api.app.turn_publisher import TurnPublisher
 from api.compose.settings import AppSettings
+from api.streams.limits import TenantLimits
 from bus.store import Stores
 from gateway.webhooks.target import private_hosts
 

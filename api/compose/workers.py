@@ -9,10 +9,10 @@ from functools import partial
 from redis.asyncio import Redis
 
 from agents.remember import MEMORY_KIND, make_memory_applier
-from api.app import limits
 from api.app.turn_publisher import TurnPublisher
 from api.compose.roles import Roles
 from api.compose.store_owner import StoreOwner
+from api.streams import limits
 from bus import keys, wire
 from bus.commands import Command, RunResult
 from bus.errors import StoreError
@@ -44,7 +44,7 @@ def run_end_recorder(
     is stored with the status, so reopening it once its events have expired still shows
     what happened and the partial answer (`bus.transcript.partial_answer`).
 
-    With ``redis`` it also gives the run's concurrent-run slot back (``api.app.limits``):
+    With ``redis`` it also gives the run's concurrent-run slot back (``api.streams.limits``):
     this hook runs however a run ends, so the quota never waits for the run's deadline. And
     a run that ends other than ``done`` answers its ``reply_to`` stream here (the finalizer
     answers for ``done``), so an external publisher never waits for a reply that won't come.

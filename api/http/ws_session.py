@@ -242,7 +242,6 @@ class WsSession:
             old.close()
         feed = RunFeed(
             self.deps.relay,
-            self.deps.redis,
             run_id=ref.run_id,
             stream=ref.events_key,
             shard=ref.shard,

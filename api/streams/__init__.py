@@ -1,1 +1,2 @@
-"""Redis Streams transports of the edge: the runs.questions admission consumer."""
+"""The edge's Redis side: the ports of ``api.app`` implemented on Redis (the run feed's relay,
+the tenant limits, the erasers) and the runs.questions admission consumer."""

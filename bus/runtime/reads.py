@@ -37,7 +37,7 @@ class HeldConnection:
     The pool's on one Redis; on a Redis Cluster, the master of ``key``'s slot. A broken
     connection, or a reply that says the slot moved (``MOVED``, a failover), drops it (and
     re-reads the slot map); an ordinary error reply keeps it, being in step. Used by
-    :class:`GroupReads` and the API's relay (``api.app.relay_xread``).
+    :class:`GroupReads` and the API's relay (``api.streams.relay_xread``).
 
     Args:
         redis: the client whose pool (or cluster nodes) the connection comes from.

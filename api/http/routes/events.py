@@ -73,7 +73,6 @@ async def _stream(deps: ApiDeps, ref: RunRef, plan: JoinPlan) -> AsyncIterator[s
     outbox = Outbox(deps.settings.ws_buffer_events)
     feed = RunFeed(
         deps.relay,
-        deps.redis,
         run_id=ref.run_id,
         stream=ref.events_key,
         shard=ref.shard,

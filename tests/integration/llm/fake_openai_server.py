@@ -26,7 +26,7 @@ from agents.llm.ports import (
     ToolDefinition,
     Usage,
 )
-from tests.unit.agents.llm.contract import canonical_turn
+from tests.contracts.llm import canonical_turn
 
 Responder = Callable[
     [Sequence[ChatMessage], Sequence[ToolDefinition], LLMOptions], Sequence[LLMEvent]

@@ -18,7 +18,7 @@ import pytest
 from agents.llm.local import LocalLLM
 from agents.llm.local_calls import CallRecord
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta, ToolCall, Usage
-from tests.unit.agents.llm.contract import CALCULATOR, QUESTION, LLMContract, joined, run
+from tests.contracts.llm import CALCULATOR, QUESTION, LLMContract, joined, run
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 

@@ -15,7 +15,7 @@ import structlog
 from agents.llm.local import LocalLLM
 from agents.llm.local_calls import CallRecord
 from agents.llm.ports import ChatMessage, LLMOptions, ToolCall
-from tests.unit.agents.llm.contract import CALCULATOR, QUESTION, run
+from tests.contracts.llm import CALCULATOR, QUESTION, run
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 

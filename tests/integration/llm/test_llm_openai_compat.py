@@ -30,8 +30,7 @@ from agents.llm.ports import (
     Usage,
 )
 from agents.llm.scripted import Turn, text, tool_call, turn
-from tests.integration.llm.fake_openai_server import Drop, FakeOpenAIServer, Raw, Stall, Status
-from tests.unit.agents.llm.contract import (
+from tests.contracts.llm import (
     CALCULATOR,
     GREETING_ANSWER,
     QUESTION,
@@ -39,6 +38,7 @@ from tests.unit.agents.llm.contract import (
     joined,
     run,
 )
+from tests.integration.llm.fake_openai_server import Drop, FakeOpenAIServer, Raw, Stall, Status
 
 HELLO = [ChatMessage.user("Say hello.")]
 

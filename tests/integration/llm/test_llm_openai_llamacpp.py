@@ -21,7 +21,7 @@ from agents.errors import LLMAuthError
 from agents.llm.openai_compat import OpenAICompatConfig, OpenAICompatLLM
 from agents.llm.ports import ChatMessage, LLMOptions, TextDelta, Usage
 from agents.llm.weights import QWEN25_CODER_05B
-from tests.unit.agents.llm.contract import ANSWER_SCHEMA, joined, run
+from tests.contracts.llm import ANSWER_SCHEMA, joined, run
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 

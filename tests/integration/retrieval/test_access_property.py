@@ -23,7 +23,7 @@ from retrieval.ports import VectorStore
 from retrieval.rerankers import make_reranker
 from retrieval.search import Searcher
 from retrieval.sparse import document_vector
-from tests.integration.retrieval.store_contract import EMBEDDER, KINDS, open_store
+from tests.contracts.vector_store import EMBEDDER, KINDS, open_store
 
 TENANTS = st.sampled_from(["a", "b", "c"])
 GROUPS = st.sampled_from(["g1", "g2", "g3", "g4"])

@@ -21,7 +21,7 @@ from retrieval.edge_store import EdgeStore
 from retrieval.errors import SearchUnanswered
 from retrieval.models import Access
 from tests.conftest import fake_client, real_client
-from tests.integration.retrieval.store_contract import EMBEDDER, chunk, find, put
+from tests.contracts.vector_store import EMBEDDER, chunk, find, put
 from tests.support import running
 
 BATCH = 20

@@ -8,7 +8,7 @@ from pathlib import Path
 from retrieval.edge_index import unindexed
 from retrieval.edge_store import EdgeStore
 from retrieval.models import Access
-from tests.integration.retrieval.store_contract import EMBEDDER, chunk, find, put
+from tests.contracts.vector_store import EMBEDDER, chunk, find, put
 
 
 async def test_a_build_indexes_everything_and_keeps_writes_made_during_it(

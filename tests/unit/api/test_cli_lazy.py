@@ -92,17 +92,29 @@ def _subcommands() -> list[tuple[str, str]]:
     return pairs
 
 
+#: ``agentbus NAME --help`` as the console script runs it; then what the process loaded.
+_HELP_PROBE = """
+import sys
+from api.cli.main import app
+try:
+    app([sys.argv[1], "--help"])
+except SystemExit as e:
+    code = e.code
+print(" ".join(sorted(sys.modules)), file=sys.stderr)
+sys.exit(code)
+"""
+
+
 @pytest.mark.parametrize("name", list(COMMANDS))
-def test_every_command_prints_its_help(name: str) -> None:
+def test_every_command_prints_its_help_without_loading_a_server_part(name: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "api.cli.main", name, "--help"],
-        capture_output=True,
-        text=True,
-        timeout=60,
+        [sys.executable, "-c", _HELP_PROBE, name], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
     assert "Usage:" in done.stdout
     assert " ".join(COMMANDS[name].summary.split()[:3]) in " ".join(done.stdout.split())
+    loaded = {m.split(".")[0] for m in done.stderr.split()}
+    assert not loaded & set(SERVER_PARTS)
 
 
 @pytest.mark.parametrize(("name", "sub"), _subcommands())

@@ -17,13 +17,13 @@ from agents.settings import AgentSettings
 from api import credentials
 from api.app.auth import Authenticator, bearer_token
 from api.app.errors import Unauthorized
-from api.app.limits import TenantLimits
 from api.app.preferences import Preferences, overlay, run_settings, stored_preferences
 from api.compose.edge import defaults_of
 from api.compose.roles import make_llm
 from api.compose.settings import AppSettings
 from api.compose.tenant_policies import StoredTenantPolicies
 from api.http.ws_protocol import origin_allowed
+from api.streams.limits import TenantLimits
 from bus.commands import Question
 from bus.run_state import QuestionSettings
 from bus.store import ApiKeyRecord, KeyRole, TenantSettingsRecord

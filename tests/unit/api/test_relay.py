@@ -10,8 +10,8 @@ import pytest
 from redis.asyncio import Redis
 
 from api.app.feed import Outbox, RunFeed
-from api.app.relay import Relay
-from api.app.relay_xread import PackedXread
+from api.streams.relay import Relay
+from api.streams.relay_xread import PackedXread
 from bus import keys
 from tests.conftest import real_client
 from tests.support import wait_for
@@ -160,11 +160,9 @@ async def test_a_feed_joining_late_gets_every_event_once(redis: Redis, relay: Re
     ids = [await add(redis, "r1", delta=str(i)) for i in range(6)]
     await watcher.until(6)
     outbox = Outbox(100)
-    feed = RunFeed(
-        relay, redis, run_id="r1", stream=stream("r1"), shard=0, after=ids[1], outbox=outbox
-    )
+    feed = RunFeed(relay, run_id="r1", stream=stream("r1"), shard=0, after=ids[1], outbox=outbox)
 
-    await feed.start()  # catches up (ids[1], cursor] from Redis itself
+    await feed.start()  # catches up (ids[1], cursor] with the relay's range read
     ids.append(await add(redis, "r1", kind="done"))  # then live
     await until(lambda: feed.finished)
 
@@ -180,9 +178,7 @@ async def test_a_feed_joining_late_gets_every_event_once(redis: Redis, relay: Re
 
 async def test_a_feed_whose_client_falls_behind_overflows(redis: Redis, relay: Relay) -> None:
     outbox = Outbox(3)
-    feed = RunFeed(
-        relay, redis, run_id="r1", stream=stream("r1"), shard=0, after="0-0", outbox=outbox
-    )
+    feed = RunFeed(relay, run_id="r1", stream=stream("r1"), shard=0, after="0-0", outbox=outbox)
     await feed.start()
     for _ in range(5):
         await add(redis, "r1")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from redis.asyncio import Redis
 from redis.asyncio.connection import Connection
 
-from api.app.relay_xread import PackedXread, parse, supports
+from api.streams.relay_xread import PackedXread, parse, supports
 
 
 def test_the_command_is_what_redis_py_would_send() -> None:

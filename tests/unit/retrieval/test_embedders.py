@@ -13,7 +13,7 @@ from retrieval.embedders.local_onnx import MiniLMEmbedder, token_batches, tokeni
 from retrieval.embedders.openai_compat import OpenAIEmbedder
 from retrieval.errors import ConfigError, EmbedderFailed
 from retrieval.ports import Embedder
-from tests.unit.retrieval.embedder_contract import EmbedderContract
+from tests.contracts.embedder import EmbedderContract
 from tests.unit.retrieval.fake_embeddings_server import DIM, EmbeddingsServer, embeddings_server
 
 

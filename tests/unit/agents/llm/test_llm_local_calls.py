@@ -17,7 +17,7 @@ from agents.llm import local_prompts as prompts
 from agents.llm.local import LocalLLM
 from agents.llm.local_calls import CallRecord, record_of
 from agents.llm.ports import ChatMessage, LLMOptions, TextDelta, ToolCall
-from tests.unit.agents.llm.contract import CALCULATOR, QUESTION, run
+from tests.contracts.llm import CALCULATOR, QUESTION, run
 
 TIMINGS = {
     "cache_n": 180,

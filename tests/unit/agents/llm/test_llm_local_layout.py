@@ -11,7 +11,7 @@ from agents.llm.local_prompts import (
     split_system,
 )
 from agents.llm.ports import ChatMessage, ToolCall
-from tests.unit.agents.llm.contract import CALCULATOR
+from tests.contracts.llm import CALCULATOR
 
 PERSONA = "You are the researcher."
 

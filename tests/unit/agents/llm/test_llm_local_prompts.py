@@ -9,7 +9,7 @@ from agents.errors import AgentError, LLMAuthError, ModelNotInstalled, ModelWeig
 from agents.llm import local_prompts as prompts
 from agents.llm.ports import ChatMessage, ToolDefinition
 from agents.llm.scripted import tool_call
-from tests.unit.agents.llm.contract import CALCULATOR
+from tests.contracts.llm import CALCULATOR
 
 TIME = ToolDefinition(name="current_time", description="The current date and time.")
 CALL = tool_call("calculator", {"expression": "23 * 19"}, id="c1")

@@ -11,7 +11,7 @@ from typing import Any
 
 from agents.llm.ports import ChatMessage, LLMOptions, TextDelta, ToolCall, ToolDefinition
 from agents.llm.tool_repeats import MAX_CALLS_PER_TOOL, repeats_a_call, still_offered
-from tests.unit.agents.llm.contract import CALCULATOR, QUESTION, run
+from tests.contracts.llm import CALCULATOR, QUESTION, run
 from tests.unit.agents.llm.test_llm_local_calls import FakeServer, local_with
 
 CALL = {"action": "call_tool", "tool": "calculator", "arguments": {"expression": "23 * 19"}}

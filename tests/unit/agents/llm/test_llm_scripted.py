@@ -29,7 +29,7 @@ from agents.llm.scripted import (
     turn,
     usage,
 )
-from tests.unit.agents.llm.contract import CALCULATOR, LLMContract, canonical_turn, joined, run
+from tests.contracts.llm import CALCULATOR, LLMContract, canonical_turn, joined, run
 
 
 class TestScriptedContract(LLMContract):

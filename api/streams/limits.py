@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from api.app.ports import Verdict
 from bus import keys
 from bus.runtime.shared_mux import mux_for
 from bus.typed_redis import lua
@@ -56,16 +56,9 @@ return {1, '0'}
 MAX_QUOTA_RETRY_S = 5
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """Whether a start is allowed and, if not, how long to wait."""
-
-    allowed: bool
-    retry_after_s: int = 0
-
-
 class TenantLimits:
-    """Rate limit and concurrent-run quota of each tenant.
+    """Rate limit and concurrent-run quota of each tenant (the :class:`api.app.ports.RateLimits`
+    port, on Redis).
 
     Args:
         redis: the shared Redis client.

@@ -1,7 +1,7 @@
 """The relay: one blocking XREAD per shard over every run stream this process's clients
 watch, fanned out to their subscriptions.
 
-On a single Redis the read is packed by :mod:`api.app.relay_xread` (each stream's name
+On a single Redis the read is packed by :mod:`api.streams.relay_xread` (each stream's name
 encoded once, on a connection the reader holds): it is re-issued after every return.
 
 Clients never hold a Redis connection of their own. Each shard has one reader loop that
@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import secrets
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -32,16 +31,14 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from api.app import metrics
-from api.app.relay_xread import PackedXread, supports
+from api.app.ports import Sink, Subscription
+from api.streams.relay_xread import PackedXread, supports
 from bus import keys, wire
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-Sink = Callable[[str, bytes], None]
-"""Receives (entry id, the entry's ``data`` field) for each new entry, in stream order."""
-
-log = structlog.get_logger("api.app.relay")
+log = structlog.get_logger("api.streams.relay")
 
 _DATA = wire.DATA_FIELD.encode()
 WAKE_TTL_S = 3600
@@ -50,16 +47,6 @@ WAKE_TTL_S = 3600
 def _id(value: str) -> tuple[int, int]:
     ms, _, seq = value.partition("-")
     return int(ms), int(seq or 0)
-
-
-@dataclass(eq=False)
-class Subscription:
-    """One sink on one stream; pass it to :meth:`Relay.unsubscribe` when done."""
-
-    stream: str
-    shard: int
-    sink: Sink
-    active: bool = True
 
 
 @dataclass(eq=False)
@@ -157,6 +144,14 @@ class Relay:
             # No wake needed: the next read simply leaves the stream out.
             del streams[sub.stream]
         metrics.RELAY_STREAMS.set(self.streams)
+
+    async def read_range(
+        self, stream: str, after: str, until: str, count: int
+    ) -> list[tuple[str, bytes]]:
+        """Up to ``count`` entries of ``stream`` after ``after`` (exclusive) up to ``until``
+        (the catch-up read of a subscriber the relay had already read past)."""
+        rows = await self._redis.xrange(stream, min="(" + after, max=until, count=count)
+        return [(entry_id.decode(), fields.get(_DATA, b"")) for entry_id, fields in rows]
 
     def _wake(self, shard: int) -> None:
         if self._wake_sent[shard] or not self._tasks:

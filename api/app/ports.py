@@ -1,0 +1,108 @@
+"""What the application layer needs from a transport, named as ports.
+
+The use cases in ``api.app`` see only these; Redis implements them in ``api.streams``
+(the relay's blocking read, the limits' Lua scripts), and the composition root
+(``api.compose``) wires one to each use case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+Sink = Callable[[str, bytes], None]
+"""Receives (entry id, the entry's ``data`` field) for each new entry, in stream order."""
+
+
+@dataclass(eq=False)
+class Subscription:
+    """One sink on one stream; given back to :meth:`RunEvents.unsubscribe` when done."""
+
+    stream: str
+    shard: int
+    sink: Sink
+    active: bool = True
+
+
+class RunEvents(Protocol):
+    """The run feed: a run's event stream, read live and caught up, with no gap."""
+
+    async def start(self) -> None:
+        """Start reading (idempotent); the app's lifespan calls it."""
+        ...
+
+    async def stop(self) -> None:
+        """Stop reading; subscriptions receive nothing more."""
+        ...
+
+    def subscribe(
+        self, stream: str, shard: int, after: str, sink: Sink
+    ) -> tuple[Subscription, str | None]:
+        """Watch ``stream`` for entries after ``after``.
+
+        Returns:
+            The subscription, and the cursor up to which the caller reads the stream itself
+            with :meth:`read_range` (None when every entry after ``after`` reaches the sink).
+        """
+        ...
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        """Stop delivering to ``sub`` (idempotent)."""
+        ...
+
+    async def read_range(
+        self, stream: str, after: str, until: str, count: int
+    ) -> list[tuple[str, bytes]]:
+        """Up to ``count`` entries of ``stream`` after ``after`` (exclusive) up to ``until``."""
+        ...
+
+
+class Claims(Protocol):
+    """Values set once under a name, for a while (the idempotency keys' claims).
+
+    Shaped as the two Redis commands it stands for, so the shared Redis client is one.
+    """
+
+    def set(self, name: str, value: str, *, nx: bool, ex: int) -> Awaitable[bool | None]:
+        """Set ``name`` to ``value`` for ``ex`` seconds; with ``nx`` only if it is unset
+        (then a falsy result says it was set already)."""
+        ...
+
+    def get(self, name: str) -> Awaitable[bytes | str | None]:
+        """The value of ``name``, or None."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Whether a start is allowed and, if not, how long to wait."""
+
+    allowed: bool
+    retry_after_s: int = 0
+
+
+class RateLimits(Protocol):
+    """Each tenant's rate of run starts and its quota of runs in flight."""
+
+    @property
+    def per_minute(self) -> int:
+        """Run starts per tenant per minute (0: no rate limit)."""
+        ...
+
+    @property
+    def max_active(self) -> int:
+        """Runs in flight per tenant (0: no quota)."""
+        ...
+
+    async def check_rate(self, tenant_id: str) -> Verdict:
+        """Count one run start against the tenant's rate."""
+        ...
+
+    async def acquire(self, tenant_id: str, run_id: str, deadline: float) -> Verdict:
+        """Take one of the tenant's slots for ``run_id`` until ``deadline``."""
+        ...
+
+    async def release(self, tenant_id: str, run_id: str) -> None:
+        """Give the run's slot back (idempotent)."""
+        ...
