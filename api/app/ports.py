@@ -106,3 +106,16 @@ class RateLimits(Protocol):
     async def release(self, tenant_id: str, run_id: str) -> None:
         """Give the run's slot back (idempotent)."""
         ...
+
+
+class MemoryMarks(Protocol):
+    """Whether a user has long-term memories, as marked beside the store: the memory
+    step's writer marks a user when it stores one, so "none" is known without a count."""
+
+    async def has(self, tenant_id: str, subject: str) -> bool | None:
+        """True: marked as having some; False: marked as having none; None: not known."""
+        ...
+
+    async def none_found(self, tenant_id: str, subject: str) -> None:
+        """Mark that a count found none (never over a writer's mark, and not for long)."""
+        ...

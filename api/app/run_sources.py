@@ -5,9 +5,9 @@ them, when the graph is on); a user with long-term memories, or a conversation w
 history, from memory; a tenant with egress on, from the web. Single mode searches only the
 documents and the memories, before its first model call. Whether a tenant has documents is
 cached for ``AGENTBUS_API_KEY_CACHE_S``; that a user has memories too. That they have none is
-not cached in the process: it is a mark in Redis (`bus.keys.user_memories`), set by the
-memory step's writer when it stores one, so the first memory counts from the next run on,
-and a question costs no count of rows.
+not cached in the process: it is a mark beside the store (`api.app.ports.MemoryMarks`),
+set by the memory step's writer when it stores one, so the first memory counts from the
+next run on, and a question costs no count of rows.
 """
 
 from __future__ import annotations
@@ -17,24 +17,16 @@ from typing import TYPE_CHECKING
 from agents.sources import MEMORY, WEB
 from api.app.errors import Unavailable
 from api.app.read_through import ReadThrough
-from bus import keys
 from bus.errors import StoreError
-from bus.runtime.shared_mux import mux_for
 from bus.store import Scope
 from retrieval.gather_source import DOCUMENTS
 from retrieval.graph.source import GRAPH
 
 if TYPE_CHECKING:
-    from redis.asyncio import Redis
-
     from api.app.auth import Principal
+    from api.app.ports import MemoryMarks
     from api.app.preferences import Effective
     from bus.store import DocumentStore, MemoryStore
-
-#: How long "this user has no memories" holds without a count: a memory that reached the
-#: store by another way than the memory step's writer (which marks it at once) counts
-#: within this.
-NO_MEMORIES_S = 600
 
 
 class RunSources:
@@ -45,7 +37,7 @@ class RunSources:
         memories: the users' long-term memories (None: no user has any).
         graph: the knowledge graph is on (a tenant with documents gathers from it too).
         cache_s: how long a tenant's "has documents" (and a user's "has memories") holds.
-        redis: where a user's memories are marked (None: the store is counted each time).
+        marks: where a user's memories are marked (None: the store is counted each time).
     """
 
     def __init__(
@@ -55,9 +47,9 @@ class RunSources:
         *,
         graph: bool,
         cache_s: float,
-        redis: Redis | None = None,
+        marks: MemoryMarks | None = None,
     ) -> None:
-        self._redis = redis
+        self._marks = marks
         self._documents = documents
         self._memories = memories
         self._graph = graph
@@ -116,20 +108,18 @@ class RunSources:
         if self._memories is None:
             return False
         memories, owner = self._memories, Scope.user(who.tenant_id, who.subject)
-        redis, mark = self._redis, keys.user_memories(who.tenant_id, who.subject)
+        marks = self._marks
 
         async def read() -> tuple[bool, bool]:
-            known = None if redis is None else await mux_for(redis).execute("GET", mark)
+            known = None if marks is None else await marks.has(who.tenant_id, who.subject)
             if known is not None:
-                found = known in (b"1", "1")
-                return found, found
+                return known, known
             try:
                 found = await memories.count(owner) > 0
             except StoreError as e:
                 raise Unavailable(f"cannot read the memories: {e}") from e
-            if redis is not None:  # NX: a writer's "1" set meanwhile is never overwritten
-                ttl = [] if found else ["EX", NO_MEMORIES_S]
-                await mux_for(redis).execute("SET", mark, "1" if found else "0", "NX", *ttl)
+            if marks is not None and not found:
+                await marks.none_found(who.tenant_id, who.subject)
             return found, found
 
         return await self._has_memory.get(f"{who.tenant_id}\n{who.subject}", read)

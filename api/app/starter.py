@@ -65,7 +65,7 @@ from bus.commands import new_run_id
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from api.app.ports import RateLimits
+    from api.app.ports import MemoryMarks, RateLimits
     from api.settings import ApiSettings
     from bus.settings import BusSettings
     from bus.store import ConversationStore, DocumentStore, MemoryStore, TenantSettingsStore
@@ -110,6 +110,7 @@ class RunStarter:
         webhook_private_hosts: frozenset[str] = frozenset(),
         turns: TurnPublisher | None = None,
         memories: MemoryStore | None = None,
+        memory_marks: MemoryMarks | None = None,
     ) -> None:
         self._redis = redis
         self._settings = settings
@@ -124,7 +125,7 @@ class RunStarter:
         self._publisher = RunPublisher(redis, bus, limits, turns)
         self._prefs: ReadThrough[Preferences | None] = ReadThrough(settings.api_key_cache_s)
         self._sources = RunSources(
-            documents, memories, graph=graph, cache_s=settings.api_key_cache_s, redis=redis
+            documents, memories, graph=graph, cache_s=settings.api_key_cache_s, marks=memory_marks
         )
 
     async def effective(self, tenant_id: str) -> Effective:

@@ -14,6 +14,7 @@ from api.app.starter import RunStarter
 from api.app.turn_publisher import TurnPublisher
 from api.compose.settings import AppSettings
 from api.streams.limits import TenantLimits
+from api.streams.memory_marks import RedisMemoryMarks
 from bus.store import Stores
 from gateway.webhooks.target import private_hosts
 
@@ -65,4 +66,5 @@ def make_starter(
         webhook_private_hosts=private_hosts(app_settings.gateway.webhook_private_hosts),
         turns=None if stores.turns is None else TurnPublisher(redis, stores.turns),
         memories=stores.memories,
+        memory_marks=RedisMemoryMarks(redis),
     )
