@@ -317,3 +317,27 @@ class OriginNotAllowed(ApiError):
         "call from a page of an allowed host (AGENTBUS_MCP_ALLOWED_HOSTS) or origin "
         "(AGENTBUS_API_ALLOWED_ORIGINS)"
     )
+
+
+class TeamNotFound(NotFound):
+    """No team of this name in the caller's tenant (or it was deleted)."""
+
+    code = "team_not_found"
+    hint = "list your tenant's teams with GET /api/v1/teams"
+
+
+class TeamRefused(InvalidRequest):
+    """A team document that cannot run: every fault, each at its place in the document."""
+
+    code = "team_invalid"
+    hint = "fix each fault at the place its JSON pointer names, then apply the team again"
+
+    def __init__(self, message: str, faults: list[dict[str, str]]) -> None:
+        super().__init__(message, field="team")
+        self.faults = faults
+
+    def body(self) -> dict[str, Any]:
+        """The error document, with ``error.faults``: ``{pointer, code, message}`` each."""
+        body = super().body()
+        body["error"]["faults"] = self.faults
+        return body

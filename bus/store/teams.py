@@ -33,7 +33,7 @@ class TeamRecord(BaseModel):
 
     tenant_id: str = Field(min_length=1, max_length=64)
     name: str = Field(min_length=1, max_length=64)
-    version: int = Field(ge=1)
+    version: int = Field(ge=0, description="0: a shipped mode; stored versions count from 1")
     document: dict[str, Any]
     created_at: AwareDatetime
     created_by: str = Field(max_length=255)
