@@ -76,7 +76,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         erasure=erasure_of(app_settings, stores, redis),
         fence=Fence(erasure_key(master)),
         memories=None if stores.memories is None else MemoryBook(stores.memories),
-        teams=team_book(stores, starter, app_settings.gateway),
+        teams=team_book(app_settings, stores),
         server_tools=server_tool_names(app_settings.gateway),
     )
 

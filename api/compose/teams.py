@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from api.app.starter import RunStarter
 from api.app.teams import TeamBook
+from api.compose.settings import AppSettings
 from api.compose.tool_names import server_tool_names
 from bus.store import Stores
-from gateway.settings import GatewaySettings
 
 
-def team_book(stores: Stores, starter: RunStarter, gateway: GatewaySettings) -> TeamBook | None:
+def team_book(settings: AppSettings, stores: Stores) -> TeamBook | None:
     """The teams' use cases: checked against the served models and the gateway's tools;
     gates allowed where paused runs have their checkpoint store."""
     if stores.teams is None:
@@ -17,7 +16,7 @@ def team_book(stores: Stores, starter: RunStarter, gateway: GatewaySettings) -> 
     return TeamBook(
         stores.teams,
         stores.tenant_settings,
-        models=starter.models,
-        server_tools=server_tool_names(gateway),
+        models=settings.agents.served_models(),
+        server_tools=server_tool_names(settings.gateway),
         gates=stores.checkpoints is not None,
     )
