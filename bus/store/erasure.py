@@ -40,6 +40,7 @@ from bus.store.repository import Repository, utcnow
 from bus.store.retention import delete_conversations, delete_runs, rowcount
 from bus.store.schedule_tables import ScheduleRow, ScheduleTickRow
 from bus.store.scope import Scope
+from bus.store.team_tables import TeamRow
 from bus.store.tables import (
     ApiKeyRow,
     AuditHeadRow,
@@ -330,5 +331,10 @@ async def _forget_name(session: AsyncSession, tenant_id: str, subject: str) -> N
     await session.execute(
         update(WebhookSecretRow)
         .where(WebhookSecretRow.tenant_id == tenant_id, WebhookSecretRow.created_by == subject)
+        .values(created_by=ERASED)
+    )
+    await session.execute(
+        update(TeamRow)
+        .where(TeamRow.tenant_id == tenant_id, TeamRow.created_by == subject)
         .values(created_by=ERASED)
     )
