@@ -54,3 +54,9 @@ def test_a_team_is_drawn_with_its_agents_matches_and_bounds() -> None:
     assert "    reviewer([reviewer])" in drawn
     assert "    reviewer -->|answer verdict=revise ≤2| writer" in drawn
     assert "    reviewer -->|answer| finalizer" in drawn
+
+
+@pytest.mark.parametrize("name", ["translate", "triage", "review"])
+def test_docs_show_each_example_team_as_it_is_tested(name: str) -> None:
+    page = (EXAMPLES.parent / "teams.md").read_text()
+    assert (EXAMPLES / f"{name}.yaml").read_text().rstrip() in page
