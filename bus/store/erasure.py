@@ -40,7 +40,6 @@ from bus.store.repository import Repository, utcnow
 from bus.store.retention import delete_conversations, delete_runs, rowcount
 from bus.store.schedule_tables import ScheduleRow, ScheduleTickRow
 from bus.store.scope import Scope
-from bus.store.team_tables import TeamRow
 from bus.store.tables import (
     ApiKeyRow,
     AuditHeadRow,
@@ -49,6 +48,7 @@ from bus.store.tables import (
     RunRow,
     TenantSettingsRow,
 )
+from bus.store.team_tables import TeamRow
 from bus.store.webhook_secrets import WebhookSecretRow
 
 _IN_FLIGHT = (RunStatus.QUEUED.value, RunStatus.RUNNING.value)
