@@ -8,6 +8,7 @@ the one the client reads.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from agentbus_contracts import ErrorBody, ErrorDetail
@@ -332,9 +333,17 @@ class TeamRefused(InvalidRequest):
     code = "team_invalid"
     hint = "fix each fault at the place its JSON pointer names, then apply the team again"
 
-    def __init__(self, message: str, faults: list[dict[str, str]]) -> None:
-        super().__init__(message, field="team")
-        self.faults = faults
+    def __init__(
+        self,
+        message: str,
+        *,
+        faults: Sequence[dict[str, str]] = (),
+        hint: str | None = None,
+        retry_after: int | None = None,
+        field: str | None = "team",
+    ) -> None:
+        super().__init__(message, hint=hint, retry_after=retry_after, field=field)
+        self.faults = list(faults)
 
     def body(self) -> dict[str, Any]:
         """The error document, with ``error.faults``: ``{pointer, code, message}`` each."""

@@ -30,7 +30,7 @@ RESERVED = frozenset({*SHIPPED, "custom"})
 
 def _refused(faults: list[TeamFault]) -> TeamRefused:
     error = TeamInvalid(faults)
-    return TeamRefused(error.message, [f.model_dump() for f in faults])
+    return TeamRefused(error.message, faults=[f.model_dump() for f in faults])
 
 
 class TeamBook:

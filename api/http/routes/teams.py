@@ -149,5 +149,7 @@ def _name(name: str) -> None:
     if not re.fullmatch(NAME, name):
         raise TeamRefused(
             f"team name {name!r} is not lower-case letters, digits, - and _ (40 at most)",
-            [{"pointer": "/name", "code": "invalid_name", "message": f"{name!r} is no name"}],
+            faults=[
+                {"pointer": "/name", "code": "invalid_name", "message": f"{name!r} is no name"}
+            ],
         )
