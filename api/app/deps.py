@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from api.app.scheduler import Scheduler
     from api.app.schedules import ScheduleBook
     from api.app.starter import RunStarter
+    from api.app.teams import TeamBook
     from api.settings import ApiSettings
     from bus.fence import Fence
     from bus.settings import BusSettings
@@ -67,6 +68,7 @@ class ApiDeps:
         erasure: erases a user's data (``DELETE /api/v1/users/{subject}``, ``/api/v1/me``).
         fence: the erasure fence (`bus.fence`): no key is made for a user it holds.
         memories: the users' long-term memories' use cases (``/api/v1/memories``).
+        teams: the tenants' teams' use cases (``/api/v1/teams``).
         server_tools: the names of the gateway's own tools (built-ins, document search,
             plugins): a tool a client declares may not take one.
     """
@@ -97,4 +99,5 @@ class ApiDeps:
     erasure: Erasure | None = None
     fence: Fence | None = None
     memories: MemoryBook | None = None
+    teams: TeamBook | None = None
     server_tools: frozenset[str] = frozenset()

@@ -8,6 +8,7 @@ the one the client reads.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from agentbus_contracts import ErrorBody, ErrorDetail
@@ -317,3 +318,35 @@ class OriginNotAllowed(ApiError):
         "call from a page of an allowed host (AGENTBUS_MCP_ALLOWED_HOSTS) or origin "
         "(AGENTBUS_API_ALLOWED_ORIGINS)"
     )
+
+
+class TeamNotFound(NotFound):
+    """No team of this name in the caller's tenant (or it was deleted)."""
+
+    code = "team_not_found"
+    hint = "list your tenant's teams with GET /api/v1/teams"
+
+
+class TeamRefused(InvalidRequest):
+    """A team document that cannot run: every fault, each at its place in the document."""
+
+    code = "team_invalid"
+    hint = "fix each fault at the place its JSON pointer names, then apply the team again"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        faults: Sequence[dict[str, str]] = (),
+        hint: str | None = None,
+        retry_after: int | None = None,
+        field: str | None = "team",
+    ) -> None:
+        super().__init__(message, hint=hint, retry_after=retry_after, field=field)
+        self.faults = list(faults)
+
+    def body(self) -> dict[str, Any]:
+        """The error document, with ``error.faults``: ``{pointer, code, message}`` each."""
+        body = super().body()
+        body["error"]["faults"] = self.faults
+        return body

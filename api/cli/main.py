@@ -74,6 +74,9 @@ COMMANDS: dict[str, Entry] = {
     "schedules": Entry(
         "api.cli.schedules", "app", "Scheduled questions: asked on a cron schedule."
     ),
+    "teams": Entry(
+        "api.cli.teams", "app", "Teams: agents and their hand-offs, declared as documents."
+    ),
     "memory": Entry(
         "api.cli.memory",
         "app",

@@ -22,6 +22,7 @@ from api.compose.schedules import schedule_book, scheduler_of
 from api.compose.settings import AppSettings
 from api.compose.starter import defaults_of as defaults_of  # re-exported: the API's wiring
 from api.compose.starter import limits_of, make_starter
+from api.compose.teams import team_book
 from api.compose.tool_names import server_tool_names
 from api.http.app import create_app
 from api.http.server import GRACEFUL_S, serve
@@ -75,6 +76,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         erasure=erasure_of(app_settings, stores, redis),
         fence=Fence(erasure_key(master)),
         memories=None if stores.memories is None else MemoryBook(stores.memories),
+        teams=team_book(app_settings, stores),
         server_tools=server_tool_names(app_settings.gateway),
     )
 

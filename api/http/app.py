@@ -49,6 +49,7 @@ from api.http.routes import (
     service_keys,
     session,
     settings,
+    teams,
     usage,
     webhooks,
     ws,
@@ -120,6 +121,7 @@ def create_app(deps: ApiDeps) -> FastAPI:
         schedules,
         erasure,
         memories,
+        teams,
     ):
         app.include_router(module.router, responses=errors(*CALLER))
     for module in (health, service_keys):

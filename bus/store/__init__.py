@@ -7,6 +7,7 @@ from bus.store import gate_tables as gate_tables
 from bus.store import memory_tables as memory_tables
 from bus.store import schedule_tables as schedule_tables
 from bus.store import summary_tables as summary_tables
+from bus.store import team_tables as team_tables
 from bus.store import turn_tables as turn_tables
 from bus.store.api_keys import ApiKeyRecord, ApiKeyStore, KeyRole
 from bus.store.audit import AuditEntry, AuditLogRecord, AuditReport, AuditStore, ChainReport
@@ -43,6 +44,7 @@ from bus.store.schedules import ScheduleRecord, ScheduleStore, TickRecord, TickS
 from bus.store.scope import Scope
 from bus.store.stores import Stores, open_store
 from bus.store.summaries import BranchContext, SummaryRecord, SummaryStore
+from bus.store.teams import TeamRecord, TeamStore
 from bus.store.tenant_settings import TenantSettingsRecord, TenantSettingsStore
 from bus.store.webhook_secrets import WebhookSecretRecord, WebhookSecretStore
 
@@ -99,6 +101,8 @@ __all__ = [
     "Stores",
     "SummaryRecord",
     "SummaryStore",
+    "TeamRecord",
+    "TeamStore",
     "TenantSettingsRecord",
     "TenantSettingsStore",
     "TickRecord",

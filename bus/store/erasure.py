@@ -48,6 +48,7 @@ from bus.store.tables import (
     RunRow,
     TenantSettingsRow,
 )
+from bus.store.team_tables import TeamRow
 from bus.store.webhook_secrets import WebhookSecretRow
 
 _IN_FLIGHT = (RunStatus.QUEUED.value, RunStatus.RUNNING.value)
@@ -330,5 +331,10 @@ async def _forget_name(session: AsyncSession, tenant_id: str, subject: str) -> N
     await session.execute(
         update(WebhookSecretRow)
         .where(WebhookSecretRow.tenant_id == tenant_id, WebhookSecretRow.created_by == subject)
+        .values(created_by=ERASED)
+    )
+    await session.execute(
+        update(TeamRow)
+        .where(TeamRow.tenant_id == tenant_id, TeamRow.created_by == subject)
         .values(created_by=ERASED)
     )

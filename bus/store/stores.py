@@ -21,6 +21,7 @@ from bus.store.retention import RetentionStore
 from bus.store.runs import RunStore
 from bus.store.schedules import ScheduleStore
 from bus.store.summaries import SummaryStore
+from bus.store.teams import TeamStore
 from bus.store.tenant_settings import TenantSettingsStore
 from bus.store.turns import TurnStore
 from bus.store.webhook_secrets import WebhookSecretStore
@@ -48,6 +49,7 @@ class Stores:
     erasure: ErasureStore | None = None
     memories: MemoryStore | None = None
     facts: FactStore | None = None
+    teams: TeamStore | None = None
 
 
 @contextlib.asynccontextmanager
@@ -74,6 +76,7 @@ async def open_store(settings: BusSettings, *, migrate: bool = False) -> AsyncGe
             erasure=ErasureStore(engine),
             memories=MemoryStore(engine),
             facts=FactStore(engine),
+            teams=TeamStore(engine),
         )
     finally:
         await engine.dispose()

@@ -1,5 +1,6 @@
 // Settings panels (admin keys only; the API refuses the writes to anyone else anyway):
-// Preferences, Network, Agents (prompts, the researcher's tools, the run graph).
+// Preferences, Network, Agents (prompts, the researcher's tools, the run graph and the
+// tenant's teams).
 import { clear, h } from './dom.js';
 import { drawGraph } from './graph.js';
 
@@ -110,12 +111,27 @@ export async function agentsPanel(api) {
     return { name: a.name, area, box: h('details', { class: 'agent' }, h('summary', { text: a.name }), h('div', { class: 'dim small', text: `Default: ${a.default_prompt}` }), area) };
   });
   const tools = h('input', { type: 'text', name: 'researcher_tools', 'aria-label': 'researcher tools', placeholder: 'all tools', value: (config.researcher_tools ?? []).join(', ') });
-  const graphMode = h('select', { 'aria-label': 'graph mode' }, ['multi', 'single'].map((o) => h('option', { value: o, text: o })));
+  // The tenant's teams are drawn beside the built-in modes (version 0 is a built-in one).
+  const teams = (await api.get('/teams').catch(() => ({ teams: [] }))).teams.filter((t) => t.version > 0);
+  const modes = [['multi', 'multi'], ['single', 'single'], ...teams.map((t) => [`team:${t.name}`, `team ${t.name} (v${t.version})`])];
+  const graphMode = h('select', { 'aria-label': 'graph mode' }, modes.map(([value, text]) => h('option', { value, text })));
   const graphAccuracy = h('select', { 'aria-label': 'graph accuracy' }, ['standard', 'accurate'].map((o) => h('option', { value: o, text: o })));
   const graph = h('div', { class: 'graph-box' });
   const draw = async () => {
-    const data = await api.get(`/graph?mode=${graphMode.value}&accuracy=${graphAccuracy.value}`);
-    clear(graph).append(drawGraph(data.edges));
+    const team = graphMode.value.startsWith('team:') ? graphMode.value.slice(5) : null;
+    graphAccuracy.disabled = team !== null;
+    if (team === null) {
+      const data = await api.get(`/graph?mode=${graphMode.value}&accuracy=${graphAccuracy.value}`);
+      clear(graph).append(drawGraph(data.edges));
+      return;
+    }
+    const { document } = await api.get(`/teams/${encodeURIComponent(team)}`);
+    clear(graph).append(drawGraph(document.edges.map((e) => ({
+      source: e.from,
+      outcome: e.match ? `${e.on} ${e.match.field}=${e.match.equals}` : e.on,
+      target: e.to,
+      when: [e.when, e.attempts ? `at most ${e.attempts}` : null].filter(Boolean).join(', ') || null,
+    }))));
   };
   graphMode.addEventListener('change', draw);
   graphAccuracy.addEventListener('change', draw);

@@ -4,6 +4,7 @@ per-question "allow high-risk tools" switch."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from bus import keys, wire
@@ -89,6 +90,28 @@ async def test_the_agents_panel_keeps_models_and_draws_each_accuracy(
     assert agents["planner"]["prompt"] == "You are the planner. Plan in one step."
     assert agents["critic"]["model"] == "m-small"  # the panel does not show it; kept
     await browser.shot(page, "agents")
+
+
+async def test_the_agents_panel_draws_a_stored_team(start_web: StartWeb, browser: Browser) -> None:
+    system = await start_web()
+    admin = await system.key("t1", "root", KeyRole.ADMIN)
+    team = (Path(__file__).parents[3] / "docs" / "teams" / "triage.yaml").read_text()
+    yaml = {"Content-Type": "application/yaml"}
+    put = await system.http.put(
+        "/api/v1/teams/triage", content=team, headers=system.auth(admin) | yaml
+    )
+    assert put.is_success, put.text
+    page = await open_signed_in(system, browser, admin)
+    await page.locator(".settings-open").click()
+    await page.get_by_role("tab", name="Agents").click()
+    await page.locator("svg.graph .node-critic").wait_for()
+    await page.locator("select[aria-label='graph mode']").select_option("team:triage")
+    for node in ("triage", "billing", "technical", "finalizer"):
+        await page.locator(f"svg.graph .node-{node}").wait_for()
+    assert await page.locator("svg.graph .node-critic").count() == 0
+    labels = await page.locator("svg.graph .edge-label").all_text_contents()
+    assert "answer category=billing" in labels
+    await browser.shot(page, "team")
 
 
 async def test_high_risk_tools_can_be_allowed_per_question(

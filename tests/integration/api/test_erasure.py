@@ -141,6 +141,10 @@ async def test_an_admin_erases_a_user_and_nothing_of_theirs_is_left_readable(
         headers=api.auth(alice),
     )
     assert scheduled.status_code == 201, scheduled.text
+    team = {"edges": [{"from": "intake", "on": "admitted", "to": "finalizer"}]}
+    for key in (alice, other_alice):  # a team names who stored it
+        applied = await api.http.put("/api/v1/teams/mine", json=team, headers=api.auth(key))
+        assert applied.status_code == 200, applied.text
     assert api.stores.memories is not None
     await api.stores.memories.remember(
         [

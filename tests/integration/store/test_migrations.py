@@ -32,7 +32,7 @@ from bus.store.migrate import downgrade_async
 from bus.store.repository import utcnow
 from bus.store.tables import Base
 
-HEAD = "0022"  # the newest revision
+HEAD = "0023"  # the newest revision
 BASELINE = "0001"
 OWNER = Scope.user("t", "s")
 

@@ -1,0 +1,143 @@
+"""An invalid team is refused with every fault named at its place (a JSON pointer)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agents.errors import TeamInvalid
+from agents.teams.check import Allowance, check
+from agents.teams.parse import parse_team, team_from_data
+
+
+def faults(data: dict[str, Any], allowance: Allowance | None = None) -> set[tuple[str, str]]:
+    found = check(team_from_data(data), allowance or Allowance())
+    return {(f.pointer, f.code) for f in found}
+
+
+def agent(name: str, **more: Any) -> dict[str, Any]:
+    return {"name": name, "instructions": f"You are {name}.", **more}
+
+
+def edge(source: str, to: str, on: str = "answer", **more: Any) -> dict[str, Any]:
+    return {"from": source, "on": on, "to": to, **more}
+
+
+START = edge("intake", "a", on="admitted")
+
+
+def test_a_path_that_never_reaches_the_finalizer_is_named() -> None:
+    data = {"agents": [agent("a"), agent("b")], "edges": [START, edge("a", "b")]}
+    assert faults(data) == {("/agents/1", "dead_end")}
+
+
+def test_a_loop_without_a_bound_is_named_at_its_first_edge() -> None:
+    data = {
+        "agents": [agent("a"), agent("b")],
+        "edges": [START, edge("a", "b"), edge("b", "a"), edge("b", "finalizer")],
+    }
+    assert ("/edges/1", "unbounded_loop") in faults(data)
+
+
+def test_a_bounded_loop_needs_a_way_out_after_its_attempts() -> None:
+    data = {
+        "agents": [agent("a"), agent("b")],
+        "edges": [START, edge("a", "b"), edge("b", "a", attempts=2)],
+    }
+    assert ("/edges/2/attempts", "loop_without_exit") in faults(data)
+
+
+def test_tools_and_models_the_tenant_does_not_allow_are_named() -> None:
+    data = {
+        "agents": [agent("a", model="big", tools=["calculator", "shell"])],
+        "edges": [START, edge("a", "finalizer")],
+    }
+    allowance = Allowance(tools=frozenset({"calculator"}), models=frozenset({"small"}))
+    assert faults(data, allowance) == {
+        ("/agents/0/model", "model_not_allowed"),
+        ("/agents/0/tools/1", "tool_not_allowed"),
+    }
+
+
+def test_a_gate_is_refused_where_no_state_store_exists() -> None:
+    data = {
+        "agents": [agent("a")],
+        "edges": [START, edge("a", "answer_gate"), edge("answer_gate", "finalizer", on="approve")],
+    }
+    assert faults(data) == set()
+    assert faults(data, Allowance(store=False)) == {
+        ("/edges/1/to", "gate_without_store"),
+        ("/edges/2/from", "gate_without_store"),
+    }
+
+
+def test_an_agent_no_path_reaches_is_named() -> None:
+    data = {
+        "agents": [agent("a"), agent("lonely")],
+        "edges": [START, edge("a", "finalizer"), edge("lonely", "finalizer")],
+    }
+    assert faults(data) == {("/agents/1", "unreachable")}
+
+
+def test_routes_on_fields_are_checked_against_the_output_schema() -> None:
+    schema = {"type": "object", "properties": {"kind": {"enum": ["x", "y"]}}}
+    data = {
+        "agents": [agent("a", output_schema=schema), agent("b")],
+        "edges": [
+            START,
+            edge("a", "b", match={"field": "kind", "equals": "z"}),
+            edge("a", "finalizer", match={"field": "colour", "equals": "x"}),
+            edge("b", "finalizer", match={"field": "kind", "equals": "x"}),
+        ],
+    }
+    assert faults(data) == {
+        ("/edges/1/match/equals", "value_not_in_enum"),
+        ("/edges/2/match/field", "unknown_field"),
+        ("/edges/3/match", "match_without_schema"),
+        ("/agents/0", "output_not_covered"),
+        ("/agents/1", "output_not_covered"),
+    }
+
+
+def test_unknown_nodes_outcomes_conditions_and_sources_are_named() -> None:
+    data = {
+        "agents": [agent("a", sources=["documents", "wiki"]), agent("critic")],
+        "edges": [
+            START,
+            edge("a", "nowhere"),
+            edge("a", "finalizer", on="done", when="sometimes"),
+        ],
+    }
+    assert faults(data) >= {
+        ("/agents/0/sources/1", "unknown_source"),
+        ("/agents/1/name", "reserved_name"),
+        ("/edges/1/to", "unknown_node"),
+        ("/edges/2/on", "unknown_outcome"),
+        ("/edges/2/when", "unknown_condition"),
+    }
+
+
+def test_an_invalid_output_schema_is_named_inside_it() -> None:
+    data = {
+        "agents": [agent("a", output_schema={"type": "object", "properties": {"n": {"type": 3}}})],
+        "edges": [START, edge("a", "finalizer")],
+    }
+    found = faults(data)
+    assert {code for _, code in found} == {"invalid_schema"}
+    assert all(p.startswith("/agents/0/output_schema") for p, _ in found)
+
+
+def test_a_shape_fault_is_named_with_its_pointer() -> None:
+    with pytest.raises(TeamInvalid) as refused:
+        parse_team("agents: [{name: A, instructions: ''}]\nedges: [{from: intake, to: x}]\n")
+    pointers = {f.pointer for f in refused.value.faults}
+    assert pointers == {"/agents/0/name", "/agents/0/instructions", "/edges/0/on"}
+    assert refused.value.code == "team_invalid"
+
+
+def test_text_that_is_not_yaml_is_refused_saying_where() -> None:
+    with pytest.raises(TeamInvalid) as refused:
+        parse_team("edges: [unclosed\n")
+    assert refused.value.faults[0].code == "not_yaml"
+    assert "line" in refused.value.faults[0].message
