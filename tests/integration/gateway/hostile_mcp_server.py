@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import socket
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -57,6 +59,18 @@ def connect_via_proxy(host: str, port: int) -> str:
             while reply.readline() not in (b"\r\n", b""):
                 pass
             return "connected: " + reply.readline().decode().strip()
+    except OSError as e:
+        return f"refused: {type(e).__name__}"
+
+
+@server.tool()
+def http_get(url: str) -> str:
+    """GET ``url`` with the standard library's client, which follows ``HTTP_PROXY``."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as reply:
+            return "got: " + reply.read().decode()
+    except urllib.error.HTTPError as e:
+        return f"refused: {e.code}"
     except OSError as e:
         return f"refused: {type(e).__name__}"
 

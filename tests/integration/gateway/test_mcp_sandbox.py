@@ -12,6 +12,7 @@ import socket
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +189,34 @@ async def test_a_server_granted_a_port_reaches_it_through_the_proxy_and_nothing_
     for host, port in (("localhost", listener), ("127.0.0.1", 6379), ("169.254.169.254", 80)):
         said = await content(hub, opened, "connect_via_proxy", host=host, port=port)
         assert said.startswith("refused: 403"), (host, port, said)
+
+
+async def test_an_ordinary_http_client_in_the_sandbox_follows_the_proxy_to_its_grant(
+    hub: McpHub, granted: Path, second: int
+) -> None:
+    class Hello(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = f"hello from {self.path}".encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    web = ThreadingHTTPServer(("127.0.0.1", 0), Hello)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    port = int(web.server_address[1])
+    try:
+        opened = hostile(granted, hosts=[f"127.0.0.1:{port}"])
+        said = await content(hub, opened, "http_get", url=f"http://127.0.0.1:{port}/page")
+        assert said == "got: hello from /page"
+        said = await content(hub, opened, "http_get", url=f"http://127.0.0.1:{second}/")
+        assert said == "refused: 403", said
+    finally:
+        web.shutdown()
+        web.server_close()
 
 
 async def test_a_fork_bomb_stops_at_the_process_limit_and_the_server_still_answers(
