@@ -54,7 +54,8 @@ test: install services browser sandbox node-clients
 
 # The fuzzers of tests/fuzz for long: schemathesis over the OpenAPI document (150 s per
 # caller), hypothesis over websocket frames and runs.questions (1,000 examples each).
-# `make test` runs them short. Each prints its counts.
+# `make test` runs them short. Each prints its counts; schemathesis ends with a table of
+# the cases that reached each operation's handler, per caller.
 fuzz: install services
 	AGENTBUS_FUZZ_SECONDS=150 AGENTBUS_FUZZ_EXAMPLES=1000 .venv/bin/pytest tests/fuzz -s -q
 

@@ -50,7 +50,8 @@ class BusSettings(EnvSettings):
     redis_wait_replicas: int = Field(
         default=0,
         ge=0,
-        description="Replicas that must acknowledge a step's commit (WAIT) before it counts.",
+        description="Replicas that must acknowledge a step's commit and a side-effecting "
+        "call's claim (WAIT) before they count; unset on a cluster: 1.",
     )
     redis_wait_timeout_ms: int = Field(
         default=2_000, ge=1, description="How long a commit waits for those replicas."
@@ -144,6 +145,10 @@ class BusSettings(EnvSettings):
         # Every process of a deployment computes the same count: it depends on settings only.
         if self.redis_cluster and "shards" not in self.model_fields_set:
             self.shards = CLUSTER_SHARDS
+        # A cluster has replicas to fail over to: a claim only its dead master held would
+        # let a side-effecting tool run again on the new one. Set 0 for a cluster without.
+        if self.redis_cluster and "redis_wait_replicas" not in self.model_fields_set:
+            self.redis_wait_replicas = 1
         return self
 
     @property

@@ -9,6 +9,7 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from gateway.errors import ConfigInvalid
+from gateway.mcp.egress_grants import parse_grants
 from gateway.spec import Risk
 
 
@@ -22,8 +23,9 @@ class McpSandbox(BaseModel):
     Attributes:
         read_paths: absolute paths the server may read (its own code, say).
         write_paths: absolute paths the server may read and write.
-        hosts: hosts the server talks to; any host shares the gateway's network with the
-            server (the sandbox cannot narrow it to these hosts: see the gateway README).
+        hosts: what the server may reach, each ``HOST`` (ports 443 and 80) or
+            ``HOST:PORT``, through the gateway's egress proxy and the SSRF guard
+            (`gateway.mcp.egress_grants`); nothing else is reachable from the sandbox.
         memory_mb: address-space limit of each of its processes (RLIMIT_AS).
         cpu_s: CPU seconds each of its processes may use (RLIMIT_CPU).
         max_processes: processes (and threads) it may run at once (RLIMIT_NPROC).
@@ -43,6 +45,7 @@ class McpSandbox(BaseModel):
         for path in (*self.read_paths, *self.write_paths):
             if not path.startswith("/") or "\x00" in path:
                 raise ValueError(f"sandbox paths are absolute: {path!r}")
+        parse_grants(self.hosts)  # a ValueError names the entry
         return self
 
 

@@ -3,7 +3,7 @@
 The `mcp` client is an async context manager whose task group must be entered and left
 by the same task, so a background task holds it open and calls are made from any task.
 A stdio server is a child process of the gateway, in its sandbox (`gateway.mcp.sandbox`);
-it is stopped with the session.
+it is stopped with the session, and so is its egress proxy when it is granted hosts.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from gateway.egress.ssrf import system_resolver
 from gateway.errors import GatewayError, McpUnavailable, ToolError
 from gateway.mcp import sandbox
 from gateway.mcp.config import McpServerConfig
+from gateway.mcp.egress_grants import parse_grants
+from gateway.mcp.egress_proxy import EgressProxy
 from gateway.mcp.http import pinned_client
 from gateway.ports import Resolver
 
@@ -106,7 +108,15 @@ class McpConnection:
     async def _target(self, stack: contextlib.AsyncExitStack) -> Any:
         cfg = self.config
         if cfg.command is not None:
-            launch = sandbox.launch_for(cfg, hidden=self._hidden, bwrap=sandbox.find_bwrap())
+            bwrap = sandbox.find_bwrap()
+            proxy = None
+            if cfg.sandbox.hosts and not cfg.unsandboxed and bwrap is not None:
+                grants = parse_grants(cfg.sandbox.hosts)
+                egress = EgressProxy(cfg.name, grants, resolver=self._resolver)
+                await egress.start()
+                stack.push_async_callback(egress.aclose)
+                proxy = egress.socket_path
+            launch = sandbox.launch_for(cfg, hidden=self._hidden, bwrap=bwrap, proxy=proxy)
             if not launch.sandboxed:  # an operator's choice; each call's audit row says so
                 log.warning("mcp_server_unsandboxed", server=cfg.name, command=cfg.where)
             return StdioServerParameters(

@@ -10,8 +10,11 @@ The server is started as ``bwrap ... -- [setpriv ...] prlimit ... -- COMMAND``:
   path contains them.
 * **environment**: only ``PATH``, ``HOME=/tmp``, ``LANG`` and the config's ``env``: no
   ``AGENTBUS_*`` secret, no database URL.
-* **network**: none (``--unshare-net``) unless the config grants hosts, which shares the
-  host's network (the sandbox cannot narrow it to those hosts).
+* **network**: its own namespace with only a loopback (``--unshare-net``), always. When
+  the config grants hosts, the gateway's egress proxy for this server (a unix socket,
+  `gateway.mcp.egress_proxy`) is bound in, and a relay (`gateway.mcp.egress_relay`)
+  offers it on that loopback as ``HTTP_PROXY``/``HTTPS_PROXY``/``ALL_PROXY``: the server
+  reaches the granted hosts on the granted ports, through the SSRF guard, and nothing else.
 * **processes**: ``--die-with-parent``, ``--new-session`` (no terminal injection), its own
   PID namespace; ``prlimit`` sets RLIMIT_AS, RLIMIT_CPU and RLIMIT_NPROC. A gateway running
   as root first drops to ``nobody`` with ``setpriv`` (with every capability gone), because
@@ -49,6 +52,10 @@ _ETC = (
     "/etc/ca-certificates",
 )
 _PATH = "/usr/local/bin:/usr/bin:/bin"
+#: Where the egress proxy's socket and the relay appear inside the sandbox.
+PROXY_SOCKET = "/run/agentbus/egress.sock"
+RELAY = "/run/agentbus/egress_relay.py"
+_RELAY_SOURCE = str(Path(__file__).resolve().with_name("egress_relay.py"))
 
 
 @dataclass(frozen=True)
@@ -66,7 +73,11 @@ def find_bwrap() -> str | None:
 
 
 def launch_for(
-    config: McpServerConfig, *, hidden: Sequence[Path] = (), bwrap: str | None = None
+    config: McpServerConfig,
+    *,
+    hidden: Sequence[Path] = (),
+    bwrap: str | None = None,
+    proxy: Path | None = None,
 ) -> Launch:
     """The sandboxed (or, when the config says so, plain) start of ``config``'s server.
 
@@ -74,6 +85,7 @@ def launch_for(
         config: a stdio server (``command`` set).
         hidden: paths the server must never see (the data folder, the store's file).
         bwrap: the bubblewrap executable; None when it is missing.
+        proxy: the socket of the server's egress proxy; needed when it is granted hosts.
 
     Raises:
         McpSandboxUnavailable: no bubblewrap, and the server is not ``unsandboxed``.
@@ -87,17 +99,23 @@ def launch_for(
             f"the MCP server {config.name!r} needs bubblewrap (bwrap) to run sandboxed, "
             "and it is not installed"
         )
-    argv = [bwrap, *_isolation(config), *_binds(config, hidden), "--chdir", "/tmp", "--"]
-    return Launch([*argv, *_limits(config), *config.command], env, sandboxed=True)
+    argv = [bwrap, *_isolation(), *_binds(config, hidden)]
+    relay: list[str] = []
+    if config.sandbox.hosts:
+        assert proxy is not None, "a server granted hosts needs its egress proxy"
+        argv += ["--ro-bind", _RELAY_SOURCE, RELAY, "--bind", str(proxy), PROXY_SOCKET]
+        relay = [sys.executable, "-I", "-S", RELAY, PROXY_SOCKET, "--"]
+    argv += ["--chdir", "/tmp", "--"]
+    return Launch([*argv, *_limits(config), *relay, *config.command], env, sandboxed=True)
 
 
-def _isolation(config: McpServerConfig) -> list[str]:
+def _isolation() -> list[str]:
     # --unshare-all less the user namespace: a root gateway's user namespace would map the
     # server's user to root outside, which RLIMIT_NPROC never limits (setpriv drops it to
-    # nobody instead); an unprivileged bwrap makes one of its own anyway.
+    # nobody instead); an unprivileged bwrap makes one of its own anyway. The network is
+    # never shared: granted hosts are reached through the egress proxy only.
     flags = ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
-    flags += [] if config.sandbox.hosts else ["--unshare-net"]
-    flags += ["--die-with-parent", "--new-session"]
+    flags += ["--unshare-net", "--die-with-parent", "--new-session"]
     return [*flags, "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
 
 
@@ -114,7 +132,7 @@ def _binds(config: McpServerConfig, hidden: Sequence[Path]) -> list[str]:
     writable = _outermost(config.sandbox.write_paths)
     # The folders leading to each mount are made here, readable by all: bwrap would make
     # them with the gateway's umask, and a server running as nobody could not pass them.
-    for parent in _parents([*_ETC, *readable, *writable]):
+    for parent in _parents([*_ETC, *readable, *writable, PROXY_SOCKET]):
         args += ["--perms", "0755", "--dir", parent]
     for etc in _ETC:
         args += ["--ro-bind-try", etc, etc]

@@ -88,13 +88,122 @@ VALID_FRAMES = st.one_of(
     ),
     st.just({"type": "ping"}),
 )
-#: Text a websocket client may send: valid and typed frames, any JSON, not JSON at all.
-FRAME_TEXTS = st.one_of(
+#: Strings an attacker tries in any text field: injections, control and bidi characters,
+#: a lone surrogate (valid JSON, not valid UTF-8), sizes at and past the limits.
+HOSTILE_TEXT = st.one_of(
+    st.sampled_from(
+        [
+            "'; DROP TABLE runs; --",
+            '<script>alert("x")</script>',
+            "{{7*7}}${7*7}",
+            "${jndi:ldap://169.254.169.254/a}",
+            "../../../../etc/passwd",
+            "%s%n%x",
+            "\u0000nul\u0000",
+            "\u202eevil\u202c",
+            "\ud800",
+            "\U0001f600" * 50,
+            "x" * 64,
+            "x" * 65,
+            "y" * 32_001,
+        ]
+    ),
+    st.text(min_size=1, max_size=80),
+)
+#: Well-formed ids (they pass the pattern) that name nothing, or nothing of the caller's.
+HOSTILE_ID = st.one_of(
+    st.sampled_from(["0", "-", "_" * 64, "run-1", "00000000000000000000000000000000"]),
+    _VALID_ID,
+)
+_MAX_INT = 2**63 - 1
+HOSTILE_SETTINGS = st.fixed_dictionaries(
+    {},
+    optional={
+        "mode": st.sampled_from(["single", "multi", "custom"]),
+        "accuracy": st.sampled_from(["standard", "accurate"]),
+        "think": st.booleans(),
+        "use_tools": st.booleans(),
+        "verifier_check": st.booleans(),
+        "max_tool_hops": st.sampled_from([0, 1, 8]),
+        "approve_high_risk": st.booleans(),
+        "approve_critical": st.lists(
+            st.sampled_from(["shell", "web_fetch", "calculator", "files__write"]), max_size=3
+        ),
+        "multitask": st.sampled_from(["enqueue", "reject", "interrupt", "rollback"]),
+        "model": HOSTILE_TEXT,
+        "token_budget": st.sampled_from([1, 2, 10**9, _MAX_INT]),
+        "cost_budget_usd": st.sampled_from([0.0, 1e-12, 1e9]),
+    },
+)
+_HOSTILE_FIELDS: dict[str, Any] = {
+    "request_id": st.one_of(HOSTILE_TEXT.map(lambda t: t[:64]), st.none()),
+}
+#: Frames of every type the server accepts, shaped as the protocol says, carrying hostile
+#: values: what a client that knows the protocol sends to break it.
+HOSTILE_VALID_FRAMES = st.one_of(
+    st.builds(
+        _typed,
+        st.just("ask"),
+        st.fixed_dictionaries(
+            {"question": HOSTILE_TEXT},
+            optional={
+                "conversation_id": HOSTILE_ID,
+                "parent_message_id": st.sampled_from([0, 1, 2**53, _MAX_INT]),
+                "settings": HOSTILE_SETTINGS,
+                "webhook_url": st.sampled_from(
+                    [
+                        "http://169.254.169.254/latest/meta-data/",
+                        "http://[::1]:6379/",
+                        "http://127.0.0.1:6379/",
+                        "file:///etc/passwd",
+                        "https://example.com/" + "a" * 2000,
+                    ]
+                ),
+                "webhook_approvals": st.booleans(),
+                **_HOSTILE_FIELDS,
+            },
+        ),
+    ),
+    st.builds(
+        _typed,
+        st.just("join"),
+        st.fixed_dictionaries(
+            {"run_id": HOSTILE_ID},
+            optional={
+                "last_event_id": st.sampled_from(
+                    ["0-0", "18446744073709551615-18446744073709551615", "99999999999999999999-1"]
+                ),
+                **_HOSTILE_FIELDS,
+            },
+        ),
+    ),
+    st.builds(
+        _typed,
+        st.sampled_from(["cancel", "resume"]),
+        st.fixed_dictionaries(
+            {"run_id": HOSTILE_ID},
+            optional={
+                "decision": st.one_of(_FIELDS["decision"], HOSTILE_TEXT.map(lambda t: t[:32])),
+                "conversation_id": HOSTILE_ID,
+                **_HOSTILE_FIELDS,
+            },
+        ),
+    ),
+    st.builds(_typed, st.just("auth"), st.fixed_dictionaries({"api_key": HOSTILE_TEXT})),
+    st.builds(_typed, st.just("ping"), st.fixed_dictionaries({}, optional=_HOSTILE_FIELDS)),
+)
+#: Frames that are not what the protocol says: typed with random fields, any JSON, not JSON.
+BROKEN_FRAME_TEXTS = st.one_of(
     VALID_FRAMES.map(json.dumps),
     TYPED_FRAMES.map(json.dumps),
     ANY_JSON.map(json.dumps),
     st.text(max_size=200),
     st.binary(max_size=100).map(lambda b: b.decode("latin-1")),
+)
+#: Text a websocket client may send: four times in five a frame of the protocol's shape
+#: with hostile values, else a broken one.
+FRAME_TEXTS = st.integers(min_value=0, max_value=4).flatmap(
+    lambda i: BROKEN_FRAME_TEXTS if i == 4 else HOSTILE_VALID_FRAMES.map(json.dumps)
 )
 
 

@@ -1,10 +1,13 @@
-"""Schemathesis over the served OpenAPI document, as four callers: a user key, an admin
-key, another tenant's user key and no key.
+"""Schemathesis over the served OpenAPI document, as five callers: a user key, an admin
+key, another tenant's user key, no key, and an admin key of its own on the operations
+that end the caller's key (``credentials``, which the others leave out).
 
 Every response must be a documented status (``status_code_conformance``: each route
 declares every error it answers with, ``api.http.responses``), with a body of its
 documented schema, never a 5xx, and within the request timeout (a hang is a failure).
-The counts of each run are printed (``-s``); ``make fuzz`` runs it long.
+The counts of each run are printed (``-s``), and after the last a table: per operation
+and caller, the cases that reached the handler (``tests/fuzz/reach.py``); every operation
+must be reached by some caller. ``make fuzz`` runs it long.
 
 Each run draws a fresh seed, printed with its counts (``AGENTBUS_FUZZ_SEED=N`` replays
 one), so runs explore instead of trying the same cases. After the three stateless phases
@@ -21,10 +24,14 @@ import os
 import secrets
 import subprocess
 import sys
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
+from tests.fuzz import reach
 from tests.fuzz.system import FUZZ_SECONDS, System
 
 pytestmark = [pytest.mark.connected, pytest.mark.timeout(int(FUZZ_SECONDS) + 240)]
@@ -36,7 +43,24 @@ REQUEST_TIMEOUT_S = 20
 SEED = int(os.environ.get("AGENTBUS_FUZZ_SEED") or secrets.randbelow(2**31))
 PHASES = "examples,coverage,fuzzing,stateful"
 #: Admin last: its fuzzed settings (rate limits, tools) then change nothing the others see.
-CALLERS = ["none", "user", "other_tenant", "admin"]
+#: ``credentials`` last of all: a fresh admin key of its own on the operations that can
+#: end the caller's own key (erasure, revocation), which every other caller leaves out: a
+#: key that erased or revoked itself early gets only 401 for the rest of its run, and its
+#: fuzzer reaches no handler (21 operations did so in a long run).
+CALLERS = ["none", "user", "other_tenant", "admin", "credentials"]
+ENDS_THE_KEY = (
+    r"^(DELETE /api/v1/me|DELETE /api/v1/users/\{subject\}|DELETE /api/v1/keys/\{key_id\})$"
+)
+
+
+#: Per caller, per operation: cases sent and cases that reached the handler.
+REACHED: dict[str, dict[reach.Operation, Counter[str]]] = {}
+OPERATIONS: dict[str, list[reach.Operation]] = {}
+
+
+def ops(system: System) -> list[reach.Operation]:
+    """The operations of the served document."""
+    return reach.operations(httpx.get(f"{system.base_url}/openapi.json", timeout=30).json())
 
 
 def fuzz(system: System, caller: str, report: Path) -> tuple[int, dict[str, object], str]:
@@ -65,11 +89,19 @@ def fuzz(system: System, caller: str, report: Path) -> tuple[int, dict[str, obje
         "--generation-database",
         "none",
         "--report",
-        "json",
+        "json,har",
         "--report-json-path",
         str(report),
+        "--report-har-path",
+        str(report.with_suffix(".har")),
     ]
-    if caller != "none":
+    if caller == "credentials":
+        key = system.key("t1", f"eraser-{SEED}", "admin")
+        args += ["--header", f"Authorization: Bearer {key}"]
+        args += ["--include-name-regex", ENDS_THE_KEY]
+    else:
+        args += ["--exclude-name-regex", ENDS_THE_KEY]
+    if caller not in ("none", "credentials"):
         args += ["--header", f"Authorization: Bearer {system.keys[caller]}"]
     done = subprocess.run(
         args,
@@ -83,6 +115,18 @@ def fuzz(system: System, caller: str, report: Path) -> tuple[int, dict[str, obje
     return done.returncode, doc, done.stdout[-20_000:] + done.stderr[-5_000:]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def reached_table() -> Iterator[None]:
+    """After every caller ran (in this process): per operation, how many cases reached its
+    handler, per caller; every operation must have been reached by one allowed to call it."""
+    yield
+    if not REACHED:
+        return
+    print(f"\nschemathesis, cases that reached the handler / cases sent:\n{reach.render(REACHED)}")
+    if set(REACHED) == set(CALLERS):
+        assert reach.unreached(REACHED) == [], reach.render(REACHED)
+
+
 @pytest.mark.parametrize("caller", CALLERS)
 def test_no_fuzzed_request_gets_a_server_error_or_an_undocumented_answer(
     system: System, caller: str, tmp_path: Path
@@ -93,6 +137,8 @@ def test_no_fuzzed_request_gets_a_server_error_or_an_undocumented_answer(
         f"schemathesis as {caller}, seed {SEED} (replay: AGENTBUS_FUZZ_SEED={SEED}): "
         f"{json.dumps(cases)}; failures {report.get('failures')}"
     )
+    table = reach.count(tmp_path / "report.har", OPERATIONS.setdefault("ops", ops(system)))
+    REACHED[caller] = table
     assert code == 0, output
     assert isinstance(cases, dict) and cases.get("generated", 0) > 0, output
     assert system.dead() == []

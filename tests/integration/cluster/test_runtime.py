@@ -47,6 +47,9 @@ def test_the_default_shards_land_on_every_master(cluster: LocalCluster) -> None:
     s = BusSettings(redis_cluster=True, redis_url=cluster.url)
     assert s.shards == CLUSTER_SHARDS
     assert BusSettings(redis_cluster=True, shards=1).shards == 1  # set: kept
+    # A cluster waits for a replica by default (the once-only claim survives a failover).
+    assert s.redis_wait_replicas == 1 and BusSettings().redis_wait_replicas == 0
+    assert BusSettings(redis_cluster=True, redis_wait_replicas=0).redis_wait_replicas == 0
     owners = [cluster.master_of(keys.role_stream(keys.Role.NOOP, k)) for k in range(s.shards)]
     assert sorted(owners) == sorted(cluster.master_ports())  # one shard on each
 

@@ -1,15 +1,18 @@
 """A hostile stdio MCP server in its sandbox: it cannot read the data folder or the
-gateway's secrets, reach Redis, fork without end or burn CPU past its limit, and the
-gateway (and the next call) carries on. Without bubblewrap the server is not started
-unless an operator said ``unsandboxed``, which each call's audit row then shows."""
+gateway's secrets, reach Redis or a host and port it was not granted, fork without end
+or burn CPU past its limit, and the gateway (and the next call) carries on. Without
+bubblewrap the server is not started unless an operator said ``unsandboxed``, which each
+call's audit row then shows."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -95,11 +98,9 @@ async def content(hub: McpHub, config: McpServerConfig, tool: str, **args: Any) 
     return str(outcome.result["content"])
 
 
-@pytest.fixture
-def listener() -> Iterator[int]:
-    """A TCP port on loopback that accepts connections (from the host's network)."""
+def serve(banner: bytes) -> tuple[int, socket.socket]:
+    """A TCP port on the host's loopback that greets each connection with ``banner``."""
     server = socket.create_server(("127.0.0.1", 0))
-    port = int(server.getsockname()[1])
 
     def accept() -> None:
         while True:
@@ -107,9 +108,28 @@ def listener() -> Iterator[int]:
                 conn, _ = server.accept()
             except OSError:
                 return
+            with contextlib.suppress(OSError):
+                conn.sendall(banner + b"\n")
             conn.close()
 
     threading.Thread(target=accept, daemon=True).start()
+    return int(server.getsockname()[1]), server
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A TCP port on loopback that accepts connections (from the host's network)."""
+    port, server = serve(b"granted service")
+    try:
+        yield port
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def second() -> Iterator[int]:
+    """Another port on loopback, one no server is granted."""
+    port, server = serve(b"second service")
     try:
         yield port
     finally:
@@ -151,8 +171,52 @@ async def test_the_server_has_no_network_unless_its_config_grants_hosts(
     for port in (listener, 6379):  # a port the test serves, and the Redis the gateway uses
         said = await content(hub, closed, "connect", host="127.0.0.1", port=port)
         assert said.startswith("refused"), (port, said)
-    opened = hostile(granted, hosts=["127.0.0.1"])
-    assert await content(hub, opened, "connect", host="127.0.0.1", port=listener) == "connected"
+
+
+async def test_a_server_granted_a_port_reaches_it_through_the_proxy_and_nothing_else(
+    hub: McpHub, granted: Path, listener: int, second: int
+) -> None:
+    opened = hostile(granted, hosts=[f"127.0.0.1:{listener}"])
+    said = await content(hub, opened, "connect_via_proxy", host="127.0.0.1", port=listener)
+    assert said == "connected: granted service"
+    # The same host on a port it was not granted, through the proxy or around it.
+    said = await content(hub, opened, "connect_via_proxy", host="127.0.0.1", port=second)
+    assert said.startswith("refused: 403"), said
+    for port in (listener, second, 6379):  # no network but the proxy: not even the grant
+        said = await content(hub, opened, "connect", host="127.0.0.1", port=port)
+        assert said.startswith("refused"), (port, said)
+    # Other names of the host, Redis, and the metadata endpoint: refused by the proxy.
+    for host, port in (("localhost", listener), ("127.0.0.1", 6379), ("169.254.169.254", 80)):
+        said = await content(hub, opened, "connect_via_proxy", host=host, port=port)
+        assert said.startswith("refused: 403"), (host, port, said)
+
+
+async def test_an_ordinary_http_client_in_the_sandbox_follows_the_proxy_to_its_grant(
+    hub: McpHub, granted: Path, second: int
+) -> None:
+    class Hello(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = f"hello from {self.path}".encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    web = ThreadingHTTPServer(("127.0.0.1", 0), Hello)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    port = int(web.server_address[1])
+    try:
+        opened = hostile(granted, hosts=[f"127.0.0.1:{port}"])
+        said = await content(hub, opened, "http_get", url=f"http://127.0.0.1:{port}/page")
+        assert said == "got: hello from /page"
+        said = await content(hub, opened, "http_get", url=f"http://127.0.0.1:{second}/")
+        assert said == "refused: 403", said
+    finally:
+        web.shutdown()
+        web.server_close()
 
 
 async def test_a_fork_bomb_stops_at_the_process_limit_and_the_server_still_answers(

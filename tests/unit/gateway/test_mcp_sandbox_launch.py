@@ -45,9 +45,23 @@ def test_the_sandbox_has_no_network_and_runs_the_command_last_under_limits() -> 
     assert "--share-net" not in argv
 
 
-def test_granted_hosts_share_the_network() -> None:
-    argv = launch_for(server(sandbox={"hosts": ["api.example.com"]}), bwrap="bwrap").argv
-    assert "--unshare-net" not in argv and "--share-net" not in argv  # no namespace of its own
+def test_granted_hosts_get_the_egress_proxy_and_never_the_hosts_network() -> None:
+    config = server(sandbox={"hosts": ["api.example.com"]})
+    argv = launch_for(config, bwrap="bwrap", proxy=Path("/tmp/x/proxy.sock")).argv
+    assert "--unshare-net" in argv and "--share-net" not in argv
+    assert argv[argv.index("/tmp/x/proxy.sock") + 1] == sandbox.PROXY_SOCKET
+    source = str(Path(sandbox.__file__).with_name("egress_relay.py"))
+    assert argv[argv.index(source) + 1] == sandbox.RELAY
+    # The relay starts the command, under the limits: it is the process the gateway talks to.
+    relay = len(argv) - 1 - argv[::-1].index(sandbox.RELAY)
+    assert argv.index("prlimit") < relay and argv[relay + 1 : relay + 3] == [
+        sandbox.PROXY_SOCKET,
+        "--",
+    ]
+    assert argv[-2:] == ["/opt/srv/run", "--x"]
+    with pytest.raises(AssertionError, match="egress proxy"):
+        launch_for(config, bwrap="bwrap")
+    assert sandbox.RELAY not in launch_for(server(), bwrap="bwrap").argv
 
 
 def test_the_environment_is_the_configs_and_nothing_of_the_gateways(
