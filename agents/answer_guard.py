@@ -38,6 +38,8 @@ OWN_WORDS = 3
 COPIED_SPAN = 5
 #: The share of the answer's words inside copied spans that makes it the prompt's echo.
 COPIED_SHARE = 0.6
+#: The most words a reply may add to an example of the prompt and still be its copy.
+RESULT_WORDS = 2
 #: A runaway: a unit of at most `REPEAT_UNIT` characters (with a letter or digit), repeated
 #: at least `REPEAT_TIMES` times back to back over at least `REPEAT_CHARS` characters.
 REPEAT_UNIT = 40
@@ -112,7 +114,11 @@ def last_round(thread: Sequence[ChatMessage]) -> list[ToolOutcome]:
 
 
 def rejected(
-    answer: str, thread: Sequence[ChatMessage], instructions: Sequence[str] = ()
+    answer: str,
+    thread: Sequence[ChatMessage],
+    instructions: Sequence[str] = (),
+    examples: Sequence[str] = (),
+    question: str = "",
 ) -> Rejection | None:
     """Why ``answer`` (the draft a turn wrote after ``thread``) is not an answer, or None.
 
@@ -122,6 +128,11 @@ def rejected(
             the answer follows).
         instructions: what the model was told (system prompt); data such as passages is
             not instructions and may be quoted.
+        examples: what the model's prompt showed as examples (an answer, an expression);
+            a reply that is one of them word for word, with at most `RESULT_WORDS` more
+            (its result), is the prompt's, unless ``question`` asks for it (shares most of
+            its words): too short for the span test of ``instructions``.
+        question: the question the run answers.
     """
     if not answer.strip():
         return None
@@ -131,7 +142,7 @@ def rejected(
         return Rejection("the draft was a tool's raw output", _replacement(failure, outcomes))
     if failure is not None and _echoes(answer, failure):
         return Rejection("the draft repeated a tool's error", _replacement(failure, outcomes))
-    if _copies(answer, instructions):
+    if _copies(answer, instructions) or _recites(answer, examples, question):
         why = "my reply repeated my own instructions instead of answering"
         return Rejection("the draft repeated the prompt", _said(failure, why))
     return None
@@ -238,6 +249,22 @@ def _copies(answer: str, instructions: Sequence[str]) -> bool:
         if tuple(words[i : i + COPIED_SPAN]) in spans:
             covered[i : i + COPIED_SPAN] = [True] * COPIED_SPAN
     return sum(covered) >= COPIED_SHARE * len(words)
+
+
+def _recites(answer: str, examples: Sequence[str], question: str) -> bool:
+    """The answer is one of the prompt's examples word for word, with at most
+    `RESULT_WORDS` more (``12 * 7 = 84.``), and the question holds fewer than half of its
+    words (so it did not ask what the example computes)."""
+    words = _words(answer)
+    recited = False
+    for example in examples:
+        said = _words(example)
+        if said and words[: len(said)] == said and len(words) - len(said) <= RESULT_WORDS:
+            recited = True
+    if not recited:
+        return False
+    asked = set(_words(question))
+    return 2 * sum(w in asked for w in words) < len(words)
 
 
 class RepeatGuard:

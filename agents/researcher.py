@@ -26,6 +26,7 @@ from typing import Any
 
 from agents import answer_guard, gates, graph, model_input, prompts
 from agents.deps import AgentDeps, tenant_tools
+from agents.llm import local_prompts
 from agents.llm.ports import ReasoningDelta, TextDelta, Usage
 from agents.metrics import first_answer_token
 from agents.state import (
@@ -234,7 +235,8 @@ def _rejection(
     if schema is not None:
         return None
     told = [m.content for m in prompt[:1] if m.role == "system"]  # the persona, not data
-    return answer_guard.rejected(answer, thread, told)
+    asked = next((m.content for m in reversed(thread) if m.role == "user"), "")
+    return answer_guard.rejected(answer, thread, told, local_prompts.EXAMPLES, asked)
 
 
 def _superseding(

@@ -42,10 +42,21 @@ _ANSWER_EXAMPLES = (
     "Write a limerick about a dog.",
 )
 _ANSWER = {"action": "answer"}
+_EXAMPLE_ANSWER = "(12 + 3) × 7 = 105."
+_COMPUTE_EXPRESSION = "4 * 12"
+EXAMPLES = (
+    _EXAMPLE_ANSWER,
+    "(12 + 3) * 7",
+    _COMPUTE_EXPRESSION,
+    *(str(a["expression"]) for _, a in TOOL_EXAMPLES["calculator"]),
+)
+"""What the decision prompt's examples say: its example answer and the expressions of its
+example calls. A reply that is one of them (with at most its result) to a question that
+does not ask it is the prompt's, not an answer (`agents.answer_guard`)."""
 # After a tool result the decision to answer is followed by the answer (the folded step).
 _AFTER_TOOL_ANSWER = (
     'After tool results that answer the question, e.g. calculator({"expression": '
-    f'"(12 + 3) * 7"}}) returned: 105\n{json.dumps(_ANSWER)}\n(12 + 3) × 7 = 105.'
+    f'"(12 + 3) * 7"}}) returned: 105\n{json.dumps(_ANSWER)}\n{_EXAMPLE_ANSWER}'
 )
 DECIDE = (
     "Decide the next step. Call a tool only if the question needs it; otherwise answer "
@@ -147,7 +158,8 @@ def _compute_example(messages: Sequence[ChatMessage], tools: Sequence[ToolDefini
     if any(t.name == "calculator" for t in tools) and _last_tool(messages) != "calculator":
         # Not right after the calculator's own result: there the 0.5B took it as a cue to
         # call the calculator again instead of answering.
-        call = {"action": "call_tool", "tool": "calculator", "arguments": {"expression": "4 * 12"}}
+        arguments = {"expression": _COMPUTE_EXPRESSION}
+        call = {"action": "call_tool", "tool": "calculator", "arguments": arguments}
         return [f"{_COMPUTE_AFTER_RESULTS}\n{json.dumps(call)}"]
     return []
 

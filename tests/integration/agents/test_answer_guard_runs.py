@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agents.llm.local_prompts import EXAMPLES
 from agents.llm.ports import ChatMessage, LLMEvent, LLMOptions, TextDelta, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, text, tool_call, turn
 from bus.events import DraftSuperseded, ToolResult
@@ -76,3 +77,23 @@ async def test_an_answer_after_a_tool_error_that_explains_it_streams_unchanged(
     events = await system.ask("What is 2 plus times 3?")
     assert not of_type(events, DraftSuperseded)
     assert final(events).answer == own == fold(events).answer
+
+
+async def test_the_prompts_example_answer_to_another_question_is_said_in_words(
+    start_system: StartSystem,
+) -> None:
+    # The 0.5B answered a question about writing a regular expression with the decision
+    # prompt's example answer, and a request for a joke with its example's arithmetic.
+    system = await start_system(ScriptedLLM([turn(text(EXAMPLES[0]))]))
+    events = await system.ask("How do I read a file line by line in Go?", use_tools=False)
+    assert only(events, DraftSuperseded).reason == "the draft repeated the prompt"
+    expected = "I couldn't answer this: my reply repeated my own instructions instead of answering."
+    assert final(events).answer == expected == fold(events).answer
+
+
+async def test_the_prompts_example_arithmetic_to_a_greeting_is_said_in_words(
+    start_system: StartSystem,
+) -> None:
+    system = await start_system(ScriptedLLM([turn(text("(12 * 7) = 84."))]))
+    events = await system.ask("Good morning! Could you tell me a riddle?", use_tools=False)
+    assert only(events, DraftSuperseded).reason == "the draft repeated the prompt"

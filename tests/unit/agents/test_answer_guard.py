@@ -93,6 +93,37 @@ def test_a_draft_that_recites_the_system_prompt_is_replaced() -> None:
     assert rejected(fine, FAILED[:2], [prompts.RESEARCHER]) is None
 
 
+def test_the_prompts_example_answer_given_back_to_another_question_is_replaced() -> None:
+    # The decision prompt's example answer, four words: too short for the span test.
+    example = "(12 + 3) × 7 = 105."
+    question = "How do I list the files of a folder in Rust?"
+    thread = [ChatMessage.system(prompts.RESEARCHER), ChatMessage.user(question)]
+    rejection = rejected(example, thread, [prompts.RESEARCHER], [example], question)
+    assert rejection is not None and rejection.reason == "the draft repeated the prompt"
+    assert "repeated my own instructions" in rejection.replacement
+    # Asked for what the example computes, the same words are the answer.
+    asked = "What is (12 + 3) * 7?"
+    assert rejected(example, thread, [prompts.RESEARCHER], [example], asked) is None
+    # An answer that only shares a figure with the example stands.
+    own = "The folder holds 105 files."
+    assert rejected(own, thread, [prompts.RESEARCHER], [example], question) is None
+
+
+@pytest.mark.parametrize("reply", ["12 * 7 = 84.", "(12 * 7) = 84.", "12 * 7"])
+def test_the_prompts_example_call_worked_out_for_another_question_is_replaced(
+    reply: str,
+) -> None:
+    question = "Which river flows through Vienna?"
+    thread = [ChatMessage.system(prompts.RESEARCHER), ChatMessage.user(question)]
+    examples = ["(12 + 3) × 7 = 105.", "12 * 7"]
+    rejection = rejected(reply, thread, [prompts.RESEARCHER], examples, question)
+    assert rejection is not None and rejection.reason == "the draft repeated the prompt"
+    # Asked, the same figures are the answer; said with words of its own, it stands.
+    assert rejected(reply, thread, [prompts.RESEARCHER], examples, "What is 12 * 7?") is None
+    longer = "12 * 7 crates were shipped to Vienna by river last year."
+    assert rejected(longer, thread, [prompts.RESEARCHER], examples, question) is None
+
+
 def test_the_last_round_pairs_each_result_with_what_the_tool_was_asked() -> None:
     [outcome] = last_round(FAILED)
     assert (outcome.tool, outcome.asked(), outcome.failed) == ("calculator", "2+*3", True)
