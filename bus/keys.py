@@ -273,6 +273,11 @@ def run_webhook(run_id: str, shard: int) -> str:
     return f"{PREFIX}:{tag(shard)}:run:{run_id}:webhook"
 
 
+def run_push_configs(run_id: str, shard: int) -> str:
+    """A task's A2A push notification configs (hash: config id -> config JSON)."""
+    return f"{PREFIX}:{tag(shard)}:run:{run_id}:push"
+
+
 def run_deliveries(run_id: str, shard: int) -> str:
     """List of the ids of a run's webhook deliveries, in the order they were made."""
     return f"{PREFIX}:{tag(shard)}:run:{run_id}:deliveries"

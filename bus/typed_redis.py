@@ -25,6 +25,18 @@ class Commands(Protocol):
         """Every field of a hash (empty when the key does not exist)."""
         ...
 
+    async def hget(self, name: str, key: str) -> bytes | None:
+        """One field of a hash (None when it or the key does not exist)."""
+        ...
+
+    async def hlen(self, name: str) -> int:
+        """How many fields a hash has."""
+        ...
+
+    async def hdel(self, name: str, *keys: str) -> int:
+        """Remove fields of a hash; how many there were."""
+        ...
+
     async def lrange(self, name: str, start: int, end: int) -> list[bytes]:
         """A list's items from ``start`` to ``end`` (inclusive)."""
         ...

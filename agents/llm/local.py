@@ -401,22 +401,31 @@ class LocalLLM:
         The prompt lists every tool (one cached prefix); the grammar allows only those the
         question has not used up (with ``only_calls``, a call of one of them: the caller
         asked for one), and a call repeating one already answered is answered instead
-        (`agents.llm.tool_repeats`).
+        (`agents.llm.tool_repeats`); when a call is required, the decision is made again
+        without the repeated tool.
         """
         offered = still_offered(messages, tools)
-        if not offered:
-            return None
         request = self._request(prompts.decision_messages(messages, tools), 256)
         request["temperature"] = 0.0
-        try:
-            schema = prompts.decision_schema(offered, only_calls=only_calls)
-            raw = await self._complete({**request, "json_schema": schema}, usage, "decision")
-        except LLMBadRequest:
-            # A tool schema the grammar engine cannot compile: constrain only the shape.
-            loose = prompts.decision_schema(offered, strict_arguments=False, only_calls=only_calls)
-            raw = await self._complete({**request, "json_schema": loose}, usage, "decision")
-        call = self._call_of(raw)
-        return None if call is None or repeats_a_call(messages, call) else call
+        while offered:
+            try:
+                schema = prompts.decision_schema(offered, only_calls=only_calls)
+                raw = await self._complete({**request, "json_schema": schema}, usage, "decision")
+            except LLMBadRequest:
+                # A tool schema the grammar engine cannot compile: constrain only the shape.
+                loose = prompts.decision_schema(
+                    offered, strict_arguments=False, only_calls=only_calls
+                )
+                raw = await self._complete({**request, "json_schema": loose}, usage, "decision")
+            call = self._call_of(raw)
+            if call is None or not repeats_a_call(messages, call):
+                return call
+            if not only_calls:
+                return None
+            # A call is required (a client's output tool, say): a repeat would be answered
+            # in prose the client cannot take, so decide again without the repeated tool.
+            offered = [t for t in offered if t.name != call.name]
+        return None
 
     def _request(self, wire: list[dict[str, str]], max_tokens: int) -> dict[str, Any]:
         return {"messages": wire, "max_tokens": max_tokens, "seed": self._seed}

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         TenantSettingsStore,
         WebhookSecretStore,
     )
+    from gateway.webhooks.push_configs import PushConfigs
     from gateway.webhooks.schedule import Schedule
     from retrieval.settings import RetrievalSettings
 
@@ -61,6 +62,7 @@ class ApiDeps:
         documents: the catalogue of uploaded documents (the web page's Documents panel).
         webhook_secrets: the tenants' webhook signing secrets.
         webhooks: the webhook delivery schedule (``GET /runs/{id}/deliveries`` reads it).
+        push_configs: A2A tasks' push notification configs (None: A2A offers no push).
         schedules: the scheduled questions' use cases (``/api/v1/schedules``).
         scheduler: starts the scheduled questions' runs (every replica runs it).
         summaries: the conversations' summaries (``GET /conversations/{id}`` shows what the
@@ -93,6 +95,7 @@ class ApiDeps:
     documents: DocumentStore | None = None
     webhook_secrets: WebhookSecretStore | None = None
     webhooks: Schedule | None = None
+    push_configs: PushConfigs | None = None
     schedules: ScheduleBook | None = None
     scheduler: Scheduler | None = None
     summaries: SummaryStore | None = None

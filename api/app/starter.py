@@ -58,7 +58,7 @@ from api.app.run_publish import RunPublisher, RunToPublish, same_trace
 from api.app.run_sources import RunSources
 from api.app.turn_admission import refuse_if_busy
 from api.app.turn_publisher import TurnPublisher
-from api.app.webhook_requests import check_webhook
+from api.app.webhook_requests import WebhookRequest, check_webhook
 from bus import keys, tracing
 from bus.commands import new_run_id
 
@@ -208,6 +208,15 @@ class RunStarter:
             return await self._start(who, ask, idempotency_key)
         except RedisError as e:
             raise Unavailable(f"cannot reach Redis: {e}") from e
+
+    async def webhook_url(self, tenant_id: str, url: str) -> str:
+        """``url`` normalised, if the tenant's webhooks may go there (an A2A push config).
+
+        Raises:
+            WebhookRefused: the tenant's egress path may not reach it.
+        """
+        effective = await self.effective(tenant_id)
+        return check_webhook(effective, WebhookRequest(url), self._webhook_private).url
 
     async def published(self, who: Principal, run_id: str) -> bool:
         """Whether the caller already published the run ``run_id``.

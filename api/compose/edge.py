@@ -31,6 +31,7 @@ from api.streams.relay import Relay
 from bus import tenant_versions
 from bus.fence import Fence, erasure_key
 from bus.store import AuditEntry, Stores
+from gateway.webhooks.push_configs import PushConfigs
 from gateway.webhooks.worker import schedule_for
 
 
@@ -70,6 +71,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         documents=stores.documents,
         webhook_secrets=stores.webhook_secrets,
         webhooks=schedule_for(redis, app_settings.gateway, bus),
+        push_configs=PushConfigs(redis, ttl_s=bus.run_ttl_s),
         schedules=schedule_book(app_settings, stores, starter),
         scheduler=scheduler_of(app_settings, stores, starter),
         summaries=stores.summaries,

@@ -53,8 +53,9 @@ _SKILL_TEXT = {
 ANSWER_ARTIFACT = "answer"
 
 
-def agent_card(base_url: str, version: str) -> dict[str, Any]:
-    """The agent card (JSON) served at ``/.well-known/agent-card.json``."""
+def agent_card(base_url: str, version: str, push: bool) -> dict[str, Any]:
+    """The agent card (JSON) served at ``/.well-known/agent-card.json`` (``push``: whether
+    push notifications are offered)."""
     skills = [
         a2a.AgentSkill(id=sid, name=name, description=text, tags=[sid], examples=[])
         for sid, (name, text) in _SKILL_TEXT.items()
@@ -69,7 +70,7 @@ def agent_card(base_url: str, version: str) -> dict[str, Any]:
             )
         ],
         version=version,
-        capabilities=a2a.AgentCapabilities(streaming=True, push_notifications=False),
+        capabilities=a2a.AgentCapabilities(streaming=True, push_notifications=push),
         security_schemes={
             "bearer": a2a.SecurityScheme(
                 http_auth_security_scheme=a2a.HTTPAuthSecurityScheme(

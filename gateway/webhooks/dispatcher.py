@@ -3,7 +3,8 @@
 Each attempt: claim the delivery (a lease on its schedule entry), sign the stored body with
 the tenant's current secret and this attempt's timestamp, POST it through
 `HttpEgressClient` with the tenant's egress allowlist (then the SSRF guard on every
-resolved address, the connection pinned to the checked one; redirects are not followed),
+resolved address, the connection pinned to the checked one; redirects are not followed;
+an A2A push config's own headers beside the signature),
 and record the outcome: ``delivered`` on 2xx; ``refused`` when the egress path refuses the
 destination; ``failed`` on 410 Gone or once the retry window is over; otherwise
 ``retrying`` after an exponential backoff with a little jitter.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -184,6 +186,8 @@ class Dispatcher:
         body = delivery.body.encode()
         headers = signing.signed_headers(secret, delivery.id, int(time.time()), body)
         headers["content-type"] = "application/json"
+        if delivery.headers:  # an A2A push config's token and Authorization
+            headers.update(json.loads(delivery.headers))
         client = HttpEgressClient(
             egress,
             resolver=self._resolver,

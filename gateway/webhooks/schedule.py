@@ -28,11 +28,15 @@ if TYPE_CHECKING:
 
 
 class WebhookSpec(BaseModel):
-    """What a question asked for: where its run's webhooks go, and which ones."""
+    """What a question asked for: where its run's webhooks go, and which ones.
+
+    ``url`` is empty for a run followed only for its A2A push notification configs
+    (`gateway.webhooks.push_configs`).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    url: str
+    url: str = ""
     tenant_id: str
     subject: str
     approvals: bool = False
@@ -69,6 +73,7 @@ class Delivery(BaseModel):
     last_status_code: int | None = None
     last_error: str | None = None
     delivered_at: float | None = None
+    headers: str = ""  # JSON: the receiver's own headers (an A2A push config's token, auth)
 
 
 # KEYS: delivery, due, run deliveries, run webhook, watch. ARGV: id, now, ttl, cursor,
@@ -177,13 +182,19 @@ class Schedule:
         now: float,
         cursor: str,
         finished: bool,
+        url: str | None = None,
+        headers: str = "",
     ) -> None:
-        """Schedule a delivery now (once per id) and move the run's cursor past its event."""
-        fields = {
+        """Schedule a delivery now (once per id) and move the run's cursor past its event.
+
+        ``url`` and ``headers`` (JSON) are an A2A push config's; a REST webhook goes to
+        the spec's URL.
+        """
+        fields: dict[str, str | int | float] = {
             "id": delivery_id,
             "run_id": run_id,
             "tenant_id": spec.tenant_id,
-            "url": spec.url,
+            "url": url or spec.url,
             "type": type,
             "body": body.decode(),
             "status": DeliveryStatus.PENDING.value,
@@ -191,6 +202,8 @@ class Schedule:
             "created_at": now,
             "next_attempt_at": now,
         }
+        if headers:
+            fields["headers"] = headers
         flat = [x for pair in fields.items() for x in pair]
         await self._enqueue(
             keys=[

@@ -1,5 +1,9 @@
 """The watcher: follows the event streams of runs that named a webhook and schedules messages.
 
+A run's A2A push configs (`gateway.webhooks.push_configs`) are read with its registration,
+and each event that makes a notification is scheduled once per config, the cursor moving
+with the last of them.
+
 One process per shard holds the shard's lease and follows its watched runs with one
 blocking ``XREAD`` over their event streams (they share the shard's hash tag) plus the
 shard's wake stream, which a new registration writes to. Each run's processed position is
@@ -13,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import structlog
@@ -21,9 +26,11 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bus import keys, wire
+from bus.events import Done, parse_event
 from bus.readers import Contract
 from bus.typed_redis import commands, queued
-from gateway.webhooks import payloads
+from gateway.webhooks import a2a_payloads, payloads
+from gateway.webhooks.push_configs import PushConfig, configs_of, headers_json
 from gateway.webhooks.schedule import Schedule, WebhookSpec
 
 if TYPE_CHECKING:
@@ -102,11 +109,11 @@ class Watcher:
         offset = offset + WINDOW if len(runs) == WINDOW else 0
         specs = await self._specs(shard, runs)
         streams: dict[str, str] = {wake: wake_cursor}
-        by_stream: dict[str, tuple[str, WebhookSpec]] = {}
-        for run_id, (spec, cursor) in specs.items():
+        by_stream: dict[str, tuple[str, _Followed]] = {}
+        for run_id, followed in specs.items():
             stream = keys.run_events(run_id, shard)
-            streams[stream] = cursor
-            by_stream[stream] = (run_id, spec)
+            streams[stream] = followed.cursor
+            by_stream[stream] = (run_id, followed)
         # In turns over many runs, a long block on one window would starve the others.
         block = 10 if rotating else self._block_ms
         resp = await self._redis.xread(
@@ -119,23 +126,29 @@ class Watcher:
             if name == wake:
                 wake_cursor = str(entries[-1][0].decode())
             elif name in by_stream:
-                run_id, spec = by_stream[name]
-                await self._process(shard, run_id, spec, entries)
+                run_id, followed = by_stream[name]
+                await self._process(shard, run_id, followed, entries)
         return wake_cursor, offset
 
-    async def _specs(self, shard: int, runs: list[str]) -> dict[str, tuple[WebhookSpec, str]]:
+    async def _specs(self, shard: int, runs: list[str]) -> dict[str, _Followed]:
         if not runs:
             return {}
         async with self._redis.pipeline(transaction=False) as pipe:
             for run_id in runs:
                 queued(pipe).hmget(keys.run_webhook(run_id, shard), ["spec", "cursor"])
+                queued(pipe).hgetall(keys.run_push_configs(run_id, shard))
             rows = await pipe.execute()
-        found: dict[str, tuple[WebhookSpec, str]] = {}
-        for run_id, (spec, cursor) in zip(runs, rows, strict=True):
+        found: dict[str, _Followed] = {}
+        for i, run_id in enumerate(runs):
+            (spec, cursor), pushes = rows[2 * i], rows[2 * i + 1]
             try:
                 if spec is None:
                     raise ValueError("registration expired")
-                found[run_id] = (WEBHOOK_SPEC.read_json(spec), (cursor or b"0-0").decode())
+                found[run_id] = _Followed(
+                    WEBHOOK_SPEC.read_json(spec),
+                    (cursor or b"0-0").decode(),
+                    configs_of(pushes or {}),
+                )
             except (ValueError, ValidationError) as e:
                 log.warning("webhook registration dropped", run_id=run_id, error=str(e))
                 await self._redis.zrem(keys.webhook_watch(shard), run_id)
@@ -145,37 +158,92 @@ class Watcher:
         self,
         shard: int,
         run_id: str,
-        spec: WebhookSpec,
+        followed: _Followed,
         entries: list[tuple[bytes, dict[bytes, bytes]]],
     ) -> None:
         moved = False
+        cursor = followed.cursor
         for entry_b, fields in entries:
             entry = entry_b.decode()
             try:
-                message = payloads.message_for(spec, fields.get(_DATA, b""))
+                out = _outgoing(run_id, entry, followed, fields.get(_DATA, b""))
             except ValidationError as e:  # not an event we know: skip it, not the run
                 log.warning("webhook watcher: unreadable event", run_id=run_id, error=str(e))
-                message = None
-            if message is None:
+                out = None
+            if not out:
                 moved = True
+                cursor = entry
                 continue
-            type_, body, finished = message
-            await self._schedule.enqueue(
-                shard,
-                spec,
-                run_id,
-                delivery_id=payloads.delivery_id(run_id, entry),
-                type=type_,
-                body=body,
-                now=time.time(),
-                cursor=entry,
-                finished=finished,
-            )
+            messages, finished = out
+            if not messages:
+                await self._schedule.advance(shard, run_id, entry, finished=True)
+                return
+            for i, message in enumerate(messages):
+                last = i == len(messages) - 1  # the cursor moves past the event with the last
+                await self._schedule.enqueue(
+                    shard,
+                    followed.spec,
+                    run_id,
+                    delivery_id=message.id,
+                    type=message.type,
+                    body=message.body,
+                    now=time.time(),
+                    cursor=entry if last else cursor,
+                    finished=finished and last,
+                    url=message.url,
+                    headers=message.headers,
+                )
+            cursor = entry
             moved = False
             if finished:
                 return
         if moved:
             await self._schedule.advance(shard, run_id, entries[-1][0].decode(), finished=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _Followed:
+    """A followed run: its registration, cursor and A2A push configs."""
+
+    spec: WebhookSpec
+    cursor: str
+    pushes: list[PushConfig]
+
+
+@dataclass(frozen=True, slots=True)
+class _Message:
+    """One delivery to schedule (``url`` None: the spec's own)."""
+
+    id: str
+    type: str
+    body: bytes
+    url: str | None = None
+    headers: str = ""
+
+
+def _outgoing(
+    run_id: str, entry: str, followed: _Followed, data: bytes
+) -> tuple[list[_Message], bool] | None:
+    """The deliveries one event makes (the REST webhook's, then one per push config), and
+    whether the run finished; None when it makes none and the run goes on."""
+    out: list[_Message] = []
+    finished = False
+    spec = followed.spec
+    rest = payloads.message_for(spec, data) if spec.url else None
+    if rest is not None:
+        type_, body, finished = rest
+        out.append(_Message(payloads.delivery_id(run_id, entry), type_, body))
+    push = a2a_payloads.notification(spec, run_id, data) if followed.pushes else None
+    if push is not None:
+        body, finished = push
+        for config in followed.pushes:
+            delivery = f"{payloads.delivery_id(run_id, entry)}_{config.id}"
+            out.append(
+                _Message(delivery, a2a_payloads.TASK_UPDATE, body, config.url, headers_json(config))
+            )
+    if not out and b'"done"' in data and isinstance(parse_event(data), Done):
+        return [], True  # nothing to send (every config deleted): the run is no more followed
+    return (out, finished) if out else None
 
 
 async def _sleep(stopping: asyncio.Event, seconds: float) -> None:

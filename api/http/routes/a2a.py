@@ -18,8 +18,10 @@ Methods (A2A 1.0 names, and the 0.3 names beside them): ``SendMessage`` (``messa
   ended takes no more messages (-32004).
 * ``ListTasks`` lists the caller's own tasks only (an admin's too: a tenant's runs are read
   through the REST API, where that read is audited).
-* Push notifications are not offered (the card says so): their four methods answer -32003;
-  nor is an extended card (-32004).
+* Push notifications (`api.http.a2a_push`): the four config methods, and a config given
+  with ``SendMessage``, through agentbus's signed webhooks. A deployment without the
+  webhook schedule says ``pushNotifications: false`` and answers them -32003. There is no
+  extended card (-32004).
 * Errors are JSON-RPC errors with A2A's codes (`api.http.a2a_rpc`); the API's own code
   rides in ``error.data`` (a ``google.rpc.ErrorInfo``: ``metadata.code``). A missing or bad
   key is HTTP 401.
@@ -46,6 +48,7 @@ from api.app.deps import ApiDeps
 from api.app.errors import ApiError, BodyTooLarge, RunNotFound, Unauthorized
 from api.app.run_follow import follow_run
 from api.app.run_view import describe
+from api.http import a2a_push
 from api.http.a2a_follow import sse, subscribe, updates_after
 from api.http.a2a_listing import listing_of, next_token
 from api.http.a2a_messages import begin
@@ -85,14 +88,14 @@ _METHODS = {
     "tasks/cancel": "cancel",
     "SubscribeToTask": "subscribe",
     "tasks/resubscribe": "subscribe",
-    "CreateTaskPushNotificationConfig": "push",
-    "GetTaskPushNotificationConfig": "push",
-    "ListTaskPushNotificationConfigs": "push",
-    "DeleteTaskPushNotificationConfig": "push",
-    "tasks/pushNotificationConfig/set": "push",
-    "tasks/pushNotificationConfig/get": "push",
-    "tasks/pushNotificationConfig/list": "push",
-    "tasks/pushNotificationConfig/delete": "push",
+    "CreateTaskPushNotificationConfig": "push_create",
+    "GetTaskPushNotificationConfig": "push_get",
+    "ListTaskPushNotificationConfigs": "push_list",
+    "DeleteTaskPushNotificationConfig": "push_delete",
+    "tasks/pushNotificationConfig/set": "push_create",
+    "tasks/pushNotificationConfig/get": "push_get",
+    "tasks/pushNotificationConfig/list": "push_list",
+    "tasks/pushNotificationConfig/delete": "push_delete",
     "GetExtendedAgentCard": "extended_card",
     "agent/getAuthenticatedExtendedCard": "extended_card",
 }
@@ -109,7 +112,8 @@ def _rpc_of(e: ApiError) -> RpcError:
 @router.get("/.well-known/agent-card.json")
 async def card(request: Request) -> Response:
     """The agent card: the skills, the JSON-RPC endpoint, bearer API keys."""
-    return JSONResponse(agent_card(str(request.base_url).rstrip("/"), request.app.version))
+    push = deps_of(request).push_configs is not None
+    return JSONResponse(agent_card(str(request.base_url).rstrip("/"), request.app.version, push))
 
 
 class RpcErrorDetail(BaseModel):
@@ -189,10 +193,11 @@ def _answer(message: Proto) -> dict[str, Any]:
 async def _send(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]:
     """``SendMessage``: the task once the run has ended or paused (or at once, if asked)."""
     given = parse_params(params, a2a.SendMessageRequest())
-    _no_push(given)
+    _push_allowed(deps, given)
     history = _history_length(given.configuration)  # checked before the run starts
     run_id, before, _ = await begin(deps, who, given)
     after = before[-1][0] if before else "0-0"
+    await _push_with(deps, who, given, run_id, after)
     if not given.configuration.return_immediately:
         shard = keys.shard_of(run_id, deps.bus.shards)
         async with contextlib.aclosing(follow_run(deps, run_id, shard, after=after)) as feed:
@@ -208,9 +213,10 @@ async def _stream(
 ) -> AsyncIterator[a2a.StreamResponse]:
     """``SendStreamingMessage``: the task, then its updates until it ends or pauses."""
     given = parse_params(params, a2a.SendMessageRequest())
-    _no_push(given)
+    _push_allowed(deps, given)
     run_id, before, context = await begin(deps, who, given)
     after = before[-1][0] if before else "0-0"
+    await _push_with(deps, who, given, run_id, after)
     task = TaskUpdates(run_id, context)
     for _, event in before:  # what the client was sent before the gate: not again
         task.of(event)
@@ -234,9 +240,20 @@ async def _subscribe(
 _STREAMS = {"stream": _stream, "subscribe": _subscribe}
 
 
-def _no_push(given: a2a.SendMessageRequest) -> None:
-    if given.configuration.HasField("task_push_notification_config"):
+def _push_allowed(deps: ApiDeps, given: a2a.SendMessageRequest) -> None:
+    config = given.configuration
+    if config.HasField("task_push_notification_config") and deps.push_configs is None:
         raise _push_refused()
+
+
+async def _push_with(
+    deps: ApiDeps, who: Principal, given: a2a.SendMessageRequest, run_id: str, after: str
+) -> None:
+    """Keep the message's push config, followed from the first event this message causes."""
+    config = given.configuration
+    if config.HasField("task_push_notification_config"):
+        ref = await _visible(deps, who, run_id, change=True)
+        await a2a_push.attach(deps, who, ref, config.task_push_notification_config, cursor=after)
 
 
 def _history_length(config: a2a.SendMessageConfiguration) -> int | None:
@@ -319,14 +336,20 @@ async def _cancel(deps: ApiDeps, who: Principal, params: object) -> dict[str, An
 def _push_refused() -> RpcError:
     return RpcError(
         PUSH_NOT_SUPPORTED,
-        "push notifications are not supported (the agent card says pushNotifications: "
-        "false); follow a task with SubscribeToTask or poll it with GetTask",
+        "push notifications are not supported by this deployment (the agent card says "
+        "pushNotifications: false); follow a task with SubscribeToTask or poll it with GetTask",
     )
 
 
-async def _push(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]:
-    """The push notification config methods: not offered (-32003, A2A 1.0 section 3.3.4)."""
-    raise _push_refused()
+def _push(handler: _Handler) -> _Handler:
+    """A push config method: -32003 where the deployment has no webhook schedule."""
+
+    async def call(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]:
+        if deps.push_configs is None:
+            raise _push_refused()
+        return await handler(deps, who, params)
+
+    return call
 
 
 async def _extended_card(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]:
@@ -339,6 +362,9 @@ _HANDLERS: dict[str, _Handler] = {
     "get": _get,
     "list": _list,
     "cancel": _cancel,
-    "push": _push,
+    "push_create": _push(a2a_push.create),
+    "push_get": _push(a2a_push.get),
+    "push_list": _push(a2a_push.listing),
+    "push_delete": _push(a2a_push.delete),
     "extended_card": _extended_card,
 }

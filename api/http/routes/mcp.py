@@ -36,6 +36,7 @@ from api.app import metrics
 from api.app.auth import bearer_token
 from api.app.errors import ApiError, HostNotAllowed, OriginNotAllowed
 from api.http.mcp_names import UnknownNames
+from api.http.mcp_tasks import RunTasks
 from api.http.mcp_tools import PRINCIPAL_STATE, build_server
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ class McpEndpoint:
         self._deps = deps
         self.server = build_server(deps, version)
         self.server.middleware.append(UnknownNames(self.server))
+        self.server.middleware.append(RunTasks(deps))
         self._guard = HostAndOrigin(deps.settings)
         # Only the session manager is used (mounted below, run by the API's lifespan).
         self.server.streamable_http_app(

@@ -1,6 +1,7 @@
 """The official A2A JavaScript SDK (``@a2a-js/sdk``) against ``POST /a2a``: it sends a
 question, joins the running task (``resubscribeTask``), lists the caller's tasks
-(``listTasks``) and reads the task's history, as a Node agent would."""
+(``listTasks``) and reads the task's history, and sets push notification configs, as a Node
+agent would."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from agents.llm.scripted import BENCHMARK_ANSWER, ScriptedLLM
+from tests.integration.api.test_a2a_push import HOOKS, Receiver, pushed, receiver, tenant
 
 CLIENT = Path(__file__).parents[2] / "clients" / "a2a_js"
 SUBMITTED, WORKING, COMPLETED, USER, AGENT = 1, 2, 3, 1, 2  # the SDK's TaskState and Role numbers
@@ -26,12 +28,15 @@ def need_the_js_sdk() -> str:
     return node
 
 
-async def run_client(node: str, base: str, key: str) -> dict[str, Any]:
+async def run_client(
+    node: str, base: str, key: str, *extra: str, script: str = "client.mjs"
+) -> dict[str, Any]:
     proc = await asyncio.create_subprocess_exec(
         node,
-        str(CLIENT / "client.mjs"),
+        str(CLIENT / script),
         base,
         key,
+        *extra,
         cwd=CLIENT,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -56,3 +61,24 @@ async def test_the_js_sdk_resubscribes_to_a_running_task_and_lists_tasks(
     assert seen["listed"] == [seen["taskId"]] and seen["totalSize"] == 1
     assert seen["history"] == [[USER, "What is 23 × 19?"], [AGENT, BENCHMARK_ANSWER]]
     assert seen["afterEnd"] == "JsonRpcUnsupportedOperationError"  # it has ended
+
+
+async def test_the_js_sdk_sets_push_configs_and_the_receiver_gets_the_task(
+    start_api: Any, receiver: Receiver
+) -> None:
+    node = need_the_js_sdk()
+    api = await start_api(**HOOKS)
+    secret, alice = await tenant(api)
+    seen = await run_client(node, api.base, alice, receiver.url, script="push.mjs")
+    [hook] = await receiver.wait_for(1)
+    body = pushed(hook, secret)
+
+    assert seen["made"] == ["js-2", seen["taskId"], receiver.url]
+    assert seen["got"] == ["js-2", "token-js-2", "Bearer", ""]  # credentials never repeated
+    assert len(seen["listed"]) == 2 and "js-2" in seen["listed"]
+    assert seen["afterDelete"] == "JsonRpcTaskNotFoundError"
+    assert body.task.id == seen["taskId"] and body.task.status.state == COMPLETED
+    assert hook["headers"]["authorization"] == "Bearer js-secret"
+
+
+__all__ = ["receiver"]  # the fixture, imported for the test above

@@ -12,7 +12,6 @@ from a2a.client import Client
 from a2a.types import a2a_pb2 as a2a
 from a2a.utils.errors import (
     InvalidParamsError,
-    PushNotificationNotSupportedError,
     UnsupportedOperationError,
 )
 
@@ -63,26 +62,13 @@ async def test_a_call_that_is_not_a_valid_request_gets_json_rpc_s_code(
     assert answer["jsonrpc"] == "2.0" and "result" not in answer
 
 
-async def test_push_configs_are_refused_as_the_card_says_and_there_is_no_extended_card(
-    start_api: Any,
-) -> None:
+async def test_there_is_no_extended_card(start_api: Any) -> None:
     api = await start_api()
-    key = await api.key()
-    card = (await api.http.get("/.well-known/agent-card.json")).json()
-    config = {"taskId": "t1", "url": "https://example.com/hook"}
-    create = {"jsonrpc": "2.0", "id": 1, "method": "CreateTaskPushNotificationConfig"}
     extended = {"jsonrpc": "2.0", "id": 2, "method": "GetExtendedAgentCard"}
-    with_push = question()
-    with_push.configuration.task_push_notification_config.url = "https://example.com/hook"
 
-    refused = await rpc(api, key, create | {"params": config})
-    no_card = await rpc(api, key, extended)
-    async with connect(api, key, streaming=False) as client:
-        with pytest.raises(PushNotificationNotSupportedError):
-            await send(client, with_push)
+    no_card = await rpc(api, await api.key(), extended)
 
-    assert card["capabilities"]["pushNotifications"] is False
-    assert refused["error"]["code"] == -32003 and no_card["error"]["code"] == -32004
+    assert no_card["error"]["code"] == -32004
 
 
 async def test_list_tasks_shows_the_callers_own_tasks_only(start_api: Any) -> None:

@@ -88,3 +88,35 @@ async def test_with_every_tool_used_up_the_model_answers_without_a_decision() ->
     events = await run(llm, thread, [CALCULATOR], LLMOptions())
     assert not [b for b in server.bodies if "json_schema" in b]
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "The product is 437."
+
+
+class Decisions(FakeServer):
+    """Replays one decision per request, in order (the last one from then on)."""
+
+    def __init__(self, *decisions: dict[str, Any]) -> None:
+        super().__init__(decisions[0])
+        self._next = list(decisions)
+
+    def handle_chat_completions(self, body: dict[str, Any], on_chunk: Any) -> None:
+        self.decision = self._next.pop(0) if len(self._next) > 1 else self._next[0]
+        super().handle_chat_completions(body, on_chunk)
+
+
+async def test_a_required_call_that_repeats_is_decided_again_without_that_tool() -> None:
+    output = ToolDefinition(
+        name="final_result",
+        description="The output.",
+        parameters={"type": "object", "properties": {"response": {"type": "integer"}}},
+    )
+    final = {"action": "call_tool", "tool": "final_result", "arguments": {"response": 437}}
+    server = Decisions(CALL, final)
+    llm, _ = local_with(server)
+    thread = [ChatMessage.user(QUESTION), *answered("calculator", {"expression": "23 * 19"}, 1)]
+    events = await run(llm, thread, [CALCULATOR, output], LLMOptions(require_tool=True))
+    [first, second] = [b["json_schema"] for b in server.bodies]
+    offered = [[v["properties"]["tool"]["const"] for v in s["anyOf"]] for s in (first, second)]
+    assert [(e.name, e.arguments) for e in events if isinstance(e, ToolCall)] == [
+        ("final_result", {"response": 437})
+    ]
+    assert offered == [["calculator", "final_result"], ["final_result"]]
+    assert not [e for e in events if isinstance(e, TextDelta)]
