@@ -105,6 +105,8 @@ def create_app(deps: ApiDeps) -> FastAPI:
             "HTTP): /mcp."
         ),
         lifespan=lifespan,
+        # `/api/v1/runs/` is no run (an empty id), not the list: no redirect to `/api/v1/runs`.
+        redirect_slashes=False,
     )
     app.state.deps = deps
     app.state.asyncapi = build_asyncapi(deps.bus, VERSION)

@@ -107,6 +107,14 @@ async def test_the_rate_limit_answers_429_with_retry_after(start_api: StartApi) 
     assert int(codes[-1].headers["retry-after"]) == 10
 
 
+async def test_a_run_with_an_empty_id_is_not_found_not_the_list(start_api: StartApi) -> None:
+    api = await start_api()
+    auth = api.auth(await api.key())
+    empty = await api.http.get("/api/v1/runs/", headers=auth)  # the fuzzer found this one
+    assert empty.status_code == 404, (empty.status_code, empty.headers.get("location"))
+    assert (await api.http.get("/api/v1/runs", headers=auth)).status_code == 200
+
+
 async def test_errors_have_a_status_a_stable_code_and_a_hint(start_api: StartApi) -> None:
     api = await start_api(api_max_question_chars=100)
     auth = api.auth(await api.key())
