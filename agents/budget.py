@@ -14,16 +14,19 @@ Scopes: the run; the user's day and month; the tenant's day and month (all count
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
+import functools
 import time
-from collections.abc import Coroutine, Generator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
+from prometheus_client import Gauge
+
+from agents import metrics
 from agents.errors import AgentError
-from bus.budget import BudgetLedger, Scope, micro_usd
+from bus.budget import BudgetLedger, Charge, Scope, Spent, micro_usd
 from bus.commands import Command
 from bus.events import Answer, Done, ErrorEvent, Reasoning
 from bus.run_state import Budgets, RunState
@@ -151,9 +154,9 @@ class StepBudget:
     The scopes and whether any is limited are worked out at the step's first model call:
     a step that calls no model (the intake's, mostly) costs nothing here.
 
-    A call of a run no budget limits is charged while the step goes on (`defer`): the
-    charge's round trip overlaps the step's own work, and the step waits for every charge
-    before it commits (`settled`), so a committed step was always charged.
+    The calls of a run no budget limits reserve nothing and are summed (`add`): the sum
+    is charged with the step's commit (`charge`, `bus.budget.Charge`), once, with no
+    round trip of its own. The run's own counter is kept only for a run budget.
     """
 
     ledger: BudgetLedger
@@ -167,9 +170,10 @@ class StepBudget:
     cut: str | None = field(default=None)
     series: str = "m"
     apart: dict[str, int] = field(default_factory=lambda: {})
+    tokens: int = 0
+    micro_usd: int = 0
     _scopes: list[Scope] | None = field(default=None)
     _limited: bool | None = field(default=None)
-    _charging: list[asyncio.Task[None]] = field(default_factory=lambda: [])
 
     @property
     def scopes(self) -> list[Scope]:
@@ -185,22 +189,17 @@ class StepBudget:
             self._limited = self.budgets.limited()
         return self._limited
 
-    def defer(self, charge: Coroutine[object, object, None]) -> None:
-        """Charge a call in the background; `settled` waits for it."""
-        self._charging.append(asyncio.ensure_future(charge))
+    def add(self, tokens: int, micro_usd: int) -> None:
+        """Count a call of an unlimited run, charged with the step's commit."""
+        self.tokens += tokens
+        self.micro_usd += micro_usd
 
-    async def settled(self) -> None:
-        """Wait for the step's charges (the first failure raises: the step is not done)."""
-        charging, self._charging = self._charging, []
-        if charging:
-            await asyncio.gather(*charging)
-
-    def abandon(self) -> None:
-        """The step failed: its charges finish on their own (a redelivery charges nothing
-        twice), and a failure of one is only logged by asyncio, never raised."""
-        for task in self._charging:
-            task.add_done_callback(_retrieved)
-        self._charging = []
+    def charge(self, spent: Callable[[dict[str, Spent]], None] | None = None) -> Charge | None:
+        """What the step's calls spent, to charge with its commit (None: nothing)."""
+        if not (self.tokens or self.micro_usd):
+            return None
+        dated = [s for s in self.scopes if s.dated]  # the run's counter: only for a run budget
+        return Charge(self.ledger.tenant_id, dated, self.tokens, self.micro_usd, spent)
 
     def next_call_id(self) -> str:
         """The id of the step's next model call."""
@@ -209,6 +208,26 @@ class StepBudget:
             return f"{self.step_id}:{self.series}{number}"
         self.calls += 1
         return f"{self.step_id}:m{self.calls}"
+
+
+@functools.lru_cache(maxsize=4_096)
+def _spent_gauges(tenant: str, period: str) -> tuple[Gauge, Gauge]:
+    """A tenant's spent gauges for a period (labelled once: labelling costs a lock and
+    checks, and every charge sets them)."""
+    return (
+        metrics.BUDGET_TOKENS.labels(tenant, period),
+        metrics.BUDGET_COST.labels(tenant, period),
+    )
+
+
+def show_spent(tenant: str, totals: dict[str, Spent]) -> None:
+    """Set the tenant's spent gauges from a charge's new totals."""
+    for period in ("day", "month"):
+        spent = totals.get(f"tenant_{period}")
+        if spent is not None:
+            token_gauge, cost_gauge = _spent_gauges(tenant, period)
+            token_gauge.set(spent.tokens)
+            cost_gauge.set(spent.cost_usd)
 
 
 @contextlib.contextmanager
@@ -260,24 +279,15 @@ def metered(handler: Handler, *, run_ttl_s: int) -> Handler:
         try:
             result = await handler(ctx, command)
         except BudgetExhausted as e:
-            await step.settled()
             return exhausted(command, e.budget)
-        except BaseException:
-            step.abandon()
-            raise
         finally:
             CURRENT.reset(token)
-        await step.settled()
-        if step.cut is None:
-            return result
-        return exhausted(command, step.cut, result)
+        if step.cut is not None:
+            return exhausted(command, step.cut, result)
+        charge = step.charge(functools.partial(show_spent, command.tenant_id))
+        return result if charge is None else replace(result, charge=charge)
 
     return handle
-
-
-def _retrieved(task: asyncio.Task[None]) -> None:
-    if not task.cancelled():
-        task.exception()
 
 
 def exhausted(command: Command, budget: str, result: StepResult | None = None) -> StepResult:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
@@ -162,6 +162,48 @@ class Scope:
 
 
 @dataclass(frozen=True, slots=True)
+class Charge:
+    """What one step's model calls spent, charged with the step's commit.
+
+    For a run no budget limits: nothing has to be reserved, so the step's calls are
+    summed and the sum goes out with the step's own commit (`bus.runtime.commit`), one
+    write with the step, exactly once. On a cluster, where the tenant's counters live in
+    another slot than the run's keys, it is charged just before the commit, once per step
+    id (`BudgetLedger.settle`).
+
+    Attributes:
+        tenant_id: whose counters.
+        scopes: the counters (none limited).
+        tokens: the tokens the step's calls spent.
+        micro_usd: what they cost, in micro-dollars.
+        spent: called with each scope's new total once charged (gauges).
+    """
+
+    tenant_id: str
+    scopes: Sequence[Scope]
+    tokens: int
+    micro_usd: int
+    spent: Callable[[dict[str, Spent]], None] | None = None
+
+    def keys(self) -> list[str]:
+        """The counters' keys, in the order of `scopes`."""
+        return [keys.budget_used(self.tenant_id, s.key) for s in self.scopes]
+
+    def args(self) -> list[int]:
+        """How many scopes, the tokens, the micro-dollars, then each scope's lifetime
+        (negative: a dated counter's, set at its first charge only)."""
+        ttls = [-s.ttl_s if s.dated else s.ttl_s for s in self.scopes]
+        return [len(self.scopes), self.tokens, self.micro_usd, *ttls]
+
+    def totals(self, reply: Sequence[object]) -> dict[str, Spent]:
+        """Each scope's new total from a charge's reply (``1, tok, usd, tok, usd...``)."""
+        return {
+            s.name: Spent(int(_text(reply[1 + 2 * i])), float(_text(reply[2 + 2 * i])) / 1e6)
+            for i, s in enumerate(self.scopes)
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Grant:
     """A reservation's answer.
 
@@ -267,10 +309,7 @@ class BudgetLedger:
         reply = await run_script(self._redis, script, sha, self._keys(call_id, scopes), args)
         if not int(reply[0]):
             return None
-        return {
-            s.name: Spent(int(reply[1 + 2 * i]), float(_text(reply[2 + 2 * i])) / 1_000_000)
-            for i, s in enumerate(scopes)
-        }
+        return Charge(self.tenant_id, scopes, tokens, micro_usd).totals(reply)
 
     async def release(self, call_id: str) -> None:
         """Give the call's hold back uncharged (it failed; its retry reserves again)."""

@@ -12,8 +12,8 @@
    ends it, so the handler finishes its turn with the partial text;
 3. settles to the model's reported usage (the estimate when it reports none), once per
    call id, so a redelivered step is not charged twice. A call that held nothing (no
-   budget limits the run) is charged while the step goes on, before it commits
-   (`agents.budget.StepBudget.defer`).
+   budget limits the run) is summed, and the sum charged with the step's commit
+   (`agents.budget.StepBudget.add`).
 
 A call that fails gives its hold back uncharged: its retry reserves and charges again.
 Outside a metered step (evals, the intake's tests) calls pass through unmetered.
@@ -21,16 +21,13 @@ Outside a metered step (evals, the intake's tests) calls pass through unmetered.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 
-from prometheus_client import Gauge
-
 from agents import metrics
-from agents.budget import CURRENT, BudgetExhausted, StepBudget
+from agents.budget import CURRENT, BudgetExhausted, StepBudget, show_spent
 from agents.llm.observed import price_of
 from agents.llm.ports import (
     LLM,
@@ -78,16 +75,6 @@ def estimate_prompt(messages: Sequence[ChatMessage], tools: Sequence[ToolDefinit
 def estimate_text(text: str) -> int:
     """A streamed delta's tokens, estimated (at least one)."""
     return max(1, math.ceil(len(text) / CHARS_PER_TOKEN))
-
-
-@functools.lru_cache(maxsize=4_096)
-def _spent_gauges(tenant: str, period: str) -> tuple[Gauge, Gauge]:
-    """A tenant's spent gauges for a period (labelled once: labelling costs a lock and
-    checks, and every model call sets them)."""
-    return (
-        metrics.BUDGET_TOKENS.labels(tenant, period),
-        metrics.BUDGET_COST.labels(tenant, period),
-    )
 
 
 class BudgetedLLM:
@@ -169,7 +156,8 @@ class BudgetedLLM:
                 yield event
         except BaseException:
             await self._close(stream)
-            await step.ledger.release(call_id)
+            if step.limited:  # a run no budget limits holds nothing
+                await step.ledger.release(call_id)
             raise
         if cut:  # cut mid-stream: what was streamed is charged and shown
             await self._close(stream)
@@ -226,25 +214,13 @@ class BudgetedLLM:
             cost = cost or self._micro_cost(usage.prompt_tokens, usage.completion_tokens)
         else:  # the backend reported nothing: the estimate, all of it priced as prompt
             tokens, cost = estimated, self._micro_cost(estimated, 0)
-        if step.limited:  # the next call's hold must see this one's charge
-            await self._charge(step, call_id, tokens, cost)
-        else:
-            step.defer(self._charge(step, call_id, tokens, cost))
-
-    @staticmethod
-    async def _charge(step: StepBudget, call_id: str, tokens: int, cost: int) -> None:
-        totals = await step.ledger.settle(
-            call_id, step.scopes, tokens=tokens, micro_usd=cost, held=step.limited
-        )
-        if totals is None:
+        if not step.limited:  # nothing held: charged with the step's commit
+            step.add(tokens, cost)
             return
-        tenant = step.ledger.tenant_id
-        for period in ("day", "month"):
-            spent = totals.get(f"tenant_{period}")
-            if spent is not None:
-                token_gauge, cost_gauge = _spent_gauges(tenant, period)
-                token_gauge.set(spent.tokens)
-                cost_gauge.set(spent.cost_usd)
+        # The next call's hold must see this one's charge.
+        totals = await step.ledger.settle(call_id, step.scopes, tokens=tokens, micro_usd=cost)
+        if totals is not None:
+            show_spent(step.ledger.tenant_id, totals)
 
     @staticmethod
     async def _close(stream: AsyncIterator[LLMEvent]) -> None:

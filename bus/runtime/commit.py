@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from redis.exceptions import NoScriptError
 
 from bus import keys, tracing, wire
+from bus.budget import BudgetLedger, Charge
 from bus.errors import MessageTooLarge, ReplicaAckMissing
 from bus.fence import Fence, unfenced
 from bus.runtime.handoff import handoff_for
@@ -56,6 +57,8 @@ class Prepared:
     join: tuple[list[str], list[str | int]]
     commands: list[Command] = field(default_factory=lambda: [])
     """The commands, in the order of the first ``len(commands)`` messages."""
+    charge: Charge | None = None
+    """What the step's model calls spent, charged with the commit (none spent: None)."""
 
 
 def prepare(command: Command, result: StepResult, settings: BusSettings) -> Prepared:
@@ -89,8 +92,11 @@ def prepare(command: Command, result: StepResult, settings: BusSettings) -> Prep
             ],
             [1, j.member, j.value, j.expected, then],
         )
+    charge = result.charge
+    if charge is not None and not (charge.tokens or charge.micro_usd):
+        charge = None
     return Prepared(
-        streams, messages, events, result.finished, list(result.replies), join, following
+        streams, messages, events, result.finished, list(result.replies), join, following, charge
     )
 
 
@@ -125,6 +131,8 @@ class Committer:
         self._handoff = handoff_for(redis)
         n = settings.redis_wait_replicas
         self._wait = ("WAIT", n, settings.redis_wait_timeout_ms) if n > 0 else None
+        # A cluster keeps a tenant's budget counters in another slot than a run's keys.
+        self._charge_apart = settings.redis_cluster
 
     async def commit(self, entry: Entry, command: Command, prep: Prepared) -> int:
         """Apply ``prep``: `COMMITTED`, `DUPLICATE` (another delivery already committed),
@@ -140,6 +148,10 @@ class Committer:
             # Outside the run's hash tag, so not in the script: at least once, before it.
             await self.redis.xadd(reply_stream, {wire.DATA_FIELD: data}, maxlen=s.stream_maxlen)
         expire = s.events_ttl_s if prep.finished else 0
+        charge = prep.charge
+        if charge is not None and self._charge_apart:
+            await self._charge_before(command, charge)
+            charge = None
         for data, next_command in zip(prep.messages, prep.commands, strict=False):
             self._handoff.put(data, next_command)  # before the write: it may be read at once
         done = await self._run(
@@ -151,6 +163,7 @@ class Committer:
                 fenced,
                 *prep.streams,
                 *prep.join[0],
+                *(() if charge is None else charge.keys()),
             ],
             [
                 self.group,
@@ -167,9 +180,29 @@ class Committer:
                 *prep.messages,
                 *prep.events,
                 *prep.join[1],
+                *(() if charge is None else charge.args()),
             ],
         )
+        if isinstance(done, list):  # committed, and charged: the counters' new totals
+            assert charge is not None
+            if charge.spent is not None:
+                charge.spent(charge.totals(cast("list[object]", done)))
+            return COMMITTED
         return int(done)
+
+    async def _charge_before(self, command: Command, charge: Charge) -> None:
+        """On a cluster: the step's charge, once per step id, just before its commit (a
+        step that dies in between is charged by this and not again by its retry)."""
+        ledger = BudgetLedger(self.redis, charge.tenant_id, charged_ttl_s=self.settings.run_ttl_s)
+        spent = await ledger.settle(
+            f"{command.step_id}:step",
+            charge.scopes,
+            tokens=charge.tokens,
+            micro_usd=charge.micro_usd,
+            held=False,
+        )
+        if spent is not None and charge.spent is not None:
+            charge.spent(spent)
 
     async def _run(self, keys: list[str], args: list[Any]) -> Any:
         try:

@@ -17,6 +17,7 @@ from bus.typed_redis import commands
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
+    from bus.budget import Charge
     from bus.runtime.leases import Leases
     from bus.settings import BusSettings
 
@@ -54,6 +55,8 @@ class StepResult:
         join: a contribution to a join barrier (a gather branch).
         records: writes for the SQL store, appended to the shard's recorder stream in the
             commit (`bus.ledger`): durable with the step, off its critical path.
+        charge: what the step's model calls spent, for a run no budget limits: charged
+            with the commit (`bus.budget.Charge`).
     """
 
     next: Sequence[Command] = ()
@@ -62,6 +65,7 @@ class StepResult:
     replies: Sequence[tuple[str, str]] = ()
     join: Join | None = None
     records: Sequence[LedgerRecord] = ()
+    charge: Charge | None = None
 
     @classmethod
     def ending(cls, command: Command, status: FinalStatus, message: str) -> StepResult:

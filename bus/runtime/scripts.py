@@ -1,7 +1,8 @@
 """Lua scripts that make a step's effects atomic.
 
 Every key a script touches carries the run's shard hash tag, so the scripts run
-unchanged on Redis Cluster.
+unchanged on Redis Cluster; but for the budget counters the commit charges on a single
+Redis (on a cluster, `bus.runtime.commit` charges them apart).
 """
 
 from __future__ import annotations
@@ -31,11 +32,16 @@ if TYPE_CHECKING:
 # whatever it is, and the script returns 3 (the worker gives back what the run held, then
 # acks it): nothing of theirs is published again.
 #
+# A step of a run no budget limits may carry what its model calls spent (`bus.budget.Charge`):
+# a committed step adds it to each counter, giving a dated counter its lifetime at its
+# first charge, and returns the counters' new totals (1, tokens, usd, tokens, usd...).
+#
 # KEYS: source stream, steps set, events stream, cancel key, fence key, output streams...
-#       [, join hash, then stream]
+#       [, join hash, then stream][, budget counters...]
 # ARGV: group, entry id, step id, keys ttl, n outputs, stream maxlen, events maxlen,
 #       events expire (0 = keep the run's ttl), n events, check cancel (0/1),
 #       outputs..., events..., has join (0/1)[, member, value, expected members, then]
+#       [, n counters, tokens, micro-dollars, each counter's lifetime (negative: dated)]
 COMMIT = """
 local group, entry, step = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('SISMEMBER', KEYS[2], step) == 1 then
@@ -75,7 +81,23 @@ if ARGV[j] == '1' then
   end
 end
 redis.call('XACK', KEYS[1], group, entry)
-return 1
+local joined = ARGV[j] == '1'
+local c = j + (joined and 5 or 1)
+local n_sc = tonumber(ARGV[c] or '0')
+if n_sc == 0 then
+  return 1
+end
+local tokens, usd, base = tonumber(ARGV[c + 1]), ARGV[c + 2], 5 + n_out + (joined and 2 or 0)
+local out = {1}
+for i = 1, n_sc do
+  local used, life = KEYS[base + i], tonumber(ARGV[c + 2 + i])
+  out[2 * i] = redis.call('HINCRBY', used, 'tok', tokens)
+  out[2 * i + 1] = redis.call('HINCRBYFLOAT', used, 'usd', usd)
+  if life > 0 or out[2 * i] == tokens then
+    redis.call('EXPIRE', used, math.abs(life))
+  end
+end
+return out
 """
 
 #: What EVALSHA names the commit script by.

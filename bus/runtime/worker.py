@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.typing import StreamIdT
 
+    from bus.budget import Charge
     from bus.fence import Fence
     from bus.settings import BusSettings
 
@@ -288,8 +289,8 @@ class Worker(StreamConsumer):
             # updated too; the hook is idempotent, a redelivery records the same status.
             await self._run_ended(command, prepared.finished, result.events)
         applied = await self._committer.commit(entry, command, prepared)
-        if applied == CANCELLED:  # cancelled while the step ran: nothing of it is kept
-            await self._end(entry, command, "cancelled", "cancel requested")
+        if applied == CANCELLED:  # cancelled while the step ran: only its spending is kept
+            await self._end(entry, command, "cancelled", "cancel requested", prepared.charge)
             return "cancelled"
         if applied == DUPLICATE:
             return "duplicate"
@@ -316,8 +317,15 @@ class Worker(StreamConsumer):
             run_id=command.run_id, step_id=command.step_id, agent=str(self.role), delivery=delivery
         )
 
-    async def _end(self, entry: Entry, command: Command, status: FinalStatus, message: str) -> None:
-        ending = StepResult.ending(command, status, message)
+    async def _end(
+        self,
+        entry: Entry,
+        command: Command,
+        status: FinalStatus,
+        message: str,
+        charge: Charge | None = None,
+    ) -> None:
+        ending = replace(StepResult.ending(command, status, message), charge=charge)
         prepared = prepare(command, ending, self.settings)
         await self._run_ended(command, status, ending.events)
         pending = metrics.open_step()

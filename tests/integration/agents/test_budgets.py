@@ -130,3 +130,21 @@ async def test_32_concurrent_runs_overshoot_a_budget_by_at_most_one_hold(
 
 def _total(done: Done) -> int:
     return done.usage.get("prompt_tokens", 0) + done.usage.get("completion_tokens", 0)
+
+
+async def test_a_run_no_budget_limits_is_counted_for_its_user_and_tenant(
+    start_system: Any,
+) -> None:
+    system = await start_system(ScriptedLLM())
+    events = await ask(system, "carol")
+    done = events[-1]
+    assert isinstance(done, Done) and done.status == "done"
+    tokens = done.usage["prompt_tokens"] + done.usage["completion_tokens"]
+    now = time.time()
+    assert tokens > 0
+    assert await spent(system, user_scope("carol", "day", now)) == tokens
+    assert await spent(system, user_scope("carol", "month", now)) == tokens
+    assert await spent(system, tenant_scope("month", now)) == tokens
+    # Nothing reserved, and the run's own counter is kept only for a run budget.
+    assert await spent(system, f"run:{done.run_id}") == 0
+    assert await system.redis.exists(keys.budget_holds("t1")) == 0

@@ -38,24 +38,25 @@ async def wait_for_memory(system: System, run_id: str) -> list[LedgerRecord]:
 STEP_ROLES = ("planner", "researcher", "critic", "verifier", "gateway")
 #: What a run may cost, per role: (SQL statements, Redis commands, Redis round trips).
 #: The intake: the erasure fence (`bus.fence`: no run of a user being erased starts), its
-#: commit. The researcher: per step its commit, and per model call the usage settle, plus one read
-#: of the tenant's settings version (its tools); the gateway: the version (its policy), the
+#: commit. The researcher: per step its commit (which charges its model calls: no budget
+#: limits the run), plus one read of the tenant's settings version (its tools); the planner,
+#: the critic and the verifier: their commit; the gateway: the version (its policy), the
 #: `tool_call` event, its commit; the finalizer: the run's events (its trace), its commit,
 #: the fair-share tick, the concurrent-run slot given back, and the run's end in SQL.
 BUDGETS: dict[str, dict[str, tuple[int, int, int]]] = {
     "single": {
         "intake": (1, 2, 2),
-        "researcher": (0, 6, 6),
+        "researcher": (0, 4, 4),
         "gateway": (0, 3, 3),
         "finalizer": (1, 4, 4),
     },
     "multi": {
         "intake": (1, 2, 2),
-        "planner": (0, 2, 2),
-        "researcher": (0, 6, 6),
+        "planner": (0, 1, 1),
+        "researcher": (0, 4, 4),
         "gateway": (0, 3, 3),
-        "critic": (0, 2, 2),
-        "verifier": (0, 2, 2),
+        "critic": (0, 1, 1),
+        "verifier": (0, 1, 1),
         "finalizer": (1, 4, 4),
     },
 }
