@@ -94,52 +94,79 @@ def month_of(now: float) -> str:
 
 def user_scope(subject: str, period: str, now: float) -> str:
     """The counter of a user's day or month."""
-    return f"user:{subject}:{period}:{day_of(now) if period == 'day' else month_of(now)}"
+    return _user_key(subject, period, day_of(now) if period == "day" else month_of(now))
 
 
 def tenant_scope(period: str, now: float) -> str:
     """The counter of the tenant's day or month."""
-    return f"tenant:{period}:{day_of(now) if period == 'day' else month_of(now)}"
+    return _tenant_key(period, day_of(now) if period == "day" else month_of(now))
+
+
+def _user_key(subject: str, period: str, stamp: str) -> str:
+    return f"user:{subject}:{period}:{stamp}"
+
+
+def _tenant_key(period: str, stamp: str) -> str:
+    return f"tenant:{period}:{stamp}"
+
+
+def _micro(usd: float | None) -> int | None:
+    return None if usd is None else micro_usd(usd)
 
 
 def scopes_of(command: Command, budgets: Budgets, now: float, run_ttl_s: int) -> list[Scope]:
     """Every counter a call of this run is charged to, with the limits that apply."""
+    run = Scope(
+        "run", f"run:{command.run_id}", budgets.run_tokens, _micro(budgets.run_cost_usd), run_ttl_s
+    )
+    return [run, *dated_scopes(command.subject, budgets, now)]
 
-    def micro(usd: float | None) -> int | None:
-        return None if usd is None else micro_usd(usd)
 
-    return [
-        Scope(
-            "run",
-            f"run:{command.run_id}",
-            budgets.run_tokens,
-            micro(budgets.run_cost_usd),
-            run_ttl_s,
-        ),
+def dated_scopes(subject: str, budgets: Budgets, now: float) -> tuple[Scope, ...]:
+    """The user's and the tenant's day and month counters (all but the run's)."""
+    today = _day(now)
+    return _dated(
+        subject,
+        today.day,
+        today.month,
+        budgets.user_day_tokens,
+        budgets.user_day_cost_usd,
+        budgets.tenant_month_tokens,
+        budgets.tenant_month_cost_usd,
+    )
+
+
+@functools.lru_cache(maxsize=4_096)
+def _dated(
+    subject: str,
+    day: str,
+    month: str,
+    user_day_tokens: int | None,
+    user_day_usd: float | None,
+    tenant_month_tokens: int | None,
+    tenant_month_usd: float | None,
+) -> tuple[Scope, ...]:
+    """`dated_scopes`, made once per user, day and limits (every step of theirs asks)."""
+    return (
         Scope(
             "user_day",
-            user_scope(command.subject, "day", now),
-            budgets.user_day_tokens,
-            micro(budgets.user_day_cost_usd),
+            _user_key(subject, "day", day),
+            user_day_tokens,
+            _micro(user_day_usd),
             DAY_TTL_S,
             dated=True,
         ),
-        Scope(
-            "user_month",
-            user_scope(command.subject, "month", now),
-            ttl_s=MONTH_TTL_S,
-            dated=True,
-        ),
-        Scope("tenant_day", tenant_scope("day", now), ttl_s=DAY_TTL_S, dated=True),
+        Scope("user_month", _user_key(subject, "month", month), ttl_s=MONTH_TTL_S, dated=True),
+        Scope("tenant_day", _tenant_key("day", day), ttl_s=DAY_TTL_S, dated=True),
         Scope(
             "tenant_month",
-            tenant_scope("month", now),
-            budgets.tenant_month_tokens,
-            micro(budgets.tenant_month_cost_usd),
+            _tenant_key("month", month),
+            tenant_month_tokens,
+            _micro(tenant_month_usd),
             MONTH_TTL_S,
             dated=True,
         ),
-    ]
+    )
 
 
 @dataclass(slots=True)
@@ -198,7 +225,8 @@ class StepBudget:
         """What the step's calls spent, to charge with its commit (None: nothing)."""
         if not (self.tokens or self.micro_usd):
             return None
-        dated = [s for s in self.scopes if s.dated]  # the run's counter: only for a run budget
+        # The run's own counter is only for a run budget.
+        dated = dated_scopes(self.command.subject, self.budgets, self.started)
         return Charge(self.ledger.tenant_id, dated, self.tokens, self.micro_usd, spent)
 
     def next_call_id(self) -> str:

@@ -219,7 +219,7 @@ class Budgets(Frozen):
 
     def limited(self) -> bool:
         """True when any limit is set (a run without one is never metered)."""
-        return any(v is not None for v in self.model_dump().values())
+        return any(getattr(self, name) is not None for name in type(self).model_fields)
 
 
 def _is_true(value: object) -> bool:

@@ -141,7 +141,7 @@ class BudgetedLLM:
         stream = self.inner.stream(messages, tools, options)
         try:
             async for event in stream:
-                if isinstance(event, TextDelta | ReasoningDelta) and held:
+                if held and isinstance(event, TextDelta | ReasoningDelta):
                     tokens = estimate_text(event.text)
                     if prompt + streamed + tokens > held:  # past the hold: hold more first
                         want = prompt + streamed + tokens

@@ -29,7 +29,8 @@ async def wait_for_memory(system: System, run_id: str) -> list[LedgerRecord]:
     async def found() -> list[LedgerRecord]:
         return await memory_records(system.redis, run_id)
 
-    await wait_for(found)
+    # The rules' first reading loads their language data in a thread: seconds on a busy host.
+    await wait_for(found, within=60)
     return await found()
 
 
