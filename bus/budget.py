@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from bus import keys
-from bus.runtime.scripts import run_script
+from bus.runtime.scripts import CHARGE_COUNTERS, run_script
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -112,21 +112,15 @@ RESERVE_SHA = hashlib.sha1(RESERVE.encode()).hexdigest()
 # last), a negative one only at the counter's first (a counter of one day or month, whose
 # lifetime outlasts its period). Returns {1, then each scope's tokens and micro-dollars
 # spent} when charged now, {0} when it had been already.
-_CHARGE = """
+_CHARGE = (
+    CHARGE_COUNTERS
+    + """
 if redis.call('EXISTS', KEYS[4]) == 1 then return {0} end
-local tokens, usd, n = tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
-local out = {1}
-for i = 1, n do
-  local used, ttl = KEYS[4 + i], tonumber(ARGV[5 + i])
-  out[2 * i] = redis.call('HINCRBY', used, 'tok', tokens)
-  out[2 * i + 1] = redis.call('HINCRBYFLOAT', used, 'usd', usd)
-  if ttl > 0 or out[2 * i] == tokens then
-    redis.call('EXPIRE', used, math.abs(ttl))
-  end
-end
+local out = charge_counters(4, 5, tonumber(ARGV[5]), ARGV[3], ARGV[4])
 redis.call('SET', KEYS[4], '1', 'EX', ARGV[2])
 return out
 """
+)
 SETTLE = _RELEASE + "\nrelease(ARGV[1])\n" + _CHARGE
 SETTLE_SHA = hashlib.sha1(SETTLE.encode()).hexdigest()
 # The same for a call that held nothing (no budget limits its scopes): no hold to give back.

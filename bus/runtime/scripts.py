@@ -42,7 +42,28 @@ if TYPE_CHECKING:
 #       events expire (0 = keep the run's ttl), n events, check cancel (0/1),
 #       outputs..., events..., has join (0/1)[, member, value, expected members, then]
 #       [, n counters, tokens, micro-dollars, each counter's lifetime (negative: dated)]
-COMMIT = """
+#: Lua: add ``tokens`` and ``usd`` to ``n`` budget counters, ``KEYS[keys_at + i]``, each
+#: given its lifetime ``ARGV[lives_at + i]`` (negative: a dated counter's, set at its first
+#: charge only); returns ``{1, tokens, usd, tokens, usd...}``, each counter's new totals.
+CHARGE_COUNTERS = """
+local function charge_counters(keys_at, lives_at, n, tokens, usd)
+  tokens = tonumber(tokens)
+  local out = {1}
+  for i = 1, n do
+    local used, life = KEYS[keys_at + i], tonumber(ARGV[lives_at + i])
+    out[2 * i] = redis.call('HINCRBY', used, 'tok', tokens)
+    out[2 * i + 1] = redis.call('HINCRBYFLOAT', used, 'usd', usd)
+    if life > 0 or out[2 * i] == tokens then
+      redis.call('EXPIRE', used, math.abs(life))
+    end
+  end
+  return out
+end
+"""
+
+COMMIT = (
+    CHARGE_COUNTERS
+    + """
 local group, entry, step = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('SISMEMBER', KEYS[2], step) == 1 then
   redis.call('XACK', KEYS[1], group, entry)
@@ -87,18 +108,9 @@ local n_sc = tonumber(ARGV[c] or '0')
 if n_sc == 0 then
   return 1
 end
-local tokens, usd, base = tonumber(ARGV[c + 1]), ARGV[c + 2], 5 + n_out + (joined and 2 or 0)
-local out = {1}
-for i = 1, n_sc do
-  local used, life = KEYS[base + i], tonumber(ARGV[c + 2 + i])
-  out[2 * i] = redis.call('HINCRBY', used, 'tok', tokens)
-  out[2 * i + 1] = redis.call('HINCRBYFLOAT', used, 'usd', usd)
-  if life > 0 or out[2 * i] == tokens then
-    redis.call('EXPIRE', used, math.abs(life))
-  end
-end
-return out
+return charge_counters(5 + n_out + (joined and 2 or 0), c + 2, n_sc, ARGV[c + 1], ARGV[c + 2])
 """
+)
 
 #: What EVALSHA names the commit script by.
 COMMIT_SHA = hashlib.sha1(COMMIT.encode()).hexdigest()
