@@ -8,8 +8,10 @@ before it starts raises `BudgetExhausted`; a call cut mid-stream marks the step.
 the step ends its run ``budget_exhausted``: what it streamed stays as the partial answer,
 an ``error`` event names the budget, and nothing it would have published goes out.
 
-Scopes: the run; the user's day and month; the tenant's day and month (all counted, for
-``GET /api/v1/usage``; limited where the run's `bus.run_state.Budgets` says).
+Scopes: the run; the user's day and month; the tenant's day and month (counted for
+``GET /api/v1/usage``; limited where the run's `bus.run_state.Budgets` says). A run that
+no budget limits is counted in the dated scopes only, with each step's commit
+(`StepBudget.charge`).
 """
 
 from __future__ import annotations
