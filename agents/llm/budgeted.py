@@ -130,7 +130,9 @@ class BudgetedLLM:
         options: LLMOptions | None,
     ) -> AsyncIterator[LLMEvent]:
         call_id = step.next_call_id()
-        prompt = estimate_prompt(messages, tools)
+        # A hold needs the prompt's estimate; an unlimited call needs it only when the model
+        # reports no usage (worked out then).
+        prompt = estimate_prompt(messages, tools) if step.limited else 0
         completion = (options.max_tokens if options else None) or self.reserve_tokens
         held = 0
         if step.limited:
@@ -170,6 +172,8 @@ class BudgetedLLM:
             await self._settle(step, call_id, usage, prompt + streamed)
             yield usage
             return
+        if not step.limited and (usage is None or not usage.total_tokens):
+            prompt = estimate_prompt(messages, tools)
         await self._settle(step, call_id, usage, prompt + streamed)
 
     async def _reserve(self, step: StepBudget, call_id: str, want: int, need: int) -> int:
