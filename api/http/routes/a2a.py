@@ -1,4 +1,5 @@
-"""A2A: the agent card at ``/.well-known/agent-card.json`` and JSON-RPC at ``POST /a2a``.
+"""A2A: the agent card at ``/.well-known/agent-card.json`` (and under ``/a2a``, for a client
+given the endpoint's URL) and JSON-RPC at ``POST /a2a``.
 
 Methods (A2A 1.0 names, and the 0.3 names beside them): ``SendMessage`` (``message/send``),
 ``SendStreamingMessage`` (``message/stream``), ``GetTask`` (``tasks/get``), ``ListTasks``
@@ -109,7 +110,14 @@ def _rpc_of(e: ApiError) -> RpcError:
     return RpcError(code.get(e.code, -32000), e.message, {"code": e.code, "status": e.status})
 
 
-@router.get("/.well-known/agent-card.json")
+#: The card's path under a base URL: the domain's (A2A 1.0 section 8.2), and the JSON-RPC
+#: endpoint's too, for a client given the endpoint as the agent's URL (a2a-sdk's card
+#: resolver and the A2A TCK's card checks read it there).
+CARD_PATH = "/.well-known/agent-card.json"
+
+
+@router.get(CARD_PATH)
+@router.get(f"/a2a{CARD_PATH}", include_in_schema=False)
 async def card(request: Request) -> Response:
     """The agent card: the skills, the JSON-RPC endpoint, bearer API keys."""
     push = deps_of(request).push_configs is not None
