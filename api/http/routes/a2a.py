@@ -20,9 +20,9 @@ Methods (A2A 1.0 names, and the 0.3 names beside them): ``SendMessage`` (``messa
 * ``ListTasks`` lists the caller's own tasks only (an admin's too: a tenant's runs are read
   through the REST API, where that read is audited).
 * Push notifications (`api.http.a2a_push`): the four config methods, and a config given
-  with ``SendMessage``, through agentbus's signed webhooks. A deployment without the
-  webhook schedule says ``pushNotifications: false`` and answers them -32003. There is no
-  extended card (-32004).
+  with ``SendMessage``, through agentbus's signed webhooks. A deployment with
+  ``a2a_push_notifications`` off says ``pushNotifications: false`` and answers them -32003
+  (A2A 1.0 section 3.3.4). There is no extended card (-32004).
 * Errors are JSON-RPC errors with A2A's codes (`api.http.a2a_rpc`); the API's own code
   rides in ``error.data`` (a ``google.rpc.ErrorInfo``: ``metadata.code``). A missing or bad
   key is HTTP 401.
