@@ -19,6 +19,7 @@ from openai.types.chat import (
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, text, tool_call, turn
 from bus.store import Scope
+from tests.integration.api.conftest import recv
 from tests.support import wait_for
 
 WEATHER: ChatCompletionFunctionToolParam = {
@@ -235,3 +236,30 @@ async def test_a_result_for_a_call_agentbus_did_not_send_is_refused(start_api: A
                 messages=[*QUESTION, {"role": "tool", "tool_call_id": "call_123", "content": "x"}],
             )
     assert foreign.value.param == "messages"
+
+
+async def test_rest_and_the_websocket_say_where_a_client_tool_s_results_go(
+    start_api: Any,
+) -> None:
+    api = await start_api(ScriptedLLM(WeatherModel()))
+    key = await api.key()
+    async with client(api, key) as oai:
+        first = await oai.chat.completions.create(
+            model="agentbus", messages=QUESTION, tools=[WEATHER]
+        )
+    run = first.id.removeprefix("chatcmpl-")
+    rest = await api.http.post(
+        f"/api/v1/runs/{run}/resume", json={"decision": "approve"}, headers=api.auth(key)
+    )
+    conn = await api.ws(key)
+    await conn.send(json.dumps({"type": "resume", "run_id": run, "decision": "approve"}))
+    frame = await recv(conn)
+    while frame["type"] != "request_error":
+        frame = await recv(conn)
+    still = await api.http.get(f"/api/v1/runs/{run}", headers=api.auth(key))
+
+    error = rest.json()["error"]
+    assert rest.status_code == 422 and error["code"] == frame["code"] == "bad_decision"
+    assert "tool results, not a decision" in error["message"]
+    assert "tool message for each call (OpenAI)" in error["hint"] == frame["hint"]
+    assert still.json()["status"] == "suspended"  # the gate is not used up
