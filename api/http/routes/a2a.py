@@ -106,8 +106,9 @@ _Handler = Callable[[ApiDeps, Principal, object], Awaitable[dict[str, Any]]]
 
 def _rpc_of(e: ApiError) -> RpcError:
     code = {"run_not_found": TASK_NOT_FOUND, "not_owner": TASK_NOT_FOUND}
-    code["invalid_request"] = INVALID_PARAMS
-    return RpcError(code.get(e.code, -32000), e.message, {"code": e.code, "status": e.status})
+    code["invalid_request"] = code["bad_decision"] = INVALID_PARAMS  # the message's text
+    message = f"{e.message} ({e.hint})" if e.hint else e.message  # what to do, as on /mcp
+    return RpcError(code.get(e.code, -32000), message, {"code": e.code, "status": e.status})
 
 
 #: The card's path under a base URL: the domain's (A2A 1.0 section 8.2), and the JSON-RPC

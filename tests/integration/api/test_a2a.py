@@ -11,7 +11,7 @@ import httpx
 import pytest
 from a2a.client import Client, ClientConfig, create_client
 from a2a.types import a2a_pb2 as a2a
-from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
+from a2a.utils.errors import InvalidParamsError, TaskNotCancelableError, TaskNotFoundError
 from google.protobuf import json_format
 
 from agents.llm.scripted import BENCHMARK_ANSWER, ScriptedLLM
@@ -140,6 +140,8 @@ async def test_a_gate_is_input_required_and_the_next_message_decides_it(
         async with connect(api, await api.key("t1", "mallory")) as other:
             with pytest.raises(TaskNotFoundError):
                 await other.get_task(a2a.GetTaskRequest(id=task_id))
+        with pytest.raises(InvalidParamsError, match="approve, reject"):  # not a decision
+            await send(client, question("maybe", task_id=task_id))
         resumed = await send(client, question("approve", task_id=task_id))
     run = await stored(api, key, task_id)
 
