@@ -60,6 +60,13 @@ ANSWER_DECISIONS = frozenset({"approve", "reject"})
 #: What a resume with the client's tool results records as its decision.
 CLIENT_RESULT = "client_result"
 _CLIENT_TOOL_VERB = "the run waits for its client's tool results, not a decision"
+#: Where those results go: the endpoint whose client declared the tools (REST and the
+#: websocket carry decisions only; the call ids and arguments are the client's to act on).
+_CLIENT_TOOL_HINT = (
+    "send the results on the endpoint that declared the tools: the next chat completion "
+    "ending with a tool message for each call (OpenAI), or the next run input ending with "
+    "them (AG-UI); or cancel the run"
+)
 EGRESS_DECISIONS = frozenset({"egress_allow_once", "egress_allow_always", "egress_deny"})
 
 
@@ -181,7 +188,7 @@ def continuation(
     """
     state = checkpoint_state(checkpoint.state, checkpoint.state_version)
     if checkpoint.reason == "client_tool":
-        raise BadDecision(_CLIENT_TOOL_VERB)
+        raise BadDecision(_CLIENT_TOOL_VERB, hint=_CLIENT_TOOL_HINT)
     if checkpoint.reason == "approve_answer":
         if decision not in ANSWER_DECISIONS:
             raise BadDecision(f"{decision!r} does not answer an answer-approval gate")
@@ -266,7 +273,7 @@ async def resume(
     """
     gate = await checkpoints.open_for(scope, run_id)
     if gate is not None and gate.reason == "client_tool":
-        raise BadDecision(_CLIENT_TOOL_VERB, hint="send the results of the calls it lists")
+        raise BadDecision(_CLIENT_TOOL_VERB, hint=_CLIENT_TOOL_HINT)
     if gate is not None:  # check the verb before the gate is used up
         allowed = ANSWER_DECISIONS if gate.reason == "approve_answer" else EGRESS_DECISIONS
         if decision not in allowed:

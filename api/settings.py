@@ -23,6 +23,12 @@ class ApiSettings(EnvSettings):
         "for one); a browser Origin must be one of them (http or https) or in "
         "api_allowed_origins. Others are refused: 421 (Host), 403 (Origin).",
     )
+    a2a_push_notifications: bool = Field(
+        default=True,
+        description="Offer A2A push notifications (task updates POSTed, signed, to a URL the "
+        "client gives); false: the agent card says pushNotifications false and the config "
+        "methods answer -32003.",
+    )
     api_max_question_chars: int = Field(
         default=32_000, ge=1, le=32_000, description="Longest question accepted (413 beyond)."
     )

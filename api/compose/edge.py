@@ -71,7 +71,9 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         documents=stores.documents,
         webhook_secrets=stores.webhook_secrets,
         webhooks=schedule_for(redis, app_settings.gateway, bus),
-        push_configs=PushConfigs(redis, ttl_s=bus.run_ttl_s),
+        push_configs=(
+            PushConfigs(redis, ttl_s=bus.run_ttl_s) if settings.a2a_push_notifications else None
+        ),
         schedules=schedule_book(app_settings, stores, starter),
         scheduler=scheduler_of(app_settings, stores, starter),
         summaries=stores.summaries,

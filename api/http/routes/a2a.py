@@ -1,4 +1,5 @@
-"""A2A: the agent card at ``/.well-known/agent-card.json`` and JSON-RPC at ``POST /a2a``.
+"""A2A: the agent card at ``/.well-known/agent-card.json`` (and under ``/a2a``, for a client
+given the endpoint's URL) and JSON-RPC at ``POST /a2a``.
 
 Methods (A2A 1.0 names, and the 0.3 names beside them): ``SendMessage`` (``message/send``),
 ``SendStreamingMessage`` (``message/stream``), ``GetTask`` (``tasks/get``), ``ListTasks``
@@ -19,9 +20,9 @@ Methods (A2A 1.0 names, and the 0.3 names beside them): ``SendMessage`` (``messa
 * ``ListTasks`` lists the caller's own tasks only (an admin's too: a tenant's runs are read
   through the REST API, where that read is audited).
 * Push notifications (`api.http.a2a_push`): the four config methods, and a config given
-  with ``SendMessage``, through agentbus's signed webhooks. A deployment without the
-  webhook schedule says ``pushNotifications: false`` and answers them -32003. There is no
-  extended card (-32004).
+  with ``SendMessage``, through agentbus's signed webhooks. A deployment with
+  ``a2a_push_notifications`` off says ``pushNotifications: false`` and answers them -32003
+  (A2A 1.0 section 3.3.4). There is no extended card (-32004).
 * Errors are JSON-RPC errors with A2A's codes (`api.http.a2a_rpc`); the API's own code
   rides in ``error.data`` (a ``google.rpc.ErrorInfo``: ``metadata.code``). A missing or bad
   key is HTTP 401.
@@ -105,11 +106,19 @@ _Handler = Callable[[ApiDeps, Principal, object], Awaitable[dict[str, Any]]]
 
 def _rpc_of(e: ApiError) -> RpcError:
     code = {"run_not_found": TASK_NOT_FOUND, "not_owner": TASK_NOT_FOUND}
-    code["invalid_request"] = INVALID_PARAMS
-    return RpcError(code.get(e.code, -32000), e.message, {"code": e.code, "status": e.status})
+    code["invalid_request"] = code["bad_decision"] = INVALID_PARAMS  # the message's text
+    message = f"{e.message} ({e.hint})" if e.hint else e.message  # what to do, as on /mcp
+    return RpcError(code.get(e.code, -32000), message, {"code": e.code, "status": e.status})
 
 
-@router.get("/.well-known/agent-card.json")
+#: The card's path under a base URL: the domain's (A2A 1.0 section 8.2), and the JSON-RPC
+#: endpoint's too, for a client given the endpoint as the agent's URL (a2a-sdk's card
+#: resolver and the A2A TCK's card checks read it there).
+CARD_PATH = "/.well-known/agent-card.json"
+
+
+@router.get(CARD_PATH)
+@router.get(f"/a2a{CARD_PATH}", include_in_schema=False)
 async def card(request: Request) -> Response:
     """The agent card: the skills, the JSON-RPC endpoint, bearer API keys."""
     push = deps_of(request).push_configs is not None

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from a2a.client import Client, ClientConfig, create_client
 from a2a.types import a2a_pb2 as a2a
-from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
+from a2a.utils.errors import InvalidParamsError, TaskNotCancelableError, TaskNotFoundError
 from google.protobuf import json_format
 
 from agents.llm.scripted import BENCHMARK_ANSWER, ScriptedLLM
@@ -19,11 +19,14 @@ from bus.store import KeyRole
 
 
 @contextlib.asynccontextmanager
-async def connect(api: Any, key: str, *, streaming: bool = True) -> AsyncGenerator[Client]:
-    """The official client for the agent at ``api``, as the holder of ``key``."""
+async def connect(
+    api: Any, key: str, *, streaming: bool = True, url: str | None = None
+) -> AsyncGenerator[Client]:
+    """The official client for the agent at ``api`` (or ``url``), as the holder of ``key``."""
     http = httpx.AsyncClient(headers=api.auth(key), timeout=60)
+    config = ClientConfig(httpx_client=http, streaming=streaming)
     try:
-        yield await create_client(api.base, ClientConfig(httpx_client=http, streaming=streaming))
+        yield await create_client(url or api.base, config)
     finally:
         await http.aclose()
 
@@ -68,6 +71,20 @@ async def test_the_card_names_the_skills_and_the_endpoint(start_api: Any) -> Non
     [interface] = card.supported_interfaces
     assert interface.url == f"{api.base}/a2a" and interface.protocol_binding == "JSONRPC"
     assert card.capabilities.streaming and "bearer" in card.security_schemes
+
+
+async def test_a_client_given_the_endpoint_s_url_finds_the_same_card_there(
+    start_api: Any,
+) -> None:
+    api = await start_api()
+    key = await api.key()
+    root = (await api.http.get("/.well-known/agent-card.json")).json()
+    beside = await api.http.get("/a2a/.well-known/agent-card.json")  # no key: a public card
+    async with connect(api, key, url=f"{api.base}/a2a") as client:
+        updates = await send(client, question())
+
+    assert beside.status_code == 200 and beside.json() == root
+    assert answer_of(updates) == BENCHMARK_ANSWER
 
 
 async def test_a_streamed_message_is_a_task_with_the_answer_as_its_artifact(
@@ -123,6 +140,8 @@ async def test_a_gate_is_input_required_and_the_next_message_decides_it(
         async with connect(api, await api.key("t1", "mallory")) as other:
             with pytest.raises(TaskNotFoundError):
                 await other.get_task(a2a.GetTaskRequest(id=task_id))
+        with pytest.raises(InvalidParamsError, match="approve, reject"):  # not a decision
+            await send(client, question("maybe", task_id=task_id))
         resumed = await send(client, question("approve", task_id=task_id))
     run = await stored(api, key, task_id)
 

@@ -185,3 +185,47 @@ async def test_config_methods_answer_with_a2a_s_codes(start_api: Any) -> None:
     assert no_url["error"]["code"] == -32602 and off_list["error"]["code"] == -32602
     assert "egress allowlist" in off_list["error"]["message"]
     assert old_name["result"]["url"] == "http://127.0.0.1:9/" and old_name["result"]["id"]
+
+
+async def test_a_deployment_without_push_says_so_and_answers_each_config_method_minus_32003(
+    start_api: Any,
+) -> None:
+    api = await start_api(a2a_push_notifications=False)
+    key = await api.key()
+    async with connect(api, key, streaming=False) as client:
+        [reply] = await send(client, question())
+    task_id = reply.task.id
+    target = {"taskId": task_id, "url": "http://127.0.0.1:9/hook", "id": "c1"}
+    params = {
+        "CreateTaskPushNotificationConfig": target,
+        "GetTaskPushNotificationConfig": {"taskId": task_id, "id": "c1"},
+        "ListTaskPushNotificationConfigs": {"taskId": task_id},
+        "DeleteTaskPushNotificationConfig": {"taskId": task_id, "id": "c1"},
+        "tasks/pushNotificationConfig/set": {
+            "taskId": task_id,
+            "pushNotificationConfig": {"url": "http://127.0.0.1:9/hook"},
+        },
+    }
+    answers = {
+        method: await rpc(api, key, {"jsonrpc": "2.0", "id": 1, "method": method, "params": p})
+        for method, p in params.items()
+    }
+    with_config = question("Something else?")
+    with_config.configuration.task_push_notification_config.url = "http://127.0.0.1:9/hook"
+    sent = await rpc(
+        api,
+        key,
+        {"jsonrpc": "2.0", "id": 2, "method": "SendMessage"}
+        | {"params": json_format.MessageToDict(with_config)},
+    )
+    listed = await rpc(api, key, {"jsonrpc": "2.0", "id": 3, "method": "ListTasks", "params": {}})
+    card = (await api.http.get("/.well-known/agent-card.json")).json()
+
+    assert card["capabilities"].get("pushNotifications", False) is False
+    assert {m: a["error"]["code"] for m, a in answers.items()} == dict.fromkeys(params, -32003)
+    assert (
+        "pushNotifications: false"
+        in answers["tasks/pushNotificationConfig/set"]["error"]["message"]
+    )
+    assert sent["error"]["code"] == -32003
+    assert [t["id"] for t in listed["result"]["tasks"]] == [task_id]  # no run was started

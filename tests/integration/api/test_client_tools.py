@@ -19,6 +19,7 @@ from openai.types.chat import (
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, text, tool_call, turn
 from bus.store import Scope
+from tests.integration.api.conftest import recv
 from tests.support import wait_for
 
 WEATHER: ChatCompletionFunctionToolParam = {
@@ -100,8 +101,8 @@ async def test_a_client_tool_call_pauses_the_run_and_its_result_resumes_it(
     assert answered.choices[0].finish_reason == "stop"
     assert answered.choices[0].message.content == "In Paris it is 18 °C and sunny."
     assert answered.id == first.id  # the same run, resumed
-    assert model.offered[0][-1] == "get_weather"  # offered beside the gateway's own tools
-    assert "calculator" in model.offered[0]
+    # Offered first, then the gateway's own tools (a small model favours the first it reads).
+    assert model.offered[0][0] == "get_weather" and "calculator" in model.offered[0]
 
     async def audited() -> list[tuple[str, str]]:
         rows = await api.stores.audit.list(Scope.user("t1", "alice"), run_id=run)
@@ -235,3 +236,30 @@ async def test_a_result_for_a_call_agentbus_did_not_send_is_refused(start_api: A
                 messages=[*QUESTION, {"role": "tool", "tool_call_id": "call_123", "content": "x"}],
             )
     assert foreign.value.param == "messages"
+
+
+async def test_rest_and_the_websocket_say_where_a_client_tool_s_results_go(
+    start_api: Any,
+) -> None:
+    api = await start_api(ScriptedLLM(WeatherModel()))
+    key = await api.key()
+    async with client(api, key) as oai:
+        first = await oai.chat.completions.create(
+            model="agentbus", messages=QUESTION, tools=[WEATHER]
+        )
+    run = first.id.removeprefix("chatcmpl-")
+    rest = await api.http.post(
+        f"/api/v1/runs/{run}/resume", json={"decision": "approve"}, headers=api.auth(key)
+    )
+    conn = await api.ws(key)
+    await conn.send(json.dumps({"type": "resume", "run_id": run, "decision": "approve"}))
+    frame = await recv(conn)
+    while frame["type"] != "request_error":
+        frame = await recv(conn)
+    still = await api.http.get(f"/api/v1/runs/{run}", headers=api.auth(key))
+
+    error = rest.json()["error"]
+    assert rest.status_code == 422 and error["code"] == frame["code"] == "bad_decision"
+    assert "tool results, not a decision" in error["message"]
+    assert "tool message for each call (OpenAI)" in error["hint"] == frame["hint"]
+    assert still.json()["status"] == "suspended"  # the gate is not used up

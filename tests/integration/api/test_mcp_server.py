@@ -219,6 +219,25 @@ async def test_a_call_the_client_abandons_cancels_its_run(start_api: StartApi) -
             await asyncio.sleep(0.1)
 
 
+async def test_an_unknown_resource_gets_the_code_of_the_revision_the_request_speaks(
+    start_api: StartApi,
+) -> None:
+    api = await start_api()
+    key = await api.key("t1", "alice")
+    read = {"jsonrpc": "2.0", "id": 3, "method": "resources/read"}
+    read |= {"params": {"uri": "file:///nonexistent.txt"}}
+
+    async def under(version: str) -> str:
+        accept = {"Accept": "application/json, text/event-stream"}
+        headers = api.auth(key) | accept | {"MCP-Protocol-Version": version}
+        return (await api.http.post("/mcp", json=read, headers=headers)).text.replace(" ", "")
+
+    # 2025-11-25's "Resource not found" is -32002; 2026-07-28 made it -32602.
+    assert '"code":-32002,"message":"Resourcenotfound"' in await under("2025-11-25")
+    assert '"data":{"uri":"file:///nonexistent.txt"}' in await under("2025-11-25")
+    assert '"code":-32602' in await under("2026-07-28")
+
+
 async def test_bad_calls_get_mcps_own_error_shapes(start_api: StartApi) -> None:
     api = await start_api()
     key = await api.key("t1", "alice")
