@@ -1,15 +1,18 @@
 """What the application layer needs from a transport, named as ports.
 
 The use cases in ``api.app`` see only these; Redis implements them in ``api.streams``
-(the relay's blocking read, the limits' Lua scripts), and the composition root
-(``api.compose``) wires one to each use case.
+(the relay's blocking read, the limits' Lua scripts) or in ``bus`` (the budget ledger),
+and the composition root (``api.compose``) or the transport wires one to each use case.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from bus.budget import Spent
 
 Sink = Callable[[str, bytes], None]
 """Receives (entry id, the entry's ``data`` field) for each new entry, in stream order."""
@@ -119,3 +122,19 @@ class MemoryMarks(Protocol):
     async def none_found(self, tenant_id: str, subject: str) -> None:
         """Mark that a count found none (never over a writer's mark, and not for long)."""
         ...
+
+
+class Spending(Protocol):
+    """One tenant's model spending, as its budget counters hold it (`bus.budget`)."""
+
+    async def spent(self, scope_key: str) -> Spent:
+        """What the scope (a user's day, the tenant's month) has spent."""
+        ...
+
+    async def held(self, scope_key: str) -> int:
+        """Tokens held for the scope by calls still in flight."""
+        ...
+
+
+Ledgers = Callable[[str], Spending]
+"""A tenant's spending, by tenant id."""
