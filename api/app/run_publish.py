@@ -1,6 +1,6 @@
 """Publishing a run exactly once, in its conversation's turn.
 
-A run is published by one Lua script (`api.app.turn_publisher.PUBLISH_ONCE`) that records
+A run is published by one Lua script (`bus.publish_once.PUBLISH_ONCE`) that records
 its owner and queues its intake command for fair admission (`bus.fairshare`; a full tenant
 queue is 429 ``tenant_queue_full``), with its webhook's registration: publishing the same
 run id again is a no-op. With the conversation turns wired in, the run is admitted into its
@@ -20,10 +20,11 @@ from api.app.access import owner_value
 from api.app.ask import Started
 from api.app.errors import ApiError, InvalidRequest, TenantQueueFull
 from api.app.turn_admission import NewTurn, admit, give_back
-from api.app.turn_publisher import PUBLISH_ONCE, publish_call
+from api.app.turn_publisher import publish_call
 from api.app.webhook_requests import webhook_registration
 from bus import fairshare, keys, tracing, wire
 from bus.commands import AgentTask, Command, RunState, TraceContext
+from bus.publish_once import PUBLISH_ONCE
 from bus.store import Scope
 from bus.store.turn_types import TurnState
 from bus.typed_redis import lua

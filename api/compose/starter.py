@@ -15,6 +15,7 @@ from api.app.turn_publisher import TurnPublisher
 from api.compose.settings import AppSettings
 from api.streams.limits import TenantLimits
 from api.streams.memory_marks import RedisMemoryMarks
+from bus.publish_once import publish_once
 from bus.store import Stores
 from gateway.webhooks.target import private_hosts
 
@@ -64,7 +65,7 @@ def make_starter(
         documents=stores.documents,
         graph=app_settings.retrieval.graph_extractor != "none" and stores.facts is not None,
         webhook_private_hosts=private_hosts(app_settings.gateway.webhook_private_hosts),
-        turns=None if stores.turns is None else TurnPublisher(redis, stores.turns),
+        turns=None if stores.turns is None else TurnPublisher(publish_once(redis), stores.turns),
         memories=stores.memories,
         memory_marks=RedisMemoryMarks(redis),
     )
