@@ -138,3 +138,6 @@ class Spending(Protocol):
 
 Ledgers = Callable[[str], Spending]
 """A tenant's spending, by tenant id."""
+
+CancelRun = Callable[[str], Awaitable[None]]
+"""Asks the run of this id to stop (workers honour it between steps and while streaming)."""

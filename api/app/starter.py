@@ -22,6 +22,7 @@ and the publish itself (`api.app.run_publish`).
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -61,6 +62,8 @@ from api.app.turn_publisher import TurnPublisher
 from api.app.webhook_requests import WebhookRequest, check_webhook
 from bus import keys, tracing
 from bus.commands import new_run_id
+from bus.publish import request_cancel
+from bus.publish_once import publish_once
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -122,7 +125,13 @@ class RunStarter:
         self._models = tuple(dict.fromkeys(models))
         self._webhook_private = webhook_private_hosts
         self.turns = turns
-        self._publisher = RunPublisher(redis, bus, limits, turns)
+        self._publisher = RunPublisher(
+            publish_once(redis),
+            functools.partial(request_cancel, redis, settings=bus),
+            bus,
+            limits,
+            turns,
+        )
         self._prefs: ReadThrough[Preferences | None] = ReadThrough(settings.api_key_cache_s)
         self._sources = RunSources(
             documents, memories, graph=graph, cache_s=settings.api_key_cache_s, marks=memory_marks
