@@ -62,9 +62,10 @@ class RunEvents(Protocol):
 
 
 class Claims(Protocol):
-    """Values set once under a name, for a while (the idempotency keys' claims).
+    """Values set once under a name, for a while (the idempotency keys' claims, the runs'
+    owners).
 
-    Shaped as the two Redis commands it stands for, so the shared Redis client is one.
+    Shaped as the Redis commands it stands for, so the shared Redis client is one.
     """
 
     def set(self, name: str, value: str, *, nx: bool, ex: int) -> Awaitable[bool | None]:
@@ -74,6 +75,10 @@ class Claims(Protocol):
 
     def get(self, name: str) -> Awaitable[bytes | str | None]:
         """The value of ``name``, or None."""
+        ...
+
+    def delete(self, *names: str) -> Awaitable[int]:
+        """Unset ``names``; how many were set."""
         ...
 
 
@@ -138,6 +143,10 @@ class Spending(Protocol):
 
 Ledgers = Callable[[str], Spending]
 """A tenant's spending, by tenant id."""
+
+TransportErrors = tuple[type[Exception], ...]
+"""What the ports' transport raises when it fails (Redis's ``RedisError``): a use case turns
+it into ``Unavailable`` without naming the transport."""
 
 CancelRun = Callable[[str], Awaitable[None]]
 """Asks the run of this id to stop (workers honour it between steps and while streaming)."""

@@ -7,7 +7,10 @@ without importing the HTTP app.
 
 from __future__ import annotations
 
+import functools
+
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from api.app.preferences import Effective, deployment_defaults
 from api.app.starter import RunStarter
@@ -15,6 +18,7 @@ from api.app.turn_publisher import TurnPublisher
 from api.compose.settings import AppSettings
 from api.streams.limits import TenantLimits
 from api.streams.memory_marks import RedisMemoryMarks
+from bus.publish import request_cancel
 from bus.publish_once import publish_once
 from bus.store import Stores
 from gateway.webhooks.target import private_hosts
@@ -68,4 +72,7 @@ def make_starter(
         turns=None if stores.turns is None else TurnPublisher(publish_once(redis), stores.turns),
         memories=stores.memories,
         memory_marks=RedisMemoryMarks(redis),
+        script=publish_once(redis),
+        cancel=functools.partial(request_cancel, redis, settings=app_settings.bus),
+        transport_errors=(RedisError,),
     )
