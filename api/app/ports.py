@@ -28,6 +28,33 @@ class Subscription:
     active: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class StreamState:
+    """What a join needs to know about a run's event stream."""
+
+    exists: bool
+    last_id: str = "0-0"
+    first_id: str | None = None
+    length: int = 0
+    entries_added: int | None = None  # Redis 7+ only
+    max_deleted_id: str | None = None  # Redis 7+ only (XDEL; trimming does not move it)
+
+
+@dataclass(frozen=True, slots=True)
+class JoinState:
+    """A run's owner key and its event stream, read together (they share a hash tag).
+
+    Attributes:
+        owner: the owner key's value (tenant and user, `api.app.access.owner_value`), or None.
+        owner_ttl_ms: the owner key's remaining life in milliseconds (negative: none).
+        stream: the event stream's state.
+    """
+
+    owner: str | None
+    owner_ttl_ms: int
+    stream: StreamState
+
+
 class RunEvents(Protocol):
     """The run feed: a run's event stream, read live and caught up, with no gap."""
 
@@ -58,6 +85,14 @@ class RunEvents(Protocol):
         self, stream: str, after: str, until: str, count: int
     ) -> list[tuple[str, bytes]]:
         """Up to ``count`` entries of ``stream`` after ``after`` (exclusive) up to ``until``."""
+        ...
+
+    async def stream_state(self, stream: str) -> StreamState:
+        """Existence, first and last ids of ``stream`` (and what was deleted, on Redis 7)."""
+        ...
+
+    async def join_state(self, owner_key: str, stream: str) -> JoinState:
+        """The run's owner key and its event stream's state, in one round trip."""
         ...
 
 
