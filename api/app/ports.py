@@ -185,3 +185,28 @@ it into ``Unavailable`` without naming the transport."""
 
 CancelRun = Callable[[str], Awaitable[None]]
 """Asks the run of this id to stop (workers honour it between steps and while streaming)."""
+
+
+class SessionStore(Protocol):
+    """Short-lived values by name: the web page's login tokens and sessions."""
+
+    async def put(self, name: str, value: str, ttl_s: int) -> None:
+        """Set ``name`` to ``value`` for ``ttl_s`` seconds."""
+        ...
+
+    async def take(self, name: str) -> str | None:
+        """The value of ``name``, unset in the same step (None when there was none)."""
+        ...
+
+    async def read(self, name: str) -> tuple[str | None, int]:
+        """The value of ``name`` and the seconds it has left (negative: no expiry or no
+        value), in one round trip."""
+        ...
+
+    async def touch(self, name: str, ttl_s: int) -> None:
+        """Give ``name`` ``ttl_s`` more seconds from now."""
+        ...
+
+    async def drop(self, name: str) -> None:
+        """Unset ``name``."""
+        ...
