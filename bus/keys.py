@@ -308,7 +308,7 @@ def webhook_delivery(delivery_id: str, shard: int) -> str:
     return f"{PREFIX}:{tag(shard)}:webhooks:delivery:{delivery_id}"
 
 
-# --- retention (api.app.retention) ----------------------------------------------------
+# --- retention (bus.retention_passes) ----------------------------------------------------
 
 
 def retention_lease() -> str:

@@ -2,7 +2,7 @@
 
 The deployment's default is ``AGENTBUS_RETENTION``; a tenant's admin overlays it with the
 ``retention`` preference (``PUT /api/v1/settings``). `bus.store.retention` deletes what a
-policy lets go; `api.app.retention` runs the passes.
+policy lets go; `bus.retention_passes` runs the passes.
 """
 
 from __future__ import annotations

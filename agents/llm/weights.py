@@ -17,7 +17,6 @@ import tempfile
 import threading
 from collections.abc import Generator
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
 from agents.errors import ModelNotInstalled, ModelWeightsInvalid
@@ -87,6 +86,8 @@ def locate_parts(spec: WeightsSpec) -> list[Path]:
         ModelNotInstalled: a distribution is missing, has another version, or lacks its part.
         ModelWeightsInvalid: the parts are not regular files or do not add up to spec.size.
     """
+    from importlib import metadata  # here: a tenth of `agentbus eval --help`, which names models
+
     parts: list[Path] = []
     hint = f"install them with: {spec.install}"
     for index, name in enumerate(spec.distributions, start=1):

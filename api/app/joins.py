@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from redis.exceptions import ResponseError
-
 from api.app.access import RUN_ID, RunRef, owner_value, visible_run
 from api.app.errors import RunNotFound
 from api.app.run_view import describe
@@ -18,56 +16,15 @@ from bus import keys
 from bus.store import RunRecord
 
 if TYPE_CHECKING:
-    from redis.asyncio import Redis
-
     from api.app.auth import Principal
     from api.app.deps import ApiDeps
+    from api.app.ports import RunEvents, StreamState
 
 
 def _id(value: bytes | str) -> tuple[int, int]:
     text = value.decode() if isinstance(value, bytes) else value
     ms, _, seq = text.partition("-")
     return int(ms), int(seq or 0)
-
-
-@dataclass(frozen=True, slots=True)
-class StreamState:
-    """What a join needs to know about a run's event stream."""
-
-    exists: bool
-    last_id: str = "0-0"
-    first_id: str | None = None
-    length: int = 0
-    entries_added: int | None = None  # Redis 7+ only
-    max_deleted_id: str | None = None  # Redis 7+ only (XDEL; trimming does not move it)
-
-
-async def stream_state(redis: Redis, stream: str) -> StreamState:
-    """Existence, first and last ids of an event stream (and what was deleted, on Redis 7)."""
-    try:
-        info = await redis.xinfo_stream(stream)
-    except ResponseError as e:
-        return _state_of(e)
-    return _state_of(info)
-
-
-def _state_of(info: dict[str, Any] | Exception) -> StreamState:
-    """The state from an XINFO STREAM reply, or from its error (no such key: no stream)."""
-    if isinstance(info, Exception):
-        if isinstance(info, ResponseError) and "no such key" in str(info).lower():
-            return StreamState(exists=False)
-        raise info
-    first = info.get("first-entry")
-    deleted = info.get("max-deleted-entry-id")
-    added = info.get("entries-added")
-    return StreamState(
-        exists=True,
-        last_id=_s(info["last-generated-id"]),
-        first_id=_s(first[0]) if first else None,
-        length=int(info["length"]),
-        entries_added=None if added is None else int(added),
-        max_deleted_id=None if deleted is None else _s(deleted),
-    )
 
 
 def needs_snapshot(state: StreamState, after: str, record: RunRecord | None) -> bool:
@@ -90,10 +47,6 @@ def needs_snapshot(state: StreamState, after: str, record: RunRecord | None) -> 
     return after != "0-0"
 
 
-def _s(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
-
 @dataclass(frozen=True, slots=True)
 class JoinPlan:
     """How to serve a client that (re)joins a run after event ``after``.
@@ -109,9 +62,9 @@ class JoinPlan:
     follow_after: str | None
 
 
-async def plan_join(redis: Redis, ref: RunRef, after: str) -> JoinPlan:
+async def plan_join(events: RunEvents, ref: RunRef, after: str) -> JoinPlan:
     """Replay from ``after`` when possible, else a snapshot and the live events after it."""
-    return _plan(ref, await stream_state(redis, ref.events_key), after)
+    return _plan(ref, await events.stream_state(ref.events_key), after)
 
 
 #: A run published less than this long ago (and under ``events_ttl_s``) whose event stream
@@ -146,17 +99,11 @@ async def join_run(
     if not RUN_ID.match(run_id):
         raise RunNotFound(f"no run {run_id[:80]!r}")
     shard = keys.shard_of(run_id, deps.bus.shards)
-    owner_key = keys.run_owner(run_id, shard)
-    async with deps.redis.pipeline(transaction=False) as pipe:
-        pipe.get(owner_key)
-        pipe.pttl(owner_key)
-        pipe.xinfo_stream(keys.run_events(run_id, shard))
-        raw, ttl_ms, info = await pipe.execute(raise_on_error=False)
-    for reply in (raw, ttl_ms):
-        if isinstance(reply, Exception):
-            raise reply
-    state = _state_of(info)
-    if raw is not None and _s(raw) == owner_value(who.tenant_id, who.subject):
+    joined = await deps.relay.join_state(
+        keys.run_owner(run_id, shard), keys.run_events(run_id, shard)
+    )
+    state, ttl_ms = joined.stream, joined.owner_ttl_ms
+    if joined.owner == owner_value(who.tenant_id, who.subject):
         if state.exists:
             # (An existing stream's needs_snapshot does not look at the record.)
             follow = _id(state.last_id) > _id(after) and not needs_snapshot(state, after, None)
@@ -169,7 +116,7 @@ async def join_run(
     # The record is read after the owner key, and the stream's state after the record, as
     # plan_join always did: a run that ended meanwhile is seen ended, not half way.
     ref = await visible_run(deps, who, run_id, read=read)
-    return ref, await plan_join(deps.redis, ref, after)
+    return ref, await plan_join(deps.relay, ref, after)
 
 
 def _plan(ref: RunRef, state: StreamState, after: str) -> JoinPlan:

@@ -1,15 +1,18 @@
 """What the application layer needs from a transport, named as ports.
 
 The use cases in ``api.app`` see only these; Redis implements them in ``api.streams``
-(the relay's blocking read, the limits' Lua scripts), and the composition root
-(``api.compose``) wires one to each use case.
+(the relay's blocking read, the limits' Lua scripts) or in ``bus`` (the budget ledger),
+and the composition root (``api.compose``) or the transport wires one to each use case.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from bus.budget import Spent
 
 Sink = Callable[[str, bytes], None]
 """Receives (entry id, the entry's ``data`` field) for each new entry, in stream order."""
@@ -23,6 +26,33 @@ class Subscription:
     shard: int
     sink: Sink
     active: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class StreamState:
+    """What a join needs to know about a run's event stream."""
+
+    exists: bool
+    last_id: str = "0-0"
+    first_id: str | None = None
+    length: int = 0
+    entries_added: int | None = None  # Redis 7+ only
+    max_deleted_id: str | None = None  # Redis 7+ only (XDEL; trimming does not move it)
+
+
+@dataclass(frozen=True, slots=True)
+class JoinState:
+    """A run's owner key and its event stream, read together (they share a hash tag).
+
+    Attributes:
+        owner: the owner key's value (tenant and user, `api.app.access.owner_value`), or None.
+        owner_ttl_ms: the owner key's remaining life in milliseconds (negative: none).
+        stream: the event stream's state.
+    """
+
+    owner: str | None
+    owner_ttl_ms: int
+    stream: StreamState
 
 
 class RunEvents(Protocol):
@@ -57,11 +87,20 @@ class RunEvents(Protocol):
         """Up to ``count`` entries of ``stream`` after ``after`` (exclusive) up to ``until``."""
         ...
 
+    async def stream_state(self, stream: str) -> StreamState:
+        """Existence, first and last ids of ``stream`` (and what was deleted, on Redis 7)."""
+        ...
+
+    async def join_state(self, owner_key: str, stream: str) -> JoinState:
+        """The run's owner key and its event stream's state, in one round trip."""
+        ...
+
 
 class Claims(Protocol):
-    """Values set once under a name, for a while (the idempotency keys' claims).
+    """Values set once under a name, for a while (the idempotency keys' claims, the runs'
+    owners).
 
-    Shaped as the two Redis commands it stands for, so the shared Redis client is one.
+    Shaped as the Redis commands it stands for, so the shared Redis client is one.
     """
 
     def set(self, name: str, value: str, *, nx: bool, ex: int) -> Awaitable[bool | None]:
@@ -71,6 +110,10 @@ class Claims(Protocol):
 
     def get(self, name: str) -> Awaitable[bytes | str | None]:
         """The value of ``name``, or None."""
+        ...
+
+    def delete(self, *names: str) -> Awaitable[int]:
+        """Unset ``names``; how many were set."""
         ...
 
 
@@ -118,4 +161,52 @@ class MemoryMarks(Protocol):
 
     async def none_found(self, tenant_id: str, subject: str) -> None:
         """Mark that a count found none (never over a writer's mark, and not for long)."""
+        ...
+
+
+class Spending(Protocol):
+    """One tenant's model spending, as its budget counters hold it (`bus.budget`)."""
+
+    async def spent(self, scope_key: str) -> Spent:
+        """What the scope (a user's day, the tenant's month) has spent."""
+        ...
+
+    async def held(self, scope_key: str) -> int:
+        """Tokens held for the scope by calls still in flight."""
+        ...
+
+
+Ledgers = Callable[[str], Spending]
+"""A tenant's spending, by tenant id."""
+
+TransportErrors = tuple[type[Exception], ...]
+"""What the ports' transport raises when it fails (Redis's ``RedisError``): a use case turns
+it into ``Unavailable`` without naming the transport."""
+
+CancelRun = Callable[[str], Awaitable[None]]
+"""Asks the run of this id to stop (workers honour it between steps and while streaming)."""
+
+
+class SessionStore(Protocol):
+    """Short-lived values by name: the web page's login tokens and sessions."""
+
+    async def put(self, name: str, value: str, ttl_s: int) -> None:
+        """Set ``name`` to ``value`` for ``ttl_s`` seconds."""
+        ...
+
+    async def take(self, name: str) -> str | None:
+        """The value of ``name``, unset in the same step (None when there was none)."""
+        ...
+
+    async def read(self, name: str) -> tuple[str | None, int]:
+        """The value of ``name`` and the seconds it has left (negative: no expiry or no
+        value), in one round trip."""
+        ...
+
+    async def touch(self, name: str, ttl_s: int) -> None:
+        """Give ``name`` ``ttl_s`` more seconds from now."""
+        ...
+
+    async def drop(self, name: str) -> None:
+        """Unset ``name``."""
         ...

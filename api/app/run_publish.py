@@ -1,6 +1,6 @@
 """Publishing a run exactly once, in its conversation's turn.
 
-A run is published by one Lua script (`api.app.turn_publisher.PUBLISH_ONCE`) that records
+A run is published by one Lua script (`bus.publish_once.PUBLISH_ONCE`) that records
 its owner and queues its intake command for fair admission (`bus.fairshare`; a full tenant
 queue is 429 ``tenant_queue_full``), with its webhook's registration: publishing the same
 run id again is a no-op. With the conversation turns wired in, the run is admitted into its
@@ -20,23 +20,21 @@ from api.app.access import owner_value
 from api.app.ask import Started
 from api.app.errors import ApiError, InvalidRequest, TenantQueueFull
 from api.app.turn_admission import NewTurn, admit, give_back
-from api.app.turn_publisher import PUBLISH_ONCE, publish_call
+from api.app.turn_publisher import publish_call
 from api.app.webhook_requests import webhook_registration
 from bus import fairshare, keys, tracing, wire
 from bus.commands import AgentTask, Command, RunState, TraceContext
 from bus.store import Scope
 from bus.store.turn_types import TurnState
-from bus.typed_redis import lua
 
 if TYPE_CHECKING:
-    from redis.asyncio import Redis
-
     from api.app.ask import Ask
     from api.app.auth import Principal
-    from api.app.ports import RateLimits
+    from api.app.ports import CancelRun, RateLimits
     from api.app.turn_publisher import TurnPublisher
     from bus.run_state import Multitask, RunSettings
     from bus.settings import BusSettings
+    from bus.typed_redis import Script
 
 #: The keys and the arguments of one call of the publish-once script.
 PublishCall = tuple[list[str], list[str | int | float]]
@@ -120,7 +118,8 @@ class RunPublisher:
     """Publishes admitted runs (the starter's last step).
 
     Args:
-        redis: the shared Redis client.
+        script: the publish-once script (`bus.publish_once.publish_once`).
+        cancel: asks a run to stop (a question that interrupts or rolls it back).
         bus: the bus's settings (shards, stream cap, key lifetime, fair share).
         limits: the per-tenant concurrent-run quota, whose slot a run gives back when it
             waits or is not published.
@@ -129,13 +128,18 @@ class RunPublisher:
     """
 
     def __init__(
-        self, redis: Redis, bus: BusSettings, limits: RateLimits, turns: TurnPublisher | None
+        self,
+        script: Script,
+        cancel: CancelRun,
+        bus: BusSettings,
+        limits: RateLimits,
+        turns: TurnPublisher | None,
     ) -> None:
-        self._redis = redis
+        self._cancel = cancel
         self._bus = bus
         self._limits = limits
         self._turns = turns
-        self._publish = lua(redis, PUBLISH_ONCE)
+        self._publish = script
 
     async def send(self, run: RunToPublish, replay: bool, policy: Multitask) -> Started:
         """Admit the run into its conversation's turn (if turns are wired in), then publish
@@ -166,7 +170,7 @@ class RunPublisher:
                 fresh=not replay and ask.conversation_id is None and ask.run_id is None,
             )
             try:
-                admission = await admit(self._turns, turn, policy, self._redis, self._bus)
+                admission = await admit(self._turns, turn, policy, self._cancel)
             except ApiError:
                 await self._limits.release(who.tenant_id, run_id)
                 raise

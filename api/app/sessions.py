@@ -1,4 +1,5 @@
-"""Web page sign-in: one-time login tokens and short-lived sessions, both kept in Redis.
+"""Web page sign-in: one-time login tokens and short-lived sessions, both kept in Redis
+(`api.app.ports.SessionStore`).
 
 ``agentbus up`` prints ``http://host:port/#login=TOKEN``; the page POSTs the token to
 ``/api/v1/sessions`` and gets a session token in exchange (a pasted API key is exchanged
@@ -24,8 +25,7 @@ from api.app.errors import Unauthorized
 from bus import keys
 
 if TYPE_CHECKING:
-    from redis.asyncio import Redis
-
+    from api.app.ports import SessionStore
     from bus.store import ApiKeyStore
 
 SESSION_PREFIX = "abs_"
@@ -38,19 +38,18 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-async def mint_login_token(redis: Redis, key_id: str, ttl_s: int = LOGIN_TTL_S) -> str:
+async def mint_login_token(store: SessionStore, key_id: str, ttl_s: int = LOGIN_TTL_S) -> str:
     """A one-time token that signs the page in as the key ``key_id``."""
     token = secrets.token_urlsafe(32)
-    await redis.set(keys.web_login(_digest(token)), key_id, ex=ttl_s)
+    await store.put(keys.web_login(_digest(token)), key_id, ttl_s)
     return token
 
 
-async def redeem_login_token(redis: Redis, token: str) -> str | None:
+async def redeem_login_token(store: SessionStore, token: str) -> str | None:
     """The key id a login token signs in as, or None; the token is used up either way."""
     if not token or len(token) > 128:
         return None
-    value = await redis.getdel(keys.web_login(_digest(token)))
-    return None if value is None else value.decode()
+    return await store.take(keys.web_login(_digest(token)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,17 +60,19 @@ class Session:
     expires_in: int
 
 
-async def open_session(redis: Redis, principal: Principal, *, now: float | None = None) -> Session:
+async def open_session(
+    store: SessionStore, principal: Principal, *, now: float | None = None
+) -> Session:
     """Start a session acting for the principal's API key."""
     token = SESSION_PREFIX + secrets.token_urlsafe(32)
     doc = {"key_id": principal.key_id, "started": time.time() if now is None else now}
-    await redis.set(keys.web_session(_digest(token)), json.dumps(doc), ex=SESSION_IDLE_S)
+    await store.put(keys.web_session(_digest(token)), json.dumps(doc), SESSION_IDLE_S)
     return Session(token, SESSION_IDLE_S)
 
 
-async def close_session(redis: Redis, token: str) -> None:
+async def close_session(store: SessionStore, token: str) -> None:
     """End a session (sign out)."""
-    await redis.delete(keys.web_session(_digest(token)))
+    await store.drop(keys.web_session(_digest(token)))
 
 
 def is_session_token(token: str | None) -> bool:
@@ -84,7 +85,7 @@ class SessionAuthenticator(Authenticator):
 
     Args:
         keys: the key store.
-        redis: where sessions live.
+        sessions: where sessions live.
         cache_s: how long a checked key is trusted without re-reading the store.
         clock: wall-clock seconds for the sessions' age (tests pass a fake).
         signing_master: the deployment's signing master key (``api.signing``).
@@ -94,7 +95,7 @@ class SessionAuthenticator(Authenticator):
     def __init__(
         self,
         keys: ApiKeyStore,
-        redis: Redis,
+        sessions: SessionStore,
         *,
         cache_s: float = 5.0,
         clock: Callable[[], float] = time.time,
@@ -102,7 +103,7 @@ class SessionAuthenticator(Authenticator):
         version: Callable[[str], Awaitable[int]] | None = None,
     ) -> None:
         super().__init__(keys, cache_s=cache_s, signing_master=signing_master, version=version)
-        self._redis = redis
+        self._sessions = sessions
         self._clock = clock
 
     async def authenticate(self, key: str | None) -> Principal:
@@ -111,23 +112,20 @@ class SessionAuthenticator(Authenticator):
             return await super().authenticate(key)
         assert key is not None
         name = keys.web_session(_digest(key))
-        async with self._redis.pipeline(transaction=False) as pipe:
-            pipe.get(name)
-            pipe.ttl(name)
-            raw, ttl = await pipe.execute()
+        raw, ttl = await self._sessions.read(name)
         if raw is None:
             raise Unauthorized("the session expired or was ended", hint="sign in again")
         doc = json.loads(raw)
         age = self._clock() - float(doc["started"])
         if age > SESSION_MAX_S:
-            await self._redis.delete(name)
+            await self._sessions.drop(name)
             raise Unauthorized("the session is too old", hint="sign in again")
         # Sliding expiry, refreshed at most every half idle period (not a write per request).
         if 0 <= ttl < SESSION_IDLE_S // 2:
-            await self._redis.expire(name, SESSION_IDLE_S)
+            await self._sessions.touch(name, SESSION_IDLE_S)
         record = await self._record(doc["key_id"])  # pyright: ignore[reportPrivateUsage]
         if record is None or not record.active:
-            await self._redis.delete(name)
+            await self._sessions.drop(name)
             raise Unauthorized("the API key behind this session was revoked")
         return Principal(record.tenant_id, record.subject, record.role, record.id, record.groups)
 

@@ -27,8 +27,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from redis.exceptions import RedisError
-
 from api.app.access import owner_value
 from api.app.ask import Ask, Started
 from api.app.auth import Principal
@@ -63,12 +61,11 @@ from bus import keys, tracing
 from bus.commands import new_run_id
 
 if TYPE_CHECKING:
-    from redis.asyncio import Redis
-
-    from api.app.ports import MemoryMarks, RateLimits
+    from api.app.ports import CancelRun, Claims, MemoryMarks, RateLimits, TransportErrors
     from api.settings import ApiSettings
     from bus.settings import BusSettings
     from bus.store import ConversationStore, DocumentStore, MemoryStore, TenantSettingsStore
+    from bus.typed_redis import Script
 
 __all__ = ["Ask", "RunStarter", "Started"]
 
@@ -77,7 +74,7 @@ class RunStarter:
     """Admits and publishes runs for authenticated callers.
 
     Args:
-        redis: the shared Redis client.
+        claims: the idempotency keys' claims and the runs' owners (the shared Redis client).
         settings: the API's settings (question size, idempotency, cache time).
         bus: the bus's settings (shards, stream cap, key lifetime).
         defaults: the deployment's run settings, before any tenant preference.
@@ -92,11 +89,15 @@ class RunStarter:
         turns: publishes runs in their conversation's turn (None: no ``multitask``
             policy; every run is published at once).
         memories: the users' long-term memories (a user with some gathers them).
+        memory_marks: whether a user has memories, known without a count.
+        script: the publish-once script (`bus.publish_once.publish_once`).
+        cancel: asks a run to stop (a question that interrupts or rolls it back).
+        transport_errors: what the ports raise when Redis fails (each is ``Unavailable``).
     """
 
     def __init__(
         self,
-        redis: Redis,
+        claims: Claims,
         settings: ApiSettings,
         bus: BusSettings,
         defaults: Effective,
@@ -111,8 +112,12 @@ class RunStarter:
         turns: TurnPublisher | None = None,
         memories: MemoryStore | None = None,
         memory_marks: MemoryMarks | None = None,
+        script: Script,
+        cancel: CancelRun,
+        transport_errors: TransportErrors,
     ) -> None:
-        self._redis = redis
+        self._claims = claims
+        self._transport_errors = transport_errors
         self._settings = settings
         self._bus = bus
         self._defaults = defaults
@@ -122,7 +127,7 @@ class RunStarter:
         self._models = tuple(dict.fromkeys(models))
         self._webhook_private = webhook_private_hosts
         self.turns = turns
-        self._publisher = RunPublisher(redis, bus, limits, turns)
+        self._publisher = RunPublisher(script, cancel, bus, limits, turns)
         self._prefs: ReadThrough[Preferences | None] = ReadThrough(settings.api_key_cache_s)
         self._sources = RunSources(
             documents, memories, graph=graph, cache_s=settings.api_key_cache_s, marks=memory_marks
@@ -206,7 +211,7 @@ class RunStarter:
                 ask = replace(ask, webhook=checked)
             mark("prefs")
             return await self._start(who, ask, idempotency_key)
-        except RedisError as e:
+        except self._transport_errors as e:
             raise Unavailable(f"cannot reach Redis: {e}") from e
 
     async def webhook_url(self, tenant_id: str, url: str) -> str:
@@ -226,8 +231,8 @@ class RunStarter:
         """
         shard = keys.shard_of(run_id, self._bus.shards)
         try:
-            owner = await self._redis.get(keys.run_owner(run_id, shard))
-        except RedisError as e:
+            owner = await self._claims.get(keys.run_owner(run_id, shard))
+        except self._transport_errors as e:
             raise Unavailable(f"cannot reach Redis: {e}") from e
         if isinstance(owner, bytes):
             owner = owner.decode()
@@ -251,7 +256,7 @@ class RunStarter:
         if idem is not None:
             idem_key = idempotency_key(who, idem)
             ttl = self._settings.api_idempotency_ttl_s
-            earlier = await claim(self._redis, idem_key, ask, run_id, conversation_id, ttl)
+            earlier = await claim(self._claims, idem_key, ask, run_id, conversation_id, ttl)
             if earlier is not None:
                 run_id, conversation_id = earlier
                 return await self._publish_run(who, ask, run_id, conversation_id, replay=True)
@@ -286,7 +291,7 @@ class RunStarter:
             )
         except BaseException:
             if idem_key is not None:  # let a later retry with the same key try again
-                await self._redis.delete(idem_key)
+                await self._claims.delete(idem_key)
             raise
 
     async def _publish_run(

@@ -15,17 +15,14 @@ from typing import TYPE_CHECKING
 from api.app.errors import ConversationBusy, ConversationNotFound, Unavailable
 from bus.errors import StoreError
 from bus.events import RunStatus
-from bus.publish import request_cancel
 from bus.store import ConversationNotFound as NoSuchConversation
 from bus.store.turn_types import Admission
 from bus.store.turn_types import ConversationBusy as Busy
 
 if TYPE_CHECKING:
-    from redis.asyncio import Redis
-
+    from api.app.ports import CancelRun
     from api.app.turn_publisher import TurnPublisher
     from bus.run_state import Multitask
-    from bus.settings import BusSettings
     from bus.store import Scope
     from bus.store.turns import TurnStore
 
@@ -68,7 +65,7 @@ async def refuse_if_busy(
 
 
 async def admit(
-    turns: TurnPublisher, turn: NewTurn, policy: Multitask, redis: Redis, bus: BusSettings
+    turns: TurnPublisher, turn: NewTurn, policy: Multitask, cancel: CancelRun
 ) -> Admission:
     """Admit the run into its conversation's turns; act on what that decided.
 
@@ -99,7 +96,7 @@ async def admit(
     if admission.promoted is not None:  # its predecessor was stale: its turn has come
         await turns.publish(admission.promoted)
     if admission.cancel is not None:
-        await request_cancel(redis, admission.cancel, bus)
+        await cancel(admission.cancel)
     return admission
 
 

@@ -1,6 +1,6 @@
-"""Publishing a conversation's runs in turn: the publish-once script, the hand-over, the sweeper.
+"""Publishing a conversation's runs in turn: the hand-over and the sweeper.
 
-A run is published by one Lua script (`PUBLISH_ONCE`) that records its owner and queues
+A run is published by one Lua script (`bus.publish_once`) that records its owner and queues
 its intake command for fair admission (`bus.fairshare`) together, so publishing the same
 run id twice is a no-op. A run that waited
 its turn (`bus.store.turns`) is stored with the script's keys and arguments; whoever
@@ -19,70 +19,19 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from bus import fairshare, wire
+from bus import wire
 from bus.commands import AgentTask
+from bus.publish_once import COMMAND_ARG, DEADLINE_ARG, NOW_ARG
 from bus.readers import COMMAND
 from bus.store.turn_types import Turn
 from bus.store.turns import TurnStore
-from bus.typed_redis import lua
 
 if TYPE_CHECKING:
-    from redis.asyncio import Redis
-
     from bus.events import RunStatus
     from bus.store import Scope
+    from bus.typed_redis import Script
 
 log = structlog.get_logger("api.turns")
-
-# Publish a run once: record its owner, queue it for fair admission (admitting what has
-# room; `bus.fairshare`) or, with fair share off, XADD it, and register its webhook, all
-# at once (one hash tag).
-# KEYS: run owner, intake stream, the shard's fair-share keys (`keys.fair_keys`)
-#       [, webhook hash, webhook watch, webhook wake].
-# ARGV: owner value, ttl, stream maxlen, command, fair share on (1/0), tenant, priority
-#       level, run id, deadline, weight, max pending, now, depth, fixed cap
-#       [, webhook spec, its score, run id].
-# Returns {1} published, {0} published before (a retry), {-1} the run id is another's,
-# {-2, waiting, room} the tenant's queue is full (nothing written).
-PUBLISH_ONCE = (
-    fairshare.FUNCTIONS
-    + """
-local owner = redis.call('GET', KEYS[1])
-if owner then
-  if owner == ARGV[1] then return {0} end
-  return {-1}
-end
-local F = fair_keys(3)
-if ARGV[5] == '1' then
-  local waiting = tonumber(redis.call('HGET', F.pending, ARGV[6]) or '0')
-  if waiting >= tonumber(ARGV[11]) then
-    local now = tonumber(ARGV[12])
-    return {-2, waiting, fair_capacity(F, now, tonumber(ARGV[13]), tonumber(ARGV[14]))}
-  end
-end
-redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-if ARGV[5] == '1' then
-  local item = ARGV[8] .. '\\n' .. ARGV[9] .. '\\n' .. ARGV[4]
-  fair_enqueue(F, ARGV[6], tonumber(ARGV[7]), item, tonumber(ARGV[10]))
-  fair_admit(F, KEYS[2], tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14]), ARGV[3],
-    fairshare_admit_at_once)
-else
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'data', ARGV[4])
-end
-if #KEYS > 13 then
-  redis.call('HSET', KEYS[14], 'spec', ARGV[15], 'cursor', '0-0')
-  redis.call('EXPIRE', KEYS[14], ARGV[2])
-  redis.call('ZADD', KEYS[15], ARGV[16], ARGV[17])
-  redis.call('XADD', KEYS[16], 'MAXLEN', '~', 16, '*', 'w', '1')
-end
-return {1}
-""".replace("fairshare_admit_at_once", str(fairshare.ADMIT_AT_ONCE))
-)
-
-#: Index of the encoded command among the script's arguments.
-COMMAND_ARG = 3
-#: Indexes of the run's deadline and of the time, which fair admission reads.
-DEADLINE_ARG, NOW_ARG = 8, 11
 
 #: How long a running turn may wait for its run to reach intake before the sweeper
 #: publishes it again (a no-op if the first publish happened).
@@ -90,7 +39,7 @@ UNSTARTED_GRACE_S = 15.0
 
 
 def publish_call(keys: list[str], args: list[str | int | float]) -> str:
-    """The stored form of one call of `PUBLISH_ONCE`."""
+    """The stored form of one call of the publish-once script."""
     return json.dumps({"keys": keys, "args": args})
 
 
@@ -98,17 +47,16 @@ class TurnPublisher:
     """Publishes the run whose turn has come.
 
     Args:
-        redis: the shared Redis client.
+        script: the publish-once script (`bus.publish_once.publish_once`).
         turns: the conversation turns.
     """
 
-    def __init__(self, redis: Redis, turns: TurnStore) -> None:
-        self._redis = redis
+    def __init__(self, script: Script, turns: TurnStore) -> None:
         self.turns = turns
-        self._script = lua(redis, PUBLISH_ONCE)
+        self._script = script
 
     async def run_script(self, keys: list[str], args: list[str | int | float]) -> int:
-        """Run `PUBLISH_ONCE` (1 published, 0 already, -1 another owner's run id, -2 the
+        """Run the publish-once script (1 published, 0 already, -1 another owner's run id, -2 the
         tenant's fair-share queue is full: the sweeper publishes it again later)."""
         reply = await self._script(keys=keys, args=args)
         return int(reply[0])

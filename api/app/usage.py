@@ -14,10 +14,9 @@ from agentbus_contracts import UsageReport
 from agents.budget import day_of, month_of, tenant_scope, user_scope
 from api.app.auth import Principal
 from api.app.preferences import Effective
-from bus.budget import BudgetLedger
 
 if TYPE_CHECKING:
-    from redis.asyncio import Redis
+    from api.app.ports import Ledgers
 
 Period = Literal["day", "month"]
 Whose = Literal["user", "tenant"]
@@ -34,7 +33,7 @@ def _limits(effective: Effective, period: Period, whose: Whose) -> tuple[int | N
 
 
 async def usage_of(
-    redis: Redis, effective: Effective, who: Principal, period: Period, whose: Whose
+    ledgers: Ledgers, effective: Effective, who: Principal, period: Period, whose: Whose
 ) -> UsageReport:
     """The caller's own spending (``user``), or its tenant's (``tenant``: admins only).
 
@@ -45,7 +44,7 @@ async def usage_of(
         who.require_admin()
     now = time.time()
     scope = user_scope(who.subject, period, now) if whose == "user" else tenant_scope(period, now)
-    ledger = BudgetLedger(redis, who.tenant_id)
+    ledger = ledgers(who.tenant_id)
     spent = await ledger.spent(scope)
     held = await ledger.held(scope)
     limit_tokens, limit_usd = _limits(effective, period, whose)

@@ -26,6 +26,7 @@ from api.compose.edge import run_edge
 from api.compose.roles import UP_ROLES, Roles
 from api.compose.settings import AppSettings
 from api.compose.workers import build_workers
+from api.streams.session_store import RedisSessionStore
 from bus import keys
 from bus.runtime.runner import Runner
 from bus.store import KeyRole, Stores, open_store
@@ -116,7 +117,7 @@ class System:
         """A one-time sign-in link for ``key`` (what `agentbus up` prints for its key)."""
         kid = credentials.key_id(key)
         assert kid is not None
-        token = await mint_login_token(self.redis, kid)
+        token = await mint_login_token(RedisSessionStore(self.redis), kid)
         opened = f"c={conversation}&" if conversation else ""
         return f"{self.base}/#{opened}login={token}"
 

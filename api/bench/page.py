@@ -84,6 +84,7 @@ async def measure(settings: AppSettings, data: Path, token_delay: float) -> dict
 
     from api import credentials
     from api.app.sessions import mint_login_token
+    from api.streams.session_store import RedisSessionStore
 
     async with (
         connect(settings.bus, embedded=True) as conn,
@@ -97,7 +98,9 @@ async def measure(settings: AppSettings, data: Path, token_delay: float) -> dict
         try:
             page = await browser.new_page(viewport={"width": 1200, "height": 860})
             await page.add_init_script(INSTRUMENT)
-            await page.goto(f"{system.base}/#login={await mint_login_token(conn.redis, kid)}")
+            await page.goto(
+                f"{system.base}/#login={await mint_login_token(RedisSessionStore(conn.redis), kid)}"
+            )
             await page.wait_for_selector(".conn.online")
             await page.locator(".question-input").fill("Count to a thousand")
             await page.locator(".question-input").press("Enter")

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from api.cli.common import run_async, settings
+from api.cli.lazy_coercion import Group
 
 if TYPE_CHECKING:
     from bus.store import AuditLogRecord, ChainReport
 
-app = typer.Typer(help="The gateway's audit log.", no_args_is_help=True)
+app = typer.Typer(cls=Group, help="The gateway's audit log.", no_args_is_help=True)
 
 
 def _describe(chain: ChainReport) -> list[str]:

@@ -7,8 +7,9 @@ from typing import Annotated
 import typer
 
 from api.cli.common import run_async, settings
+from api.cli.lazy_coercion import Group
 
-app = typer.Typer(help="The state store.", no_args_is_help=True)
+app = typer.Typer(cls=Group, help="The state store.", no_args_is_help=True)
 
 
 @app.command("upgrade")

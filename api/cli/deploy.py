@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 
 from api.cli import manifests
+from api.cli.lazy_coercion import Group
 
-app = typer.Typer(help="Deployment files.", no_args_is_help=True)
+app = typer.Typer(cls=Group, help="Deployment files.", no_args_is_help=True)
 
 
 @app.command("k8s")

@@ -15,8 +15,9 @@ import typer
 
 from agents.llm.weights import LOCAL_MODELS
 from api.cli.common import run_async, settings
+from api.cli.lazy_coercion import Group
 
-app = typer.Typer(help="Evaluations on data the project ships.", no_args_is_help=True)
+app = typer.Typer(cls=Group, help="Evaluations on data the project ships.", no_args_is_help=True)
 
 #: The scripted model's name and the shipped answer sets, as ``api.evals`` names them;
 #: spelled here so that printing them imports no evaluation (a test keeps them equal).

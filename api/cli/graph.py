@@ -6,7 +6,9 @@ from typing import Annotated
 
 import typer
 
-app = typer.Typer(help="The agent graph.", no_args_is_help=True)
+from api.cli.lazy_coercion import Group
+
+app = typer.Typer(cls=Group, help="The agent graph.", no_args_is_help=True)
 
 
 @app.command("show")

@@ -8,8 +8,11 @@ from typing import Annotated, Literal
 import typer
 
 from api.cli.common import run_async, settings
+from api.cli.lazy_coercion import Group
 
-app = typer.Typer(help="API keys: each maps to a tenant, a subject, a role and ACL groups.")
+app = typer.Typer(
+    cls=Group, help="API keys: each maps to a tenant, a subject, a role and ACL groups."
+)
 
 #: ``bus.store.KeyRole``'s values, spelled here so that printing them imports no store (a
 #: test keeps them equal).

@@ -22,6 +22,7 @@ async def page_login_url(
     from api import credentials
     from api.app.sessions import login_url, mint_login_token
     from api.compose.local_key import read_local_key
+    from api.streams.session_store import RedisSessionStore
 
     key = read_local_key(s)
     kid = credentials.key_id(key) if key else None
@@ -29,7 +30,7 @@ async def page_login_url(
     if record is None or not record.active:
         return None
     shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
-    token = await mint_login_token(redis, record.id)
+    token = await mint_login_token(RedisSessionStore(redis), record.id)
     return login_url(f"http://{shown}:{port}", token)
 
 

@@ -23,6 +23,8 @@ import typer  # noqa: E402
 from typer import _click as click  # noqa: E402  # pyright: ignore[reportPrivateUsage]
 from typer.core import TyperCommand, TyperGroup  # noqa: E402
 
+from api.cli.lazy_coercion import Group  # noqa: E402
+
 # typer vendors click (``typer._click``): its groups, commands and contexts are those classes,
 # so the root group's stand-ins and signatures use them too.
 
@@ -141,7 +143,7 @@ def _plain(command: click.Command) -> click.Command:
     return command
 
 
-class LazyGroup(TyperGroup):
+class LazyGroup(Group):
     """The root group: lists commands from their summaries, imports one only to run it."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:

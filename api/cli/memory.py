@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from api.cli.common import cli_groups, run_async, settings
+from api.cli.lazy_coercion import Group
 
 if TYPE_CHECKING:
     from api.app.auth import Principal
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from bus.store import MemoryRecord
 
 app = typer.Typer(
+    cls=Group,
     help="Long-term memories: what you said about yourself, given to runs as notes.",
     no_args_is_help=True,
 )

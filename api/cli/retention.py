@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from api.cli.common import run_async, settings
+from api.cli.lazy_coercion import Group
 
 #: Who the tenant's settings say changed them when the command line did.
 OPERATOR = "operator"
@@ -14,7 +15,9 @@ OPERATOR = "operator"
 #: policy model (a test keeps them equal).
 MAX_DAYS = 36_500
 
-app = typer.Typer(help="Retention: delete what each tenant keeps no longer.", no_args_is_help=True)
+app = typer.Typer(
+    cls=Group, help="Retention: delete what each tenant keeps no longer.", no_args_is_help=True
+)
 
 
 @app.command("run")

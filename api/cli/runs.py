@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 
 from api.cli.common import cli_groups, run_async, settings
+from api.cli.lazy_coercion import Group
 
-app = typer.Typer(help="Runs: resume a paused run.", no_args_is_help=True)
+app = typer.Typer(cls=Group, help="Runs: resume a paused run.", no_args_is_help=True)
 
 #: The decisions a gate takes (``agents.gates``'s answer and egress decisions), and
 #: ``more_info``; spelled here so that printing them imports no gate (a test keeps them equal).

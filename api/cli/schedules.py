@@ -17,13 +17,16 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from api.cli.common import cli_groups, run_async, settings
+from api.cli.lazy_coercion import Group
 
 if TYPE_CHECKING:
     from api.app.auth import Principal
     from api.app.schedules import ScheduleBook
     from bus.store import ScheduleRecord
 
-app = typer.Typer(help="Scheduled questions: asked on a cron schedule.", no_args_is_help=True)
+app = typer.Typer(
+    cls=Group, help="Scheduled questions: asked on a cron schedule.", no_args_is_help=True
+)
 
 
 @asynccontextmanager

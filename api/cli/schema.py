@@ -7,7 +7,9 @@ from typing import Annotated
 
 import typer
 
-app = typer.Typer(help="Message JSON Schemas.", no_args_is_help=True)
+from api.cli.lazy_coercion import Group
+
+app = typer.Typer(cls=Group, help="Message JSON Schemas.", no_args_is_help=True)
 
 
 @app.command("export")

@@ -7,18 +7,20 @@ admission of ``runs.questions``.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import signal
 import subprocess
 from collections.abc import Awaitable, Callable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from api.cli import login_url
 from api.cli.common import run_async, settings
 from bus.keys import Role  # an enum of names alone: `worker`'s argument type
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 @run_async
@@ -33,6 +35,8 @@ async def api(
     migrate: Annotated[bool, typer.Option(help="Migrate the store to head first.")] = False,
 ) -> None:
     """Serve the REST API, the websocket edge and /docs; scale out behind a load balancer."""
+    import asyncio  # here, not at the top: a tenth of the time to print a help
+
     from api.compose.connection import connect
     from api.compose.edge import run_edge
     from api.compose.gc_pauses import freeze_startup_heap, watch_gc_pauses
@@ -70,6 +74,8 @@ async def up(
     ] = 1,
 ) -> None:
     """Start the whole system on embedded defaults (Ctrl-C stops it)."""
+    import asyncio
+
     from api.compose.connection import connect
     from api.compose.edge_process import edge_process, free_port, stop_edge
     from api.compose.gc_pauses import freeze_startup_heap
@@ -204,6 +210,8 @@ def _serve_health(port: int | None) -> asyncio.Task[None] | None:
     """Serve /metrics, /healthz and /readyz on ``port``; the loop's heartbeat task."""
     if not port:
         return None
+    import asyncio
+
     from bus.runtime import health
 
     status = health.Health()

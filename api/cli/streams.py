@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from api.cli.common import run_async, settings
+from api.cli.lazy_coercion import Group
 
 if TYPE_CHECKING:
     from bus.runtime.groups import GroupStats
 
-app = typer.Typer(help="Role streams: length, lag and pending per group.")
+app = typer.Typer(cls=Group, help="Role streams: length, lag and pending per group.")
 
 
 @app.callback(invoke_without_command=True)

@@ -18,12 +18,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from api.cli.common import run_async, settings
+from api.cli.lazy_coercion import Group
 
 if TYPE_CHECKING:
     from api.app.teams import TeamBook
 
 app = typer.Typer(
-    help="Teams: agents and their hand-offs, declared as documents.", no_args_is_help=True
+    cls=Group,
+    help="Teams: agents and their hand-offs, declared as documents.",
+    no_args_is_help=True,
 )
 
 

@@ -28,6 +28,7 @@ from api.http.app import create_app
 from api.http.server import GRACEFUL_S, serve
 from api.streams.admission import QuestionAdmission
 from api.streams.relay import Relay
+from api.streams.session_store import RedisSessionStore
 from bus import tenant_versions
 from bus.fence import Fence, erasure_key
 from bus.store import AuditEntry, Stores
@@ -44,6 +45,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
     starter = make_starter(app_settings, redis, stores, limits)
     # Every process caching a tenant's policy reads this version before using it.
     stores.tenant_settings.on_change(functools.partial(tenant_versions.bump, redis))
+    sessions = RedisSessionStore(redis)
     return ApiDeps(
         settings=settings,
         bus=bus,
@@ -56,7 +58,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         tenant_settings=stores.tenant_settings,
         auth=SessionAuthenticator(
             stores.keys,
-            redis,
+            sessions,
             cache_s=settings.api_key_cache_s,
             signing_master=master,
             version=functools.partial(tenant_versions.current, redis),
@@ -64,6 +66,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         limits=limits,
         starter=starter,
         relay=Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms),
+        sessions=sessions,
         checkpoints=stores.checkpoints,
         allow_always=allow_always_hook(stores),
         audit=stores.audit,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from api.app.retention import Retention, RetentionLoop
+from bus.retention_passes import Retention, RetentionLoop
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

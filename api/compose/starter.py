@@ -7,7 +7,10 @@ without importing the HTTP app.
 
 from __future__ import annotations
 
+import functools
+
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from api.app.preferences import Effective, deployment_defaults
 from api.app.starter import RunStarter
@@ -15,6 +18,8 @@ from api.app.turn_publisher import TurnPublisher
 from api.compose.settings import AppSettings
 from api.streams.limits import TenantLimits
 from api.streams.memory_marks import RedisMemoryMarks
+from bus.publish import request_cancel
+from bus.publish_once import publish_once
 from bus.store import Stores
 from gateway.webhooks.target import private_hosts
 
@@ -64,7 +69,10 @@ def make_starter(
         documents=stores.documents,
         graph=app_settings.retrieval.graph_extractor != "none" and stores.facts is not None,
         webhook_private_hosts=private_hosts(app_settings.gateway.webhook_private_hosts),
-        turns=None if stores.turns is None else TurnPublisher(redis, stores.turns),
+        turns=None if stores.turns is None else TurnPublisher(publish_once(redis), stores.turns),
         memories=stores.memories,
         memory_marks=RedisMemoryMarks(redis),
+        script=publish_once(redis),
+        cancel=functools.partial(request_cancel, redis, settings=app_settings.bus),
+        transport_errors=(RedisError,),
     )

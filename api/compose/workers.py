@@ -19,6 +19,7 @@ from bus.errors import StoreError
 from bus.events import ClientEvent, FinalStatus, RunStatus, parse_event
 from bus.fairshare import FairShare
 from bus.keys import INGEST_LANE, Role
+from bus.publish_once import publish_once
 from bus.run_state import RunState
 from bus.runtime.recorder import Applier, Recorder
 from bus.runtime.runner import Consumer
@@ -56,7 +57,9 @@ def run_end_recorder(
     publishes nothing twice. A run a later question cancelled ends with the code
     ``interrupted`` or ``rolled_back`` (its ``error_code``, the reply's ``stop_reason``).
     """
-    publisher = None if redis is None or turns is None else TurnPublisher(redis, turns)
+    publisher = (
+        None if redis is None or turns is None else TurnPublisher(publish_once(redis), turns)
+    )
 
     async def give_back(command: Command) -> None:
         # The run's room in its shard and its concurrent-run slot: one round trip together.

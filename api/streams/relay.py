@@ -31,7 +31,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from api.app import metrics
-from api.app.ports import Sink, Subscription
+from api.app.ports import JoinState, Sink, StreamState, Subscription
+from api.streams import stream_state
 from api.streams.relay_xread import PackedXread, supports
 from bus import keys, wire
 
@@ -152,6 +153,14 @@ class Relay:
         (the catch-up read of a subscriber the relay had already read past)."""
         rows = await self._redis.xrange(stream, min="(" + after, max=until, count=count)
         return [(entry_id.decode(), fields.get(_DATA, b"")) for entry_id, fields in rows]
+
+    async def stream_state(self, stream: str) -> StreamState:
+        """Existence, first and last ids of ``stream`` (`api.streams.stream_state`)."""
+        return await stream_state.stream_state(self._redis, stream)
+
+    async def join_state(self, owner_key: str, stream: str) -> JoinState:
+        """The run's owner key and its event stream's state, in one round trip."""
+        return await stream_state.join_state(self._redis, owner_key, stream)
 
     def _wake(self, shard: int) -> None:
         if self._wake_sent[shard] or not self._tasks:

@@ -15,7 +15,7 @@ holds a long lock: a batch's statements name at most ``limit`` rows by key.
   anchor (``audit_anchors``) moves to the last row deleted, in the same transaction, so
   the rest of the chain still verifies (`bus.store.audit_chain`).
 
-Blobs live in Redis, not here; see `api.app.retention`.
+Blobs live in Redis, not here; see `bus.retention_passes`.
 """
 
 from __future__ import annotations

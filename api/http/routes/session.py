@@ -50,7 +50,7 @@ async def sign_in(
     """Exchange a login token (once) or an API key for a short-lived session token."""
     response.headers.update(_NO_STORE)
     if body.login_token is not None:
-        key_id = await redeem_login_token(deps.redis, body.login_token)
+        key_id = await redeem_login_token(deps.sessions, body.login_token)
         if key_id is None:
             raise Unauthorized(
                 "the login link was used already or has expired",
@@ -64,7 +64,7 @@ async def sign_in(
         if is_session_token(token):
             raise InvalidRequest("a session cannot open another session; sign in again")
         who = await deps.auth.authenticate(token)
-    session = await open_session(deps.redis, who)
+    session = await open_session(deps.sessions, who)
     return SessionView(
         tenant_id=who.tenant_id,
         subject=who.subject,
@@ -94,5 +94,5 @@ async def sign_out(
     """End the bearer's session (an API key is not a session: nothing to end)."""
     token = bearer_token(authorization)
     if token is not None and is_session_token(token):
-        await close_session(deps.redis, token)
+        await close_session(deps.sessions, token)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

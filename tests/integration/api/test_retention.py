@@ -10,11 +10,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from redis.asyncio import Redis
 
-from api.app.retention import Retention, RetentionLoop
 from api.compose.retention import retention_of
 from api.compose.settings import AppSettings
 from bus import keys
 from bus.retention import RetentionPolicy
+from bus.retention_passes import Retention, RetentionLoop
 from bus.store import RunRecord, RunStatus, Scope, Stores, open_store
 from tests.conftest import TEST_REDIS_URL
 from tests.processes import cli

@@ -8,6 +8,7 @@ import re
 
 from api.app.sessions import SESSION_IDLE_S, mint_login_token
 from api.http.routes.page import bundle
+from api.streams.session_store import RedisSessionStore
 from bus import keys
 from bus.store import KeyRole
 from tests.integration.api.conftest import StartApi, recv
@@ -48,7 +49,7 @@ async def test_a_login_token_opens_one_session_once(start_api: StartApi) -> None
     api = await start_api()
     key = await api.key()
     kid = key.split("_")[1]
-    token = await mint_login_token(api.redis, kid)
+    token = await mint_login_token(RedisSessionStore(api.redis), kid)
     opened = await api.http.post("/api/v1/sessions", json={"login_token": token})
     assert opened.status_code == 201, opened.text
     body = opened.json()

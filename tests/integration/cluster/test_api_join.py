@@ -12,6 +12,7 @@ from api.app.access import owner_value
 from api.app.auth import Principal
 from api.app.joins import JoinPlan, join_run
 from api.bench.local_cluster import LocalCluster
+from api.streams.relay import Relay
 from bus import keys
 from bus.settings import BusSettings
 from bus.store import KeyRole
@@ -21,7 +22,8 @@ async def test_the_owner_follows_a_fresh_run_and_one_with_events(
     redis: Redis, cluster: LocalCluster
 ) -> None:
     bus = BusSettings(redis_cluster=True, redis_url=cluster.url)
-    deps: Any = SimpleNamespace(redis=redis, bus=bus)  # the fast path reads no store
+    # The fast path reads no store.
+    deps: Any = SimpleNamespace(relay=Relay(redis, shards=bus.shards), bus=bus)
     alice = Principal("t1", "alice", KeyRole.USER, "k1")
     for run_id in ("join-a", "join-b", "join-c"):  # on different slots
         shard = keys.shard_of(run_id, bus.shards)

@@ -1,0 +1,74 @@
+"""The publish-once script: a run's owner, its intake command queued for fair admission
+(`bus.fairshare`) and its webhook's registration, written together by one Lua script, so
+publishing the same run id twice is a no-op.
+
+The starter calls it for a new run (`api.app.run_publish`), and the turn publisher for a run
+whose turn in its conversation has come (`api.app.turn_publisher`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bus import fairshare
+from bus.typed_redis import lua
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from bus.typed_redis import Script
+
+# Publish a run once: record its owner, queue it for fair admission (admitting what has
+# room; `bus.fairshare`) or, with fair share off, XADD it, and register its webhook, all
+# at once (one hash tag).
+# KEYS: run owner, intake stream, the shard's fair-share keys (`keys.fair_keys`)
+#       [, webhook hash, webhook watch, webhook wake].
+# ARGV: owner value, ttl, stream maxlen, command, fair share on (1/0), tenant, priority
+#       level, run id, deadline, weight, max pending, now, depth, fixed cap
+#       [, webhook spec, its score, run id].
+# Returns {1} published, {0} published before (a retry), {-1} the run id is another's,
+# {-2, waiting, room} the tenant's queue is full (nothing written).
+PUBLISH_ONCE = (
+    fairshare.FUNCTIONS
+    + """
+local owner = redis.call('GET', KEYS[1])
+if owner then
+  if owner == ARGV[1] then return {0} end
+  return {-1}
+end
+local F = fair_keys(3)
+if ARGV[5] == '1' then
+  local waiting = tonumber(redis.call('HGET', F.pending, ARGV[6]) or '0')
+  if waiting >= tonumber(ARGV[11]) then
+    local now = tonumber(ARGV[12])
+    return {-2, waiting, fair_capacity(F, now, tonumber(ARGV[13]), tonumber(ARGV[14]))}
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+if ARGV[5] == '1' then
+  local item = ARGV[8] .. '\\n' .. ARGV[9] .. '\\n' .. ARGV[4]
+  fair_enqueue(F, ARGV[6], tonumber(ARGV[7]), item, tonumber(ARGV[10]))
+  fair_admit(F, KEYS[2], tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14]), ARGV[3],
+    fairshare_admit_at_once)
+else
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'data', ARGV[4])
+end
+if #KEYS > 13 then
+  redis.call('HSET', KEYS[14], 'spec', ARGV[15], 'cursor', '0-0')
+  redis.call('EXPIRE', KEYS[14], ARGV[2])
+  redis.call('ZADD', KEYS[15], ARGV[16], ARGV[17])
+  redis.call('XADD', KEYS[16], 'MAXLEN', '~', 16, '*', 'w', '1')
+end
+return {1}
+""".replace("fairshare_admit_at_once", str(fairshare.ADMIT_AT_ONCE))
+)
+
+#: Index of the encoded command among the script's arguments.
+COMMAND_ARG = 3
+#: Indexes of the run's deadline and of the time, which fair admission reads.
+DEADLINE_ARG, NOW_ARG = 8, 11
+
+
+def publish_once(redis: Redis) -> Script:
+    """`PUBLISH_ONCE` registered on ``redis``."""
+    return lua(redis, PUBLISH_ONCE)
