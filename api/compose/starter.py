@@ -13,6 +13,7 @@ from api.app.preferences import Effective, deployment_defaults
 from api.app.starter import RunStarter
 from api.app.turn_publisher import TurnPublisher
 from api.compose.settings import AppSettings
+from api.compose.teams import team_book
 from api.streams.limits import TenantLimits
 from api.streams.memory_marks import RedisMemoryMarks
 from bus.store import Stores
@@ -67,4 +68,5 @@ def make_starter(
         turns=None if stores.turns is None else TurnPublisher(redis, stores.turns),
         memories=stores.memories,
         memory_marks=RedisMemoryMarks(redis),
+        teams=team_book(app_settings, stores),
     )
