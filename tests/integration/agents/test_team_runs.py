@@ -103,3 +103,22 @@ async def test_a_declared_agent_calls_its_tools_through_the_gateway(
     # Only the agent's own tools were offered; the result came back to it as data.
     assert [t.name for t in llm.requests[0][1]] == ["calculator"]
     assert llm.requests[1][0][-1].role == "tool" and "437" in llm.requests[1][0][-1].content
+
+
+async def test_past_its_agent_steps_the_answer_so_far_goes_to_the_finalizer(
+    start_system: StartSystem,
+) -> None:
+    review = pinned("review")
+    document = {**review.document, "limits": {"max_agent_steps": 3}}
+    team = review.model_copy(update={"document": document})
+    llm = ScriptedLLM(team_turn)
+    system = await start_system(llm)
+    events = await system.ask("Write a line about Redis.", team=team)
+
+    done = final(events)
+    assert (done.status, done.answer, done.stop_reason) == (
+        "done",
+        "Draft 2.",
+        "agent_steps_exhausted",
+    )
+    assert [who(r[0]) for r in llm.requests] == ["writer", "reviewer", "writer"]
