@@ -16,6 +16,7 @@ from bus.run_state import RunSettings
 from bus.store import KeyRole
 from tests.integration.agents.teams import FRENCH, team_turn
 from tests.integration.api.conftest import StartApi
+from tests.integration.api.test_a2a import connect, question, send
 from tests.integration.api.test_rest import wait_status
 from tests.support import stream_commands
 
@@ -138,3 +139,18 @@ async def test_an_openai_client_runs_a_team_by_its_model_name(start_api: StartAp
             )
 
     assert answered.choices[0].message.content == FRENCH
+
+
+async def test_an_a2a_message_runs_a_team_named_by_its_skill(start_api: StartApi) -> None:
+    api = await start_api(ScriptedLLM(team_turn))
+    admin = api.auth(await api.key("t1", "root", KeyRole.ADMIN))
+    user = await api.key()
+    text = (EXAMPLES / "translate.yaml").read_text()
+    await api.http.put("/api/v1/teams/translate", content=text, headers=admin | YAML)
+
+    async with connect(api, user, streaming=False) as client:
+        updates = await send(client, question("Quelle est la capitale ?", skill="team:translate"))
+    task = next(u.task for u in updates if u.HasField("task"))
+    run = await wait_status(api, user, task.id)
+
+    assert (run["status"], run["answer"]) == ("done", FRENCH)
