@@ -6,6 +6,11 @@ the outcome of their step and the run's settings. The gateway gets :func:`next_r
 the composition root, so its results go back along these edges too. ``agentbus graph show``
 and ``GET /api/v1/graph`` draw the same edges as Mermaid.
 
+A run that follows a tenant's team (``RunSettings.team``, mode ``custom``) is routed by the
+team's own edges: its declared agents run in the ``agent`` role, which routes their
+answers itself (on fields of their output, within loop bounds: `agents.teams.route`);
+the built-in nodes of the team ask here as in the built-in modes.
+
 Modes: ``single`` (intake → [gather/merge: the context] → researcher ⇄ gateway → finalizer
 [→ memory]),
 ``multi`` (planner, optional gather/merge, researcher, critic with bounded reflection,
@@ -16,11 +21,14 @@ with the tenant's agent overrides).
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from bus.commands import RunSettings
 from bus.keys import Role
+from bus.team_run import PinnedTeam
 
 #: Reflection bound shared by REVISE, REPLAN and a non-pass verdict: first try + one more.
 MAX_ATTEMPTS = 2
@@ -181,8 +189,60 @@ def _index(graph: tuple[Edge, ...]) -> dict[tuple[str, str], tuple[Edge, ...]]:
 _LEAVING = {mode: _index(graph) for mode, graph in GRAPHS.items()}
 
 
+#: The node a declared agent's tool results go back to: the `agent` role, which finds the
+#: agent in the run's progress.
+TEAM_AGENT = "agent"
+
+
+@dataclass(frozen=True, slots=True)
+class TeamGraph:
+    """A team document's routes, as the built-in nodes read them."""
+
+    agents: frozenset[str]
+    leaving: dict[tuple[str, str], tuple[Edge, ...]]
+
+
+_TEAMS: dict[str, TeamGraph] = {}
+
+
+def _team_graph(team: PinnedTeam) -> TeamGraph:
+    """The routes of a pinned team (cached by its document: a version never changes)."""
+    key = json.dumps(team.document, sort_keys=True)
+    found = _TEAMS.get(key)
+    if found is None:
+        doc: dict[str, Any] = team.document
+        agents = frozenset(str(a["name"]) for a in doc.get("agents", []))
+        # A declared agent's edges are the agent role's to read (`agents.teams.route`).
+        plain = [
+            Edge(str(e["from"]), str(e["on"]), str(e["to"]), e.get("when"))
+            for e in doc.get("edges", [])
+            if e["from"] not in agents
+        ]
+        # A declared agent's tool loop: to the gateway and back, without edges.
+        plain += [Edge(TEAM_AGENT, "tool_calls", "gateway"), Edge("gateway", "agent", TEAM_AGENT)]
+        if len(_TEAMS) > 256:
+            _TEAMS.clear()
+        found = _TEAMS[key] = TeamGraph(agents, _index(tuple(plain)))
+    return found
+
+
+def declared_agents(settings: RunSettings) -> frozenset[str]:
+    """The declared agents of the run's team (none outside a team run)."""
+    return frozenset() if settings.team is None else _team_graph(settings.team).agents
+
+
+def role_of(settings: RunSettings, node: str) -> Role:
+    """The role whose workers run ``node`` in this run (a declared agent: ``agent``)."""
+    if node == TEAM_AGENT or node in declared_agents(settings):
+        return Role.AGENT
+    return NODE_ROLES[node]
+
+
 def _first(settings: RunSettings, source: str, outcome: str) -> Edge | None:
-    leaving = _LEAVING.get(settings.mode, _LEAVING["single"]).get((source, outcome), ())
+    if settings.team is not None:
+        leaving = _team_graph(settings.team).leaving.get((source, outcome), ())
+    else:
+        leaving = _LEAVING.get(settings.mode, _LEAVING["single"]).get((source, outcome), ())
     for e in leaving:
         if e.when is None or CONDITIONS[e.when](settings):
             return e
@@ -204,7 +264,7 @@ def next_node(settings: RunSettings, source: str, outcome: str) -> str:
 
 def next_role(settings: RunSettings, source: str, outcome: str) -> Role:
     """The role whose stream the next command goes to."""
-    return NODE_ROLES[next_node(settings, source, outcome)]
+    return role_of(settings, next_node(settings, source, outcome))
 
 
 def reachable(active: Iterable[Edge], start: str = START) -> list[Edge]:

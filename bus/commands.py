@@ -79,8 +79,9 @@ class ToolCallRequest(Frozen):
     )
 
 
-ToolPurpose = Literal["research", "fact_check"]
-"""Why an agent calls tools: the researcher's research, or the last judge's fact-check."""
+ToolPurpose = Literal["research", "fact_check", "agent"]
+"""Why an agent calls tools: the researcher's research, the last judge's fact-check, or a
+team's declared agent (the results go back to the `agent` role)."""
 
 
 class ToolCallBatch(Frozen):

@@ -16,6 +16,7 @@ from pydantic import Field, model_validator
 from agentbus_contracts.events import CritiqueVerdict as CritiqueVerdict
 from agentbus_contracts.events import VerifierVerdict as VerifierVerdict
 from bus.frozen import Frozen
+from bus.team_run import TEAM_NAME_PATTERN, PinnedTeam, TeamProgress
 
 #: The run state's version, in commands (``Command.schema_version``, which changes with it)
 #: and in checkpoints (``state_version``); `bus.readers.RUN_STATE` upcasts older ones.
@@ -315,6 +316,13 @@ class RunSettings(Frozen):
         description="The client asked for a tool call (OpenAI tool_choice required or a "
         "named function): the researcher's turns must call a tool.",
     )
+    team: PinnedTeam | None = Field(
+        default=None,
+        # Written only when set, as answer_schema is.
+        exclude_if=_is_none,
+        description="The tenant's team the run follows (mode custom), pinned at admission: "
+        "its declared agents run in the `agent` role, along the team's edges.",
+    )
 
     def client_tool(self, name: str) -> ClientTool | None:
         """The client-declared tool called ``name``, if the run has one."""
@@ -369,6 +377,13 @@ class QuestionSettings(Frozen):
         default=None,
         description="If the conversation has a run in flight: enqueue (the default), "
         "reject (409 conversation_busy), interrupt or rollback the running one.",
+    )
+    team: str | None = Field(
+        default=None,
+        pattern=TEAM_NAME_PATTERN,
+        exclude_if=_is_none,
+        description="Run this team of the tenant's (GET /api/v1/teams), at its version "
+        "current now; single and multi name the built-in modes.",
     )
 
 
@@ -426,6 +441,11 @@ class RunState(Frozen):
         "evidence, a re-query, each search_docs result) numbers its chunks from here, so "
         "a number names one chunk for the whole run.",
     )
+    team_run: TeamProgress | None = Field(
+        default=None,
+        exclude_if=_is_none,
+        description="A team run's progress among its declared agents (`RunSettings.team`).",
+    )
 
     def evolve(self, **change: Unpack[RunStateChange]) -> RunState:
         """This state with ``change`` applied: every run-state change goes through here, so
@@ -472,3 +492,4 @@ class RunStateChange(TypedDict, total=False):
     draft_citations: DraftCitations | None
     next_ref: int
     parent_message_id: int | None
+    team_run: TeamProgress | None

@@ -10,6 +10,7 @@ from api.app.webhook_requests import WebhookRequest
 from bus import fairshare
 from bus.commands import TraceContext
 from bus.run_state import ClientTool, QuestionSettings
+from bus.team_run import PinnedTeam
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,8 @@ class Ask:
     """The message the question follows, to branch the conversation there (an edited
     question, another answer): an answer of the conversation, or 0 for its start. None:
     the end of the active branch."""
+    team: PinnedTeam | None = None
+    """The team ``settings.team`` names, pinned at admission (`api.app.team_runs`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -350,3 +350,11 @@ class TeamRefused(InvalidRequest):
         body = super().body()
         body["error"]["faults"] = self.faults
         return body
+
+
+class TeamNotRunnable(TeamRefused):
+    """A stored team that a run cannot follow yet (a built-in node the ``agent`` role cannot
+    hand a run back from): each place, as a fault."""
+
+    code = "team_not_runnable"
+    hint = "use declared agents, the gateway, the finalizer and memory; see docs/teams.md"

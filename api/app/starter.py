@@ -54,6 +54,8 @@ from api.app.preferences import run_settings as make_run_settings
 from api.app.read_through import ReadThrough
 from api.app.run_publish import RunPublisher, RunToPublish, same_trace
 from api.app.run_sources import RunSources
+from api.app.team_runs import built_in, following, pin
+from api.app.team_runs import deadline as run_deadline
 from api.app.turn_admission import refuse_if_busy
 from api.app.turn_publisher import TurnPublisher
 from api.app.webhook_requests import WebhookRequest, check_webhook
@@ -62,6 +64,7 @@ from bus.commands import new_run_id
 
 if TYPE_CHECKING:
     from api.app.ports import CancelRun, Claims, MemoryMarks, RateLimits, TransportErrors
+    from api.app.teams import TeamBook
     from api.settings import ApiSettings
     from bus.settings import BusSettings
     from bus.store import ConversationStore, DocumentStore, MemoryStore, TenantSettingsStore
@@ -93,6 +96,7 @@ class RunStarter:
         script: the publish-once script (`bus.publish_once.publish_once`).
         cancel: asks a run to stop (a question that interrupts or rolls it back).
         transport_errors: what the ports raise when Redis fails (each is ``Unavailable``).
+        teams: the tenants' teams, for a question that names one (None: no teams store).
     """
 
     def __init__(
@@ -115,6 +119,7 @@ class RunStarter:
         script: Script,
         cancel: CancelRun,
         transport_errors: TransportErrors,
+        teams: TeamBook | None = None,
     ) -> None:
         self._claims = claims
         self._transport_errors = transport_errors
@@ -129,6 +134,7 @@ class RunStarter:
         self.turns = turns
         self._publisher = RunPublisher(script, cancel, bus, limits, turns)
         self._prefs: ReadThrough[Preferences | None] = ReadThrough(settings.api_key_cache_s)
+        self._teams = teams
         self._sources = RunSources(
             documents, memories, graph=graph, cache_s=settings.api_key_cache_s, marks=memory_marks
         )
@@ -188,6 +194,8 @@ class RunStarter:
             ModelNotAllowed: it (or its tenant) chose a model the deployment does not serve,
                 or a user key chose one its tenant's admins did not allow (``user_models``).
             WebhookRefused: the webhook URL may not be used by this tenant.
+            TeamNotFound: it names a team its tenant does not have.
+            TeamNotRunnable: it names a team a run cannot follow yet.
             IdempotencyKeyReused: the key was used before for a different request.
             RateLimited, TooManyActiveRuns: a tenant limit says no (with Retry-After).
             Unavailable: Redis failed.
@@ -206,6 +214,11 @@ class RunStarter:
             check_user_model(effective, ask.settings.model, is_admin=who.is_admin)
             if ask.settings.approve_critical:
                 await self._check_critical(who, ask.settings.approve_critical)
+            if ask.settings.team is not None:  # pinned now: an edit never changes the run
+                ask = replace(ask, settings=built_in(ask.settings))
+                if ask.settings.team is not None:
+                    team = await pin(self._teams, who.tenant_id, ask.settings.team)
+                    ask = replace(ask, team=team)
             if ask.webhook is not None:  # refused before any limit is spent on the run
                 checked = check_webhook(effective, ask.webhook, self._webhook_private)
                 ask = replace(ask, webhook=checked)
@@ -319,6 +332,8 @@ class RunStarter:
                     "client_tool_required": ask.tool_required,
                 }
             )
+        if ask.team is not None:
+            settings = following(settings, ask.team)
         if ask.sources is not None:
             settings = settings.model_copy(update={"sources": list(ask.sources)})
         elif settings.mode == "single":
@@ -328,7 +343,7 @@ class RunStarter:
             found = await self._sources.default_sources(who, effective, history)
             settings = settings.model_copy(update={"sources": found})
         s = self._bus
-        deadline = time.time() + effective.timeout_s
+        deadline = run_deadline(time.time(), effective.timeout_s, ask.team)
         verdict = await self._limits.acquire(who.tenant_id, run_id, deadline)
         if not verdict.allowed:
             raise TooManyActiveRuns(

@@ -43,6 +43,10 @@ def ask(
         str | None,
         typer.Option(help="standard | accurate (multi; default: AGENTBUS_AGENT_ACCURACY)"),
     ] = None,
+    team: Annotated[
+        str | None,
+        typer.Option(help="Run this team of the tenant's (agentbus teams list), as it is now."),
+    ] = None,
     model: Annotated[
         str | None, typer.Option(help="One of AGENTBUS_LLM_MODELS (default: the first).")
     ] = None,
@@ -98,6 +102,7 @@ def ask(
             tools=tools,
             mode=mode,
             accuracy=accuracy,
+            team=team,
             model=model,
             human_gate=human_gate,
             sources=sources,
@@ -114,7 +119,7 @@ def ask(
     if not api_key:
         raise typer.BadParameter("--api-url needs an API key: set AGENTBUS_API_KEY")
     options: dict[str, Any] = {"conversation_id": conversation, "mode": mode}
-    options["accuracy"] = accuracy
+    options |= {"accuracy": accuracy, "team": team}
     options |= {"think": think, "use_tools": tools, "approve_high_risk": approve_high_risk}
     options["model"] = model
     options["approve_critical"] = sorted(set(approve_critical or []))

@@ -38,6 +38,7 @@ async def ask_local(
     tools: bool | None,
     mode: str | None,
     accuracy: str | None,
+    team: str | None,
     model: str | None,
     human_gate: bool,
     sources: str,
@@ -64,6 +65,7 @@ async def ask_local(
                 "approve_high_risk": approve_high_risk,
                 "approve_critical": approve_critical or [],
                 "multitask": multitask,
+                "team": team,
             }
         )
     except ValidationError as e:

@@ -1,6 +1,6 @@
 """The Kubernetes manifests of the workers and their KEDA scalers, built from the roles.
 
-Nine roles share one pod shape (security context, probes, drain, scraping); writing them
+Ten roles share one pod shape (security context, probes, drain, scraping); writing them
 out by hand let them drift. ``agentbus deploy k8s`` writes ``deploy/k8s/workers.yaml`` and
 ``keda.yaml`` from this module, and a test keeps the committed files equal to its output.
 """
@@ -45,6 +45,7 @@ ROLES: dict[Role, RoleShape] = {
     # A model call per statement (the model's own memory when it is local); the rules, its
     # fallback, load five languages' lemma dictionaries (~330 MB).
     Role.MEMORY: RoleShape(16, max_replicas=4, memory="512Mi"),
+    Role.AGENT: RoleShape(8),  # any declared agent of a tenant's team
     # Audit rows append in batches under a per-tenant chain lock: one replica is plenty.
     Role.RECORDER: RoleShape(None, max_replicas=1),
 }

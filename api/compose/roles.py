@@ -29,6 +29,7 @@ from agents.remember import make_memory
 from agents.researcher import make_researcher
 from agents.settings import AgentSettings
 from agents.sources import MEMORY, WEB, Source, memory_source, web_source
+from agents.team_agent import make_team_agent
 from agents.verifier import make_verifier
 from api import signing
 from api.compose.graph import choose_extractor, graph_index, graph_search
@@ -68,7 +69,7 @@ from retrieval.worker import make_retrieval_handler
 _log = structlog.get_logger("api.roles")
 
 #: Roles `agentbus up` runs in one process.
-#: Every role a run passes through (single, multi and custom modes).
+#: Every role a run passes through (single, multi, custom modes and teams).
 RUN_ROLES = (
     Role.INTAKE,
     Role.PLANNER,
@@ -79,6 +80,7 @@ RUN_ROLES = (
     Role.VERIFIER,
     Role.FINALIZER,
     Role.MEMORY,
+    Role.AGENT,
 )
 UP_ROLES = (*RUN_ROLES, Role.NOOP, Role.RECORDER)
 
@@ -354,7 +356,14 @@ class Roles:
         """The handler of one role; the roles that call a model are metered
         (`agents.budget.metered`): a spent budget ends the run there."""
         handler = self._handler(role)
-        if role in (Role.INTAKE, Role.PLANNER, Role.RESEARCHER, Role.CRITIC, Role.VERIFIER):
+        if role in (
+            Role.INTAKE,
+            Role.PLANNER,
+            Role.RESEARCHER,
+            Role.CRITIC,
+            Role.VERIFIER,
+            Role.AGENT,
+        ):
             return metered(handler, run_ttl_s=self.settings.bus.run_ttl_s)
         return handler
 
@@ -383,6 +392,8 @@ class Roles:
                 return make_critic(self._agent_deps())
             case Role.VERIFIER:
                 return make_verifier(self._agent_deps())
+            case Role.AGENT:
+                return make_team_agent(self._agent_deps())
             case Role.RETRIEVAL:
                 return self.retrieval_handler(self.retrieval)
             case _:

@@ -16,6 +16,7 @@ from api.app.preferences import Effective, deployment_defaults
 from api.app.starter import RunStarter
 from api.app.turn_publisher import TurnPublisher
 from api.compose.settings import AppSettings
+from api.compose.teams import team_book
 from api.streams.limits import TenantLimits
 from api.streams.memory_marks import RedisMemoryMarks
 from bus.publish import request_cancel
@@ -75,4 +76,5 @@ def make_starter(
         script=publish_once(redis),
         cancel=functools.partial(request_cancel, redis, settings=app_settings.bus),
         transport_errors=(RedisError,),
+        teams=team_book(app_settings, stores),
     )

@@ -1,10 +1,11 @@
 """What a message sent to the agent does: start a run, or decide the gate of the task it names.
 
 A message without a task starts a run (its text the question, ``contextId`` the
-conversation, ``metadata.skill`` and ``metadata.multitask`` its settings, ``messageId`` the
-idempotency key). A message on a task paused at a gate (``input-required``) is the
-decision. A task that has ended, or is still working, takes no message (-32004: A2A 1.0,
-section 3.1.1); a ``contextId`` other than the task's is refused (section 3.4.3).
+conversation, ``metadata.skill`` (a card's skill, or ``team:NAME`` for a team of the
+tenant's) and ``metadata.multitask`` its settings, ``messageId`` the idempotency key). A
+message on a task paused at a gate (``input-required``) is the decision. A task that has
+ended, or is still working, takes no message (-32004: A2A 1.0, section 3.1.1); a
+``contextId`` other than the task's is refused (section 3.4.3).
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ from bus.commands import RUN_ID_PATTERN
 from bus.events import ClientEvent
 from bus.json_values import is_object
 from bus.run_state import Multitask, QuestionSettings
+from bus.team_run import TEAM_NAME_PATTERN
+
+#: A skill that runs a team of the caller's tenant: ``team:NAME``.
+TEAM_SKILL_PREFIX = "team:"
 
 if TYPE_CHECKING:
     from api.app.auth import Principal
@@ -52,10 +57,7 @@ async def begin(
     if message.task_id:
         return await _decide(deps, who, message, text)
     metadata = _metadata(given)
-    skill = metadata.get("skill", "single")
-    if skill not in SKILLS:
-        raise RpcError(INVALID_PARAMS, f"metadata.skill: one of {', '.join(SKILLS)}")
-    settings = _settings(SKILLS[skill], metadata.get("multitask"))
+    settings = _settings(_skill(metadata.get("skill", "single")), metadata.get("multitask"))
     ask = Ask(text, message.context_id or None, settings)
     idem = f"a2a:{message.message_id}" if message.message_id else None
     started = await deps.starter.start(who, ask, idempotency_key=idem)
@@ -83,6 +85,19 @@ async def _decide(
     before = await past_events(deps, task_id, ref.shard)
     await resume_run(deps, who, task_id, decision.lower())
     return task_id, before, context
+
+
+def _skill(name: object) -> dict[str, str]:
+    """The settings a skill asks with: a card's skill, or ``team:NAME`` (the caller's
+    tenant's team NAME, refused at admission when it has none)."""
+    if isinstance(name, str) and name.startswith(TEAM_SKILL_PREFIX):
+        team = name.removeprefix(TEAM_SKILL_PREFIX)
+        if re.fullmatch(TEAM_NAME_PATTERN, team):
+            return {"team": team}
+    if not isinstance(name, str) or name not in SKILLS:
+        known = ", ".join([*SKILLS, f"{TEAM_SKILL_PREFIX}NAME"])
+        raise RpcError(INVALID_PARAMS, f"metadata.skill: one of {known}")
+    return SKILLS[name]
 
 
 def _settings(skill: dict[str, str], multitask: object) -> QuestionSettings:

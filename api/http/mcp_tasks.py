@@ -45,6 +45,7 @@ from bus.events import ApprovalRequest, Done
 from bus.json_values import is_array, is_object
 from bus.publish import request_cancel
 from bus.run_state import Multitask, QuestionSettings
+from bus.team_run import TEAM_NAME_PATTERN
 
 if TYPE_CHECKING:
     from api.app.deps import ApiDeps
@@ -72,6 +73,7 @@ class AskArgs(BaseModel):
     accuracy: Literal["standard", "accurate"] | None = None
     conversation_id: str | None = Field(default=None, pattern=RUN_ID_PATTERN)
     multitask: Multitask | None = None
+    team: str | None = Field(default=None, pattern=TEAM_NAME_PATTERN)
 
 
 class RunTasks(ServerMiddleware[Any]):
@@ -119,6 +121,7 @@ class RunTasks(ServerMiddleware[Any]):
         except ValidationError as e:
             raise MCPError(INVALID_PARAMS, f"ask: {e.errors()[0]['msg']}") from e
         chosen = {"mode": args.mode, "accuracy": args.accuracy, "multitask": args.multitask}
+        chosen["team"] = args.team
         settings = QuestionSettings.model_validate({k: v for k, v in chosen.items() if v})
         try:
             started = await self._deps.starter.start(

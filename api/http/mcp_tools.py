@@ -46,6 +46,7 @@ from bus.commands import RUN_ID_PATTERN
 from bus.events import ApprovalRequest, Citation, ClientEvent, Done, ErrorEvent, parse_event
 from bus.publish import request_cancel
 from bus.run_state import Multitask, QuestionSettings
+from bus.team_run import TEAM_NAME_PATTERN
 
 if TYPE_CHECKING:
     from api.app.deps import ApiDeps
@@ -269,12 +270,19 @@ def build_server(deps: ApiDeps, version: str) -> MCPServer:
                 "interrupt (keep its partial answer) or rollback (drop it)."
             ),
         ] = None,
+        team: Annotated[
+            str | None,
+            Field(
+                pattern=TEAM_NAME_PATTERN,
+                description="Run this team of your tenant's (its agents, as it is now).",
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, Answer]:
         """Ask agentbus a question: its agents answer with tools and your documents, and the
         answer comes back checked, with its citations. Progress notifications show the
         steps as the run streams."""
         who = caller_of(ctx)
-        chosen = {"mode": mode, "accuracy": accuracy, "multitask": multitask}
+        chosen = {"mode": mode, "accuracy": accuracy, "multitask": multitask, "team": team}
         settings = QuestionSettings.model_validate({k: v for k, v in chosen.items() if v})
         try:
             started = await deps.starter.start(who, Ask(question, conversation_id, settings))

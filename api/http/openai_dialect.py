@@ -1,7 +1,8 @@
 """The OpenAI chat-completions dialect: request schema, model names, errors and chunks.
 
 agentbus appears as three models: ``agentbus`` (single mode), ``agentbus-multi`` (multi,
-standard) and ``agentbus-multi-accurate`` (multi with the verifier). The last user message
+standard) and ``agentbus-multi-accurate`` (multi with the verifier); ``agentbus-team-NAME``
+runs the tenant's team NAME. The last user message
 is the question; what came before is the conversation (see ``api.http.routes.openai_v1``).
 ``content`` is the run's checked answer, exactly the text the store keeps (see
 `AnswerStream`); reasoning, steps (plan, tool calls, critiques, verdicts) and, in multi
@@ -10,12 +11,13 @@ mode, the drafts as they stream are ``reasoning_content`` deltas.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from typing import Any, Literal
 
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from api.app.errors import ApiError
 from bus.events import ApprovalRequest, ClientEvent, Done
@@ -158,9 +160,17 @@ class OpenAIError(Exception):
         return JSONResponse(self.body(), status_code=self.status, headers=self.headers)
 
 
+#: A model name that runs a team of the tenant's: ``agentbus-team-NAME``.
+TEAM_MODEL_PREFIX = "agentbus-team-"
+
+
 def settings_for(model: str) -> QuestionSettings:
-    """The run settings a model name stands for, or a 404 ``model_not_found``."""
+    """The run settings a model name stands for (``agentbus-team-NAME``: the tenant's team
+    NAME, refused at admission when it has none), or a 404 ``model_not_found``."""
     found = MODELS.get(model)
+    if found is None and model.startswith(TEAM_MODEL_PREFIX):
+        with contextlib.suppress(ValidationError):
+            found = QuestionSettings(team=model.removeprefix(TEAM_MODEL_PREFIX))
     if found is None:
         known = ", ".join(MODELS)
         raise OpenAIError(

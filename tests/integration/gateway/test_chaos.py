@@ -14,7 +14,11 @@ files hold is checked per run:
   (the runs are metered: a charge lost or doubled shows here; a run that ends otherwise
   reports no usage to compare with).
 
-``make test`` runs a short one. The issue's acceptance run is the same test with
+The same runs go through a team too: one declared agent (the ``agent`` role) that may call
+the four tools, calls the one asked for through the gateway, and hands its answer to the
+finalizer.
+
+``make test`` runs a short one of each. The issue's acceptance run is the same test with
 ``AGENTBUS_CHAOS_RUNS=200`` (``AGENTBUS_CHAOS_REPORT=path`` writes its figures as JSON).
 """
 
@@ -41,6 +45,7 @@ from bus.publish import publish
 from bus.run_state import Budgets
 from bus.settings import BusSettings
 from bus.store.migrate import upgrade_async
+from bus.team_run import PinnedTeam
 from tests.conftest import TEST_REDIS_URL
 from tests.integration.gateway.kill_harness import TOOLS, EffectTool, gateway_env
 from tests.processes import processes, spawn
@@ -50,7 +55,16 @@ RUNS = int(os.environ.get("AGENTBUS_CHAOS_RUNS", "8"))
 IN_FLIGHT = int(os.environ.get("AGENTBUS_CHAOS_IN_FLIGHT", "4"))
 #: A gateway starts in 3-8 s on a loaded 2-core host: kill faster and none is ever up.
 KILL_EVERY_S = float(os.environ.get("AGENTBUS_CHAOS_KILL_EVERY_S", "4"))
-AGENT_ROLES = ["intake", "planner", "researcher", "critic", "verifier", "finalizer", "recorder"]
+AGENT_ROLES = [
+    "intake",
+    "planner",
+    "researcher",
+    "critic",
+    "verifier",
+    "finalizer",
+    "agent",
+    "recorder",
+]
 POINTS = "after_claim,after_tool,before_record,before_commit"
 STREAM = keys.role_stream(keys.Role.GATEWAY, 0)
 
@@ -124,8 +138,9 @@ def question(tool: EffectTool, marker: str) -> str:
 
 
 @pytest.mark.timeout(300)  # several processes start on a busy 2-core host
+@pytest.mark.parametrize("team", [False, True], ids=["multi", "team"])
 async def test_runs_finish_and_no_effect_repeats_while_gateways_are_killed(
-    real_redis: Redis, tmp_path: Path
+    real_redis: Redis, tmp_path: Path, team: bool
 ) -> None:
     db = f"sqlite+aiosqlite:///{tmp_path / 'store.db'}"
     await upgrade_async(db)
@@ -165,7 +180,8 @@ async def test_runs_finish_and_no_effect_repeats_while_gateways_are_killed(
             for n in range(RUNS):
                 tool, run_id = TOOLS[n % len(TOOLS)], new_run_id()
                 runs.append((tool, run_id))
-                await publish(real_redis, _run(run_id, question(tool, run_id)), settings)
+                command = _run(run_id, question(tool, run_id), team=team)
+                await publish(real_redis, command, settings)
                 await wait_for(
                     lambda: _in_flight(real_redis, runs, IN_FLIGHT), within=400, interval=0.2
                 )
@@ -236,29 +252,46 @@ def _spent(done: ClientEvent) -> int:
     return usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
 
 
-def _run(run_id: str, text: str) -> Command:
+#: A team of one declared agent that may call the four tools.
+RECORDER = PinnedTeam(
+    name="recorder",
+    version=1,
+    document={
+        "agents": [
+            {
+                "name": "recorder",
+                "instructions": "Record what you are asked to, with the tool it names.",
+                "tools": [t.name for t in TOOLS],
+            }
+        ],
+        "edges": [
+            {"from": "intake", "on": "admitted", "to": "recorder"},
+            {"from": "recorder", "on": "answer", "to": "finalizer"},
+        ],
+    },
+)
+
+
+def _run(run_id: str, text: str, *, team: bool) -> Command:
+    metered = Budgets(tenant_month_tokens=1_000_000_000)  # metered, not limited
+    if team:
+        settings = RunSettings(mode="custom", team=RECORDER, budgets=metered)
+    else:
+        settings = RunSettings(
+            mode="multi", accuracy="accurate", verifier_check=False, budgets=metered
+        )
     return Command(
         run_id=run_id,
         tenant_id="t1",
         subject="alice",
         role=keys.Role.INTAKE,
         deadline=deadline_in(240),
-        payload=AgentTask(
-            state=RunState(
-                question=text,
-                settings=RunSettings(
-                    mode="multi",
-                    accuracy="accurate",
-                    verifier_check=False,
-                    budgets=Budgets(tenant_month_tokens=1_000_000_000),  # metered, not limited
-                ),
-            )
-        ),
+        payload=AgentTask(state=RunState(question=text, settings=settings)),
     )
 
 
 async def _streams_ready(redis: Redis) -> bool:
-    for role in ["intake", "researcher", "gateway", "verifier", "finalizer"]:
+    for role in ["intake", "researcher", "gateway", "verifier", "finalizer", "agent"]:
         stream = keys.role_stream(role, 0)
         if not await redis.exists(stream) or not await redis.xinfo_groups(stream):
             return False

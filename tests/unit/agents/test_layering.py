@@ -9,7 +9,17 @@ import agents
 
 AGENTS = Path(agents.__file__).parent
 #: Modules that hold a role's handler (a ``make_*`` factory of a bus role).
-ROLES = {"intake", "planner", "researcher", "critic", "verifier", "finalizer", "gather", "remember"}
+ROLES = {
+    "intake",
+    "planner",
+    "researcher",
+    "critic",
+    "verifier",
+    "finalizer",
+    "gather",
+    "remember",
+    "team_agent",
+}
 
 
 def _imports(path: Path) -> set[str]:

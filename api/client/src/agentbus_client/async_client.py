@@ -109,12 +109,13 @@ class AsyncAgentbusClient:
         idempotency_key: str | None = None,
         parent_message_id: int | None = None,
         multitask: str | None = None,
+        team: str | None = None,
     ) -> Started:
         """Publish a question; retried safely (one ``Idempotency-Key`` for every attempt).
 
         ``parent_message_id`` branches the conversation (an answer's id, 0 for its start);
         ``multitask`` says what to do if the conversation is busy (enqueue, reject,
-        interrupt, rollback).
+        interrupt, rollback); ``team`` runs a team of the tenant's, at its current version.
         """
         settings = {
             "model": model,
@@ -124,6 +125,7 @@ class AsyncAgentbusClient:
             "use_tools": use_tools,
             "approve_high_risk": approve_high_risk,
             "multitask": multitask,
+            "team": team,
         }
         body: dict[str, Any] = {
             "question": question,

@@ -1,0 +1,220 @@
+"""The ``agent`` role: any declared agent of a run's team, one model turn per step.
+
+The run carries its team (`bus.team_run.PinnedTeam`, the version current when it was
+admitted) and where it is among the team's agents (`RunState.team_run`). A step runs
+the agent the run is at: its instructions as the system prompt, the conversation and the
+question as intake left them, what earlier agents handed over (`agents.teams.pinned.handoff`),
+its model, and the tools it may call (the tenant's, cut to the agent's list). Its tool calls
+go to the gateway, whose results come back here (purpose ``agent``), bounded by the team's
+``max_tool_hops``. Its answer is free text (the run's draft, streamed as answer tokens) or
+a JSON object under its output schema (streamed as reasoning; routes read its fields).
+The answer leaves by the team's edges (`agents.teams.route`): to the next declared agent,
+or to a built-in node such as the finalizer. Like every role, a step returns its effects
+for one commit, so progress is exactly once and a tool runs at most once per call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from jsonschema import Draft202012Validator, ValidationError
+from jsonschema.protocols import Validator
+
+from agents import graph, prompts
+from agents.deps import AgentDeps, tenant_tools
+from agents.llm.ports import LLMOptions, ReasoningDelta, TextDelta, ToolDefinition, Usage
+from agents.state import add_usage, own_calls, requests, with_results
+from agents.streaming import TokenBatcher
+from agents.teams.document import TeamAgent, TeamDocument
+from agents.teams.nodes import FINALIZER
+from agents.teams.pinned import document_of, handoff
+from agents.teams.route import NoRoute, route
+from agents.verdicts import json_object
+from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
+from bus.events import Answer, ClientEvent, DraftSuperseded
+from bus.keys import Role
+from bus.run_state import ChatMessage, RunState, ToolCall
+from bus.runtime.context import StepContext, StepResult
+from bus.runtime.worker import Handler
+from bus.team_run import TeamProgress, TeamTurn
+
+ROLE = "agent"
+#: What an audit row and a tool event call the caller when its name does not fit there.
+_LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz_")
+
+
+def arrived(command: Command) -> tuple[RunState, str]:
+    """The state a step starts from and the declared agent it runs."""
+    task = command.payload
+    if isinstance(task, ToolResults):
+        state = task.state.evolve(
+            messages=with_results(task.state.messages, task.results),
+            tool_hops=task.state.tool_hops + 1,
+        )
+        if task.next_ref:
+            state = state.refs_used_to(task.next_ref)
+    elif isinstance(task, AgentTask):
+        state = task.state
+    else:
+        raise TypeError(f"the agent role got a {task.kind} payload")
+    progress = state.team_run or TeamProgress()
+    node = progress.node or graph.next_node(state.settings, graph.START, "admitted")
+    return state.evolve(team_run=progress.at(node)), node
+
+
+def label(name: str) -> str:
+    """The agent's name where events and audit rows allow it (lower-case letters and _)."""
+    return name if len(name) <= 32 and set(name) <= _LABEL_CHARS else ROLE
+
+
+def structured(text: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The object an answer under ``schema`` holds, or None when it holds none."""
+    try:
+        value = json_object(text)
+        if value is None:
+            return None
+        validator: Validator = Draft202012Validator(schema)
+        validator.validate(value)  # pyright: ignore[reportUnknownMemberType]
+    except (ValueError, ValidationError):
+        return None
+    return value
+
+
+def make_team_agent(deps: AgentDeps) -> Handler:
+    """The ``agent`` role's handler."""
+
+    async def handle(ctx: StepContext, command: Command) -> StepResult:
+        state, node = arrived(command)
+        team = state.settings.team
+        if team is None:
+            raise TypeError("the agent role got a run that follows no team")
+        doc = document_of(team)
+        agent = doc.agent(node)
+        if agent is None:
+            raise TypeError(f"team {team.name} v{team.version} declares no agent {node!r}")
+        progress = state.team_run or TeamProgress()
+        drafts = sum(t.output is None for t in progress.turns)
+        events: list[ClientEvent] = []
+        free = agent.output_schema is None
+        if free and drafts and isinstance(command.payload, AgentTask):
+            # A new free-text answer replaces the one clients were shown.
+            events.append(
+                DraftSuperseded(
+                    run_id=command.run_id,
+                    step_id=command.step_id,
+                    agent=node,
+                    attempt=drafts - 1,
+                    reason=f"{node} answers next",
+                )
+            )
+            await ctx.emit(*events)
+            events = []
+        tools = await _tools(deps, command.tenant_id, state, agent)
+        prompt = [ChatMessage.system(agent.instructions), *state.messages[1:]]
+        options = LLMOptions(
+            model=agent.model or state.settings.agent_models.get(node) or state.settings.model,
+            response_schema=agent.output_schema,
+        )
+        batcher = TokenBatcher(ctx, node, attempt=drafts)
+        kind = "answer" if free else "reasoning"
+        text: list[str] = []
+        calls: list[ToolCall] = []
+        usage: Usage | None = None
+        async for event in deps.llm.stream(prompt, tools, options):
+            if isinstance(event, ReasoningDelta):
+                await batcher.add("reasoning", event.text)
+            elif isinstance(event, TextDelta):
+                text.append(event.text)
+                await batcher.add(kind, event.text)
+            elif isinstance(event, ToolCall):
+                calls.append(event)
+            else:
+                usage = event
+            if batcher.cancelled:
+                return StepResult.ending(command, "cancelled", "cancelled while answering")
+        tail = batcher.drain()  # written with the commit
+        state = state.evolve(usage=add_usage(state.usage, usage, node))
+        answer = "".join(text)
+        if calls and tools:
+            if state.tool_hops < state.settings.max_tool_hops:
+                result = _to_gateway(command, state, answer, calls, node)
+                return dataclasses.replace(result, events=[*tail, *result.events])
+            exhausted = ("\n\n" if answer else "") + prompts.TOOL_LOOP_EXHAUSTED
+            tail.append(
+                Answer(
+                    run_id=command.run_id,
+                    step_id=command.step_id,
+                    agent=node,
+                    delta=exhausted,
+                    attempt=drafts,
+                )
+            )
+            answer += exhausted
+            state = state.evolve(stop_reason="tool_loop_exhausted")
+        result = _answered(command, state, doc, agent, answer)
+        return dataclasses.replace(result, events=[*tail, *result.events])
+
+    return handle
+
+
+async def _tools(
+    deps: AgentDeps, tenant_id: str, state: RunState, agent: TeamAgent
+) -> list[ToolDefinition]:
+    """The tools the agent is offered: those of its list the tenant's runs may use."""
+    if not agent.tools or not state.settings.use_tools:
+        return []
+    allowed = set(agent.tools)
+    return [t for t in await tenant_tools(deps, tenant_id) if t.name in allowed]
+
+
+def _to_gateway(
+    command: Command, state: RunState, answer: str, calls: list[ToolCall], node: str
+) -> StepResult:
+    calls = own_calls(calls, f"s{command.step}")
+    thread = [*state.messages, ChatMessage.assistant(answer, calls)]
+    batch = ToolCallBatch(
+        agent=label(node),
+        purpose="agent",
+        calls=requests(calls),
+        state=state.evolve(messages=thread),
+    )
+    target = graph.next_role(state.settings, graph.TEAM_AGENT, "tool_calls")
+    return StepResult(next=[command.follow(target, batch)])
+
+
+def _answered(
+    command: Command, state: RunState, doc: TeamDocument, agent: TeamAgent, answer: str
+) -> StepResult:
+    """The answer leaves by the team's edges: to the next declared agent (handed the
+    answer so far), or to a built-in node."""
+    output = None if agent.output_schema is None else structured(answer, agent.output_schema)
+    if agent.output_schema is not None and output is None:
+        output = {}  # a refused output matches no field: only a fallback edge takes it
+    progress = state.team_run or TeamProgress()
+    try:
+        hop = route(doc, state.settings, agent.name, output, progress.taken)
+    except NoRoute:
+        return StepResult.ending(
+            command, "error", f"{agent.name}'s answer matches none of its edges in the team"
+        )
+    progress = progress.answered(
+        TeamTurn(agent=agent.name, output=output), hop.index if hop.bounded else None
+    )
+    if output is None:
+        state = state.evolve(draft=answer)
+    elif state.draft is None:
+        state = state.evolve(draft=answer)  # no free text yet: the object is the answer
+    to = hop.to
+    if doc.agent(to) is not None and len(progress.turns) >= doc.limits.max_agent_steps:
+        to, state = FINALIZER, state.evolve(stop_reason="agent_steps_exhausted")
+    if doc.agent(to) is not None:
+        base = state.messages[: state.base_len]
+        drafted = any(t.output is None for t in progress.turns)
+        given = handoff(state.draft if drafted else None, progress.turns)
+        thread = [*base, ChatMessage.user(given)] if given else base
+        state = state.evolve(team_run=progress.at(to), messages=thread, tool_hops=0)
+        return StepResult(next=[command.follow(Role.AGENT, AgentTask(state=state))])
+    state = state.evolve(team_run=progress)
+    target = graph.role_of(state.settings, to)
+    return StepResult(next=[command.follow(target, AgentTask(state=state))])
