@@ -349,6 +349,13 @@ async def eval_memory(
             "were written against) or all."
         ),
     ] = "test",
+    statements: Annotated[
+        str,
+        typer.Option(
+            help="all, keep (only those with facts to keep) or negatives (only those that "
+            "should keep nothing)."
+        ),
+    ] = "all",
     progress: Annotated[
         bool, typer.Option("--progress", help="Each statement's facts as it is read.")
     ] = False,
@@ -365,4 +372,15 @@ async def eval_memory(
     halves: dict[str, Literal["dev", "test"] | None] = {"dev": "dev", "test": "test", "all": None}
     if half not in halves:
         raise typer.BadParameter(f"unknown half {half!r}; choose dev, test or all")
-    await run(extractor, halves[half], as_json=as_json, progress=progress)
+    chosen: dict[str, Literal["all", "keep", "negatives"]] = {
+        "all": "all",
+        "keep": "keep",
+        "negatives": "negatives",
+    }
+    if statements not in chosen:
+        raise typer.BadParameter(
+            f"unknown statements {statements!r}; choose all, keep or negatives"
+        )
+    await run(
+        extractor, halves[half], as_json=as_json, progress=progress, statements=chosen[statements]
+    )
