@@ -98,6 +98,9 @@ async def claims(
     half: Annotated[
         str, typer.Option(help="test (only run; the figures docs give), dev or all.")
     ] = "test",
+    limit: Annotated[
+        int, typer.Option(min=0, help="Check only the first N drafts, kinds in turn (0: all).")
+    ] = 0,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON line per model (with each outcome).")
     ] = False,
@@ -113,6 +116,7 @@ async def claims(
     if bad := [n for n in names if n != RULES and n not in LOCAL_MODELS]:
         raise typer.BadParameter(f"unknown model {bad[0]!r}; choose rules or {list(LOCAL_MODELS)}")
     judge_set, chosen = chosen_triples(cases, halves[half])  # pyright: ignore[reportArgumentType]
+    chosen = chosen[:limit] if limit else chosen
     failed = False
     for name in names:
         row = await evaluate_claims(name, judge_set, chosen, progress=True)
