@@ -157,7 +157,9 @@ BENCHMARK_PLAN = "- Multiply 23 by 19 with the calculator."
 BENCHMARK_CRITIQUE = '{"verdict": "OK", "reason": "the tool result supports the answer"}'
 """The critic's benchmark turn: a structured OK (`agents.verdicts.CRITIC_SCHEMA`)."""
 
-BENCHMARK_CLAIMS = '{"claims": [{"claim": "437", "evidence": "437", "standing": "supported"}]}'
+BENCHMARK_CLAIMS = (
+    '{"claims": [{"draft_claim": "437", "evidence": "437", "standing": "supported"}]}'
+)
 """The judge's benchmark claim check (`agents.claims.model.SCHEMA`): one supported claim."""
 
 BENCHMARK_RECOMPUTE = '{"checks": [{"claim": "437", "expression": "23 * 19"}]}'

@@ -99,6 +99,9 @@ async def claims(
     half: Annotated[
         str, typer.Option(help="test (only run; the figures docs give), dev or all.")
     ] = "test",
+    limit: Annotated[
+        int, typer.Option(min=0, help="Check only the first N drafts, kinds in turn (0: all).")
+    ] = 0,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON line per model (with each outcome).")
     ] = False,
@@ -114,6 +117,7 @@ async def claims(
     if bad := [n for n in names if n != RULES and n not in LOCAL_MODELS]:
         raise typer.BadParameter(f"unknown model {bad[0]!r}; choose rules or {list(LOCAL_MODELS)}")
     judge_set, chosen = chosen_triples(cases, halves[half])  # pyright: ignore[reportArgumentType]
+    chosen = chosen[:limit] if limit else chosen
     failed = False
     for name in names:
         row = await evaluate_claims(name, judge_set, chosen, progress=True)
@@ -350,6 +354,13 @@ async def eval_memory(
             "were written against) or all."
         ),
     ] = "test",
+    statements: Annotated[
+        str,
+        typer.Option(
+            help="all, keep (only those with facts to keep) or negatives (only those that "
+            "should keep nothing)."
+        ),
+    ] = "all",
     progress: Annotated[
         bool, typer.Option("--progress", help="Each statement's facts as it is read.")
     ] = False,
@@ -366,4 +377,15 @@ async def eval_memory(
     halves: dict[str, Literal["dev", "test"] | None] = {"dev": "dev", "test": "test", "all": None}
     if half not in halves:
         raise typer.BadParameter(f"unknown half {half!r}; choose dev, test or all")
-    await run(extractor, halves[half], as_json=as_json, progress=progress)
+    chosen: dict[str, Literal["all", "keep", "negatives"]] = {
+        "all": "all",
+        "keep": "keep",
+        "negatives": "negatives",
+    }
+    if statements not in chosen:
+        raise typer.BadParameter(
+            f"unknown statements {statements!r}; choose all, keep or negatives"
+        )
+    await run(
+        extractor, halves[half], as_json=as_json, progress=progress, statements=chosen[statements]
+    )

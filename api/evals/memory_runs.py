@@ -37,6 +37,7 @@ from api.evals.memory_set import (
     MemoryCase,
     MemoryOutcome,
     MemorySet,
+    Statements,
     judge,
     load_memory_set,
     summarize,
@@ -69,6 +70,21 @@ def reference_model(memory_set: MemorySet) -> ScriptedLLM:
     return ScriptedLLM(play, name=SCRIPTED)
 
 
+def chosen(
+    memory_set: MemorySet, half: Half | None, statements: Statements = "all"
+) -> list[MemoryCase]:
+    """The statements of ``half`` (every half: None), languages in turn: all of them, only
+    those to keep (``keep``) or only the negatives, which should keep nothing."""
+    wanted = {"all": (True, False), "keep": (True,), "negatives": (False,)}[statements]
+    return in_turn(
+        [
+            c
+            for c in memory_set.statements
+            if (half is None or c.half == half) and bool(c.facts) in wanted
+        ]
+    )
+
+
 def in_turn(cases: Sequence[MemoryCase]) -> list[MemoryCase]:
     """The statements with the languages in turn, so a run stopped early has each language."""
     by_lang: dict[str, list[MemoryCase]] = {}
@@ -95,7 +111,12 @@ async def run_case(extractor: MemoryExtractor, case: MemoryCase) -> MemoryOutcom
 
 
 async def evaluate_memory(
-    name: str, memory_set: MemorySet, half: Half | None, *, progress: bool = False
+    name: str,
+    memory_set: MemorySet,
+    half: Half | None,
+    *,
+    statements: Statements = "all",
+    progress: bool = False,
 ) -> dict[str, Any]:
     """One extractor's summary row (with each outcome); an ``error`` row if it cannot load."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
@@ -112,7 +133,7 @@ async def evaluate_memory(
         except LLMError as e:
             return {"extractor": name, "error": e.code, "message": e.message, "hint": e.hint}
         extractor = ModelMemory(llm, RulesMemory())
-    cases = in_turn([c for c in memory_set.statements if half is None or c.half == half])
+    cases = chosen(memory_set, half, statements)
     outcomes: list[MemoryOutcome] = []
     wall = time.perf_counter()
     try:
@@ -129,6 +150,7 @@ async def evaluate_memory(
     return dataclasses.asdict(summary) | {
         "line": summary.line(),
         "half": half or "all",
+        "statements": statements,
         "wall_s": round(time.perf_counter() - wall, 1),
         "started": started,
         "loadavg_before": before["loadavg"],
@@ -140,7 +162,12 @@ async def evaluate_memory(
 
 
 async def eval_memory(
-    extractors: list[str] | None, half: Half | None, *, as_json: bool, progress: bool
+    extractors: list[str] | None,
+    half: Half | None,
+    *,
+    as_json: bool,
+    progress: bool,
+    statements: Statements = "all",
 ) -> None:
     """Print each extractor's figures on the chosen half."""
     names = extractors or [RULES, SCRIPTED, *LOCAL_MODELS]
@@ -149,11 +176,14 @@ async def eval_memory(
         raise typer.BadParameter(f"unknown extractor {unknown[0]!r}; choose from {sorted(known)}")
     memory_set = load_memory_set()
     for name in names:
-        row = await evaluate_memory(name, memory_set, half, progress=progress)
+        row = await evaluate_memory(
+            name, memory_set, half, statements=statements, progress=progress
+        )
         if as_json:
             typer.echo(json.dumps(row, ensure_ascii=False))
         elif "error" in row:
             typer.echo(f"{name:22} error [{row['error']}]: {row['message']} ({row['hint']})")
         else:
             load = f"load {row['loadavg_before']} -> {row['loadavg_after']}"
-            typer.echo(f"{row['line']}  [{row['half']}, {row['wall_s']} s, {load}]")
+            where = f"{row['half']}, {statements} statements"
+            typer.echo(f"{row['line']}  [{where}, {row['wall_s']} s, {load}]")

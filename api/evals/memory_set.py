@@ -32,6 +32,8 @@ Half = Literal["dev", "test"]
 Kind = Literal[
     "self", "correction", "request", "question", "hypothetical", "third_party", "negation", "quoted"
 ]
+#: Which statements a run reads: all, those to keep, or the negatives (nothing to keep).
+Statements = Literal["all", "keep", "negatives"]
 #: The kinds whose facts must never be stored (the target: none).
 ASKING: tuple[Kind, ...] = ("request", "question")
 

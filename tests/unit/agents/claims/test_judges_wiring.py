@@ -31,7 +31,7 @@ QUESTION = "How much is a pitch at Pinecrest per night?"
 
 def _claims(standing: str, said: str, told: str) -> str:
     claim = {
-        "claim": f"A pitch costs {said} a night",
+        "draft_claim": f"A pitch costs {said} a night",
         "sentence": "1.2",
         "draft_says": said,
         "evidence_says": told,
@@ -123,7 +123,7 @@ async def test_the_verifier_asks_for_a_revision_when_the_model_finds_a_claim_abs
         {
             "claims": [
                 {
-                    "claim": "dogs stay free",
+                    "draft_claim": "dogs stay free",
                     "sentence": "none",
                     "draft_says": "dogs stay free",
                     "evidence_says": "",

@@ -32,7 +32,7 @@ def _claim(
     claim: str, said: str, told: str, standing: str, sentence: str = "1.2"
 ) -> dict[str, str]:
     return {
-        "claim": claim,
+        "draft_claim": claim,
         "sentence": sentence,
         "draft_says": said,
         "evidence_says": told,
@@ -47,7 +47,28 @@ async def test_one_call_per_draft_under_the_schema_with_numbered_evidence_senten
     [(messages, tools, options)] = llm.requests
     assert options.response_schema == SCHEMA and tools == ()
     assert "1.2 A sourdough loaf costs 4.80 EUR." in messages[-1].content
-    assert messages[-1].content.endswith("Draft answer: A loaf costs 4.80 EUR [1].")
+    drafted = "Draft answer (list its claims): A loaf costs 4.80 EUR [1]."
+    assert messages[-1].content.endswith(drafted)
+
+
+async def test_the_question_goes_first_as_what_was_asked_and_the_draft_last() -> None:
+    llm = ScriptedLLM([turn(text(_reply()))])
+    await ModelClaimCheck(llm).check(_draft("A loaf costs 4.80 EUR [1]."))
+    [(messages, _, _)] = llm.requests
+    content = messages[-1].content
+    assert content.startswith(f"The user asked (a question, no claim): {QUESTION}")
+    assert content.index("Evidence sentences:") < content.index("Draft answer")
+    assert "The question states nothing: it is never a claim" in messages[0].content
+
+
+def test_a_claim_that_is_the_question_is_no_claim_of_the_draft() -> None:
+    asked = _claim(QUESTION, "sourdough loaf", "4.80 EUR", "contradicted")
+    reworded = _claim("how much is a sourdough loaf at crumb bakery", "loaf", "4.80", "absent")
+    spanish = _claim("¿Cuánto cuesta una barra", "barra", "", "absent", sentence="none")
+    made = _claim("A loaf costs 8.40 EUR", "8.40 EUR", "4.80 EUR", "contradicted")
+    reply = _reply(asked, reworded, spanish, made)
+    claims = parse_claims(reply, _draft("A loaf costs 8.40 EUR [1].")) or []
+    assert [(c.claim, c.standing) for c in claims] == [("A loaf costs 8.40 EUR", "contradicted")]
 
 
 async def test_figures_the_model_calls_the_same_but_that_differ_are_a_contradiction() -> None:
@@ -86,7 +107,7 @@ async def test_an_unreadable_reply_is_a_report_that_says_so() -> None:
 
 
 def test_a_reply_off_the_schema_reads_as_nothing() -> None:
-    assert parse_claims('{"claims": [{"claim": "x", "standing": "maybe"}]}') is None
+    assert parse_claims('{"claims": [{"draft_claim": "x", "standing": "maybe"}]}') is None
     assert parse_claims('{"verdict": "OK"}') is None
 
 

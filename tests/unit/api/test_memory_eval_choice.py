@@ -1,0 +1,22 @@
+"""Which statements of the memory set a run reads: a half, and all, those to keep or the
+negatives, languages in turn."""
+
+from __future__ import annotations
+
+from api.evals.memory_runs import chosen
+from api.evals.memory_set import load_memory_set
+
+
+def test_negatives_are_the_statements_of_the_half_with_nothing_to_keep() -> None:
+    shipped = load_memory_set()
+    negatives = chosen(shipped, "test", "negatives")
+    assert negatives and all(c.half == "test" and not c.facts for c in negatives)
+    keep = chosen(shipped, "test", "keep")
+    assert keep and all(c.half == "test" and c.facts for c in keep)
+    every = chosen(shipped, "test")
+    assert sorted(c.id for c in every) == sorted(c.id for c in [*keep, *negatives])
+
+
+def test_the_chosen_statements_take_the_languages_in_turn() -> None:
+    negatives = chosen(load_memory_set(), "test", "negatives")
+    assert len({c.lang for c in negatives[:5]}) == 5
