@@ -29,6 +29,7 @@ from bus import keys
 from bus.errors import StoreError
 from bus.forget import forget_runs, scan_keys
 from bus.retention import KINDS, Kind, RetentionPolicy
+from bus.runtime.leases import TAKE_OR_RENEW
 from bus.typed_redis import lua
 
 if TYPE_CHECKING:
@@ -37,16 +38,6 @@ if TYPE_CHECKING:
     from bus.store import RetentionStore
 
 log = structlog.get_logger("api.retention")
-
-#: Take the lease when free, or renew it when ours; 1 when held.
-_LEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1]
-   or redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-return 0
-"""
 
 
 class RetentionReport(BaseModel):
@@ -228,7 +219,7 @@ class RetentionLoop:
 
     async def hold(self) -> bool:
         """Take the lease, or renew it if it is ours; False while another process holds it."""
-        take = lua(self._redis, _LEASE)
+        take = lua(self._redis, TAKE_OR_RENEW)
         held = await take(keys=[keys.retention_lease()], args=[self._token, self._lease_ms])
         return bool(held)
 

@@ -25,6 +25,17 @@ from bus.runtime.scripts import run_script
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
+#: A singleton job's lease (the runner's stats, the retention passes): take it when free,
+#: or renew it when ours (KEYS: the lease; ARGV: the holder, ms). 1 when held.
+TAKE_OR_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1]
+   or redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
+
 #: Drawn once per process start: two lives of one consumer name hold different leases.
 PROCESS_TOKEN = secrets.token_hex(6)
 

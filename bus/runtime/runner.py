@@ -14,6 +14,7 @@ import structlog
 from bus import keys
 from bus.runtime import metrics
 from bus.runtime.groups import group_stats
+from bus.runtime.leases import TAKE_OR_RENEW
 from bus.typed_redis import lua
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ class Runner:
             await asyncio.sleep(self.stats_interval_s)
 
     async def _hold_lease(self, group: str, token: str, ttl_ms: int) -> bool:
-        lease = lua(self.redis, _LEASE)
+        lease = lua(self.redis, TAKE_OR_RENEW)
         return bool(await lease(keys=[keys.stats_lease(group)], args=[token, ttl_ms]))
 
     async def _export(self, worker: Consumer) -> None:
@@ -146,14 +147,3 @@ class Runner:
             for gauge in (metrics.GROUP_LAG, metrics.GROUP_PENDING):
                 with contextlib.suppress(KeyError):
                     gauge.remove(stream, worker.group)
-
-
-#: Take the lease when free, or renew it when ours; 1 when held.
-_LEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1]
-   or redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-return 0
-"""
