@@ -9,7 +9,7 @@ started with.
 
 import re
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response, status
 from pydantic import BaseModel
@@ -70,6 +70,10 @@ class TeamGraph(BaseModel):
     mermaid: str
 
 
+# The column is a 32-bit integer: a larger version cannot exist, so it is refused as bad input.
+Version = Annotated[int | None, Query(ge=0, le=2**31 - 1, description="A stored version.")]
+
+
 def _book(deps: Deps) -> TeamBook:
     if deps.teams is None:
         raise Unavailable("teams need the state store", hint="configure AGENTBUS_DATABASE_URL")
@@ -115,16 +119,14 @@ async def put_team(name: str, request: Request, deps: Deps, admin: Admin) -> Tea
 
 
 @router.get("/{name}", response_model=TeamView, responses=errors(TeamNotFound))
-async def get_team(
-    name: str, deps: Deps, caller: Caller, version: int | None = Query(None, ge=0)
-) -> TeamView:
+async def get_team(name: str, deps: Deps, caller: Caller, version: Version = None) -> TeamView:
     """A team's latest version, or the version asked for."""
     return _view(await _book(deps).get(caller.tenant_id, name, version))
 
 
 @router.get("/{name}/graph", response_model=TeamGraph, responses=errors(TeamNotFound))
 async def get_team_graph(
-    name: str, deps: Deps, caller: Caller, version: int | None = Query(None, ge=0)
+    name: str, deps: Deps, caller: Caller, version: Version = None
 ) -> TeamGraph:
     """A team's graph as Mermaid."""
     book = _book(deps)

@@ -33,6 +33,11 @@ async def test_a_team_is_applied_versioned_drawn_and_deleted(start_api: Any) -> 
     assert listed[2]["agents"] == ["writer", "reviewer"]
     old = (await api.http.get("/api/v1/teams/review?version=1", headers=admin)).json()
     assert old["document"]["edges"][2]["attempts"] == 2
+    for path in ("/api/v1/teams/review", "/api/v1/teams/multi/graph"):
+        absent = await api.http.get(f"{path}?version=3", headers=admin)
+        assert (absent.status_code, absent.json()["error"]["code"]) == (404, "team_not_found")
+        beyond = await api.http.get(f"{path}?version={2**31}", headers=admin)
+        assert beyond.status_code == 422, beyond.text
     drawn = (await api.http.get("/api/v1/teams/review/graph", headers=admin)).json()
     assert drawn["version"] == 2
     assert "reviewer -->|answer verdict=revise ≤3| writer" in drawn["mermaid"]
