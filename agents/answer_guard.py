@@ -140,9 +140,10 @@ def rejected(
     failure = next((o for o in outcomes if o.failed), None)
     if _is_payload(answer, outcomes):
         return Rejection("the draft was a tool's raw output", _replacement(failure, outcomes))
-    if failure is not None and _echoes(answer, failure):
+    words = _words(answer)  # read once: every check below compares these
+    if failure is not None and _echoes(words, failure):
         return Rejection("the draft repeated a tool's error", _replacement(failure, outcomes))
-    if _copies(answer, instructions) or _recites(answer, examples, question):
+    if _copies(words, instructions) or _recites(words, examples, question):
         why = "my reply repeated my own instructions instead of answering"
         return Rejection("the draft repeated the prompt", _said(failure, why))
     return None
@@ -194,7 +195,8 @@ def _is_payload(answer: str, outcomes: Sequence[ToolOutcome]) -> bool:
         o.body["result"] for o in outcomes if isinstance(o.body.get("result"), dict | list)
     ]
     said = {(o.body.get("status"), o.body.get("code")) for o in outcomes}
-    whole = _json(_FENCE.sub("", answer.strip()))
+    bare = _FENCE.sub("", answer.strip())
+    whole = _json(bare) if bare[:1] in ("{", "[") else None  # JSON starts with one of these
     found: list[Any] = [whole] if isinstance(whole, dict | list) else []
     decoder = json.JSONDecoder()
     for start in (m.start() for m in re.finditer(r"\{", answer)):
@@ -217,12 +219,12 @@ def _words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
-def _echoes(answer: str, failure: ToolOutcome) -> bool:
-    """The answer is the tool's error and little else: most of its words are the error's
-    (message, code, tool, arguments) and it adds fewer than `OWN_WORDS` of its own."""
+def _echoes(words: list[str], failure: ToolOutcome) -> bool:
+    """The answer (its ``words``) is the tool's error and little else: most of its words
+    are the error's (message, code, tool, arguments) and it adds fewer than `OWN_WORDS` of
+    its own."""
     said = json.dumps(failure.body, ensure_ascii=False) + " " + failure.tool + " " + failure.asked()
     theirs = set(_words(said.replace("_", " ")))
-    words = _words(answer)
     own = [w for w in words if w not in theirs]
     return len(own) < OWN_WORDS and len(words) - len(own) >= len(own)
 
@@ -235,15 +237,20 @@ def _spans(text: str) -> frozenset[tuple[str, ...]]:
     return frozenset(tuple(told[i : i + COPIED_SPAN]) for i in range(len(told) - COPIED_SPAN + 1))
 
 
-def _copies(answer: str, instructions: Sequence[str]) -> bool:
-    """Most of the answer's words lie in spans of `COPIED_SPAN` words copied from the
+@functools.lru_cache(maxsize=64)
+def _example_words(example: str) -> tuple[str, ...]:
+    """An example's words (the prompt's examples are the same for every answer)."""
+    return tuple(_words(example))
+
+
+def _copies(words: list[str], instructions: Sequence[str]) -> bool:
+    """Most of the answer's ``words`` lie in spans of `COPIED_SPAN` words copied from the
     instructions."""
-    words = _words(answer)
     if len(words) < COPIED_SPAN:
         return False
-    spans: set[tuple[str, ...]] = set()
-    for text in instructions:
-        spans |= _spans(text)
+    told = [_spans(text) for text in instructions]
+    empty: frozenset[tuple[str, ...]] = frozenset()
+    spans = told[0] if len(told) == 1 else empty.union(*told)  # one: no copy
     covered = [False] * len(words)
     for i in range(len(words) - COPIED_SPAN + 1):
         if tuple(words[i : i + COPIED_SPAN]) in spans:
@@ -251,15 +258,14 @@ def _copies(answer: str, instructions: Sequence[str]) -> bool:
     return sum(covered) >= COPIED_SHARE * len(words)
 
 
-def _recites(answer: str, examples: Sequence[str], question: str) -> bool:
-    """The answer is one of the prompt's examples word for word, with at most
-    `RESULT_WORDS` more (``12 * 7 = 84.``), and the question holds fewer than half of its
-    words (so it did not ask what the example computes)."""
-    words = _words(answer)
+def _recites(words: list[str], examples: Sequence[str], question: str) -> bool:
+    """The answer (its ``words``) is one of the prompt's examples word for word, with at
+    most `RESULT_WORDS` more (``12 * 7 = 84.``), and the question holds fewer than half of
+    its words (so it did not ask what the example computes)."""
     recited = False
     for example in examples:
-        said = _words(example)
-        if said and words[: len(said)] == said and len(words) - len(said) <= RESULT_WORDS:
+        said = _example_words(example)
+        if said and tuple(words[: len(said)]) == said and len(words) - len(said) <= RESULT_WORDS:
             recited = True
     if not recited:
         return False

@@ -229,8 +229,8 @@ def _rejection(
 ) -> answer_guard.Rejection | None:
     """Why the turn's text is not an answer (`agents.answer_guard`), or None. A JSON answer
     is judged by its schema (at the edge), not by whether it looks like a tool's data."""
-    failure = next((o for o in answer_guard.last_round(thread) if o.failed), None)
     if guard.look() and guard.unit is not None:
+        failure = next((o for o in answer_guard.last_round(thread) if o.failed), None)
         return answer_guard.runaway(guard.unit, failure)
     if schema is not None:
         return None
