@@ -138,6 +138,28 @@ return 1
 """
 
 
+# Keep a worker's claims on its in-flight entries fresh, but only those it still owns: a
+# plain ``XCLAIM ... 0`` would take back an entry another consumer reclaimed while this
+# one stalled, and both would run the step. Returns the ids this consumer no longer owns
+# (reclaimed by another, or acked by the step's other run).
+#
+# KEYS: the stream
+# ARGV: group, consumer, entry ids...
+KEEP_CLAIMS = """
+local group, me = ARGV[1], ARGV[2]
+local lost = {}
+for i = 3, #ARGV do
+  local pending = redis.call('XPENDING', KEYS[1], group, ARGV[i], ARGV[i], 1)
+  if pending[1] and pending[1][2] == me then
+    redis.call('XCLAIM', KEYS[1], group, me, 0, ARGV[i], 'JUSTID')
+  else
+    lost[#lost + 1] = ARGV[i]
+  end
+end
+return lost
+"""
+
+
 async def run_script(
     redis: Redis,
     body: str,

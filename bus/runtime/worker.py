@@ -7,9 +7,10 @@ read/claim/commit loop is written directly against the broker's Redis connection
 
 * a step already done is acked and skipped; marking it done, publishing the next
   commands and acking happen in one Lua script (`bus.runtime.commit`);
-* in-flight steps keep their own claims fresh (``XCLAIM ... JUSTID``), so nobody
-  reclaims a step that is still running, and the leases they hold (`bus.runtime.leases`)
-  alive on the same beat;
+* in-flight steps keep their own claims fresh (``XCLAIM ... JUSTID``, only while this
+  consumer still owns them), so nobody reclaims a step that is still running, and the
+  leases they hold (`bus.runtime.leases`) alive on the same beat; a step another consumer
+  reclaimed while this process stalled is stopped here at the next beat;
 * the run's deadline cuts a step under way: the run ends ``timeout`` with an ``error``
   event, and whatever the step had streamed is not part of any answer;
 * a redelivered step first emits ``step_retry``; after ``max_deliveries`` the entry
@@ -46,10 +47,11 @@ from bus.runtime.groups import ensure_group, ensure_role_groups
 from bus.runtime.handoff import handoff_for
 from bus.runtime.leases import Leases
 from bus.runtime.observe import count_run_end, step_attributes
+from bus.runtime.scripts import KEEP_CLAIMS
+from bus.typed_redis import lua
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
-    from redis.typing import StreamIdT
 
     from bus.budget import Charge
     from bus.fence import Fence
@@ -104,6 +106,8 @@ class Worker(StreamConsumer):
         )
         #: Leases this worker's steps hold (`bus.runtime.leases`), refreshed by the heartbeat.
         self.leases = Leases(redis, self.consumer, settings.claim_idle_ms)
+        self._keep_claims = lua(redis, KEEP_CLAIMS)  # the heartbeat's, for owned entries
+        self._owner = (self.group, self.consumer)
         self._handoff = handoff_for(redis)
 
     @property
@@ -384,20 +388,33 @@ class Worker(StreamConsumer):
             metrics.apply(pending)
         await self._dead(entry, reason, error, run_id, tenant)
 
+    def _lost_claim(self, stream: str, entry_id: bytes | str) -> None:
+        """Another consumer reclaimed this step while this process stalled (or finished
+        it): stop running it here, so its tokens and its effects come from one run only."""
+        raw = entry_id if isinstance(entry_id, bytes) else entry_id.encode()
+        task = self._inflight.get((stream, raw))
+        if task is not None and not task.done():
+            log.warning("claim lost: another consumer runs this step", entry=raw.decode())
+            metrics.MESSAGES.labels(str(self.role), "lost_claim").inc()
+            task.cancel()
+
     async def _heartbeat_loop(self) -> None:
         """Keep in-flight steps' claims fresh so nobody reclaims a step still running, and
         the leases those steps hold alive on the same beat."""
         interval = self.settings.heartbeat_interval_s
         while True:
             await asyncio.sleep(interval)
-            by_stream: dict[str, list[StreamIdT]] = {}
+            by_stream: dict[str, list[bytes]] = {}
             for stream, entry_id in list(self._inflight):
                 by_stream.setdefault(stream, []).append(entry_id)
             for stream, ids in by_stream.items():
                 try:
-                    await self.redis.xclaim(stream, self.group, self.consumer, 0, ids, justid=True)
+                    lost = await self._keep_claims(keys=[stream], args=[*self._owner, *ids])
                 except Exception as e:  # the loop must outlive any one failure
                     log.warning("heartbeat failed", error=repr(e))
+                    continue
+                for entry_id in lost:
+                    self._lost_claim(stream, entry_id)
             try:
                 lost = await self.leases.refresh()
             except Exception as e:
