@@ -101,6 +101,8 @@ class Worker(StreamConsumer):
         self.concurrency = max(1, concurrency)
         self._on_run_end = on_run_end
         self._inflight: dict[tuple[str, bytes], asyncio.Task[None]] = {}
+        #: The in-flight entries whose handler is running (the part a lost claim stops).
+        self._in_handler: set[tuple[str, bytes]] = set()
         self._committer = Committer(
             redis, settings, self.group, check_cancel=not after_run, fence=fence
         )
@@ -247,6 +249,7 @@ class Worker(StreamConsumer):
             await self._end(entry, command, "timeout", "the run passed its deadline")
             return "expired"
         ctx = StepContext(command, entry.delivery, self.redis, self.settings, self.leases)
+        running = (entry.stream, entry.id)
         pending = metrics.open_step()
         while True:
             if entry.delivery > 1:
@@ -258,7 +261,13 @@ class Worker(StreamConsumer):
             cut = asyncio.timeout(command.deadline - time.time())
             try:
                 async with cut:
-                    result = await self.handler(ctx, command)
+                    # Only the handler's run is stopped if the claim is lost (`_lost_claim`):
+                    # what follows it (commit, ack, end) settles the entry either way.
+                    self._in_handler.add(running)
+                    try:
+                        result = await self.handler(ctx, command)
+                    finally:
+                        self._in_handler.discard(running)
                 prepared = prepare(command, result, self.settings)
                 break
             except Exception as e:
@@ -393,7 +402,8 @@ class Worker(StreamConsumer):
         it): stop running it here, so its tokens and its effects come from one run only."""
         raw = entry_id if isinstance(entry_id, bytes) else entry_id.encode()
         task = self._inflight.get((stream, raw))
-        if task is not None and not task.done():
+        # Not pending to us after the handler returned: this step's own commit acked it.
+        if task is not None and (stream, raw) in self._in_handler:
             log.warning("claim lost: another consumer runs this step", entry=raw.decode())
             metrics.MESSAGES.labels(str(self.role), "lost_claim").inc()
             task.cancel()

@@ -18,6 +18,7 @@ from api.compose.settings import AppSettings
 from bus import keys
 from bus.commands import Command
 from bus.events import Answer, Done
+from bus.noop import handle_noop
 from bus.publish import publish
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.groups import group_stats
@@ -84,3 +85,22 @@ async def test_a_stalled_consumer_stops_the_step_another_reclaimed_and_adds_no_t
     assert stopped == ["a"]
     [stats] = await group_stats(redis, keys.role_stream(NOOP, 0))
     assert stats.pending == 0
+
+
+async def test_a_beat_after_the_steps_own_commit_leaves_it_to_finish(
+    redis: Redis, make_settings: Callable[..., AppSettings]
+) -> None:
+    """Past its handler, a step's entry is no longer pending because its own commit acked
+    it: the beat that finds it so must not cancel what is left (its end, its metrics)."""
+    worker = Worker(NOOP, handle_noop, redis, make_settings().bus, consumer="a")
+    stream = keys.role_stream(NOOP, 0)
+    settling = asyncio.create_task(asyncio.sleep(10))
+    worker._inflight[(stream, b"1-0")] = settling  # pyright: ignore[reportPrivateUsage]
+    worker._lost_claim(stream, b"1-0")  # pyright: ignore[reportPrivateUsage]
+    await asyncio.sleep(0)
+    assert not settling.cancelled()
+    worker._in_handler.add((stream, b"1-0"))  # pyright: ignore[reportPrivateUsage]
+    worker._lost_claim(stream, "1-0")  # pyright: ignore[reportPrivateUsage]
+    with contextlib.suppress(asyncio.CancelledError):
+        await settling
+    assert settling.cancelled()
