@@ -23,10 +23,11 @@ import asyncio
 import contextlib
 import json
 import os
+import ssl
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -112,6 +113,7 @@ class RunResult:
     status: str | None = None
     error: str | None = None
     reconnects: int = 0
+    reconnect_causes: list[str] = field(default_factory=list[str])
 
 
 async def _one_run(client: httpx.AsyncClient, body: dict[str, object]) -> RunResult:
@@ -162,7 +164,16 @@ async def _one_run(client: httpx.AsyncClient, body: dict[str, object]) -> RunRes
         except httpx.TransportError as e:
             result.reconnects += 1
             result.error = f"events: {type(e).__name__}"
+        result.reconnect_causes.append(result.error)
     return result
+
+
+def _causes(results: list[RunResult]) -> dict[str, int]:
+    causes: dict[str, int] = {}
+    for r in results:
+        for cause in r.reconnect_causes:
+            causes[cause] = causes.get(cause, 0) + 1
+    return causes
 
 
 def _body(mode: str) -> dict[str, object]:
@@ -181,15 +192,16 @@ def _ms(values: list[float]) -> dict[str, float]:
 #: Runs in flight per client connection pool in the burst. httpcore's pool scans every
 #: connection it holds for each request it places, so one pool of 1,000 connections spent
 #: ~75 % of the benchmark's CPU choosing connections and held the burst to the rate this
-#: process could post at (~30/s on 2 busy cores). A pool per 25 runs is what 40 clients of
-#: 25 users each would hold.
-PER_POOL = 25
+#: process could post at (~30/s on 2 busy cores). A pool per 10 runs is what 100 clients of
+#: 10 users each would hold.
+PER_POOL = 10
 
 
-def _client(url: str, key: str, in_flight: int) -> httpx.AsyncClient:
+def _client(url: str, key: str, in_flight: int, tls: ssl.SSLContext) -> httpx.AsyncClient:
     limits = httpx.Limits(max_connections=in_flight * 2, max_keepalive_connections=in_flight)
     return httpx.AsyncClient(
         base_url=url,
+        verify=tls,
         headers={"Authorization": f"Bearer {key}"},
         limits=limits,
         timeout=httpx.Timeout(300.0, connect=60.0),
@@ -201,9 +213,10 @@ async def drive(
 ) -> dict[str, object]:
     """Both phases against ``url``; returns the figures."""
     pools = -(-concurrency // PER_POOL)
+    tls = ssl.create_default_context()  # one for every client: each costs ~10 ms to make
     async with contextlib.AsyncExitStack() as stack:
         clients = [
-            await stack.enter_async_context(_client(url, key, -(-concurrency // pools)))
+            await stack.enter_async_context(_client(url, key, -(-concurrency // pools), tls))
             for _ in range(pools)
         ]
         client = clients[0]
@@ -251,6 +264,7 @@ async def drive(
             ),
             "done": sum(r.status == "done" for r in burst),
             "event_stream_reconnects": sum(r.reconnects for r in burst),
+            "event_stream_reconnect_causes": _causes(burst),
             "all_done_s": round(all_done_s, 2),
             "post_ms": _ms([r.post_ms for r in burst if r.post_ms is not None]),
             "first_token_ms": _ms([r.first_token_ms for r in burst if r.first_token_ms]),
