@@ -198,7 +198,12 @@ PER_POOL = 10
 
 
 def _client(url: str, key: str, in_flight: int, tls: ssl.SSLContext) -> httpx.AsyncClient:
-    limits = httpx.Limits(max_connections=in_flight * 2, max_keepalive_connections=in_flight)
+    # An idle connection is dropped before the server's keep-alive timeout (uvicorn's 5 s,
+    # httpx's default too): with both at 5 s, a request sent on a connection the server is
+    # closing at that moment fails (RemoteProtocolError) and its stream reconnects.
+    limits = httpx.Limits(
+        max_connections=in_flight * 2, max_keepalive_connections=in_flight, keepalive_expiry=2.0
+    )
     return httpx.AsyncClient(
         base_url=url,
         verify=tls,
