@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents.deps import FaultPoint, no_fault
 from agents.memory.ports import MemoryExtractor, Statement
-from bus import keys
+from bus import keys, tenant_versions
 from bus.commands import Command, MemoryTask
 from bus.ledger import LedgerRecord
 from bus.runtime.context import StepContext, StepResult
@@ -114,7 +114,9 @@ def _write(record: LedgerRecord) -> MemoryWrite:
 def make_memory_applier(store: MemoryStore, redis: Redis | None = None) -> Applier:
     """The recorder's applier for memory records: one transaction per batch; then each
     writer is marked as having memories (`bus.keys.user_memories`), so the API's next
-    question of theirs gathers from them without counting rows."""
+    question of theirs gathers from them without counting rows. A user's first mark also
+    bumps their tenant's settings version (`bus.tenant_versions`): API processes cache
+    that a user has none beside that version."""
 
     async def apply(records: Sequence[LedgerRecord]) -> None:
         writes = [_write(r) for r in records]
@@ -122,6 +124,9 @@ def make_memory_applier(store: MemoryStore, redis: Redis | None = None) -> Appli
         if redis is not None:
             owners = {(w.tenant_id, w.subject) for w in writes}
             for tenant_id, subject in sorted(owners):
-                await mux_for(redis).execute("SET", keys.user_memories(tenant_id, subject), "1")
+                mark = keys.user_memories(tenant_id, subject)
+                before = await mux_for(redis).execute("SET", mark, "1", "GET")
+                if before not in (b"1", "1"):  # their first: a cached "none" must go
+                    await tenant_versions.bump(redis, tenant_id)
 
     return apply

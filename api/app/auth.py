@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from api import credentials, signing
 from api.app.errors import AdminOnly, Unauthorized
@@ -36,6 +36,9 @@ class Principal:
     role: KeyRole
     key_id: str
     groups: tuple[str, ...] = ()
+    #: The tenant's settings version (`bus.tenant_versions`) read when the key was checked
+    #: for this request (None: not read), for caches kept current by it.
+    settings_version: int | None = field(default=None, compare=False)
 
     @property
     def is_admin(self) -> bool:
@@ -55,8 +58,12 @@ class Principal:
             raise AdminOnly("this needs an admin key of your tenant")
 
 
-def _principal(record: ApiKeyRecord) -> Principal:
-    return Principal(record.tenant_id, record.subject, record.role, record.id, record.groups)
+def principal_of(record: ApiKeyRecord, version: int | None = None) -> Principal:
+    """The principal of a checked key (``version``: its tenant's settings version, as read
+    for this request)."""
+    return Principal(
+        record.tenant_id, record.subject, record.role, record.id, record.groups, version
+    )
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -105,38 +112,43 @@ class Authenticator:
         kid = credentials.key_id(key)
         if kid is None:
             raise Unauthorized("the API key is malformed")
-        record = await self._record(kid)
+        record, version = await self._checked(kid)
         # Key ids are not secret (they are listed and logged); only the digest comparison
         # must not leak timing, and credentials.matches is constant-time.
         if record is None or not record.active or not credentials.matches(key, record):
             raise Unauthorized("the API key is unknown or revoked")
-        return _principal(record)
+        return principal_of(record, version)
 
     async def authenticate_signed(self, key_id: str, data: bytes, signature: str) -> Principal:
         """The principal of the key ``key_id`` if ``signature`` signs ``data`` with its
         signing secret, or raise ``Unauthorized`` (the entry's freshness is the caller's)."""
         if self._master is None:
             raise Unauthorized("this API does not accept signed questions")
-        record = await self._record(key_id)
+        record, version = await self._checked(key_id)
         secret = signing.signing_secret(self._master, key_id)
         if record is None or not record.active or not signing.verify(secret, data, signature):
             raise Unauthorized("the key id is unknown or revoked, or the signature is wrong")
-        return _principal(record)
+        return principal_of(record, version)
 
     def forget(self, key_id: str) -> None:
         """Drop a key from this process's cache (after revoking it here)."""
         self._cache.forget(key_id)
 
     async def _record(self, kid: str) -> ApiKeyRecord | None:
+        return (await self._checked(kid))[0]
+
+    async def _checked(self, kid: str) -> tuple[ApiKeyRecord | None, int | None]:
+        """The key's record and its tenant's settings version as read now (None: no
+        version is kept, or no such key)."""
         checked = await self._cache.get(kid, lambda: self._load(kid))
         if checked is None or self._version is None:
-            return None if checked is None else checked[0]
+            return (None, None) if checked is None else (checked[0], None)
         record, seen = checked
         if await self._version(record.tenant_id) == seen:
-            return record
+            return record, seen
         self._cache.forget(kid)  # the tenant changed something since: read the key again
         checked = await self._cache.get(kid, lambda: self._load(kid))
-        return None if checked is None else checked[0]
+        return (None, None) if checked is None else checked
 
     async def _load(self, kid: str) -> tuple[_Checked | None, bool]:
         record = await self._keys.get(kid)

@@ -5,9 +5,10 @@ them, when the graph is on); a user with long-term memories, or a conversation w
 history, from memory; a tenant with egress on, from the web. Single mode searches only the
 documents and the memories, before its first model call. Whether a tenant has documents is
 cached for ``AGENTBUS_API_KEY_CACHE_S``; that a user has memories too. That they have none is
-not cached in the process: it is a mark beside the store (`api.app.ports.MemoryMarks`),
-set by the memory step's writer when it stores one, so the first memory counts from the
-next run on, and a question costs no count of rows.
+a mark beside the store (`api.app.ports.MemoryMarks`), set by the memory step's writer when
+it stores one, so a question costs no count of rows; the process caches it beside the
+tenant's settings version, which that writer bumps at a user's first memory, so the first
+memory counts from the next run on.
 """
 
 from __future__ import annotations
@@ -103,8 +104,14 @@ class RunSources:
         return await self._has_documents.get(tenant_id, read)
 
     async def _has_memories(self, who: Principal) -> bool:
-        """Whether the user has any long-term memory (a yes is cached; a no is read from
-        the user's mark each time, and the rows are counted only when there is no mark)."""
+        """Whether the user has any long-term memory.
+
+        A yes is cached. A no is cached only beside the tenant's settings version this
+        request's key check read (``Principal.settings_version``): the writer that marks a
+        user's first memory bumps that version, so the next question sees it. Without a
+        version, a no is read from the user's mark each time, and the rows are counted only
+        when there is no mark.
+        """
         if self._memories is None:
             return False
         memories, owner = self._memories, Scope.user(who.tenant_id, who.subject)
@@ -122,7 +129,14 @@ class RunSources:
                 await marks.none_found(who.tenant_id, who.subject)
             return found, found
 
-        return await self._has_memory.get(f"{who.tenant_id}\n{who.subject}", read)
+        user = f"{who.tenant_id}\n{who.subject}"
+        if marks is None or who.settings_version is None:
+            return await self._has_memory.get(user, read)
+
+        async def read_either() -> tuple[bool, bool]:
+            return (await read())[0], True
+
+        return await self._has_memory.get(f"{user}\n{who.settings_version}", read_either)
 
     async def _memory_exists(self, who: Principal, effective: Effective) -> bool:
         """Whether the run gathers the user's memories (memory on, not left out of the

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from api.app.auth import Authenticator, Principal
+from api.app.auth import Authenticator, Principal, principal_of
 from api.app.errors import Unauthorized
 from bus import keys
 
@@ -123,11 +123,11 @@ class SessionAuthenticator(Authenticator):
         # Sliding expiry, refreshed at most every half idle period (not a write per request).
         if 0 <= ttl < SESSION_IDLE_S // 2:
             await self._sessions.touch(name, SESSION_IDLE_S)
-        record = await self._record(doc["key_id"])  # pyright: ignore[reportPrivateUsage]
+        record, version = await self._checked(doc["key_id"])  # pyright: ignore[reportPrivateUsage]
         if record is None or not record.active:
             await self._sessions.drop(name)
             raise Unauthorized("the API key behind this session was revoked")
-        return Principal(record.tenant_id, record.subject, record.role, record.id, record.groups)
+        return principal_of(record, version)
 
 
 async def principal_of_key_id(auth: Authenticator, key_id: str) -> Principal:

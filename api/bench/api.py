@@ -6,9 +6,12 @@ Two phases against one system:
   done, so each POST meets an idle system: POST latency (request sent → 202 read) and
   time to first answer token (POST sent → first ``answer`` event read by the client).
 * **burst**: ``--runs`` runs posted with ``--concurrency`` POSTs in flight, each followed
-  to ``done``: accepted/s (202s over the time until the last 202), connection errors
+  to ``done``: accepted/s (202s over the time until the last 202), answered/s (202s and
+  429s with Retry-After, over the time until the last of them), connection errors
   (a reset or a refused connection: the client got no answer), other refusals by code,
   runs done, the time until the last run is done, and first-token latency under load.
+  The burst's runs share a connection pool per ``PER_POOL`` of them, as that many
+  separate clients would.
 
 Without ``--url`` a temporary ``agentbus up`` (workers, embedded Redis, the API in one
 process, limits off) is started and its log searched for ``database is locked``.
@@ -17,12 +20,14 @@ process, limits off) is started and its log searched for ``database is locked``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import ssl
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -102,11 +107,13 @@ class RunResult:
     """What one posted question gave."""
 
     accepted_at: float = 0.0
+    answered_at: float = 0.0  # a 202, or a 429 with Retry-After
     post_ms: float | None = None
     first_token_ms: float | None = None
     status: str | None = None
     error: str | None = None
     reconnects: int = 0
+    reconnect_causes: list[str] = field(default_factory=list[str])
 
 
 async def _one_run(client: httpx.AsyncClient, body: dict[str, object]) -> RunResult:
@@ -118,6 +125,8 @@ async def _one_run(client: httpx.AsyncClient, body: dict[str, object]) -> RunRes
         result.error = f"connection: {type(e).__name__}"
         return result
     result.post_ms = (time.perf_counter() - sent) * 1000
+    if resp.status_code == 202 or (resp.status_code == 429 and "retry-after" in resp.headers):
+        result.answered_at = time.perf_counter()
     if resp.status_code != 202:
         code = (
             resp.json().get("code")
@@ -155,7 +164,16 @@ async def _one_run(client: httpx.AsyncClient, body: dict[str, object]) -> RunRes
         except httpx.TransportError as e:
             result.reconnects += 1
             result.error = f"events: {type(e).__name__}"
+        result.reconnect_causes.append(result.error)
     return result
+
+
+def _causes(results: list[RunResult]) -> dict[str, int]:
+    causes: dict[str, int] = {}
+    for r in results:
+        for cause in r.reconnect_causes:
+            causes[cause] = causes.get(cause, 0) + 1
+    return causes
 
 
 def _body(mode: str) -> dict[str, object]:
@@ -171,33 +189,61 @@ def _ms(values: list[float]) -> dict[str, float]:
     return {"p50": round(statistics.median(values), 2), "p99": pct(values, 0.99)}
 
 
+#: Runs in flight per client connection pool in the burst. httpcore's pool scans every
+#: connection it holds for each request it places, so one pool of 1,000 connections spent
+#: ~75 % of the benchmark's CPU choosing connections and held the burst to the rate this
+#: process could post at (~30/s on 2 busy cores). A pool per 10 runs is what 100 clients of
+#: 10 users each would hold.
+PER_POOL = 10
+
+
+def _client(url: str, key: str, in_flight: int, tls: ssl.SSLContext) -> httpx.AsyncClient:
+    # An idle connection is dropped before the server's keep-alive timeout (uvicorn's 5 s,
+    # httpx's default too): with both at 5 s, a request sent on a connection the server is
+    # closing at that moment fails (RemoteProtocolError) and its stream reconnects.
+    limits = httpx.Limits(
+        max_connections=in_flight * 2, max_keepalive_connections=in_flight, keepalive_expiry=2.0
+    )
+    return httpx.AsyncClient(
+        base_url=url,
+        verify=tls,
+        headers={"Authorization": f"Bearer {key}"},
+        limits=limits,
+        timeout=httpx.Timeout(300.0, connect=60.0),
+    )
+
+
 async def drive(
     url: str, key: str, *, mode: str, sequential: int, runs: int, concurrency: int
 ) -> dict[str, object]:
     """Both phases against ``url``; returns the figures."""
-    headers = {"Authorization": f"Bearer {key}"}
-    limits = httpx.Limits(max_connections=concurrency * 2, max_keepalive_connections=concurrency)
-    timeout = httpx.Timeout(300.0, connect=60.0)
-    async with httpx.AsyncClient(
-        base_url=url, headers=headers, limits=limits, timeout=timeout
-    ) as client:
+    pools = -(-concurrency // PER_POOL)
+    tls = ssl.create_default_context()  # one for every client: each costs ~10 ms to make
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [
+            await stack.enter_async_context(_client(url, key, -(-concurrency // pools), tls))
+            for _ in range(pools)
+        ]
+        client = clients[0]
         body = _body(mode)
         at_start = await server_figures(client)
         alone = [await _one_run(client, body) for _ in range(sequential)]
         after_alone = await server_figures(client)
         gate = asyncio.Semaphore(concurrency)
 
-        async def bounded() -> RunResult:
+        async def bounded(i: int) -> RunResult:
             async with gate:
-                return await _one_run(client, body)
+                return await _one_run(clients[i % pools], body)
 
         started, own_cpu = time.perf_counter(), time.process_time()
-        burst = await asyncio.gather(*(bounded() for _ in range(runs)))
+        burst = await asyncio.gather(*(bounded(i) for i in range(runs)))
         all_done_s = time.perf_counter() - started
         own_cpu = time.process_time() - own_cpu
         after_burst = await server_figures(client)
     accepted = [r for r in burst if r.accepted_at]
     last_accept = max((r.accepted_at for r in accepted), default=started) - started
+    answered = [r for r in burst if r.answered_at]
+    last_answer = max((r.answered_at for r in answered), default=started) - started
     errors: dict[str, int] = {}
     for r in [*alone, *burst]:
         if r.error:
@@ -216,11 +262,14 @@ async def drive(
             "concurrency": concurrency,
             "accepted": len(accepted),
             "accepted_per_s": round(len(accepted) / last_accept, 1) if last_accept else 0.0,
+            # 202s and 429s with Retry-After, over the time until the last of them.
+            "answered_per_s": round(len(answered) / last_answer, 1) if last_answer else 0.0,
             "connection_errors": sum(
                 1 for r in burst if r.error and r.error.startswith(("connection", "events"))
             ),
             "done": sum(r.status == "done" for r in burst),
             "event_stream_reconnects": sum(r.reconnects for r in burst),
+            "event_stream_reconnect_causes": _causes(burst),
             "all_done_s": round(all_done_s, 2),
             "post_ms": _ms([r.post_ms for r in burst if r.post_ms is not None]),
             "first_token_ms": _ms([r.first_token_ms for r in burst if r.first_token_ms]),

@@ -45,20 +45,46 @@ def insert_ignoring_conflicts(
 
 
 def insert_ignoring(
-    dialect: str, model: type[Base], values: dict[str, Any], conflict_on: list[str]
+    dialect: str, model: type[Base], values: dict[str, Any] | None, conflict_on: list[str]
 ) -> Insert:
-    """`insert_ignoring_conflicts` for a dialect named directly (``sqlite``, ``postgresql``)."""
+    """`insert_ignoring_conflicts` for a dialect named directly (``sqlite``, ``postgresql``);
+    ``values`` None: the row is passed when the statement is executed."""
     if dialect == "postgresql":
-        return (
-            postgresql.insert(model)
-            .values(values)
-            .on_conflict_do_nothing(index_elements=conflict_on)
-        )
-    if dialect == "sqlite":
-        return (
-            sqlite.insert(model).values(values).on_conflict_do_nothing(index_elements=conflict_on)
-        )
-    raise StoreError(f"unsupported database {dialect!r}")
+        stmt = postgresql.insert(model)
+    elif dialect == "sqlite":
+        stmt = sqlite.insert(model)
+    else:
+        raise StoreError(f"unsupported database {dialect!r}")
+    if values is not None:
+        stmt = stmt.values(values)
+    return stmt.on_conflict_do_nothing(index_elements=conflict_on)
+
+
+class Dialects:
+    """`insert_ignoring` built once per SQL dialect, its row passed at execution.
+
+    For the run path: ``conn.execute(stmt, row)`` with a statement built once costs a
+    fraction of building the statement with its values on every call (SQLAlchemy's cache
+    key alone walks every value).
+    """
+
+    def __init__(self, model: type[Base], conflict_on: list[str]) -> None:
+        self._model = model
+        self._conflict_on = conflict_on
+        self._built: dict[str, Insert] = {}
+
+    def get(self, dialect: str) -> Insert:
+        """The statement for ``dialect`` (``sqlite``, ``postgresql``).
+
+        Raises:
+            StoreError: another database.
+        """
+        stmt = self._built.get(dialect)
+        if stmt is None:
+            stmt = self._built[dialect] = insert_ignoring(
+                dialect, self._model, None, self._conflict_on
+            )
+        return stmt
 
 
 class Repository:

@@ -35,7 +35,7 @@ from bus.errors import StoreError
 from bus.events import TERMINAL_STATUSES, RunStatus
 from bus.run_state import Multitask
 from bus.store.conversations import ConversationNotFound
-from bus.store.repository import Repository, insert_ignoring, utcnow
+from bus.store.repository import Dialects, Repository, utcnow
 from bus.store.scope import Scope, apply_scope_sync
 from bus.store.tables import RunRow
 from bus.store.turn_steps import (
@@ -73,6 +73,11 @@ __all__ = [
 
 _TURNS: Table = TurnRow.__table__  # pyright: ignore[reportAssignmentType]
 _RUNS: Table = RunRow.__table__  # pyright: ignore[reportAssignmentType]
+_INSERT_TURN = insert(_TURNS)
+#: ``INSERT ... ON CONFLICT DO NOTHING`` of a conversation's lock row and of a queued run's
+#: row, by SQL dialect; the rows are passed as parameters.
+_LOCK = Dialects(ConversationLockRow, ["conversation_id"])
+_QUEUED_RUN = Dialects(RunRow, ["id"])
 
 
 class TurnStore(Repository):
@@ -115,39 +120,31 @@ class TurnStore(Repository):
             StoreError: the database failed.
         """
         group = self._group_commit()
-        lock = insert_ignoring(
-            group.dialect,
-            ConversationLockRow,
-            {
-                "conversation_id": conversation_id,
-                "tenant_id": owner.tenant_id,
-                "subject": owner.subject,
-                "version": 0,
-            },
-            ["conversation_id"],
-        )
-        queued_run = insert_ignoring(
-            group.dialect,
-            RunRow,
-            queued_run_values(owner, run_id, question, conversation_id, mode),
-            ["id"],
-        )
+        # Statements built once, the row as parameters: building an INSERT with its values
+        # (and the cache key over them) cost more CPU than the SQL it sends.
+        lock, queued_run = _LOCK.get(group.dialect), _QUEUED_RUN.get(group.dialect)
+        lock_row = {
+            "conversation_id": conversation_id,
+            "tenant_id": owner.tenant_id,
+            "subject": owner.subject,
+            "version": 0,
+        }
 
         def first(conn: Connection) -> Admission:
             apply_scope_sync(conn, owner)
-            conn.execute(lock)
+            conn.execute(lock, lock_row)
             values = turn_values(owner, conversation_id, run_id, question, publish, timeout_s)
             values |= {
                 "parent_message_id": parent_message_id,
                 "state": TurnState.RUNNING.value,
                 "running_until": time.time() + timeout_s,
             }
-            conn.execute(insert(_TURNS).values(values))
+            conn.execute(_INSERT_TURN, values)
             return Admission(TurnState.RUNNING)
 
         def work(conn: Connection) -> Admission:
             apply_scope_sync(conn, owner)
-            conn.execute(lock)
+            conn.execute(lock, lock_row)
             if not lock_conversation(conn, owner, conversation_id):
                 raise ConversationNotFound(f"no conversation {conversation_id!r}")
             mine = select(_TURNS).where(_TURNS.c.run_id == run_id)
@@ -165,7 +162,7 @@ class TurnStore(Repository):
             values["parent_message_id"] = parent_message_id
             if running is None:
                 values |= {"state": TurnState.RUNNING.value, "running_until": now + timeout_s}
-                conn.execute(insert(_TURNS).values(values))
+                conn.execute(_INSERT_TURN, values)
                 return Admission(TurnState.RUNNING, promoted=promoted)
             if policy == "reject":
                 raise ConversationBusy(
@@ -179,8 +176,10 @@ class TurnStore(Repository):
                     .values(disposition=policy, updated_at=utcnow())
                 )
                 cancel = running.run_id
-            conn.execute(insert(_TURNS).values(values | {"state": TurnState.QUEUED.value}))
-            conn.execute(queued_run)
+            conn.execute(_INSERT_TURN, values | {"state": TurnState.QUEUED.value})
+            conn.execute(
+                queued_run, queued_run_values(owner, run_id, question, conversation_id, mode)
+            )
             return Admission(TurnState.QUEUED, len(live), cancel, promoted)
 
         return await group.run(first if fresh else work, "admit the question")
