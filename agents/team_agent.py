@@ -6,8 +6,11 @@ the agent the run is at: its instructions as the system prompt, the conversation
 question as intake left them, what earlier agents handed over (`agents.teams.pinned.handoff`),
 its model, and the tools it may call (the tenant's, cut to the agent's list). Its tool calls
 go to the gateway, whose results come back here (purpose ``agent``), bounded by the team's
-``max_tool_hops``. Its answer is free text (the run's draft, streamed as answer tokens) or
-a JSON object under its output schema (streamed as reasoning; routes read its fields).
+``max_tool_hops``. Its turn streams and is judged as the researcher's is (`agents.turn`:
+citations checked as they stream, a tool's payload, the prompt's words or a runaway
+superseded by words saying what failed). Its answer is free text (the run's draft, streamed
+as answer tokens; a JSON document when the run asks for one) or a JSON object under its
+output schema (streamed as reasoning; routes read its fields).
 The answer leaves by the team's edges (`agents.teams.route`): to the next declared agent,
 or to a built-in node such as the finalizer. Like every role, a step returns its effects
 for one commit, so progress is exactly once and a tool runs at most once per call.
@@ -21,23 +24,24 @@ from typing import Any
 from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.protocols import Validator
 
-from agents import graph, prompts
+from agents import answer_guard, graph, prompts
 from agents.deps import AgentDeps, tenant_tools
-from agents.llm.ports import LLMOptions, ReasoningDelta, TextDelta, ToolDefinition, Usage
+from agents.llm.ports import LLMOptions, ToolDefinition
 from agents.state import add_usage, own_calls, requests, with_results
-from agents.streaming import TokenBatcher
 from agents.teams.document import TeamAgent, TeamDocument
 from agents.teams.nodes import FINALIZER
 from agents.teams.pinned import document_of, handoff
 from agents.teams.route import NoRoute, route
+from agents.turn import Asked, Verbatim, run_refs, stream_turn, streamed_so_far, superseding
 from agents.verdicts import json_object
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
 from bus.events import Answer, ClientEvent, DraftSuperseded
 from bus.keys import Role
-from bus.run_state import ChatMessage, RunState, ToolCall
+from bus.run_state import ChatMessage, DraftCitations, RunState, ToolCall
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 from bus.team_run import TeamProgress, TeamTurn
+from retrieval.citations import CitationCheck
 
 ROLE = "agent"
 #: What an audit row and a tool event call the caller when its name does not fit there.
@@ -95,63 +99,79 @@ def make_team_agent(deps: AgentDeps) -> Handler:
             raise TypeError(f"team {team.name} v{team.version} declares no agent {node!r}")
         progress = state.team_run or TeamProgress()
         drafts = sum(t.output is None for t in progress.turns)
-        events: list[ClientEvent] = []
         free = agent.output_schema is None
-        if free and drafts and isinstance(command.payload, AgentTask):
-            # A new free-text answer replaces the one clients were shown.
-            events.append(
-                DraftSuperseded(
-                    run_id=command.run_id,
-                    step_id=command.step_id,
-                    agent=node,
-                    attempt=drafts - 1,
-                    reason=f"{node} answers next",
+        if free and isinstance(command.payload, AgentTask):
+            # This agent's answer is the run's next draft: its citations are its own.
+            state = state.evolve(draft_citations=None)
+            if drafts:  # a new free-text answer replaces the one clients were shown
+                await ctx.emit(
+                    DraftSuperseded(
+                        run_id=command.run_id,
+                        step_id=command.step_id,
+                        agent=node,
+                        attempt=drafts - 1,
+                        reason=f"{node} answers next",
+                    )
                 )
-            )
-            await ctx.emit(*events)
-            events = []
         tools = await _tools(deps, command.tenant_id, state, agent)
-        prompt = [ChatMessage.system(agent.instructions), *state.messages[1:]]
+        # Free text is the run's answer: a run that asks for a JSON answer gets one.
+        schema = state.settings.answer_schema if free else agent.output_schema
+        think = state.settings.think
         options = LLMOptions(
             model=agent.model or state.settings.agent_models.get(node) or state.settings.model,
-            response_schema=agent.output_schema,
+            think=think,
+            response_schema=schema,
+            max_tokens=answer_guard.turn_tokens(think),
         )
-        batcher = TokenBatcher(ctx, node, attempt=drafts)
-        kind = "answer" if free else "reasoning"
-        text: list[str] = []
-        calls: list[ToolCall] = []
-        usage: Usage | None = None
-        async for event in deps.llm.stream(prompt, tools, options):
-            if isinstance(event, ReasoningDelta):
-                await batcher.add("reasoning", event.text)
-            elif isinstance(event, TextDelta):
-                text.append(event.text)
-                await batcher.add(kind, event.text)
-            elif isinstance(event, ToolCall):
-                calls.append(event)
-            else:
-                usage = event
-            if batcher.cancelled:
-                return StepResult.ending(command, "cancelled", "cancelled while answering")
-        tail = batcher.drain()  # written with the commit
-        state = state.evolve(usage=add_usage(state.usage, usage, node))
-        answer = "".join(text)
-        if calls and tools:
-            if state.tool_hops < state.settings.max_tool_hops:
-                result = _to_gateway(command, state, answer, calls, node)
-                return dataclasses.replace(result, events=[*tail, *result.events])
-            exhausted = ("\n\n" if answer else "") + prompts.TOOL_LOOP_EXHAUSTED
-            tail.append(
-                Answer(
-                    run_id=command.run_id,
-                    step_id=command.step_id,
-                    agent=node,
-                    delta=exhausted,
-                    attempt=drafts,
-                )
+        check = CitationCheck(run_refs(state)) if schema is None else Verbatim()
+        asked = Asked(
+            prompt=[ChatMessage.system(agent.instructions), *state.messages[1:]],
+            tools=tools,
+            options=options,
+            thread=state.messages,
+            question=state.question,
+            agent=node,
+            attempt=drafts,
+            kind="answer" if free else "reasoning",
+        )
+        turn = await stream_turn(ctx, deps.llm, asked, check)
+        if turn.cancelled:
+            return StepResult.ending(command, "cancelled", "cancelled while answering")
+        tail: list[ClientEvent] = [*turn.tail]
+        state = state.evolve(usage=add_usage(state.usage, turn.usage, node))
+        answer = turn.text
+        if free and turn.rejection is None:
+            tally = (state.draft_citations or DraftCitations()).plus(
+                [c.ref for c in check.citations], check.stripped
             )
+            state = state.evolve(draft_citations=tally)
+        if turn.calls_tools:
+            if state.tool_hops < state.settings.max_tool_hops:
+                result = _to_gateway(command, state, answer, turn.calls, node)
+                return dataclasses.replace(result, events=[*tail, *result.events])
+            exhausted = ("\n\n" if answer or streamed_so_far(state) else "") + (
+                prompts.TOOL_LOOP_EXHAUSTED
+            )
+            if free:
+                tail.append(
+                    Answer(
+                        run_id=command.run_id,
+                        step_id=command.step_id,
+                        agent=node,
+                        delta=exhausted,
+                        attempt=drafts,
+                    )
+                )
             answer += exhausted
             state = state.evolve(stop_reason="tool_loop_exhausted")
+        if free:
+            answer = streamed_so_far(state) + answer  # what clients were shown is the draft
+        if turn.rejection is not None:
+            if free:  # superseded by the words that say what failed, which alone are shown
+                answer, shown = superseding(command, state, turn.rejection, node, drafts)
+                tail.extend(shown)
+            else:  # a runaway: no object, which only a fallback edge takes
+                answer = ""
         result = _answered(command, state, doc, agent, answer)
         return dataclasses.replace(result, events=[*tail, *result.events])
 
