@@ -27,16 +27,15 @@ from jsonschema.protocols import Validator
 from agents import answer_guard, graph, prompts
 from agents.deps import AgentDeps, tenant_tools
 from agents.llm.ports import LLMOptions, ToolDefinition
-from agents.state import add_usage, own_calls, requests, with_results
+from agents.state import add_usage, own_calls, requests, toward, with_results
 from agents.teams.document import TeamAgent, TeamDocument
 from agents.teams.nodes import FINALIZER
-from agents.teams.pinned import document_of, handoff
+from agents.teams.pinned import document_of
 from agents.teams.route import NoRoute, route
 from agents.turn import Asked, Verbatim, run_refs, stream_turn, streamed_so_far, superseding
 from agents.verdicts import json_object
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
 from bus.events import Answer, ClientEvent, DraftSuperseded
-from bus.keys import Role
 from bus.run_state import ChatMessage, DraftCitations, RunState, ToolCall
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
@@ -228,13 +227,6 @@ def _answered(
     to = hop.to
     if doc.agent(to) is not None and len(progress.turns) >= doc.limits.max_agent_steps:
         to, state = FINALIZER, state.evolve(stop_reason="agent_steps_exhausted")
-    if doc.agent(to) is not None:
-        base = state.messages[: state.base_len]
-        drafted = any(t.output is None for t in progress.turns)
-        given = handoff(state.draft if drafted else None, progress.turns)
-        thread = [*base, ChatMessage.user(given)] if given else base
-        state = state.evolve(team_run=progress.at(to), messages=thread, tool_hops=0)
-        return StepResult(next=[command.follow(Role.AGENT, AgentTask(state=state))])
-    state = state.evolve(team_run=progress)
+    state = toward(state.evolve(team_run=progress), to)
     target = graph.role_of(state.settings, to)
     return StepResult(next=[command.follow(target, AgentTask(state=state))])

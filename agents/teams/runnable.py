@@ -1,32 +1,69 @@
-"""Which teams the ``agent`` role can run now: declared agents entered from ``intake`` or
-from each other, their tool loops through the gateway, the finalizer and memory after it.
+"""Which teams a run can follow now: declared agents entered from ``intake``, from each
+other or from the judges, their tool loops through the gateway, the critic and the
+verifier (reviewing the answer so far, sending it back to a declared agent), the
+finalizer and memory after it.
 
-A team that uses another built-in node (gather and merge, the researcher, the judges, the
-gates) is stored as checked, but a run of it is refused at admission: the role that would
-hand the run back to a declared agent from such a node does not exist yet.
+A team that uses another built-in node (gather and merge, the researcher, the planner,
+the gates) or a judge's fact-check is stored as checked, but a run of it is refused at
+admission: the steps that would hand such a run back to a declared agent do not exist.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 from agents.teams.document import TeamDocument
 from agents.teams.faults import TeamFault, pointer
 
 #: The built-in nodes a team run may pass through.
-RUNNABLE_BUILTINS = frozenset({"intake", "gateway", "finalizer", "memory"})
+RUNNABLE_BUILTINS = frozenset({"intake", "gateway", "critic", "verifier", "finalizer", "memory"})
+#: The judges' outcomes a team run may route, and the one each judge always needs: what it
+#: leaves on when it sends nothing back (its send-back is taken only where the team has
+#: an edge for it, within the run's reflection bound).
+JUDGE_OUTCOMES = {
+    "critic": (frozenset({"ok", "revise", "replan"}), "ok"),
+    "verifier": (frozenset({"pass", "revise"}), "pass"),
+}
 
 
 def not_runnable(doc: TeamDocument) -> list[TeamFault]:
-    """Every place the team names a built-in node a team run cannot pass through yet."""
-    faults: list[TeamFault] = []
+    """Every place the team asks for something a team run cannot do yet."""
+    return [*_nodes(doc), *_judges(doc)]
+
+
+def _nodes(doc: TeamDocument) -> Iterator[TeamFault]:
     for i, edge in enumerate(doc.edges):
         for field, node in (("from", edge.source), ("to", edge.to)):
             if doc.agent(node) is None and node not in RUNNABLE_BUILTINS:
-                faults.append(
-                    TeamFault(
-                        pointer=pointer("edges", i, field),
-                        code="node_not_runnable",
-                        message=f"a team run cannot pass through {node} yet; use declared "
-                        f"agents and {', '.join(sorted(RUNNABLE_BUILTINS))}",
-                    )
+                yield TeamFault(
+                    pointer=pointer("edges", i, field),
+                    code="node_not_runnable",
+                    message=f"a team run cannot pass through {node} yet; use declared "
+                    f"agents and {', '.join(sorted(RUNNABLE_BUILTINS))}",
                 )
-    return faults
+
+
+def _judges(doc: TeamDocument) -> Iterator[TeamFault]:
+    used: set[str] = set()
+    for i, edge in enumerate(doc.edges):
+        used.add(edge.to)
+        if edge.source not in JUDGE_OUTCOMES:
+            continue
+        outcomes, _ = JUDGE_OUTCOMES[edge.source]
+        if edge.on not in outcomes:
+            yield TeamFault(
+                pointer=pointer("edges", i, "on"),
+                code="outcome_not_runnable",
+                message=f"in a team run {edge.source} leaves on {', '.join(sorted(outcomes))}; "
+                f"its fact-check ({edge.on}) is not run in a team yet",
+            )
+    for judge in sorted(used & set(JUDGE_OUTCOMES)):
+        _, always = JUDGE_OUTCOMES[judge]
+        if not any(e.source == judge and e.on == always and e.when is None for e in doc.edges):
+            first = next(i for i, e in enumerate(doc.edges) if e.to == judge)
+            yield TeamFault(
+                pointer=pointer("edges", first, "to"),
+                code="judge_without_exit",
+                message=f"{judge} needs an edge on {always} with no `when`: the way every "
+                "run leaves it when it sends nothing back",
+            )
