@@ -1,11 +1,12 @@
 """Which teams a run can follow now: declared agents entered from ``intake``, from each
 other or from the judges, their tool loops through the gateway, the critic and the
-verifier (reviewing the answer so far, sending it back to a declared agent), the
-finalizer and memory after it.
+verifier (reviewing the answer so far, sending it back to a declared agent), the answer
+gate after a judge's approval, the finalizer and memory after it.
 
 A team that uses another built-in node (gather and merge, the researcher, the planner,
-the gates) or a judge's fact-check is stored as checked, but a run of it is refused at
-admission: the steps that would hand such a run back to a declared agent do not exist.
+the egress and client-tool gates) or a judge's fact-check is stored as checked, but a run
+of it is refused at admission: the steps that would hand such a run back to a declared
+agent do not exist.
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from agents.teams.document import TeamDocument
 from agents.teams.faults import TeamFault, pointer
 
 #: The built-in nodes a team run may pass through.
-RUNNABLE_BUILTINS = frozenset({"intake", "gateway", "critic", "verifier", "finalizer", "memory"})
+RUNNABLE_BUILTINS = frozenset(
+    {"intake", "gateway", "critic", "verifier", "answer_gate", "finalizer", "memory"}
+)
+#: The answer gate: entered when a judge approves (the judge suspends the run there), left
+#: on a person's decision to the finalizer (a rejected answer ends the run ``rejected``).
+GATE = "answer_gate"
+GATE_ENTRIES = frozenset({("critic", "ok"), ("verifier", "pass")})
+GATE_DECISIONS = ("approve", "reject")
 #: The judges' outcomes a team run may route, and the one each judge always needs: what it
 #: leaves on when it sends nothing back (its send-back is taken only where the team has
 #: an edge for it, within the run's reflection bound).
@@ -28,7 +36,7 @@ JUDGE_OUTCOMES = {
 
 def not_runnable(doc: TeamDocument) -> list[TeamFault]:
     """Every place the team asks for something a team run cannot do yet."""
-    return [*_nodes(doc), *_judges(doc)]
+    return [*_nodes(doc), *_judges(doc), *_gate(doc)]
 
 
 def _nodes(doc: TeamDocument) -> Iterator[TeamFault]:
@@ -66,4 +74,33 @@ def _judges(doc: TeamDocument) -> Iterator[TeamFault]:
                 code="judge_without_exit",
                 message=f"{judge} needs an edge on {always} with no `when`: the way every "
                 "run leaves it when it sends nothing back",
+            )
+
+
+def _gate(doc: TeamDocument) -> Iterator[TeamFault]:
+    entered = False
+    for i, edge in enumerate(doc.edges):
+        if edge.to == GATE:
+            entered = True
+            if (edge.source, edge.on) not in GATE_ENTRIES:
+                yield TeamFault(
+                    pointer=pointer("edges", i),
+                    code="gate_not_runnable",
+                    message=f"in a team run {GATE} follows a judge's approval (critic on ok, "
+                    "verifier on pass), which suspends the run there",
+                )
+        if edge.source == GATE and edge.to != "finalizer":
+            yield TeamFault(
+                pointer=pointer("edges", i, "to"),
+                code="gate_not_runnable",
+                message=f"in a team run {GATE} leads to the finalizer only",
+            )
+    if not entered:
+        return
+    for decision in GATE_DECISIONS:
+        if not any(e.source == GATE and e.on == decision and e.when is None for e in doc.edges):
+            yield TeamFault(
+                pointer=pointer("edges"),
+                code="gate_not_runnable",
+                message=f"{GATE} needs an edge on {decision} (with no `when`) to the finalizer",
             )

@@ -7,14 +7,21 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+import pytest
+
 from agents.llm.ports import ChatMessage, LLMEvent, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, TurnFunction, text, turn
-from bus.events import Critique, DraftSuperseded, Verdict
-from bus.store import Scope
+from bus import keys
+from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
+from bus.events import ApprovalRequest, Critique, DraftSuperseded, Verdict
+from bus.publish import publish
+from bus.store import GateNotFound, Scope
+from bus.team_run import PinnedTeam
 from bus.transcript import fold
-from tests.integration.agents.events import final, of_type
-from tests.integration.agents.system import StartSystem
+from tests.integration.agents.events import final, last_of, of_type
+from tests.integration.agents.system import StartSystem, System
 from tests.integration.agents.teams import pinned, team_turn, who
+from tests.integration.agents.test_gates import do_resume, until
 
 ALICE = Scope.user("t1", "alice")
 
@@ -133,3 +140,56 @@ async def test_a_judge_sends_nothing_back_where_the_team_has_no_edge_for_it(
         llm.requests[3][0][-1].content
     )
     assert [v.verdict for v in of_type(events, Verdict)] == ["needs_revision", "pass"]
+
+
+def _gated() -> PinnedTeam:
+    """The checked team with the answer gate after the verifier's pass."""
+    team = pinned("checked")
+    edges = [e for e in team.document["edges"] if e["from"] != "verifier" or e["on"] != "pass"]
+    edges += [
+        {"from": "verifier", "on": "pass", "to": "answer_gate"},
+        {"from": "answer_gate", "on": "approve", "to": "finalizer"},
+        {"from": "answer_gate", "on": "reject", "to": "finalizer"},
+    ]
+    return team.model_copy(update={"document": {**team.document, "edges": edges}})
+
+
+@pytest.mark.parametrize(("decision", "status"), [("approve", "done"), ("reject", "rejected")])
+async def test_a_teams_answer_waits_at_the_answer_gate_for_a_person(
+    start_system: StartSystem, decision: str, status: str
+) -> None:
+    llm = ScriptedLLM(judged())
+    system = await start_system(llm)
+    command = await start_run_on(system, _gated())
+    last, events = await until(system, command.run_id, "approval_request")
+    request = last_of(events, ApprovalRequest)
+    assert (request.reason, request.answer) == ("approve_answer", "Draft 1.")
+    run = await system.stores.runs.get(ALICE, command.run_id)
+    assert run is not None and run.status == "suspended"
+    with pytest.raises(GateNotFound):  # another tenant's user cannot decide
+        await do_resume(system, command.run_id, decision, Scope.user("t2", "alice"))
+
+    await do_resume(system, command.run_id, decision)
+    _, rest = await until(system, command.run_id, "done", after=last)
+    assert final(rest).status == status
+    assert final(rest).answer == ("Draft 1." if decision == "approve" else None)
+    assert [role(r[0]) for r in llm.requests] == ["writer", "critic", "verifier"]
+
+
+async def start_run_on(system: System, team: PinnedTeam) -> Command:
+    """Publish a question that follows ``team`` (the gate tests read its events as it goes)."""
+    command = Command(
+        run_id=new_run_id(),
+        tenant_id="t1",
+        subject="alice",
+        role=keys.Role.INTAKE,
+        deadline=deadline_in(30),
+        payload=AgentTask(
+            state=RunState(
+                question="Write a line about Redis.",
+                settings=RunSettings(mode="custom", team=team),
+            )
+        ),
+    )
+    await publish(system.redis, command, system.settings)
+    return command

@@ -196,3 +196,25 @@ def test_a_team_run_refuses_the_judges_fact_check_and_a_judge_with_no_way_on() -
         ("/edges/4/to", "node_not_runnable"),
         ("/edges/5/from", "node_not_runnable"),
     }
+
+
+def test_a_team_run_takes_the_answer_gate_after_a_judges_approval_only() -> None:
+    gated = [
+        START,
+        edge("a", "critic"),
+        edge("critic", "answer_gate", on="ok"),
+        edge("answer_gate", "finalizer", on="approve"),
+        edge("answer_gate", "finalizer", on="reject"),
+    ]
+    assert _runnable({"agents": [agent("a")], "edges": gated}) == set()
+    wrong = [
+        START,
+        edge("a", "answer_gate"),
+        edge("answer_gate", "a", on="approve"),
+        edge("a", "finalizer"),
+    ]
+    assert _runnable({"agents": [agent("a")], "edges": wrong}) == {
+        ("/edges/1", "gate_not_runnable"),  # not after a judge's approval
+        ("/edges/2/to", "gate_not_runnable"),  # back to an agent, not on to the finalizer
+        ("/edges", "gate_not_runnable"),  # no edge on reject (nor on approve to the end)
+    }
