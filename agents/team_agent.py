@@ -24,7 +24,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.protocols import Validator
 
-from agents import answer_guard, graph, prompts
+from agents import answer_guard, graph, model_input, prompts
 from agents.deps import AgentDeps, tenant_tools
 from agents.llm.ports import LLMOptions, ToolDefinition
 from agents.state import add_usage, own_calls, requests, toward, with_results
@@ -113,6 +113,8 @@ def make_team_agent(deps: AgentDeps) -> Handler:
                     )
                 )
         tools = await _tools(deps, command.tenant_id, state, agent)
+        # The run's gathered evidence (a team's gather and merge) before the question.
+        prompt = model_input.with_note(state, model_input.evidence_note(state))
         # Free text is the run's answer: a run that asks for a JSON answer gets one.
         schema = state.settings.answer_schema if free else agent.output_schema
         think = state.settings.think
@@ -124,7 +126,7 @@ def make_team_agent(deps: AgentDeps) -> Handler:
         )
         check = CitationCheck(run_refs(state)) if schema is None else Verbatim()
         asked = Asked(
-            prompt=[ChatMessage.system(agent.instructions), *state.messages[1:]],
+            prompt=[ChatMessage.system(agent.instructions), *prompt[1:]],
             tools=tools,
             options=options,
             thread=state.messages,

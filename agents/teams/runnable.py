@@ -1,12 +1,14 @@
 """Which teams a run can follow now: declared agents entered from ``intake``, from each
 other or from the judges, their tool loops through the gateway, the critic and the
 verifier (reviewing the answer so far, sending it back to a declared agent), the answer
-gate after a judge's approval, the finalizer and memory after it.
+gate after a judge's approval, gather and merge before the first agent, the finalizer
+and memory after it.
 
-A team that uses another built-in node (gather and merge, the researcher, the planner,
-the egress and client-tool gates) or a judge's fact-check is stored as checked, but a run
-of it is refused at admission: the steps that would hand such a run back to a declared
-agent do not exist.
+A gather and merge of the run's sources may come before the first declared agent. A team
+that uses another built-in node (the researcher, the planner, the egress and client-tool
+gates), a judge's fact-check or gather and merge elsewhere is stored as checked, but a
+run of it is refused at admission: the steps that would hand such a run back to a
+declared agent do not exist.
 """
 
 from __future__ import annotations
@@ -18,7 +20,17 @@ from agents.teams.faults import TeamFault, pointer
 
 #: The built-in nodes a team run may pass through.
 RUNNABLE_BUILTINS = frozenset(
-    {"intake", "gateway", "critic", "verifier", "answer_gate", "finalizer", "memory"}
+    {
+        "intake",
+        "gather",
+        "merge",
+        "gateway",
+        "critic",
+        "verifier",
+        "answer_gate",
+        "finalizer",
+        "memory",
+    }
 )
 #: The answer gate: entered when a judge approves (the judge suspends the run there), left
 #: on a person's decision to the finalizer (a rejected answer ends the run ``rejected``).
@@ -36,7 +48,7 @@ JUDGE_OUTCOMES = {
 
 def not_runnable(doc: TeamDocument) -> list[TeamFault]:
     """Every place the team asks for something a team run cannot do yet."""
-    return [*_nodes(doc), *_judges(doc), *_gate(doc)]
+    return [*_nodes(doc), *_judges(doc), *_gate(doc), *_gather(doc)]
 
 
 def _nodes(doc: TeamDocument) -> Iterator[TeamFault]:
@@ -104,3 +116,36 @@ def _gate(doc: TeamDocument) -> Iterator[TeamFault]:
                 code="gate_not_runnable",
                 message=f"{GATE} needs an edge on {decision} (with no `when`) to the finalizer",
             )
+
+
+def _gather(doc: TeamDocument) -> Iterator[TeamFault]:
+    """The run's sources gathered before the first agent: ``intake`` on ``admitted`` to
+    ``gather`` when the run has sources (with a later way on when it has none), ``merge``
+    on ``merged`` to a declared agent, which reads the merged passages before the
+    question (a gather later in a run has no step to start it)."""
+    for i, edge in enumerate(doc.edges):
+        if edge.to == "gather" and (edge.source, edge.on, edge.when) != (
+            "intake",
+            "admitted",
+            "has_sources",
+        ):
+            yield _gather_fault(i, "gather is entered from intake on admitted, when has_sources")
+        if edge.to == "merge" and (edge.source, edge.on) != ("gather", "gathered"):
+            yield _gather_fault(i, "merge is entered from gather on gathered")
+        if edge.source == "gather" and (edge.on, edge.to) != ("gathered", "merge"):
+            yield _gather_fault(i, "gather leads to merge (on gathered) only")
+        if edge.source == "merge" and (edge.on != "merged" or doc.agent(edge.to) is None):
+            yield _gather_fault(i, "merge leads to a declared agent (on merged) only")
+    gathers = [i for i, e in enumerate(doc.edges) if e.source == "intake" and e.to == "gather"]
+    if gathers and not any(
+        e.source == "intake" and e.when is None for e in doc.edges[gathers[0] + 1 :]
+    ):
+        yield _gather_fault(
+            gathers[0], "a run without sources needs a later edge from intake with no `when`"
+        )
+
+
+def _gather_fault(i: int, message: str) -> TeamFault:
+    return TeamFault(
+        pointer=pointer("edges", i), code="gather_not_runnable", message=f"in a team run {message}"
+    )

@@ -218,3 +218,25 @@ def test_a_team_run_takes_the_answer_gate_after_a_judges_approval_only() -> None
         ("/edges/2/to", "gate_not_runnable"),  # back to an agent, not on to the finalizer
         ("/edges", "gate_not_runnable"),  # no edge on reject (nor on approve to the end)
     }
+
+
+def test_a_team_run_gathers_its_sources_only_before_its_first_agent() -> None:
+    gathered = [
+        edge("intake", "gather", on="admitted", when="has_sources"),
+        edge("intake", "a", on="admitted"),
+        edge("gather", "merge", on="gathered"),
+        edge("merge", "a", on="merged"),
+        edge("a", "finalizer"),
+    ]
+    assert faults({"agents": [agent("a")], "edges": gathered}) == set()
+    assert _runnable({"agents": [agent("a")], "edges": gathered}) == set()
+    later = [
+        START,
+        edge("a", "gather"),
+        edge("gather", "merge", on="gathered"),
+        edge("merge", "finalizer", on="merged"),
+    ]
+    assert _runnable({"agents": [agent("a")], "edges": later}) == {
+        ("/edges/1", "gather_not_runnable"),  # after an agent: nothing would start it
+        ("/edges/3", "gather_not_runnable"),  # merge hands its passages to an agent
+    }
