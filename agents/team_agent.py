@@ -32,7 +32,15 @@ from agents.teams.document import TeamAgent, TeamDocument
 from agents.teams.nodes import FINALIZER
 from agents.teams.pinned import document_of
 from agents.teams.route import NoRoute, route
-from agents.turn import Asked, Verbatim, run_refs, stream_turn, streamed_so_far, superseding
+from agents.turn import (
+    Asked,
+    Turn,
+    Verbatim,
+    run_refs,
+    stream_turn,
+    streamed_so_far,
+    superseding,
+)
 from agents.verdicts import json_object
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
 from bus.events import Answer, ClientEvent, DraftSuperseded
@@ -73,15 +81,30 @@ def label(name: str) -> str:
 
 def structured(text: str, schema: dict[str, Any]) -> dict[str, Any] | None:
     """The object an answer under ``schema`` holds, or None when it holds none."""
+    return None if _problem(text, schema) else json_object(text)
+
+
+def _problem(text: str, schema: dict[str, Any]) -> str | None:
+    """Why ``text`` holds no object valid under ``schema`` (None: it holds one)."""
     try:
         value = json_object(text)
         if value is None:
-            return None
+            return "no JSON object in it"
         validator: Validator = Draft202012Validator(schema)
         validator.validate(value)  # pyright: ignore[reportUnknownMemberType]
-    except (ValueError, ValidationError):
+    except ValidationError as e:
+        return e.message[:200]
+    except ValueError as e:
+        return str(e).splitlines()[0][:200]
+    return None
+
+
+def _refused(turn: Turn, agent: TeamAgent) -> str | None:
+    """Why the schema refused a structured agent's answer (None: it has no schema, it
+    called tools, its answer was a runaway, or the schema took it)."""
+    if agent.output_schema is None or turn.calls_tools or turn.rejection is not None:
         return None
-    return value
+    return _problem(turn.text, agent.output_schema)
 
 
 def make_team_agent(deps: AgentDeps) -> Handler:
@@ -138,8 +161,23 @@ def make_team_agent(deps: AgentDeps) -> Handler:
         turn = await stream_turn(ctx, deps.llm, asked, check)
         if turn.cancelled:
             return StepResult.ending(command, "cancelled", "cancelled while answering")
-        tail: list[ClientEvent] = [*turn.tail]
         state = state.evolve(usage=add_usage(state.usage, turn.usage, node))
+        problem = _refused(turn, agent)
+        if problem is not None:
+            # Asked once more, told why (as the verifier's structured call is): a small
+            # model's prose around its object, or a field it left out, is not its route.
+            await ctx.emit(*turn.tail)
+            again = [
+                *asked.prompt,
+                ChatMessage.assistant(turn.text),
+                ChatMessage.user(prompts.SCHEMA_RETRY.format(problem=problem)),
+            ]
+            asked = dataclasses.replace(asked, prompt=again)
+            turn = await stream_turn(ctx, deps.llm, asked, Verbatim())
+            if turn.cancelled:
+                return StepResult.ending(command, "cancelled", "cancelled while answering")
+            state = state.evolve(usage=add_usage(state.usage, turn.usage, node))
+        tail: list[ClientEvent] = [*turn.tail]
         answer = turn.text
         if free and turn.rejection is None:
             tally = (state.draft_citations or DraftCitations()).plus(

@@ -1,6 +1,7 @@
 """A declared agent's answer is judged as the researcher's is: a tool's payload or a
-runaway is said in words, invented citations are dropped as they stream, and a run that
-asks for a JSON answer gets one (scripted model, real Redis)."""
+runaway is said in words, invented citations are dropped as they stream, a run that asks
+for a JSON answer gets one, and a structured output its schema refuses is asked for once
+more (scripted model, real Redis)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from collections.abc import Sequence
 from agents.llm.ports import ChatMessage, LLMEvent, LLMOptions, TextDelta, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, text, tool_call, turn
 from bus.events import DraftSuperseded
+from bus.store import Scope
 from bus.team_run import PinnedTeam
 from bus.transcript import fold
 from tests.integration.agents.events import final, only
 from tests.integration.agents.system import StartSystem
+from tests.integration.agents.teams import pinned, team_turn, who
 
 WORDS = (
     "I couldn't answer this: the calculator tool refused `2+*3` "
@@ -92,3 +95,28 @@ async def test_a_team_run_that_asks_for_json_gets_its_answer_under_the_schema(
 
     assert llm.requests[0][2].response_schema == schema
     assert final(events).answer == document  # a [4] in a document is data, kept as written
+
+
+async def test_a_structured_agent_whose_reply_the_schema_refuses_is_asked_once_more(
+    start_system: StartSystem,
+) -> None:
+    replies = iter(["It is technical, I think.", json.dumps({"category": "technical"})])
+
+    def script(
+        messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
+    ) -> list[LLMEvent]:
+        if who(messages) == "triage":
+            return turn(text(next(replies)))
+        return team_turn(messages, tools, options)
+
+    llm = ScriptedLLM(script)
+    system = await start_system(llm)
+    events = await system.ask("My router keeps dropping the line.", team=pinned("triage"))
+
+    assert final(events).answer == "Restart the router, then check the cable."
+    assert [who(r[0]) for r in llm.requests] == ["triage", "triage", "technical"]
+    again = llm.requests[1][0]
+    assert again[-2].content == "It is technical, I think."
+    assert again[-1].content.startswith("That reply is not a JSON object valid under your")
+    run = await system.stores.runs.get(Scope.user("t1", "alice"), events[0].run_id)
+    assert run is not None and (run.usage or {})["triage_tokens"] > 0
