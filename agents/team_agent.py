@@ -44,11 +44,11 @@ from agents.turn import (
 from agents.verdicts import json_object
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
 from bus.events import Answer, ClientEvent, DraftSuperseded
-from bus.run_state import ChatMessage, DraftCitations, RunState, ToolCall
+from bus.run_state import ChatMessage, DraftCitations, EvidenceItem, RunState, ToolCall
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 from bus.team_run import TeamProgress, TeamTurn
-from retrieval.citations import CitationCheck
+from retrieval.citations import CitationCheck, retrieved_refs
 
 ROLE = "agent"
 #: What an audit row and a tool event call the caller when its name does not fit there.
@@ -260,6 +260,7 @@ def _answered(
     progress = progress.answered(
         TeamTurn(agent=agent.name, output=output), hop.index if hop.bounded else None
     )
+    state = _keep_passages(state)
     if output is None:
         state = state.evolve(draft=answer)
     elif state.draft is None:
@@ -270,3 +271,24 @@ def _answered(
     state = toward(state.evolve(team_run=progress), to)
     target = graph.role_of(state.settings, to)
     return StepResult(next=[command.follow(target, AgentTask(state=state))])
+
+
+def _keep_passages(state: RunState) -> RunState:
+    """The state with the passages this agent's tools retrieved kept as the run's evidence:
+    its thread is not handed on, but its answer may cite them, and so may the agents and
+    judges after it (who read them), and the finalizer lists them."""
+    known = {e.ref for e in state.evidence}
+    found = retrieved_refs(state.messages[state.base_len :])
+    kept = [
+        EvidenceItem(
+            ref=c.ref,
+            source_kind=c.source_kind,
+            id=c.id,
+            source=c.source,
+            title=c.title,
+            text=c.text,
+        )
+        for ref, c in sorted(found.items())
+        if ref not in known
+    ]
+    return state.evolve(evidence=[*state.evidence, *kept]) if kept else state
