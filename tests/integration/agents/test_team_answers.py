@@ -10,11 +10,11 @@ from collections.abc import Sequence
 
 from agents.llm.ports import ChatMessage, LLMEvent, LLMOptions, TextDelta, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, text, tool_call, turn
-from bus.events import DraftSuperseded
+from bus.events import DraftSuperseded, ToolResult
 from bus.store import Scope
 from bus.team_run import PinnedTeam
 from bus.transcript import fold
-from tests.integration.agents.events import final, only
+from tests.integration.agents.events import final, of_type, only
 from tests.integration.agents.system import StartSystem
 from tests.integration.agents.teams import pinned, team_turn, who
 
@@ -120,3 +120,23 @@ async def test_a_structured_agent_whose_reply_the_schema_refuses_is_asked_once_m
     assert again[-1].content.startswith("That reply is not a JSON object valid under your")
     run = await system.stores.runs.get(Scope.user("t1", "alice"), events[0].run_id)
     assert run is not None and (run.usage or {})["triage_tokens"] > 0
+
+
+async def test_the_gateway_holds_a_declared_agent_to_the_tools_it_lists(
+    start_system: StartSystem,
+) -> None:
+    def script(
+        messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
+    ) -> list[LLMEvent]:
+        if messages[-1].role != "tool":  # a tool the team did not give it, by name
+            return turn(tool_call("current_time", {}))
+        return turn(text("I could not read the clock."))
+
+    llm = ScriptedLLM(script)
+    system = await start_system(llm)
+    events = await system.ask("What time is it?", team=_one_agent(["calculator"]))
+
+    [result] = of_type(events, ToolResult)
+    assert (result.tool, result.code) == ("current_time", "permission_denied")
+    assert "its tools are: calculator" in (result.message or "")
+    assert final(events).status == "done"
