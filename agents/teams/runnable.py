@@ -1,8 +1,8 @@
 """Which teams a run can follow now: declared agents entered from ``intake``, from each
-other or from the judges, their tool loops through the gateway, the critic and the
-verifier (reviewing the answer so far, sending it back to a declared agent), the answer
-gate after a judge's approval, gather and merge before the first agent, the finalizer
-and memory after it.
+other or from the judges, their tool loops through the gateway (without edges), the
+critic and the verifier (reviewing the answer so far, sending it back to a declared
+agent), the answer gate after a judge's approval, gather and merge before the first
+agent, the finalizer and memory after it.
 
 A gather and merge of the run's sources may come before the first declared agent. A team
 that uses another built-in node (the researcher, the planner, the egress and client-tool
@@ -24,7 +24,6 @@ RUNNABLE_BUILTINS = frozenset(
         "intake",
         "gather",
         "merge",
-        "gateway",
         "critic",
         "verifier",
         "answer_gate",
@@ -54,7 +53,14 @@ def not_runnable(doc: TeamDocument) -> list[TeamFault]:
 def _nodes(doc: TeamDocument) -> Iterator[TeamFault]:
     for i, edge in enumerate(doc.edges):
         for field, node in (("from", edge.source), ("to", edge.to)):
-            if doc.agent(node) is None and node not in RUNNABLE_BUILTINS:
+            if node == "gateway":
+                yield TeamFault(
+                    pointer=pointer("edges", i, field),
+                    code="node_not_runnable",
+                    message="a declared agent's tools go through the gateway without edges: "
+                    "list them in its `tools`",
+                )
+            elif doc.agent(node) is None and node not in RUNNABLE_BUILTINS:
                 yield TeamFault(
                     pointer=pointer("edges", i, field),
                     code="node_not_runnable",

@@ -240,3 +240,14 @@ def test_a_team_run_gathers_its_sources_only_before_its_first_agent() -> None:
         ("/edges/1", "gather_not_runnable"),  # after an agent: nothing would start it
         ("/edges/3", "gather_not_runnable"),  # merge hands its passages to an agent
     }
+
+
+def test_a_team_run_reaches_the_gateway_through_an_agents_tools_not_an_edge() -> None:
+    data = {
+        "agents": [agent("a", tools=["calculator"])],
+        "edges": [START, edge("a", "gateway"), edge("gateway", "finalizer", on="research")],
+    }
+    assert _runnable(data) == {
+        ("/edges/1/to", "node_not_runnable"),
+        ("/edges/2/from", "node_not_runnable"),
+    }
