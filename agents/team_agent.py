@@ -107,6 +107,46 @@ def _refused(turn: Turn, agent: TeamAgent) -> str | None:
     return _problem(turn.text, agent.output_schema)
 
 
+async def _asked_again(
+    ctx: StepContext, deps: AgentDeps, asked: Asked, turn: Turn, problem: str
+) -> Turn:
+    """The turn a structured agent gives when asked once more, told why its schema refused
+    its reply (as the verifier's structured call is): a small model's prose around its
+    object, or a field it left out, is not its route."""
+    await ctx.emit(*turn.tail)
+    again = [
+        *asked.prompt,
+        ChatMessage.assistant(turn.text),
+        ChatMessage.user(prompts.SCHEMA_RETRY.format(problem=problem)),
+    ]
+    return await stream_turn(ctx, deps.llm, dataclasses.replace(asked, prompt=again), Verbatim())
+
+
+async def _drafting(
+    ctx: StepContext, command: Command, state: RunState, node: str, drafts: int
+) -> RunState:
+    """A free-text agent's first turn: its answer is the run's next draft, with citations
+    of its own; clients drop the one they were shown (if any) when it starts."""
+    if drafts:
+        await ctx.emit(
+            DraftSuperseded(
+                run_id=command.run_id,
+                step_id=command.step_id,
+                agent=node,
+                attempt=drafts - 1,
+                reason=f"{node} answers next",
+            )
+        )
+    return state.evolve(draft_citations=None)
+
+
+def _answer_event(command: Command, node: str, delta: str, attempt: int) -> Answer:
+    """An answer token event of this step."""
+    return Answer(
+        run_id=command.run_id, step_id=command.step_id, agent=node, delta=delta, attempt=attempt
+    )
+
+
 def make_team_agent(deps: AgentDeps) -> Handler:
     """The ``agent`` role's handler."""
 
@@ -123,18 +163,7 @@ def make_team_agent(deps: AgentDeps) -> Handler:
         drafts = sum(t.output is None for t in progress.turns)
         free = agent.output_schema is None
         if free and isinstance(command.payload, AgentTask):
-            # This agent's answer is the run's next draft: its citations are its own.
-            state = state.evolve(draft_citations=None)
-            if drafts:  # a new free-text answer replaces the one clients were shown
-                await ctx.emit(
-                    DraftSuperseded(
-                        run_id=command.run_id,
-                        step_id=command.step_id,
-                        agent=node,
-                        attempt=drafts - 1,
-                        reason=f"{node} answers next",
-                    )
-                )
+            state = await _drafting(ctx, command, state, node, drafts)
         tools = await _tools(deps, command.tenant_id, state, agent)
         # The run's gathered evidence (a team's gather and merge) before the question.
         prompt = model_input.with_note(state, model_input.evidence_note(state))
@@ -159,24 +188,13 @@ def make_team_agent(deps: AgentDeps) -> Handler:
             kind="answer" if free else "reasoning",
         )
         turn = await stream_turn(ctx, deps.llm, asked, check)
+        state = state.evolve(usage=add_usage(state.usage, turn.usage, node))
+        problem = None if turn.cancelled else _refused(turn, agent)
+        if problem is not None:
+            turn = await _asked_again(ctx, deps, asked, turn, problem)
+            state = state.evolve(usage=add_usage(state.usage, turn.usage, node))
         if turn.cancelled:
             return StepResult.ending(command, "cancelled", "cancelled while answering")
-        state = state.evolve(usage=add_usage(state.usage, turn.usage, node))
-        problem = _refused(turn, agent)
-        if problem is not None:
-            # Asked once more, told why (as the verifier's structured call is): a small
-            # model's prose around its object, or a field it left out, is not its route.
-            await ctx.emit(*turn.tail)
-            again = [
-                *asked.prompt,
-                ChatMessage.assistant(turn.text),
-                ChatMessage.user(prompts.SCHEMA_RETRY.format(problem=problem)),
-            ]
-            asked = dataclasses.replace(asked, prompt=again)
-            turn = await stream_turn(ctx, deps.llm, asked, Verbatim())
-            if turn.cancelled:
-                return StepResult.ending(command, "cancelled", "cancelled while answering")
-            state = state.evolve(usage=add_usage(state.usage, turn.usage, node))
         tail: list[ClientEvent] = [*turn.tail]
         answer = turn.text
         if free and turn.rejection is None:
@@ -192,15 +210,7 @@ def make_team_agent(deps: AgentDeps) -> Handler:
                 prompts.TOOL_LOOP_EXHAUSTED
             )
             if free:
-                tail.append(
-                    Answer(
-                        run_id=command.run_id,
-                        step_id=command.step_id,
-                        agent=node,
-                        delta=exhausted,
-                        attempt=drafts,
-                    )
-                )
+                tail.append(_answer_event(command, node, exhausted, drafts))
             answer += exhausted
             state = state.evolve(stop_reason="tool_loop_exhausted")
         if free:
