@@ -17,7 +17,14 @@ import dataclasses
 from agents import gates, graph, judge
 from agents.deps import AgentDeps
 from agents.llm.ports import TextDelta, Usage
-from agents.state import add_usage, another_attempt, llm_options, retry_state, superseded
+from agents.state import (
+    add_usage,
+    another_attempt,
+    llm_options,
+    retry_state,
+    superseded,
+    toward,
+)
 from agents.verdicts import CRITIC_SCHEMA, parse_critique
 from bus.commands import AgentTask, Command
 from bus.events import ClientEvent, Critique
@@ -61,19 +68,27 @@ def make_critic(deps: AgentDeps) -> Handler:
         )
         state = state.evolve(usage=add_usage(state.usage, usage, AGENT))
         events: list[ClientEvent] = [shown]
-        if verdict in ("REVISE", "REPLAN") and another_attempt(state):
-            outcome = verdict.lower()
+        outcome = verdict.lower()
+        draft, sent_back = state.draft, None
+        # A team sends the draft back only where it has an edge for the verdict.
+        if (
+            outcome in ("revise", "replan")
+            and another_attempt(state)
+            and graph.has_edge(s, AGENT, outcome)
+        ):
             events.append(superseded(command, state, review))
-            state = retry_state(state, review)
+            state, sent_back = retry_state(state, review), review
         else:
             outcome = "ok"
             state = state.evolve(critiques=[*state.critiques, review])
-        if graph.next_node(s, "critic", outcome) == "answer_gate":
+        node = graph.next_node(s, AGENT, outcome)
+        if node == "answer_gate":
             paused = await gates.suspend(
                 ctx, deps, state, "approve_answer", answer=state.draft, critique=reason
             )
             return dataclasses.replace(paused, events=[*events, *paused.events])
-        target = graph.next_role(s, "critic", outcome)
+        state = toward(state, node, draft, sent_back)
+        target = graph.role_of(s, node)
         return StepResult(next=[command.follow(target, AgentTask(state=state))], events=events)
 
     return handle

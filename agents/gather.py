@@ -21,6 +21,7 @@ import structlog
 
 from agents import graph
 from agents.sources import Source, SourceAnswer
+from agents.state import toward
 from bus import tracing
 from bus.commands import AgentTask, Command, GatherTask, MergeTask
 from bus.events import Citation, Citations
@@ -171,7 +172,9 @@ async def handle_merge(
         judge = state.judge.evolve(recheck=evidence)
         state = state.evolve(judge=judge)
         outcome = "rechecked"
-    target = graph.next_role(state.settings, "merge", outcome)
+    node = graph.next_node(state.settings, "merge", outcome)
+    state = toward(state, node)  # a team's declared agent reads the evidence next
+    target = graph.role_of(state.settings, node)
     return StepResult(next=[command.follow(target, AgentTask(state=state))], events=[citations])
 
 

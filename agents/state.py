@@ -13,6 +13,7 @@ from typing import Any
 
 from agents import graph
 from agents.llm.ports import LLMOptions, ToolDefinition, Usage
+from agents.teams.pinned import handoff
 from bus.commands import Command, ToolCallRequest, ToolCallResult
 from bus.events import DraftSuperseded
 from bus.json_values import is_object
@@ -25,6 +26,7 @@ from bus.run_state import (
     RunState,
     ToolCall,
 )
+from bus.team_run import TeamProgress
 
 
 def add_usage(total: dict[str, int], usage: Usage | None, agent: str) -> dict[str, int]:
@@ -92,6 +94,27 @@ def retry_state(state: RunState, feedback: Review) -> RunState:
         judge=JudgeProgress(),
         critiques=[*state.critiques, feedback],
     )
+
+
+def toward(
+    state: RunState, node: str, draft: str | None = None, feedback: Review | None = None
+) -> RunState:
+    """The state a built-in node hands on to ``node``: itself, unless ``node`` is a
+    declared agent of the run's team. Then the `agent` role runs that agent (its progress
+    points at it), its tool hops start again, and its thread is the conversation and the
+    question, then what it is handed: the answer so far (``draft``, else the run's), the
+    structured outputs given since, and the judge's ``feedback`` when it was sent back."""
+    if node not in graph.declared_agents(state.settings):
+        return state
+    progress = (state.team_run or TeamProgress()).at(node)
+    drafted = any(t.output is None for t in progress.turns)
+    given = handoff((draft or state.draft) if drafted else None, progress.turns)
+    parts = [given] if given else []
+    if feedback is not None:
+        parts.append(f"The {feedback.agent} asked for another attempt: {feedback.reason}")
+    base = state.messages[: state.base_len]
+    thread = [*base, ChatMessage.user("\n\n".join(parts))] if parts else base
+    return state.evolve(team_run=progress, messages=thread, tool_hops=0)
 
 
 def scoped_tools(tools: Sequence[ToolDefinition], settings: RunSettings) -> list[ToolDefinition]:

@@ -19,7 +19,14 @@ from jsonschema.protocols import Validator
 from agents import gates, graph, judge
 from agents.deps import AgentDeps
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta, Usage
-from agents.state import add_usage, another_attempt, llm_options, retry_state, superseded
+from agents.state import (
+    add_usage,
+    another_attempt,
+    llm_options,
+    retry_state,
+    superseded,
+    toward,
+)
 from agents.verdicts import json_object
 from bus.commands import AgentTask, Command
 from bus.events import ClientEvent, Verdict
@@ -106,11 +113,17 @@ def make_verifier(deps: AgentDeps) -> Handler:
             usage=add_usage(state.usage, usage, AGENT), verdicts=[*state.verdicts, review]
         )
         events: list[ClientEvent] = [shown]
-        if doc["verdict"] in ("needs_revision", "fail") and another_attempt(state):
+        draft = state.draft
+        # A team sends the draft back only where it has an edge for it.
+        if (
+            doc["verdict"] in ("needs_revision", "fail")
+            and another_attempt(state)
+            and graph.has_edge(s, AGENT, "revise")
+        ):
             events.append(superseded(command, state, review))
-            state = retry_state(state, review)
-            target = graph.next_role(s, "verifier", "revise")
-        elif graph.next_node(s, "verifier", "pass") == "answer_gate":
+            node = graph.next_node(s, AGENT, "revise")
+            state = toward(retry_state(state, review), node, draft, review)
+        elif (node := graph.next_node(s, AGENT, "pass")) == "answer_gate":
             paused = await gates.suspend(
                 ctx,
                 deps,
@@ -121,7 +134,8 @@ def make_verifier(deps: AgentDeps) -> Handler:
             )
             return dataclasses.replace(paused, events=[shown, *paused.events])
         else:
-            target = graph.next_role(s, "verifier", "pass")
+            state = toward(state, node, draft)
+        target = graph.role_of(s, node)
         return StepResult(next=[command.follow(target, AgentTask(state=state))], events=events)
 
     return handle

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import Field
 
 from bus.frozen import Frozen
+from bus.json_values import is_array, is_object
 
 #: A team's and a declared agent's name.
 TEAM_NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,39}$"
@@ -24,6 +25,16 @@ class PinnedTeam(Frozen):
     name: str = Field(pattern=TEAM_NAME_PATTERN)
     version: int = Field(ge=1)
     document: dict[str, Any]
+
+    def tools_of(self, agent: str) -> frozenset[str]:
+        """The tools the declared agent ``agent`` may call (none: no such agent, or none
+        listed); the gateway holds its calls to them."""
+        agents = self.document.get("agents")
+        for declared in agents if is_array(agents) else []:
+            if is_object(declared) and declared.get("name") == agent:
+                tools = declared.get("tools")
+                return frozenset(str(t) for t in tools) if is_array(tools) else frozenset()
+        return frozenset()
 
 
 class TeamTurn(Frozen):

@@ -158,10 +158,14 @@ def run_policy(tenant: TenantPolicy, state: RunState, *, scoped: bool) -> CallPo
     if the tenant approved them too) and the hosts a person allowed at the egress gate.
     With ``scoped`` (a call a model chose: the researcher's or the fact-check's), the
     tenant's tool scope for multi/custom runs (``researcher_tools``) applies too, whatever
-    the model asked for.
+    the model asked for; in a run that follows a team, the tools its declared agent lists
+    (the agent the run is at: only declared agents call tools in a team run).
     """
     settings = state.settings
     agent_tools = settings.researcher_tools if scoped and settings.mode != "single" else None
+    if scoped and settings.team is not None:
+        node = state.team_run.node if state.team_run is not None else None
+        agent_tools = sorted(settings.team.tools_of(node)) if node else []
     return CallPolicy(
         enabled_tools=tenant.enabled_tools,
         agent_tools=frozenset(agent_tools) if agent_tools is not None else None,

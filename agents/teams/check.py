@@ -132,6 +132,13 @@ def _edge(i: int, edge: TeamEdge, doc: TeamDocument, allowance: Allowance) -> It
             message=f"{edge.source} leaves on {', '.join(sorted(outcomes)) or 'nothing'}, "
             f"not {edge.on!r}",
         )
+    if edge.attempts is not None and agent is None and edge.source in BUILTIN_OUTCOMES:
+        yield TeamFault(
+            pointer=pointer("edges", i, "attempts"),
+            code="attempts_on_builtin",
+            message=f"attempts bound a declared agent's edges; {edge.source} bounds its own "
+            "(tool hops, a person at a gate, the judges' one send-back)",
+        )
     if edge.when is not None and edge.when not in graph.CONDITIONS:
         yield TeamFault(
             pointer=pointer("edges", i, "when"),

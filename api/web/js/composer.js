@@ -2,8 +2,10 @@
 // accuracy, think, tools and "allow high-risk tools" switches; the Send button turns into
 // Stop while a run streams. Enter still sends while one streams: the "If busy" switch says
 // what the new question does to the running one (the tenant's default, queue, interrupt,
-// roll back, or refuse).
-import { h } from './dom.js';
+// roll back, or refuse). A Team picker (when the tenant has teams) runs the question on
+// one of them instead of a mode, and draws the chosen team under the switches.
+import { append, clear, h } from './dom.js';
+import { drawGraph, teamEdges } from './graph.js';
 
 export class Composer {
   constructor({ onSend, onStop }) {
@@ -19,6 +21,11 @@ export class Composer {
     this.multitask = h('select', { 'aria-label': 'If busy', name: 'multitask' },
       [['', 'default'], ['enqueue', 'queue'], ['interrupt', 'interrupt'], ['rollback', 'roll back'], ['reject', 'refuse']]
         .map(([value, text]) => h('option', { value, text })));
+    this.team = h('select', { 'aria-label': 'Team', name: 'team', on: { change: () => this.showTeam() } }, h('option', { value: '', text: 'none' }));
+    this.teamLabel = h('label', { hidden: true, title: 'Run the question on one of your teams instead of a mode' }, 'Team ', this.team);
+    this.teamGraph = h('div', { class: 'graph-box' });
+    this.teamBox = h('details', { class: 'team-graph', hidden: true }, h('summary', { text: 'team' }), this.teamGraph);
+    this.loadTeam = null;
     this.button = h('button', { type: 'button', class: 'btn primary send', text: 'Send', on: { click: () => this.submit() } });
     this.input.addEventListener('keydown', (ev) => {
       if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
@@ -31,12 +38,36 @@ export class Composer {
       this.input,
       h('div', { class: 'switches' },
         h('label', {}, 'Mode ', this.mode),
+        this.teamLabel,
         h('label', {}, 'Accuracy ', this.accuracy),
         h('label', {}, this.think, ' Think'),
         h('label', {}, this.tools, ' Tools'),
         h('label', { title: 'HIGH-risk tools (such as http_fetch) may run for this question without asking' }, this.highRisk, ' Allow high-risk tools'),
         h('label', { title: 'What a question sent while an answer streams does to it' }, 'If busy ', this.multitask),
-        this.button));
+        this.button),
+      this.teamBox);
+  }
+
+  /** Offer the tenant's teams ({name, version, description}); ``load(name)`` reads one. */
+  setTeams(teams, load) {
+    this.loadTeam = load;
+    append(clear(this.team), [h('option', { value: '', text: 'none' }),
+      teams.map((t) => h('option', { value: t.name, text: `${t.name} (v${t.version})`, title: t.description || '' }))]);
+    this.teamLabel.hidden = teams.length === 0;
+  }
+
+  /** Draw the chosen team (its latest version: what a question sent now runs). */
+  async showTeam() {
+    const name = this.team.value;
+    this.mode.disabled = this.accuracy.disabled = Boolean(name);
+    this.teamBox.hidden = !name;
+    clear(this.teamGraph);
+    if (!name || !this.loadTeam) return;
+    const team = await this.loadTeam(name);
+    if (this.team.value !== name) return; // another team was chosen meanwhile
+    const about = team.document.description;
+    this.teamBox.querySelector('summary').textContent = `team ${team.name} v${team.version}${about ? ` · ${about}` : ''}`;
+    this.teamGraph.append(drawGraph(teamEdges(team.document)));
   }
 
   /** Preset the switches from the tenant's effective settings. */
@@ -81,6 +112,10 @@ export class Composer {
       approve_high_risk: this.highRisk.checked,
     };
     if (this.multitask.value) settings.multitask = this.multitask.value;
+    if (this.team.value) {
+      settings.team = this.team.value;
+      this.teamBox.open = false; // the answer needs the room; the summary still names the team
+    }
     this.onSend(question, settings);
   }
 }

@@ -97,3 +97,14 @@ export function drawGraph(all) {
   }
   return root;
 }
+
+/** A team document's edges as drawGraph reads them: a route on a field and a loop's bound
+ * in the label and the tooltip. */
+export function teamEdges(document) {
+  return document.edges.map((e) => ({
+    source: e.from,
+    outcome: e.match ? `${e.on} ${e.match.field}=${e.match.equals}` : e.on,
+    target: e.to,
+    when: [e.when, e.attempts ? `at most ${e.attempts}` : null].filter(Boolean).join(', ') || null,
+  }));
+}

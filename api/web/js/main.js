@@ -102,6 +102,9 @@ function showApp(who) {
   sidebar.refresh();
   showUsage();
   api.get('/settings').then((s) => composer.preset(s.effective)).catch(() => {});
+  // The tenant's own teams (version 0 is a built-in mode, which the Mode switch offers).
+  api.get('/teams').then((t) => composer.setTeams(t.teams.filter((team) => team.version > 0),
+    (name) => api.get(`/teams/${encodeURIComponent(name)}`))).catch(() => {});
   const initial = conversationFromHash();
   if (initial) open(initial);
   composer.input.focus();

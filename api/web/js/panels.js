@@ -2,7 +2,7 @@
 // Preferences, Network, Agents (prompts, the researcher's tools, the run graph and the
 // tenant's teams).
 import { clear, h } from './dom.js';
-import { drawGraph } from './graph.js';
+import { drawGraph, teamEdges } from './graph.js';
 
 const SOURCES = ['documents', 'graph', 'memory', 'web'];
 
@@ -126,12 +126,7 @@ export async function agentsPanel(api) {
       return;
     }
     const { document } = await api.get(`/teams/${encodeURIComponent(team)}`);
-    clear(graph).append(drawGraph(document.edges.map((e) => ({
-      source: e.from,
-      outcome: e.match ? `${e.on} ${e.match.field}=${e.match.equals}` : e.on,
-      target: e.to,
-      when: [e.when, e.attempts ? `at most ${e.attempts}` : null].filter(Boolean).join(', ') || null,
-    }))));
+    clear(graph).append(drawGraph(teamEdges(document)));
   };
   graphMode.addEventListener('change', draw);
   graphAccuracy.addEventListener('change', draw);

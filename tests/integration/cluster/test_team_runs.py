@@ -1,6 +1,6 @@
-"""Team runs on a Redis Cluster: the three example teams of docs/teams.md, each on a shard
-of its own master, through intake, `agent` and finalizer worker processes, with the
-scripted model."""
+"""Team runs on a Redis Cluster: the four example teams of docs/teams.md, spread over the
+shards of its masters, through intake, `agent`, critic, verifier and finalizer worker
+processes, with the scripted model."""
 
 from __future__ import annotations
 
@@ -23,8 +23,11 @@ from tests.support import events_of, stream_commands, wait_for
 
 #: The agent steps each example team takes with the scripted model: the researcher and the
 #: translator; triage and one specialist; the writer and a reviewer whose verdict is not
-#: one of its schema's (so the fallback edge takes the draft out).
-AGENT_STEPS = {"translate": 2, "triage": 2, "review": 2}
+#: one of its schema's (so the fallback edge takes the draft out); the writer, whose answer
+#: the built-in critic and verifier approve.
+AGENT_STEPS = {"translate": 2, "triage": 2, "review": 2, "checked": 1}
+#: The built-in judges' steps each team takes.
+JUDGE_STEPS = {"checked": {keys.Role.CRITIC: 1, keys.Role.VERIFIER: 1}}
 
 
 def _run(team: str, shard: int) -> Command:
@@ -45,7 +48,7 @@ def _run(team: str, shard: int) -> Command:
 
 
 async def _groups_exist(redis: Redis) -> bool:
-    for role in ("intake", "agent", "finalizer"):
+    for role in ("intake", "agent", "critic", "verifier", "finalizer"):
         try:
             if not await redis.xinfo_groups(keys.role_stream(role, CLUSTER_SHARDS - 1)):
                 return False
@@ -68,10 +71,14 @@ async def test_the_example_teams_run_on_every_master(
         "AGENTBUS_LLM": "scripted",
         "AGENTBUS_READ_BLOCK_MS": "100",
     }
-    runs = {team: _run(team, shard) for shard, team in enumerate(AGENT_STEPS)}
+    runs = {team: _run(team, i % CLUSTER_SHARDS) for i, team in enumerate(AGENT_STEPS)}
     with processes() as procs:
         procs.append(
-            spawn(["worker", "intake", "agent", "finalizer", "recorder"], env, tmp_path / "w.log")
+            spawn(
+                ["worker", "intake", "agent", "critic", "verifier", "finalizer", "recorder"],
+                env,
+                tmp_path / "w.log",
+            )
         )
         await wait_for(lambda: _groups_exist(redis), within=120, interval=0.2)
         for cmd in runs.values():
@@ -92,3 +99,6 @@ async def test_the_example_teams_run_on_every_master(
         assert (transcript.status, transcript.answer) == ("done", BENCHMARK_ANSWER), team
         steps = [c for c in await stream_commands(redis, keys.Role.AGENT, cmd.shard)]
         assert len([c for c in steps if c.run_id == cmd.run_id]) == AGENT_STEPS[team], team
+        for role, count in JUDGE_STEPS.get(team, {}).items():
+            judged = await stream_commands(redis, role, cmd.shard)
+            assert len([c for c in judged if c.run_id == cmd.run_id]) == count, (team, role)

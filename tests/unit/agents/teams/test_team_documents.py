@@ -31,7 +31,7 @@ def test_custom_mode_still_runs_the_multi_graph() -> None:
     assert graph.GRAPHS["custom"] == graph_edges(shipped("multi"))
 
 
-@pytest.mark.parametrize("name", ["translate", "triage", "review"])
+@pytest.mark.parametrize("name", ["translate", "triage", "review", "checked"])
 def test_the_documented_example_teams_pass_the_check(name: str) -> None:
     doc = parse_team((EXAMPLES / f"{name}.yaml").read_text())
     assert doc.name == name
@@ -56,7 +56,7 @@ def test_a_team_is_drawn_with_its_agents_matches_and_bounds() -> None:
     assert "    reviewer -->|answer| finalizer" in drawn
 
 
-@pytest.mark.parametrize("name", ["translate", "triage", "review"])
+@pytest.mark.parametrize("name", ["translate", "triage", "review", "checked"])
 def test_docs_show_each_example_team_as_it_is_tested(name: str) -> None:
     page = (EXAMPLES.parent / "teams.md").read_text()
     assert (EXAMPLES / f"{name}.yaml").read_text().rstrip() in page

@@ -9,6 +9,7 @@ import pytest
 from agents.errors import TeamInvalid
 from agents.teams.check import Allowance, check
 from agents.teams.parse import parse_team, team_from_data
+from agents.teams.runnable import not_runnable
 
 
 def faults(data: dict[str, Any], allowance: Allowance | None = None) -> set[tuple[str, str]]:
@@ -141,3 +142,112 @@ def test_text_that_is_not_yaml_is_refused_saying_where() -> None:
         parse_team("edges: [unclosed\n")
     assert refused.value.faults[0].code == "not_yaml"
     assert "line" in refused.value.faults[0].message
+
+
+def test_attempts_bound_only_a_declared_agents_edges() -> None:
+    # The critic bounds its own send-back; an `attempts` on its edge would bound nothing.
+    data = {
+        "agents": [agent("a")],
+        "edges": [
+            START,
+            edge("a", "critic"),
+            edge("critic", "a", on="ok", attempts=2),
+            edge("critic", "finalizer", on="ok"),
+        ],
+    }
+    assert ("/edges/2/attempts", "attempts_on_builtin") in faults(data)
+
+
+def _runnable(data: dict[str, Any]) -> set[tuple[str, str]]:
+    return {(f.pointer, f.code) for f in not_runnable(team_from_data(data))}
+
+
+def test_a_team_may_run_a_declared_agent_through_the_critic_and_the_verifier() -> None:
+    data = {
+        "agents": [agent("a")],
+        "edges": [
+            START,
+            edge("a", "critic"),
+            edge("critic", "a", on="revise"),
+            edge("critic", "verifier", on="ok"),
+            edge("verifier", "a", on="revise"),
+            edge("verifier", "finalizer", on="pass"),
+        ],
+    }
+    assert faults(data) == set()
+    assert _runnable(data) == set()
+
+
+def test_a_team_run_refuses_the_judges_fact_check_and_a_judge_with_no_way_on() -> None:
+    data = {
+        "agents": [agent("a")],
+        "edges": [
+            START,
+            edge("a", "critic"),
+            edge("critic", "finalizer", on="revise"),
+            edge("critic", "finalizer", on="fact_check"),
+            edge("critic", "researcher", on="replan"),
+            edge("researcher", "finalizer"),
+        ],
+    }
+    assert _runnable(data) == {
+        ("/edges/1/to", "judge_without_exit"),  # no `ok` edge: where an approval goes
+        ("/edges/3/on", "outcome_not_runnable"),
+        ("/edges/4/to", "node_not_runnable"),
+        ("/edges/5/from", "node_not_runnable"),
+    }
+
+
+def test_a_team_run_takes_the_answer_gate_after_a_judges_approval_only() -> None:
+    gated = [
+        START,
+        edge("a", "critic"),
+        edge("critic", "answer_gate", on="ok"),
+        edge("answer_gate", "finalizer", on="approve"),
+        edge("answer_gate", "finalizer", on="reject"),
+    ]
+    assert _runnable({"agents": [agent("a")], "edges": gated}) == set()
+    wrong = [
+        START,
+        edge("a", "answer_gate"),
+        edge("answer_gate", "a", on="approve"),
+        edge("a", "finalizer"),
+    ]
+    assert _runnable({"agents": [agent("a")], "edges": wrong}) == {
+        ("/edges/1", "gate_not_runnable"),  # not after a judge's approval
+        ("/edges/2/to", "gate_not_runnable"),  # back to an agent, not on to the finalizer
+        ("/edges", "gate_not_runnable"),  # no edge on reject (nor on approve to the end)
+    }
+
+
+def test_a_team_run_gathers_its_sources_only_before_its_first_agent() -> None:
+    gathered = [
+        edge("intake", "gather", on="admitted", when="has_sources"),
+        edge("intake", "a", on="admitted"),
+        edge("gather", "merge", on="gathered"),
+        edge("merge", "a", on="merged"),
+        edge("a", "finalizer"),
+    ]
+    assert faults({"agents": [agent("a")], "edges": gathered}) == set()
+    assert _runnable({"agents": [agent("a")], "edges": gathered}) == set()
+    later = [
+        START,
+        edge("a", "gather"),
+        edge("gather", "merge", on="gathered"),
+        edge("merge", "finalizer", on="merged"),
+    ]
+    assert _runnable({"agents": [agent("a")], "edges": later}) == {
+        ("/edges/1", "gather_not_runnable"),  # after an agent: nothing would start it
+        ("/edges/3", "gather_not_runnable"),  # merge hands its passages to an agent
+    }
+
+
+def test_a_team_run_reaches_the_gateway_through_an_agents_tools_not_an_edge() -> None:
+    data = {
+        "agents": [agent("a", tools=["calculator"])],
+        "edges": [START, edge("a", "gateway"), edge("gateway", "finalizer", on="research")],
+    }
+    assert _runnable(data) == {
+        ("/edges/1/to", "node_not_runnable"),
+        ("/edges/2/from", "node_not_runnable"),
+    }
