@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from api.app.auth import Authenticator
     from api.app.erasure import Erasure
     from api.app.memories import MemoryBook
-    from api.app.ports import RateLimits, RunEvents, SessionStore
+    from api.app.ports import RateLimits, RunEvents, RunOwner, SessionStore
     from api.app.preferences import Effective
     from api.app.scheduler import Scheduler
     from api.app.schedules import ScheduleBook
@@ -55,6 +55,7 @@ class ApiDeps:
         limits: per-tenant rate limit and concurrent-run quota.
         starter: admits and publishes runs.
         relay: the process's shared reader of run event streams (the run feed).
+        run_owner: who started a run, as its owner key says (the store may not know it yet).
         sessions: the web page's login tokens and sessions.
         checkpoints: the paused runs.
         allow_always: persists an ``egress_allow_always`` decision, audited.
@@ -89,6 +90,7 @@ class ApiDeps:
     limits: RateLimits
     starter: RunStarter
     relay: RunEvents
+    run_owner: RunOwner
     sessions: SessionStore
     checkpoints: CheckpointStore | None = None
     allow_always: AllowAlways | None = None

@@ -186,6 +186,10 @@ it into ``Unavailable`` without naming the transport."""
 CancelRun = Callable[[str], Awaitable[None]]
 """Asks the run of this id to stop (workers honour it between steps and while streaming)."""
 
+RunOwner = Callable[[str, int], Awaitable[str | None]]
+"""Who started the run of this id and shard, as the API wrote it when it published the run
+(`api.app.access.owner_value`); None once that expired, or for a run started elsewhere."""
+
 
 class SessionStore(Protocol):
     """Short-lived values by name: the web page's login tokens and sessions."""

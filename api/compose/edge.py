@@ -28,6 +28,7 @@ from api.http.app import create_app
 from api.http.server import GRACEFUL_S, serve
 from api.streams.admission import QuestionAdmission
 from api.streams.relay import Relay
+from api.streams.run_owner import run_owner_of
 from api.streams.session_store import RedisSessionStore
 from bus import tenant_versions
 from bus.fence import Fence, erasure_key
@@ -66,6 +67,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         limits=limits,
         starter=starter,
         relay=Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms),
+        run_owner=run_owner_of(redis),
         sessions=sessions,
         checkpoints=stores.checkpoints,
         allow_always=allow_always_hook(stores),
