@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from agents.gates import AllowAlways
     from api.app.auth import Authenticator
+    from api.app.doc_search import DocSearch
     from api.app.erasure import Erasure
     from api.app.memories import MemoryBook
-    from api.app.ports import RateLimits, RunEvents, RunOwner, SessionStore
+    from api.app.ports import RateLimits, Resumes, RunEvents, RunOwner, SessionStore
     from api.app.preferences import Effective
     from api.app.scheduler import Scheduler
     from api.app.schedules import ScheduleBook
@@ -56,9 +56,10 @@ class ApiDeps:
         starter: admits and publishes runs.
         relay: the process's shared reader of run event streams (the run feed).
         run_owner: who started a run, as its owner key says (the store may not know it yet).
+        doc_search: searches the caller's documents outside a run (the MCP server's tool).
         sessions: the web page's login tokens and sessions.
         checkpoints: the paused runs.
-        allow_always: persists an ``egress_allow_always`` decision, audited.
+        resumes: continues paused runs (None without a checkpoint store).
         audit: the audit log (admins' reads of other users' data; the web page's Activity).
         signing_master: what keys' signing secrets derive from (``api.signing``).
         documents: the catalogue of uploaded documents (the web page's Documents panel).
@@ -91,9 +92,10 @@ class ApiDeps:
     starter: RunStarter
     relay: RunEvents
     run_owner: RunOwner
+    doc_search: DocSearch
     sessions: SessionStore
     checkpoints: CheckpointStore | None = None
-    allow_always: AllowAlways | None = None
+    resumes: Resumes | None = None
     audit: AuditStore | None = None
     signing_master: bytes | None = None
     documents: DocumentStore | None = None

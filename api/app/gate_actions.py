@@ -42,20 +42,10 @@ class GateProblem(ApiError):
 
 async def resume_run(deps: ApiDeps, who: Principal, run_id: str, decision: str) -> None:
     """Resume ``run_id`` as ``who`` with ``decision`` (the gate's details come from SQL)."""
-    if deps.checkpoints is None:
+    if deps.resumes is None:
         raise GateProblem.of(GateNotFound("gates need a state store"))
     try:
-        await gates.resume(
-            deps.checkpoints,
-            deps.runs,
-            deps.redis,
-            deps.bus,
-            scope=who.scope,
-            groups=who.groups,
-            run_id=run_id,
-            decision=decision,
-            allow_always=deps.allow_always,
-        )
+        await deps.resumes.decide(who.scope, who.groups, run_id, decision)
     except (GateError, gates.BadDecision) as e:
         raise GateProblem.of(e) from e
 
@@ -64,18 +54,9 @@ async def resume_client_tools(
     deps: ApiDeps, who: Principal, run_id: str, results: dict[str, str]
 ) -> None:
     """Resume ``run_id`` as ``who`` with its client's tool ``results`` (by call id)."""
-    if deps.checkpoints is None:
+    if deps.resumes is None:
         raise GateProblem.of(GateNotFound("gates need a state store"))
     try:
-        await gates.resume_client_tools(
-            deps.checkpoints,
-            deps.runs,
-            deps.redis,
-            deps.bus,
-            scope=who.scope,
-            groups=who.groups,
-            run_id=run_id,
-            results=results,
-        )
+        await deps.resumes.client_tools(who.scope, who.groups, run_id, results)
     except (GateError, gates.BadDecision) as e:
         raise GateProblem.of(e) from e

@@ -7,12 +7,13 @@ and the composition root (``api.compose``) or the transport wires one to each us
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from bus.budget import Spent
+    from bus.store import Scope
 
 Sink = Callable[[str, bytes], None]
 """Receives (entry id, the entry's ``data`` field) for each new entry, in stream order."""
@@ -189,6 +190,21 @@ CancelRun = Callable[[str], Awaitable[None]]
 RunOwner = Callable[[str, int], Awaitable[str | None]]
 """Who started the run of this id and shard, as the API wrote it when it published the run
 (`api.app.access.owner_value`); None once that expired, or for a run started elsewhere."""
+
+
+class Resumes(Protocol):
+    """Continues paused runs (`agents.gates`): with a gate's decision, or with the tool
+    results of the run's client. Raise `bus.store.GateError` or `agents.gates.BadDecision`."""
+
+    async def decide(self, scope: Scope, groups: Sequence[str], run_id: str, decision: str) -> None:
+        """Resume ``run_id`` as ``scope`` (with its ACL ``groups``) with ``decision``."""
+        ...
+
+    async def client_tools(
+        self, scope: Scope, groups: Sequence[str], run_id: str, results: Mapping[str, str]
+    ) -> None:
+        """Resume ``run_id`` as ``scope`` with its client's tool ``results`` (by call id)."""
+        ...
 
 
 class SessionStore(Protocol):

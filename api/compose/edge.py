@@ -15,9 +15,11 @@ from redis.asyncio import Redis
 from agents.gates import AllowAlways
 from api import signing
 from api.app.deps import ApiDeps
+from api.app.doc_search import SEARCH_WAIT_S, DocSearch
 from api.app.memories import MemoryBook
 from api.app.sessions import SessionAuthenticator
 from api.compose.erasure import erasure_of
+from api.compose.resumes import BusResumes
 from api.compose.schedules import schedule_book, scheduler_of
 from api.compose.settings import AppSettings
 from api.compose.starter import defaults_of as defaults_of  # re-exported: the API's wiring
@@ -33,8 +35,10 @@ from api.streams.session_store import RedisSessionStore
 from bus import tenant_versions
 from bus.fence import Fence, erasure_key
 from bus.store import AuditEntry, Stores
+from gateway.tools.search_docs import over_the_bus
 from gateway.webhooks.push_configs import PushConfigs
 from gateway.webhooks.worker import schedule_for
+from retrieval.remote import RemoteSearch
 
 
 def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDeps:
@@ -68,9 +72,14 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         starter=starter,
         relay=Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms),
         run_owner=run_owner_of(redis),
+        doc_search=DocSearch(over_the_bus(RemoteSearch(redis, bus), SEARCH_WAIT_S)),
         sessions=sessions,
         checkpoints=stores.checkpoints,
-        allow_always=allow_always_hook(stores),
+        resumes=(
+            None
+            if stores.checkpoints is None
+            else BusResumes(stores.checkpoints, stores.runs, redis, bus, allow_always_hook(stores))
+        ),
         audit=stores.audit,
         signing_master=master,
         documents=stores.documents,

@@ -35,7 +35,7 @@ from api.app import metrics
 from api.app.access import visible_run
 from api.app.ask import Ask
 from api.app.auth import Principal
-from api.app.doc_search import MAX_QUERY_CHARS, MAX_TOP_K, DocSearch
+from api.app.doc_search import MAX_QUERY_CHARS, MAX_TOP_K
 from api.app.errors import ApiError
 from api.app.gate_actions import resume_run
 from api.app.run_follow import follow_run
@@ -245,7 +245,7 @@ def finished(progress: RunProgress, done: Done, conversation_id: str | None) -> 
 def build_server(deps: ApiDeps, version: str) -> MCPServer:
     """The MCP server whose tools act for the caller of each request."""
     server = MCPServer("agentbus", version=version, instructions=INSTRUCTIONS, log_level="WARNING")
-    search = DocSearch(deps)
+    search = deps.doc_search
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=True))
     async def ask(
