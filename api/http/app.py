@@ -55,7 +55,6 @@ from api.http.routes import (
     ws,
 )
 from bus.errors import StoreError
-from bus.runtime.groups import ensure_role_groups
 
 log = structlog.get_logger("api")
 
@@ -73,7 +72,7 @@ def create_app(deps: ApiDeps) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
         # Before the first run is published: its intake may not have started yet.
-        await ensure_role_groups(deps.redis, deps.bus.shards)
+        await deps.prepare_streams()
         await deps.relay.start()
         turns = deps.starter.turns
         # Every replica sweeps (at start, then now and then): turns whose publish was lost.

@@ -72,7 +72,6 @@ from api.http.responses import errors
 from api.http.routes.common import deps_of
 from bus import keys
 from bus.events import ApprovalRequest, Done
-from bus.publish import request_cancel
 from bus.store import Scope
 
 router = APIRouter(tags=["a2a"])
@@ -331,7 +330,7 @@ async def _cancel(deps: ApiDeps, who: Principal, params: object) -> dict[str, An
     if ref.record is not None and ref.record.is_terminal:
         ended = ref.record.status.value
         raise RpcError(TASK_NOT_CANCELABLE, f"task {task_id!r} already ended ({ended})")
-    await request_cancel(deps.redis, task_id, deps.bus)
+    await deps.cancel(task_id)
     loop = asyncio.get_running_loop()
     until = loop.time() + _CANCEL_WAIT_S
     while loop.time() < until:
