@@ -5,14 +5,14 @@ from __future__ import annotations
 from agents import gates
 from api.app.auth import Principal
 from api.app.deps import ApiDeps
-from api.app.errors import ApiError
+from api.app.errors import ApiError, Kind
 from bus.store import GateConflict, GateError, GateExpired, GateForbidden, GateNotFound
 
-_STATUS: dict[type[GateError], int] = {
-    GateNotFound: 404,
-    GateForbidden: 403,
-    GateConflict: 409,
-    GateExpired: 410,
+_KINDS: dict[type[GateError], Kind] = {
+    GateNotFound: Kind.NOT_FOUND,
+    GateForbidden: Kind.FORBIDDEN,
+    GateConflict: Kind.CONFLICT,
+    GateExpired: Kind.GONE,
 }
 _HINTS: dict[type[GateError], str] = {
     GateNotFound: "check the run id; only the user who started a run can resume it",
@@ -29,13 +29,14 @@ class GateProblem(ApiError):
 
     @classmethod
     def of(cls, error: GateError | gates.BadDecision) -> GateProblem:
-        """The API error for a store or decision error (404/403/409/410/422)."""
+        """The API error for a store or decision error (not found, forbidden, conflict,
+        gone, invalid)."""
         problem = cls(str(error).split(" (")[0])
         problem.code = error.code
         if isinstance(error, gates.BadDecision):
-            problem.status, problem.hint = 422, error.hint
+            problem.kind, problem.hint = Kind.INVALID, error.hint
         else:
-            problem.status = _STATUS.get(type(error), 409)
+            problem.kind = _KINDS.get(type(error), Kind.CONFLICT)
             problem.hint = _HINTS.get(type(error), "")
         return problem
 

@@ -68,6 +68,7 @@ from api.http.a2a_rpc import (
     read_call,
 )
 from api.http.a2a_tasks import TaskUpdates, agent_card, task_of
+from api.http.error_kinds import status_of
 from api.http.responses import errors
 from api.http.routes.common import deps_of
 from bus import keys
@@ -107,7 +108,7 @@ def _rpc_of(e: ApiError) -> RpcError:
     code = {"run_not_found": TASK_NOT_FOUND, "not_owner": TASK_NOT_FOUND}
     code["invalid_request"] = code["bad_decision"] = INVALID_PARAMS  # the message's text
     message = f"{e.message} ({e.hint})" if e.hint else e.message  # what to do, as on /mcp
-    return RpcError(code.get(e.code, -32000), message, {"code": e.code, "status": e.status})
+    return RpcError(code.get(e.code, -32000), message, {"code": e.code, "status": status_of(e)})
 
 
 #: The card's path under a base URL: the domain's (A2A 1.0 section 8.2), and the JSON-RPC
@@ -180,8 +181,9 @@ async def rpc(request: Request) -> Response:
         try:
             who = await deps.auth.authenticate(bearer_token(request.headers.get("authorization")))
         except ApiError as e:
-            refused = RpcError(INVALID_REQUEST, e.message, {"code": e.code, "status": e.status})
-            return error_answer(call.id, refused, e.status)
+            status = status_of(e)
+            refused = RpcError(INVALID_REQUEST, e.message, {"code": e.code, "status": status})
+            return error_answer(call.id, refused, status)
         if method in ("stream", "subscribe"):
             updates = await _STREAMS[method](deps, who, call.params)
             return StreamingResponse(sse(call.id, updates), media_type="text/event-stream")

@@ -44,6 +44,7 @@ from api.app.errors import ApiError, InvalidRequest
 from api.app.gate_actions import resume_client_tools, resume_run
 from api.app.run_follow import follow_run
 from api.http.ag_ui_events import CANCEL_DECISION, AgUiEvents
+from api.http.error_kinds import status_of
 from api.http.responses import CALLER, GATES, STARTING, sse_errors
 from api.http.routes.common import deps_of
 from bus import keys
@@ -89,7 +90,7 @@ async def run_agent(request: Request) -> Response:
         error = RunErrorEvent(message=e.message, code=e.code)
         retry = {"Retry-After": str(e.retry_after)} if e.retry_after else {}
         return Response(
-            _ENCODER.encode(error), e.status, retry, media_type=_ENCODER.get_content_type()
+            _ENCODER.encode(error), status_of(e), retry, media_type=_ENCODER.get_content_type()
         )
     body = _stream(deps, events, run_id, after)
     return StreamingResponse(body, media_type=_ENCODER.get_content_type(), headers=_HEADERS)

@@ -19,7 +19,7 @@ from typing import Annotated
 from fastapi import APIRouter, File, Form, Response, UploadFile, status
 
 from agentbus_contracts import Document, IngestJob, Upload
-from api.app.errors import ApiError, InvalidRequest, NotFound, Unavailable
+from api.app.errors import ApiError, InvalidRequest, Kind, NotFound, Unavailable
 from api.catalogue import record_documents
 from api.http.responses import ADMIN, errors
 from api.http.routes.common import Admin, Deps
@@ -43,7 +43,7 @@ class UploadFailed(ApiError):
     """A file could not be parsed (unsupported type, unreadable bytes)."""
 
     code = "document_unreadable"
-    status = 422
+    kind = Kind.INVALID
 
 
 def _catalogue(deps: Deps) -> DocumentStore:
