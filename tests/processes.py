@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bus.store.migrate import upgrade_async
+from tests import warm_cli
 from tests.conftest import TEST_REDIS_URL
 
 AGENTBUS = str(Path(sys.executable).with_name("agentbus"))
@@ -70,7 +71,15 @@ def processes() -> Generator[list[subprocess.Popen[bytes]], None, None]:
 
 async def cli(args: list[str], env: dict[str, str], program: str = AGENTBUS) -> str:
     """Run ``agentbus ARGS`` (this build's, or ``program``) to completion; returns stdout,
-    fails on a non-zero exit."""
+    fails on a non-zero exit.
+
+    This build's runs forked from a process that has its libraries imported
+    (`tests.warm_cli`): a process of its own, seconds sooner.
+    """
+    if program == AGENTBUS:
+        done = await warm_cli.run(args, {**os.environ, **env})
+        assert done.returncode == 0, f"agentbus {' '.join(args)} failed: {done.stderr}"
+        return done.stdout
     proc = await asyncio.create_subprocess_exec(
         program,
         *args,

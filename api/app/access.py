@@ -67,8 +67,8 @@ async def visible_run(
     if not RUN_ID.match(run_id):
         raise RunNotFound(f"no run {run_id[:80]!r}")
     shard = keys.shard_of(run_id, deps.bus.shards)
-    raw = await deps.redis.get(keys.run_owner(run_id, shard))
-    tenant, _, subject = (raw.decode() if raw is not None else "").partition("/")
+    raw = await deps.run_owner(run_id, shard)
+    tenant, _, subject = (raw or "").partition("/")
     if raw is not None and tenant != who.tenant_id:
         raise RunNotFound(f"no run {run_id!r}")
     record = await deps.runs.get(who.scope, run_id)

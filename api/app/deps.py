@@ -6,20 +6,29 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from redis.asyncio import Redis
-
-    from agents.gates import AllowAlways
     from api.app.auth import Authenticator
+    from api.app.doc_search import DocSearch
     from api.app.erasure import Erasure
     from api.app.memories import MemoryBook
-    from api.app.ports import RateLimits, RunEvents, SessionStore
+    from api.app.ports import (
+        CancelRun,
+        ErasedLately,
+        IngestJobs,
+        Ledgers,
+        Prepare,
+        Probe,
+        RateLimits,
+        Resumes,
+        RunEvents,
+        RunOwner,
+        SessionStore,
+    )
     from api.app.preferences import Effective
     from api.app.scheduler import Scheduler
     from api.app.schedules import ScheduleBook
     from api.app.starter import RunStarter
     from api.app.teams import TeamBook
     from api.settings import ApiSettings
-    from bus.fence import Fence
     from bus.settings import BusSettings
     from bus.store import (
         ApiKeyStore,
@@ -46,7 +55,8 @@ class ApiDeps:
         bus: the bus's settings (the edge publishes and reads run streams).
         retrieval: chunking and batching of the documents the web page uploads.
         defaults: the deployment's run settings, before any tenant preference.
-        redis: the shared Redis client.
+        broker_ping: a round trip to the broker (readiness).
+        prepare_streams: creates every role's consumer group before the first run starts.
         runs: the run store.
         conversations: the conversation store.
         keys: the API key store.
@@ -55,12 +65,17 @@ class ApiDeps:
         limits: per-tenant rate limit and concurrent-run quota.
         starter: admits and publishes runs.
         relay: the process's shared reader of run event streams (the run feed).
+        run_owner: who started a run, as its owner key says (the store may not know it yet).
+        cancel: asks a run to stop.
+        ledgers: each tenant's spending, as its budget counters hold it.
+        doc_search: searches the caller's documents outside a run (the MCP server's tool).
         sessions: the web page's login tokens and sessions.
         checkpoints: the paused runs.
-        allow_always: persists an ``egress_allow_always`` decision, audited.
+        resumes: continues paused runs (None without a checkpoint store).
         audit: the audit log (admins' reads of other users' data; the web page's Activity).
         signing_master: what keys' signing secrets derive from (``api.signing``).
         documents: the catalogue of uploaded documents (the web page's Documents panel).
+        ingest_jobs: the documents' ingest jobs on the bus.
         webhook_secrets: the tenants' webhook signing secrets.
         webhooks: the webhook delivery schedule (``GET /runs/{id}/deliveries`` reads it).
         push_configs: A2A tasks' push notification configs (None: A2A offers no push).
@@ -69,7 +84,7 @@ class ApiDeps:
         summaries: the conversations' summaries (``GET /conversations/{id}`` shows what the
             model is given).
         erasure: erases a user's data (``DELETE /api/v1/users/{subject}``, ``/api/v1/me``).
-        fence: the erasure fence (`bus.fence`): no key is made for a user it holds.
+        erased_lately: whether the erasure fence holds a user: no key is made for them.
         memories: the users' long-term memories' use cases (``/api/v1/memories``).
         teams: the tenants' teams' use cases (``/api/v1/teams``).
         server_tools: the names of the gateway's own tools (built-ins, document search,
@@ -80,7 +95,9 @@ class ApiDeps:
     bus: BusSettings
     retrieval: RetrievalSettings
     defaults: Effective
-    redis: Redis
+    broker_ping: Probe
+    prepare_streams: Prepare
+    ingest_jobs: IngestJobs
     runs: RunStore
     conversations: ConversationStore
     keys: ApiKeyStore
@@ -89,9 +106,13 @@ class ApiDeps:
     limits: RateLimits
     starter: RunStarter
     relay: RunEvents
+    run_owner: RunOwner
+    cancel: CancelRun
+    ledgers: Ledgers
+    doc_search: DocSearch
     sessions: SessionStore
     checkpoints: CheckpointStore | None = None
-    allow_always: AllowAlways | None = None
+    resumes: Resumes | None = None
     audit: AuditStore | None = None
     signing_master: bytes | None = None
     documents: DocumentStore | None = None
@@ -102,7 +123,7 @@ class ApiDeps:
     scheduler: Scheduler | None = None
     summaries: SummaryStore | None = None
     erasure: Erasure | None = None
-    fence: Fence | None = None
+    erased_lately: ErasedLately | None = None
     memories: MemoryBook | None = None
     teams: TeamBook | None = None
     server_tools: frozenset[str] = frozenset()

@@ -17,14 +17,12 @@ from typing import TYPE_CHECKING, Any
 from api.app.errors import InvalidRequest, SearchUnavailable
 from gateway.ports import Caller
 from gateway.tools.retrieval_tool import MAX_TOP_K
-from gateway.tools.search_docs import over_the_bus
 from retrieval.citations import numbered
 from retrieval.errors import RetrievalError
-from retrieval.remote import RemoteSearch
 
 if TYPE_CHECKING:
     from api.app.auth import Principal
-    from api.app.deps import ApiDeps
+    from gateway.tools.search_docs import DocsSearch
 
 #: The longest query accepted (the gateway tool's own limit).
 MAX_QUERY_CHARS = 1000
@@ -33,10 +31,15 @@ SEARCH_WAIT_S = 15.0
 
 
 class DocSearch:
-    """Searches documents as a caller, through the retrieval role (one per process)."""
+    """Searches documents as a caller, through the retrieval role (one per process).
 
-    def __init__(self, deps: ApiDeps, *, wait_s: float = SEARCH_WAIT_S) -> None:
-        self._search = over_the_bus(RemoteSearch(deps.redis, deps.bus), wait_s)
+    Args:
+        search: the gateway's search (`gateway.tools.search_docs.over_the_bus`), wired by
+            the composition root.
+    """
+
+    def __init__(self, search: DocsSearch) -> None:
+        self._search = search
 
     async def search(self, who: Principal, query: str, top_k: int = 5) -> list[dict[str, Any]]:
         """The best ``top_k`` chunks ``who`` may read, numbered from 1 (``ref``), best first.

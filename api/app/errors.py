@@ -1,17 +1,37 @@
-"""Errors the API answers with: one root class, a stable code, an HTTP status and a hint.
+"""Errors the API answers with: one root class, a stable code, a kind and a hint.
 
 Every error reaches the client as ``{"error": {"code", "message", "hint"}}`` (REST, SSE)
 or as a ``request_error`` frame (websocket); the code is part of the API and is never
 reworded, the message may be. The body's model is ``agentbus_contracts.ErrorBody``,
-the one the client reads.
+the one the client reads. The kind says what went wrong in the caller's terms; each
+transport answers a kind its own way (HTTP's statuses and headers: `api.http.error_kinds`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import StrEnum
 from typing import Any
 
 from agentbus_contracts import ErrorBody, ErrorDetail
+
+
+class Kind(StrEnum):
+    """What kind of failure an error is, whatever the transport that answers it."""
+
+    MALFORMED = "malformed"  # the request cannot be taken as it is (a name already taken)
+    UNAUTHENTICATED = "unauthenticated"  # no valid credential
+    EXPIRED = "expired"  # a credential that was valid is no more (a signature's window)
+    FORBIDDEN = "forbidden"  # the caller is known and may not do this
+    NOT_FOUND = "not_found"  # nothing the caller may see has this name
+    CONFLICT = "conflict"  # the state of what it names does not allow it now
+    GONE = "gone"  # it was there and will not be again
+    TOO_LARGE = "too_large"  # the request is bigger than allowed
+    WRONG_HOST = "wrong_host"  # the request reached this server under a name it does not answer
+    INVALID = "invalid"  # a field's value is refused
+    THROTTLED = "throttled"  # too much, too soon: retry later
+    INTERNAL = "internal"  # the server failed
+    UNAVAILABLE = "unavailable"  # a service the server needs does not answer
 
 
 class ApiError(Exception):
@@ -19,14 +39,14 @@ class ApiError(Exception):
 
     Attributes:
         code: stable, machine-readable code.
-        status: the HTTP status it maps to.
+        kind: what kind of failure it is (a transport maps it: an HTTP status).
         hint: what the caller should do about it.
         retry_after: seconds to wait before retrying, when that is the remedy.
         field: the request field at fault, when there is one.
     """
 
     code = "api_error"
-    status = 500
+    kind: Kind = Kind.INTERNAL
     hint = ""
 
     def __init__(
@@ -55,28 +75,20 @@ class ApiError(Exception):
         )
         return ErrorBody(error=detail).model_dump(mode="json", exclude_none=True)
 
-    def headers(self) -> dict[str, str]:
-        """Extra response headers (``Retry-After``, ``WWW-Authenticate``)."""
-        return {"Retry-After": str(self.retry_after)} if self.retry_after is not None else {}
-
 
 class Unauthorized(ApiError):
     """No key, a malformed key, an unknown key or a revoked one: all look the same."""
 
     code = "unauthorized"
-    status = 401
+    kind = Kind.UNAUTHENTICATED
     hint = "send 'Authorization: Bearer <api key>'; create a key with `agentbus keys create`"
-
-    def headers(self) -> dict[str, str]:
-        """Say which scheme to use."""
-        return {"WWW-Authenticate": 'Bearer realm="agentbus"'}
 
 
 class AdminOnly(ApiError):
     """The caller's key is valid but not an admin key of its tenant."""
 
     code = "admin_only"
-    status = 403
+    kind = Kind.FORBIDDEN
     hint = "use an admin key of your tenant (`agentbus keys create --role admin`)"
 
 
@@ -84,7 +96,7 @@ class NotOwner(ApiError):
     """The caller may read this (a tenant admin) but only its owner may change it."""
 
     code = "not_owner"
-    status = 403
+    kind = Kind.FORBIDDEN
     hint = "only the user who started it may continue, cancel, resume or delete it"
 
 
@@ -92,7 +104,7 @@ class NotFound(ApiError):
     """No such thing for this caller (also when another user or tenant owns the id)."""
 
     code = "not_found"
-    status = 404
+    kind = Kind.NOT_FOUND
     hint = "check the id; ids of other users and tenants are never visible"
 
 
@@ -135,7 +147,7 @@ class RunEnded(ApiError):
     """The run already ended, so it cannot be cancelled."""
 
     code = "run_ended"
-    status = 409
+    kind = Kind.CONFLICT
     hint = "read its outcome with GET /api/v1/runs/{run_id}"
 
 
@@ -147,7 +159,7 @@ class ErasureIncomplete(ApiError):
     """
 
     code = "erasure_incomplete"
-    status = 409
+    kind = Kind.CONFLICT
     hint = "erase again shortly: it carries on from where it stopped"
 
 
@@ -155,7 +167,7 @@ class UserErased(ApiError):
     """The user id was erased lately: a key for it would have its steps refused."""
 
     code = "user_erased"
-    status = 409
+    kind = Kind.CONFLICT
     hint = "use another user id, or wait until AGENTBUS_ERASURE_FENCE_S has passed"
 
 
@@ -163,7 +175,7 @@ class ConversationBusy(ApiError):
     """The conversation has a run in flight and the question's ``multitask`` is ``reject``."""
 
     code = "conversation_busy"
-    status = 409
+    kind = Kind.CONFLICT
     hint = "wait for the running answer to finish, or ask with multitask enqueue or interrupt"
 
 
@@ -171,7 +183,7 @@ class IdempotencyKeyReused(ApiError):
     """An Idempotency-Key was sent again with a different request."""
 
     code = "idempotency_key_reused"
-    status = 409
+    kind = Kind.CONFLICT
     hint = "use a new Idempotency-Key for a different request"
 
 
@@ -179,7 +191,7 @@ class InvalidRequest(ApiError):
     """The request is malformed or a field is invalid."""
 
     code = "invalid_request"
-    status = 422
+    kind = Kind.INVALID
     hint = "fix the named field; the schema is at /docs"
 
 
@@ -187,7 +199,7 @@ class ToolNameTaken(ApiError):
     """A tool the client declared has the name of one of the gateway's own tools."""
 
     code = "tool_name_taken"
-    status = 400
+    kind = Kind.MALFORMED
     hint = "rename the client's tool: a client's tool never stands in for the server's"
 
 
@@ -195,7 +207,7 @@ class QuestionTooLarge(ApiError):
     """The question is longer than the deployment accepts."""
 
     code = "question_too_large"
-    status = 413
+    kind = Kind.TOO_LARGE
     hint = "shorten the question, or attach long text as a document instead"
 
 
@@ -203,7 +215,7 @@ class BodyTooLarge(ApiError):
     """The request body is larger than any valid request."""
 
     code = "body_too_large"
-    status = 413
+    kind = Kind.TOO_LARGE
     hint = "send a smaller body"
 
 
@@ -211,7 +223,7 @@ class RateLimited(ApiError):
     """The tenant started runs faster than its rate allows."""
 
     code = "rate_limited"
-    status = 429
+    kind = Kind.THROTTLED
     hint = "wait Retry-After seconds, then retry"
 
 
@@ -219,7 +231,7 @@ class TooManyActiveRuns(ApiError):
     """The tenant has as many runs in flight as its quota allows."""
 
     code = "too_many_active_runs"
-    status = 429
+    kind = Kind.THROTTLED
     hint = "wait for a run to finish (or cancel one), then retry"
 
 
@@ -227,7 +239,7 @@ class TenantQueueFull(ApiError):
     """The tenant has as many runs waiting for admission as a shard holds (fair share)."""
 
     code = "tenant_queue_full"
-    status = 429
+    kind = Kind.THROTTLED
     hint = "wait Retry-After seconds, then retry; the tenant's earlier runs go first"
 
 
@@ -235,7 +247,7 @@ class Unavailable(ApiError):
     """Redis or the store cannot be reached."""
 
     code = "unavailable"
-    status = 503
+    kind = Kind.UNAVAILABLE
     hint = "retry shortly; if it persists, check Redis and the state store (/readyz)"
 
 
@@ -243,7 +255,7 @@ class SearchUnavailable(ApiError):
     """No retrieval worker answered a document search in time, or its search failed."""
 
     code = "search_unavailable"
-    status = 503
+    kind = Kind.UNAVAILABLE
     hint = "retry shortly; if it persists, check that a retrieval worker runs (agentbus streams)"
 
 
@@ -251,7 +263,7 @@ class CriticalToolNotApproved(ApiError):
     """A run asked for a CRITICAL tool that its tenant's admin has not approved."""
 
     code = "critical_tool_not_approved"
-    status = 403
+    kind = Kind.FORBIDDEN
     hint = (
         "ask a tenant admin to add the tool to approved_critical_tools "
         "(PUT /api/v1/settings), or ask without it"
@@ -262,7 +274,7 @@ class BudgetAboveTenant(ApiError):
     """A question asked for a bigger budget than its tenant allows one run."""
 
     code = "budget_above_tenant"
-    status = 422
+    kind = Kind.INVALID
     hint = "ask for at most the tenant's token_budget / cost_budget_usd (GET /api/v1/settings)"
 
 
@@ -270,7 +282,7 @@ class ModelNotAllowed(ApiError):
     """A model the deployment does not serve (``AGENTBUS_LLM_MODELS``)."""
 
     code = "model_not_allowed"
-    status = 403
+    kind = Kind.FORBIDDEN
     hint = "choose one of GET /api/v1/models"
 
 
@@ -278,7 +290,7 @@ class SignatureExpired(ApiError):
     """A signed question's ``signed_at`` is outside the accepted window."""
 
     code = "signature_expired"
-    status = 401
+    kind = Kind.EXPIRED
     hint = "sign each question when you send it (signed_at: Unix seconds, a synced clock)"
 
 
@@ -286,7 +298,7 @@ class SignatureReplayed(ApiError):
     """A signed question's signature was already used by another entry."""
 
     code = "signature_replayed"
-    status = 409
+    kind = Kind.CONFLICT
     hint = "sign every question afresh; a signed entry is admitted once"
 
 
@@ -294,7 +306,7 @@ class WebhookRefused(ApiError):
     """The webhook URL is not one this tenant may send to."""
 
     code = "webhook_refused"
-    status = 422
+    kind = Kind.INVALID
     hint = (
         "use a public http(s) URL whose host is on the tenant's egress allowlist "
         "(egress_enabled, egress_hosts in /api/v1/settings)"
@@ -305,7 +317,7 @@ class HostNotAllowed(ApiError):
     """``/mcp`` was reached under a Host name it does not answer (a DNS-rebinding guard)."""
 
     code = "host_not_allowed"
-    status = 421
+    kind = Kind.WRONG_HOST
     hint = "reach the API under a name in AGENTBUS_MCP_ALLOWED_HOSTS, or add this one there"
 
 
@@ -313,7 +325,7 @@ class OriginNotAllowed(ApiError):
     """A browser page of another origin called ``/mcp`` (a DNS-rebinding guard)."""
 
     code = "origin_not_allowed"
-    status = 403
+    kind = Kind.FORBIDDEN
     hint = (
         "call from a page of an allowed host (AGENTBUS_MCP_ALLOWED_HOSTS) or origin "
         "(AGENTBUS_API_ALLOWED_ORIGINS)"

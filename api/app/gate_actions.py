@@ -5,14 +5,14 @@ from __future__ import annotations
 from agents import gates
 from api.app.auth import Principal
 from api.app.deps import ApiDeps
-from api.app.errors import ApiError
+from api.app.errors import ApiError, Kind
 from bus.store import GateConflict, GateError, GateExpired, GateForbidden, GateNotFound
 
-_STATUS: dict[type[GateError], int] = {
-    GateNotFound: 404,
-    GateForbidden: 403,
-    GateConflict: 409,
-    GateExpired: 410,
+_KINDS: dict[type[GateError], Kind] = {
+    GateNotFound: Kind.NOT_FOUND,
+    GateForbidden: Kind.FORBIDDEN,
+    GateConflict: Kind.CONFLICT,
+    GateExpired: Kind.GONE,
 }
 _HINTS: dict[type[GateError], str] = {
     GateNotFound: "check the run id; only the user who started a run can resume it",
@@ -29,33 +29,24 @@ class GateProblem(ApiError):
 
     @classmethod
     def of(cls, error: GateError | gates.BadDecision) -> GateProblem:
-        """The API error for a store or decision error (404/403/409/410/422)."""
+        """The API error for a store or decision error (not found, forbidden, conflict,
+        gone, invalid)."""
         problem = cls(str(error).split(" (")[0])
         problem.code = error.code
         if isinstance(error, gates.BadDecision):
-            problem.status, problem.hint = 422, error.hint
+            problem.kind, problem.hint = Kind.INVALID, error.hint
         else:
-            problem.status = _STATUS.get(type(error), 409)
+            problem.kind = _KINDS.get(type(error), Kind.CONFLICT)
             problem.hint = _HINTS.get(type(error), "")
         return problem
 
 
 async def resume_run(deps: ApiDeps, who: Principal, run_id: str, decision: str) -> None:
     """Resume ``run_id`` as ``who`` with ``decision`` (the gate's details come from SQL)."""
-    if deps.checkpoints is None:
+    if deps.resumes is None:
         raise GateProblem.of(GateNotFound("gates need a state store"))
     try:
-        await gates.resume(
-            deps.checkpoints,
-            deps.runs,
-            deps.redis,
-            deps.bus,
-            scope=who.scope,
-            groups=who.groups,
-            run_id=run_id,
-            decision=decision,
-            allow_always=deps.allow_always,
-        )
+        await deps.resumes.decide(who.scope, who.groups, run_id, decision)
     except (GateError, gates.BadDecision) as e:
         raise GateProblem.of(e) from e
 
@@ -64,18 +55,9 @@ async def resume_client_tools(
     deps: ApiDeps, who: Principal, run_id: str, results: dict[str, str]
 ) -> None:
     """Resume ``run_id`` as ``who`` with its client's tool ``results`` (by call id)."""
-    if deps.checkpoints is None:
+    if deps.resumes is None:
         raise GateProblem.of(GateNotFound("gates need a state store"))
     try:
-        await gates.resume_client_tools(
-            deps.checkpoints,
-            deps.runs,
-            deps.redis,
-            deps.bus,
-            scope=who.scope,
-            groups=who.groups,
-            run_id=run_id,
-            results=results,
-        )
+        await deps.resumes.client_tools(who.scope, who.groups, run_id, results)
     except (GateError, gates.BadDecision) as e:
         raise GateProblem.of(e) from e

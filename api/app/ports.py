@@ -7,12 +7,14 @@ and the composition root (``api.compose``) or the transport wires one to each us
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from bus.budget import Spent
+    from bus.store import DocumentRecord, Scope
+    from retrieval.jobs import IngestTask, Job, JobStatus
 
 Sink = Callable[[str, bytes], None]
 """Receives (entry id, the entry's ``data`` field) for each new entry, in stream order."""
@@ -85,6 +87,14 @@ class RunEvents(Protocol):
         self, stream: str, after: str, until: str, count: int
     ) -> list[tuple[str, bytes]]:
         """Up to ``count`` entries of ``stream`` after ``after`` (exclusive) up to ``until``."""
+        ...
+
+    async def history(self, stream: str) -> list[tuple[str, bytes]]:
+        """Every entry of ``stream`` (id, the entry's ``data`` field), oldest first.
+
+        Raises:
+            bus.errors.MessageInvalid: an entry has no ``data`` field.
+        """
         ...
 
     async def stream_state(self, stream: str) -> StreamState:
@@ -185,6 +195,59 @@ it into ``Unavailable`` without naming the transport."""
 
 CancelRun = Callable[[str], Awaitable[None]]
 """Asks the run of this id to stop (workers honour it between steps and while streaming)."""
+
+Probe = Callable[[], Awaitable[object]]
+"""A round trip to a service the process needs (``/readyz``): raises when it does not answer."""
+
+Prepare = Callable[[], Awaitable[None]]
+"""Makes what the process will use exist (the role streams' consumer groups), idempotently."""
+
+ErasedLately = Callable[[str, str], Awaitable[bool]]
+"""Whether the user (tenant id, subject) was erased lately: the erasure fence (`bus.fence`)
+holds them, so no step of theirs would commit."""
+
+RunOwner = Callable[[str, int], Awaitable[str | None]]
+"""Who started the run of this id and shard, as the API wrote it when it published the run
+(`api.app.access.owner_value`); None once that expired, or for a run started elsewhere."""
+
+
+class IngestJobs(Protocol):
+    """Document ingest jobs on the bus: published to the retrieval role, followed by id."""
+
+    async def publish(self, tasks: Sequence[IngestTask], *, tenant: str, subject: str) -> Job:
+        """Publish a job of ``tasks`` for the tenant's ``subject``."""
+        ...
+
+    async def remove(self, tenant: str, subject: str, document: DocumentRecord) -> str:
+        """Remove a document's chunks from search (a job of its own); the job's id."""
+        ...
+
+    async def tenant_of(self, job_id: str) -> str | None:
+        """The tenant whose job this is (None: no such job, or it expired)."""
+        ...
+
+    async def status(self, job_id: str) -> JobStatus:
+        """The job's progress."""
+        ...
+
+    async def outcome(self, job_id: str) -> tuple[str | None, bool]:
+        """The job's error message, if it failed, and whether it ended (its last events)."""
+        ...
+
+
+class Resumes(Protocol):
+    """Continues paused runs (`agents.gates`): with a gate's decision, or with the tool
+    results of the run's client. Raise `bus.store.GateError` or `agents.gates.BadDecision`."""
+
+    async def decide(self, scope: Scope, groups: Sequence[str], run_id: str, decision: str) -> None:
+        """Resume ``run_id`` as ``scope`` (with its ACL ``groups``) with ``decision``."""
+        ...
+
+    async def client_tools(
+        self, scope: Scope, groups: Sequence[str], run_id: str, results: Mapping[str, str]
+    ) -> None:
+        """Resume ``run_id`` as ``scope`` with its client's tool ``results`` (by call id)."""
+        ...
 
 
 class SessionStore(Protocol):

@@ -54,7 +54,7 @@ async def verify(
     Exit status 1 when a chain is broken. Keep the printed head hashes elsewhere: a head
     rewritten together with the rows before it is only caught against such a copy.
     """
-    from api.compose.roles import ConfigError
+    from api.compose.errors import ConfigError
     from bus.store import open_store
 
     s = settings()
@@ -108,7 +108,7 @@ async def list_rows(
     Reads the store directly (it needs the database's credentials, like `audit verify`);
     API clients use GET /api/v1/audit, which shows a user only their own rows.
     """
-    from api.compose.roles import ConfigError
+    from api.compose.errors import ConfigError
     from bus.commands import RUN_ID_PATTERN
     from bus.store import Scope, open_store
     from gateway.redact import redact

@@ -29,7 +29,7 @@ async def erase(
     from api.app.errors import ApiError
     from api.compose.connection import connect
     from api.compose.erasure import erasure_of
-    from api.compose.roles import ConfigError
+    from api.compose.errors import ConfigError
     from bus.store import open_store
 
     s = settings()

@@ -35,8 +35,8 @@ async def run(
     the workers run passes every AGENTBUS_RETENTION_INTERVAL_S on their own.
     """
     from api.compose.connection import connect
+    from api.compose.errors import ConfigError
     from api.compose.retention import retention_of
-    from api.compose.roles import ConfigError
     from bus.store import open_store
 
     s = settings()
@@ -64,8 +64,8 @@ async def show(
     """Print each tenant's policy: days kept per kind (forever where neither the tenant's
     `retention` preference nor AGENTBUS_RETENTION sets one)."""
     from api.compose.connection import connect
+    from api.compose.errors import ConfigError
     from api.compose.retention import retention_of
-    from api.compose.roles import ConfigError
     from bus.retention import KINDS
     from bus.store import open_store
 

@@ -15,9 +15,11 @@ from redis.asyncio import Redis
 from agents.gates import AllowAlways
 from api import signing
 from api.app.deps import ApiDeps
+from api.app.doc_search import SEARCH_WAIT_S, DocSearch
 from api.app.memories import MemoryBook
 from api.app.sessions import SessionAuthenticator
 from api.compose.erasure import erasure_of
+from api.compose.resumes import BusResumes
 from api.compose.schedules import schedule_book, scheduler_of
 from api.compose.settings import AppSettings
 from api.compose.starter import defaults_of as defaults_of  # re-exported: the API's wiring
@@ -27,13 +29,21 @@ from api.compose.tool_names import server_tool_names
 from api.http.app import create_app
 from api.http.server import GRACEFUL_S, serve
 from api.streams.admission import QuestionAdmission
+from api.streams.ingest_jobs import RedisIngestJobs
 from api.streams.relay import Relay
+from api.streams.run_owner import run_owner_of
 from api.streams.session_store import RedisSessionStore
 from bus import tenant_versions
+from bus.budget import BudgetLedger
 from bus.fence import Fence, erasure_key
+from bus.publish import request_cancel
+from bus.runtime.groups import ensure_role_groups
 from bus.store import AuditEntry, Stores
+from bus.typed_redis import commands
+from gateway.tools.search_docs import over_the_bus
 from gateway.webhooks.push_configs import PushConfigs
 from gateway.webhooks.worker import schedule_for
+from retrieval.remote import RemoteSearch
 
 
 def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDeps:
@@ -51,7 +61,8 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         bus=bus,
         retrieval=app_settings.retrieval,
         defaults=defaults,
-        redis=redis,
+        broker_ping=commands(redis).ping,
+        prepare_streams=functools.partial(ensure_role_groups, redis, bus.shards),
         runs=stores.runs,
         conversations=stores.conversations,
         keys=stores.keys,
@@ -66,12 +77,21 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         limits=limits,
         starter=starter,
         relay=Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms),
+        run_owner=run_owner_of(redis),
+        cancel=functools.partial(request_cancel, redis, settings=bus),
+        ledgers=functools.partial(BudgetLedger, redis),
+        doc_search=DocSearch(over_the_bus(RemoteSearch(redis, bus), SEARCH_WAIT_S)),
         sessions=sessions,
         checkpoints=stores.checkpoints,
-        allow_always=allow_always_hook(stores),
+        resumes=(
+            None
+            if stores.checkpoints is None
+            else BusResumes(stores.checkpoints, stores.runs, redis, bus, allow_always_hook(stores))
+        ),
         audit=stores.audit,
         signing_master=master,
         documents=stores.documents,
+        ingest_jobs=RedisIngestJobs(redis, bus),
         webhook_secrets=stores.webhook_secrets,
         webhooks=schedule_for(redis, app_settings.gateway, bus),
         push_configs=(
@@ -81,7 +101,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         scheduler=scheduler_of(app_settings, stores, starter),
         summaries=stores.summaries,
         erasure=erasure_of(app_settings, stores, redis),
-        fence=Fence(erasure_key(master)),
+        erased_lately=functools.partial(Fence(erasure_key(master)).holds, redis, shard=0),
         memories=None if stores.memories is None else MemoryBook(stores.memories),
         teams=team_book(app_settings, stores),
         server_tools=server_tool_names(app_settings.gateway),
@@ -136,7 +156,7 @@ async def run_edge(
     """
     deps = make_deps(settings, redis, stores)
     app = create_app(deps)
-    consumer = QuestionAdmission(deps) if admission else None
+    consumer = QuestionAdmission(deps, redis) if admission else None
     tasks: list[asyncio.Task[None]] = [
         asyncio.create_task(
             serve(

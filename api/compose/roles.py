@@ -32,12 +32,12 @@ from agents.sources import MEMORY, WEB, Source, memory_source, web_source
 from agents.team_agent import make_team_agent
 from agents.verifier import make_verifier
 from api import signing
+from api.compose.errors import ConfigError, UnknownRole
 from api.compose.graph import choose_extractor, graph_index, graph_search
 from api.compose.settings import AppSettings
 from api.compose.tenant_policies import StoredTenantPolicies
 from api.compose.tenant_tools import TenantTools
 from bus import tenant_versions
-from bus.errors import BusError
 from bus.fence import Fence, erasure_key
 from bus.keys import Role
 from bus.noop import handle_noop
@@ -83,18 +83,6 @@ RUN_ROLES = (
     Role.AGENT,
 )
 UP_ROLES = (*RUN_ROLES, Role.NOOP, Role.RECORDER)
-
-
-class UnknownRole(BusError):
-    """A worker was asked for a role this build has no handler for."""
-
-    code = "unknown_role"
-
-
-class ConfigError(BusError):
-    """A setting is missing or inconsistent."""
-
-    code = "config_error"
 
 
 def make_llm(settings: AgentSettings) -> LLM:

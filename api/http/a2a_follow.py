@@ -22,7 +22,7 @@ from api.app.run_follow import follow_run
 from api.app.run_view import describe
 from api.http.a2a_rpc import UNSUPPORTED_OPERATION, RpcError
 from api.http.a2a_tasks import TaskUpdates, answer_artifact, task_of
-from bus import keys, wire
+from bus import keys
 from bus.events import ApprovalRequest, ClientEvent, Done, parse_event
 
 if TYPE_CHECKING:
@@ -31,12 +31,8 @@ if TYPE_CHECKING:
 
 async def past_events(deps: ApiDeps, run_id: str, shard: int) -> list[tuple[str, ClientEvent]]:
     """The run's events so far, with their stream ids."""
-    rows = await deps.redis.xrange(keys.run_events(run_id, shard))
-    return [(_text(entry_id), parse_event(wire.raw_data(f))) for entry_id, f in rows]
-
-
-def _text(entry_id: bytes | str) -> str:
-    return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    rows = await deps.relay.history(keys.run_events(run_id, shard))
+    return [(entry_id, parse_event(data)) for entry_id, data in rows]
 
 
 async def updates_after(

@@ -26,6 +26,7 @@ from api.app import metrics, post_stages
 from api.app.deps import ApiDeps
 from api.app.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
 from api.http.asyncapi import build_asyncapi
+from api.http.error_kinds import headers_of, status_of
 from api.http.responses import CALLER, PUBLIC, errors
 from api.http.routes import (
     a2a,
@@ -55,7 +56,6 @@ from api.http.routes import (
     ws,
 )
 from bus.errors import StoreError
-from bus.runtime.groups import ensure_role_groups
 
 log = structlog.get_logger("api")
 
@@ -73,7 +73,7 @@ def create_app(deps: ApiDeps) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
         # Before the first run is published: its intake may not have started yet.
-        await ensure_role_groups(deps.redis, deps.bus.shards)
+        await deps.prepare_streams()
         await deps.relay.start()
         turns = deps.starter.turns
         # Every replica sweeps (at start, then now and then): turns whose publish was lost.
@@ -141,9 +141,11 @@ def create_app(deps: ApiDeps) -> FastAPI:
     return app
 
 
-def _error_response(error: ApiError) -> JSONResponse:
+def _error_response(error: ApiError, status: int | None = None) -> JSONResponse:
     metrics.REJECTED.labels(error.code).inc()
-    return JSONResponse(error.body(), status_code=error.status, headers=error.headers())
+    return JSONResponse(
+        error.body(), status_code=status or status_of(error), headers=headers_of(error)
+    )
 
 
 def _install_error_handlers(app: FastAPI) -> None:
@@ -166,8 +168,8 @@ def _install_error_handlers(app: FastAPI) -> None:
         if exc.status_code == 400:  # FastAPI's "error parsing the body": not JSON, not UTF-8
             return _error_response(InvalidRequest(f"body: {exc.detail}", field="body"))
         error = ApiError(str(exc.detail), hint="see /docs")
-        error.status, error.code = exc.status_code, f"http_{exc.status_code}"
-        return _error_response(error)
+        error.code = f"http_{exc.status_code}"
+        return _error_response(error, exc.status_code)
 
     @app.exception_handler(StoreError)
     async def store_down(_request: Request, exc: StoreError) -> JSONResponse:

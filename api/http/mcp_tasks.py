@@ -43,7 +43,6 @@ from bus import keys
 from bus.commands import RUN_ID_PATTERN
 from bus.events import ApprovalRequest, Done
 from bus.json_values import is_array, is_object
-from bus.publish import request_cancel
 from bus.run_state import Multitask, QuestionSettings
 from bus.team_run import TEAM_NAME_PATTERN
 
@@ -187,7 +186,7 @@ class RunTasks(ServerMiddleware[Any]):
                 INVALID_PARAMS, f"Cannot cancel task: already in terminal status ({ended})"
             )
         deps = self._deps
-        await request_cancel(deps.redis, ref.run_id, deps.bus)
+        await deps.cancel(ref.run_id)
         loop = asyncio.get_running_loop()
         until = loop.time() + _CANCEL_WAIT_S
         who = _caller(ctx)

@@ -35,16 +35,15 @@ from api.app import metrics
 from api.app.access import visible_run
 from api.app.ask import Ask
 from api.app.auth import Principal
-from api.app.doc_search import MAX_QUERY_CHARS, MAX_TOP_K, DocSearch
+from api.app.doc_search import MAX_QUERY_CHARS, MAX_TOP_K
 from api.app.errors import ApiError
 from api.app.gate_actions import resume_run
 from api.app.run_follow import follow_run
 from api.http.a2a_tasks import pause_note
 from api.http.openai_dialect import AnswerStream
-from bus import keys, wire
+from bus import keys
 from bus.commands import RUN_ID_PATTERN
 from bus.events import ApprovalRequest, Citation, ClientEvent, Done, ErrorEvent, parse_event
-from bus.publish import request_cancel
 from bus.run_state import Multitask, QuestionSettings
 from bus.team_run import TEAM_NAME_PATTERN
 
@@ -211,7 +210,7 @@ async def follow(
     finally:
         if end is None:  # the client cancelled the call or went away: stop the run
             with anyio.CancelScope(shield=True):
-                await request_cancel(deps.redis, run_id, deps.bus)
+                await deps.cancel(run_id)
     if end is None:
         raise ToolError(f"unavailable: the events of run {run_id} ended before the run did")
     if isinstance(end, ApprovalRequest):
@@ -245,7 +244,7 @@ def finished(progress: RunProgress, done: Done, conversation_id: str | None) -> 
 def build_server(deps: ApiDeps, version: str) -> MCPServer:
     """The MCP server whose tools act for the caller of each request."""
     server = MCPServer("agentbus", version=version, instructions=INSTRUCTIONS, log_level="WARNING")
-    search = DocSearch(deps)
+    search = deps.doc_search
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=True))
     async def ask(
@@ -311,11 +310,11 @@ def build_server(deps: ApiDeps, version: str) -> MCPServer:
             if ref.record is None or ref.record.status.value != "suspended":
                 raise ToolError(f"not_suspended: the run {run_id} is not waiting for a decision")
             # The run is paused: nothing is added to its events until the decision below.
-            rows = await deps.redis.xrange(ref.events_key)
+            rows = await deps.relay.history(ref.events_key)
             await resume_run(deps, who, run_id, decision)
         except ApiError as e:
             raise refusal(e) from e
-        before = [(_id(entry), parse_event(wire.raw_data(fields))) for entry, fields in rows]
+        before = [(entry, parse_event(data)) for entry, data in rows]
         return await follow(deps, run_id, ref.record.conversation_id, Reporter(ctx), before=before)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
@@ -336,7 +335,3 @@ def build_server(deps: ApiDeps, version: str) -> MCPServer:
         return Found(query=query, results=[Chunk.model_validate(r) for r in results])
 
     return server
-
-
-def _id(entry_id: bytes | str) -> str:
-    return entry_id.decode() if isinstance(entry_id, bytes) else entry_id

@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from api.app.errors import ApiError
+from api.http.error_kinds import headers_of, status_of
 from bus.events import ApprovalRequest, ClientEvent, Done
 from bus.run_state import QuestionSettings
 
@@ -138,16 +139,17 @@ class OpenAIError(Exception):
     @classmethod
     def of(cls, error: ApiError) -> OpenAIError:
         """The OpenAI form of one of the API's own errors (status and code kept)."""
+        given = status_of(error)
         kind = "invalid_request_error"
-        if error.status == 429:
+        if given == 429:
             kind = "rate_limit_error"
-        elif error.status >= 500:
+        elif given >= 500:
             kind = "server_error"
-        code = "invalid_api_key" if error.status == 401 else error.code
+        code = "invalid_api_key" if given == 401 else error.code
         message = f"{error.message} ({error.hint})" if error.hint else error.message
-        status = 400 if error.status == 422 else error.status
+        status = 400 if given == 422 else given
         return cls(
-            status, message, type=kind, code=code, param=error.field, headers=error.headers()
+            status, message, type=kind, code=code, param=error.field, headers=headers_of(error)
         )
 
     def body(self) -> dict[str, Any]:

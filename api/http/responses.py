@@ -36,6 +36,7 @@ from api.app.errors import (
     Unavailable,
     WebhookRefused,
 )
+from api.http.error_kinds import status_of
 from bus.json_values import is_array, is_object
 
 #: An error a route answers with: an ``ApiError`` class, or ``(status, code)`` for one whose
@@ -79,7 +80,7 @@ STARTING: tuple[ErrorCase, ...] = (
 def _status_code(case: ErrorCase) -> tuple[int, str]:
     if isinstance(case, tuple):
         return case
-    return case.status, case.code
+    return status_of(case), case.code
 
 
 def error_statuses(cases: Iterable[ErrorCase]) -> dict[int, list[str]]:

@@ -33,7 +33,6 @@ from api.http.trace_headers import caller_trace
 from bus import keys
 from bus.commands import new_run_id
 from bus.errors import StoreError
-from bus.publish import request_cancel
 
 if TYPE_CHECKING:
     from api.app.deps import ApiDeps
@@ -215,7 +214,7 @@ class WsSession:
                     await self._follow(ref, plan.follow_after)
             case proto.CancelFrame():
                 await visible_run(self.deps, who, frame.run_id, read=None)
-                await request_cancel(self.deps.redis, frame.run_id, self.deps.bus)
+                await self.deps.cancel(frame.run_id)
                 doc = {"type": "cancel_requested", "run_id": frame.run_id, "request_id": rid}
                 self.outbox.put_control(_control(doc))
             case proto.ResumeFrame():

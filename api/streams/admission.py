@@ -31,6 +31,7 @@ import time
 
 import structlog
 from pydantic import TypeAdapter, ValidationError
+from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -80,14 +81,17 @@ class QuestionAdmission:
     """Consumes ``runs.questions`` and starts a run for each valid question.
 
     Args:
-        deps: the API's dependencies (settings, Redis, key store, run starter).
+        deps: the API's dependencies (settings, key store, run starter).
+        redis: the broker the questions stream is on.
         consumer: this consumer's name in the group (default: host, pid, random).
         batch: entries read per XREADGROUP.
     """
 
-    def __init__(self, deps: ApiDeps, *, consumer: str | None = None, batch: int = 16) -> None:
+    def __init__(
+        self, deps: ApiDeps, redis: Redis, *, consumer: str | None = None, batch: int = 16
+    ) -> None:
         self.deps = deps
-        self.redis = deps.redis
+        self.redis = redis
         self.settings = deps.bus
         self.consumer = consumer or consumer_name()
         self.batch = batch

@@ -154,6 +154,11 @@ class Relay:
         rows = await self._redis.xrange(stream, min="(" + after, max=until, count=count)
         return [(entry_id.decode(), fields.get(_DATA, b"")) for entry_id, fields in rows]
 
+    async def history(self, stream: str) -> list[tuple[str, bytes]]:
+        """Every entry of ``stream`` (a paused run's events before it resumes)."""
+        rows = await self._redis.xrange(stream)
+        return [(entry_id.decode(), wire.raw_data(fields)) for entry_id, fields in rows]
+
     async def stream_state(self, stream: str) -> StreamState:
         """Existence, first and last ids of ``stream`` (`api.streams.stream_state`)."""
         return await stream_state.stream_state(self._redis, stream)

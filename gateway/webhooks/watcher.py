@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import structlog
 from pydantic import ValidationError
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
 log = structlog.get_logger("gateway.webhooks.watcher")
+T = TypeVar("T")
 
 LEASE_MS = 15_000
 #: Streams one XREAD follows; more watched runs are followed in turns.
@@ -82,7 +84,7 @@ class Watcher:
                     if not await self._schedule.hold_lease(shard, self._owner, LEASE_MS):
                         await _sleep(stopping, LEASE_MS / 3000)
                         continue
-                    wake_cursor, offset = await self._step(shard, wake_cursor, offset)
+                    wake_cursor, offset = await self._step(shard, wake_cursor, offset, stopping)
                 except (RedisConnectionError, RedisTimeoutError, OSError) as e:
                     log.warning("webhook watcher: Redis failed, retrying", error=repr(e))
                     await _sleep(stopping, 1.0)
@@ -95,7 +97,9 @@ class Watcher:
             except Exception as e:  # the lease expires by itself anyway
                 log.warning("webhook watcher: lease not released", error=repr(e))
 
-    async def _step(self, shard: int, wake_from: str | None, offset: int) -> tuple[str, int]:
+    async def _step(
+        self, shard: int, wake_from: str | None, offset: int, stopping: asyncio.Event
+    ) -> tuple[str, int]:
         wake = keys.webhook_wake(shard)
         wake_cursor = wake_from or "0-0"
         if wake_from is None:  # from the wake stream's end: old entries need no reading
@@ -116,11 +120,8 @@ class Watcher:
             by_stream[stream] = (run_id, followed)
         # In turns over many runs, a long block on one window would starve the others.
         block = 10 if rotating else self._block_ms
-        resp = await self._redis.xread(
-            streams,  # type: ignore[arg-type]
-            count=WINDOW,
-            block=block,
-        )
+        read = self._redis.xread(streams, count=WINDOW, block=block)  # type: ignore[arg-type]
+        resp = await _unless_stopped(read, stopping)
         for name_b, entries in resp or ():
             name = name_b.decode()
             if name == wake:
@@ -244,6 +245,24 @@ def _outgoing(
     if not out and b'"done"' in data and isinstance(parse_event(data), Done):
         return [], True  # nothing to send (every config deleted): the run is no more followed
     return (out, finished) if out else None
+
+
+async def _unless_stopped(read: Awaitable[T], stopping: asyncio.Event) -> T | None:
+    """``read``'s result, or None when ``stopping`` is set first (the read is cancelled).
+
+    A read has no effect to lose (a run's cursor moves only when what was read is
+    processed), so a stopping process need not wait out the block time.
+    """
+    reading = asyncio.ensure_future(read)
+    waiting = asyncio.ensure_future(stopping.wait())
+    try:
+        await asyncio.wait((reading, waiting), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiting.cancel()
+        if not reading.done():
+            reading.cancel()
+            await asyncio.wait((reading,))
+    return None if reading.cancelled() else reading.result()
 
 
 async def _sleep(stopping: asyncio.Event, seconds: float) -> None:

@@ -68,11 +68,11 @@ from api.http.a2a_rpc import (
     read_call,
 )
 from api.http.a2a_tasks import TaskUpdates, agent_card, task_of
+from api.http.error_kinds import status_of
 from api.http.responses import errors
 from api.http.routes.common import deps_of
 from bus import keys
 from bus.events import ApprovalRequest, Done
-from bus.publish import request_cancel
 from bus.store import Scope
 
 router = APIRouter(tags=["a2a"])
@@ -108,7 +108,7 @@ def _rpc_of(e: ApiError) -> RpcError:
     code = {"run_not_found": TASK_NOT_FOUND, "not_owner": TASK_NOT_FOUND}
     code["invalid_request"] = code["bad_decision"] = INVALID_PARAMS  # the message's text
     message = f"{e.message} ({e.hint})" if e.hint else e.message  # what to do, as on /mcp
-    return RpcError(code.get(e.code, -32000), message, {"code": e.code, "status": e.status})
+    return RpcError(code.get(e.code, -32000), message, {"code": e.code, "status": status_of(e)})
 
 
 #: The card's path under a base URL: the domain's (A2A 1.0 section 8.2), and the JSON-RPC
@@ -181,8 +181,9 @@ async def rpc(request: Request) -> Response:
         try:
             who = await deps.auth.authenticate(bearer_token(request.headers.get("authorization")))
         except ApiError as e:
-            refused = RpcError(INVALID_REQUEST, e.message, {"code": e.code, "status": e.status})
-            return error_answer(call.id, refused, e.status)
+            status = status_of(e)
+            refused = RpcError(INVALID_REQUEST, e.message, {"code": e.code, "status": status})
+            return error_answer(call.id, refused, status)
         if method in ("stream", "subscribe"):
             updates = await _STREAMS[method](deps, who, call.params)
             return StreamingResponse(sse(call.id, updates), media_type="text/event-stream")
@@ -331,7 +332,7 @@ async def _cancel(deps: ApiDeps, who: Principal, params: object) -> dict[str, An
     if ref.record is not None and ref.record.is_terminal:
         ended = ref.record.status.value
         raise RpcError(TASK_NOT_CANCELABLE, f"task {task_id!r} already ended ({ended})")
-    await request_cancel(deps.redis, task_id, deps.bus)
+    await deps.cancel(task_id)
     loop = asyncio.get_running_loop()
     until = loop.time() + _CANCEL_WAIT_S
     while loop.time() < until:

@@ -44,9 +44,10 @@ from api.app.errors import ApiError, InvalidRequest
 from api.app.gate_actions import resume_client_tools, resume_run
 from api.app.run_follow import follow_run
 from api.http.ag_ui_events import CANCEL_DECISION, AgUiEvents
+from api.http.error_kinds import status_of
 from api.http.responses import CALLER, GATES, STARTING, sse_errors
 from api.http.routes.common import deps_of
-from bus import keys, wire
+from bus import keys
 from bus.events import ApprovalRequest, ClientEvent, Done, parse_event
 from bus.json_values import is_object
 from bus.run_state import QuestionSettings
@@ -89,7 +90,7 @@ async def run_agent(request: Request) -> Response:
         error = RunErrorEvent(message=e.message, code=e.code)
         retry = {"Retry-After": str(e.retry_after)} if e.retry_after else {}
         return Response(
-            _ENCODER.encode(error), e.status, retry, media_type=_ENCODER.get_content_type()
+            _ENCODER.encode(error), status_of(e), retry, media_type=_ENCODER.get_content_type()
         )
     body = _stream(deps, events, run_id, after)
     return StreamingResponse(body, media_type=_ENCODER.get_content_type(), headers=_HEADERS)
@@ -164,9 +165,9 @@ async def _resume(
             raise InvalidRequest("resume.payload: {decision: ...} is required", field="resume")
     shard = keys.shard_of(run_id, deps.bus.shards)
     # The run is paused: nothing is added to its events until the decision below.
-    rows = await deps.redis.xrange(keys.run_events(run_id, shard))
+    rows = await deps.relay.history(keys.run_events(run_id, shard))
     await resume_run(deps, who, run_id, decision)
-    return run_id, [(_id(entry_id), parse_event(wire.raw_data(f))) for entry_id, f in rows]
+    return run_id, [(entry_id, parse_event(data)) for entry_id, data in rows]
 
 
 def _tool_results(given: RunAgentInput) -> list[tuple[str, str]]:
@@ -188,8 +189,8 @@ async def _resume_tools(
     run_id, by_call = results_run(results, "messages")
     shard = keys.shard_of(run_id, deps.bus.shards)
     # The run is paused: nothing is added to its events until it resumes.
-    rows = await deps.redis.xrange(keys.run_events(run_id, shard))
-    before = [(_id(entry_id), parse_event(wire.raw_data(f))) for entry_id, f in rows]
+    rows = await deps.relay.history(keys.run_events(run_id, shard))
+    before = [(entry_id, parse_event(data)) for entry_id, data in rows]
     asked = next((e for _, e in reversed(before) if isinstance(e, ApprovalRequest)), None)
     waiting = {c.id for c in asked.calls or ()} if asked is not None else set[str]()
     answers = {call: text for call, text in by_call.items() if call in waiting} or by_call
@@ -201,10 +202,6 @@ def _text(content: str | Sequence[object]) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(t for part in content if isinstance(t := getattr(part, "text", None), str))
-
-
-def _id(entry_id: bytes | str) -> str:
-    return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
 
 
 async def _stream(deps: ApiDeps, events: AgUiEvents, run_id: str, after: str) -> AsyncIterator[str]:

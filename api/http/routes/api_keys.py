@@ -81,8 +81,8 @@ async def list_keys(deps: Deps, admin: Admin) -> KeyList:
 async def create_key(body: KeyCreate, deps: Deps, admin: Admin) -> KeyCreated:
     """Create a key in the admin's tenant; store the returned ``key``, it is shown once.
     409 ``user_erased`` for a user erased lately (their steps would commit nothing)."""
-    fence = deps.fence
-    if fence is not None and await fence.holds(deps.redis, admin.tenant_id, body.subject, 0):
+    erased = deps.erased_lately
+    if erased is not None and await erased(admin.tenant_id, body.subject):
         raise UserErased(f"the user {body.subject[:80]!r} of this tenant was erased lately")
     try:
         minted = await credentials.create_key(

@@ -13,24 +13,21 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable
 from pathlib import PurePosixPath
-from typing import Annotated, Any, cast
+from typing import Annotated
 
 from fastapi import APIRouter, File, Form, Response, UploadFile, status
 
 from agentbus_contracts import Document, IngestJob, Upload
-from api.app.errors import ApiError, InvalidRequest, NotFound, Unavailable
-from api.catalogue import publish_removal, record_documents
+from api.app.errors import ApiError, InvalidRequest, Kind, NotFound, Unavailable
+from api.catalogue import record_documents
 from api.http.responses import ADMIN, errors
 from api.http.routes.common import Admin, Deps
-from bus import keys, wire
 from bus.commands import NAME_PATTERN
-from bus.events import parse_event
 from bus.store import DocumentStore
 from retrieval.errors import RetrievalError
 from retrieval.ingest import PreparedDocument, prepare
-from retrieval.jobs import job_status, progress_key, publish_job, split_tasks
+from retrieval.jobs import split_tasks
 from retrieval.loaders import parse
 from retrieval.stack import chunking_config
 
@@ -46,7 +43,7 @@ class UploadFailed(ApiError):
     """A file could not be parsed (unsupported type, unreadable bytes)."""
 
     code = "document_unreadable"
-    status = 422
+    kind = Kind.INVALID
 
 
 def _catalogue(deps: Deps) -> DocumentStore:
@@ -110,9 +107,7 @@ async def upload(
         batch_chunks=deps.retrieval.ingest_batch_chunks,
         max_bytes=deps.bus.max_message_bytes,
     )
-    job = await publish_job(
-        deps.redis, deps.bus, tasks, tenant=admin.tenant_id, subject=admin.subject
-    )
+    job = await deps.ingest_jobs.publish(tasks, tenant=admin.tenant_id, subject=admin.subject)
     records = await record_documents(
         store, prepared, tenant=admin.tenant_id, subject=admin.subject, job_id=job.job_id
     )
@@ -131,14 +126,10 @@ async def job(job_id: str, deps: Deps, admin: Admin) -> IngestJob:
     """An ingest job's progress (another tenant's job: 404)."""
     if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,64}", job_id):
         raise NotFound(f"no ingest job {job_id[:80]!r}")
-    shard = keys.shard_of(job_id, deps.bus.shards)
-    # The async client's hget is typed as sync-or-async; on this client it is awaitable.
-    reply = cast("Awaitable[bytes | None]", deps.redis.hget(progress_key(job_id, shard), "tenant"))
-    owner = await reply
-    if owner is None or owner.decode() != admin.tenant_id:
+    if await deps.ingest_jobs.tenant_of(job_id) != admin.tenant_id:
         raise NotFound(f"no ingest job {job_id!r}", hint="jobs are kept for a day")
-    state = await job_status(deps.redis, job_id, shard)
-    error, ended = await _outcome(deps, job_id, shard)
+    state = await deps.ingest_jobs.status(job_id)
+    error, ended = await deps.ingest_jobs.outcome(job_id)
     status_ = "error" if error else "done" if ended or state.finished else "running"
     return IngestJob(
         job_id=job_id,
@@ -149,19 +140,6 @@ async def job(job_id: str, deps: Deps, admin: Admin) -> IngestJob:
         facts=state.facts,
         error=error,
     )
-
-
-async def _outcome(deps: Deps, job_id: str, shard: int) -> tuple[str | None, bool]:
-    """The job's error message, if it failed, and whether it ended (its last events)."""
-    entries: list[Any] = await deps.redis.xrevrange(keys.run_events(job_id, shard), count=4)
-    error, ended = None, False
-    for _, fields in entries:
-        event = parse_event(wire.raw_data(fields))
-        if event.type == "error":
-            error = event.message
-        elif event.type == "done":
-            ended = True
-    return error, ended
 
 
 @router.delete(
@@ -175,6 +153,6 @@ async def delete_document(doc_id: str, deps: Deps, admin: Admin) -> Response:
     found = await store.get(admin.tenant_id, doc_id)
     if found is None:
         raise NotFound(f"no document {doc_id[:80]!r}")
-    await publish_removal(deps.redis, deps.bus, admin.tenant_id, admin.subject, found)
+    await deps.ingest_jobs.remove(admin.tenant_id, admin.subject, found)
     await store.delete(admin.tenant_id, doc_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

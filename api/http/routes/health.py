@@ -10,7 +10,6 @@ from pydantic import BaseModel
 
 from api.http.routes.common import Deps
 from bus.store import Scope
-from bus.typed_redis import commands
 
 router = APIRouter(tags=["operations"])
 
@@ -41,7 +40,7 @@ async def readyz(deps: Deps) -> JSONResponse:
     """Readiness: Redis and the state store answer (503 naming what does not)."""
     checks: dict[str, str] = {}
     probes: dict[str, Any] = {
-        "redis": commands(deps.redis).ping(),
+        "redis": deps.broker_ping(),
         # Any tenant-scoped read touches the database; this id cannot exist.
         "store": deps.runs.get(Scope.user("-", "-"), "-"),
     }

@@ -35,6 +35,7 @@ from starlette.types import Receive, Scope, Send
 from api.app import metrics
 from api.app.auth import bearer_token
 from api.app.errors import ApiError, HostNotAllowed, OriginNotAllowed
+from api.http.error_kinds import status_of
 from api.http.mcp_names import UnknownNames
 from api.http.mcp_tasks import RunTasks
 from api.http.mcp_tools import PRINCIPAL_STATE, build_server
@@ -144,9 +145,10 @@ def refused(error: ApiError) -> JSONResponse:
     rpc = {"code": INVALID_REQUEST, "message": message, "data": {"code": error.code}}
     body = {"jsonrpc": "2.0", "id": None, "error": rpc}
     headers: dict[str, str] = {}
-    if error.status == 401:
+    status = status_of(error)
+    if status == 401:
         description = error.message.replace('"', "'")
         headers["WWW-Authenticate"] = (
             f'Bearer realm="agentbus", error="invalid_token", error_description="{description}"'
         )
-    return JSONResponse(body, error.status, headers=headers)
+    return JSONResponse(body, status, headers=headers)

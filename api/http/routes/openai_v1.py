@@ -72,11 +72,10 @@ from api.http.openai_request import (
 )
 from api.http.responses import CALLER, GATES, STARTING, ErrorCase, errors, inline_schema
 from api.http.routes.common import deps_of
-from bus import keys, wire
+from bus import keys
 from bus.commands import RUN_ID_PATTERN
 from bus.errors import StoreError
 from bus.events import ApprovalRequest, ClientEvent, Done, RunStarted, parse_event
-from bus.publish import request_cancel
 from bus.run_state import QuestionSettings
 from bus.store import ConversationNotFound, MessageRole, Scope
 from bus.transcript import Transcript
@@ -236,18 +235,14 @@ async def _resumed(
     shard = keys.shard_of(run_id, deps.bus.shards)
     # The run is paused: nothing is added to its events until the resume below, which
     # also checks that the caller owns it.
-    rows = await deps.redis.xrange(keys.run_events(run_id, shard))
+    rows = await deps.relay.history(keys.run_events(run_id, shard))
     await resume_client_tools(deps, who, run_id, by_call)
-    before = [parse_event(wire.raw_data(fields)) for _, fields in rows]
+    before = [parse_event(data) for _, data in rows]
     began = next((e for e in before if isinstance(e, RunStarted)), None)
     conversation = began.conversation_id if began and began.conversation_id else ""
-    after = _text(rows[-1][0]) if rows else "0-0"
+    after = rows[-1][0] if rows else "0-0"
     started = Started(run_id, conversation, shard, replayed=True)
     return await _respond(deps, started, chat, schema, before, after)
-
-
-def _text(entry_id: bytes | str) -> str:
-    return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
 
 
 def _with_multitask(settings: QuestionSettings, policy: str | None) -> QuestionSettings:
@@ -433,7 +428,7 @@ async def _stream(
     finally:
         if not over:  # the client went away mid-answer: stop the run it started
             with anyio.CancelScope(shield=True):
-                await request_cancel(deps.redis, started.run_id, deps.bus)
+                await deps.cancel(started.run_id)
 
 
 def _held(deltas: list[dict[str, str]], schema: dict[str, Any] | None) -> list[dict[str, str]]:

@@ -21,7 +21,6 @@ from api.http.responses import STARTING, errors
 from api.http.routes.common import Caller, Deps
 from api.http.trace_headers import caller_trace
 from bus.commands import RUN_ID_PATTERN
-from bus.publish import request_cancel
 from bus.run_state import QuestionSettings
 from bus.store import MAX_MESSAGE_ID
 
@@ -136,5 +135,5 @@ async def cancel_run(run_id: str, deps: Deps, caller: Caller) -> CancelRequested
     ref = await visible_run(deps, caller, run_id, read=None)
     if ref.record is not None and ref.record.is_terminal:
         raise RunEnded(f"run {run_id!r} already ended ({ref.record.status.value})")
-    await request_cancel(deps.redis, run_id, deps.bus)
+    await deps.cancel(run_id)
     return CancelRequested(run_id=run_id)

@@ -1,6 +1,5 @@
 """``/api/v1/usage``: what the caller (or, for admins, the tenant) spent on models."""
 
-from functools import partial
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
@@ -9,7 +8,6 @@ from agentbus_contracts import UsageReport
 from api.app.usage import usage_of
 from api.http.responses import ADMIN, errors
 from api.http.routes.common import Caller, Deps
-from bus.budget import BudgetLedger
 
 router = APIRouter(prefix="/api/v1/usage", tags=["usage"])
 
@@ -27,4 +25,4 @@ async def get_usage(
     """Tokens and dollars spent this day or month, held by calls in flight, and the
     limits that apply (the user's daily and the tenant's monthly budget)."""
     effective = await deps.starter.effective(caller.tenant_id)
-    return await usage_of(partial(BudgetLedger, deps.redis), effective, caller, period, scope)
+    return await usage_of(deps.ledgers, effective, caller, period, scope)

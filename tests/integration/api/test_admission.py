@@ -120,7 +120,7 @@ async def test_bad_entries_are_answered_and_never_block_the_next(start_api: Star
 async def test_a_redelivered_entry_starts_no_second_run(start_api: StartApi) -> None:
     api = await start_api()
     key = await api.key()
-    admission = QuestionAdmission(make_deps(api.settings, api.redis, api.stores))
+    admission = QuestionAdmission(make_deps(api.settings, api.redis, api.stores), api.redis)
     fields = {b"data": json.dumps({"api_key": key, "question": "q"}).encode()}
 
     outcomes = [await admission.handle("1-1", fields, delivery=d) for d in (1, 2)]
@@ -142,7 +142,7 @@ async def admission(
         ctx = open_store(s.bus, migrate=True)
         stores = await ctx.__aenter__()
         contexts.append(ctx)
-        consumer = QuestionAdmission(make_deps(s, real_redis, stores), consumer="c1")
+        consumer = QuestionAdmission(make_deps(s, real_redis, stores), real_redis, consumer="c1")
         await real_redis.xgroup_create(
             keys.QUESTIONS_STREAM, keys.ADMISSION_GROUP, id="$", mkstream=True
         )

@@ -14,9 +14,9 @@ import pytest
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, text, tool_call, turn
 from bus.store import KeyRole, Scope
+from tests import warm_cli
 from tests.integration.api.conftest import Api, StartApi
 from tests.integration.api.owners import finished_run
-from tests.processes import AGENTBUS
 from tests.support import wait_for
 
 LEAKED = "sk-live-0123456789abcdef"
@@ -107,12 +107,9 @@ async def test_agentbus_audit_list_prints_a_tenants_rows(start_api: StartApi) ->
     }
 
     async def cli(*args: str) -> str:
-        proc = await asyncio.create_subprocess_exec(
-            AGENTBUS, "audit", "list", *args, env=env, stdout=asyncio.subprocess.PIPE
-        )
-        out, _ = await asyncio.wait_for(proc.communicate(), 60)
-        assert proc.returncode == 0, out
-        return out.decode()
+        done = await asyncio.wait_for(warm_cli.run(["audit", "list", *args], env), 60)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
 
     async def both_recorded() -> bool:  # the recorder appends rows after each step
         assert api.stores.audit is not None

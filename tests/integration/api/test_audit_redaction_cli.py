@@ -4,7 +4,6 @@ application's back fails the check, which names the row."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator, Callable
 
@@ -13,8 +12,9 @@ from sqlalchemy import text
 
 from api.compose.settings import AppSettings
 from bus.store import AuditEntry, Scope, Stores, make_engine, open_store
+from tests import warm_cli
 from tests.conftest import TEST_REDIS_URL
-from tests.processes import AGENTBUS, cli
+from tests.processes import cli
 
 
 @pytest.fixture
@@ -25,17 +25,8 @@ async def stores(make_settings: Callable[..., AppSettings]) -> AsyncIterator[Sto
 
 async def verify(env: dict[str, str]) -> tuple[int, str]:
     """``agentbus audit verify``: its exit status and what it printed."""
-    proc = await asyncio.create_subprocess_exec(
-        AGENTBUS,
-        "audit",
-        "verify",
-        env={**os.environ, **env},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    out, _ = await proc.communicate()
-    assert proc.returncode is not None
-    return proc.returncode, out.decode()
+    done = await warm_cli.run(["audit", "verify"], {**os.environ, **env}, merged=True)
+    return done.returncode, done.stdout
 
 
 async def test_a_real_erasure_verifies_and_a_forged_redaction_is_named(

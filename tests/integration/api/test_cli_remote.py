@@ -10,22 +10,14 @@ from typing import Any
 import pytest
 
 from agents.llm.scripted import BENCHMARK_ANSWER
-from tests.processes import AGENTBUS
+from tests import warm_cli
 
 
 async def run_cli(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
+    """``agentbus ARGS`` in a process of its own, with ``env`` and no other ``AGENTBUS_*``."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("AGENTBUS_")}
-    proc = await asyncio.create_subprocess_exec(
-        AGENTBUS,
-        *args,
-        env={**clean, **env},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        stdin=asyncio.subprocess.DEVNULL,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 240)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+    done = await asyncio.wait_for(warm_cli.run(args, {**clean, **env}), 240)
+    return done.returncode, done.stdout, done.stderr
 
 
 @pytest.mark.timeout(300)

@@ -6,6 +6,7 @@ import pytest
 from starlette.types import Scope
 
 from api.app.errors import ApiError
+from api.http.error_kinds import status_of
 from api.http.routes.mcp import HostAndOrigin
 from api.settings import ApiSettings
 
@@ -17,7 +18,7 @@ async def status(settings: ApiSettings, host: str, origin: str | None = None) ->
     try:
         await HostAndOrigin(settings).check(scope)
     except ApiError as e:
-        return e.status
+        return status_of(e)
     return 200
 
 

@@ -104,6 +104,24 @@ async def test_the_watcher_schedules_done_once_and_approvals_only_when_asked(red
     assert await redis.zscore(keys.webhook_watch(0), "r1") is not None
 
 
+async def test_a_stopping_watcher_returns_without_waiting_out_its_blocking_read(
+    redis: Redis,
+) -> None:
+    schedule = Schedule(redis, ttl_s=3600)
+    await register(redis, "r1", spec())
+    stopping = asyncio.Event()
+    watcher = Watcher(redis, schedule, "me", retention_s=3600, block_ms=4_000)
+    task = asyncio.create_task(watcher.run(0, stopping))
+    await asyncio.sleep(0.3)  # blocked in its read by now
+    stopped = time.monotonic()
+    stopping.set()
+    await asyncio.wait_for(task, 5)
+    assert time.monotonic() - stopped < 1.0
+    # The read was only cancelled: the lease is given back and the run still followed.
+    assert await schedule.hold_lease(0, "another", 15_000)
+    assert await redis.zscore(keys.webhook_watch(0), "r1") is not None
+
+
 async def test_a_claimed_delivery_is_not_claimed_again_until_its_lease_ends(redis: Redis) -> None:
     schedule = Schedule(redis, ttl_s=3600)
     now = time.time()
