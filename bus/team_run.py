@@ -36,6 +36,16 @@ class PinnedTeam(Frozen):
                 return frozenset(str(t) for t in tools) if is_array(tools) else frozenset()
         return frozenset()
 
+    def sources_of(self, agent: str) -> frozenset[str]:
+        """The sources the declared agent ``agent`` declares (none: no such agent, or none
+        declared)."""
+        agents = self.document.get("agents")
+        for declared in agents if is_array(agents) else []:
+            if is_object(declared) and declared.get("name") == agent:
+                sources = declared.get("sources")
+                return frozenset(str(s) for s in sources) if is_array(sources) else frozenset()
+        return frozenset()
+
 
 class TeamTurn(Frozen):
     """One declared agent's answer: who gave it, and its structured output (None: free text,
