@@ -48,6 +48,7 @@ from bus.run_state import ChatMessage, DraftCitations, EvidenceItem, RunState, T
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 from bus.team_run import TeamProgress, TeamTurn
+from gateway.tools.retrieval_tool import reads_declared
 from retrieval.citations import CitationCheck, retrieved_refs
 
 ROLE = "agent"
@@ -230,10 +231,11 @@ def make_team_agent(deps: AgentDeps) -> Handler:
 async def _tools(
     deps: AgentDeps, tenant_id: str, state: RunState, agent: TeamAgent
 ) -> list[ToolDefinition]:
-    """The tools the agent is offered: those of its list the tenant's runs may use."""
+    """The tools the agent is offered: those of its list the tenant's runs may use, less
+    the retrieval tools of sources it does not declare."""
     if not agent.tools or not state.settings.use_tools:
         return []
-    allowed = set(agent.tools)
+    allowed = {t for t in agent.tools if reads_declared(t, agent.sources)}
     return [t for t in await tenant_tools(deps, tenant_id) if t.name in allowed]
 
 

@@ -29,11 +29,19 @@ class PinnedTeam(Frozen):
     def tools_of(self, agent: str) -> frozenset[str]:
         """The tools the declared agent ``agent`` may call (none: no such agent, or none
         listed); the gateway holds its calls to them."""
+        return self._listed(agent, "tools")
+
+    def sources_of(self, agent: str) -> frozenset[str]:
+        """The sources the declared agent ``agent`` declares (none: no such agent, or none
+        declared)."""
+        return self._listed(agent, "sources")
+
+    def _listed(self, agent: str, field: str) -> frozenset[str]:
         agents = self.document.get("agents")
         for declared in agents if is_array(agents) else []:
             if is_object(declared) and declared.get("name") == agent:
-                tools = declared.get("tools")
-                return frozenset(str(t) for t in tools) if is_array(tools) else frozenset()
+                names = declared.get(field)
+                return frozenset(str(n) for n in names) if is_array(names) else frozenset()
         return frozenset()
 
 

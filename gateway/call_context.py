@@ -23,6 +23,7 @@ from gateway.ports import Caller, Resolver, TenantPolicy
 from gateway.registry import ToolRegistry
 from gateway.service_token import ServiceTokens
 from gateway.spec import ToolSpec
+from gateway.tools.retrieval_tool import reads_declared
 
 
 class CallPolicy(BaseModel):
@@ -159,13 +160,16 @@ def run_policy(tenant: TenantPolicy, state: RunState, *, scoped: bool) -> CallPo
     With ``scoped`` (a call a model chose: the researcher's or the fact-check's), the
     tenant's tool scope for multi/custom runs (``researcher_tools``) applies too, whatever
     the model asked for; in a run that follows a team, the tools its declared agent lists
-    (the agent the run is at: only declared agents call tools in a team run).
+    (the agent the run is at: only declared agents call tools in a team run), less the
+    retrieval tools of sources it does not declare (`reads_declared`).
     """
     settings = state.settings
     agent_tools = settings.researcher_tools if scoped and settings.mode != "single" else None
     if scoped and settings.team is not None:
         node = state.team_run.node if state.team_run is not None else None
-        agent_tools = sorted(settings.team.tools_of(node)) if node else []
+        listed = settings.team.tools_of(node) if node else frozenset[str]()
+        declared = settings.team.sources_of(node) if node else frozenset[str]()
+        agent_tools = sorted(t for t in listed if reads_declared(t, declared))
     return CallPolicy(
         enabled_tools=tenant.enabled_tools,
         agent_tools=frozenset(agent_tools) if agent_tools is not None else None,

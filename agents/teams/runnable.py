@@ -155,3 +155,12 @@ def _gather_fault(i: int, message: str) -> TeamFault:
     return TeamFault(
         pointer=pointer("edges", i), code="gather_not_runnable", message=f"in a team run {message}"
     )
+
+
+def gathered_for(doc: TeamDocument) -> list[str]:
+    """The sources the first declared agent reads (the one ``merge`` leads to): what a run
+    of the team that names no sources of its own gathers ([]: none declared, or the team
+    gathers nothing)."""
+    first = next((e.to for e in doc.edges if e.source == "merge"), None)
+    agent = None if first is None else doc.agent(first)
+    return list(agent.sources) if agent is not None else []

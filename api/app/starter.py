@@ -54,7 +54,7 @@ from api.app.preferences import run_settings as make_run_settings
 from api.app.read_through import ReadThrough
 from api.app.run_publish import RunPublisher, RunToPublish, same_trace
 from api.app.run_sources import RunSources
-from api.app.team_runs import built_in, following, pin
+from api.app.team_runs import built_in, following, pin, sources_for
 from api.app.team_runs import deadline as run_deadline
 from api.app.turn_admission import refuse_if_busy
 from api.app.turn_publisher import TurnPublisher
@@ -341,6 +341,8 @@ class RunStarter:
             settings = settings.model_copy(update={"sources": found})
         elif effective.sources is None:
             found = await self._sources.default_sources(who, effective, history)
+            if ask.team is not None:  # its first agent's sources, decided with its version
+                found = sources_for(ask.team, found)
             settings = settings.model_copy(update={"sources": found})
         s = self._bus
         deadline = run_deadline(time.time(), effective.timeout_s, ask.team)

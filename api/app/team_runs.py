@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 from agents.teams.document import TeamDocument
-from agents.teams.runnable import not_runnable
+from agents.teams.runnable import gathered_for, not_runnable
 from agents.teams.shipped import SHIPPED
 from api.app.errors import TeamNotFound, TeamNotRunnable
 from api.app.teams import TeamBook
@@ -72,6 +72,14 @@ def following(settings: RunSettings, team: PinnedTeam) -> RunSettings:
             "timeout_s": _least(settings.timeout_s, limits.deadline_s),
         }
     )
+
+
+def sources_for(team: PinnedTeam, existing: list[str]) -> list[str]:
+    """What a run of ``team`` that names no sources (nor its tenant) gathers before its
+    first declared agent: the sources that agent declares, of those that exist for the
+    run (``existing``); all that exist when it declares none."""
+    declared = gathered_for(TeamDocument.model_validate(team.document))
+    return [s for s in declared if s in existing] if declared else existing
 
 
 def deadline(now: float, timeout_s: float, team: PinnedTeam | None) -> float:

@@ -9,14 +9,29 @@ tenant and ACL groups filter every read, so without a caller they refuse to run.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Collection
 from typing import Any, ClassVar, Generic, TypeVar
 
 from gateway.errors import ToolError
 from gateway.ports import Caller, EgressClient
 from gateway.spec import Risk, ToolSpec
+from retrieval.citations import GRAPH_TOOL, SEARCH_TOOL
+from retrieval.gather_source import DOCUMENTS
+from retrieval.graph.source import GRAPH
 
 MAX_TOP_K = 20
 """The most passages a retrieval tool returns for one call."""
+
+#: The sources each retrieval tool reads (the graph is built from the documents).
+TOOL_SOURCES = {SEARCH_TOOL: frozenset({DOCUMENTS}), GRAPH_TOOL: frozenset({DOCUMENTS, GRAPH})}
+
+
+def reads_declared(tool: str, sources: Collection[str]) -> bool:
+    """Whether an agent that declares ``sources`` may call ``tool``: a retrieval tool only
+    when they name a source it reads; any tool when it declares none."""
+    reads = TOOL_SOURCES.get(tool)
+    return not sources or reads is None or not reads.isdisjoint(sources)
+
 
 S = TypeVar("S")
 """What a retrieval tool searches with."""

@@ -1,6 +1,7 @@
 """A team's passages: gathered from the run's sources before its first agent, or found
 by an agent's search, they are in front of the declared agents after, numbered, and
-their answers' citations of them are checked and kept (scripted model, real Redis)."""
+their answers' citations of them are checked and kept; an agent whose sources leave the
+documents out does not search them (scripted model, real Redis)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 from agents.llm.ports import ChatMessage, LLMEvent, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, text, tool_call, turn
 from bus.commands import Command
-from bus.events import Citations
+from bus.events import Citations, ToolResult
 from bus.team_run import PinnedTeam
 from retrieval.stack import Retrieval
 from tests.integration.agents.events import final, of_type
@@ -115,3 +116,43 @@ async def test_a_later_agent_may_cite_what_an_earlier_agents_search_found(
     assert "[1] (documents: Billing) Invoices are sent" in context
     [kept] = [e for e in of_type(events, Citations) if e.agent == "finalizer"]
     assert [(c.ref, c.source) for c in kept.items] == [(1, "billing.md")]
+
+
+async def test_an_agent_whose_sources_leave_out_the_documents_does_not_search_them(
+    start_system: StartSystem, retrieval: Retrieval
+) -> None:
+    team = PinnedTeam(
+        name="noted",
+        version=1,
+        document={
+            "agents": [
+                {
+                    "name": "noter",
+                    "instructions": "Answer from the user's notes.",
+                    "tools": ["search_docs", "calculator"],
+                    "sources": ["memory"],
+                }
+            ],
+            "edges": [
+                {"from": "intake", "on": "admitted", "to": "noter"},
+                {"from": "noter", "on": "answer", "to": "finalizer"},
+            ],
+        },
+    )
+
+    def script(
+        messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
+    ) -> list[LLMEvent]:
+        if messages[-1].role != "tool":  # it asks for the search all the same, by name
+            return turn(tool_call("search_docs", {"query": "invoices", "top_k": 1}))
+        return turn(text("I have no notes about invoices."))
+
+    llm = ScriptedLLM(script)
+    system = await start_system(llm, retrieval=retrieval)
+    await catalogue_a_document(system)  # the tenant has documents: search_docs exists
+    events = await system.ask("When are invoices sent?", team=team)
+
+    assert [t.name for t in llm.requests[0][1]] == ["calculator"]
+    [result] = of_type(events, ToolResult)
+    assert (result.tool, result.code) == ("search_docs", "permission_denied")
+    assert final(events).answer == "I have no notes about invoices."
