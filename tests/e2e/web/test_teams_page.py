@@ -1,10 +1,14 @@
 """Teams on the page: a user picks one of the tenant's teams, sees it drawn, and asks; the
 run follows that team (its writer, then the built-in critic and verifier) to its answer.
-Another tenant's user is offered none of it."""
+Each example team of docs/teams is drawn and run the same way. Another tenant's user is
+offered none of it."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
+import yaml
 
 from agents.llm.scripted import BENCHMARK_ANSWER
 from bus.events import Critique, Verdict
@@ -14,7 +18,8 @@ from tests.e2e.web.pages import answer_text, ask, open_signed_in, run_id_of, unt
 from tests.e2e.web.test_settings_page import published
 from tests.support import events_of
 
-CHECKED = Path(__file__).parents[3] / "docs" / "teams" / "checked.yaml"
+TEAMS = Path(__file__).parents[3] / "docs" / "teams"
+CHECKED = TEAMS / "checked.yaml"
 
 
 async def test_a_user_picks_a_team_sees_it_drawn_and_runs_a_question_on_it(
@@ -76,3 +81,33 @@ async def test_another_tenants_user_is_offered_no_team(
     assert await page.locator("select[name=team] option[value=checked]").count() == 0
     assert await page.locator("label", has=page.locator("select[name=team]")).is_hidden()
     await browser.shot(page)
+
+
+@pytest.mark.parametrize("name", ["translate", "triage", "review"])
+async def test_each_example_team_is_drawn_and_runs_from_the_page(
+    start_web: StartWeb, browser: Browser, name: str
+) -> None:
+    system = await start_web()
+    admin = await system.key("t1", "root", KeyRole.ADMIN)
+    text = (TEAMS / f"{name}.yaml").read_text()
+    yaml_type = {"Content-Type": "application/yaml"}
+    put = await system.http.put(
+        f"/api/v1/teams/{name}", content=text, headers=system.auth(admin) | yaml_type
+    )
+    assert put.is_success, put.text
+
+    page = await open_signed_in(system, browser, await system.key())
+    await page.locator(f"select[name=team] option[value={name}]").wait_for(state="attached")
+    await page.get_by_label("Team", exact=True).select_option(name)
+    drawing = page.locator("details.team-graph")
+    await drawing.locator("summary", has_text=f"team {name} v1").click()
+    for agent in yaml.safe_load(text)["agents"]:
+        await drawing.locator(f"svg.graph .node-{agent['name']}").wait_for()
+
+    turn = await ask(page, "My invoice shows a refund twice: what should I do?")
+    await until_done(turn)
+    assert await turn.get_attribute("data-status") == "done"
+    assert (await answer_text(turn)).strip()
+    await browser.shot(page, f"{name}-answered")
+    settings = await published(system, await run_id_of(turn))
+    assert settings.team is not None and (settings.team.name, settings.team.version) == (name, 1)
