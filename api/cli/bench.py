@@ -47,6 +47,14 @@ ClusterPort = Annotated[
         help="First of the 3 ports of the temporary cluster (+10000 for its bus); default 7101.",
     ),
 ]
+AsJson = Annotated[bool, typer.Option("--json", help="One JSON line.")]
+ApiKey = Annotated[
+    str | None,
+    typer.Option(help="Key for --url (default: AGENTBUS_API_KEY or the local key)."),
+]
+TokenDelay = Annotated[
+    float, typer.Option(min=0, help="Scripted model's per-token delay (temporary system).")
+]
 DatabaseUrl = Annotated[
     str | None,
     typer.Option(
@@ -89,7 +97,7 @@ def hop(
         int,
         typer.Option(min=1, help="Worker processes: this one and N-1 `agentbus worker noop`."),
     ] = 1,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """No-op role chain over a real Redis: hops/s and per-hop latency (no database is
     touched, so there is no --database-url)."""
@@ -129,7 +137,7 @@ def turn(
     redis_cluster: RedisCluster = False,
     cluster_port: ClusterPort = None,
     database_url: DatabaseUrl = None,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Whole runs through `agentbus up` with the scripted model: runs/s, turn latency (alone
     and under load), runs not done, peak RSS of each process."""
@@ -161,7 +169,7 @@ def peer(
             "checkpoint tables are emptied); unreachable: that row is skipped."
         ),
     ] = "postgresql://postgres@127.0.0.1:5432/bench_peer",
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """The turn of `bench turn --mode multi --accuracy accurate` in agentbus and in LangGraph
     (in-memory and Postgres savers), alternating: runs/s, p50 alone, CPU per run, ratios.
@@ -189,14 +197,9 @@ def relay(
         str | None,
         typer.Option(help="A running API; default: start a temporary one with its workers."),
     ] = None,
-    api_key: Annotated[
-        str | None,
-        typer.Option(help="Key for --url (default: AGENTBUS_API_KEY or the local key)."),
-    ] = None,
+    api_key: ApiKey = None,
     timeout: Annotated[float, typer.Option(min=1, help="Seconds a client may take.")] = 120.0,
-    token_delay: Annotated[
-        float, typer.Option(min=0, help="Scripted model's per-token delay (temporary system).")
-    ] = 0.01,
+    token_delay: TokenDelay = 0.01,
     processes: Annotated[
         int, typer.Option(min=1, help="`agentbus up --processes` (temporary system).")
     ] = 1,
@@ -212,7 +215,7 @@ def relay(
     redis_cluster: RedisCluster = False,
     cluster_port: ClusterPort = None,
     database_url: DatabaseUrl = None,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Websocket clients each asking one question: lost/duplicated events, relay latency."""
     deployment = _deployment(redis_url, redis_cluster, database_url, cluster_port)
@@ -246,14 +249,9 @@ def api(
         str | None,
         typer.Option(help="A running API; default: start a temporary `agentbus up`."),
     ] = None,
-    api_key: Annotated[
-        str | None,
-        typer.Option(help="Key for --url (default: AGENTBUS_API_KEY or the local key)."),
-    ] = None,
-    token_delay: Annotated[
-        float, typer.Option(min=0, help="Scripted model's per-token delay (temporary system).")
-    ] = 0.0,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+    api_key: ApiKey = None,
+    token_delay: TokenDelay = 0.0,
+    as_json: AsJson = False,
 ) -> None:
     """POST /api/v1/runs then follow each run's events to done: POST latency, accepted/s,
     time to first answer token, resets and store-lock errors."""
@@ -277,7 +275,7 @@ def page(
     token_delay: Annotated[
         float, typer.Option(min=0, help="Seconds the scripted model waits per token.")
     ] = 0.01,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """The web page in headless chromium: socket-to-DOM time per event (p50/p99)."""
     _load("page").main(redis_url=redis_url, token_delay=token_delay, as_json=as_json)
@@ -290,7 +288,7 @@ def bench_retrieval(
     embedder: Annotated[
         str, typer.Option(help="local (MiniLM, real) | hashing (model-free, for a quick run).")
     ] = "local",
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Ingest chunks/s and hybrid query p50/p99 on the configured store (synthetic chunks)."""
     import asyncio  # here, not at the top: a tenth of the time to print a help
@@ -390,7 +388,7 @@ def bench_local(
 @app.command()
 def cli(
     runs: Annotated[int, typer.Option(min=1, help="Fresh processes per figure.")] = 10,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """How fast the command line starts: `--help`, and each `--api-url` command to its request."""
     import asyncio
@@ -411,7 +409,7 @@ def fairness(
     concurrency: Annotated[int, typer.Option(min=1, help="Steps in flight per role.")] = 8,
     processes: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
     post_concurrency: Annotated[int, typer.Option(min=1, help="A's POSTs in flight.")] = 50,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Tenant A floods while tenant B asks one question every --interval: B's time to first
     answer token and to done (p50, p99) during the flood against B alone, and the ratios."""
@@ -441,7 +439,7 @@ def conversation(
         ),
     ] = None,
     every: Annotated[int, typer.Option(min=1, help="Turns per printed bucket.")] = 100,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """One conversation of --turns turns through the whole system: time per turn and the
     size of what the answering model was given, per bucket of turns; the summaries written;

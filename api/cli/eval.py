@@ -25,6 +25,14 @@ SCRIPTED = "scripted"
 SETS = ("standard", "hard")
 
 
+def _half(half: str) -> Literal["dev", "test"] | None:
+    """The half an eval runs on (None: all), or a usage error naming the choices."""
+    halves: dict[str, Literal["dev", "test"] | None] = {"dev": "dev", "test": "test", "all": None}
+    if half not in halves:
+        raise typer.BadParameter(f"unknown half {half!r}; choose dev, test or all")
+    return halves[half]
+
+
 @app.command("answers")
 @run_async
 async def answers(
@@ -110,13 +118,11 @@ async def claims(
     claim check: the rules alone, and each model alone and with the rules' findings."""
     from api.evals.claim_runs import RULES, chosen_triples, evaluate_claims
 
-    halves = {"dev": "dev", "test": "test", "all": None}
-    if half not in halves:
-        raise typer.BadParameter(f"unknown half {half!r}; choose dev, test or all")
+    chosen_half = _half(half)
     names = model or [RULES, *LOCAL_MODELS]
     if bad := [n for n in names if n != RULES and n not in LOCAL_MODELS]:
         raise typer.BadParameter(f"unknown model {bad[0]!r}; choose rules or {list(LOCAL_MODELS)}")
-    judge_set, chosen = chosen_triples(cases, halves[half])  # pyright: ignore[reportArgumentType]
+    judge_set, chosen = chosen_triples(cases, chosen_half)
     chosen = chosen[:limit] if limit else chosen
     failed = False
     for name in names:
@@ -180,18 +186,15 @@ async def judges(
     (approved drafts that were right) and verified-yes runs that were right, of the critic
     and the verifier, per model, on shipped right and wrong-on-purpose drafts."""
     from api.evals.judge_runs import eval_judges
-    from api.evals.judge_set import Half
 
-    halves: dict[str, Half | None] = {"dev": "dev", "test": "test", "all": None}
-    if half not in halves:
-        raise typer.BadParameter(f"unknown half {half!r}; choose dev, test or all")
+    chosen_half = _half(half)
     await eval_judges(
         model=model,
         cases=cases,
         per_kind=per_kind,
         judge=judge,
         as_json=as_json,
-        half=halves[half],
+        half=chosen_half,
         save=record,
     )
 
@@ -304,13 +307,10 @@ async def eval_facts(
     (precision), of a reader's facts found (recall), and the ingest seconds per document, of
     each extractor on the shipped passages (five languages)."""
     from api.evals.fact_runs import extractors, run_extractors
-    from api.evals.fact_set import Half
 
-    halves: dict[str, Half | None] = {"dev": "dev", "test": "test", "all": None}
-    if half not in halves:
-        raise typer.BadParameter(f"unknown half {half!r}; choose dev, test or all")
+    chosen_half = _half(half)
     chosen = extractors(extractor or ["rules", *LOCAL_MODELS])
-    await run_extractors(chosen, halves[half], show=show, as_json=as_json)
+    await run_extractors(chosen, chosen_half, show=show, as_json=as_json)
 
 
 @app.command("citations")
@@ -374,9 +374,7 @@ async def eval_memory(
     a request or a question, per extractor."""
     from api.evals.memory_runs import eval_memory as run
 
-    halves: dict[str, Literal["dev", "test"] | None] = {"dev": "dev", "test": "test", "all": None}
-    if half not in halves:
-        raise typer.BadParameter(f"unknown half {half!r}; choose dev, test or all")
+    chosen_half = _half(half)
     chosen: dict[str, Literal["all", "keep", "negatives"]] = {
         "all": "all",
         "keep": "keep",
@@ -387,5 +385,5 @@ async def eval_memory(
             f"unknown statements {statements!r}; choose all, keep or negatives"
         )
     await run(
-        extractor, halves[half], as_json=as_json, progress=progress, statements=chosen[statements]
+        extractor, chosen_half, as_json=as_json, progress=progress, statements=chosen[statements]
     )

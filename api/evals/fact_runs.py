@@ -145,7 +145,7 @@ def extractors(names: Sequence[str]) -> list[str]:
 
     from agents.llm.weights import LOCAL_MODELS
 
-    known = {"rules", "configured", *LOCAL_MODELS}
+    known = ["rules", *LOCAL_MODELS, "configured"]  # a list: the message keeps this order
     unknown = [n for n in names if n not in known]
     if unknown:
         raise typer.BadParameter(f"unknown extractor {unknown[0]!r}; choose {', '.join(known)}")
