@@ -22,8 +22,9 @@ A marker is in **citation position** when all of these hold:
   (``[1][2]``, ``[1], [2]``); glued to anything else it is an index (``arr[0]``,
   ``x)[2]``, ``"s"[1]``);
 * after whitespace, the last character before it is not one of ``= ( [ { , + - * / %
-  < > & ^ ~ \\`` nor a colon after a quote, closing bracket or digit (``x = [1, 2]``,
-  ``f(a, [1])``, ``{"a": [1]}``), and the last word is neither a LaTeX
+  < > & ^ ~ \\`` (a ``>`` closing an autolink ``<https://...>`` is prose) nor a colon
+  after a quote, closing bracket or digit (``x = [1, 2]``, ``f(a, [1])``, ``{"a": [1]}``),
+  and the last word is neither a LaTeX
   command (``\\in [1, 2]``) nor one that introduces a value: ``return``, ``yield``,
   ``await``, ``assert``, ``print``, ``is``, ``are``, ``was``, ``equals``, ``returns``,
   ``gives``, ``yields``, ``prints``, ``outputs`` (``it returns [1]``);
@@ -33,10 +34,12 @@ A marker is in **citation position** when all of these hold:
 The scanner finds candidates; ``decide`` (`retrieval.citations.CitationCheck`) says what
 each one is. A marker whose every number the run showed is a citation and stays byte
 for byte. A one-number marker the run did not show is an invented citation: it is
-removed, with the spaces before it. A marker of several numbers not all shown is not a
-citation at all (``the list [1, 2, 3]``, ``the interval [1, 5]``, ``[2, 7]``) and stays
-as written. Footnotes (``[^1]``), years (``[2024]``), slices (``a[1:3]``) and anything
-not matching the marker shape are never candidates.
+removed, with the spaces before it, and with the comma and spaces after it when another
+marker follows (``[1], [9], [2]`` is ``[1], [2]``; ``a [9], b`` is ``a, b``). A marker of
+several numbers not all shown is not a citation at all (``the list [1, 2, 3]``, ``the
+interval [1, 5]``, ``[2, 7]``) and stays as written. Footnotes (``[^1]``), years
+(``[2024]``), slices (``a[1:3]``) and anything not matching the marker shape are never
+candidates.
 """
 
 from __future__ import annotations
@@ -89,10 +92,12 @@ class MarkerScanner:
         self._latex = False  # the last word is a LaTeX command (it follows a backslash)
         self._key = False  # the last character is the colon after a key ("a": or x[0]:)
         self._url = False
+        self._autolink = False  # the last solid character is the ">" closing <scheme://...>
         self._tail = ""
         self._depth = 0
         self._chain = False
         self._drop_held = False  # the held spaces went with a removed marker
+        self._sep = ""  # a comma and spaces after a removed marker (see `_resolve`)
         # Held text: spaces that may precede a marker, then the marker so far.
         self._held = ""
         self._marker = ""
@@ -116,8 +121,7 @@ class MarkerScanner:
             self._resolve()
         elif self._state:
             self._release()
-        if self._drop_held:
-            self._held, self._drop_held = "", False
+        self._end_removed()
         self._flush_held()
         self._end_ticks()
         out = "".join(self._out)
@@ -133,9 +137,10 @@ class MarkerScanner:
         if self._ticks and char != "`":
             self._end_ticks()
         if self._drop_held and not (char == "[" and self._position()):
-            self._held, self._drop_held = "", False
-            if char == "," and self._prev == ",":
-                return  # "[1], [9], [2]" is "[1], [2]"
+            if char == "," or (self._sep and char in _SPACE):
+                self._sep += char
+                return
+            self._end_removed()
         if char == "\n":
             self._flush_held()
             self._emit(char)
@@ -166,7 +171,9 @@ class MarkerScanner:
             return
         if char == "~" and self._tildes == len(self._line) - self._lead_cols:
             self._tildes += 1
-        if char in _SPACE:
+        if char in _SPACE or (char == "," and self._chain and not self._held):
+            # A comma right after a marker is held with the spaces after it: it goes if the
+            # next marker is removed (``[1], [9].`` is ``[1].``), and stays otherwise.
             self._held += char
             return
         if char == "[" and self._position():
@@ -225,39 +232,39 @@ class MarkerScanner:
         if self._chain:  # only spaces and commas since a marker in citation position
             return True
         if self._held or self._prev == "\n":
-            if self._prev_solid in _CODE_BEFORE or self._latex or self._key:
+            code_like = self._prev_solid in _CODE_BEFORE and not self._autolink
+            if code_like or self._latex or self._key:
                 return False
             return self._word.lower() not in _KEYWORDS
         return self._prev in _GLUE
 
     def _resolve(self) -> None:
         """A complete marker followed by something that is not ``(`` or ``:``."""
-        marker, held = self._marker, self._held
-        replacement = self._decide(list(self._numbers), marker)
-        self._reset_marker()
+        replacement = self._decide(list(self._numbers), self._marker)
         if replacement is None:
-            self._held = ""
-            self._out.append(held)
-            self._track(held)
-            self._literal(marker)
+            self._release()
             return
+        self._reset_marker()
         if replacement:
-            self._held = ""
+            held, self._held, self._sep, self._drop_held = self._held, "", "", False
             self._out.append(held + replacement)
             self._track(held + replacement)
         else:
             # The marker is gone; its spaces stay held and go unless another marker
-            # follows (``word [9][2]`` keeps ``word [2]``, ``word [9].`` is ``word.``).
-            self._drop_held = True
+            # follows (``word [9][2]`` keeps ``word [2]``, ``word [9].`` is ``word.``). A
+            # comma and spaces after it go with it when a marker follows (``[9], [2].`` is
+            # ``[2].``, ``[1], [9], [2]`` is ``[1], [2]``), and stay before prose
+            # (``a [9], b`` is ``a, b``).
+            self._drop_held, self._sep = True, ""
         self._chain = True
 
     def _release(self) -> None:
-        """The held text was not a citation: put it out as it was."""
-        marker, held = self._marker, self._held
+        """The held text was not a citation: put it out as it was (after a removed marker:
+        the separators after that one, see `_resolve`)."""
+        marker = self._marker
         self._reset_marker()
-        self._held = ""
-        self._out.append(held)
-        self._track(held)
+        self._end_removed()
+        self._flush_held()
         self._literal(marker)
 
     def _abort(self, char: str) -> None:
@@ -280,6 +287,15 @@ class MarkerScanner:
 
     # -- bookkeeping ------------------------------------------------------------------
 
+    def _end_removed(self) -> None:
+        """After a removed marker, something other than a marker: the spaces before it go,
+        the comma and spaces after it stay."""
+        if self._drop_held:
+            self._held, self._drop_held = "", False
+            sep, self._sep = self._sep, ""
+            self._out.append(sep)
+            self._track(sep)
+
     def _flush_held(self) -> None:
         if self._held:
             held, self._held = self._held, ""
@@ -298,6 +314,7 @@ class MarkerScanner:
                 self._url, self._tail = False, ""
                 continue
             self._key = char == ":" and (self._prev_solid in "\"')]}" or self._prev_solid.isdigit())
+            self._autolink = char == ">" and self._url
             self._prev_solid = char
             if char != ",":
                 self._chain = False

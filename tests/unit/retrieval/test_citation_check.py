@@ -103,3 +103,28 @@ def test_an_inline_code_span_never_changes(before: str, code: str, shown: set[in
 def test_markers_naming_only_shown_numbers_stay(text: str) -> None:
     shown = refs(range(1, 1000))
     assert check_citations(text, shown).answer == text
+
+
+def test_a_removed_markers_comma_goes_only_when_another_marker_follows() -> None:
+    shown = refs([1, 2])
+    cases = {
+        "Sources: [1], [4], [6].": "Sources: [1].",
+        "Sources: [4], [1].": "Sources: [1].",
+        "[1], [9], [2] end": "[1], [2] end",
+        "as shown [1], the value": "as shown [1], the value",
+        "a [9], b": "a, b",
+        "see [9],\nnext": "see,\nnext",
+        "x [4], [2, 7] z": "x, [2, 7] z",
+    }
+    for text, expected in cases.items():
+        assert check_citations(text, shown).answer == expected, text
+        check = CitationCheck(shown)
+        streamed = "".join(check.feed(c) for c in text) + check.finish()
+        assert streamed == expected, text
+
+
+def test_an_invented_marker_after_an_autolink_is_removed_but_a_comparison_stays() -> None:
+    shown = refs([1])
+    docs = "Docs at <https://example.com/docs> [6]."
+    assert check_citations(docs, shown).answer == "Docs at <https://example.com/docs>."
+    assert check_citations("if a > [6] then", shown).answer == "if a > [6] then"
