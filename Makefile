@@ -48,9 +48,11 @@ $(A2A_JS)/node_modules/.package-lock.json: $(A2A_JS)/package.json $(A2A_JS)/pack
 # folders (tests/workers.py). TEST_WORKERS=0 runs it in one process. Tests are dealt one by
 # one (a module's fixture may be set up on each worker): xdist 3.8's --dist loadgroup
 # renames item._nodeid, which pytest 9.2 no longer reads, so its groups have no effect.
+# A worker that runs out takes half of the other's queue (worksteal), and the long
+# scenarios are dealt first (tests/ordering.py), so the workers end together.
 TEST_WORKERS ?= auto
 test: install services browser sandbox node-clients
-	.venv/bin/pytest -n $(TEST_WORKERS) --dist load --cov --cov-report=term:skip-covered
+	.venv/bin/pytest -n $(TEST_WORKERS) --dist worksteal --cov --cov-report=term:skip-covered
 
 # The fuzzers of tests/fuzz for long: schemathesis over the OpenAPI document (150 s per
 # caller), hypothesis over websocket frames and runs.questions (1,000 examples each).

@@ -17,6 +17,7 @@ from redis.exceptions import RedisError
 
 from agents.llm.weights import QWEN25_CODER_05B, ensure_weights
 from api.compose.settings import AppSettings
+from tests.ordering import longest_first
 from tests.workers import worker_redis_url
 
 #: This worker's Redis database (``tests/workers.py``): the variable's own without xdist.
@@ -155,7 +156,9 @@ def markers_of(item: pytest.Item) -> set[str]:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark each test from its folder and its parameters (``markers_of``), so that
-    ``-m "not connected"`` selects what runs without servers; explicit marks stay."""
+    ``-m "not connected"`` selects what runs without servers; explicit marks stay. Then
+    put the long scenarios first (``tests.ordering``): xdist's workers end together."""
     for item in items:
         for name in sorted(markers_of(item) - {m.name for m in item.iter_markers()}):
             item.add_marker(name)
+    items[:] = longest_first(items)

@@ -12,9 +12,9 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bus.store.migrate import upgrade_async
 from tests import warm_cli
 from tests.conftest import TEST_REDIS_URL
+from tests.sqlite_template import migrated_sqlite
 
 AGENTBUS = str(Path(sys.executable).with_name("agentbus"))
 
@@ -23,8 +23,7 @@ async def process_env(tmp_path: Path, **settings: str) -> dict[str, str]:
     """The environment of agentbus processes a test starts: the test Redis, a migrated
     SQLite store and a data folder under ``tmp_path``, then ``settings``
     (``AGENTBUS_...`` names)."""
-    db = f"sqlite+aiosqlite:///{tmp_path / 'store.db'}"
-    await upgrade_async(db)
+    db = await migrated_sqlite(tmp_path / "store.db")
     base = {
         "AGENTBUS_REDIS_URL": TEST_REDIS_URL,
         "AGENTBUS_DATABASE_URL": db,

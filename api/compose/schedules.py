@@ -3,12 +3,16 @@ scheduler (`api.app.schedules`, `api.app.scheduler`)."""
 
 from __future__ import annotations
 
-from api.app.scheduler import Scheduler
+from typing import TYPE_CHECKING
+
 from api.app.schedules import ScheduleBook
-from api.app.starter import RunStarter
 from api.compose.settings import AppSettings
 from bus.store import Stores
 from gateway.webhooks.target import private_hosts
+
+if TYPE_CHECKING:  # the scheduler and the run starter: an API's, not the CLI's `schedules`
+    from api.app.scheduler import Scheduler
+    from api.app.starter import RunStarter
 
 
 def schedule_book(
@@ -27,6 +31,8 @@ def schedule_book(
 
 def scheduler_of(settings: AppSettings, stores: Stores, starter: RunStarter) -> Scheduler | None:
     """The scheduler an API replica runs (None without the schedules table's store)."""
+    from api.app.scheduler import Scheduler
+
     if stores.schedules is None:
         return None
     return Scheduler(

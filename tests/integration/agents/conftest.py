@@ -16,6 +16,7 @@ from api.compose.workers import build_workers
 from bus.runtime.runner import Runner
 from bus.store import open_store
 from tests.integration.agents.system import StartSystem, System
+from tests.sqlite_template import seed_sqlite
 
 
 @pytest.fixture
@@ -39,6 +40,7 @@ async def start_system(
         **overrides: Any,
     ) -> System:
         s = make_settings(**overrides)
+        await seed_sqlite(s.bus.resolved_database_url())  # migrated once, copied
         store_ctx = open_store(s.bus, migrate=True)
         stores = await store_ctx.__aenter__()
         contexts.append(store_ctx)

@@ -27,6 +27,7 @@ from api.compose.workers import build_workers
 from bus import keys
 from bus.runtime.runner import Runner
 from bus.store import KeyRole, Stores, open_store
+from tests.sqlite_template import seed_sqlite
 
 ROLES = tuple(r for r in UP_ROLES if r != keys.Role.NOOP)
 
@@ -114,6 +115,7 @@ async def start_api(
 
     async def start(llm: LLM | None = None, *, retrieval: Any = None, **overrides: Any) -> Api:
         s = make_settings(**overrides)
+        await seed_sqlite(s.bus.resolved_database_url())  # migrated once, copied
         store_ctx = open_store(s.bus, migrate=True)
         stores = await store_ctx.__aenter__()
         roles = Roles(s, stores, llm=llm or ScriptedLLM(), retrieval=retrieval)
