@@ -6,9 +6,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from api.app.access import RunAccess
     from api.app.auth import Authenticator
     from api.app.doc_search import DocSearch
     from api.app.erasure import Erasure
+    from api.app.gate_actions import Gates
+    from api.app.joins import Joins
     from api.app.memories import MemoryBook
     from api.app.ports import (
         CancelRun,
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
         SessionStore,
     )
     from api.app.preferences import Effective
+    from api.app.run_follow import RunFollower
     from api.app.scheduler import Scheduler
     from api.app.schedules import ScheduleBook
     from api.app.starter import RunStarter
@@ -68,6 +72,10 @@ class ApiDeps:
         run_owner: who started a run, as its owner key says (the store may not know it yet).
         cancel: asks a run to stop.
         ledgers: each tenant's spending, as its budget counters hold it.
+        access: which runs a caller may see or change.
+        joins: a client (re)joining a run's events.
+        follower: follows a run's events in-process.
+        gates: resumes paused runs.
         doc_search: searches the caller's documents outside a run (the MCP server's tool).
         sessions: the web page's login tokens and sessions.
         checkpoints: the paused runs.
@@ -109,6 +117,10 @@ class ApiDeps:
     run_owner: RunOwner
     cancel: CancelRun
     ledgers: Ledgers
+    access: RunAccess
+    joins: Joins
+    follower: RunFollower
+    gates: Gates
     doc_search: DocSearch
     sessions: SessionStore
     checkpoints: CheckpointStore | None = None

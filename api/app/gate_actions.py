@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from agents import gates
 from api.app.auth import Principal
-from api.app.deps import ApiDeps
 from api.app.errors import ApiError, Kind
+from api.app.ports import Resumes
 from bus.store import GateConflict, GateError, GateExpired, GateForbidden, GateNotFound
 
 _KINDS: dict[type[GateError], Kind] = {
@@ -41,23 +43,34 @@ class GateProblem(ApiError):
         return problem
 
 
-async def resume_run(deps: ApiDeps, who: Principal, run_id: str, decision: str) -> None:
-    """Resume ``run_id`` as ``who`` with ``decision`` (the gate's details come from SQL)."""
-    if deps.resumes is None:
-        raise GateProblem.of(GateNotFound("gates need a state store"))
-    try:
-        await deps.resumes.decide(who.scope, who.groups, run_id, decision)
-    except (GateError, gates.BadDecision) as e:
-        raise GateProblem.of(e) from e
+@dataclass(frozen=True, slots=True)
+class Gates:
+    """Resumes paused runs: a gate's decision, or the results of a client's tools.
 
+    Attributes:
+        resumes: continues paused runs; None without a state store, where no run ever
+            pauses and every resume answers "not found".
+    """
 
-async def resume_client_tools(
-    deps: ApiDeps, who: Principal, run_id: str, results: dict[str, str]
-) -> None:
-    """Resume ``run_id`` as ``who`` with its client's tool ``results`` (by call id)."""
-    if deps.resumes is None:
-        raise GateProblem.of(GateNotFound("gates need a state store"))
-    try:
-        await deps.resumes.client_tools(who.scope, who.groups, run_id, results)
-    except (GateError, gates.BadDecision) as e:
-        raise GateProblem.of(e) from e
+    resumes: Resumes | None
+
+    def _resumes(self) -> Resumes:
+        if self.resumes is None:
+            raise GateProblem.of(GateNotFound("gates need a state store"))
+        return self.resumes
+
+    async def decide(self, who: Principal, run_id: str, decision: str) -> None:
+        """Resume ``run_id`` as ``who`` with ``decision`` (the gate's details come from SQL)."""
+        resumes = self._resumes()
+        try:
+            await resumes.decide(who.scope, who.groups, run_id, decision)
+        except (GateError, gates.BadDecision) as e:
+            raise GateProblem.of(e) from e
+
+    async def client_tools(self, who: Principal, run_id: str, results: dict[str, str]) -> None:
+        """Resume ``run_id`` as ``who`` with its client's tool ``results`` (by call id)."""
+        resumes = self._resumes()
+        try:
+            await resumes.client_tools(who.scope, who.groups, run_id, results)
+        except (GateError, gates.BadDecision) as e:
+            raise GateProblem.of(e) from e

@@ -14,9 +14,13 @@ from redis.asyncio import Redis
 
 from agents.gates import AllowAlways
 from api import signing
+from api.app.access import RunAccess
 from api.app.deps import ApiDeps
 from api.app.doc_search import SEARCH_WAIT_S, DocSearch
+from api.app.gate_actions import Gates
+from api.app.joins import Joins
 from api.app.memories import MemoryBook
+from api.app.run_follow import RunFollower
 from api.app.sessions import SessionAuthenticator
 from api.compose.erasure import erasure_of
 from api.compose.resumes import BusResumes
@@ -56,6 +60,15 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
     # Every process caching a tenant's policy reads this version before using it.
     stores.tenant_settings.on_change(functools.partial(tenant_versions.bump, redis))
     sessions = RedisSessionStore(redis)
+    relay = Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms)
+    resumes = (
+        None
+        if stores.checkpoints is None
+        else BusResumes(stores.checkpoints, stores.runs, redis, bus, allow_always_hook(stores))
+    )
+    access = RunAccess(
+        shards=bus.shards, run_owner=run_owner_of(redis), runs=stores.runs, audit=stores.audit
+    )
     return ApiDeps(
         settings=settings,
         bus=bus,
@@ -76,18 +89,22 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         ),
         limits=limits,
         starter=starter,
-        relay=Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms),
-        run_owner=run_owner_of(redis),
+        relay=relay,
+        run_owner=access.run_owner,
         cancel=functools.partial(request_cancel, redis, settings=bus),
         ledgers=functools.partial(BudgetLedger, redis),
+        access=access,
+        joins=Joins(
+            access=access, events=relay, run_ttl_s=bus.run_ttl_s, events_ttl_s=bus.events_ttl_s
+        ),
+        follower=RunFollower(
+            events=relay, shards=bus.shards, buffer_events=settings.ws_buffer_events
+        ),
+        gates=Gates(resumes),
         doc_search=DocSearch(over_the_bus(RemoteSearch(redis, bus), SEARCH_WAIT_S)),
         sessions=sessions,
         checkpoints=stores.checkpoints,
-        resumes=(
-            None
-            if stores.checkpoints is None
-            else BusResumes(stores.checkpoints, stores.runs, redis, bus, allow_always_hook(stores))
-        ),
+        resumes=resumes,
         audit=stores.audit,
         signing_master=master,
         documents=stores.documents,

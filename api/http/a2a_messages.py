@@ -18,9 +18,7 @@ from google.protobuf import json_format
 from pydantic import ValidationError
 
 from api.app import metrics
-from api.app.access import visible_run
 from api.app.ask import Ask
-from api.app.gate_actions import resume_run
 from api.http.a2a_follow import past_events
 from api.http.a2a_rpc import INVALID_PARAMS, UNSUPPORTED_OPERATION, RpcError
 from api.http.a2a_tasks import SKILLS
@@ -70,7 +68,7 @@ async def _decide(
     deps: ApiDeps, who: Principal, message: a2a.Message, decision: str
 ) -> tuple[str, list[tuple[str, ClientEvent]], str]:
     task_id = message.task_id
-    ref = await visible_run(deps, who, task_id, read=None)
+    ref = await deps.access.visible(who, task_id, read=None)
     context = (ref.record.conversation_id or "") if ref.record else ""
     if message.context_id and message.context_id != context:
         raise RpcError(INVALID_PARAMS, f"message.contextId: task {task_id!r} is in another")
@@ -83,7 +81,7 @@ async def _decide(
         )
     # The run is paused: nothing is added to its events until the decision below.
     before = await past_events(deps, task_id, ref.shard)
-    await resume_run(deps, who, task_id, decision.lower())
+    await deps.gates.decide(who, task_id, decision.lower())
     return task_id, before, context
 
 

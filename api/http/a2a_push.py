@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from a2a.types import a2a_pb2 as a2a
 from google.protobuf import json_format
 
-from api.app.access import RunRef, visible_run
+from api.app.access import RunRef
 from api.app.errors import NotOwner, RunNotFound, WebhookRefused
 from api.http.a2a_rpc import INVALID_PARAMS, TASK_NOT_FOUND, RpcError, parse_params
 from bus.json_values import is_object
@@ -43,7 +43,7 @@ def _configs(deps: ApiDeps) -> PushConfigs:
 
 async def _own_task(deps: ApiDeps, who: Principal, task_id: str) -> RunRef:
     try:
-        return await visible_run(deps, who, task_id, read=None)
+        return await deps.access.visible(who, task_id, read=None)
     except (RunNotFound, NotOwner) as e:
         raise RpcError(TASK_NOT_FOUND, f"no task {task_id[:80]!r}: task not found") from e
 

@@ -32,16 +32,12 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from api.app import metrics
-from api.app.access import visible_run
 from api.app.ask import Ask
 from api.app.auth import Principal
 from api.app.doc_search import MAX_QUERY_CHARS, MAX_TOP_K
 from api.app.errors import ApiError
-from api.app.gate_actions import resume_run
-from api.app.run_follow import follow_run
 from api.http.a2a_tasks import pause_note
 from api.http.openai_dialect import AnswerStream
-from bus import keys
 from bus.commands import RUN_ID_PATTERN
 from bus.events import ApprovalRequest, Citation, ClientEvent, Done, ErrorEvent, parse_event
 from bus.run_state import Multitask, QuestionSettings
@@ -197,10 +193,9 @@ async def follow(
     for _, event in before or []:  # events the caller was shown before: state only
         progress.messages(event)
     after = before[-1][0] if before else "0-0"
-    shard = keys.shard_of(run_id, deps.bus.shards)
     end: ApprovalRequest | Done | None = None
     try:
-        async with contextlib.aclosing(follow_run(deps, run_id, shard, after=after)) as feed:
+        async with contextlib.aclosing(deps.follower.follow(run_id, after=after)) as feed:
             async for event in feed:
                 if isinstance(event, ApprovalRequest | Done):
                     end = event
@@ -306,12 +301,12 @@ def build_server(deps: ApiDeps, version: str) -> MCPServer:
         """Decide a run that paused at a gate (yours only), then follow it to its answer."""
         who = caller_of(ctx)
         try:
-            ref = await visible_run(deps, who, run_id, read=None)
+            ref = await deps.access.visible(who, run_id, read=None)
             if ref.record is None or ref.record.status.value != "suspended":
                 raise ToolError(f"not_suspended: the run {run_id} is not waiting for a decision")
             # The run is paused: nothing is added to its events until the decision below.
             rows = await deps.relay.history(ref.events_key)
-            await resume_run(deps, who, run_id, decision)
+            await deps.gates.decide(who, run_id, decision)
         except ApiError as e:
             raise refusal(e) from e
         before = [(entry, parse_event(data)) for entry, data in rows]

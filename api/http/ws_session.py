@@ -20,17 +20,14 @@ from redis.exceptions import RedisError
 from starlette.websockets import WebSocket, WebSocketState
 
 from api.app import metrics
-from api.app.access import RunRef, visible_run
+from api.app.access import RunRef
 from api.app.ask import Ask
 from api.app.auth import Principal, bearer_token
 from api.app.errors import ApiError, InvalidRequest, Unauthorized, Unavailable
 from api.app.feed import Frame, Outbox, RunFeed
-from api.app.gate_actions import resume_run
-from api.app.joins import join_run
 from api.app.webhook_requests import webhook_of
 from api.http import ws_protocol as proto
 from api.http.trace_headers import caller_trace
-from bus import keys
 from bus.commands import new_run_id
 from bus.errors import StoreError
 
@@ -173,7 +170,7 @@ class WsSession:
             case proto.AskFrame():
                 self._room_for_one_more()
                 run_id = new_run_id()
-                ref = RunRef(run_id, keys.shard_of(run_id, self.deps.bus.shards), None)
+                ref = RunRef(run_id, self.deps.access.shard_of(run_id), None)
                 # Subscribed before publishing: the run's first events are relayed live,
                 # held back until `accepted` is queued ahead of them.
                 feed = self._feed(ref, "0-0")
@@ -206,19 +203,19 @@ class WsSession:
                 self.outbox.put_control(_control(accepted))
                 await feed.go_live()
             case proto.JoinFrame():
-                ref, plan = await join_run(self.deps, who, frame.run_id, frame.last_event_id)
+                ref, plan = await self.deps.joins.join(who, frame.run_id, frame.last_event_id)
                 self._room_for_one_more(frame.run_id)
                 if plan.snapshot is not None:
                     self.outbox.put_control(_control({**plan.snapshot, "request_id": rid}))
                 if plan.follow_after is not None:
                     await self._follow(ref, plan.follow_after)
             case proto.CancelFrame():
-                await visible_run(self.deps, who, frame.run_id, read=None)
+                await self.deps.access.visible(who, frame.run_id, read=None)
                 await self.deps.cancel(frame.run_id)
                 doc = {"type": "cancel_requested", "run_id": frame.run_id, "request_id": rid}
                 self.outbox.put_control(_control(doc))
             case proto.ResumeFrame():
-                await resume_run(self.deps, who, frame.run_id, frame.decision)
+                await self.deps.gates.decide(who, frame.run_id, frame.decision)
                 doc = {"type": "resumed", "run_id": frame.run_id, "request_id": rid}
                 self.outbox.put_control(_control(doc))
             case _:  # pragma: no cover - the union is exhaustive

@@ -43,11 +43,10 @@ from google.protobuf.message import Message as Proto
 from pydantic import BaseModel
 
 from api.app import metrics
-from api.app.access import RunRef, visible_run
+from api.app.access import RunRef
 from api.app.auth import Principal, bearer_token
 from api.app.deps import ApiDeps
 from api.app.errors import ApiError, BodyTooLarge, RunNotFound, Unauthorized
-from api.app.run_follow import follow_run
 from api.app.run_view import describe
 from api.http import a2a_push
 from api.http.a2a_follow import sse, subscribe, updates_after
@@ -71,7 +70,6 @@ from api.http.a2a_tasks import TaskUpdates, agent_card, task_of
 from api.http.error_kinds import status_of
 from api.http.responses import errors
 from api.http.routes.common import deps_of
-from bus import keys
 from bus.events import ApprovalRequest, Done
 from bus.store import Scope
 
@@ -209,8 +207,7 @@ async def _send(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]
     after = before[-1][0] if before else "0-0"
     await _push_with(deps, who, given, run_id, after)
     if not given.configuration.return_immediately:
-        shard = keys.shard_of(run_id, deps.bus.shards)
-        async with contextlib.aclosing(follow_run(deps, run_id, shard, after=after)) as feed:
+        async with contextlib.aclosing(deps.follower.follow(run_id, after=after)) as feed:
             async for event in feed:
                 if isinstance(event, ApprovalRequest | Done):
                     break
@@ -286,7 +283,7 @@ async def _task(
 
 async def _visible(deps: ApiDeps, who: Principal, task_id: str, *, change: bool = False) -> RunRef:
     try:
-        return await visible_run(deps, who, task_id, read=None if change else "read_run")
+        return await deps.access.visible(who, task_id, read=None if change else "read_run")
     except RunNotFound as e:
         raise RpcError(TASK_NOT_FOUND, f"no task {task_id[:80]!r}") from e
 

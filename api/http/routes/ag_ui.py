@@ -41,14 +41,11 @@ from api.app.auth import Principal, bearer_token
 from api.app.client_tools import Declared, client_tools, results_run
 from api.app.deps import ApiDeps
 from api.app.errors import ApiError, InvalidRequest
-from api.app.gate_actions import resume_client_tools, resume_run
-from api.app.run_follow import follow_run
 from api.http.ag_ui_events import CANCEL_DECISION, AgUiEvents
 from api.http.error_kinds import status_of
 from api.http.responses import CALLER, GATES, STARTING, sse_errors
 from api.http.routes.common import deps_of
-from bus import keys
-from bus.events import ApprovalRequest, ClientEvent, Done, parse_event
+from bus.events import ApprovalRequest, ClientEvent, Done
 from bus.json_values import is_object
 from bus.run_state import QuestionSettings
 
@@ -163,11 +160,10 @@ async def _resume(
         decision = payload.get("decision") if is_object(payload) else payload
         if not isinstance(decision, str):
             raise InvalidRequest("resume.payload: {decision: ...} is required", field="resume")
-    shard = keys.shard_of(run_id, deps.bus.shards)
     # The run is paused: nothing is added to its events until the decision below.
-    rows = await deps.relay.history(keys.run_events(run_id, shard))
-    await resume_run(deps, who, run_id, decision)
-    return run_id, [(entry_id, parse_event(data)) for entry_id, data in rows]
+    before = await deps.follower.history(run_id)
+    await deps.gates.decide(who, run_id, decision)
+    return run_id, before
 
 
 def _tool_results(given: RunAgentInput) -> list[tuple[str, str]]:
@@ -187,14 +183,12 @@ async def _resume_tools(
     its events before the pause. Tool messages of the gateway's own calls (the client keeps
     them in its history) are left out: only the calls the run waits for are answered."""
     run_id, by_call = results_run(results, "messages")
-    shard = keys.shard_of(run_id, deps.bus.shards)
     # The run is paused: nothing is added to its events until it resumes.
-    rows = await deps.relay.history(keys.run_events(run_id, shard))
-    before = [(entry_id, parse_event(data)) for entry_id, data in rows]
+    before = await deps.follower.history(run_id)
     asked = next((e for _, e in reversed(before) if isinstance(e, ApprovalRequest)), None)
     waiting = {c.id for c in asked.calls or ()} if asked is not None else set[str]()
     answers = {call: text for call, text in by_call.items() if call in waiting} or by_call
-    await resume_client_tools(deps, who, run_id, answers)
+    await deps.gates.client_tools(who, run_id, answers)
     return run_id, before
 
 
@@ -208,9 +202,8 @@ async def _stream(deps: ApiDeps, events: AgUiEvents, run_id: str, after: str) ->
     """The run's AG-UI events until it ends or pauses. A client that goes away does not stop
     the run: posting the same input again follows it (``POST /api/v1/runs/{id}/cancel``
     stops it)."""
-    shard = keys.shard_of(run_id, deps.bus.shards)
     yield _ENCODER.encode(events.started())
-    async with contextlib.aclosing(follow_run(deps, run_id, shard, after=after)) as feed:
+    async with contextlib.aclosing(deps.follower.follow(run_id, after=after)) as feed:
         async for event in feed:
             if event is None:
                 yield ": keep-alive\n\n"

@@ -20,7 +20,7 @@ from api.app.access import RunRef
 from api.app.deps import ApiDeps
 from api.app.errors import InvalidRequest, RunNotFound
 from api.app.feed import Outbox, RunFeed
-from api.app.joins import JoinPlan, join_run
+from api.app.joins import JoinPlan
 from api.http.responses import errors
 from api.http.routes.common import Caller, Deps
 
@@ -56,7 +56,7 @@ async def run_events(
 ) -> StreamingResponse:
     """Follow a run's events until ``done`` (replaying those after ``Last-Event-ID``)."""
     start = check_event_id(last_event_id or after or "0-0", "Last-Event-ID")
-    ref, plan = await join_run(deps, caller, run_id, start)
+    ref, plan = await deps.joins.join(caller, run_id, start)
     return StreamingResponse(
         _stream(deps, ref, plan),
         media_type="text/event-stream",

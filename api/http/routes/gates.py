@@ -6,7 +6,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents import gates
-from api.app.gate_actions import GateProblem, resume_run
+from api.app.gate_actions import GateProblem
 from api.app.oversight import audit_read
 from api.http.responses import GATES, errors
 from api.http.routes.common import Caller, Deps
@@ -45,7 +45,7 @@ _GATE_ERRORS = errors(*GATES)
 async def resume(run_id: str, body: Resume, deps: Deps, caller: Caller) -> Resumed:
     """Resume a paused run: 404 unknown or another's, 403 an admin on another user's run,
     409 twice, 410 expired."""
-    await resume_run(deps, caller, run_id, body.decision)
+    await deps.gates.decide(caller, run_id, body.decision)
     return Resumed(run_id=run_id, decision=body.decision)
 
 

@@ -41,8 +41,6 @@ from api.app.auth import Principal, bearer_token
 from api.app.client_tools import client_tools, results_run
 from api.app.deps import ApiDeps
 from api.app.errors import ApiError
-from api.app.gate_actions import resume_client_tools
-from api.app.run_follow import follow_run
 from api.http.openai_dialect import (
     CONVERSATION_HEADER,
     MULTITASK_HEADER,
@@ -72,10 +70,9 @@ from api.http.openai_request import (
 )
 from api.http.responses import CALLER, GATES, STARTING, ErrorCase, errors, inline_schema
 from api.http.routes.common import deps_of
-from bus import keys
 from bus.commands import RUN_ID_PATTERN
 from bus.errors import StoreError
-from bus.events import ApprovalRequest, ClientEvent, Done, RunStarted, parse_event
+from bus.events import ApprovalRequest, ClientEvent, Done, RunStarted
 from bus.run_state import QuestionSettings
 from bus.store import ConversationNotFound, MessageRole, Scope
 from bus.transcript import Transcript
@@ -232,16 +229,15 @@ async def _resumed(
 ) -> Response:
     """Resume the run whose client-tool calls ``results`` answer, and follow it on."""
     run_id, by_call = results_run(results, "messages")
-    shard = keys.shard_of(run_id, deps.bus.shards)
     # The run is paused: nothing is added to its events until the resume below, which
     # also checks that the caller owns it.
-    rows = await deps.relay.history(keys.run_events(run_id, shard))
-    await resume_client_tools(deps, who, run_id, by_call)
-    before = [parse_event(data) for _, data in rows]
+    rows = await deps.follower.history(run_id)
+    await deps.gates.client_tools(who, run_id, by_call)
+    before = [event for _, event in rows]
     began = next((e for e in before if isinstance(e, RunStarted)), None)
     conversation = began.conversation_id if began and began.conversation_id else ""
     after = rows[-1][0] if rows else "0-0"
-    started = Started(run_id, conversation, shard, replayed=True)
+    started = Started(run_id, conversation, deps.follower.shard_of(run_id), replayed=True)
     return await _respond(deps, started, chat, schema, before, after)
 
 
@@ -326,7 +322,7 @@ async def _complete(
     for event in before:
         transcript.apply(event)
     shown = len(transcript.answer)  # answered before the pause: not sent again
-    follow = follow_run(deps, started.run_id, started.shard, after=after)
+    follow = deps.follower.follow(started.run_id, after=after)
     async with contextlib.aclosing(follow) as events:
         async for event in events:
             if event is None:
@@ -407,7 +403,7 @@ async def _stream(
     over = False
     try:
         yield chunks.delta(role="assistant", content="")
-        follow = follow_run(deps, started.run_id, started.shard, after=after)
+        follow = deps.follower.follow(started.run_id, after=after)
         async with contextlib.aclosing(follow) as events:
             async for event in events:
                 if event is None:

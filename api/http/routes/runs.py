@@ -11,7 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentbus_contracts import CancelRequested, Run, RunPage, Started
 from api.app import metrics, post_stages
-from api.app.access import visible_run
 from api.app.ask import Ask
 from api.app.errors import NotOwner, RunEnded, RunNotFound
 from api.app.oversight import audit_read
@@ -120,7 +119,7 @@ async def list_runs(
 @router.get("/{run_id}", response_model=Run, responses=errors(RunNotFound))
 async def get_run(run_id: str, deps: Deps, caller: Caller) -> Run:
     """Status, answer, trace and usage of one of the caller's runs (an admin's: the tenant's)."""
-    ref = await visible_run(deps, caller, run_id)
+    ref = await deps.access.visible(caller, run_id)
     return describe(ref.run_id, ref.record)
 
 
@@ -132,7 +131,7 @@ async def get_run(run_id: str, deps: Deps, caller: Caller) -> Run:
 )
 async def cancel_run(run_id: str, deps: Deps, caller: Caller) -> CancelRequested:
     """Ask the run to stop; it ends ``cancelled`` between steps or while streaming."""
-    ref = await visible_run(deps, caller, run_id, read=None)
+    ref = await deps.access.visible(caller, run_id, read=None)
     if ref.record is not None and ref.record.is_terminal:
         raise RunEnded(f"run {run_id!r} already ended ({ref.record.status.value})")
     await deps.cancel(run_id)

@@ -6,7 +6,6 @@ from fastapi import APIRouter
 
 from agentbus_contracts import Delivery as DeliveryView
 from agentbus_contracts import DeliveryList, WebhookSecret
-from api.app.access import visible_run
 from api.app.errors import RunNotFound, Unavailable
 from api.http.responses import ADMIN, errors
 from api.http.routes.common import Admin, Caller, Deps
@@ -52,7 +51,7 @@ async def rotate_webhook_secret(deps: Deps, admin: Admin) -> WebhookSecret:
 async def list_deliveries(run_id: str, deps: Deps, caller: Caller) -> DeliveryList:
     """The run's webhook deliveries and their status (404 for another user's or tenant's
     run; a tenant admin's read of another user's run is audited)."""
-    ref = await visible_run(deps, caller, run_id, read="read_run_deliveries")
+    ref = await deps.access.visible(caller, run_id, read="read_run_deliveries")
     deliveries = await _schedule(deps).for_run(ref.run_id, ref.shard)
     return DeliveryList(run_id=ref.run_id, deliveries=[_view(d) for d in deliveries])
 
