@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from api.app.access import RunAccess
     from api.app.auth import Authenticator
     from api.app.doc_search import DocSearch
+    from api.app.documents import Documents
     from api.app.erasure import Erasure
     from api.app.gate_actions import Gates
     from api.app.joins import Joins
@@ -16,7 +17,6 @@ if TYPE_CHECKING:
     from api.app.ports import (
         CancelRun,
         ErasedLately,
-        IngestJobs,
         Ledgers,
         Prepare,
         Probe,
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
         AuditStore,
         CheckpointStore,
         ConversationStore,
-        DocumentStore,
         RunStore,
         SummaryStore,
         TenantSettingsStore,
@@ -47,7 +46,6 @@ if TYPE_CHECKING:
     )
     from gateway.webhooks.push_configs import PushConfigs
     from gateway.webhooks.schedule import Schedule
-    from retrieval.settings import RetrievalSettings
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,7 +55,6 @@ class ApiDeps:
     Attributes:
         settings: the API's settings.
         bus: the bus's settings (the edge publishes and reads run streams).
-        retrieval: chunking and batching of the documents the web page uploads.
         defaults: the deployment's run settings, before any tenant preference.
         broker_ping: a round trip to the broker (readiness).
         prepare_streams: creates every role's consumer group before the first run starts.
@@ -82,8 +79,7 @@ class ApiDeps:
         resumes: continues paused runs (None without a checkpoint store).
         audit: the audit log (admins' reads of other users' data; the web page's Activity).
         signing_master: what keys' signing secrets derive from (``api.signing``).
-        documents: the catalogue of uploaded documents (the web page's Documents panel).
-        ingest_jobs: the documents' ingest jobs on the bus.
+        documents: the uploaded documents' use cases (the web page's Documents panel).
         webhook_secrets: the tenants' webhook signing secrets.
         webhooks: the webhook delivery schedule (``GET /runs/{id}/deliveries`` reads it).
         push_configs: A2A tasks' push notification configs (None: A2A offers no push).
@@ -101,11 +97,10 @@ class ApiDeps:
 
     settings: ApiSettings
     bus: BusSettings
-    retrieval: RetrievalSettings
     defaults: Effective
     broker_ping: Probe
     prepare_streams: Prepare
-    ingest_jobs: IngestJobs
+    documents: Documents
     runs: RunStore
     conversations: ConversationStore
     keys: ApiKeyStore
@@ -127,7 +122,6 @@ class ApiDeps:
     resumes: Resumes | None = None
     audit: AuditStore | None = None
     signing_master: bytes | None = None
-    documents: DocumentStore | None = None
     webhook_secrets: WebhookSecretStore | None = None
     webhooks: Schedule | None = None
     push_configs: PushConfigs | None = None

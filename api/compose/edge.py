@@ -17,6 +17,7 @@ from api import signing
 from api.app.access import RunAccess
 from api.app.deps import ApiDeps
 from api.app.doc_search import SEARCH_WAIT_S, DocSearch
+from api.app.documents import Documents
 from api.app.gate_actions import Gates
 from api.app.joins import Joins
 from api.app.memories import MemoryBook
@@ -30,6 +31,7 @@ from api.compose.starter import defaults_of as defaults_of  # re-exported: the A
 from api.compose.starter import limits_of, make_starter
 from api.compose.teams import team_book
 from api.compose.tool_names import server_tool_names
+from api.compose.uploads import RetrievalUploads
 from api.http.app import create_app
 from api.http.server import GRACEFUL_S, serve
 from api.streams.admission import QuestionAdmission
@@ -72,7 +74,6 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
     return ApiDeps(
         settings=settings,
         bus=bus,
-        retrieval=app_settings.retrieval,
         defaults=defaults,
         broker_ping=commands(redis).ping,
         prepare_streams=functools.partial(ensure_role_groups, redis, bus.shards),
@@ -107,8 +108,11 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         resumes=resumes,
         audit=stores.audit,
         signing_master=master,
-        documents=stores.documents,
-        ingest_jobs=RedisIngestJobs(redis, bus),
+        documents=Documents(
+            catalogue=stores.documents,
+            jobs=RedisIngestJobs(redis, bus),
+            uploads=RetrievalUploads(app_settings.retrieval, bus.max_message_bytes),
+        ),
         webhook_secrets=stores.webhook_secrets,
         webhooks=schedule_for(redis, app_settings.gateway, bus),
         push_configs=(

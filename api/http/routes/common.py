@@ -1,7 +1,8 @@
 """What every route shares: the app's dependencies and the authenticated caller."""
 
 import time
-from typing import Annotated
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -28,6 +29,19 @@ def deps_of(request: Request) -> ApiDeps:
     """The dependencies ``create_app`` was given, outside dependency injection."""
     deps: ApiDeps = request.app.state.deps
     return deps
+
+
+_T = TypeVar("_T")
+
+
+def use_case(pick: Callable[[ApiDeps], _T]) -> Callable[[Request], Coroutine[Any, Any, _T]]:
+    """A FastAPI dependency giving a route the one use case it calls, as the composition
+    root built it (a coroutine, as :func:`get_deps` says why)."""
+
+    async def get(request: Request) -> _T:
+        return pick(deps_of(request))
+
+    return get
 
 
 async def get_principal(
