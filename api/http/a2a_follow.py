@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 from a2a.types import a2a_pb2 as a2a
 from google.protobuf import json_format
 
+from agentbus_contracts.events import ApprovalRequest, ClientEvent, Done
 from api.app.access import RunRef
 from api.app.run_view import describe
 from api.http.a2a_rpc import UNSUPPORTED_OPERATION, RpcError
 from api.http.a2a_tasks import TaskUpdates, answer_artifact, task_of
-from bus.events import ApprovalRequest, ClientEvent, Done
 
 if TYPE_CHECKING:
     from api.app.deps import ApiDeps

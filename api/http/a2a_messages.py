@@ -17,13 +17,13 @@ from a2a.types import a2a_pb2 as a2a
 from google.protobuf import json_format
 from pydantic import ValidationError
 
+from agentbus_contracts.events import ClientEvent
 from api.app import metrics
 from api.app.ask import Ask
 from api.http.a2a_follow import past_events
 from api.http.a2a_rpc import INVALID_PARAMS, UNSUPPORTED_OPERATION, RpcError
 from api.http.a2a_tasks import SKILLS
 from bus.commands import RUN_ID_PATTERN
-from bus.events import ClientEvent
 from bus.json_values import is_object
 from bus.run_state import Multitask, QuestionSettings
 from bus.team_run import TEAM_NAME_PATTERN

@@ -32,6 +32,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentbus_contracts.events import ApprovalRequest, Done
 from api.app import metrics
 from api.app.access import RunRef
 from api.app.ask import Ask
@@ -39,7 +40,6 @@ from api.app.auth import Principal
 from api.app.errors import ApiError, NotOwner, RunNotFound
 from api.http.mcp_tools import PRINCIPAL_STATE, RunProgress, finished, gate_message, refusal
 from bus.commands import RUN_ID_PATTERN
-from bus.events import ApprovalRequest, Done
 from bus.json_values import is_array, is_object
 from bus.run_state import Multitask, QuestionSettings
 from bus.team_run import TEAM_NAME_PATTERN

@@ -31,6 +31,14 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from agentbus_contracts.events import (
+    ApprovalRequest,
+    Citation,
+    ClientEvent,
+    Done,
+    ErrorEvent,
+    parse_event,
+)
 from api.app import metrics
 from api.app.ask import Ask
 from api.app.auth import Principal
@@ -39,7 +47,6 @@ from api.app.errors import ApiError
 from api.http.a2a_tasks import pause_note
 from api.http.openai_dialect import AnswerStream
 from bus.commands import RUN_ID_PATTERN
-from bus.events import ApprovalRequest, Citation, ClientEvent, Done, ErrorEvent, parse_event
 from bus.run_state import Multitask, QuestionSettings
 from bus.team_run import TEAM_NAME_PATTERN
 

@@ -42,6 +42,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message as Proto
 from pydantic import BaseModel
 
+from agentbus_contracts.events import ApprovalRequest, Done
 from api.app import metrics
 from api.app.access import RunRef
 from api.app.auth import Principal, bearer_token
@@ -70,7 +71,6 @@ from api.http.a2a_tasks import TaskUpdates, agent_card, task_of
 from api.http.error_kinds import status_of
 from api.http.responses import errors
 from api.http.routes.common import deps_of
-from bus.events import ApprovalRequest, Done
 from bus.store import Scope
 
 router = APIRouter(tags=["a2a"])

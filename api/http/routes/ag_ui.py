@@ -35,6 +35,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import ValidationError
 
+from agentbus_contracts.events import ApprovalRequest, ClientEvent, Done
 from api.app import metrics
 from api.app.ask import Ask
 from api.app.auth import Principal, bearer_token
@@ -45,7 +46,6 @@ from api.http.ag_ui_events import CANCEL_DECISION, AgUiEvents
 from api.http.error_kinds import status_of
 from api.http.responses import CALLER, GATES, STARTING, sse_errors
 from api.http.routes.common import deps_of
-from bus.events import ApprovalRequest, ClientEvent, Done
 from bus.json_values import is_object
 from bus.run_state import QuestionSettings
 

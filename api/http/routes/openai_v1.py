@@ -35,6 +35,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
 from redis.exceptions import RedisError
 
+from agentbus_contracts.events import ApprovalRequest, ClientEvent, Done, RunStarted
 from api.app import metrics
 from api.app.ask import Ask, Started
 from api.app.auth import Principal, bearer_token
@@ -72,7 +73,6 @@ from api.http.responses import CALLER, GATES, STARTING, ErrorCase, errors, inlin
 from api.http.routes.common import deps_of
 from bus.commands import RUN_ID_PATTERN
 from bus.errors import StoreError
-from bus.events import ApprovalRequest, ClientEvent, Done, RunStarted
 from bus.run_state import QuestionSettings
 from bus.store import ConversationNotFound, MessageRole, Scope
 from bus.transcript import Transcript
