@@ -160,6 +160,20 @@ def allow_always_hook(stores: Stores) -> AllowAlways:
     return persist
 
 
+def question_admission(
+    settings: AppSettings, redis: Redis, deps: ApiDeps, *, consumer: str | None = None
+) -> QuestionAdmission:
+    """The admission of ``runs.questions``, with the API's authenticator and run starter."""
+    return QuestionAdmission(
+        redis,
+        auth=deps.auth,
+        starter=deps.starter,
+        api=settings.api,
+        bus=settings.bus,
+        consumer=consumer,
+    )
+
+
 async def run_edge(
     settings: AppSettings,
     redis: Redis,
@@ -177,7 +191,7 @@ async def run_edge(
     """
     deps = make_deps(settings, redis, stores)
     app = create_app(deps)
-    consumer = QuestionAdmission(deps, redis) if admission else None
+    consumer = question_admission(settings, redis, deps) if admission else None
     tasks: list[asyncio.Task[None]] = [
         asyncio.create_task(
             serve(
