@@ -17,9 +17,7 @@ if TYPE_CHECKING:
     from api.app.ports import (
         CancelRun,
         ErasedLately,
-        Ledgers,
         Prepare,
-        Probe,
         RateLimits,
         Resumes,
         RunEvents,
@@ -27,11 +25,13 @@ if TYPE_CHECKING:
         SessionStore,
     )
     from api.app.preferences import Effective
+    from api.app.readiness import Readiness
     from api.app.run_follow import RunFollower
     from api.app.scheduler import Scheduler
     from api.app.schedules import ScheduleBook
     from api.app.starter import RunStarter
     from api.app.teams import TeamBook
+    from api.app.usage import Usage
     from api.settings import ApiSettings
     from bus.settings import BusSettings
     from bus.store import (
@@ -56,7 +56,7 @@ class ApiDeps:
         settings: the API's settings.
         bus: the bus's settings (the edge publishes and reads run streams).
         defaults: the deployment's run settings, before any tenant preference.
-        broker_ping: a round trip to the broker (readiness).
+        readiness: whether the broker and the state store answer.
         prepare_streams: creates every role's consumer group before the first run starts.
         runs: the run store.
         conversations: the conversation store.
@@ -68,7 +68,7 @@ class ApiDeps:
         relay: the process's shared reader of run event streams (the run feed).
         run_owner: who started a run, as its owner key says (the store may not know it yet).
         cancel: asks a run to stop.
-        ledgers: each tenant's spending, as its budget counters hold it.
+        usage: what callers spent on models, and their limits.
         access: which runs a caller may see or change.
         joins: a client (re)joining a run's events.
         follower: follows a run's events in-process.
@@ -98,7 +98,7 @@ class ApiDeps:
     settings: ApiSettings
     bus: BusSettings
     defaults: Effective
-    broker_ping: Probe
+    readiness: Readiness
     prepare_streams: Prepare
     documents: Documents
     runs: RunStore
@@ -111,7 +111,7 @@ class ApiDeps:
     relay: RunEvents
     run_owner: RunOwner
     cancel: CancelRun
-    ledgers: Ledgers
+    usage: Usage
     access: RunAccess
     joins: Joins
     follower: RunFollower

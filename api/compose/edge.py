@@ -21,8 +21,10 @@ from api.app.documents import Documents
 from api.app.gate_actions import Gates
 from api.app.joins import Joins
 from api.app.memories import MemoryBook
+from api.app.readiness import Readiness
 from api.app.run_follow import RunFollower
 from api.app.sessions import SessionAuthenticator
+from api.app.usage import Usage
 from api.compose.erasure import erasure_of
 from api.compose.resumes import BusResumes
 from api.compose.schedules import schedule_book, scheduler_of
@@ -44,7 +46,7 @@ from bus.budget import BudgetLedger
 from bus.fence import Fence, erasure_key
 from bus.publish import request_cancel
 from bus.runtime.groups import ensure_role_groups
-from bus.store import AuditEntry, Stores
+from bus.store import AuditEntry, Scope, Stores
 from bus.typed_redis import commands
 from gateway.tools.search_docs import over_the_bus
 from gateway.webhooks.push_configs import PushConfigs
@@ -75,7 +77,11 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         settings=settings,
         bus=bus,
         defaults=defaults,
-        broker_ping=commands(redis).ping,
+        readiness=Readiness(
+            broker=commands(redis).ping,
+            # Any tenant-scoped read touches the database; this id cannot exist.
+            store=functools.partial(stores.runs.get, Scope.user("-", "-"), "-"),
+        ),
         prepare_streams=functools.partial(ensure_role_groups, redis, bus.shards),
         runs=stores.runs,
         conversations=stores.conversations,
@@ -93,7 +99,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         relay=relay,
         run_owner=access.run_owner,
         cancel=functools.partial(request_cancel, redis, settings=bus),
-        ledgers=functools.partial(BudgetLedger, redis),
+        usage=Usage(ledgers=functools.partial(BudgetLedger, redis), effective=starter.effective),
         access=access,
         joins=Joins(
             access=access, events=relay, run_ttl_s=bus.run_ttl_s, events_ttl_s=bus.events_ttl_s
