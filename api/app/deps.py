@@ -18,10 +18,7 @@ if TYPE_CHECKING:
         CancelRun,
         ErasedLately,
         Prepare,
-        RateLimits,
-        Resumes,
         RunEvents,
-        RunOwner,
         SessionStore,
     )
     from api.app.preferences import Effective
@@ -37,7 +34,6 @@ if TYPE_CHECKING:
     from bus.store import (
         ApiKeyStore,
         AuditStore,
-        CheckpointStore,
         ConversationStore,
         RunStore,
         SummaryStore,
@@ -63,10 +59,8 @@ class ApiDeps:
         keys: the API key store.
         tenant_settings: the tenants' preferences.
         auth: turns API keys into principals.
-        limits: per-tenant rate limit and concurrent-run quota.
         starter: admits and publishes runs.
         relay: the process's shared reader of run event streams (the run feed).
-        run_owner: who started a run, as its owner key says (the store may not know it yet).
         cancel: asks a run to stop.
         usage: what callers spent on models, and their limits.
         access: which runs a caller may see or change.
@@ -75,8 +69,6 @@ class ApiDeps:
         gates: resumes paused runs.
         doc_search: searches the caller's documents outside a run (the MCP server's tool).
         sessions: the web page's login tokens and sessions.
-        checkpoints: the paused runs.
-        resumes: continues paused runs (None without a checkpoint store).
         audit: the audit log (admins' reads of other users' data; the web page's Activity).
         signing_master: what keys' signing secrets derive from (``api.signing``).
         documents: the uploaded documents' use cases (the web page's Documents panel).
@@ -106,10 +98,8 @@ class ApiDeps:
     keys: ApiKeyStore
     tenant_settings: TenantSettingsStore
     auth: Authenticator
-    limits: RateLimits
     starter: RunStarter
     relay: RunEvents
-    run_owner: RunOwner
     cancel: CancelRun
     usage: Usage
     access: RunAccess
@@ -118,8 +108,6 @@ class ApiDeps:
     gates: Gates
     doc_search: DocSearch
     sessions: SessionStore
-    checkpoints: CheckpointStore | None = None
-    resumes: Resumes | None = None
     audit: AuditStore | None = None
     signing_master: bytes | None = None
     webhook_secrets: WebhookSecretStore | None = None

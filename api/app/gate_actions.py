@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from agents import gates
 from api.app.auth import Principal
 from api.app.errors import ApiError, Kind
+from api.app.oversight import audit_read
 from api.app.ports import Resumes
-from bus.store import GateConflict, GateError, GateExpired, GateForbidden, GateNotFound
+from bus.readers import checkpoint_state
+from bus.store import (
+    AuditStore,
+    CheckpointStore,
+    GateConflict,
+    GateError,
+    GateExpired,
+    GateForbidden,
+    GateNotFound,
+)
 
 _KINDS: dict[type[GateError], Kind] = {
     GateNotFound: Kind.NOT_FOUND,
@@ -43,16 +54,20 @@ class GateProblem(ApiError):
         return problem
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class Gates:
-    """Resumes paused runs: a gate's decision, or the results of a client's tools.
+    """Paused runs: a gate's details, and resuming with its decision or a client's tools.
 
     Attributes:
         resumes: continues paused runs; None without a state store, where no run ever
             pauses and every resume answers "not found".
+        checkpoints: the paused runs (None: no state store).
+        audit: where an admin's read of another user's gate is recorded.
     """
 
     resumes: Resumes | None
+    checkpoints: CheckpointStore | None
+    audit: AuditStore | None
 
     def _resumes(self) -> Resumes:
         if self.resumes is None:
@@ -74,3 +89,25 @@ class Gates:
             await resumes.client_tools(who.scope, who.groups, run_id, results)
         except (GateError, gates.BadDecision) as e:
             raise GateProblem.of(e) from e
+
+    async def details(self, who: Principal, run_id: str) -> dict[str, Any]:
+        """The open gate's details with redacted arguments (the ``more_info`` view): the
+        caller's own run's gate; an admin may read any of the tenant's (audited)."""
+        if self.checkpoints is None:
+            raise GateProblem.of(GateNotFound("gates need a state store"))
+        try:
+            info = await gates.more_info(self.checkpoints, who.scope, run_id)
+        except GateError as e:
+            raise GateProblem.of(e) from e
+        await audit_read(
+            self.audit, who, what="read_gate", owners=[info["subject"]], target=run_id,
+            run_id=run_id,
+        )  # fmt: skip
+        if info["reason"] == "approve_answer":
+            # The draft and critique, so a page reopened after a restart can show the card.
+            gate = await self.checkpoints.open_for(who.scope, run_id)
+            state = None if gate is None else checkpoint_state(gate.state, gate.state_version)
+            if state is not None:
+                info["answer"] = state.draft
+                info["critique"] = state.critiques[-1].reason if state.critiques else None
+        return info

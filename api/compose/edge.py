@@ -94,10 +94,8 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
             signing_master=master,
             version=functools.partial(tenant_versions.current, redis),
         ),
-        limits=limits,
         starter=starter,
         relay=relay,
-        run_owner=access.run_owner,
         cancel=functools.partial(request_cancel, redis, settings=bus),
         usage=Usage(ledgers=functools.partial(BudgetLedger, redis), effective=starter.effective),
         access=access,
@@ -107,11 +105,9 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         follower=RunFollower(
             events=relay, shards=bus.shards, buffer_events=settings.ws_buffer_events
         ),
-        gates=Gates(resumes),
+        gates=Gates(resumes=resumes, checkpoints=stores.checkpoints, audit=stores.audit),
         doc_search=DocSearch(over_the_bus(RemoteSearch(redis, bus), SEARCH_WAIT_S)),
         sessions=sessions,
-        checkpoints=stores.checkpoints,
-        resumes=resumes,
         audit=stores.audit,
         signing_master=master,
         documents=Documents(

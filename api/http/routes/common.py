@@ -1,4 +1,4 @@
-"""What every route shares: the app's dependencies and the authenticated caller."""
+"""What every route shares: the use cases it is given and the authenticated caller."""
 
 import time
 from collections.abc import Callable, Coroutine
@@ -8,8 +8,20 @@ from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from api.app import post_stages
-from api.app.auth import Principal
+from api.app.access import RunAccess
+from api.app.auth import Authenticator, Principal
 from api.app.deps import ApiDeps
+from api.app.ports import CancelRun
+from api.app.preferences import Effective
+from api.app.starter import RunStarter
+from bus.store import (
+    ApiKeyStore,
+    AuditStore,
+    ConversationStore,
+    RunStore,
+    SummaryStore,
+    TenantSettingsStore,
+)
 
 # Declares the scheme for /docs ("Authorize"); auto_error off so a missing key gets our
 # own 401 body instead of FastAPI's.
@@ -67,3 +79,21 @@ async def get_admin(principal: Annotated[Principal, Depends(get_principal)]) -> 
 Deps = Annotated[ApiDeps, Depends(get_deps)]
 Caller = Annotated[Principal, Depends(get_principal)]
 Admin = Annotated[Principal, Depends(get_admin)]
+
+#: The use cases most routes share.
+Auth = Annotated[Authenticator, Depends(use_case(lambda deps: deps.auth))]
+Access = Annotated[RunAccess, Depends(use_case(lambda deps: deps.access))]
+Starter = Annotated[RunStarter, Depends(use_case(lambda deps: deps.starter))]
+Cancel = Annotated[CancelRun, Depends(use_case(lambda deps: deps.cancel))]
+Defaults = Annotated[Effective, Depends(use_case(lambda deps: deps.defaults))]
+
+# Debt: stores some routes still read themselves, where a use case of api.app should answer
+# (the transports' import-linter contract lists these routes' bus.store imports too).
+Audit = Annotated[AuditStore | None, Depends(use_case(lambda deps: deps.audit))]
+Runs = Annotated[RunStore, Depends(use_case(lambda deps: deps.runs))]
+Conversations = Annotated[ConversationStore, Depends(use_case(lambda deps: deps.conversations))]
+Summaries = Annotated[SummaryStore | None, Depends(use_case(lambda deps: deps.summaries))]
+Keys = Annotated[ApiKeyStore, Depends(use_case(lambda deps: deps.keys))]
+TenantSettings = Annotated[
+    TenantSettingsStore, Depends(use_case(lambda deps: deps.tenant_settings))
+]
