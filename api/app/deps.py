@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from api.app.access import RunAccess
     from api.app.auth import Authenticator
+    from api.app.conversations import Conversations
     from api.app.doc_search import DocSearch
     from api.app.documents import Documents
     from api.app.erasure import Erasure
@@ -56,6 +57,7 @@ class ApiDeps:
         prepare_streams: creates every role's consumer group before the first run starts.
         runs: the run store.
         conversations: the conversation store.
+        conversation_book: the conversations' use cases (``/api/v1/conversations``).
         keys: the API key store.
         tenant_settings: the tenants' preferences.
         auth: turns API keys into principals.
@@ -95,6 +97,7 @@ class ApiDeps:
     documents: Documents
     runs: RunStore
     conversations: ConversationStore
+    conversation_book: Conversations
     keys: ApiKeyStore
     tenant_settings: TenantSettingsStore
     auth: Authenticator

@@ -45,6 +45,17 @@ class RunFollower:
         rows = await self.events.history(keys.run_events(run_id, self.shard_of(run_id)))
         return [(entry_id, parse_event(data)) for entry_id, data in rows]
 
+    def feed(self, run_id: str, *, after: str) -> tuple[RunFeed, Outbox]:
+        """A feed of the run's event frames after ``after`` and the outbox it fills (for a
+        transport that relays the frames as they are); the caller starts and closes it."""
+        outbox = Outbox(self.buffer_events)
+        stream = keys.run_events(run_id, self.shard_of(run_id))
+        feed = RunFeed(
+            self.events, run_id=run_id, stream=stream, shard=self.shard_of(run_id), after=after,
+            outbox=outbox,
+        )  # fmt: skip
+        return feed, outbox
+
     async def follow(
         self, run_id: str, *, after: str = "0-0", idle_s: float = 15.0
     ) -> AsyncGenerator[ClientEvent | None]:

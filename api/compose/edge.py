@@ -15,6 +15,7 @@ from redis.asyncio import Redis
 from agents.gates import AllowAlways
 from api import signing
 from api.app.access import RunAccess
+from api.app.conversations import Conversations
 from api.app.deps import ApiDeps
 from api.app.doc_search import SEARCH_WAIT_S, DocSearch
 from api.app.documents import Documents
@@ -85,6 +86,12 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         prepare_streams=functools.partial(ensure_role_groups, redis, bus.shards),
         runs=stores.runs,
         conversations=stores.conversations,
+        conversation_book=Conversations(
+            store=stores.conversations,
+            summaries=stores.summaries,
+            turns=starter.turns,
+            audit=stores.audit,
+        ),
         keys=stores.keys,
         tenant_settings=stores.tenant_settings,
         auth=SessionAuthenticator(
