@@ -6,6 +6,7 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.requests import HTTPConnection
 
 from api.app import post_stages
 from api.app.access import RunAccess
@@ -37,8 +38,9 @@ async def get_deps(request: Request) -> ApiDeps:
     return deps_of(request)
 
 
-def deps_of(request: Request) -> ApiDeps:
-    """The dependencies ``create_app`` was given, outside dependency injection."""
+def deps_of(request: HTTPConnection) -> ApiDeps:
+    """The dependencies ``create_app`` was given, outside dependency injection (a request's
+    or a websocket's)."""
     deps: ApiDeps = request.app.state.deps
     return deps
 
