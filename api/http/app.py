@@ -27,6 +27,7 @@ from api.app.deps import ApiDeps
 from api.app.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
 from api.http.asyncapi import build_asyncapi
 from api.http.error_kinds import headers_of, status_of
+from api.http.mcp_uses import McpUses
 from api.http.responses import CALLER, PUBLIC, errors
 from api.http.routes import (
     a2a,
@@ -68,7 +69,7 @@ SWEEP_S = 30.0
 def create_app(deps: ApiDeps) -> FastAPI:
     """The API app; the caller serves it (``api.http.server.serve``) and owns ``deps``."""
 
-    mcp_endpoint = mcp.McpEndpoint(deps, VERSION)
+    mcp_endpoint = mcp.McpEndpoint(McpUses.of(deps), VERSION)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncGenerator[None]:

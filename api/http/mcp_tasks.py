@@ -45,7 +45,7 @@ from bus.run_state import Multitask, QuestionSettings
 from bus.team_run import TEAM_NAME_PATTERN
 
 if TYPE_CHECKING:
-    from api.app.deps import ApiDeps
+    from api.http.mcp_uses import McpUses
 
 TASKS_CAPABILITY: dict[str, Any] = {"cancel": {}, "requests": {"tools": {"call": {}}}}
 RELATED_TASK = "io.modelcontextprotocol/related-task"
@@ -77,10 +77,10 @@ class RunTasks(ServerMiddleware[Any]):
     """Serves ``ask`` as a task, and the ``tasks/*`` methods, in front of the SDK.
 
     Args:
-        deps: the API's dependencies.
+        deps: the use cases it calls.
     """
 
-    def __init__(self, deps: ApiDeps) -> None:
+    def __init__(self, deps: McpUses) -> None:
         self._deps = deps
 
     async def __call__(
@@ -195,14 +195,14 @@ class RunTasks(ServerMiddleware[Any]):
         return task_of(deps, await deps.access.visible(who, ref.run_id, read=None))
 
 
-def task_of(deps: ApiDeps, ref: RunRef) -> dict[str, Any]:
+def task_of(deps: McpUses, ref: RunRef) -> dict[str, Any]:
     """The task a run is, as ``tasks/get`` answers it."""
     record = ref.record
     status = "working" if record is None else _STATUS.get(record.status.value, "failed")
     task: dict[str, Any] = {
         "taskId": ref.run_id,
         "status": status,
-        "ttl": deps.bus.run_ttl_s * 1000,
+        "ttl": deps.run_ttl_s * 1000,
         "pollInterval": POLL_MS,
     }
     if record is not None:

@@ -37,7 +37,6 @@ from agentbus_contracts.events import (
     ClientEvent,
     Done,
     ErrorEvent,
-    parse_event,
 )
 from api.app import metrics
 from api.app.ask import Ask
@@ -51,7 +50,7 @@ from bus.run_state import Multitask, QuestionSettings
 from bus.team_run import TEAM_NAME_PATTERN
 
 if TYPE_CHECKING:
-    from api.app.deps import ApiDeps
+    from api.http.mcp_uses import McpUses
 
 #: Where the endpoint leaves the authenticated caller in the request's ASGI state.
 PRINCIPAL_STATE = "agentbus_principal"
@@ -188,7 +187,7 @@ def answer_text(answer: Answer) -> str:
 
 
 async def follow(
-    deps: ApiDeps,
+    deps: McpUses,
     run_id: str,
     conversation_id: str | None,
     reporter: Reporter,
@@ -243,7 +242,7 @@ def finished(progress: RunProgress, done: Done, conversation_id: str | None) -> 
     )
 
 
-def build_server(deps: ApiDeps, version: str) -> MCPServer:
+def build_server(deps: McpUses, version: str) -> MCPServer:
     """The MCP server whose tools act for the caller of each request."""
     server = MCPServer("agentbus", version=version, instructions=INSTRUCTIONS, log_level="WARNING")
     search = deps.doc_search
@@ -312,11 +311,10 @@ def build_server(deps: ApiDeps, version: str) -> MCPServer:
             if ref.record is None or ref.record.status.value != "suspended":
                 raise ToolError(f"not_suspended: the run {run_id} is not waiting for a decision")
             # The run is paused: nothing is added to its events until the decision below.
-            rows = await deps.relay.history(ref.events_key)
+            before = await deps.follower.history(run_id)
             await deps.gates.decide(who, run_id, decision)
         except ApiError as e:
             raise refusal(e) from e
-        before = [(entry, parse_event(data)) for entry, data in rows]
         return await follow(deps, run_id, ref.record.conversation_id, Reporter(ctx), before=before)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
