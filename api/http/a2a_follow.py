@@ -24,16 +24,16 @@ from api.http.a2a_rpc import UNSUPPORTED_OPERATION, RpcError
 from api.http.a2a_tasks import TaskUpdates, answer_artifact, task_of
 
 if TYPE_CHECKING:
-    from api.app.deps import ApiDeps
+    from api.http.a2a_uses import A2aUses
 
 
-async def past_events(deps: ApiDeps, run_id: str, shard: int) -> list[tuple[str, ClientEvent]]:
+async def past_events(deps: A2aUses, run_id: str, shard: int) -> list[tuple[str, ClientEvent]]:
     """The run's events so far, with their stream ids."""
     return await deps.follower.history(run_id)
 
 
 async def updates_after(
-    deps: ApiDeps, task: TaskUpdates, after: str
+    deps: A2aUses, task: TaskUpdates, after: str
 ) -> AsyncIterator[a2a.StreamResponse]:
     """The updates of the events after ``after``, until the run ends or pauses."""
     async with contextlib.aclosing(deps.follower.follow(task.task_id, after=after)) as feed:
@@ -48,7 +48,7 @@ async def updates_after(
                 yield update
 
 
-async def subscribe(deps: ApiDeps, ref: RunRef) -> AsyncIterator[a2a.StreamResponse]:
+async def subscribe(deps: A2aUses, ref: RunRef) -> AsyncIterator[a2a.StreamResponse]:
     """``SubscribeToTask``: the task now, then its updates; -32004 for a task that has ended
     (A2A 1.0, section 3.1.6: read it with ``GetTask``)."""
     if ref.record is not None and ref.record.is_terminal:

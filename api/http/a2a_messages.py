@@ -33,13 +33,13 @@ TEAM_SKILL_PREFIX = "team:"
 
 if TYPE_CHECKING:
     from api.app.auth import Principal
-    from api.app.deps import ApiDeps
+    from api.http.a2a_uses import A2aUses
 
 _ID = re.compile(RUN_ID_PATTERN)
 
 
 async def begin(
-    deps: ApiDeps, who: Principal, given: a2a.SendMessageRequest
+    deps: A2aUses, who: Principal, given: a2a.SendMessageRequest
 ) -> tuple[str, list[tuple[str, ClientEvent]], str]:
     """Start a run for the message, or decide the gate of the task it names.
 
@@ -65,7 +65,7 @@ async def begin(
 
 
 async def _decide(
-    deps: ApiDeps, who: Principal, message: a2a.Message, decision: str
+    deps: A2aUses, who: Principal, message: a2a.Message, decision: str
 ) -> tuple[str, list[tuple[str, ClientEvent]], str]:
     task_id = message.task_id
     ref = await deps.access.visible(who, task_id, read=None)

@@ -1,7 +1,8 @@
 """The FastAPI app: REST and websocket edge over the bus, stateless between requests.
 
-Everything a request needs comes from the ``ApiDeps`` given to :func:`create_app`; the
-only per-process state is the relay (which streams this process reads for its clients)
+Everything a request needs comes from the use cases the composition root built (the
+``ApiDeps`` given to :func:`create_app`; each route takes the ones it calls); the only
+per-process state is the relay (which streams this process reads for its clients)
 and short caches of checked keys and tenant preferences, none of which a restart loses
 anything by dropping. Any number of replicas can run behind a load balancer.
 """

@@ -29,15 +29,6 @@ from bus.store import (
 _bearer = HTTPBearer(auto_error=False, description="An API key from `agentbus keys create`.")
 
 
-async def get_deps(request: Request) -> ApiDeps:
-    """The dependencies ``create_app`` was given.
-
-    A coroutine although it awaits nothing: FastAPI runs a plain ``def`` dependency in its
-    thread pool, a thread hop per request (7% of the API's CPU in ``bench api``).
-    """
-    return deps_of(request)
-
-
 def deps_of(request: HTTPConnection) -> ApiDeps:
     """The dependencies ``create_app`` was given, outside dependency injection (a request's
     or a websocket's)."""
@@ -50,7 +41,11 @@ _T = TypeVar("_T")
 
 def use_case(pick: Callable[[ApiDeps], _T]) -> Callable[[Request], Coroutine[Any, Any, _T]]:
     """A FastAPI dependency giving a route the one use case it calls, as the composition
-    root built it (a coroutine, as :func:`get_deps` says why)."""
+    root built it.
+
+    A coroutine although it awaits nothing: FastAPI runs a plain ``def`` dependency in its
+    thread pool, a thread hop per request (7% of the API's CPU in ``bench api``).
+    """
 
     async def get(request: Request) -> _T:
         return pick(deps_of(request))
@@ -78,7 +73,6 @@ async def get_admin(principal: Annotated[Principal, Depends(get_principal)]) -> 
     return principal
 
 
-Deps = Annotated[ApiDeps, Depends(get_deps)]
 Caller = Annotated[Principal, Depends(get_principal)]
 Admin = Annotated[Principal, Depends(get_admin)]
 
