@@ -16,7 +16,6 @@ from agents.gates import AllowAlways
 from api import signing
 from api.app.access import RunAccess
 from api.app.conversations import Conversations
-from api.app.deps import ApiDeps
 from api.app.doc_search import SEARCH_WAIT_S, DocSearch
 from api.app.documents import Documents
 from api.app.gate_actions import Gates
@@ -37,6 +36,7 @@ from api.compose.tool_names import server_tool_names
 from api.compose.uploads import RetrievalUploads
 from api.http.app import create_app
 from api.http.server import GRACEFUL_S, serve
+from api.http.use_cases import UseCases
 from api.streams.admission import QuestionAdmission
 from api.streams.ingest_jobs import RedisIngestJobs
 from api.streams.relay import Relay
@@ -55,7 +55,7 @@ from gateway.webhooks.worker import schedule_for
 from retrieval.remote import RemoteSearch
 
 
-def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDeps:
+def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> UseCases:
     """Wire the API's dependencies from a Redis client and the store's repositories."""
     settings, bus = app_settings.api, app_settings.bus
     master = signing.master_key(settings.signing_key, bus.data_dir)
@@ -74,7 +74,7 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
     access = RunAccess(
         shards=bus.shards, run_owner=run_owner_of(redis), runs=stores.runs, audit=stores.audit
     )
-    return ApiDeps(
+    return UseCases(
         settings=settings,
         bus=bus,
         defaults=defaults,
@@ -129,7 +129,6 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         ),
         schedules=schedule_book(app_settings, stores, starter),
         scheduler=scheduler_of(app_settings, stores, starter),
-        summaries=stores.summaries,
         erasure=erasure_of(app_settings, stores, redis),
         erased_lately=functools.partial(Fence(erasure_key(master)).holds, redis, shard=0),
         memories=None if stores.memories is None else MemoryBook(stores.memories),
@@ -170,7 +169,7 @@ def allow_always_hook(stores: Stores) -> AllowAlways:
 
 
 def question_admission(
-    settings: AppSettings, redis: Redis, deps: ApiDeps, *, consumer: str | None = None
+    settings: AppSettings, redis: Redis, deps: UseCases, *, consumer: str | None = None
 ) -> QuestionAdmission:
     """The admission of ``runs.questions``, with the API's authenticator and run starter."""
     return QuestionAdmission(
@@ -198,7 +197,7 @@ async def run_edge(
 
     This is what ``agentbus api`` runs, and what ``agentbus up`` can run beside its workers.
     """
-    deps = make_deps(settings, redis, stores)
+    deps = make_use_cases(settings, redis, stores)
     app = create_app(deps)
     consumer = question_admission(settings, redis, deps) if admission else None
     tasks: list[asyncio.Task[None]] = [

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from api.app.access import RunAccess
     from api.app.auth import Authenticator
-    from api.app.deps import ApiDeps
     from api.app.gate_actions import Gates
     from api.app.ports import CancelRun
     from api.app.run_follow import RunFollower
     from api.app.starter import RunStarter
+    from api.http.use_cases import UseCases
     from bus.store import RunStore
     from gateway.webhooks.push_configs import PushConfigs
 
@@ -42,7 +42,7 @@ class A2aUses:
     push_configs: PushConfigs | None
 
     @classmethod
-    def of(cls, deps: ApiDeps) -> A2aUses:
+    def of(cls, deps: UseCases) -> A2aUses:
         """Picked from what the composition root built."""
         return cls(
             auth=deps.auth,

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from api.app.access import RunAccess
     from api.app.auth import Authenticator
-    from api.app.deps import ApiDeps
     from api.app.doc_search import DocSearch
     from api.app.gate_actions import Gates
     from api.app.ports import CancelRun
     from api.app.run_follow import RunFollower
     from api.app.starter import RunStarter
+    from api.http.use_cases import UseCases
     from api.settings import ApiSettings
     from bus.store import RunStore
 
@@ -47,7 +47,7 @@ class McpUses:
     run_ttl_s: int
 
     @classmethod
-    def of(cls, deps: ApiDeps) -> McpUses:
+    def of(cls, deps: UseCases) -> McpUses:
         """Picked from what the composition root built."""
         return cls(
             settings=deps.settings,

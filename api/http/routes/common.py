@@ -11,16 +11,15 @@ from starlette.requests import HTTPConnection
 from api.app import post_stages
 from api.app.access import RunAccess
 from api.app.auth import Authenticator, Principal
-from api.app.deps import ApiDeps
 from api.app.ports import CancelRun
 from api.app.preferences import Effective
 from api.app.starter import RunStarter
+from api.http.use_cases import UseCases
 from bus.store import (
     ApiKeyStore,
     AuditStore,
     ConversationStore,
     RunStore,
-    SummaryStore,
     TenantSettingsStore,
 )
 
@@ -29,17 +28,17 @@ from bus.store import (
 _bearer = HTTPBearer(auto_error=False, description="An API key from `agentbus keys create`.")
 
 
-def deps_of(request: HTTPConnection) -> ApiDeps:
+def deps_of(request: HTTPConnection) -> UseCases:
     """The dependencies ``create_app`` was given, outside dependency injection (a request's
     or a websocket's)."""
-    deps: ApiDeps = request.app.state.deps
+    deps: UseCases = request.app.state.deps
     return deps
 
 
 _T = TypeVar("_T")
 
 
-def use_case(pick: Callable[[ApiDeps], _T]) -> Callable[[Request], Coroutine[Any, Any, _T]]:
+def use_case(pick: Callable[[UseCases], _T]) -> Callable[[Request], Coroutine[Any, Any, _T]]:
     """A FastAPI dependency giving a route the one use case it calls, as the composition
     root built it.
 
@@ -88,7 +87,6 @@ Defaults = Annotated[Effective, Depends(use_case(lambda deps: deps.defaults))]
 Audit = Annotated[AuditStore | None, Depends(use_case(lambda deps: deps.audit))]
 Runs = Annotated[RunStore, Depends(use_case(lambda deps: deps.runs))]
 Conversations = Annotated[ConversationStore, Depends(use_case(lambda deps: deps.conversations))]
-Summaries = Annotated[SummaryStore | None, Depends(use_case(lambda deps: deps.summaries))]
 Keys = Annotated[ApiKeyStore, Depends(use_case(lambda deps: deps.keys))]
 TenantSettings = Annotated[
     TenantSettingsStore, Depends(use_case(lambda deps: deps.tenant_settings))

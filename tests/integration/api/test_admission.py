@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 
 from agents.llm.scripted import BENCHMARK_ANSWER
 from api import credentials
-from api.compose.edge import make_deps, question_admission
+from api.compose.edge import make_use_cases, question_admission
 from api.compose.settings import AppSettings
 from api.streams.admission import QuestionAdmission, run_id_for
 from bus import keys
@@ -121,7 +121,7 @@ async def test_a_redelivered_entry_starts_no_second_run(start_api: StartApi) -> 
     api = await start_api()
     key = await api.key()
     admission = question_admission(
-        api.settings, api.redis, make_deps(api.settings, api.redis, api.stores)
+        api.settings, api.redis, make_use_cases(api.settings, api.redis, api.stores)
     )
     fields = {b"data": json.dumps({"api_key": key, "question": "q"}).encode()}
 
@@ -145,7 +145,7 @@ async def admission(
         stores = await ctx.__aenter__()
         contexts.append(ctx)
         consumer = question_admission(
-            s, real_redis, make_deps(s, real_redis, stores), consumer="c1"
+            s, real_redis, make_use_cases(s, real_redis, stores), consumer="c1"
         )
         await real_redis.xgroup_create(
             keys.QUESTIONS_STREAM, keys.ADMISSION_GROUP, id="$", mkstream=True

@@ -1,4 +1,4 @@
-"""What the API's routes need, wired once by the composition root (``api.compose.edge``)."""
+"""What the HTTP edge is given: the use cases the composition root (``api.compose.edge``) built."""
 
 from __future__ import annotations
 
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
         AuditStore,
         ConversationStore,
         RunStore,
-        SummaryStore,
         TenantSettingsStore,
         WebhookSecretStore,
     )
@@ -46,8 +45,13 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ApiDeps:
-    """Dependencies of the API app (no module globals: every route reads these).
+class UseCases:
+    """The use cases the composition root built for the HTTP edge, each with the few
+    services it uses (no module globals). A route takes the ones it calls, one FastAPI
+    dependency each (``routes.common.use_case``); the MCP and A2A servers pick theirs
+    (``McpUses``, ``A2aUses``). Some routes still read a store themselves (the runs,
+    conversations, keys, tenant settings, audit log, webhook secrets): a debt the
+    transports' import-linter contract lists.
 
     Attributes:
         settings: the API's settings.
@@ -79,8 +83,6 @@ class ApiDeps:
         push_configs: A2A tasks' push notification configs (None: A2A offers no push).
         schedules: the scheduled questions' use cases (``/api/v1/schedules``).
         scheduler: starts the scheduled questions' runs (every replica runs it).
-        summaries: the conversations' summaries (``GET /conversations/{id}`` shows what the
-            model is given).
         erasure: erases a user's data (``DELETE /api/v1/users/{subject}``, ``/api/v1/me``).
         erased_lately: whether the erasure fence holds a user: no key is made for them.
         memories: the users' long-term memories' use cases (``/api/v1/memories``).
@@ -118,7 +120,6 @@ class ApiDeps:
     push_configs: PushConfigs | None = None
     schedules: ScheduleBook | None = None
     scheduler: Scheduler | None = None
-    summaries: SummaryStore | None = None
     erasure: Erasure | None = None
     erased_lately: ErasedLately | None = None
     memories: MemoryBook | None = None
