@@ -23,7 +23,8 @@ from bus.store import RunRecord
 
 if TYPE_CHECKING:
     from api.app.auth import Principal
-    from api.app.deps import ApiDeps
+    from api.app.ports import RunOwner
+    from bus.store import AuditStore, RunStore
 
 RUN_ID = re.compile(RUN_ID_PATTERN)
 
@@ -48,38 +49,59 @@ def owner_value(tenant_id: str, subject: str) -> str:
     return f"{tenant_id}/{subject}"
 
 
-async def visible_run(
-    deps: ApiDeps, who: Principal, run_id: str, *, read: str | None = "read_run"
-) -> RunRef:
-    """The run with this id if ``who`` may see it, or raise ``RunNotFound``.
+@dataclass(frozen=True, kw_only=True)
+class RunAccess:
+    """Which runs a caller may see or change.
 
-    Args:
-        deps: the API's dependencies.
-        who: the caller.
-        run_id: the run.
-        read: what an admin's read of another user's run is audited as; None when the
-            caller means to change the run, which only its owner may (403 otherwise).
-
-    Raises:
-        RunNotFound: the caller may not see the run, or there is none.
-        NotOwner: the caller sees the run (an admin) but wants to change another's.
+    Attributes:
+        shards: how many shards the runs' streams spread over.
+        run_owner: who started a run, as its owner key says (the store may not know it yet).
+        runs: the run store.
+        audit: where an admin's read of another user's run is recorded.
     """
-    if not RUN_ID.match(run_id):
-        raise RunNotFound(f"no run {run_id[:80]!r}")
-    shard = keys.shard_of(run_id, deps.bus.shards)
-    raw = await deps.run_owner(run_id, shard)
-    tenant, _, subject = (raw or "").partition("/")
-    if raw is not None and tenant != who.tenant_id:
-        raise RunNotFound(f"no run {run_id!r}")
-    record = await deps.runs.get(who.scope, run_id)
-    if record is not None:
-        subject = record.subject
-    # Only Redis knows it (intake has not stored it yet): the owner key says whose it is.
-    elif raw is None or not subject or not who.scope.sees(tenant, subject):
-        raise RunNotFound(f"no run {run_id!r}")
-    if read is None:
-        if not who.scope.owns(subject):
-            raise NotOwner(f"run {run_id!r} belongs to another user")
-    else:
-        await audit_read(deps.audit, who, what=read, owners=[subject], target=run_id, run_id=run_id)
-    return RunRef(run_id, shard, record, subject)
+
+    shards: int
+    run_owner: RunOwner
+    runs: RunStore
+    audit: AuditStore | None
+
+    def shard_of(self, run_id: str) -> int:
+        """The shard of the run's streams and keys."""
+        return keys.shard_of(run_id, self.shards)
+
+    async def visible(
+        self, who: Principal, run_id: str, *, read: str | None = "read_run"
+    ) -> RunRef:
+        """The run with this id if ``who`` may see it, or raise ``RunNotFound``.
+
+        Args:
+            who: the caller.
+            run_id: the run.
+            read: what an admin's read of another user's run is audited as; None when the
+                caller means to change the run, which only its owner may (403 otherwise).
+
+        Raises:
+            RunNotFound: the caller may not see the run, or there is none.
+            NotOwner: the caller sees the run (an admin) but wants to change another's.
+        """
+        if not RUN_ID.match(run_id):
+            raise RunNotFound(f"no run {run_id[:80]!r}")
+        shard = self.shard_of(run_id)
+        raw = await self.run_owner(run_id, shard)
+        tenant, _, subject = (raw or "").partition("/")
+        if raw is not None and tenant != who.tenant_id:
+            raise RunNotFound(f"no run {run_id!r}")
+        record = await self.runs.get(who.scope, run_id)
+        if record is not None:
+            subject = record.subject
+        # Only Redis knows it (intake has not stored it yet): the owner key says whose it is.
+        elif raw is None or not subject or not who.scope.sees(tenant, subject):
+            raise RunNotFound(f"no run {run_id!r}")
+        if read is None:
+            if not who.scope.owns(subject):
+                raise NotOwner(f"run {run_id!r} belongs to another user")
+        else:
+            await audit_read(
+                self.audit, who, what=read, owners=[subject], target=run_id, run_id=run_id
+            )
+        return RunRef(run_id, shard, record, subject)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from api.app.access import RUN_ID, RunRef, owner_value, visible_run
+from api.app.access import RUN_ID, RunAccess, RunRef, owner_value
 from api.app.errors import RunNotFound
 from api.app.run_view import describe
 from bus import keys
@@ -17,7 +17,6 @@ from bus.store import RunRecord
 
 if TYPE_CHECKING:
     from api.app.auth import Principal
-    from api.app.deps import ApiDeps
     from api.app.ports import RunEvents, StreamState
 
 
@@ -68,55 +67,71 @@ async def plan_join(events: RunEvents, ref: RunRef, after: str) -> JoinPlan:
 
 
 #: A run published less than this long ago (and under ``events_ttl_s``) whose event stream
-#: does not exist has written no event yet (see :func:`join_run`).
+#: does not exist has written no event yet (see :meth:`Joins.join`).
 FRESH_RUN_S = 60
 
 
-async def join_run(
-    deps: ApiDeps, who: Principal, run_id: str, after: str, *, read: str = "read_run_events"
-) -> tuple[RunRef, JoinPlan]:
-    """:func:`visible_run` and :func:`plan_join` for a client that follows a run's events.
+@dataclass(frozen=True, kw_only=True)
+class Joins:
+    """A client (re)joining a run's events: who may, and from where.
 
-    The run's owner key and its event stream share a hash tag, so one pipelined round trip
-    reads both. When the owner key names the caller, the stored record would change
-    nothing, so it is not read (the caller sees its own run: nothing to audit either):
-
-    * the stream has events after ``after``: an existing stream never needs the record
-      (only a stream that is gone or has nothing newer does, to snapshot a run that is
-      over);
-    * the stream does not exist and the run was published less than ``FRESH_RUN_S`` (and
-      ``events_ttl_s``) ago, as the owner key's remaining life (set once, at publish, to
-      ``run_ttl_s``) tells: a run that ended keeps its stream ``events_ttl_s`` after its
-      end (every end writes ``done``), so a missing stream means no event yet, and the
-      record, if intake stored it already, is not terminal. This is the usual case of a
-      client that follows the run it has just posted.
-
-    Every other case takes the full path (``visible_run`` then ``plan_join``).
-
-    Raises:
-        RunNotFound: as :func:`visible_run`.
+    Attributes:
+        access: which runs the caller may see.
+        events: the process's reader of run event streams.
+        run_ttl_s: how long a run's owner key lives from its publish.
+        events_ttl_s: how long a run's event stream lives after its end.
     """
-    if not RUN_ID.match(run_id):
-        raise RunNotFound(f"no run {run_id[:80]!r}")
-    shard = keys.shard_of(run_id, deps.bus.shards)
-    joined = await deps.relay.join_state(
-        keys.run_owner(run_id, shard), keys.run_events(run_id, shard)
-    )
-    state, ttl_ms = joined.stream, joined.owner_ttl_ms
-    if joined.owner == owner_value(who.tenant_id, who.subject):
-        if state.exists:
-            # (An existing stream's needs_snapshot does not look at the record.)
-            follow = _id(state.last_id) > _id(after) and not needs_snapshot(state, after, None)
-        else:
-            age_ms = deps.bus.run_ttl_s * 1000 - int(ttl_ms)
-            fresh_ms = min(FRESH_RUN_S, deps.bus.events_ttl_s) * 1000
-            follow = int(ttl_ms) > 0 and age_ms < fresh_ms
-        if follow:
-            return RunRef(run_id, shard, None, who.subject), JoinPlan(None, after)
-    # The record is read after the owner key, and the stream's state after the record, as
-    # plan_join always did: a run that ended meanwhile is seen ended, not half way.
-    ref = await visible_run(deps, who, run_id, read=read)
-    return ref, await plan_join(deps.relay, ref, after)
+
+    access: RunAccess
+    events: RunEvents
+    run_ttl_s: int
+    events_ttl_s: int
+
+    async def join(
+        self, who: Principal, run_id: str, after: str, *, read: str = "read_run_events"
+    ) -> tuple[RunRef, JoinPlan]:
+        """:meth:`RunAccess.visible` and :func:`plan_join` for a client that follows a run's events.
+
+        The run's owner key and its event stream share a hash tag, so one pipelined round trip
+        reads both. When the owner key names the caller, the stored record would change
+        nothing, so it is not read (the caller sees its own run: nothing to audit either):
+
+        * the stream has events after ``after``: an existing stream never needs the record
+          (only a stream that is gone or has nothing newer does, to snapshot a run that is
+          over);
+        * the stream does not exist and the run was published less than ``FRESH_RUN_S`` (and
+          ``events_ttl_s``) ago, as the owner key's remaining life (set once, at publish, to
+          ``run_ttl_s``) tells: a run that ended keeps its stream ``events_ttl_s`` after its
+          end (every end writes ``done``), so a missing stream means no event yet, and the
+          record, if intake stored it already, is not terminal. This is the usual case of a
+          client that follows the run it has just posted.
+
+        Every other case takes the full path (``RunAccess.visible`` then ``plan_join``).
+
+        Raises:
+            RunNotFound: as :meth:`RunAccess.visible`.
+        """
+        if not RUN_ID.match(run_id):
+            raise RunNotFound(f"no run {run_id[:80]!r}")
+        shard = self.access.shard_of(run_id)
+        joined = await self.events.join_state(
+            keys.run_owner(run_id, shard), keys.run_events(run_id, shard)
+        )
+        state, ttl_ms = joined.stream, joined.owner_ttl_ms
+        if joined.owner == owner_value(who.tenant_id, who.subject):
+            if state.exists:
+                # (An existing stream's needs_snapshot does not look at the record.)
+                follow = _id(state.last_id) > _id(after) and not needs_snapshot(state, after, None)
+            else:
+                age_ms = self.run_ttl_s * 1000 - int(ttl_ms)
+                fresh_ms = min(FRESH_RUN_S, self.events_ttl_s) * 1000
+                follow = int(ttl_ms) > 0 and age_ms < fresh_ms
+            if follow:
+                return RunRef(run_id, shard, None, who.subject), JoinPlan(None, after)
+        # The record is read after the owner key, and the stream's state after the record, as
+        # plan_join always did: a run that ended meanwhile is seen ended, not half way.
+        ref = await self.access.visible(who, run_id, read=read)
+        return ref, await plan_join(self.events, ref, after)
 
 
 def _plan(ref: RunRef, state: StreamState, after: str) -> JoinPlan:

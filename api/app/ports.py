@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from bus.budget import Spent
     from bus.store import DocumentRecord, Scope
+    from retrieval.ingest import PreparedDocument
     from retrieval.jobs import IngestTask, Job, JobStatus
 
 Sink = Callable[[str, bytes], None]
@@ -232,6 +233,35 @@ class IngestJobs(Protocol):
 
     async def outcome(self, job_id: str) -> tuple[str | None, bool]:
         """The job's error message, if it failed, and whether it ended (its last events)."""
+        ...
+
+
+class UploadedFile(Protocol):
+    """A file a client sent (what a multipart form's file part offers)."""
+
+    filename: str | None
+
+    async def read(self, size: int = -1) -> bytes:
+        """Its bytes (all of them by default)."""
+        ...
+
+
+class Uploads(Protocol):
+    """Turns uploaded files into ingest tasks: the retrieval's parsing and chunking."""
+
+    async def prepare(
+        self, data: bytes, *, source: str, tenant: str, acl: Sequence[str]
+    ) -> PreparedDocument:
+        """The file parsed and chunked (off the event loop: parsing a PDF is CPU work).
+
+        Raises:
+            api.app.documents.UploadFailed: the file cannot be parsed (unsupported type,
+                unreadable bytes).
+        """
+        ...
+
+    def split(self, docs: Sequence[PreparedDocument]) -> list[IngestTask]:
+        """The documents' chunks in tasks that each fit one message on the bus."""
         ...
 
 

@@ -8,6 +8,8 @@ months (a month) after their last charge.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from agentbus_contracts import UsageReport
@@ -30,6 +32,24 @@ def _limits(effective: Effective, period: Period, whose: Whose) -> tuple[int | N
     if whose == "tenant" and period == "month":
         return effective.tenant_monthly_tokens, effective.tenant_monthly_cost_usd
     return None, None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Usage:
+    """What callers spent on models, and the limits that apply to them.
+
+    Attributes:
+        ledgers: each tenant's spending, as its budget counters hold it.
+        effective: a tenant's settings after the overlay (its budgets).
+    """
+
+    ledgers: Ledgers
+    effective: Callable[[str], Awaitable[Effective]]
+
+    async def report(self, who: Principal, period: Period, whose: Whose) -> UsageReport:
+        """:func:`usage_of` with the caller's tenant's limits."""
+        effective = await self.effective(who.tenant_id)
+        return await usage_of(self.ledgers, effective, who, period, whose)
 
 
 async def usage_of(

@@ -14,10 +14,17 @@ from redis.asyncio import Redis
 
 from agents.gates import AllowAlways
 from api import signing
-from api.app.deps import ApiDeps
+from api.app.access import RunAccess
+from api.app.conversations import Conversations
 from api.app.doc_search import SEARCH_WAIT_S, DocSearch
+from api.app.documents import Documents
+from api.app.gate_actions import Gates
+from api.app.joins import Joins
 from api.app.memories import MemoryBook
+from api.app.readiness import Readiness
+from api.app.run_follow import RunFollower
 from api.app.sessions import SessionAuthenticator
+from api.app.usage import Usage
 from api.compose.erasure import erasure_of
 from api.compose.resumes import BusResumes
 from api.compose.schedules import schedule_book, scheduler_of
@@ -26,8 +33,10 @@ from api.compose.starter import defaults_of as defaults_of  # re-exported: the A
 from api.compose.starter import limits_of, make_starter
 from api.compose.teams import team_book
 from api.compose.tool_names import server_tool_names
+from api.compose.uploads import RetrievalUploads
 from api.http.app import create_app
 from api.http.server import GRACEFUL_S, serve
+from api.http.use_cases import UseCases
 from api.streams.admission import QuestionAdmission
 from api.streams.ingest_jobs import RedisIngestJobs
 from api.streams.relay import Relay
@@ -38,7 +47,7 @@ from bus.budget import BudgetLedger
 from bus.fence import Fence, erasure_key
 from bus.publish import request_cancel
 from bus.runtime.groups import ensure_role_groups
-from bus.store import AuditEntry, Stores
+from bus.store import AuditEntry, Scope, Stores
 from bus.typed_redis import commands
 from gateway.tools.search_docs import over_the_bus
 from gateway.webhooks.push_configs import PushConfigs
@@ -46,7 +55,7 @@ from gateway.webhooks.worker import schedule_for
 from retrieval.remote import RemoteSearch
 
 
-def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDeps:
+def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> UseCases:
     """Wire the API's dependencies from a Redis client and the store's repositories."""
     settings, bus = app_settings.api, app_settings.bus
     master = signing.master_key(settings.signing_key, bus.data_dir)
@@ -56,15 +65,33 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
     # Every process caching a tenant's policy reads this version before using it.
     stores.tenant_settings.on_change(functools.partial(tenant_versions.bump, redis))
     sessions = RedisSessionStore(redis)
-    return ApiDeps(
+    relay = Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms)
+    resumes = (
+        None
+        if stores.checkpoints is None
+        else BusResumes(stores.checkpoints, stores.runs, redis, bus, allow_always_hook(stores))
+    )
+    access = RunAccess(
+        shards=bus.shards, run_owner=run_owner_of(redis), runs=stores.runs, audit=stores.audit
+    )
+    return UseCases(
         settings=settings,
         bus=bus,
-        retrieval=app_settings.retrieval,
         defaults=defaults,
-        broker_ping=commands(redis).ping,
+        readiness=Readiness(
+            broker=commands(redis).ping,
+            # Any tenant-scoped read touches the database; this id cannot exist.
+            store=functools.partial(stores.runs.get, Scope.user("-", "-"), "-"),
+        ),
         prepare_streams=functools.partial(ensure_role_groups, redis, bus.shards),
         runs=stores.runs,
         conversations=stores.conversations,
+        conversation_book=Conversations(
+            store=stores.conversations,
+            summaries=stores.summaries,
+            turns=starter.turns,
+            audit=stores.audit,
+        ),
         keys=stores.keys,
         tenant_settings=stores.tenant_settings,
         auth=SessionAuthenticator(
@@ -74,24 +101,27 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
             signing_master=master,
             version=functools.partial(tenant_versions.current, redis),
         ),
-        limits=limits,
         starter=starter,
-        relay=Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms),
-        run_owner=run_owner_of(redis),
+        relay=relay,
         cancel=functools.partial(request_cancel, redis, settings=bus),
-        ledgers=functools.partial(BudgetLedger, redis),
+        usage=Usage(ledgers=functools.partial(BudgetLedger, redis), effective=starter.effective),
+        access=access,
+        joins=Joins(
+            access=access, events=relay, run_ttl_s=bus.run_ttl_s, events_ttl_s=bus.events_ttl_s
+        ),
+        follower=RunFollower(
+            events=relay, shards=bus.shards, buffer_events=settings.ws_buffer_events
+        ),
+        gates=Gates(resumes=resumes, checkpoints=stores.checkpoints, audit=stores.audit),
         doc_search=DocSearch(over_the_bus(RemoteSearch(redis, bus), SEARCH_WAIT_S)),
         sessions=sessions,
-        checkpoints=stores.checkpoints,
-        resumes=(
-            None
-            if stores.checkpoints is None
-            else BusResumes(stores.checkpoints, stores.runs, redis, bus, allow_always_hook(stores))
-        ),
         audit=stores.audit,
         signing_master=master,
-        documents=stores.documents,
-        ingest_jobs=RedisIngestJobs(redis, bus),
+        documents=Documents(
+            catalogue=stores.documents,
+            jobs=RedisIngestJobs(redis, bus),
+            uploads=RetrievalUploads(app_settings.retrieval, bus.max_message_bytes),
+        ),
         webhook_secrets=stores.webhook_secrets,
         webhooks=schedule_for(redis, app_settings.gateway, bus),
         push_configs=(
@@ -99,7 +129,6 @@ def make_deps(app_settings: AppSettings, redis: Redis, stores: Stores) -> ApiDep
         ),
         schedules=schedule_book(app_settings, stores, starter),
         scheduler=scheduler_of(app_settings, stores, starter),
-        summaries=stores.summaries,
         erasure=erasure_of(app_settings, stores, redis),
         erased_lately=functools.partial(Fence(erasure_key(master)).holds, redis, shard=0),
         memories=None if stores.memories is None else MemoryBook(stores.memories),
@@ -139,6 +168,20 @@ def allow_always_hook(stores: Stores) -> AllowAlways:
     return persist
 
 
+def question_admission(
+    settings: AppSettings, redis: Redis, deps: UseCases, *, consumer: str | None = None
+) -> QuestionAdmission:
+    """The admission of ``runs.questions``, with the API's authenticator and run starter."""
+    return QuestionAdmission(
+        redis,
+        auth=deps.auth,
+        starter=deps.starter,
+        api=settings.api,
+        bus=settings.bus,
+        consumer=consumer,
+    )
+
+
 async def run_edge(
     settings: AppSettings,
     redis: Redis,
@@ -154,9 +197,9 @@ async def run_edge(
 
     This is what ``agentbus api`` runs, and what ``agentbus up`` can run beside its workers.
     """
-    deps = make_deps(settings, redis, stores)
+    deps = make_use_cases(settings, redis, stores)
     app = create_app(deps)
-    consumer = QuestionAdmission(deps, redis) if admission else None
+    consumer = question_admission(settings, redis, deps) if admission else None
     tasks: list[asyncio.Task[None]] = [
         asyncio.create_task(
             serve(

@@ -17,30 +17,26 @@ from typing import TYPE_CHECKING, Any
 from a2a.types import a2a_pb2 as a2a
 from google.protobuf import json_format
 
+from agentbus_contracts.events import ApprovalRequest, ClientEvent, Done
 from api.app.access import RunRef
-from api.app.run_follow import follow_run
 from api.app.run_view import describe
 from api.http.a2a_rpc import UNSUPPORTED_OPERATION, RpcError
 from api.http.a2a_tasks import TaskUpdates, answer_artifact, task_of
-from bus import keys
-from bus.events import ApprovalRequest, ClientEvent, Done, parse_event
 
 if TYPE_CHECKING:
-    from api.app.deps import ApiDeps
+    from api.http.a2a_uses import A2aUses
 
 
-async def past_events(deps: ApiDeps, run_id: str, shard: int) -> list[tuple[str, ClientEvent]]:
+async def past_events(deps: A2aUses, run_id: str, shard: int) -> list[tuple[str, ClientEvent]]:
     """The run's events so far, with their stream ids."""
-    rows = await deps.relay.history(keys.run_events(run_id, shard))
-    return [(entry_id, parse_event(data)) for entry_id, data in rows]
+    return await deps.follower.history(run_id)
 
 
 async def updates_after(
-    deps: ApiDeps, task: TaskUpdates, after: str
+    deps: A2aUses, task: TaskUpdates, after: str
 ) -> AsyncIterator[a2a.StreamResponse]:
     """The updates of the events after ``after``, until the run ends or pauses."""
-    shard = keys.shard_of(task.task_id, deps.bus.shards)
-    async with contextlib.aclosing(follow_run(deps, task.task_id, shard, after=after)) as feed:
+    async with contextlib.aclosing(deps.follower.follow(task.task_id, after=after)) as feed:
         async for event in feed:
             if event is None:
                 continue
@@ -52,7 +48,7 @@ async def updates_after(
                 yield update
 
 
-async def subscribe(deps: ApiDeps, ref: RunRef) -> AsyncIterator[a2a.StreamResponse]:
+async def subscribe(deps: A2aUses, ref: RunRef) -> AsyncIterator[a2a.StreamResponse]:
     """``SubscribeToTask``: the task now, then its updates; -32004 for a task that has ended
     (A2A 1.0, section 3.1.6: read it with ``GetTask``)."""
     if ref.record is not None and ref.record.is_terminal:

@@ -17,15 +17,13 @@ from a2a.types import a2a_pb2 as a2a
 from google.protobuf import json_format
 from pydantic import ValidationError
 
+from agentbus_contracts.events import ClientEvent
 from api.app import metrics
-from api.app.access import visible_run
 from api.app.ask import Ask
-from api.app.gate_actions import resume_run
 from api.http.a2a_follow import past_events
 from api.http.a2a_rpc import INVALID_PARAMS, UNSUPPORTED_OPERATION, RpcError
 from api.http.a2a_tasks import SKILLS
 from bus.commands import RUN_ID_PATTERN
-from bus.events import ClientEvent
 from bus.json_values import is_object
 from bus.run_state import Multitask, QuestionSettings
 from bus.team_run import TEAM_NAME_PATTERN
@@ -35,13 +33,13 @@ TEAM_SKILL_PREFIX = "team:"
 
 if TYPE_CHECKING:
     from api.app.auth import Principal
-    from api.app.deps import ApiDeps
+    from api.http.a2a_uses import A2aUses
 
 _ID = re.compile(RUN_ID_PATTERN)
 
 
 async def begin(
-    deps: ApiDeps, who: Principal, given: a2a.SendMessageRequest
+    deps: A2aUses, who: Principal, given: a2a.SendMessageRequest
 ) -> tuple[str, list[tuple[str, ClientEvent]], str]:
     """Start a run for the message, or decide the gate of the task it names.
 
@@ -67,10 +65,10 @@ async def begin(
 
 
 async def _decide(
-    deps: ApiDeps, who: Principal, message: a2a.Message, decision: str
+    deps: A2aUses, who: Principal, message: a2a.Message, decision: str
 ) -> tuple[str, list[tuple[str, ClientEvent]], str]:
     task_id = message.task_id
-    ref = await visible_run(deps, who, task_id, read=None)
+    ref = await deps.access.visible(who, task_id, read=None)
     context = (ref.record.conversation_id or "") if ref.record else ""
     if message.context_id and message.context_id != context:
         raise RpcError(INVALID_PARAMS, f"message.contextId: task {task_id!r} is in another")
@@ -83,7 +81,7 @@ async def _decide(
         )
     # The run is paused: nothing is added to its events until the decision below.
     before = await past_events(deps, task_id, ref.shard)
-    await resume_run(deps, who, task_id, decision.lower())
+    await deps.gates.decide(who, task_id, decision.lower())
     return task_id, before, context
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from a2a.types import a2a_pb2 as a2a
 from google.protobuf import json_format
 
-from api.app.access import RunRef, visible_run
+from api.app.access import RunRef
 from api.app.errors import NotOwner, RunNotFound, WebhookRefused
 from api.http.a2a_rpc import INVALID_PARAMS, TASK_NOT_FOUND, RpcError, parse_params
 from bus.json_values import is_object
@@ -31,19 +31,19 @@ from gateway.webhooks.schedule import WebhookSpec
 
 if TYPE_CHECKING:
     from api.app.auth import Principal
-    from api.app.deps import ApiDeps
+    from api.http.a2a_uses import A2aUses
 
 _MAX_ID = 128
 
 
-def _configs(deps: ApiDeps) -> PushConfigs:
+def _configs(deps: A2aUses) -> PushConfigs:
     assert deps.push_configs is not None  # the route answers -32003 without them
     return deps.push_configs
 
 
-async def _own_task(deps: ApiDeps, who: Principal, task_id: str) -> RunRef:
+async def _own_task(deps: A2aUses, who: Principal, task_id: str) -> RunRef:
     try:
-        return await visible_run(deps, who, task_id, read=None)
+        return await deps.access.visible(who, task_id, read=None)
     except (RunNotFound, NotOwner) as e:
         raise RpcError(TASK_NOT_FOUND, f"no task {task_id[:80]!r}: task not found") from e
 
@@ -58,7 +58,7 @@ def _view(task_id: str, config: PushConfig) -> dict[str, Any]:
 
 
 async def attach(
-    deps: ApiDeps,
+    deps: A2aUses,
     who: Principal,
     ref: RunRef,
     given: a2a.TaskPushNotificationConfig,
@@ -103,7 +103,7 @@ def _flat(params: object) -> object:
     return params
 
 
-async def create(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]:
+async def create(deps: A2aUses, who: Principal, params: object) -> dict[str, Any]:
     """``CreateTaskPushNotificationConfig``: the config as kept (its id made if not given)."""
     given = parse_params(_flat(params), a2a.TaskPushNotificationConfig())
     ref = await _own_task(deps, who, given.task_id)
@@ -111,7 +111,7 @@ async def create(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any
     return _view(ref.run_id, config)
 
 
-async def get(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]:
+async def get(deps: A2aUses, who: Principal, params: object) -> dict[str, Any]:
     """``GetTaskPushNotificationConfig``: one config, or -32001."""
     given = parse_params(params, a2a.GetTaskPushNotificationConfigRequest())
     ref = await _own_task(deps, who, given.task_id)
@@ -121,7 +121,7 @@ async def get(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]:
     return _view(ref.run_id, config)
 
 
-async def listing(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]:
+async def listing(deps: A2aUses, who: Principal, params: object) -> dict[str, Any]:
     """``ListTaskPushNotificationConfigs``: every config of the task (one page)."""
     given = parse_params(params, a2a.ListTaskPushNotificationConfigsRequest())
     ref = await _own_task(deps, who, given.task_id)
@@ -129,7 +129,7 @@ async def listing(deps: ApiDeps, who: Principal, params: object) -> dict[str, An
     return {"configs": [_view(ref.run_id, c) for c in found], "nextPageToken": ""}
 
 
-async def delete(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]:
+async def delete(deps: A2aUses, who: Principal, params: object) -> dict[str, Any]:
     """``DeleteTaskPushNotificationConfig``: gone, whether it was there or not."""
     given = parse_params(params, a2a.DeleteTaskPushNotificationConfigRequest())
     ref = await _own_task(deps, who, given.task_id)

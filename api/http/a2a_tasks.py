@@ -16,8 +16,8 @@ from a2a.types import a2a_pb2 as a2a
 from google.protobuf import json_format
 
 from agentbus_contracts import Run
+from agentbus_contracts.events import ApprovalRequest, ClientEvent, Done
 from api.http.openai_dialect import AnswerStream, step_note
-from bus.events import ApprovalRequest, ClientEvent, Done
 
 #: A run's final status (or ``running`` / ``suspended``) as the task's state.
 STATES: dict[str, a2a.TaskState] = {

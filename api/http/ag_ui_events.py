@@ -49,9 +49,9 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from agentbus_contracts.events import ApprovalRequest, ClientEvent, Done, ErrorEvent
 from api.app.client_tools import client_call_id
 from api.http.openai_dialect import AnswerStream
-from bus.events import ApprovalRequest, ClientEvent, Done, ErrorEvent
 
 #: A tool result's status when the client runs the tool (`gateway.outcome.OutcomeStatus`).
 CLIENT_PENDING = "client_pending"

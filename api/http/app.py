@@ -1,7 +1,8 @@
 """The FastAPI app: REST and websocket edge over the bus, stateless between requests.
 
-Everything a request needs comes from the ``ApiDeps`` given to :func:`create_app`; the
-only per-process state is the relay (which streams this process reads for its clients)
+Everything a request needs comes from the use cases the composition root built (the
+``UseCases`` given to :func:`create_app`; each route takes the ones it calls); the only
+per-process state is the relay (which streams this process reads for its clients)
 and short caches of checked keys and tenant preferences, none of which a restart loses
 anything by dropping. Any number of replicas can run behind a load balancer.
 """
@@ -23,10 +24,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.app import metrics, post_stages
-from api.app.deps import ApiDeps
 from api.app.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
 from api.http.asyncapi import build_asyncapi
 from api.http.error_kinds import headers_of, status_of
+from api.http.mcp_uses import McpUses
 from api.http.responses import CALLER, PUBLIC, errors
 from api.http.routes import (
     a2a,
@@ -55,6 +56,7 @@ from api.http.routes import (
     webhooks,
     ws,
 )
+from api.http.use_cases import UseCases
 from bus.errors import StoreError
 
 log = structlog.get_logger("api")
@@ -65,10 +67,10 @@ VERSION = "0.1.0"
 SWEEP_S = 30.0
 
 
-def create_app(deps: ApiDeps) -> FastAPI:
+def create_app(deps: UseCases) -> FastAPI:
     """The API app; the caller serves it (``api.http.server.serve``) and owns ``deps``."""
 
-    mcp_endpoint = mcp.McpEndpoint(deps, VERSION)
+    mcp_endpoint = mcp.McpEndpoint(McpUses.of(deps), VERSION)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncGenerator[None]:

@@ -13,9 +13,9 @@ from urllib.parse import urlsplit
 from faststream.redis import RedisBroker, StreamSub
 from faststream.specification import AsyncAPI
 
+from agentbus_contracts.events import ClientEvent
 from bus import keys
 from bus.commands import Command, Question, RunResult
-from bus.events import ClientEvent
 from bus.runtime.deadletter import DeadLetter
 from bus.settings import BusSettings
 

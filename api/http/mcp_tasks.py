@@ -32,22 +32,20 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentbus_contracts.events import ApprovalRequest, Done
 from api.app import metrics
-from api.app.access import RunRef, visible_run
+from api.app.access import RunRef
 from api.app.ask import Ask
 from api.app.auth import Principal
 from api.app.errors import ApiError, NotOwner, RunNotFound
-from api.app.run_follow import follow_run
 from api.http.mcp_tools import PRINCIPAL_STATE, RunProgress, finished, gate_message, refusal
-from bus import keys
 from bus.commands import RUN_ID_PATTERN
-from bus.events import ApprovalRequest, Done
 from bus.json_values import is_array, is_object
 from bus.run_state import Multitask, QuestionSettings
 from bus.team_run import TEAM_NAME_PATTERN
 
 if TYPE_CHECKING:
-    from api.app.deps import ApiDeps
+    from api.http.mcp_uses import McpUses
 
 TASKS_CAPABILITY: dict[str, Any] = {"cancel": {}, "requests": {"tools": {"call": {}}}}
 RELATED_TASK = "io.modelcontextprotocol/related-task"
@@ -79,10 +77,10 @@ class RunTasks(ServerMiddleware[Any]):
     """Serves ``ask`` as a task, and the ``tasks/*`` methods, in front of the SDK.
 
     Args:
-        deps: the API's dependencies.
+        deps: the use cases it calls.
     """
 
-    def __init__(self, deps: ApiDeps) -> None:
+    def __init__(self, deps: McpUses) -> None:
         self._deps = deps
 
     async def __call__(
@@ -126,7 +124,7 @@ class RunTasks(ServerMiddleware[Any]):
             started = await self._deps.starter.start(
                 who, Ask(args.question, args.conversation_id, settings)
             )
-            ref = await visible_run(self._deps, who, started.run_id, read=None)
+            ref = await self._deps.access.visible(who, started.run_id, read=None)
         except ApiError as e:
             metrics.REJECTED.labels(e.code).inc()
             return {"content": [{"type": "text", "text": str(refusal(e))}], "isError": True}
@@ -138,7 +136,7 @@ class RunTasks(ServerMiddleware[Any]):
         if not isinstance(task_id, str):
             raise MCPError(INVALID_PARAMS, "taskId: a string is required")
         try:
-            return await visible_run(self._deps, _caller(ctx), task_id, read=None)
+            return await self._deps.access.visible(_caller(ctx), task_id, read=None)
         except (RunNotFound, NotOwner) as e:
             raise MCPError(
                 INVALID_PARAMS, f"Failed to retrieve task: task not found ({task_id[:80]!r})"
@@ -152,8 +150,7 @@ class RunTasks(ServerMiddleware[Any]):
         deps = self._deps
         progress = RunProgress(ref.run_id)
         end: ApprovalRequest | Done | None = None
-        shard = keys.shard_of(ref.run_id, deps.bus.shards)
-        async with contextlib.aclosing(follow_run(deps, ref.run_id, shard, after="0-0")) as feed:
+        async with contextlib.aclosing(deps.follower.follow(ref.run_id, after="0-0")) as feed:
             async for event in feed:
                 if isinstance(event, Done) or (
                     isinstance(event, ApprovalRequest) and await self._paused(who, ref.run_id)
@@ -191,21 +188,21 @@ class RunTasks(ServerMiddleware[Any]):
         until = loop.time() + _CANCEL_WAIT_S
         who = _caller(ctx)
         while loop.time() < until:
-            now = await visible_run(deps, who, ref.run_id, read=None)
+            now = await deps.access.visible(who, ref.run_id, read=None)
             if now.record is not None and now.record.is_terminal:
                 return task_of(deps, now)
             await asyncio.sleep(0.1)
-        return task_of(deps, await visible_run(deps, who, ref.run_id, read=None))
+        return task_of(deps, await deps.access.visible(who, ref.run_id, read=None))
 
 
-def task_of(deps: ApiDeps, ref: RunRef) -> dict[str, Any]:
+def task_of(deps: McpUses, ref: RunRef) -> dict[str, Any]:
     """The task a run is, as ``tasks/get`` answers it."""
     record = ref.record
     status = "working" if record is None else _STATUS.get(record.status.value, "failed")
     task: dict[str, Any] = {
         "taskId": ref.run_id,
         "status": status,
-        "ttl": deps.bus.run_ttl_s * 1000,
+        "ttl": deps.run_ttl_s * 1000,
         "pollInterval": POLL_MS,
     }
     if record is not None:

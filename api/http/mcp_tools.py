@@ -31,24 +31,26 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from agentbus_contracts.events import (
+    ApprovalRequest,
+    Citation,
+    ClientEvent,
+    Done,
+    ErrorEvent,
+)
 from api.app import metrics
-from api.app.access import visible_run
 from api.app.ask import Ask
 from api.app.auth import Principal
 from api.app.doc_search import MAX_QUERY_CHARS, MAX_TOP_K
 from api.app.errors import ApiError
-from api.app.gate_actions import resume_run
-from api.app.run_follow import follow_run
 from api.http.a2a_tasks import pause_note
 from api.http.openai_dialect import AnswerStream
-from bus import keys
 from bus.commands import RUN_ID_PATTERN
-from bus.events import ApprovalRequest, Citation, ClientEvent, Done, ErrorEvent, parse_event
 from bus.run_state import Multitask, QuestionSettings
 from bus.team_run import TEAM_NAME_PATTERN
 
 if TYPE_CHECKING:
-    from api.app.deps import ApiDeps
+    from api.http.mcp_uses import McpUses
 
 #: Where the endpoint leaves the authenticated caller in the request's ASGI state.
 PRINCIPAL_STATE = "agentbus_principal"
@@ -185,7 +187,7 @@ def answer_text(answer: Answer) -> str:
 
 
 async def follow(
-    deps: ApiDeps,
+    deps: McpUses,
     run_id: str,
     conversation_id: str | None,
     reporter: Reporter,
@@ -197,10 +199,9 @@ async def follow(
     for _, event in before or []:  # events the caller was shown before: state only
         progress.messages(event)
     after = before[-1][0] if before else "0-0"
-    shard = keys.shard_of(run_id, deps.bus.shards)
     end: ApprovalRequest | Done | None = None
     try:
-        async with contextlib.aclosing(follow_run(deps, run_id, shard, after=after)) as feed:
+        async with contextlib.aclosing(deps.follower.follow(run_id, after=after)) as feed:
             async for event in feed:
                 if isinstance(event, ApprovalRequest | Done):
                     end = event
@@ -241,7 +242,7 @@ def finished(progress: RunProgress, done: Done, conversation_id: str | None) -> 
     )
 
 
-def build_server(deps: ApiDeps, version: str) -> MCPServer:
+def build_server(deps: McpUses, version: str) -> MCPServer:
     """The MCP server whose tools act for the caller of each request."""
     server = MCPServer("agentbus", version=version, instructions=INSTRUCTIONS, log_level="WARNING")
     search = deps.doc_search
@@ -306,15 +307,14 @@ def build_server(deps: ApiDeps, version: str) -> MCPServer:
         """Decide a run that paused at a gate (yours only), then follow it to its answer."""
         who = caller_of(ctx)
         try:
-            ref = await visible_run(deps, who, run_id, read=None)
+            ref = await deps.access.visible(who, run_id, read=None)
             if ref.record is None or ref.record.status.value != "suspended":
                 raise ToolError(f"not_suspended: the run {run_id} is not waiting for a decision")
             # The run is paused: nothing is added to its events until the decision below.
-            rows = await deps.relay.history(ref.events_key)
-            await resume_run(deps, who, run_id, decision)
+            before = await deps.follower.history(run_id)
+            await deps.gates.decide(who, run_id, decision)
         except ApiError as e:
             raise refusal(e) from e
-        before = [(entry, parse_event(data)) for entry, data in rows]
         return await follow(deps, run_id, ref.record.conversation_id, Reporter(ctx), before=before)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))

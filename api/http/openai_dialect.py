@@ -19,9 +19,9 @@ from typing import Any, Literal
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentbus_contracts.events import ApprovalRequest, ClientEvent, Done
 from api.app.errors import ApiError
 from api.http.error_kinds import headers_of, status_of
-from bus.events import ApprovalRequest, ClientEvent, Done
 from bus.run_state import QuestionSettings
 
 MODELS: dict[str, QuestionSettings] = {

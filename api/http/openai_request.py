@@ -26,9 +26,9 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
+from agentbus_contracts.events import ApprovalRequest
 from api.app.client_tools import Declared, client_call_id
 from api.http.openai_dialect import ChatRequest, OpenAIError
-from bus.events import ApprovalRequest
 from bus.json_values import is_object
 from gateway.checks.schema_errors import describe_errors
 

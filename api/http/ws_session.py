@@ -20,22 +20,24 @@ from redis.exceptions import RedisError
 from starlette.websockets import WebSocket, WebSocketState
 
 from api.app import metrics
-from api.app.access import RunRef, visible_run
+from api.app.access import RunAccess, RunRef
 from api.app.ask import Ask
 from api.app.auth import Principal, bearer_token
 from api.app.errors import ApiError, InvalidRequest, Unauthorized, Unavailable
 from api.app.feed import Frame, Outbox, RunFeed
-from api.app.gate_actions import resume_run
-from api.app.joins import join_run
 from api.app.webhook_requests import webhook_of
 from api.http import ws_protocol as proto
 from api.http.trace_headers import caller_trace
-from bus import keys
 from bus.commands import new_run_id
 from bus.errors import StoreError
 
 if TYPE_CHECKING:
-    from api.app.deps import ApiDeps
+    from api.app.auth import Authenticator
+    from api.app.gate_actions import Gates
+    from api.app.joins import Joins
+    from api.app.ports import CancelRun, RunEvents
+    from api.app.starter import RunStarter
+    from api.settings import ApiSettings
 
 log = structlog.get_logger("api.ws")
 
@@ -45,13 +47,38 @@ def _control(doc: dict[str, Any]) -> Frame:
 
 
 class WsSession:
-    """Serves one websocket connection until either side closes it."""
+    """Serves one websocket connection until either side closes it.
 
-    def __init__(self, ws: WebSocket, deps: ApiDeps) -> None:
+    Args:
+        ws: the connection.
+        settings: the API's settings (origins, frame and buffer limits).
+        auth: turns the first frame's key into the caller.
+        starter: starts the runs the connection asks.
+        access: which runs the caller may see or cancel.
+        joins: where a (re)join of a run's events starts.
+        gates: resumes paused runs.
+        cancel: asks a run to stop.
+        events: the process's reader of run event streams.
+    """
+
+    def __init__(
+        self,
+        ws: WebSocket,
+        *,
+        settings: ApiSettings,
+        auth: Authenticator,
+        starter: RunStarter,
+        access: RunAccess,
+        joins: Joins,
+        gates: Gates,
+        cancel: CancelRun,
+        events: RunEvents,
+    ) -> None:
         self.ws = ws
-        self.deps = deps
-        self.settings = deps.settings
-        self.outbox = Outbox(deps.settings.ws_buffer_events)
+        self.settings = settings
+        self.auth, self.starter, self.access, self.joins = auth, starter, access, joins
+        self.gates, self.cancel, self.events = gates, cancel, events
+        self.outbox = Outbox(settings.ws_buffer_events)
         self.principal: Principal | None = None
         self.feeds: dict[str, RunFeed] = {}
         # Runs whose `done` has not been sent yet, with the last event id sent of each.
@@ -90,7 +117,7 @@ class WsSession:
             await self._close(1000)
 
     async def _authenticate(self, token: str) -> None:
-        self.principal = await self.deps.auth.authenticate(token)
+        self.principal = await self.auth.authenticate(token)
         structlog.contextvars.bind_contextvars(tenant_id=self.principal.tenant_id)
         self.outbox.put_control(_control({"type": "ready"}))
 
@@ -173,7 +200,7 @@ class WsSession:
             case proto.AskFrame():
                 self._room_for_one_more()
                 run_id = new_run_id()
-                ref = RunRef(run_id, keys.shard_of(run_id, self.deps.bus.shards), None)
+                ref = RunRef(run_id, self.access.shard_of(run_id), None)
                 # Subscribed before publishing: the run's first events are relayed live,
                 # held back until `accepted` is queued ahead of them.
                 feed = self._feed(ref, "0-0")
@@ -190,7 +217,7 @@ class WsSession:
                         trace=trace,
                         parent_message_id=frame.parent_message_id,
                     )
-                    started = await self.deps.starter.start(who, ask)
+                    started = await self.starter.start(who, ask)
                 except BaseException:
                     feed.close()
                     raise
@@ -206,19 +233,19 @@ class WsSession:
                 self.outbox.put_control(_control(accepted))
                 await feed.go_live()
             case proto.JoinFrame():
-                ref, plan = await join_run(self.deps, who, frame.run_id, frame.last_event_id)
+                ref, plan = await self.joins.join(who, frame.run_id, frame.last_event_id)
                 self._room_for_one_more(frame.run_id)
                 if plan.snapshot is not None:
                     self.outbox.put_control(_control({**plan.snapshot, "request_id": rid}))
                 if plan.follow_after is not None:
                     await self._follow(ref, plan.follow_after)
             case proto.CancelFrame():
-                await visible_run(self.deps, who, frame.run_id, read=None)
-                await self.deps.cancel(frame.run_id)
+                await self.access.visible(who, frame.run_id, read=None)
+                await self.cancel(frame.run_id)
                 doc = {"type": "cancel_requested", "run_id": frame.run_id, "request_id": rid}
                 self.outbox.put_control(_control(doc))
             case proto.ResumeFrame():
-                await resume_run(self.deps, who, frame.run_id, frame.decision)
+                await self.gates.decide(who, frame.run_id, frame.decision)
                 doc = {"type": "resumed", "run_id": frame.run_id, "request_id": rid}
                 self.outbox.put_control(_control(doc))
             case _:  # pragma: no cover - the union is exhaustive
@@ -240,7 +267,7 @@ class WsSession:
         if old is not None:
             old.close()
         feed = RunFeed(
-            self.deps.relay,
+            self.events,
             run_id=ref.run_id,
             stream=ref.events_key,
             shard=ref.shard,

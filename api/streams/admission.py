@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import json
 import time
+from typing import TYPE_CHECKING
 
 import structlog
 from pydantic import TypeAdapter, ValidationError
@@ -40,7 +41,6 @@ from api import signing
 from api.app import metrics
 from api.app.ask import Ask
 from api.app.auth import Principal
-from api.app.deps import ApiDeps
 from api.app.errors import (
     ApiError,
     SignatureExpired,
@@ -56,6 +56,12 @@ from bus.json_values import is_object
 from bus.readers import QUESTION
 from bus.runtime.consumer import consumer_name
 from bus.runtime.groups import ensure_group
+
+if TYPE_CHECKING:
+    from api.app.auth import Authenticator
+    from api.app.starter import RunStarter
+    from api.settings import ApiSettings
+    from bus.settings import BusSettings
 
 log = structlog.get_logger("api.streams.admission")
 
@@ -81,18 +87,31 @@ class QuestionAdmission:
     """Consumes ``runs.questions`` and starts a run for each valid question.
 
     Args:
-        deps: the API's dependencies (settings, key store, run starter).
         redis: the broker the questions stream is on.
+        auth: turns API keys (or signed entries) into principals.
+        starter: admits and publishes runs, as REST does.
+        api: the API's settings (the stream's length, signatures' age).
+        bus: the bus's settings.
         consumer: this consumer's name in the group (default: host, pid, random).
         batch: entries read per XREADGROUP.
     """
 
     def __init__(
-        self, deps: ApiDeps, redis: Redis, *, consumer: str | None = None, batch: int = 16
+        self,
+        redis: Redis,
+        *,
+        auth: Authenticator,
+        starter: RunStarter,
+        api: ApiSettings,
+        bus: BusSettings,
+        consumer: str | None = None,
+        batch: int = 16,
     ) -> None:
-        self.deps = deps
         self.redis = redis
-        self.settings = deps.bus
+        self.auth = auth
+        self.starter = starter
+        self.api = api
+        self.settings = bus
         self.consumer = consumer or consumer_name()
         self.batch = batch
         self._stopping = asyncio.Event()
@@ -158,7 +177,7 @@ class QuestionAdmission:
             pipe.xdel(keys.QUESTIONS_STREAM, entry_id)
             pipe.xtrim(
                 keys.QUESTIONS_STREAM,
-                maxlen=self.deps.settings.api_questions_maxlen,
+                maxlen=self.api.api_questions_maxlen,
                 approximate=True,
             )
             await pipe.execute()
@@ -178,7 +197,7 @@ class QuestionAdmission:
         try:
             who = await self._authenticate(entry_id, question, data, fields)
             run_id = question.run_id or run_id_for(entry_id)
-            if await self.deps.starter.published(who, run_id):
+            if await self.starter.published(who, run_id):
                 return  # admitted before; the admitter died before deleting the entry
             ask = Ask(
                 question=question.question,
@@ -190,7 +209,7 @@ class QuestionAdmission:
                 webhook=webhook_of(question.webhook_url, question.webhook_approvals),
                 priority="batch",
             )
-            started = await self.deps.starter.start(who, ask)
+            started = await self.starter.start(who, ask)
         except Unavailable:
             raise
         except ApiError as e:
@@ -203,13 +222,13 @@ class QuestionAdmission:
     ) -> Principal:
         """The question's principal: from its key, or from its key id and signature."""
         if question.api_key is not None:
-            return await self.deps.auth.authenticate(question.api_key)
+            return await self.auth.authenticate(question.api_key)
         assert question.key_id is not None and question.signed_at is not None
         signature = fields.get(_SIGNATURE, b"").decode(errors="replace")
         if not signature:
             raise Unauthorized(f"a question with key_id needs a {signing.SIGNATURE_FIELD!r} field")
-        who = await self.deps.auth.authenticate_signed(question.key_id, data, signature)
-        window = self.deps.settings.api_signature_max_age_s
+        who = await self.auth.authenticate_signed(question.key_id, data, signature)
+        window = self.api.api_signature_max_age_s
         if abs(time.time() - question.signed_at) > window:
             raise SignatureExpired(f"signed_at is more than {window} s away from the server's time")
         # One entry per signature: a copy of a signed entry (same bytes, new entry id) is a

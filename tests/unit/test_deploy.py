@@ -20,10 +20,10 @@ import pytest
 import yaml
 from typer.main import get_command
 
+from api.app.readiness import READY_TIMEOUT_S
 from api.cli import manifests
 from api.cli.main import app
 from api.compose.settings import env_names
-from api.http.routes.health import READY_TIMEOUT_S
 from bus import keys
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -42,12 +42,11 @@ from google.protobuf import json_format
 from google.protobuf.message import Message as Proto
 from pydantic import BaseModel
 
+from agentbus_contracts.events import ApprovalRequest, Done
 from api.app import metrics
-from api.app.access import RunRef, visible_run
+from api.app.access import RunRef
 from api.app.auth import Principal, bearer_token
-from api.app.deps import ApiDeps
 from api.app.errors import ApiError, BodyTooLarge, RunNotFound, Unauthorized
-from api.app.run_follow import follow_run
 from api.app.run_view import describe
 from api.http import a2a_push
 from api.http.a2a_follow import sse, subscribe, updates_after
@@ -68,11 +67,10 @@ from api.http.a2a_rpc import (
     read_call,
 )
 from api.http.a2a_tasks import TaskUpdates, agent_card, task_of
+from api.http.a2a_uses import A2aUses
 from api.http.error_kinds import status_of
 from api.http.responses import errors
 from api.http.routes.common import deps_of
-from bus import keys
-from bus.events import ApprovalRequest, Done
 from bus.store import Scope
 
 router = APIRouter(tags=["a2a"])
@@ -101,7 +99,7 @@ _METHODS = {
     "agent/getAuthenticatedExtendedCard": "extended_card",
 }
 _CANCEL_WAIT_S = 10.0
-_Handler = Callable[[ApiDeps, Principal, object], Awaitable[dict[str, Any]]]
+_Handler = Callable[[A2aUses, Principal, object], Awaitable[dict[str, Any]]]
 
 
 def _rpc_of(e: ApiError) -> RpcError:
@@ -171,7 +169,7 @@ _CALL = {
 @router.post("/a2a", responses=_REFUSALS, openapi_extra=_CALL)
 async def rpc(request: Request) -> Response:
     """One A2A JSON-RPC call."""
-    deps = deps_of(request)
+    deps = A2aUses.of(deps_of(request))
     call: Call | None = None
     try:
         call = read_call(await request.body())
@@ -200,7 +198,7 @@ def _answer(message: Proto) -> dict[str, Any]:
     return json_format.MessageToDict(message)
 
 
-async def _send(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]:
+async def _send(deps: A2aUses, who: Principal, params: object) -> dict[str, Any]:
     """``SendMessage``: the task once the run has ended or paused (or at once, if asked)."""
     given = parse_params(params, a2a.SendMessageRequest())
     _push_allowed(deps, given)
@@ -209,8 +207,7 @@ async def _send(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]
     after = before[-1][0] if before else "0-0"
     await _push_with(deps, who, given, run_id, after)
     if not given.configuration.return_immediately:
-        shard = keys.shard_of(run_id, deps.bus.shards)
-        async with contextlib.aclosing(follow_run(deps, run_id, shard, after=after)) as feed:
+        async with contextlib.aclosing(deps.follower.follow(run_id, after=after)) as feed:
             async for event in feed:
                 if isinstance(event, ApprovalRequest | Done):
                     break
@@ -219,7 +216,7 @@ async def _send(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]
 
 
 async def _stream(
-    deps: ApiDeps, who: Principal, params: object
+    deps: A2aUses, who: Principal, params: object
 ) -> AsyncIterator[a2a.StreamResponse]:
     """``SendStreamingMessage``: the task, then its updates until it ends or pauses."""
     given = parse_params(params, a2a.SendMessageRequest())
@@ -240,7 +237,7 @@ async def _stream(
 
 
 async def _subscribe(
-    deps: ApiDeps, who: Principal, params: object
+    deps: A2aUses, who: Principal, params: object
 ) -> AsyncIterator[a2a.StreamResponse]:
     """``SubscribeToTask``: the task as it stands, then its updates (`api.http.a2a_follow`)."""
     task_id = parse_params(params, a2a.SubscribeToTaskRequest()).id
@@ -250,14 +247,14 @@ async def _subscribe(
 _STREAMS = {"stream": _stream, "subscribe": _subscribe}
 
 
-def _push_allowed(deps: ApiDeps, given: a2a.SendMessageRequest) -> None:
+def _push_allowed(deps: A2aUses, given: a2a.SendMessageRequest) -> None:
     config = given.configuration
     if config.HasField("task_push_notification_config") and deps.push_configs is None:
         raise _push_refused()
 
 
 async def _push_with(
-    deps: ApiDeps, who: Principal, given: a2a.SendMessageRequest, run_id: str, after: str
+    deps: A2aUses, who: Principal, given: a2a.SendMessageRequest, run_id: str, after: str
 ) -> None:
     """Keep the message's push config, followed from the first event this message causes."""
     config = given.configuration
@@ -275,7 +272,7 @@ def _history_length(config: a2a.SendMessageConfiguration) -> int | None:
 
 
 async def _task(
-    deps: ApiDeps, who: Principal, task_id: str, history_length: int | None = None
+    deps: A2aUses, who: Principal, task_id: str, history_length: int | None = None
 ) -> a2a.Task:
     ref = await _visible(deps, who, task_id)
     record = ref.record
@@ -284,14 +281,14 @@ async def _task(
     return task_of(run, history_length=history_length, updated_at=updated)
 
 
-async def _visible(deps: ApiDeps, who: Principal, task_id: str, *, change: bool = False) -> RunRef:
+async def _visible(deps: A2aUses, who: Principal, task_id: str, *, change: bool = False) -> RunRef:
     try:
-        return await visible_run(deps, who, task_id, read=None if change else "read_run")
+        return await deps.access.visible(who, task_id, read=None if change else "read_run")
     except RunNotFound as e:
         raise RpcError(TASK_NOT_FOUND, f"no task {task_id[:80]!r}") from e
 
 
-async def _get(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]:
+async def _get(deps: A2aUses, who: Principal, params: object) -> dict[str, Any]:
     """``GetTask``: the task, with its history (``historyLength``: the most recent N)."""
     given = parse_params(params, a2a.GetTaskRequest())
     history = given.history_length if given.HasField("history_length") else None
@@ -300,7 +297,7 @@ async def _get(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]:
     return _answer(await _task(deps, who, given.id, history))
 
 
-async def _list(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]:
+async def _list(deps: A2aUses, who: Principal, params: object) -> dict[str, Any]:
     """``ListTasks``: the caller's own tasks, most recently updated first, by pages."""
     listing = listing_of(params)
     own = Scope.user(who.tenant_id, who.subject)
@@ -325,7 +322,7 @@ async def _list(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]
     }
 
 
-async def _cancel(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]:
+async def _cancel(deps: A2aUses, who: Principal, params: object) -> dict[str, Any]:
     """``CancelTask``: ask the run to stop, and answer its task once it has (or in 10 s)."""
     task_id = parse_params(params, a2a.CancelTaskRequest()).id
     ref = await _visible(deps, who, task_id, change=True)
@@ -354,7 +351,7 @@ def _push_refused() -> RpcError:
 def _push(handler: _Handler) -> _Handler:
     """A push config method: -32003 where the deployment has no webhook schedule."""
 
-    async def call(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]:
+    async def call(deps: A2aUses, who: Principal, params: object) -> dict[str, Any]:
         if deps.push_configs is None:
             raise _push_refused()
         return await handler(deps, who, params)
@@ -362,7 +359,7 @@ def _push(handler: _Handler) -> _Handler:
     return call
 
 
-async def _extended_card(deps: ApiDeps, who: Principal, params: object) -> dict[str, Any]:
+async def _extended_card(deps: A2aUses, who: Principal, params: object) -> dict[str, Any]:
     """``GetExtendedAgentCard``: not offered (-32004, A2A 1.0 section 3.3.4)."""
     raise RpcError(UNSUPPORTED_OPERATION, "there is no extended agent card: read the public one")
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from api.app.errors import ConversationNotFound, Unavailable
 from api.app.oversight import audit_read
 from api.http.responses import ADMIN, errors
-from api.http.routes.common import Admin, Deps
+from api.http.routes.common import Admin, Audit, Conversations
 from bus.store import ChainReport
 
 router = APIRouter(prefix="/api/v1/activity", tags=["activity"])
@@ -55,15 +55,15 @@ class Activity(BaseModel):
 
 @router.get("", response_model=Activity, responses=errors(*ADMIN, ConversationNotFound))
 async def activity(
-    deps: Deps,
+    audit: Audit,
+    conversations: Conversations,
     admin: Admin,
     conversation_id: Annotated[str, Query(min_length=1, max_length=64)],
 ) -> Activity:
     """Audit rows of the conversation's runs, and whether the tenant's chain verifies."""
-    audit = deps.audit
     if audit is None:
         raise Unavailable("the audit log needs a state store")
-    found = await deps.conversations.get(admin.scope, conversation_id)
+    found = await conversations.get(admin.scope, conversation_id)
     if found is None:
         raise ConversationNotFound(f"no conversation {conversation_id[:80]!r}")
     await audit_read(

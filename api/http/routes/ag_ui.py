@@ -28,33 +28,37 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Sequence
+from typing import Annotated
 
 from ag_ui.core import RunAgentInput, RunErrorEvent, ToolMessage, UserMessage
 from ag_ui.encoder import EventEncoder
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import ValidationError
 
+from agentbus_contracts.events import ApprovalRequest, ClientEvent, Done
 from api.app import metrics
 from api.app.ask import Ask
 from api.app.auth import Principal, bearer_token
 from api.app.client_tools import Declared, client_tools, results_run
-from api.app.deps import ApiDeps
 from api.app.errors import ApiError, InvalidRequest
-from api.app.gate_actions import resume_client_tools, resume_run
-from api.app.run_follow import follow_run
+from api.app.gate_actions import Gates
+from api.app.run_follow import RunFollower
+from api.app.starter import RunStarter
 from api.http.ag_ui_events import CANCEL_DECISION, AgUiEvents
 from api.http.error_kinds import status_of
 from api.http.responses import CALLER, GATES, STARTING, sse_errors
-from api.http.routes.common import deps_of
-from bus import keys
-from bus.events import ApprovalRequest, ClientEvent, Done, parse_event
+from api.http.routes.common import Auth, Starter, use_case
 from bus.json_values import is_object
 from bus.run_state import QuestionSettings
 
 router = APIRouter(prefix="/api/v1", tags=["ag-ui"])
 _ENCODER = EventEncoder()
 _HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+_Follower = Annotated[RunFollower, Depends(use_case(lambda deps: deps.follower))]
+_Gates = Annotated[Gates, Depends(use_case(lambda deps: deps.gates))]
+#: The gateway's own tools' names, which a client's tool may not take.
+_ServerTools = Annotated[frozenset[str], Depends(use_case(lambda deps: deps.server_tools))]
 
 
 #: A refusal is one AG-UI RUN_ERROR event (text/event-stream), its code the API's error
@@ -63,27 +67,33 @@ _REFUSAL = sse_errors(*CALLER, *STARTING, *GATES)
 
 
 @router.post("/ag-ui", responses=_REFUSAL)
-async def run_agent(request: Request) -> Response:
+async def run_agent(
+    request: Request,
+    auth: Auth,
+    starter: Starter,
+    follower: _Follower,
+    gates: _Gates,
+    server_tools: _ServerTools,
+) -> Response:
     """Answer an AG-UI ``RunAgentInput`` with the run's AG-UI events (server-sent events)."""
-    deps = deps_of(request)
     try:
-        who = await deps.auth.authenticate(bearer_token(request.headers.get("authorization")))
+        who = await auth.authenticate(bearer_token(request.headers.get("authorization")))
         given = _parse(await request.body())
         results = _tool_results(given)
         if results:
-            run_id, before = await _resume_tools(deps, who, results)
+            run_id, before = await _resume_tools(follower, gates, who, results)
             events = AgUiEvents(given.thread_id, given.run_id, run_id)
             for _, event in before:  # what the client was sent before the pause: not again
                 events.of(event)
             after = before[-1][0] if before else "0-0"
         elif given.resume:
-            run_id, before = await _resume(deps, who, given)
+            run_id, before = await _resume(follower, gates, who, given)
             events = AgUiEvents(given.thread_id, given.run_id, run_id)
             for _, event in before:  # what the client was sent before the gate: not again
                 events.of(event)
             after = before[-1][0] if before else "0-0"
         else:
-            run_id, after = await _start(deps, who, given), "0-0"
+            run_id, after = await _start(starter, server_tools, who, given), "0-0"
             events = AgUiEvents(given.thread_id, given.run_id, run_id)
     except ApiError as e:
         metrics.REJECTED.labels(e.code).inc()
@@ -92,7 +102,7 @@ async def run_agent(request: Request) -> Response:
         return Response(
             _ENCODER.encode(error), status_of(e), retry, media_type=_ENCODER.get_content_type()
         )
-    body = _stream(deps, events, run_id, after)
+    body = _stream(follower, events, run_id, after)
     return StreamingResponse(body, media_type=_ENCODER.get_content_type(), headers=_HEADERS)
 
 
@@ -134,14 +144,16 @@ def _settings(given: RunAgentInput) -> QuestionSettings:
         raise InvalidRequest(f"{where}: {e.errors()[0]['msg']}", field=where) from e
 
 
-async def _start(deps: ApiDeps, who: Principal, given: RunAgentInput) -> str:
+async def _start(
+    starter: RunStarter, server_tools: frozenset[str], who: Principal, given: RunAgentInput
+) -> str:
     declared = [
         Declared(t.name, t.description, t.parameters, f"tools[{i}]")
         for i, t in enumerate(given.tools or ())
     ]
-    tools = client_tools(declared, deps.server_tools)
+    tools = client_tools(declared, server_tools)
     ask = Ask(_question(given), given.thread_id, _settings(given), client_tools=tools or None)
-    started = await deps.starter.start(
+    started = await starter.start(
         who, ask, idempotency_key=f"ag-ui:{given.thread_id}:{given.run_id}"
     )
     if not started.replayed:
@@ -150,7 +162,7 @@ async def _start(deps: ApiDeps, who: Principal, given: RunAgentInput) -> str:
 
 
 async def _resume(
-    deps: ApiDeps, who: Principal, given: RunAgentInput
+    follower: RunFollower, gates: Gates, who: Principal, given: RunAgentInput
 ) -> tuple[str, list[tuple[str, ClientEvent]]]:
     """Decide the gate a resume entry names: the run, and its events before the decision."""
     entry = (given.resume or [])[0]
@@ -163,11 +175,10 @@ async def _resume(
         decision = payload.get("decision") if is_object(payload) else payload
         if not isinstance(decision, str):
             raise InvalidRequest("resume.payload: {decision: ...} is required", field="resume")
-    shard = keys.shard_of(run_id, deps.bus.shards)
     # The run is paused: nothing is added to its events until the decision below.
-    rows = await deps.relay.history(keys.run_events(run_id, shard))
-    await resume_run(deps, who, run_id, decision)
-    return run_id, [(entry_id, parse_event(data)) for entry_id, data in rows]
+    before = await follower.history(run_id)
+    await gates.decide(who, run_id, decision)
+    return run_id, before
 
 
 def _tool_results(given: RunAgentInput) -> list[tuple[str, str]]:
@@ -181,20 +192,18 @@ def _tool_results(given: RunAgentInput) -> list[tuple[str, str]]:
 
 
 async def _resume_tools(
-    deps: ApiDeps, who: Principal, results: list[tuple[str, str]]
+    follower: RunFollower, gates: Gates, who: Principal, results: list[tuple[str, str]]
 ) -> tuple[str, list[tuple[str, ClientEvent]]]:
     """Resume the run whose client-tool calls the input's tool messages answer: the run, and
     its events before the pause. Tool messages of the gateway's own calls (the client keeps
     them in its history) are left out: only the calls the run waits for are answered."""
     run_id, by_call = results_run(results, "messages")
-    shard = keys.shard_of(run_id, deps.bus.shards)
     # The run is paused: nothing is added to its events until it resumes.
-    rows = await deps.relay.history(keys.run_events(run_id, shard))
-    before = [(entry_id, parse_event(data)) for entry_id, data in rows]
+    before = await follower.history(run_id)
     asked = next((e for _, e in reversed(before) if isinstance(e, ApprovalRequest)), None)
     waiting = {c.id for c in asked.calls or ()} if asked is not None else set[str]()
     answers = {call: text for call, text in by_call.items() if call in waiting} or by_call
-    await resume_client_tools(deps, who, run_id, answers)
+    await gates.client_tools(who, run_id, answers)
     return run_id, before
 
 
@@ -204,13 +213,14 @@ def _text(content: str | Sequence[object]) -> str:
     return "\n".join(t for part in content if isinstance(t := getattr(part, "text", None), str))
 
 
-async def _stream(deps: ApiDeps, events: AgUiEvents, run_id: str, after: str) -> AsyncIterator[str]:
+async def _stream(
+    follower: RunFollower, events: AgUiEvents, run_id: str, after: str
+) -> AsyncIterator[str]:
     """The run's AG-UI events until it ends or pauses. A client that goes away does not stop
     the run: posting the same input again follows it (``POST /api/v1/runs/{id}/cancel``
     stops it)."""
-    shard = keys.shard_of(run_id, deps.bus.shards)
     yield _ENCODER.encode(events.started())
-    async with contextlib.aclosing(follow_run(deps, run_id, shard, after=after)) as feed:
+    async with contextlib.aclosing(follower.follow(run_id, after=after)) as feed:
         async for event in feed:
             if event is None:
                 yield ": keep-alive\n\n"

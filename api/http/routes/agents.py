@@ -10,7 +10,8 @@ from agents import graph, prompts
 from api.app.errors import InvalidRequest
 from api.app.preferences import Preferences, user_may_choose
 from api.http.responses import ADMIN, errors
-from api.http.routes.common import Admin, Caller, Deps
+from api.http.routes.common import Admin, Caller, Defaults, Starter, TenantSettings
+from bus.store import TenantSettingsStore
 
 router = APIRouter(prefix="/api/v1", tags=["agents"])
 
@@ -37,15 +38,15 @@ class AgentsConfig(BaseModel):
     researcher_tools: list[str] | None = None
 
 
-async def _prefs(deps: Deps, tenant_id: str) -> dict[str, Any]:
-    record = await deps.tenant_settings.get(tenant_id)
+async def _prefs(store: TenantSettingsStore, tenant_id: str) -> dict[str, Any]:
+    record = await store.get(tenant_id)
     return dict(record.settings) if record else {}
 
 
 @router.get("/agents/config")
-async def get_config(deps: Deps, caller: Caller) -> dict[str, Any]:
+async def get_config(tenant_settings: TenantSettings, caller: Caller) -> dict[str, Any]:
     """The roster with each agent's default prompt and the tenant's saved override."""
-    saved = await _prefs(deps, caller.tenant_id)
+    saved = await _prefs(tenant_settings, caller.tenant_id)
     overrides: dict[str, str] = saved.get("agent_prompts") or {}
     models: dict[str, str] = saved.get("agent_models") or {}
     return {
@@ -63,7 +64,9 @@ async def get_config(deps: Deps, caller: Caller) -> dict[str, Any]:
 
 
 @router.put("/agents/config", responses=errors(*ADMIN))
-async def put_config(body: AgentsConfig, deps: Deps, admin: Admin) -> dict[str, Any]:
+async def put_config(
+    body: AgentsConfig, tenant_settings: TenantSettings, starter: Starter, admin: Admin
+) -> dict[str, Any]:
     """Save prompt and model overrides and tool scoping (multi/custom mode); unknown
     agents: 422.
 
@@ -79,7 +82,7 @@ async def put_config(body: AgentsConfig, deps: Deps, admin: Admin) -> dict[str, 
             hint=f"agents are: {', '.join(prompts.DEFAULTS)}",
             field="agents",
         )
-    prefs = await _prefs(deps, admin.tenant_id)
+    prefs = await _prefs(tenant_settings, admin.tenant_id)
     prompts_now: dict[str, str] = dict(prefs.get("agent_prompts") or {})
     models_now: dict[str, str] = dict(prefs.get("agent_models") or {})
     for agent in body.agents:  # only the fields each entry names change
@@ -87,15 +90,15 @@ async def put_config(body: AgentsConfig, deps: Deps, admin: Admin) -> dict[str, 
             _put(prompts_now, agent.name, agent.prompt if agent.prompt.strip() else None)
         if "model" in agent.model_fields_set:
             _put(models_now, agent.name, agent.model)
-    deps.starter.check_models({a.model for a in body.agents if a.model})
+    starter.check_models({a.model for a in body.agents if a.model})
     prefs["agent_prompts"] = prompts_now
     prefs["agent_models"] = models_now
     if "researcher_tools" in body.model_fields_set:
         prefs["researcher_tools"] = body.researcher_tools
     Preferences.model_validate(prefs)  # what the starter will read back must stay valid
-    await deps.tenant_settings.put(admin.tenant_id, prefs, updated_by=admin.subject)
-    deps.starter.forget(admin.tenant_id)  # runs started from now on use it
-    return await get_config(deps, admin)
+    await tenant_settings.put(admin.tenant_id, prefs, updated_by=admin.subject)
+    starter.forget(admin.tenant_id)  # runs started from now on use it
+    return await get_config(tenant_settings, admin)
 
 
 def _put(saved: dict[str, str], name: str, value: str | None) -> None:
@@ -107,14 +110,14 @@ def _put(saved: dict[str, str], name: str, value: str | None) -> None:
 
 
 @router.get("/models")
-async def list_models(deps: Deps, caller: Caller) -> dict[str, Any]:
+async def list_models(starter: Starter, defaults: Defaults, caller: Caller) -> dict[str, Any]:
     """The models the caller may choose (``AGENTBUS_LLM_MODELS``; for a user key, those its
     tenant's admins allow), the deployment's default, and the caller's tenant's choice."""
-    effective = await deps.starter.effective(caller.tenant_id)
-    models = [m for m in deps.starter.models if caller.is_admin or user_may_choose(effective, m)]
+    effective = await starter.effective(caller.tenant_id)
+    models = [m for m in starter.models if caller.is_admin or user_may_choose(effective, m)]
     return {
         "models": models,
-        "default": deps.defaults.model,
+        "default": defaults.model,
         "effective": effective.model,
     }
 

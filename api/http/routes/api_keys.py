@@ -3,17 +3,23 @@
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Depends, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from api import credentials, signing
 from api.app.errors import InvalidRequest, KeyNotFound, UserErased
+from api.app.ports import ErasedLately
 from api.http.responses import ADMIN, errors
-from api.http.routes.common import Admin, Deps
+from api.http.routes.common import Admin, Auth, Keys, use_case
 from bus.commands import NAME_PATTERN
 from bus.store import ApiKeyRecord, KeyRole
 
 router = APIRouter(prefix="/api/v1/keys", tags=["keys"])
+
+#: Whether the erasure fence holds a user (None: nothing is fenced in this process).
+_ErasedLately = Annotated[ErasedLately | None, Depends(use_case(lambda deps: deps.erased_lately))]
+#: What keys' signing secrets derive from (None: keys get no signing secret).
+_Master = Annotated[bytes | None, Depends(use_case(lambda deps: deps.signing_master))]
 
 
 class KeyCreate(BaseModel):
@@ -67,9 +73,9 @@ class KeyList(BaseModel):
 
 
 @router.get("", response_model=KeyList, responses=errors(*ADMIN))
-async def list_keys(deps: Deps, admin: Admin) -> KeyList:
+async def list_keys(keys: Keys, admin: Admin) -> KeyList:
     """The admin's tenant's keys (revoked ones included)."""
-    return KeyList(keys=[KeyView.of(k) for k in await deps.keys.list(admin.tenant_id)])
+    return KeyList(keys=[KeyView.of(k) for k in await keys.list(admin.tenant_id)])
 
 
 @router.post(
@@ -78,31 +84,32 @@ async def list_keys(deps: Deps, admin: Admin) -> KeyList:
     response_model=KeyCreated,
     responses=errors(*ADMIN, UserErased),
 )
-async def create_key(body: KeyCreate, deps: Deps, admin: Admin) -> KeyCreated:
+async def create_key(
+    body: KeyCreate, keys: Keys, erased: _ErasedLately, master: _Master, admin: Admin
+) -> KeyCreated:
     """Create a key in the admin's tenant; store the returned ``key``, it is shown once.
     409 ``user_erased`` for a user erased lately (their steps would commit nothing)."""
-    erased = deps.erased_lately
     if erased is not None and await erased(admin.tenant_id, body.subject):
         raise UserErased(f"the user {body.subject[:80]!r} of this tenant was erased lately")
     try:
         minted = await credentials.create_key(
-            deps.keys, admin.tenant_id, body.subject, body.role, body.name, body.groups
+            keys, admin.tenant_id, body.subject, body.role, body.name, body.groups
         )
     except ValueError as e:
         raise InvalidRequest(str(e), field="subject") from e
     secret = None
-    if deps.signing_master is not None:
-        secret = signing.signing_secret(deps.signing_master, minted.record.id)
+    if master is not None:
+        secret = signing.signing_secret(master, minted.record.id)
     return KeyCreated(
         **KeyView.of(minted.record).model_dump(), key=minted.key, signing_secret=secret
     )
 
 
 @router.delete("/{key_id}", response_model=KeyView, responses=errors(*ADMIN, KeyNotFound))
-async def revoke_key(key_id: str, deps: Deps, admin: Admin) -> KeyView:
+async def revoke_key(key_id: str, keys: Keys, auth: Auth, admin: Admin) -> KeyView:
     """Revoke a key of the admin's tenant (every replica stops accepting it within seconds)."""
-    record = await deps.keys.revoke(key_id, admin.tenant_id)
+    record = await keys.revoke(key_id, admin.tenant_id)
     if record is None:
         raise KeyNotFound(f"no key {key_id[:40]!r}")
-    deps.auth.forget(key_id)
+    auth.forget(key_id)
     return KeyView.of(record)

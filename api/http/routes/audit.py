@@ -13,7 +13,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
 from api.app.errors import Unavailable
-from api.http.routes.common import Caller, Deps
+from api.http.routes.common import Audit, Caller
 from bus.commands import RUN_ID_PATTERN
 from bus.store import AuditLogRecord
 from gateway.redact import redact
@@ -57,7 +57,7 @@ class AuditPage(BaseModel):
 
 @router.get("", response_model=AuditPage)
 async def list_audit(
-    deps: Deps,
+    audit: Audit,
     caller: Caller,
     run_id: Annotated[
         str | None, Query(pattern=RUN_ID_PATTERN, description="Only this run's rows.")
@@ -74,9 +74,9 @@ async def list_audit(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> AuditPage:
     """The caller's audit rows (an admin's: the tenant's), newest first."""
-    if deps.audit is None:
+    if audit is None:
         raise Unavailable("this deployment has no audit log")
-    rows = await deps.audit.list(
+    rows = await audit.list(
         caller.scope, limit, before, run_id=run_id, conversation_id=conversation_id
     )
     views = [AuditRowView.of(row) for row in rows]

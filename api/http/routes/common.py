@@ -1,33 +1,55 @@
-"""What every route shares: the app's dependencies and the authenticated caller."""
+"""What every route shares: the use cases it is given and the authenticated caller."""
 
 import time
-from typing import Annotated
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.requests import HTTPConnection
 
 from api.app import post_stages
-from api.app.auth import Principal
-from api.app.deps import ApiDeps
+from api.app.access import RunAccess
+from api.app.auth import Authenticator, Principal
+from api.app.ports import CancelRun
+from api.app.preferences import Effective
+from api.app.starter import RunStarter
+from api.http.use_cases import UseCases
+from bus.store import (
+    ApiKeyStore,
+    AuditStore,
+    ConversationStore,
+    RunStore,
+    TenantSettingsStore,
+)
 
 # Declares the scheme for /docs ("Authorize"); auto_error off so a missing key gets our
 # own 401 body instead of FastAPI's.
 _bearer = HTTPBearer(auto_error=False, description="An API key from `agentbus keys create`.")
 
 
-async def get_deps(request: Request) -> ApiDeps:
-    """The dependencies ``create_app`` was given.
+def deps_of(request: HTTPConnection) -> UseCases:
+    """The dependencies ``create_app`` was given, outside dependency injection (a request's
+    or a websocket's)."""
+    deps: UseCases = request.app.state.deps
+    return deps
+
+
+_T = TypeVar("_T")
+
+
+def use_case(pick: Callable[[UseCases], _T]) -> Callable[[Request], Coroutine[Any, Any, _T]]:
+    """A FastAPI dependency giving a route the one use case it calls, as the composition
+    root built it.
 
     A coroutine although it awaits nothing: FastAPI runs a plain ``def`` dependency in its
     thread pool, a thread hop per request (7% of the API's CPU in ``bench api``).
     """
-    return deps_of(request)
 
+    async def get(request: Request) -> _T:
+        return pick(deps_of(request))
 
-def deps_of(request: Request) -> ApiDeps:
-    """The dependencies ``create_app`` was given, outside dependency injection."""
-    deps: ApiDeps = request.app.state.deps
-    return deps
+    return get
 
 
 async def get_principal(
@@ -50,6 +72,22 @@ async def get_admin(principal: Annotated[Principal, Depends(get_principal)]) -> 
     return principal
 
 
-Deps = Annotated[ApiDeps, Depends(get_deps)]
 Caller = Annotated[Principal, Depends(get_principal)]
 Admin = Annotated[Principal, Depends(get_admin)]
+
+#: The use cases most routes share.
+Auth = Annotated[Authenticator, Depends(use_case(lambda deps: deps.auth))]
+Access = Annotated[RunAccess, Depends(use_case(lambda deps: deps.access))]
+Starter = Annotated[RunStarter, Depends(use_case(lambda deps: deps.starter))]
+Cancel = Annotated[CancelRun, Depends(use_case(lambda deps: deps.cancel))]
+Defaults = Annotated[Effective, Depends(use_case(lambda deps: deps.defaults))]
+
+# Debt: stores some routes still read themselves, where a use case of api.app should answer
+# (the transports' import-linter contract lists these routes' bus.store imports too).
+Audit = Annotated[AuditStore | None, Depends(use_case(lambda deps: deps.audit))]
+Runs = Annotated[RunStore, Depends(use_case(lambda deps: deps.runs))]
+Conversations = Annotated[ConversationStore, Depends(use_case(lambda deps: deps.conversations))]
+Keys = Annotated[ApiKeyStore, Depends(use_case(lambda deps: deps.keys))]
+TenantSettings = Annotated[
+    TenantSettingsStore, Depends(use_case(lambda deps: deps.tenant_settings))
+]

@@ -7,39 +7,46 @@ too: a user who erases themselves is signed out for good.
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Depends, Path, Query
 
+from api.app.auth import Authenticator
 from api.app.erasure import MAX_SUBJECT, Erasure, ErasureReport
 from api.app.errors import ErasureIncomplete, InvalidRequest, Unavailable
 from api.http.responses import ADMIN, errors
-from api.http.routes.common import Admin, Caller, Deps
+from api.http.routes.common import Admin, Caller, use_case
 
 router = APIRouter(prefix="/api/v1", tags=["erasure"])
 
 Subject = Annotated[str, Path(min_length=1, max_length=MAX_SUBJECT, description="The user's id.")]
 
 
-def _erasure(deps: Deps) -> Erasure:
-    if deps.erasure is None:
+#: None: erasure needs a state store.
+_Erasure = Annotated[Erasure | None, Depends(use_case(lambda deps: deps.erasure))]
+_Auth = Annotated[Authenticator, Depends(use_case(lambda deps: deps.auth))]
+
+
+def _erasure(erasure: Erasure | None) -> Erasure:
+    if erasure is None:
         raise Unavailable("erasure needs a state store")
-    return deps.erasure
+    return erasure
 
 
 @router.delete(
     "/users/{subject}", response_model=ErasureReport, responses=errors(*ADMIN, ErasureIncomplete)
 )
-async def erase_user(subject: Subject, deps: Deps, admin: Admin) -> ErasureReport:
+async def erase_user(subject: Subject, erasure: _Erasure, admin: Admin) -> ErasureReport:
     """Erase a user of your tenant (admin keys only): conversations, runs, gates, schedules,
     keys, uploaded documents and their passages, what Redis holds of their runs; their
     audit rows are redacted. Their keys stop working in every API process at once, their
     runs in flight are cancelled and waited for first; 409 ``erasure_incomplete`` when
     their steps still ran at the end of the wait (erase again)."""
-    return await _erasure(deps).erase(admin.tenant_id, subject, by=admin.subject)
+    return await _erasure(erasure).erase(admin.tenant_id, subject, by=admin.subject)
 
 
 @router.delete("/me", response_model=ErasureReport, responses=errors(ErasureIncomplete))
 async def erase_me(
-    deps: Deps,
+    erasure: _Erasure,
+    auth: _Auth,
     caller: Caller,
     confirm: Annotated[
         str, Query(max_length=MAX_SUBJECT, description="Your own user id, to confirm.")
@@ -55,6 +62,6 @@ async def erase_me(
             hint="DELETE /api/v1/me?confirm=<your user id>",
             field="confirm",
         )
-    report = await _erasure(deps).erase(caller.tenant_id, caller.subject, by="self")
-    deps.auth.forget(caller.key_id)  # the others read it again: its tenant's version moved
+    report = await _erasure(erasure).erase(caller.tenant_id, caller.subject, by="self")
+    auth.forget(caller.key_id)  # the others read it again: its tenant's version moved
     return report

@@ -12,19 +12,21 @@ import re
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Depends, Header, Query
 from fastapi.responses import StreamingResponse
 
 from api.app import metrics
 from api.app.access import RunRef
-from api.app.deps import ApiDeps
 from api.app.errors import InvalidRequest, RunNotFound
-from api.app.feed import Outbox, RunFeed
-from api.app.joins import JoinPlan, join_run
+from api.app.joins import JoinPlan, Joins
+from api.app.run_follow import RunFollower
 from api.http.responses import errors
-from api.http.routes.common import Caller, Deps
+from api.http.routes.common import Caller, use_case
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
+
+_Joins = Annotated[Joins, Depends(use_case(lambda deps: deps.joins))]
+_Follower = Annotated[RunFollower, Depends(use_case(lambda deps: deps.follower))]
 
 EVENT_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 KEEPALIVE_S = 15.0
@@ -47,7 +49,8 @@ def check_event_id(value: str, field: str) -> str:
 )
 async def run_events(
     run_id: str,
-    deps: Deps,
+    joins: _Joins,
+    follower: _Follower,
     caller: Caller,
     last_event_id: Annotated[
         str | None, Header(alias="Last-Event-ID", description="Resume after this event.")
@@ -56,29 +59,21 @@ async def run_events(
 ) -> StreamingResponse:
     """Follow a run's events until ``done`` (replaying those after ``Last-Event-ID``)."""
     start = check_event_id(last_event_id or after or "0-0", "Last-Event-ID")
-    ref, plan = await join_run(deps, caller, run_id, start)
+    ref, plan = await joins.join(caller, run_id, start)
     return StreamingResponse(
-        _stream(deps, ref, plan),
+        _stream(follower, ref, plan),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
 
 
-async def _stream(deps: ApiDeps, ref: RunRef, plan: JoinPlan) -> AsyncIterator[str]:
+async def _stream(follower: RunFollower, ref: RunRef, plan: JoinPlan) -> AsyncIterator[str]:
     if plan.snapshot is not None:
         last = plan.snapshot["last_event_id"]
         yield f"event: snapshot\nid: {last}\ndata: {json.dumps(plan.snapshot)}\n\n"
     if plan.follow_after is None:
         return
-    outbox = Outbox(deps.settings.ws_buffer_events)
-    feed = RunFeed(
-        deps.relay,
-        run_id=ref.run_id,
-        stream=ref.events_key,
-        shard=ref.shard,
-        after=plan.follow_after,
-        outbox=outbox,
-    )
+    feed, outbox = follower.feed(ref.run_id, after=plan.follow_after)
     sent = plan.follow_after
     metrics.SSE_STREAMS.inc()
     try:

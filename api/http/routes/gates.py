@@ -1,17 +1,13 @@
 """``/api/v1/runs/{run_id}/resume`` and ``/gate``: decide a run paused at a durable gate."""
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents import gates
-from api.app.gate_actions import GateProblem, resume_run
-from api.app.oversight import audit_read
+from api.app.gate_actions import Gates
 from api.http.responses import GATES, errors
-from api.http.routes.common import Caller, Deps
-from bus.readers import checkpoint_state
-from bus.store import GateError, GateNotFound
+from api.http.routes.common import Caller, use_case
 
 router = APIRouter(prefix="/api/v1/runs", tags=["gates"])
 
@@ -39,36 +35,21 @@ class Resumed(BaseModel):
 
 
 _GATE_ERRORS = errors(*GATES)
+_Gates = Annotated[Gates, Depends(use_case(lambda deps: deps.gates))]
 
 
 @router.post("/{run_id}/resume", response_model=Resumed, responses=_GATE_ERRORS)
-async def resume(run_id: str, body: Resume, deps: Deps, caller: Caller) -> Resumed:
+async def resume(run_id: str, body: Resume, gates: _Gates, caller: Caller) -> Resumed:
     """Resume a paused run: 404 unknown or another's, 403 an admin on another user's run,
     409 twice, 410 expired."""
-    await resume_run(deps, caller, run_id, body.decision)
+    await gates.decide(caller, run_id, body.decision)
     return Resumed(run_id=run_id, decision=body.decision)
 
 
 @router.get("/{run_id}/gate", responses=_GATE_ERRORS)
-async def gate_details(run_id: str, deps: Deps, caller: Caller) -> dict[str, Any]:
+async def gate_details(run_id: str, gates: _Gates, caller: Caller) -> dict[str, Any]:
     """The open gate's details with redacted arguments (the ``more_info`` view).
 
     The caller's own run's gate; an admin may read any of the tenant's (audited).
     """
-    if deps.checkpoints is None:
-        raise GateProblem.of(GateNotFound("gates need a state store"))
-    try:
-        info = await gates.more_info(deps.checkpoints, caller.scope, run_id)
-    except GateError as e:
-        raise GateProblem.of(e) from e
-    await audit_read(
-        deps.audit, caller, what="read_gate", owners=[info["subject"]], target=run_id, run_id=run_id
-    )
-    if info["reason"] == "approve_answer":
-        # The draft and critique, so a page reopened after a restart can show the card.
-        gate = await deps.checkpoints.open_for(caller.scope, run_id)
-        state = None if gate is None else checkpoint_state(gate.state, gate.state_version)
-        if state is not None:
-            info["answer"] = state.draft
-            info["critique"] = state.critiques[-1].reason if state.critiques else None
-    return info
+    return await gates.details(caller, run_id)

@@ -1,15 +1,14 @@
 """Probes and documents: ``/healthz``, ``/readyz``, ``/metrics``, ``/asyncapi``."""
 
-import asyncio
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
 
-from api.http.routes.common import Deps
-from bus.store import Scope
+from api.app.readiness import Readiness as Probes
+from api.http.routes.common import use_case
 
 router = APIRouter(tags=["operations"])
 
@@ -26,7 +25,7 @@ _READINESS: dict[int | str, dict[str, Any]] = {
     503: {"model": Readiness, "description": "Not ready: the failed checks say why."},
 }
 
-READY_TIMEOUT_S = 2.0
+_Probes = Annotated[Probes, Depends(use_case(lambda deps: deps.readiness))]
 
 
 @router.get("/healthz")
@@ -36,23 +35,9 @@ async def healthz() -> dict[str, str]:
 
 
 @router.get("/readyz", responses=_READINESS)
-async def readyz(deps: Deps) -> JSONResponse:
+async def readyz(probes: _Probes) -> JSONResponse:
     """Readiness: Redis and the state store answer (503 naming what does not)."""
-    checks: dict[str, str] = {}
-    probes: dict[str, Any] = {
-        "redis": deps.broker_ping(),
-        # Any tenant-scoped read touches the database; this id cannot exist.
-        "store": deps.runs.get(Scope.user("-", "-"), "-"),
-    }
-    # At once, so the answer comes within READY_TIMEOUT_S (the probes' timeout is longer).
-    results = await asyncio.gather(
-        *(asyncio.wait_for(p, READY_TIMEOUT_S) for p in probes.values()), return_exceptions=True
-    )
-    for name, result in zip(probes, results, strict=True):
-        if isinstance(result, BaseException):  # any failure means not ready; say which and why
-            checks[name] = f"failed: {type(result).__name__}: {str(result)[:200]}"
-        else:
-            checks[name] = "ok"
+    checks = await probes.check()
     ready = all(v == "ok" for v in checks.values())
     return JSONResponse(
         {"status": "ready" if ready else "not_ready", "checks": checks},

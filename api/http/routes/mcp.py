@@ -41,7 +41,7 @@ from api.http.mcp_tasks import RunTasks
 from api.http.mcp_tools import PRINCIPAL_STATE, build_server
 
 if TYPE_CHECKING:
-    from api.app.deps import ApiDeps
+    from api.http.mcp_uses import McpUses
     from api.settings import ApiSettings
 
 PATH = "/mcp"
@@ -51,11 +51,11 @@ class McpEndpoint:
     """The ASGI app at ``/mcp``: checks the caller's key, then hands the request to the SDK.
 
     Args:
-        deps: the API's dependencies (the tools act through them).
+        deps: the use cases the tools and task methods call.
         version: the API's version, which the server reports.
     """
 
-    def __init__(self, deps: ApiDeps, version: str) -> None:
+    def __init__(self, deps: McpUses, version: str) -> None:
         self._deps = deps
         self.server = build_server(deps, version)
         self.server.middleware.append(UnknownNames(self.server))

@@ -7,15 +7,14 @@ user's id, an admin's included, is 404 ``memory_not_found``.
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Response, status
+from fastapi import APIRouter, Depends, Path, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentbus_contracts import Memory, MemoryList
-from api.app.deps import ApiDeps
 from api.app.errors import MemoryNotFound, Unavailable
 from api.app.memories import MemoryBook
 from api.http.responses import errors
-from api.http.routes.common import Caller, Deps
+from api.http.routes.common import Caller, use_case
 from bus.store import MemoryRecord
 
 router = APIRouter(prefix="/api/v1/memories", tags=["memories"])
@@ -32,10 +31,14 @@ class MemoryEdit(BaseModel):
     text: str = Field(description="The note, 1 to 500 characters.")
 
 
-def _book(deps: ApiDeps) -> MemoryBook:
-    if deps.memories is None:
+#: None: this API has no memory store.
+_Memories = Annotated[MemoryBook | None, Depends(use_case(lambda deps: deps.memories))]
+
+
+def _book(memories: MemoryBook | None) -> MemoryBook:
+    if memories is None:
         raise Unavailable("this API has no memory store")
-    return deps.memories
+    return memories
 
 
 def _view(record: MemoryRecord) -> Memory:
@@ -56,19 +59,21 @@ _ONE = errors(MemoryNotFound)
 
 
 @router.get("", response_model=MemoryList)
-async def list_memories(deps: Deps, caller: Caller) -> MemoryList:
+async def list_memories(memories: _Memories, caller: Caller) -> MemoryList:
     """The caller's memories, the most recently changed first."""
-    return MemoryList(memories=[_view(m) for m in await _book(deps).list(caller)])
+    return MemoryList(memories=[_view(m) for m in await _book(memories).list(caller)])
 
 
 @router.patch("/{memory_id}", response_model=Memory, responses=_ONE)
-async def edit_memory(memory_id: MemoryId, body: MemoryEdit, deps: Deps, caller: Caller) -> Memory:
+async def edit_memory(
+    memory_id: MemoryId, body: MemoryEdit, memories: _Memories, caller: Caller
+) -> Memory:
     """Change the text of one of the caller's memories (its provenance stays)."""
-    return _view(await _book(deps).edit(caller, memory_id, body.text))
+    return _view(await _book(memories).edit(caller, memory_id, body.text))
 
 
 @router.delete("/{memory_id}", status_code=status.HTTP_204_NO_CONTENT, responses=_ONE)
-async def delete_memory(memory_id: MemoryId, deps: Deps, caller: Caller) -> Response:
+async def delete_memory(memory_id: MemoryId, memories: _Memories, caller: Caller) -> Response:
     """Delete one of the caller's memories: no run is given it again."""
-    await _book(deps).delete(caller, memory_id)
+    await _book(memories).delete(caller, memory_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -27,22 +27,25 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 import anyio
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
 from redis.exceptions import RedisError
 
+from agentbus_contracts.events import ApprovalRequest, ClientEvent, Done, RunStarted
 from api.app import metrics
 from api.app.ask import Ask, Started
-from api.app.auth import Principal, bearer_token
+from api.app.auth import Authenticator, Principal, bearer_token
 from api.app.client_tools import client_tools, results_run
-from api.app.deps import ApiDeps
 from api.app.errors import ApiError
-from api.app.gate_actions import resume_client_tools
-from api.app.run_follow import follow_run
+from api.app.gate_actions import Gates
+from api.app.ports import CancelRun
+from api.app.run_follow import RunFollower
+from api.app.starter import RunStarter
 from api.http.openai_dialect import (
     CONVERSATION_HEADER,
     MULTITASK_HEADER,
@@ -71,13 +74,11 @@ from api.http.openai_request import (
     tools_required,
 )
 from api.http.responses import CALLER, GATES, STARTING, ErrorCase, errors, inline_schema
-from api.http.routes.common import deps_of
-from bus import keys
+from api.http.routes.common import Auth, deps_of
 from bus.commands import RUN_ID_PATTERN
 from bus.errors import StoreError
-from bus.events import ApprovalRequest, ClientEvent, Done, RunStarted, parse_event
 from bus.run_state import QuestionSettings
-from bus.store import ConversationNotFound, MessageRole, Scope
+from bus.store import ConversationNotFound, ConversationStore, MessageRole, Scope
 from bus.transcript import Transcript
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"])
@@ -121,9 +122,33 @@ NO_RETRY = {"X-Should-Retry": "false"}
 _MAX_IDEMPOTENCY_KEY = 255  # as on POST /api/v1/runs
 
 
-async def _caller(request: Request) -> Principal:
+@dataclass(frozen=True, slots=True)
+class _Uses:
+    """What a chat completion calls: starts, follows, resumes and cancels runs, and finds
+    or seeds the conversation a run continues."""
+
+    starter: RunStarter
+    follower: RunFollower
+    gates: Gates
+    cancel: CancelRun
+    conversations: ConversationStore
+    server_tools: frozenset[str]
+
+
+async def _uses_of(request: Request) -> _Uses:
+    deps = deps_of(request)
+    return _Uses(
+        deps.starter, deps.follower, deps.gates, deps.cancel, deps.conversations,
+        deps.server_tools,
+    )  # fmt: skip
+
+
+_Dialect = Annotated[_Uses, Depends(_uses_of)]
+
+
+async def _caller(auth: Authenticator, request: Request) -> Principal:
     token = bearer_token(request.headers.get("authorization"))
-    return await deps_of(request).auth.authenticate(token)
+    return await auth.authenticate(token)
 
 
 async def _answering(work: Any) -> Response:
@@ -141,22 +166,22 @@ async def _answering(work: Any) -> Response:
 
 
 @router.get("/models", responses=_READ_ERRORS)
-async def list_models(request: Request) -> Response:
+async def list_models(request: Request, auth: Auth) -> Response:
     """The models agentbus serves (one per mode and accuracy)."""
 
     async def work() -> Response:
-        await _caller(request)
+        await _caller(auth, request)
         return JSONResponse(model_list())
 
     return await _answering(work)
 
 
 @router.get("/models/{model}", responses=_MODEL_ERRORS)
-async def get_model(model: str, request: Request) -> Response:
+async def get_model(model: str, request: Request, auth: Auth) -> Response:
     """One model."""
 
     async def work() -> Response:
-        await _caller(request)
+        await _caller(auth, request)
         settings_for(model)  # model_not_found for names agentbus does not serve
         return JSONResponse(model_card(model))
 
@@ -164,24 +189,23 @@ async def get_model(model: str, request: Request) -> Response:
 
 
 @router.post("/chat/completions", responses=_CHAT_ERRORS, openapi_extra=_CHAT_BODY)
-async def chat_completions(request: Request) -> Response:
+async def chat_completions(request: Request, auth: Auth, uses: _Dialect) -> Response:
     """Answer the last user message with an agentbus run (streamed with ``stream: true``)."""
-    deps = deps_of(request)
 
     async def work() -> Response:
-        who = await _caller(request)
+        who = await _caller(auth, request)
         chat = _parse(await request.body())
         refuse_unsupported(chat)
         schema = answer_schema(chat)
         settings_for(chat.model)  # model_not_found before anything else
         results = tool_results(chat)
         if results:  # the client ran its tools: its results resume the run that asked
-            return await _resumed(deps, who, chat, schema, results)
-        tools = client_tools(declared_tools(chat), deps.server_tools)
+            return await _resumed(uses, who, chat, schema, results)
+        tools = client_tools(declared_tools(chat), uses.server_tools)
         settings = _with_multitask(settings_for(chat.model), request.headers.get(MULTITASK_HEADER))
         question, earlier = split_messages(chat.messages)
         header = request.headers.get(CONVERSATION_HEADER)
-        conversation = await _conversation(deps, who, header, chat.user, earlier)
+        conversation = await _conversation(uses, who, header, chat.user, earlier)
         idem = request.headers.get("idempotency-key")
         if idem is not None and len(idem) > _MAX_IDEMPOTENCY_KEY:
             raise OpenAIError(
@@ -192,16 +216,16 @@ async def chat_completions(request: Request) -> Response:
             question, conversation, settings, answer_schema=schema, client_tools=tools or None,
             tool_required=tools_required(chat),
         )  # fmt: skip
-        started = await deps.starter.start(who, ask, idempotency_key=idem)
+        started = await uses.starter.start(who, ask, idempotency_key=idem)
         if not started.replayed:
             metrics.RUNS_STARTED.labels("openai").inc()
-        return await _respond(deps, started, chat, schema)
+        return await _respond(uses, started, chat, schema)
 
     return await _answering(work)
 
 
 async def _respond(
-    deps: ApiDeps,
+    uses: _Uses,
     started: Started,
     chat: ChatRequest,
     schema: dict[str, Any] | None,
@@ -214,17 +238,17 @@ async def _respond(
     if chat.stream:
         usage = chat.stream_options is not None and chat.stream_options.include_usage
         body = _stream(
-            deps, started, chat.model, include_usage=usage, schema=schema, before=before,
+            uses, started, chat.model, include_usage=usage, schema=schema, before=before,
             after=after,
         )  # fmt: skip
         headers |= {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return StreamingResponse(body, media_type="text/event-stream", headers=headers)
-    completion = await _complete(deps, started, chat.model, schema, before, after)
+    completion = await _complete(uses, started, chat.model, schema, before, after)
     return JSONResponse(completion, headers=headers)
 
 
 async def _resumed(
-    deps: ApiDeps,
+    uses: _Uses,
     who: Principal,
     chat: ChatRequest,
     schema: dict[str, Any] | None,
@@ -232,17 +256,16 @@ async def _resumed(
 ) -> Response:
     """Resume the run whose client-tool calls ``results`` answer, and follow it on."""
     run_id, by_call = results_run(results, "messages")
-    shard = keys.shard_of(run_id, deps.bus.shards)
     # The run is paused: nothing is added to its events until the resume below, which
     # also checks that the caller owns it.
-    rows = await deps.relay.history(keys.run_events(run_id, shard))
-    await resume_client_tools(deps, who, run_id, by_call)
-    before = [parse_event(data) for _, data in rows]
+    rows = await uses.follower.history(run_id)
+    await uses.gates.client_tools(who, run_id, by_call)
+    before = [event for _, event in rows]
     began = next((e for e in before if isinstance(e, RunStarted)), None)
     conversation = began.conversation_id if began and began.conversation_id else ""
     after = rows[-1][0] if rows else "0-0"
-    started = Started(run_id, conversation, shard, replayed=True)
-    return await _respond(deps, started, chat, schema, before, after)
+    started = Started(run_id, conversation, uses.follower.shard_of(run_id), replayed=True)
+    return await _respond(uses, started, chat, schema, before, after)
 
 
 def _with_multitask(settings: QuestionSettings, policy: str | None) -> QuestionSettings:
@@ -269,7 +292,7 @@ def _parse(raw: bytes) -> ChatRequest:
 
 
 async def _conversation(
-    deps: ApiDeps, who: Principal, header: str | None, user: str | None, earlier: list[ChatMessage]
+    uses: _Uses, who: Principal, header: str | None, user: str | None, earlier: list[ChatMessage]
 ) -> str | None:
     """The conversation the run continues (see the module docstring), seeded if new.
 
@@ -278,7 +301,7 @@ async def _conversation(
     caller, the ``user`` value and the earlier messages, so a retried request (after a
     429, say) finds the conversation it seeded and does not seed it twice.
     """
-    store, owner = deps.conversations, Scope.user(who.tenant_id, who.subject)
+    store, owner = uses.conversations, Scope.user(who.tenant_id, who.subject)
     if header is not None:
         if not _ID.match(header) or await store.get(who.scope, header) is None:
             raise OpenAIError(
@@ -315,7 +338,7 @@ def _derived_id(who: Principal, user: str, earlier: list[ChatMessage]) -> str:
 
 
 async def _complete(
-    deps: ApiDeps,
+    uses: _Uses,
     started: Started,
     model: str,
     schema: dict[str, Any] | None,
@@ -326,7 +349,7 @@ async def _complete(
     for event in before:
         transcript.apply(event)
     shown = len(transcript.answer)  # answered before the pause: not sent again
-    follow = follow_run(deps, started.run_id, started.shard, after=after)
+    follow = uses.follower.follow(started.run_id, after=after)
     async with contextlib.aclosing(follow) as events:
         async for event in events:
             if event is None:
@@ -389,7 +412,7 @@ def _run_failed(done: Done, transcript: Transcript) -> OpenAIError:
 
 
 async def _stream(
-    deps: ApiDeps,
+    uses: _Uses,
     started: Started,
     model: str,
     *,
@@ -407,7 +430,7 @@ async def _stream(
     over = False
     try:
         yield chunks.delta(role="assistant", content="")
-        follow = follow_run(deps, started.run_id, started.shard, after=after)
+        follow = uses.follower.follow(started.run_id, after=after)
         async with contextlib.aclosing(follow) as events:
             async for event in events:
                 if event is None:
@@ -428,7 +451,7 @@ async def _stream(
     finally:
         if not over:  # the client went away mid-answer: stop the run it started
             with anyio.CancelScope(shield=True):
-                await deps.cancel(started.run_id)
+                await uses.cancel(started.run_id)
 
 
 def _held(deltas: list[dict[str, str]], schema: dict[str, Any] | None) -> list[dict[str, str]]:

@@ -11,14 +11,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentbus_contracts import CancelRequested, Run, RunPage, Started
 from api.app import metrics, post_stages
-from api.app.access import visible_run
 from api.app.ask import Ask
 from api.app.errors import NotOwner, RunEnded, RunNotFound
 from api.app.oversight import audit_read
 from api.app.run_view import describe
 from api.app.webhook_requests import webhook_of
 from api.http.responses import STARTING, errors
-from api.http.routes.common import Caller, Deps
+from api.http.routes.common import Access, Audit, Caller, Cancel, Runs, Starter
 from api.http.trace_headers import caller_trace
 from bus.commands import RUN_ID_PATTERN
 from bus.run_state import QuestionSettings
@@ -63,7 +62,7 @@ class RunCreate(BaseModel):
 async def create_run(
     body: RunCreate,
     request: Request,
-    deps: Deps,
+    starter: Starter,
     caller: Caller,
     response: Response,
     idempotency_key: Annotated[
@@ -83,7 +82,7 @@ async def create_run(
         trace=trace,
         parent_message_id=body.parent_message_id,
     )
-    started = await deps.starter.start(caller, ask, idempotency_key=idempotency_key)
+    started = await starter.start(caller, ask, idempotency_key=idempotency_key)
     if not started.replayed:
         metrics.RUNS_STARTED.labels("rest").inc()
     response.headers["Location"] = f"/api/v1/runs/{started.run_id}"
@@ -99,7 +98,8 @@ async def create_run(
 
 @router.get("", response_model=RunPage)
 async def list_runs(
-    deps: Deps,
+    runs: Runs,
+    audit: Audit,
     caller: Caller,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     before: Annotated[str | None, Query(pattern=RUN_ID_PATTERN)] = None,
@@ -108,19 +108,19 @@ async def list_runs(
 
     Runs appear once intake admitted them.
     """
-    records = await deps.runs.list(caller.scope, limit=limit, before=before)
+    records = await runs.list(caller.scope, limit=limit, before=before)
     others = [r.id for r in records if r.subject != caller.subject]
     await audit_read(
-        deps.audit, caller, what="list_runs", owners=(r.subject for r in records), ids=others
+        audit, caller, what="list_runs", owners=(r.subject for r in records), ids=others
     )
     views = [describe(r.id, r) for r in records]
     return RunPage(runs=views, next_before=views[-1].id if len(views) == limit else None)
 
 
 @router.get("/{run_id}", response_model=Run, responses=errors(RunNotFound))
-async def get_run(run_id: str, deps: Deps, caller: Caller) -> Run:
+async def get_run(run_id: str, access: Access, caller: Caller) -> Run:
     """Status, answer, trace and usage of one of the caller's runs (an admin's: the tenant's)."""
-    ref = await visible_run(deps, caller, run_id)
+    ref = await access.visible(caller, run_id)
     return describe(ref.run_id, ref.record)
 
 
@@ -130,10 +130,12 @@ async def get_run(run_id: str, deps: Deps, caller: Caller) -> Run:
     response_model=CancelRequested,
     responses=errors(RunNotFound, NotOwner, RunEnded),
 )
-async def cancel_run(run_id: str, deps: Deps, caller: Caller) -> CancelRequested:
+async def cancel_run(
+    run_id: str, access: Access, cancel: Cancel, caller: Caller
+) -> CancelRequested:
     """Ask the run to stop; it ends ``cancelled`` between steps or while streaming."""
-    ref = await visible_run(deps, caller, run_id, read=None)
+    ref = await access.visible(caller, run_id, read=None)
     if ref.record is not None and ref.record.is_terminal:
         raise RunEnded(f"run {run_id!r} already ended ({ref.record.status.value})")
-    await deps.cancel(run_id)
+    await cancel(run_id)
     return CancelRequested(run_id=run_id)

@@ -10,7 +10,7 @@ schedule's conversation and, if it has one, on its webhook (`api.app.scheduler`)
 from datetime import UTC, datetime
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query, Response, status
+from fastapi import APIRouter, Depends, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentbus_contracts import (
@@ -19,7 +19,6 @@ from agentbus_contracts import (
     ScheduledQuestionList,
     ScheduledTick,
 )
-from api.app.deps import ApiDeps
 from api.app.errors import (
     CriticalToolNotApproved,
     ModelNotAllowed,
@@ -32,9 +31,9 @@ from api.app.errors import (
 from api.app.oversight import audit_read
 from api.app.schedules import NewSchedule, ScheduleBook
 from api.http.responses import errors
-from api.http.routes.common import Caller, Deps
+from api.http.routes.common import Caller, use_case
 from bus.run_state import QuestionSettings
-from bus.store import ScheduleRecord, TickRecord
+from bus.store import AuditStore, ScheduleRecord, TickRecord
 
 router = APIRouter(prefix="/api/v1/schedules", tags=["schedules"])
 
@@ -65,10 +64,16 @@ class ScheduleCreate(BaseModel):
     )
 
 
-def _book(deps: ApiDeps) -> ScheduleBook:
-    if deps.schedules is None:
+#: None: this API has no schedules store.
+_Schedules = Annotated[ScheduleBook | None, Depends(use_case(lambda deps: deps.schedules))]
+#: Where an admin's reads of others' schedules are recorded.
+_Audit = Annotated[AuditStore | None, Depends(use_case(lambda deps: deps.audit))]
+
+
+def _book(schedules: ScheduleBook | None) -> ScheduleBook:
+    if schedules is None:
         raise Unavailable("this API has no schedules store")
-    return deps.schedules
+    return schedules
 
 
 def _view(record: ScheduleRecord) -> ScheduledQuestion:
@@ -114,26 +119,29 @@ _ONE = errors(ScheduleNotFound, NotOwner)
     responses=_ADDING,
 )
 async def add_schedule(
-    body: ScheduleCreate, deps: Deps, caller: Caller, response: Response
+    body: ScheduleCreate, schedules: _Schedules, caller: Caller, response: Response
 ) -> ScheduledQuestion:
     """Ask ``question`` at every tick of ``cron`` in ``timezone``, as the caller."""
     new = NewSchedule(
         body.cron, body.timezone, body.question, body.settings, body.webhook_url, body.missed
     )
-    record = await _book(deps).add(caller, new)
+    record = await _book(schedules).add(caller, new)
     response.headers["Location"] = f"/api/v1/schedules/{record.id}"
     return _view(record)
 
 
 @router.get("", response_model=ScheduledQuestionList)
 async def list_schedules(
-    deps: Deps, caller: Caller, limit: Annotated[int, Query(ge=1, le=500)] = 100
+    schedules: _Schedules,
+    audit: _Audit,
+    caller: Caller,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> ScheduledQuestionList:
     """The caller's schedules; an admin's, the tenant's (audited)."""
-    found = await _book(deps).list(caller, limit)
+    found = await _book(schedules).list(caller, limit)
     others = [s.id for s in found if s.subject != caller.subject]
     await audit_read(
-        deps.audit, caller, what="list_schedules", owners=(s.subject for s in found), ids=others
+        audit, caller, what="list_schedules", owners=(s.subject for s in found), ids=others
     )
     return ScheduledQuestionList(schedules=[_view(s) for s in found])
 
@@ -141,33 +149,38 @@ async def list_schedules(
 @router.get("/{schedule_id}", response_model=ScheduledQuestionDetail, responses=_ONE)
 async def get_schedule(
     schedule_id: str,
-    deps: Deps,
+    schedules: _Schedules,
+    audit: _Audit,
     caller: Caller,
     ticks: Annotated[int, Query(ge=1, le=200, description="Latest ticks to return.")] = 20,
 ) -> ScheduledQuestionDetail:
     """One schedule with its latest ticks (the run each started, or why none)."""
-    found, recent = await _book(deps).get(caller, schedule_id, ticks)
+    found, recent = await _book(schedules).get(caller, schedule_id, ticks)
     await audit_read(
-        deps.audit, caller, what="read_schedule", owners=[found.subject], target=schedule_id
+        audit, caller, what="read_schedule", owners=[found.subject], target=schedule_id
     )
     return ScheduledQuestionDetail(schedule=_view(found), ticks=[_tick(t) for t in recent])
 
 
 @router.post("/{schedule_id}/pause", response_model=ScheduledQuestion, responses=_ONE)
-async def pause_schedule(schedule_id: str, deps: Deps, caller: Caller) -> ScheduledQuestion:
+async def pause_schedule(
+    schedule_id: str, schedules: _Schedules, caller: Caller
+) -> ScheduledQuestion:
     """Pause one of the caller's schedules: no tick runs until it is resumed."""
-    return _view(await _book(deps).pause(caller, schedule_id, paused=True))
+    return _view(await _book(schedules).pause(caller, schedule_id, paused=True))
 
 
 @router.post("/{schedule_id}/resume", response_model=ScheduledQuestion, responses=_ONE)
-async def resume_schedule(schedule_id: str, deps: Deps, caller: Caller) -> ScheduledQuestion:
+async def resume_schedule(
+    schedule_id: str, schedules: _Schedules, caller: Caller
+) -> ScheduledQuestion:
     """Resume one of the caller's schedules at its next tick after now (the ticks of the
     paused time do not run)."""
-    return _view(await _book(deps).pause(caller, schedule_id, paused=False))
+    return _view(await _book(schedules).pause(caller, schedule_id, paused=False))
 
 
 @router.delete("/{schedule_id}", status_code=status.HTTP_204_NO_CONTENT, responses=_ONE)
-async def delete_schedule(schedule_id: str, deps: Deps, caller: Caller) -> Response:
+async def delete_schedule(schedule_id: str, schedules: _Schedules, caller: Caller) -> Response:
     """Delete one of the caller's schedules (its conversation and runs stay)."""
-    await _book(deps).delete(caller, schedule_id)
+    await _book(schedules).delete(caller, schedule_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -2,11 +2,12 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Response, status
+from fastapi import APIRouter, Depends, Header, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.app.auth import bearer_token
+from api.app.auth import Authenticator, bearer_token
 from api.app.errors import InvalidRequest, Unauthorized
+from api.app.ports import SessionStore
 from api.app.sessions import (
     close_session,
     is_session_token,
@@ -14,11 +15,13 @@ from api.app.sessions import (
     principal_of_key_id,
     redeem_login_token,
 )
-from api.http.routes.common import Caller, Deps
+from api.http.routes.common import Caller, use_case
 
 router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"])
 
 _NO_STORE = {"Cache-Control": "no-store"}
+_Sessions = Annotated[SessionStore, Depends(use_case(lambda deps: deps.sessions))]
+_Auth = Annotated[Authenticator, Depends(use_case(lambda deps: deps.auth))]
 
 
 class SignIn(BaseModel):
@@ -43,28 +46,29 @@ class SessionView(BaseModel):
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=SessionView)
 async def sign_in(
     body: SignIn,
-    deps: Deps,
+    sessions: _Sessions,
+    auth: _Auth,
     response: Response,
     authorization: Annotated[str | None, Header()] = None,
 ) -> SessionView:
     """Exchange a login token (once) or an API key for a short-lived session token."""
     response.headers.update(_NO_STORE)
     if body.login_token is not None:
-        key_id = await redeem_login_token(deps.sessions, body.login_token)
+        key_id = await redeem_login_token(sessions, body.login_token)
         if key_id is None:
             raise Unauthorized(
                 "the login link was used already or has expired",
                 hint="run `agentbus login-url` for a new one, or paste an API key",
             )
-        who = await principal_of_key_id(deps.auth, key_id)
+        who = await principal_of_key_id(auth, key_id)
     else:
         token = bearer_token(authorization)
         if token is None:
             raise InvalidRequest("send a login_token, or an API key as the bearer token")
         if is_session_token(token):
             raise InvalidRequest("a session cannot open another session; sign in again")
-        who = await deps.auth.authenticate(token)
-    session = await open_session(deps.sessions, who)
+        who = await auth.authenticate(token)
+    session = await open_session(sessions, who)
     return SessionView(
         tenant_id=who.tenant_id,
         subject=who.subject,
@@ -89,10 +93,10 @@ async def current(caller: Caller, response: Response) -> SessionView:
 
 @router.delete("/current", status_code=status.HTTP_204_NO_CONTENT)
 async def sign_out(
-    deps: Deps, _caller: Caller, authorization: Annotated[str | None, Header()] = None
+    sessions: _Sessions, _caller: Caller, authorization: Annotated[str | None, Header()] = None
 ) -> Response:
     """End the bearer's session (an API key is not a session: nothing to end)."""
     token = bearer_token(authorization)
     if token is not None and is_session_token(token):
-        await close_session(deps.sessions, token)
+        await close_session(sessions, token)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -19,8 +19,8 @@ from api.app.preferences import (
     stored_preferences,
 )
 from api.http.responses import ADMIN, errors
-from api.http.routes.common import Admin, Caller, Deps
-from bus.store import AuditEntry
+from api.http.routes.common import Admin, Caller, Defaults, Starter, TenantSettings
+from bus.store import AuditEntry, TenantSettingsStore
 
 router = APIRouter(prefix="/api/v1/settings", tags=["settings"])
 CRITICAL = "approved_critical_tools"
@@ -36,10 +36,11 @@ class TenantSettingsView(BaseModel):
     updated_by: str | None = None
 
 
-async def _view(deps: Deps, tenant_id: str) -> TenantSettingsView:
-    record = await deps.tenant_settings.get(tenant_id)
+async def _view(
+    store: TenantSettingsStore, defaults: Effective, tenant_id: str
+) -> TenantSettingsView:
+    record = await store.get(tenant_id)
     prefs = Preferences() if record is None else stored_preferences(record.settings)
-    defaults = deps.defaults
     return TenantSettingsView(
         tenant_id=tenant_id,
         preferences=_shown(prefs),
@@ -61,13 +62,21 @@ def _shown(prefs: Preferences) -> Preferences:
 
 
 @router.get("", response_model=TenantSettingsView)
-async def get_settings(deps: Deps, caller: Caller) -> TenantSettingsView:
+async def get_settings(
+    tenant_settings: TenantSettings, defaults: Defaults, caller: Caller
+) -> TenantSettingsView:
     """The tenant's settings (any key of the tenant may read them)."""
-    return await _view(deps, caller.tenant_id)
+    return await _view(tenant_settings, defaults, caller.tenant_id)
 
 
 @router.put("", response_model=TenantSettingsView, responses=errors(*ADMIN, ModelNotAllowed))
-async def put_settings(body: Preferences, deps: Deps, admin: Admin) -> TenantSettingsView:
+async def put_settings(
+    body: Preferences,
+    tenant_settings: TenantSettings,
+    defaults: Defaults,
+    starter: Starter,
+    admin: Admin,
+) -> TenantSettingsView:
     """Replace the tenant's preferences (admin keys only); null fields take the defaults.
 
     A model outside ``AGENTBUS_LLM_MODELS`` is refused (403 ``model_not_allowed``), in
@@ -77,21 +86,21 @@ async def put_settings(body: Preferences, deps: Deps, admin: Admin) -> TenantSet
     ``/api/v1/agents/config``. So are the approved CRITICAL tools (``[]`` withdraws them
     all); every change to them is audited.
     """
-    deps.starter.check_models(
+    starter.check_models(
         {m for m in (body.model,) if m}
         | set((body.agent_models or {}).values())
         | (set(body.user_models or []) - {EVERY_SERVED_MODEL})
     )
     prefs = body.model_dump(mode="json", exclude_none=True)
-    record = await deps.tenant_settings.get(admin.tenant_id)
+    record = await tenant_settings.get(admin.tenant_id)
     for kept in ("agent_prompts", "agent_models", "researcher_tools", CRITICAL):
         if kept not in prefs and record is not None and kept in record.settings:
             prefs[kept] = record.settings[kept]
     before: set[str] = set(record.settings.get(CRITICAL) or []) if record is not None else set()
     audit = _critical_change(admin, before, set(prefs.get(CRITICAL) or []))
-    await deps.tenant_settings.put(admin.tenant_id, prefs, updated_by=admin.subject, audit=audit)
-    deps.starter.forget(admin.tenant_id)
-    return await _view(deps, admin.tenant_id)
+    await tenant_settings.put(admin.tenant_id, prefs, updated_by=admin.subject, audit=audit)
+    starter.forget(admin.tenant_id)
+    return await _view(tenant_settings, defaults, admin.tenant_id)
 
 
 def _critical_change(admin: Principal, before: set[str], after: set[str]) -> list[AuditEntry]:

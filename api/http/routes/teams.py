@@ -11,14 +11,14 @@ import re
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request, Response, status
+from fastapi import APIRouter, Depends, Query, Request, Response, status
 from pydantic import BaseModel
 
 from agents.teams.document import TeamDocument
 from api.app.errors import TeamNotFound, TeamRefused, Unavailable
 from api.app.teams import TeamBook
 from api.http.responses import ADMIN, errors
-from api.http.routes.common import Admin, Caller, Deps
+from api.http.routes.common import Admin, Caller, use_case
 from bus.store import TeamRecord
 
 router = APIRouter(prefix="/api/v1/teams", tags=["teams"])
@@ -74,10 +74,14 @@ class TeamGraph(BaseModel):
 Version = Annotated[int | None, Query(ge=0, le=2**31 - 1, description="A stored version.")]
 
 
-def _book(deps: Deps) -> TeamBook:
-    if deps.teams is None:
+#: None: teams need the state store.
+_Teams = Annotated[TeamBook | None, Depends(use_case(lambda deps: deps.teams))]
+
+
+def _book(teams: TeamBook | None) -> TeamBook:
+    if teams is None:
         raise Unavailable("teams need the state store", hint="configure AGENTBUS_DATABASE_URL")
-    return deps.teams
+    return teams
 
 
 def _view(record: TeamRecord) -> TeamView:
@@ -85,9 +89,9 @@ def _view(record: TeamRecord) -> TeamView:
 
 
 @router.get("", response_model=TeamList)
-async def list_teams(deps: Deps, caller: Caller) -> TeamList:
+async def list_teams(teams: _Teams, caller: Caller) -> TeamList:
     """The tenant's teams, each at its latest version."""
-    records = await _book(deps).list(caller.tenant_id)
+    records = await _book(teams).list(caller.tenant_id)
     return TeamList(
         teams=[
             TeamSummary(
@@ -110,26 +114,26 @@ async def list_teams(deps: Deps, caller: Caller) -> TeamList:
     responses=errors(*ADMIN, TeamRefused),
     openapi_extra=_BODY,
 )
-async def put_team(name: str, request: Request, deps: Deps, admin: Admin) -> TeamView:
+async def put_team(name: str, request: Request, teams: _Teams, admin: Admin) -> TeamView:
     """Check the team and store it as its next version (admin keys only)."""
     _name(name)
     text = (await request.body()).decode("utf-8", errors="replace")
-    record = await _book(deps).apply(admin.tenant_id, name, text, admin.subject)
+    record = await _book(teams).apply(admin.tenant_id, name, text, admin.subject)
     return _view(record)
 
 
 @router.get("/{name}", response_model=TeamView, responses=errors(TeamNotFound))
-async def get_team(name: str, deps: Deps, caller: Caller, version: Version = None) -> TeamView:
+async def get_team(name: str, teams: _Teams, caller: Caller, version: Version = None) -> TeamView:
     """A team's latest version, or the version asked for."""
-    return _view(await _book(deps).get(caller.tenant_id, name, version))
+    return _view(await _book(teams).get(caller.tenant_id, name, version))
 
 
 @router.get("/{name}/graph", response_model=TeamGraph, responses=errors(TeamNotFound))
 async def get_team_graph(
-    name: str, deps: Deps, caller: Caller, version: Version = None
+    name: str, teams: _Teams, caller: Caller, version: Version = None
 ) -> TeamGraph:
     """A team's graph as Mermaid."""
-    book = _book(deps)
+    book = _book(teams)
     record = await book.get(caller.tenant_id, name, version)
     drawn = await book.mermaid(caller.tenant_id, name, record.version)
     return TeamGraph(name=name, version=record.version, mermaid=drawn)
@@ -141,9 +145,9 @@ async def get_team_graph(
     response_class=Response,
     responses=errors(*ADMIN, TeamNotFound),
 )
-async def delete_team(name: str, deps: Deps, admin: Admin) -> Response:
+async def delete_team(name: str, teams: _Teams, admin: Admin) -> Response:
     """Delete a team (admin keys only); runs in flight finish on their version."""
-    await _book(deps).delete(admin.tenant_id, name)
+    await _book(teams).delete(admin.tenant_id, name)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 

@@ -2,19 +2,21 @@
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 
 from agentbus_contracts import UsageReport
-from api.app.usage import usage_of
+from api.app.usage import Usage
 from api.http.responses import ADMIN, errors
-from api.http.routes.common import Caller, Deps
+from api.http.routes.common import Caller, use_case
 
 router = APIRouter(prefix="/api/v1/usage", tags=["usage"])
+
+_Usage = Annotated[Usage, Depends(use_case(lambda deps: deps.usage))]
 
 
 @router.get("", response_model=UsageReport, responses=errors(*ADMIN))
 async def get_usage(
-    deps: Deps,
+    usage: _Usage,
     caller: Caller,
     period: Annotated[Literal["day", "month"], Query(description="This UTC day or month.")] = "day",
     scope: Annotated[
@@ -24,5 +26,4 @@ async def get_usage(
 ) -> UsageReport:
     """Tokens and dollars spent this day or month, held by calls in flight, and the
     limits that apply (the user's daily and the tenant's monthly budget)."""
-    effective = await deps.starter.effective(caller.tenant_id)
-    return await usage_of(deps.ledgers, effective, caller, period, scope)
+    return await usage.report(caller, period, scope)

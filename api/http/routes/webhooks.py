@@ -1,15 +1,15 @@
 """Webhooks: the tenant's signing secret (``/settings/webhook-secret``) and a run's deliveries."""
 
 from datetime import UTC, datetime
+from typing import Annotated
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 
 from agentbus_contracts import Delivery as DeliveryView
 from agentbus_contracts import DeliveryList, WebhookSecret
-from api.app.access import visible_run
 from api.app.errors import RunNotFound, Unavailable
 from api.http.responses import ADMIN, errors
-from api.http.routes.common import Admin, Caller, Deps
+from api.http.routes.common import Access, Admin, Caller, use_case
 from bus.store import WebhookSecretStore
 from gateway.webhooks.schedule import Delivery, Schedule
 from gateway.webhooks.signing import new_secret
@@ -17,22 +17,30 @@ from gateway.webhooks.signing import new_secret
 router = APIRouter(prefix="/api/v1", tags=["webhooks"])
 
 
-def _secrets(deps: Deps) -> WebhookSecretStore:
-    if deps.webhook_secrets is None:
+#: None: webhook secrets need the state store.
+_Secrets = Annotated[
+    WebhookSecretStore | None, Depends(use_case(lambda deps: deps.webhook_secrets))
+]
+#: None: this API process was not given the webhook schedule.
+_Schedule = Annotated[Schedule | None, Depends(use_case(lambda deps: deps.webhooks))]
+
+
+def _secrets(secrets: WebhookSecretStore | None) -> WebhookSecretStore:
+    if secrets is None:
         raise Unavailable("webhook secrets need the state store")
-    return deps.webhook_secrets
+    return secrets
 
 
-def _schedule(deps: Deps) -> Schedule:
-    if deps.webhooks is None:
+def _schedule(schedule: Schedule | None) -> Schedule:
+    if schedule is None:
         raise Unavailable("this API process was not given the webhook schedule")
-    return deps.webhooks
+    return schedule
 
 
 @router.get("/settings/webhook-secret", response_model=WebhookSecret, responses=errors(*ADMIN))
-async def get_webhook_secret(deps: Deps, admin: Admin) -> WebhookSecret:
+async def get_webhook_secret(secrets: _Secrets, admin: Admin) -> WebhookSecret:
     """The tenant's webhook signing secret, made on first request (admin keys only)."""
-    store = _secrets(deps)
+    store = _secrets(secrets)
     record = await store.get(admin.tenant_id)
     if record is None:
         record = await store.create_if_absent(admin.tenant_id, new_secret(), admin.subject)
@@ -42,18 +50,20 @@ async def get_webhook_secret(deps: Deps, admin: Admin) -> WebhookSecret:
 @router.post(
     "/settings/webhook-secret/rotate", response_model=WebhookSecret, responses=errors(*ADMIN)
 )
-async def rotate_webhook_secret(deps: Deps, admin: Admin) -> WebhookSecret:
+async def rotate_webhook_secret(secrets: _Secrets, admin: Admin) -> WebhookSecret:
     """Replace the secret; attempts from a few seconds later are signed with the new one."""
-    record = await _secrets(deps).replace(admin.tenant_id, new_secret(), admin.subject)
+    record = await _secrets(secrets).replace(admin.tenant_id, new_secret(), admin.subject)
     return WebhookSecret(secret=record.secret, created_at=record.created_at)
 
 
 @router.get("/runs/{run_id}/deliveries", response_model=DeliveryList, responses=errors(RunNotFound))
-async def list_deliveries(run_id: str, deps: Deps, caller: Caller) -> DeliveryList:
+async def list_deliveries(
+    run_id: str, access: Access, schedule: _Schedule, caller: Caller
+) -> DeliveryList:
     """The run's webhook deliveries and their status (404 for another user's or tenant's
     run; a tenant admin's read of another user's run is audited)."""
-    ref = await visible_run(deps, caller, run_id, read="read_run_deliveries")
-    deliveries = await _schedule(deps).for_run(ref.run_id, ref.shard)
+    ref = await access.visible(caller, run_id, read="read_run_deliveries")
+    deliveries = await _schedule(schedule).for_run(ref.run_id, ref.shard)
     return DeliveryList(run_id=ref.run_id, deliveries=[_view(d) for d in deliveries])
 
 

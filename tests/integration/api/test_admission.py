@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 
 from agents.llm.scripted import BENCHMARK_ANSWER
 from api import credentials
-from api.compose.edge import make_deps
+from api.compose.edge import make_use_cases, question_admission
 from api.compose.settings import AppSettings
 from api.streams.admission import QuestionAdmission, run_id_for
 from bus import keys
@@ -120,7 +120,9 @@ async def test_bad_entries_are_answered_and_never_block_the_next(start_api: Star
 async def test_a_redelivered_entry_starts_no_second_run(start_api: StartApi) -> None:
     api = await start_api()
     key = await api.key()
-    admission = QuestionAdmission(make_deps(api.settings, api.redis, api.stores), api.redis)
+    admission = question_admission(
+        api.settings, api.redis, make_use_cases(api.settings, api.redis, api.stores)
+    )
     fields = {b"data": json.dumps({"api_key": key, "question": "q"}).encode()}
 
     outcomes = [await admission.handle("1-1", fields, delivery=d) for d in (1, 2)]
@@ -142,7 +144,9 @@ async def admission(
         ctx = open_store(s.bus, migrate=True)
         stores = await ctx.__aenter__()
         contexts.append(ctx)
-        consumer = QuestionAdmission(make_deps(s, real_redis, stores), real_redis, consumer="c1")
+        consumer = question_admission(
+            s, real_redis, make_use_cases(s, real_redis, stores), consumer="c1"
+        )
         await real_redis.xgroup_create(
             keys.QUESTIONS_STREAM, keys.ADMISSION_GROUP, id="$", mkstream=True
         )

@@ -22,7 +22,7 @@ from agentbus_client import models
 from agentbus_client.errors import error_from
 from api.app.errors import ApiError
 from api.app.run_view import describe
-from api.compose.edge import make_deps
+from api.compose.edge import make_use_cases
 from api.compose.settings import AppSettings
 from api.http.app import create_app
 from api.http.error_kinds import status_of
@@ -77,7 +77,7 @@ async def _document(data_dir: Path) -> dict[str, Any]:
     redis = Redis()  # never connected: building the document reads nothing
     try:
         async with open_store(settings.bus) as stores:
-            return create_app(make_deps(settings, redis, stores)).openapi()
+            return create_app(make_use_cases(settings, redis, stores)).openapi()
     finally:
         await redis.aclose()
 

@@ -1,4 +1,4 @@
-"""What the API's routes need, wired once by the composition root (``api.compose.edge``)."""
+"""What the HTTP edge is given: the use cases the composition root (``api.compose.edge``) built."""
 
 from __future__ import annotations
 
@@ -6,83 +6,83 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from api.app.access import RunAccess
     from api.app.auth import Authenticator
+    from api.app.conversations import Conversations
     from api.app.doc_search import DocSearch
+    from api.app.documents import Documents
     from api.app.erasure import Erasure
+    from api.app.gate_actions import Gates
+    from api.app.joins import Joins
     from api.app.memories import MemoryBook
     from api.app.ports import (
         CancelRun,
         ErasedLately,
-        IngestJobs,
-        Ledgers,
         Prepare,
-        Probe,
-        RateLimits,
-        Resumes,
         RunEvents,
-        RunOwner,
         SessionStore,
     )
     from api.app.preferences import Effective
+    from api.app.readiness import Readiness
+    from api.app.run_follow import RunFollower
     from api.app.scheduler import Scheduler
     from api.app.schedules import ScheduleBook
     from api.app.starter import RunStarter
     from api.app.teams import TeamBook
+    from api.app.usage import Usage
     from api.settings import ApiSettings
     from bus.settings import BusSettings
     from bus.store import (
         ApiKeyStore,
         AuditStore,
-        CheckpointStore,
         ConversationStore,
-        DocumentStore,
         RunStore,
-        SummaryStore,
         TenantSettingsStore,
         WebhookSecretStore,
     )
     from gateway.webhooks.push_configs import PushConfigs
     from gateway.webhooks.schedule import Schedule
-    from retrieval.settings import RetrievalSettings
 
 
 @dataclass(frozen=True, kw_only=True)
-class ApiDeps:
-    """Dependencies of the API app (no module globals: every route reads these).
+class UseCases:
+    """The use cases the composition root built for the HTTP edge, each with the few
+    services it uses (no module globals). A route takes the ones it calls, one FastAPI
+    dependency each (``routes.common.use_case``); the MCP and A2A servers pick theirs
+    (``McpUses``, ``A2aUses``). Some routes still read a store themselves (the runs,
+    conversations, keys, tenant settings, audit log, webhook secrets): a debt the
+    transports' import-linter contract lists.
 
     Attributes:
         settings: the API's settings.
         bus: the bus's settings (the edge publishes and reads run streams).
-        retrieval: chunking and batching of the documents the web page uploads.
         defaults: the deployment's run settings, before any tenant preference.
-        broker_ping: a round trip to the broker (readiness).
+        readiness: whether the broker and the state store answer.
         prepare_streams: creates every role's consumer group before the first run starts.
         runs: the run store.
         conversations: the conversation store.
+        conversation_book: the conversations' use cases (``/api/v1/conversations``).
         keys: the API key store.
         tenant_settings: the tenants' preferences.
         auth: turns API keys into principals.
-        limits: per-tenant rate limit and concurrent-run quota.
         starter: admits and publishes runs.
         relay: the process's shared reader of run event streams (the run feed).
-        run_owner: who started a run, as its owner key says (the store may not know it yet).
         cancel: asks a run to stop.
-        ledgers: each tenant's spending, as its budget counters hold it.
+        usage: what callers spent on models, and their limits.
+        access: which runs a caller may see or change.
+        joins: a client (re)joining a run's events.
+        follower: follows a run's events in-process.
+        gates: resumes paused runs.
         doc_search: searches the caller's documents outside a run (the MCP server's tool).
         sessions: the web page's login tokens and sessions.
-        checkpoints: the paused runs.
-        resumes: continues paused runs (None without a checkpoint store).
         audit: the audit log (admins' reads of other users' data; the web page's Activity).
         signing_master: what keys' signing secrets derive from (``api.signing``).
-        documents: the catalogue of uploaded documents (the web page's Documents panel).
-        ingest_jobs: the documents' ingest jobs on the bus.
+        documents: the uploaded documents' use cases (the web page's Documents panel).
         webhook_secrets: the tenants' webhook signing secrets.
         webhooks: the webhook delivery schedule (``GET /runs/{id}/deliveries`` reads it).
         push_configs: A2A tasks' push notification configs (None: A2A offers no push).
         schedules: the scheduled questions' use cases (``/api/v1/schedules``).
         scheduler: starts the scheduled questions' runs (every replica runs it).
-        summaries: the conversations' summaries (``GET /conversations/{id}`` shows what the
-            model is given).
         erasure: erases a user's data (``DELETE /api/v1/users/{subject}``, ``/api/v1/me``).
         erased_lately: whether the erasure fence holds a user: no key is made for them.
         memories: the users' long-term memories' use cases (``/api/v1/memories``).
@@ -93,35 +93,33 @@ class ApiDeps:
 
     settings: ApiSettings
     bus: BusSettings
-    retrieval: RetrievalSettings
     defaults: Effective
-    broker_ping: Probe
+    readiness: Readiness
     prepare_streams: Prepare
-    ingest_jobs: IngestJobs
+    documents: Documents
     runs: RunStore
     conversations: ConversationStore
+    conversation_book: Conversations
     keys: ApiKeyStore
     tenant_settings: TenantSettingsStore
     auth: Authenticator
-    limits: RateLimits
     starter: RunStarter
     relay: RunEvents
-    run_owner: RunOwner
     cancel: CancelRun
-    ledgers: Ledgers
+    usage: Usage
+    access: RunAccess
+    joins: Joins
+    follower: RunFollower
+    gates: Gates
     doc_search: DocSearch
     sessions: SessionStore
-    checkpoints: CheckpointStore | None = None
-    resumes: Resumes | None = None
     audit: AuditStore | None = None
     signing_master: bytes | None = None
-    documents: DocumentStore | None = None
     webhook_secrets: WebhookSecretStore | None = None
     webhooks: Schedule | None = None
     push_configs: PushConfigs | None = None
     schedules: ScheduleBook | None = None
     scheduler: Scheduler | None = None
-    summaries: SummaryStore | None = None
     erasure: Erasure | None = None
     erased_lately: ErasedLately | None = None
     memories: MemoryBook | None = None
