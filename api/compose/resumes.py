@@ -34,19 +34,14 @@ class BusResumes:
         bus: BusSettings,
         allow_always: AllowAlways | None,
     ) -> None:
-        self._checkpoints = checkpoints
-        self._runs = runs
-        self._redis = redis
-        self._bus = bus
+        # What `agents.gates.resume` and `resume_client_tools` both take first.
+        self._on = (checkpoints, runs, redis, bus)
         self._allow_always = allow_always
 
     async def decide(self, scope: Scope, groups: Sequence[str], run_id: str, decision: str) -> None:
         """Resume with a gate's decision (its details come from the checkpoint)."""
         await gates.resume(
-            self._checkpoints,
-            self._runs,
-            self._redis,
-            self._bus,
+            *self._on,
             scope=scope,
             groups=groups,
             run_id=run_id,
@@ -59,10 +54,7 @@ class BusResumes:
     ) -> None:
         """Resume with the client's tool results."""
         await gates.resume_client_tools(
-            self._checkpoints,
-            self._runs,
-            self._redis,
-            self._bus,
+            *self._on,
             scope=scope,
             groups=groups,
             run_id=run_id,
