@@ -220,12 +220,17 @@ def _words(text: str) -> list[str]:
 
 
 def _echoes(words: list[str], failure: ToolOutcome) -> bool:
-    """The answer (its ``words``) is the tool's error and little else: most of its words
-    are the error's (message, code, tool, arguments) and it adds fewer than `OWN_WORDS` of
-    its own."""
-    said = json.dumps(failure.body, ensure_ascii=False) + " " + failure.tool + " " + failure.asked()
-    theirs = set(_words(said.replace("_", " ")))
-    own = [w for w in words if w not in theirs]
+    """The answer (its ``words``) is the tool's error and little else: it holds a word of
+    the error itself (its message or code), most of its words are the error's (message,
+    code, tool, arguments), and it adds fewer than `OWN_WORDS` of its own."""
+    error = set(_words(json.dumps(failure.body, ensure_ascii=False).replace("_", " ")))
+    asked = set(_words(failure.tool + " " + failure.asked()))
+    # Only the error's own words make an echo: a draft of the words the model had sent
+    # the tool ("27 days of paid holiday a year", refused by the calculator) may be the
+    # answer, and is the model's, not the tool's.
+    if not any(len(w) > 3 and w not in asked for w in set(words) & error):
+        return False
+    own = [w for w in words if w not in error | asked]
     return len(own) < OWN_WORDS and len(words) - len(own) >= len(own)
 
 

@@ -174,3 +174,10 @@ def test_long_but_finite_text_does_not_trip_the_guard(answer: str) -> None:
 def test_a_runaway_after_a_tool_error_says_the_tools_error() -> None:
     [failure] = last_round(FAILED)
     assert runaway("0", failure).replacement == WORDS
+
+
+def test_a_draft_of_what_the_model_sent_the_refused_tool_is_not_the_tools_error() -> None:
+    # Seen through `make up` with the 0.5B: it sent the passage's phrase to the calculator,
+    # which refused it, then answered with that phrase, which was right.
+    after = thread_after(CALC_ERROR, {"expression": "27 days of paid holiday a year"})
+    assert rejected("27 days of paid holiday a year.", after, [prompts.RESEARCHER]) is None
