@@ -253,7 +253,8 @@ async def _recompute(
     if "calculator" in offered and recompute.states_figure(state.draft or ""):
         planned, usage, note = await _planned(node, state, request, evidence, deps)
         spelled = spelled_checks.spelled(state.question, evidence, state.draft or "", today)
-        wanted = _merged(planned, spelled)
+        asked = spelled_checks.durations(state.question, evidence, today)
+        wanted = _merged(planned, spelled, spelled_checks.backwards(asked))
     clock = spelled_checks.clock_question(state.question)
     if "current_time" in offered and clock is not None:
         asks, arguments = clock
@@ -308,12 +309,18 @@ async def _planned(
     return planned, usage, ""
 
 
-def _merged(planned: list[Recompute], spelled: list[str]) -> list[Recompute]:
-    """The model's checks, then the spelled-out ones it did not name (ids given later)."""
-    seen = {"".join(str(c.arguments.get("expression", "")).split()) for c in planned}
+def _merged(planned: list[Recompute], spelled: list[str], wrong_way: set[str]) -> list[Recompute]:
+    """The model's checks, then the spelled-out ones it did not name (ids given later).
+
+    A check the model wrote the other way round from a duration the question asks for
+    (``2026-03-10 - 2026-12-25``) is dropped: its negative or wrapped-around result would
+    send a right draft back with a wrong figure to answer with.
+    """
+    kept = [c for c in planned if _same(str(c.arguments.get("expression", ""))) not in wrong_way]
+    seen = {_same(str(c.arguments.get("expression", ""))) for c in kept}
     extra = [
         Recompute(call_id="-", tool="calculator", arguments={"expression": e})
         for e in spelled
-        if "".join(e.split()) not in seen
+        if _same(e) not in seen
     ]
-    return [*planned, *extra]
+    return [*kept, *extra]

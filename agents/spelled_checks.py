@@ -185,12 +185,23 @@ def spelled(question: str, evidence: Sequence[str], draft: str, today: dt.date) 
     45 minutes) is its mistake, not a figure for the researcher to "answer with".
     """
     asked = durations(question, evidence, today)
-    backwards = {" - ".join(reversed(e.split(" - "))) for e in asked}
+    wrong_way = backwards(asked)
     found: list[str] = []
     for expression in (*question_arithmetic(question), *asked, *draft_arithmetic(draft)):
-        if expression not in found and expression not in backwards:
+        if expression not in found and _bare(expression) not in wrong_way:
             found.append(expression)
     return found[:MAX_SPELLED]
+
+
+def backwards(asked: Sequence[str]) -> set[str]:
+    """The durations asked for, written the other way round, without spaces: an expression
+    among them (a draft's, or a recompute the model planned) subtracts the later time or
+    date from the earlier one, and its result is no figure for the answer."""
+    return {_bare(" - ".join(reversed(e.split(" - ")))) for e in asked}
+
+
+def _bare(expression: str) -> str:
+    return "".join(expression.split())
 
 
 def asked_for(question: str, evidence: Sequence[str], today: dt.date) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -218,3 +219,37 @@ async def test_a_figure_the_evidence_does_not_hold_is_a_mismatch_without_any_too
     assert isinstance(done, RunState) and done.judge.phase == "done"
     [mismatch] = done.judge.mismatches
     assert "the draft states 68" in mismatch
+
+
+@pytest.mark.parametrize(
+    ("question", "draft", "backwards", "forwards"),
+    [
+        (
+            "A night shift starts at 21:40 and ends at 06:15. How long is the shift?",
+            "The shift lasts 8 h 35 min.",
+            "21:40 - 06:15",
+            "06:15 - 21:40",
+        ),
+        (
+            "How many days are there from 2027-01-20 to 2027-04-02?",
+            "There are 72 days.",
+            "2027-01-20-2027-04-02",
+            "2027-04-02 - 2027-01-20",
+        ),
+    ],
+)
+async def test_a_recompute_the_model_writes_the_wrong_way_round_is_not_sent(
+    deps_for: Any, question: str, draft: str, backwards: str, forwards: str
+) -> None:
+    # Its result (a negative count of days, 20 h 40 min for a night) would tell the
+    # researcher to answer a right draft with a wrong figure. The duration the question
+    # asks for is recomputed the way round it asks, in its place.
+    plan = json.dumps({"checks": [{"expression": backwards, "claim": "the duration"}]})
+    deps = deps_for([turn(text(plan))])
+    s = RunState(question=question, draft=draft, settings=RunSettings(mode="multi"))
+    moved = await advance("critic", command(AgentTask(state=s)), s, deps)
+    assert isinstance(moved, StepResult)
+    [sent] = moved.next
+    batch = sent.payload
+    assert isinstance(batch, ToolCallBatch)
+    assert [c.arguments["expression"] for c in batch.calls] == [forwards]
