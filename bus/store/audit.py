@@ -3,11 +3,12 @@
 Every row carries the hash of the row before it in its tenant's chain and a hash of its
 own columns (see `bus.store.audit_chain`), so an edited, inserted or deleted row is
 detected by `AuditStore.verify`. Appends from any number of gateway processes form one
-line per tenant: each append locks the tenant's head row (``audit_heads``) first. On
-Postgres that is a row lock (``SELECT ... FOR UPDATE``), held to commit. On SQLite the
-transaction's first statement is a write, which takes the database's write lock at once,
-as ``BEGIN IMMEDIATE`` would (a read first would let two writers read the same head,
-and one of them then fail); the busy timeout queues the others.
+line per tenant: each append claims the tenant's head row (``audit_heads``) first, with
+one statement that creates it for a new tenant and returns it (`claim_head`). On Postgres
+the upsert locks the row, held to commit, and returns its latest committed version. On
+SQLite it is the transaction's first statement and a write, which takes the database's
+write lock at once, as ``BEGIN IMMEDIATE`` would (a read first would let two writers read
+the same head, and one of them then fail); the busy timeout queues the others.
 """
 
 from __future__ import annotations
@@ -32,8 +33,11 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.dml import ReturningInsert
 
+from bus.errors import StoreError
 from bus.store.audit_chain import (
     GENESIS,
     AuditLogRecord,
@@ -45,7 +49,7 @@ from bus.store.audit_chain import (
     walk_chain,
 )
 from bus.store.audit_redaction import ERASURE_AGENT, REDACT_TOOL, redaction_check
-from bus.store.repository import Repository, insert_ignoring, insert_ignoring_conflicts, utcnow
+from bus.store.repository import Repository, utcnow
 from bus.store.scope import Scope, apply_scope_sync
 from bus.store.tables import AuditAnchorRow, AuditHeadRow, AuditRow, RunRow
 
@@ -309,19 +313,8 @@ async def append_in(
     """`AuditStore.append` inside a transaction the caller holds, so a change and its
     audit row commit together (or neither does)."""
     tenant = entry.tenant_id
-    head_values = {"tenant_id": tenant, "seq": 0, "last_hash": GENESIS}
-    # First statement is a write: on SQLite it takes the write lock now (see the
-    # module docstring); on Postgres it creates the head of a new chain.
-    await session.execute(
-        insert_ignoring_conflicts(session, AuditHeadRow, head_values, ["tenant_id"])
-    )
-    head = (
-        await session.execute(
-            select(AuditHeadRow.seq, AuditHeadRow.last_hash)
-            .where(AuditHeadRow.tenant_id == tenant)
-            .with_for_update()
-        )
-    ).one()
+    dialect = session.get_bind().dialect.name
+    head = (await session.execute(claim_head(dialect), _new_head(tenant))).one()
     if once_per_call:
         seen = await session.scalar(
             select(AuditRow.id)
@@ -360,9 +353,7 @@ def _append_batch(
 ) -> int:
     """Extend one tenant's chain by ``items`` (skipping those already written); row count."""
     t = _statements(dialect)
-    # First statement is a write: see `append_in`.
-    conn.execute(t.new_head, {"tenant_id": tenant, "seq": 0, "last_hash": GENESIS})
-    head = conn.execute(t.head, {"tenant": tenant}).one()
+    head = conn.execute(claim_head(dialect), _new_head(tenant)).one()
     wanted_keys = sorted({e.record_key for e, _ in items if e.record_key})
     wanted_calls = sorted({e.call_id for e, once in items if once})
     seen_keys: set[str | None] = set()
@@ -393,9 +384,33 @@ def _append_batch(
     return len(rows)
 
 
+def _new_head(tenant: str) -> dict[str, Any]:
+    return {"tenant_id": tenant, "seq": 0, "last_hash": GENESIS}
+
+
+@functools.cache
+def claim_head(dialect: str) -> ReturningInsert[int, str]:
+    """The tenant's chain head, (seq, last_hash), locked to the transaction's end: one
+    statement that writes first (see the module docstring) and creates a new tenant's head.
+
+    ``INSERT ... ON CONFLICT (tenant_id) DO UPDATE SET seq = seq RETURNING seq, last_hash``:
+    the update changes nothing, but it locks the row and returns it, which
+    ``SELECT ... FOR UPDATE`` after ``INSERT ... DO NOTHING`` did in two statements.
+    """
+    columns: dict[str, Any] = {c: bindparam(c) for c in ("tenant_id", "seq", "last_hash")}
+    if dialect == "postgresql":
+        upsert: postgresql.Insert | sqlite.Insert = postgresql.insert(AuditHeadRow)
+    elif dialect == "sqlite":
+        upsert = sqlite.insert(AuditHeadRow)
+    else:
+        raise StoreError(f"unsupported database {dialect!r}")
+    claimed = upsert.values(columns).on_conflict_do_update(
+        index_elements=["tenant_id"], set_={"seq": _HEADS.c.seq}
+    )
+    return claimed.returning(_HEADS.c.seq, _HEADS.c.last_hash)
+
+
 class _Statements(NamedTuple):
-    new_head: Insert
-    head: Select[Any, Any]
     keys_in: Select[Any]
     calls_in: Select[Any]
     insert_rows: Insert
@@ -406,13 +421,8 @@ class _Statements(NamedTuple):
 def _statements(dialect: str) -> _Statements:
     """The batch's statements, built once per dialect with bound parameters."""
     tenant = cast("Any", bindparam("tenant"))  # untyped bound parameters (SQLAlchemy: Unknown)
-    columns: dict[str, Any] = {c: bindparam(c) for c in ("tenant_id", "seq", "last_hash")}
     in_tenant = _AUDIT.c.tenant_id == tenant
     return _Statements(
-        new_head=insert_ignoring(dialect, AuditHeadRow, columns, ["tenant_id"]),
-        head=select(_HEADS.c.seq, _HEADS.c.last_hash)
-        .where(_HEADS.c.tenant_id == tenant)
-        .with_for_update(),
         keys_in=select(_AUDIT.c.record_key).where(
             in_tenant, _AUDIT.c.record_key.in_(bindparam("values", expanding=True))
         ),

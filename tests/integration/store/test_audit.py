@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import Engine, event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bus.store import AuditEntry, AuditStore, RunRecord, RunStore, Scope, make_engine
@@ -214,6 +214,32 @@ async def test_group_commit_keeps_one_verifiable_chain_per_tenant(audit: AuditSt
     assert await audit.count("t1") == 26 + 1 and await audit.count("t2") == 14
     report = await audit.verify()
     assert report.ok, report
+
+
+async def test_a_batch_costs_four_statements_and_a_single_append_three(
+    audit: AuditStore,
+) -> None:
+    # What the recorder pays per flush: the head claimed (created for a new tenant) and
+    # returned in one statement, the batch's keys looked up, its rows, the head moved.
+    # Every engine: on SQLite the batch runs on the group commit's own inline connection.
+    # The scope's set_config on Postgres (row-level security) is not the log's cost.
+    seen: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if "audit_" in statement:
+            seen.append(statement.split()[0])
+
+    event.listen(Engine, "before_cursor_execute", count)
+    try:
+        batch = [(entry(i, record_key=f"k{i}"), False) for i in range(3)]
+        assert await audit.append_many(batch) == 3
+        assert seen == ["INSERT", "SELECT", "INSERT", "UPDATE"], seen
+        seen.clear()
+        await audit.append(entry(7))
+        assert seen == ["INSERT", "INSERT", "UPDATE"], seen
+    finally:
+        event.remove(Engine, "before_cursor_execute", count)
+    assert (await audit.verify()).ok and await audit.count("t1") == 4
 
 
 # --- reading the log: scoped like runs, filtered, paged -------------------------------------
