@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from redis.exceptions import RedisError
 from starlette.websockets import WebSocket, WebSocketState
 
+from agentbus_contracts.ids import new_run_id
 from api.app import metrics
 from api.app.access import RunAccess, RunRef
 from api.app.ask import Ask
@@ -28,7 +29,6 @@ from api.app.feed import Frame, Outbox, RunFeed
 from api.app.webhook_requests import webhook_of
 from api.http import ws_protocol as proto
 from api.http.trace_headers import caller_trace
-from bus.commands import new_run_id
 from bus.errors import StoreError
 
 if TYPE_CHECKING:

@@ -6,12 +6,12 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, status
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentbus_contracts.ids import NAME_PATTERN
 from api import credentials, signing
 from api.app.errors import InvalidRequest, KeyNotFound, UserErased
 from api.app.ports import ErasedLately
 from api.http.responses import ADMIN, errors
 from api.http.routes.common import Admin, Auth, Keys, use_case
-from bus.commands import NAME_PATTERN
 from bus.store import ApiKeyRecord, KeyRole
 
 router = APIRouter(prefix="/api/v1/keys", tags=["keys"])

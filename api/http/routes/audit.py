@@ -12,9 +12,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
+from agentbus_contracts.ids import RUN_ID_PATTERN
 from api.app.errors import Unavailable
 from api.http.routes.common import Audit, Caller
-from bus.commands import RUN_ID_PATTERN
 from bus.store import AuditLogRecord
 from gateway.redact import redact
 

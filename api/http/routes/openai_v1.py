@@ -37,6 +37,8 @@ from pydantic import ValidationError
 from redis.exceptions import RedisError
 
 from agentbus_contracts.events import ApprovalRequest, ClientEvent, Done, RunStarted
+from agentbus_contracts.ids import RUN_ID_PATTERN
+from agentbus_contracts.questions import QuestionSettings
 from api.app import metrics
 from api.app.ask import Ask, Started
 from api.app.auth import Authenticator, Principal, bearer_token
@@ -75,9 +77,7 @@ from api.http.openai_request import (
 )
 from api.http.responses import CALLER, GATES, STARTING, ErrorCase, errors, inline_schema
 from api.http.routes.common import Auth, deps_of
-from bus.commands import RUN_ID_PATTERN
 from bus.errors import StoreError
-from bus.run_state import QuestionSettings
 from bus.store import ConversationNotFound, ConversationStore, MessageRole, Scope
 from bus.transcript import Transcript
 

@@ -10,6 +10,8 @@ from fastapi import APIRouter, Header, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentbus_contracts import CancelRequested, Run, RunPage, Started
+from agentbus_contracts.ids import MAX_MESSAGE_ID, RUN_ID_PATTERN
+from agentbus_contracts.questions import QuestionSettings
 from api.app import metrics, post_stages
 from api.app.ask import Ask
 from api.app.errors import NotOwner, RunEnded, RunNotFound
@@ -19,9 +21,6 @@ from api.app.webhook_requests import webhook_of
 from api.http.responses import STARTING, errors
 from api.http.routes.common import Access, Audit, Caller, Cancel, Runs, Starter
 from api.http.trace_headers import caller_trace
-from bus.commands import RUN_ID_PATTERN
-from bus.run_state import QuestionSettings
-from bus.store import MAX_MESSAGE_ID
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
 

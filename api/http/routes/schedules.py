@@ -19,6 +19,7 @@ from agentbus_contracts import (
     ScheduledQuestionList,
     ScheduledTick,
 )
+from agentbus_contracts.questions import QuestionSettings
 from api.app.errors import (
     CriticalToolNotApproved,
     ModelNotAllowed,
@@ -32,7 +33,6 @@ from api.app.oversight import audit_read
 from api.app.schedules import NewSchedule, ScheduleBook
 from api.http.responses import errors
 from api.http.routes.common import Caller, use_case
-from bus.run_state import QuestionSettings
 from bus.store import AuditStore, ScheduleRecord, TickRecord
 
 router = APIRouter(prefix="/api/v1/schedules", tags=["schedules"])
