@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 
+from agentbus_contracts import Memory
 from api.app.auth import Principal
 from api.app.errors import InvalidRequest, MemoryNotFound, Unavailable
 from bus.errors import StoreError
@@ -22,20 +23,34 @@ def _owner(who: Principal) -> Scope:
     return Scope.user(who.tenant_id, who.subject)
 
 
+def _view(record: MemoryRecord) -> Memory:
+    return Memory(
+        id=record.id,
+        topic=record.topic,
+        text=record.text,
+        run_id=record.run_id,
+        conversation_id=record.conversation_id,
+        message_id=record.message_id,
+        said_at=record.said_at,
+        edited=record.edited,
+        updated_at=record.updated_at,
+    )
+
+
 class MemoryBook:
     """The memories' use cases, as one caller."""
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
 
-    async def list(self, who: Principal) -> builtins.list[MemoryRecord]:
+    async def list(self, who: Principal) -> builtins.list[Memory]:
         """The caller's memories, the most recently changed first."""
         try:
-            return await self._store.list(_owner(who))
+            return [_view(m) for m in await self._store.list(_owner(who))]
         except StoreError as e:
             raise Unavailable(f"cannot read the memories: {e}") from e
 
-    async def edit(self, who: Principal, memory_id: str, text: str) -> MemoryRecord:
+    async def edit(self, who: Principal, memory_id: str, text: str) -> Memory:
         """Change the text of one of the caller's memories.
 
         Raises:
@@ -45,7 +60,7 @@ class MemoryBook:
         if not text.strip() or len(text.strip()) > MAX_MEMORY_CHARS:
             raise InvalidRequest(f"a memory is 1 to {MAX_MEMORY_CHARS} characters", field="text")
         try:
-            return await self._store.edit(_owner(who), memory_id, text)
+            return _view(await self._store.edit(_owner(who), memory_id, text))
         except NoSuchMemory as e:
             raise MemoryNotFound(f"no memory {memory_id!r}") from e
         except StoreError as e:
