@@ -15,12 +15,8 @@ from api.app.auth import Principal
 from api.app.errors import InvalidRequest, MemoryNotFound, Unavailable
 from bus.errors import StoreError
 from bus.store import MemoryNotFound as NoSuchMemory
-from bus.store import MemoryRecord, MemoryStore, Scope
+from bus.store import MemoryRecord, MemoryStore
 from bus.store.memories import MAX_MEMORY_CHARS
-
-
-def _owner(who: Principal) -> Scope:
-    return Scope.user(who.tenant_id, who.subject)
 
 
 def _view(record: MemoryRecord) -> Memory:
@@ -46,7 +42,7 @@ class MemoryBook:
     async def list(self, who: Principal) -> builtins.list[Memory]:
         """The caller's memories, the most recently changed first."""
         try:
-            return [_view(m) for m in await self._store.list(_owner(who))]
+            return [_view(m) for m in await self._store.list(who.own_scope)]
         except StoreError as e:
             raise Unavailable(f"cannot read the memories: {e}") from e
 
@@ -60,7 +56,7 @@ class MemoryBook:
         if not text.strip() or len(text.strip()) > MAX_MEMORY_CHARS:
             raise InvalidRequest(f"a memory is 1 to {MAX_MEMORY_CHARS} characters", field="text")
         try:
-            return _view(await self._store.edit(_owner(who), memory_id, text))
+            return _view(await self._store.edit(who.own_scope, memory_id, text))
         except NoSuchMemory as e:
             raise MemoryNotFound(f"no memory {memory_id!r}") from e
         except StoreError as e:
@@ -73,7 +69,7 @@ class MemoryBook:
             MemoryNotFound: the caller has no such memory.
         """
         try:
-            gone = await self._store.delete(_owner(who), memory_id)
+            gone = await self._store.delete(who.own_scope, memory_id)
         except StoreError as e:
             raise Unavailable(f"cannot delete the memory: {e}") from e
         if not gone:

@@ -71,7 +71,6 @@ from api.http.a2a_uses import A2aUses
 from api.http.error_kinds import status_of
 from api.http.responses import errors
 from api.http.routes.common import deps_of
-from bus.store import Scope
 
 router = APIRouter(tags=["a2a"])
 _METHODS = {
@@ -300,7 +299,7 @@ async def _get(deps: A2aUses, who: Principal, params: object) -> dict[str, Any]:
 async def _list(deps: A2aUses, who: Principal, params: object) -> dict[str, Any]:
     """``ListTasks``: the caller's own tasks, most recently updated first, by pages."""
     listing = listing_of(params)
-    own = Scope.user(who.tenant_id, who.subject)
+    own = who.own_scope
     found, total = await deps.runs.find(
         own, listing.query, limit=listing.page_size + 1, after=listing.after
     )
