@@ -24,7 +24,9 @@ from api.app.memories import MemoryBook
 from api.app.readiness import Readiness
 from api.app.run_follow import RunFollower
 from api.app.sessions import SessionAuthenticator
+from api.app.tenant_settings import SettingsBook
 from api.app.usage import Usage
+from api.app.webhook_secrets import WebhookSecrets
 from api.compose.erasure import erasure_of
 from api.compose.resumes import BusResumes
 from api.compose.schedules import schedule_book, scheduler_of
@@ -93,7 +95,7 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
             audit=stores.audit,
         ),
         keys=stores.keys,
-        tenant_settings=stores.tenant_settings,
+        tenant_settings=SettingsBook(stores.tenant_settings, defaults),
         auth=SessionAuthenticator(
             stores.keys,
             sessions,
@@ -122,7 +124,9 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
             jobs=RedisIngestJobs(redis, bus),
             uploads=RetrievalUploads(app_settings.retrieval, bus.max_message_bytes),
         ),
-        webhook_secrets=stores.webhook_secrets,
+        webhook_secrets=(
+            None if stores.webhook_secrets is None else WebhookSecrets(stores.webhook_secrets)
+        ),
         webhooks=schedule_for(redis, app_settings.gateway, bus),
         push_configs=(
             PushConfigs(redis, ttl_s=bus.run_ttl_s) if settings.a2a_push_notifications else None

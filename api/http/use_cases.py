@@ -29,7 +29,9 @@ if TYPE_CHECKING:
     from api.app.schedules import ScheduleBook
     from api.app.starter import RunStarter
     from api.app.teams import TeamBook
+    from api.app.tenant_settings import SettingsBook
     from api.app.usage import Usage
+    from api.app.webhook_secrets import WebhookSecrets
     from api.settings import ApiSettings
     from bus.settings import BusSettings
     from bus.store import (
@@ -37,8 +39,6 @@ if TYPE_CHECKING:
         AuditStore,
         ConversationStore,
         RunStore,
-        TenantSettingsStore,
-        WebhookSecretStore,
     )
     from gateway.webhooks.push_configs import PushConfigs
     from gateway.webhooks.schedule import Schedule
@@ -50,8 +50,7 @@ class UseCases:
     services it uses (no module globals). A route takes the ones it calls, one FastAPI
     dependency each (``routes.common.use_case``); the MCP and A2A servers pick theirs
     (``McpUses``, ``A2aUses``). Some routes still read a store themselves (the runs,
-    conversations, keys, tenant settings, audit log, webhook secrets): a debt the
-    transports' import-linter contract lists.
+    conversations, keys, audit log): a debt the transports' import-linter contract lists.
 
     Attributes:
         settings: the API's settings.
@@ -63,7 +62,8 @@ class UseCases:
         conversations: the conversation store.
         conversation_book: the conversations' use cases (``/api/v1/conversations``).
         keys: the API key store.
-        tenant_settings: the tenants' preferences.
+        tenant_settings: the tenants' settings, read and written (``/settings``,
+            ``/agents/config``).
         auth: turns API keys into principals.
         starter: admits and publishes runs.
         relay: the process's shared reader of run event streams (the run feed).
@@ -78,7 +78,7 @@ class UseCases:
         audit: the audit log (admins' reads of other users' data; the web page's Activity).
         signing_master: what keys' signing secrets derive from (``api.signing``).
         documents: the uploaded documents' use cases (the web page's Documents panel).
-        webhook_secrets: the tenants' webhook signing secrets.
+        webhook_secrets: the tenants' webhook signing secrets (read, rotated).
         webhooks: the webhook delivery schedule (``GET /runs/{id}/deliveries`` reads it).
         push_configs: A2A tasks' push notification configs (None: A2A offers no push).
         schedules: the scheduled questions' use cases (``/api/v1/schedules``).
@@ -101,7 +101,7 @@ class UseCases:
     conversations: ConversationStore
     conversation_book: Conversations
     keys: ApiKeyStore
-    tenant_settings: TenantSettingsStore
+    tenant_settings: SettingsBook
     auth: Authenticator
     starter: RunStarter
     relay: RunEvents
@@ -115,7 +115,7 @@ class UseCases:
     sessions: SessionStore
     audit: AuditStore | None = None
     signing_master: bytes | None = None
-    webhook_secrets: WebhookSecretStore | None = None
+    webhook_secrets: WebhookSecrets | None = None
     webhooks: Schedule | None = None
     push_configs: PushConfigs | None = None
     schedules: ScheduleBook | None = None

@@ -14,13 +14,13 @@ from api.app.auth import Authenticator, Principal
 from api.app.ports import CancelRun
 from api.app.preferences import Effective
 from api.app.starter import RunStarter
+from api.app.tenant_settings import SettingsBook
 from api.http.use_cases import UseCases
 from bus.store import (
     ApiKeyStore,
     AuditStore,
     ConversationStore,
     RunStore,
-    TenantSettingsStore,
 )
 
 # Declares the scheme for /docs ("Authorize"); auto_error off so a missing key gets our
@@ -88,6 +88,5 @@ Audit = Annotated[AuditStore | None, Depends(use_case(lambda deps: deps.audit))]
 Runs = Annotated[RunStore, Depends(use_case(lambda deps: deps.runs))]
 Conversations = Annotated[ConversationStore, Depends(use_case(lambda deps: deps.conversations))]
 Keys = Annotated[ApiKeyStore, Depends(use_case(lambda deps: deps.keys))]
-TenantSettings = Annotated[
-    TenantSettingsStore, Depends(use_case(lambda deps: deps.tenant_settings))
-]
+#: The tenants' settings (``/settings``, ``/agents/config``).
+TenantSettings = Annotated[SettingsBook, Depends(use_case(lambda deps: deps.tenant_settings))]
