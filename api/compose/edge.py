@@ -15,6 +15,7 @@ from redis.asyncio import Redis
 from agents.gates import AllowAlways
 from api import signing
 from api.app.access import RunAccess
+from api.app.audit_reads import AuditReads
 from api.app.conversations import Conversations
 from api.app.doc_search import SEARCH_WAIT_S, DocSearch
 from api.app.documents import Documents
@@ -118,6 +119,7 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
         doc_search=DocSearch(over_the_bus(RemoteSearch(redis, bus), SEARCH_WAIT_S)),
         sessions=sessions,
         audit=stores.audit,
+        audit_reads=AuditReads(stores.audit, stores.conversations),
         signing_master=master,
         documents=Documents(
             catalogue=stores.documents,

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from api.app.access import RunAccess
+    from api.app.audit_reads import AuditReads
     from api.app.auth import Authenticator
     from api.app.conversations import Conversations
     from api.app.doc_search import DocSearch
@@ -75,7 +76,8 @@ class UseCases:
         gates: resumes paused runs.
         doc_search: searches the caller's documents outside a run (the MCP server's tool).
         sessions: the web page's login tokens and sessions.
-        audit: the audit log (admins' reads of other users' data; the web page's Activity).
+        audit: the audit log (admins' reads of other users' data).
+        audit_reads: the audit log as the API reads it (``/audit``, the web page's Activity).
         signing_master: what keys' signing secrets derive from (``api.signing``).
         documents: the uploaded documents' use cases (the web page's Documents panel).
         webhook_secrets: the tenants' webhook signing secrets (read, rotated).
@@ -113,6 +115,7 @@ class UseCases:
     gates: Gates
     doc_search: DocSearch
     sessions: SessionStore
+    audit_reads: AuditReads
     audit: AuditStore | None = None
     signing_master: bytes | None = None
     webhook_secrets: WebhookSecrets | None = None

@@ -10,6 +10,7 @@ from starlette.requests import HTTPConnection
 
 from api.app import post_stages
 from api.app.access import RunAccess
+from api.app.audit_reads import AuditReads
 from api.app.auth import Authenticator, Principal
 from api.app.ports import CancelRun
 from api.app.preferences import Effective
@@ -81,6 +82,7 @@ Access = Annotated[RunAccess, Depends(use_case(lambda deps: deps.access))]
 Starter = Annotated[RunStarter, Depends(use_case(lambda deps: deps.starter))]
 Cancel = Annotated[CancelRun, Depends(use_case(lambda deps: deps.cancel))]
 Defaults = Annotated[Effective, Depends(use_case(lambda deps: deps.defaults))]
+AuditLog = Annotated[AuditReads, Depends(use_case(lambda deps: deps.audit_reads))]
 
 # Debt: stores some routes still read themselves, where a use case of api.app should answer
 # (the transports' import-linter contract lists these routes' bus.store imports too).
