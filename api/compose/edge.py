@@ -21,6 +21,7 @@ from api.app.doc_search import SEARCH_WAIT_S, DocSearch
 from api.app.documents import Documents
 from api.app.gate_actions import Gates
 from api.app.joins import Joins
+from api.app.keys import KeyBook
 from api.app.memories import MemoryBook
 from api.app.readiness import Readiness
 from api.app.run_follow import RunFollower
@@ -68,6 +69,13 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
     # Every process caching a tenant's policy reads this version before using it.
     stores.tenant_settings.on_change(functools.partial(tenant_versions.bump, redis))
     sessions = RedisSessionStore(redis)
+    auth = SessionAuthenticator(
+        stores.keys,
+        sessions,
+        cache_s=settings.api_key_cache_s,
+        signing_master=master,
+        version=functools.partial(tenant_versions.current, redis),
+    )
     relay = Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms)
     resumes = (
         None
@@ -95,14 +103,13 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
             turns=starter.turns,
             audit=stores.audit,
         ),
-        keys=stores.keys,
         tenant_settings=SettingsBook(stores.tenant_settings, defaults),
-        auth=SessionAuthenticator(
+        auth=auth,
+        keys=KeyBook(
             stores.keys,
-            sessions,
-            cache_s=settings.api_key_cache_s,
+            forget=auth.forget,
+            erased_lately=functools.partial(Fence(erasure_key(master)).holds, redis, shard=0),
             signing_master=master,
-            version=functools.partial(tenant_versions.current, redis),
         ),
         starter=starter,
         relay=relay,
@@ -136,7 +143,6 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
         schedules=schedule_book(app_settings, stores, starter),
         scheduler=scheduler_of(app_settings, stores, starter),
         erasure=erasure_of(app_settings, stores, redis),
-        erased_lately=functools.partial(Fence(erasure_key(master)).holds, redis, shard=0),
         memories=None if stores.memories is None else MemoryBook(stores.memories),
         teams=team_book(app_settings, stores),
         server_tools=server_tool_names(app_settings.gateway),

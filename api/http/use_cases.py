@@ -15,10 +15,10 @@ if TYPE_CHECKING:
     from api.app.erasure import Erasure
     from api.app.gate_actions import Gates
     from api.app.joins import Joins
+    from api.app.keys import KeyBook
     from api.app.memories import MemoryBook
     from api.app.ports import (
         CancelRun,
-        ErasedLately,
         Prepare,
         RunEvents,
         SessionStore,
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from api.settings import ApiSettings
     from bus.settings import BusSettings
     from bus.store import (
-        ApiKeyStore,
         AuditStore,
         ConversationStore,
         RunStore,
@@ -51,7 +50,7 @@ class UseCases:
     services it uses (no module globals). A route takes the ones it calls, one FastAPI
     dependency each (``routes.common.use_case``); the MCP and A2A servers pick theirs
     (``McpUses``, ``A2aUses``). Some routes still read a store themselves (the runs,
-    conversations, keys, audit log): a debt the transports' import-linter contract lists.
+    conversations, audit log): a debt the transports' import-linter contract lists.
 
     Attributes:
         settings: the API's settings.
@@ -62,7 +61,7 @@ class UseCases:
         runs: the run store.
         conversations: the conversation store.
         conversation_book: the conversations' use cases (``/api/v1/conversations``).
-        keys: the API key store.
+        keys: the tenants' API keys, as their admins manage them (``/keys``).
         tenant_settings: the tenants' settings, read and written (``/settings``,
             ``/agents/config``).
         auth: turns API keys into principals.
@@ -86,7 +85,6 @@ class UseCases:
         schedules: the scheduled questions' use cases (``/api/v1/schedules``).
         scheduler: starts the scheduled questions' runs (every replica runs it).
         erasure: erases a user's data (``DELETE /api/v1/users/{subject}``, ``/api/v1/me``).
-        erased_lately: whether the erasure fence holds a user: no key is made for them.
         memories: the users' long-term memories' use cases (``/api/v1/memories``).
         teams: the tenants' teams' use cases (``/api/v1/teams``).
         server_tools: the names of the gateway's own tools (built-ins, document search,
@@ -102,7 +100,7 @@ class UseCases:
     runs: RunStore
     conversations: ConversationStore
     conversation_book: Conversations
-    keys: ApiKeyStore
+    keys: KeyBook
     tenant_settings: SettingsBook
     auth: Authenticator
     starter: RunStarter
@@ -124,7 +122,6 @@ class UseCases:
     schedules: ScheduleBook | None = None
     scheduler: Scheduler | None = None
     erasure: Erasure | None = None
-    erased_lately: ErasedLately | None = None
     memories: MemoryBook | None = None
     teams: TeamBook | None = None
     server_tools: frozenset[str] = frozenset()

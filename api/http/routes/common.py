@@ -18,7 +18,6 @@ from api.app.starter import RunStarter
 from api.app.tenant_settings import SettingsBook
 from api.http.use_cases import UseCases
 from bus.store import (
-    ApiKeyStore,
     AuditStore,
     ConversationStore,
     RunStore,
@@ -89,6 +88,5 @@ AuditLog = Annotated[AuditReads, Depends(use_case(lambda deps: deps.audit_reads)
 Audit = Annotated[AuditStore | None, Depends(use_case(lambda deps: deps.audit))]
 Runs = Annotated[RunStore, Depends(use_case(lambda deps: deps.runs))]
 Conversations = Annotated[ConversationStore, Depends(use_case(lambda deps: deps.conversations))]
-Keys = Annotated[ApiKeyStore, Depends(use_case(lambda deps: deps.keys))]
 #: The tenants' settings (``/settings``, ``/agents/config``).
 TenantSettings = Annotated[SettingsBook, Depends(use_case(lambda deps: deps.tenant_settings))]
