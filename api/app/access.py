@@ -15,11 +15,13 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from agentbus_contracts import RunPage
 from api.app.errors import NotOwner, RunNotFound
 from api.app.oversight import audit_read
+from api.app.run_view import describe
 from bus import keys
 from bus.commands import RUN_ID_PATTERN
-from bus.store import RunRecord
+from bus.store import RunCursor, RunQuery, RunRecord
 
 if TYPE_CHECKING:
     from api.app.auth import Principal
@@ -105,3 +107,25 @@ class RunAccess:
                 self.audit, who, what=read, owners=[subject], target=run_id, run_id=run_id
             )
         return RunRef(run_id, shard, record, subject)
+
+    async def page(self, who: Principal, *, limit: int, before: str | None) -> RunPage:
+        """The caller's runs, newest first (an admin's: the tenant's, the read audited)."""
+        records = await self.runs.list(who.scope, limit=limit, before=before)
+        others = [r.id for r in records if r.subject != who.subject]
+        await audit_read(
+            self.audit, who, what="list_runs", owners=(r.subject for r in records), ids=others
+        )
+        views = [describe(r.id, r) for r in records]
+        return RunPage(runs=views, next_before=views[-1].id if len(views) == limit else None)
+
+    async def stored(self, who: Principal, run_id: str) -> RunRecord | None:
+        """The run as the store holds it now, if the caller sees it (a poll of a run the
+        caller was already shown: not audited again)."""
+        return await self.runs.get(who.scope, run_id)
+
+    async def find_own(
+        self, who: Principal, query: RunQuery, *, limit: int, after: RunCursor | None
+    ) -> tuple[list[RunRecord], int]:
+        """The caller's own runs that match ``query``, most recently updated first, and how
+        many match in all (A2A's ``ListTasks``)."""
+        return await self.runs.find(who.own_scope, query, limit=limit, after=after)

@@ -95,7 +95,6 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
             store=functools.partial(stores.runs.get, Scope.user("-", "-"), "-"),
         ),
         prepare_streams=functools.partial(ensure_role_groups, redis, bus.shards),
-        runs=stores.runs,
         conversations=stores.conversations,
         conversation_book=Conversations(
             store=stores.conversations,
@@ -125,7 +124,6 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
         gates=Gates(resumes=resumes, checkpoints=stores.checkpoints, audit=stores.audit),
         doc_search=DocSearch(over_the_bus(RemoteSearch(redis, bus), SEARCH_WAIT_S)),
         sessions=sessions,
-        audit=stores.audit,
         audit_reads=AuditReads(stores.audit, stores.conversations),
         signing_master=master,
         documents=Documents(

@@ -142,7 +142,7 @@ class RunTasks(ServerMiddleware[Any]):
             ) from e
 
     async def _paused(self, who: Principal, run_id: str) -> bool:
-        record = await self._deps.runs.get(who.scope, run_id)
+        record = await self._deps.access.stored(who, run_id)
         return record is not None and record.status.value == "suspended"
 
     async def _result(self, who: Principal, ref: RunRef) -> HandlerResult:

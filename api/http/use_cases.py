@@ -35,11 +35,7 @@ if TYPE_CHECKING:
     from api.app.webhook_secrets import WebhookSecrets
     from api.settings import ApiSettings
     from bus.settings import BusSettings
-    from bus.store import (
-        AuditStore,
-        ConversationStore,
-        RunStore,
-    )
+    from bus.store import ConversationStore
     from gateway.webhooks.push_configs import PushConfigs
     from gateway.webhooks.schedule import Schedule
 
@@ -49,8 +45,8 @@ class UseCases:
     """The use cases the composition root built for the HTTP edge, each with the few
     services it uses (no module globals). A route takes the ones it calls, one FastAPI
     dependency each (``routes.common.use_case``); the MCP and A2A servers pick theirs
-    (``McpUses``, ``A2aUses``). Some routes still read a store themselves (the runs,
-    conversations, audit log): a debt the transports' import-linter contract lists.
+    (``McpUses``, ``A2aUses``). The OpenAI dialect still reads and seeds conversations on
+    their store itself: a debt the transports' import-linter contract lists.
 
     Attributes:
         settings: the API's settings.
@@ -58,7 +54,6 @@ class UseCases:
         defaults: the deployment's run settings, before any tenant preference.
         readiness: whether the broker and the state store answer.
         prepare_streams: creates every role's consumer group before the first run starts.
-        runs: the run store.
         conversations: the conversation store.
         conversation_book: the conversations' use cases (``/api/v1/conversations``).
         keys: the tenants' API keys, as their admins manage them (``/keys``).
@@ -75,7 +70,6 @@ class UseCases:
         gates: resumes paused runs.
         doc_search: searches the caller's documents outside a run (the MCP server's tool).
         sessions: the web page's login tokens and sessions.
-        audit: the audit log (admins' reads of other users' data).
         audit_reads: the audit log as the API reads it (``/audit``, the web page's Activity).
         signing_master: what keys' signing secrets derive from (``api.signing``).
         documents: the uploaded documents' use cases (the web page's Documents panel).
@@ -97,7 +91,6 @@ class UseCases:
     readiness: Readiness
     prepare_streams: Prepare
     documents: Documents
-    runs: RunStore
     conversations: ConversationStore
     conversation_book: Conversations
     keys: KeyBook
@@ -114,7 +107,6 @@ class UseCases:
     doc_search: DocSearch
     sessions: SessionStore
     audit_reads: AuditReads
-    audit: AuditStore | None = None
     signing_master: bytes | None = None
     webhook_secrets: WebhookSecrets | None = None
     webhooks: Schedule | None = None

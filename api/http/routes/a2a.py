@@ -299,9 +299,8 @@ async def _get(deps: A2aUses, who: Principal, params: object) -> dict[str, Any]:
 async def _list(deps: A2aUses, who: Principal, params: object) -> dict[str, Any]:
     """``ListTasks``: the caller's own tasks, most recently updated first, by pages."""
     listing = listing_of(params)
-    own = who.own_scope
-    found, total = await deps.runs.find(
-        own, listing.query, limit=listing.page_size + 1, after=listing.after
+    found, total = await deps.access.find_own(
+        who, listing.query, limit=listing.page_size + 1, after=listing.after
     )
     page = found[: listing.page_size]
     tasks = [
@@ -332,7 +331,7 @@ async def _cancel(deps: A2aUses, who: Principal, params: object) -> dict[str, An
     loop = asyncio.get_running_loop()
     until = loop.time() + _CANCEL_WAIT_S
     while loop.time() < until:
-        record = await deps.runs.get(who.scope, task_id)
+        record = await deps.access.stored(who, task_id)
         if record is not None and record.is_terminal:
             return _answer(task_of(describe(task_id, record), updated_at=record.updated_at))
         await asyncio.sleep(0.1)

@@ -17,11 +17,6 @@ from api.app.preferences import Effective
 from api.app.starter import RunStarter
 from api.app.tenant_settings import SettingsBook
 from api.http.use_cases import UseCases
-from bus.store import (
-    AuditStore,
-    ConversationStore,
-    RunStore,
-)
 
 # Declares the scheme for /docs ("Authorize"); auto_error off so a missing key gets our
 # own 401 body instead of FastAPI's.
@@ -83,10 +78,5 @@ Cancel = Annotated[CancelRun, Depends(use_case(lambda deps: deps.cancel))]
 Defaults = Annotated[Effective, Depends(use_case(lambda deps: deps.defaults))]
 AuditLog = Annotated[AuditReads, Depends(use_case(lambda deps: deps.audit_reads))]
 
-# Debt: stores some routes still read themselves, where a use case of api.app should answer
-# (the transports' import-linter contract lists these routes' bus.store imports too).
-Audit = Annotated[AuditStore | None, Depends(use_case(lambda deps: deps.audit))]
-Runs = Annotated[RunStore, Depends(use_case(lambda deps: deps.runs))]
-Conversations = Annotated[ConversationStore, Depends(use_case(lambda deps: deps.conversations))]
 #: The tenants' settings (``/settings``, ``/agents/config``).
 TenantSettings = Annotated[SettingsBook, Depends(use_case(lambda deps: deps.tenant_settings))]
