@@ -12,7 +12,9 @@ tenant's run id never answers differently from an id that does not exist. Changi
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from agentbus_contracts import RunPage
@@ -21,6 +23,7 @@ from api.app.oversight import audit_read
 from api.app.run_view import describe
 from bus import keys
 from bus.commands import RUN_ID_PATTERN
+from bus.events import RunStatus
 from bus.store import RunCursor, RunQuery, RunRecord
 
 if TYPE_CHECKING:
@@ -124,8 +127,30 @@ class RunAccess:
         return await self.runs.get(who.scope, run_id)
 
     async def find_own(
-        self, who: Principal, query: RunQuery, *, limit: int, after: RunCursor | None
+        self,
+        who: Principal,
+        *,
+        conversation_id: str | None,
+        statuses: Iterable[str] | None,
+        updated_since: datetime | None,
+        limit: int,
+        after: tuple[datetime, str] | None,
     ) -> tuple[list[RunRecord], int]:
-        """The caller's own runs that match ``query``, most recently updated first, and how
-        many match in all (A2A's ``ListTasks``)."""
-        return await self.runs.find(who.own_scope, query, limit=limit, after=after)
+        """The caller's own runs, most recently updated first, and how many match in all
+        (A2A's ``ListTasks``).
+
+        Args:
+            who: the caller.
+            conversation_id: only this conversation's runs.
+            statuses: only runs in one of these statuses (None: any).
+            updated_since: only runs updated at or after this time.
+            limit: the most runs to return.
+            after: where the previous page ended (its last run's update time and id).
+        """
+        query = RunQuery(
+            conversation_id=conversation_id,
+            statuses=None if statuses is None else frozenset(RunStatus(s) for s in statuses),
+            updated_since=updated_since,
+        )
+        cursor = None if after is None else RunCursor(updated_at=after[0], run_id=after[1])
+        return await self.runs.find(who.own_scope, query, limit=limit, after=cursor)

@@ -300,7 +300,12 @@ async def _list(deps: A2aUses, who: Principal, params: object) -> dict[str, Any]
     """``ListTasks``: the caller's own tasks, most recently updated first, by pages."""
     listing = listing_of(params)
     found, total = await deps.access.find_own(
-        who, listing.query, limit=listing.page_size + 1, after=listing.after
+        who,
+        conversation_id=listing.conversation_id,
+        statuses=listing.statuses,
+        updated_since=listing.updated_since,
+        limit=listing.page_size + 1,
+        after=listing.after,
     )
     page = found[: listing.page_size]
     tasks = [
