@@ -8,7 +8,6 @@ workers keep nothing between messages.
 from __future__ import annotations
 
 import time
-import uuid
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, SerializeAsAny, model_validator
@@ -16,6 +15,13 @@ from pydantic import AfterValidator, ConfigDict, Field, SerializeAsAny, model_va
 # The version of the client-facing messages (events, questions, run results) is declared
 # with the events, in the contracts' distribution (bus/contracts).
 from agentbus_contracts.events import SCHEMA_VERSION as SCHEMA_VERSION
+
+# The ids, names and trace context a request is checked against are declared with the wire
+# models, so a transport checks them without importing the bus.
+from agentbus_contracts.ids import NAME_PATTERN as NAME_PATTERN
+from agentbus_contracts.ids import RUN_ID_PATTERN as RUN_ID_PATTERN
+from agentbus_contracts.ids import new_run_id as new_run_id
+from agentbus_contracts.questions import TraceContext as TraceContext
 from bus.frozen import Frozen
 from bus.keys import PREFIX, Role
 from bus.run_state import QuestionSettings, RunState
@@ -24,8 +30,6 @@ from bus.run_state import RunSettings as RunSettings  # re-exported: commands ca
 #: Version of `Command`, bumped when a role-stream message changes (2: the run state's
 #: parts are typed models, tool results are their own payload, routes come from the graph).
 COMMAND_SCHEMA_VERSION = 2
-RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
-NAME_PATTERN = r"^[A-Za-z0-9_.@:-]{1,128}$"
 #: An ACL entry: a group name, or ``*`` for every user of the tenant.
 ACL_PATTERN = r"^(\*|[A-Za-z0-9_.@:-]{1,128})$"
 
@@ -42,15 +46,6 @@ ReplyTo = Annotated[
     Field(default=None, pattern=r"^[A-Za-z0-9_.:{}-]{1,200}$"),
     AfterValidator(_outside_internal_keys),
 ]
-
-
-class TraceContext(Frozen):
-    """W3C trace context, so spans across hops share one trace id."""
-
-    traceparent: str | None = Field(
-        default=None, pattern=r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$"
-    )
-    tracestate: str | None = Field(default=None, max_length=512)
 
 
 class AgentTask(Frozen):
@@ -318,11 +313,6 @@ class Command(Frozen):
     def with_payload(self, payload: AnyPayload) -> Command:
         """This command, the same step, carrying ``payload``."""
         return self.model_copy(update={"payload": payload})
-
-
-def new_run_id() -> str:
-    """A fresh, URL-safe run id."""
-    return uuid.uuid4().hex
 
 
 def deadline_in(seconds: float) -> float:

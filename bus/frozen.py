@@ -2,10 +2,5 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
-
-class Frozen(BaseModel):
-    """Base of every message: immutable, no unknown fields."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+# Declared with the wire models (bus/contracts): the requests a client sends are messages too.
+from agentbus_contracts.base import Frozen as Frozen

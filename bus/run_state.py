@@ -15,15 +15,21 @@ from pydantic import Field, model_validator
 # The verdicts are part of the events clients read, so they are declared with them.
 from agentbus_contracts.events import CritiqueVerdict as CritiqueVerdict
 from agentbus_contracts.events import VerifierVerdict as VerifierVerdict
+
+# The request side of the wire (a tool's name, what a question may choose) is declared with
+# its models, so a transport checks a question without importing the bus.
+from agentbus_contracts.ids import TOOL_NAME_PATTERN as TOOL_NAME_PATTERN
+from agentbus_contracts.questions import MAX_BUDGET_TOKENS as MAX_BUDGET_TOKENS
+from agentbus_contracts.questions import MAX_BUDGET_USD as MAX_BUDGET_USD
+from agentbus_contracts.questions import MAX_TOOL_HOPS as MAX_TOOL_HOPS
+from agentbus_contracts.questions import Multitask as Multitask
+from agentbus_contracts.questions import QuestionSettings as QuestionSettings
 from bus.frozen import Frozen
-from bus.team_run import TEAM_NAME_PATTERN, PinnedTeam, TeamProgress
+from bus.team_run import PinnedTeam, TeamProgress
 
 #: The run state's version, in commands (``Command.schema_version``, which changes with it)
 #: and in checkpoints (``state_version``); `bus.readers.RUN_STATE` upcasts older ones.
 RUN_STATE_VERSION = 2
-
-#: A tool's name (registry names, MCP tools as server.tool are mapped to this too).
-TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
 
 #: The run's model cost in millionths of a US dollar, kept in `RunState.usage` with its
@@ -198,12 +204,6 @@ class DraftCitations(Frozen):
         return DraftCitations(refs=[*self.refs, *more], stripped=self.stripped + stripped)
 
 
-MAX_BUDGET_TOKENS = 1_000_000_000
-"""The largest token budget a tenant or a question may set."""
-MAX_BUDGET_USD = 1_000_000.0
-"""The largest cost budget (US dollars) a tenant or a question may set."""
-
-
 class Budgets(Frozen):
     """The spending limits a run's model calls are checked against (None: no limit).
 
@@ -327,64 +327,6 @@ class RunSettings(Frozen):
     def client_tool(self, name: str) -> ClientTool | None:
         """The client-declared tool called ``name``, if the run has one."""
         return next((t for t in self.client_tools or () if t.name == name), None)
-
-
-MAX_TOOL_HOPS = 32
-"""The most gateway round trips a tenant or a question may allow the researcher."""
-
-
-Multitask = Literal["enqueue", "reject", "interrupt", "rollback"]
-"""What a question does when its conversation has a run in flight (`bus.store.turns`)."""
-
-
-class QuestionSettings(Frozen):
-    """What one question may choose for itself: REST ``POST /runs``, the websocket ``ask``
-    and ``runs.questions`` (external publishers) accept exactly these fields; an unknown
-    or out-of-range field is refused with a coded error, never dropped.
-
-    A field left out takes the tenant's setting (then the deployment's).
-    """
-
-    model: str | None = Field(
-        default=None, min_length=1, max_length=200, description="One of GET /api/v1/models."
-    )
-    mode: Literal["single", "multi", "custom"] | None = None
-    accuracy: Literal["standard", "accurate"] | None = None
-    think: bool | None = None
-    use_tools: bool | None = None
-    verifier_check: bool | None = None
-    max_tool_hops: int | None = Field(default=None, ge=0, le=MAX_TOOL_HOPS)
-    approve_high_risk: bool | None = None
-    approve_critical: list[Annotated[str, Field(pattern=TOOL_NAME_PATTERN)]] = Field(
-        default=[],
-        max_length=32,
-        description="CRITICAL tools this run asks to use; each must be approved by the "
-        "tenant's admin (otherwise 403 critical_tool_not_approved).",
-    )
-    token_budget: int | None = Field(
-        default=None,
-        ge=1,
-        le=MAX_BUDGET_TOKENS,
-        description="Tokens this run may spend, at most the tenant's token_budget.",
-    )
-    cost_budget_usd: float | None = Field(
-        default=None,
-        gt=0,
-        le=MAX_BUDGET_USD,
-        description="US dollars this run may spend, at most the tenant's cost_budget_usd.",
-    )
-    multitask: Multitask | None = Field(
-        default=None,
-        description="If the conversation has a run in flight: enqueue (the default), "
-        "reject (409 conversation_busy), interrupt or rollback the running one.",
-    )
-    team: str | None = Field(
-        default=None,
-        pattern=TEAM_NAME_PATTERN,
-        exclude_if=_is_none,
-        description="Run this team of the tenant's (GET /api/v1/teams), at its version "
-        "current now; single and multi name the built-in modes.",
-    )
 
 
 class RunState(Frozen):

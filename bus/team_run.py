@@ -11,11 +11,10 @@ from typing import Any
 
 from pydantic import Field
 
+# A team's name is checked on the request side too, so it is declared with the wire models.
+from agentbus_contracts.ids import TEAM_NAME_PATTERN as TEAM_NAME_PATTERN
 from bus.frozen import Frozen
 from bus.json_values import is_array, is_object
-
-#: A team's and a declared agent's name.
-TEAM_NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,39}$"
 
 
 class PinnedTeam(Frozen):

@@ -12,14 +12,19 @@ tenant's run id never answers differently from an id that does not exist. Changi
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
+from agentbus_contracts import RunPage
 from api.app.errors import NotOwner, RunNotFound
 from api.app.oversight import audit_read
+from api.app.run_view import describe
 from bus import keys
 from bus.commands import RUN_ID_PATTERN
-from bus.store import RunRecord
+from bus.events import RunStatus
+from bus.store import RunCursor, RunQuery, RunRecord
 
 if TYPE_CHECKING:
     from api.app.auth import Principal
@@ -105,3 +110,47 @@ class RunAccess:
                 self.audit, who, what=read, owners=[subject], target=run_id, run_id=run_id
             )
         return RunRef(run_id, shard, record, subject)
+
+    async def page(self, who: Principal, *, limit: int, before: str | None) -> RunPage:
+        """The caller's runs, newest first (an admin's: the tenant's, the read audited)."""
+        records = await self.runs.list(who.scope, limit=limit, before=before)
+        others = [r.id for r in records if r.subject != who.subject]
+        await audit_read(
+            self.audit, who, what="list_runs", owners=(r.subject for r in records), ids=others
+        )
+        views = [describe(r.id, r) for r in records]
+        return RunPage(runs=views, next_before=views[-1].id if len(views) == limit else None)
+
+    async def stored(self, who: Principal, run_id: str) -> RunRecord | None:
+        """The run as the store holds it now, if the caller sees it (a poll of a run the
+        caller was already shown: not audited again)."""
+        return await self.runs.get(who.scope, run_id)
+
+    async def find_own(
+        self,
+        who: Principal,
+        *,
+        conversation_id: str | None,
+        statuses: Iterable[str] | None,
+        updated_since: datetime | None,
+        limit: int,
+        after: tuple[datetime, str] | None,
+    ) -> tuple[list[RunRecord], int]:
+        """The caller's own runs, most recently updated first, and how many match in all
+        (A2A's ``ListTasks``).
+
+        Args:
+            who: the caller.
+            conversation_id: only this conversation's runs.
+            statuses: only runs in one of these statuses (None: any).
+            updated_since: only runs updated at or after this time.
+            limit: the most runs to return.
+            after: where the previous page ended (its last run's update time and id).
+        """
+        query = RunQuery(
+            conversation_id=conversation_id,
+            statuses=None if statuses is None else frozenset(RunStatus(s) for s in statuses),
+            updated_since=updated_since,
+        )
+        cursor = None if after is None else RunCursor(updated_at=after[0], run_id=after[1])
+        return await self.runs.find(who.own_scope, query, limit=limit, after=cursor)

@@ -52,6 +52,11 @@ class Principal:
             return Scope.admin(self.tenant_id, self.subject)
         return Scope.user(self.tenant_id, self.subject)
 
+    @property
+    def own_scope(self) -> Scope:
+        """What the caller owns, an admin's too: its own runs, conversations and memories."""
+        return Scope.user(self.tenant_id, self.subject)
+
     def require_admin(self) -> None:
         """Raise ``AdminOnly`` unless the caller holds an admin key."""
         if not self.is_admin:

@@ -14,6 +14,12 @@ from enum import StrEnum
 from typing import Any
 
 from agentbus_contracts import ErrorBody, ErrorDetail
+from bus.errors import StoreError
+
+#: What a use case lets through when the state store fails under it: a transport answers
+#: these as `Unavailable` (and Redis's own failure, ``redis.RedisError``, which it catches
+#: itself), so it need not know the store's errors.
+BACKEND_FAILURES: tuple[type[Exception], ...] = (StoreError,)
 
 
 class Kind(StrEnum):

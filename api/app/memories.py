@@ -10,16 +10,27 @@ from __future__ import annotations
 
 import builtins
 
+from agentbus_contracts import Memory
 from api.app.auth import Principal
 from api.app.errors import InvalidRequest, MemoryNotFound, Unavailable
 from bus.errors import StoreError
 from bus.store import MemoryNotFound as NoSuchMemory
-from bus.store import MemoryRecord, MemoryStore, Scope
+from bus.store import MemoryRecord, MemoryStore
 from bus.store.memories import MAX_MEMORY_CHARS
 
 
-def _owner(who: Principal) -> Scope:
-    return Scope.user(who.tenant_id, who.subject)
+def _view(record: MemoryRecord) -> Memory:
+    return Memory(
+        id=record.id,
+        topic=record.topic,
+        text=record.text,
+        run_id=record.run_id,
+        conversation_id=record.conversation_id,
+        message_id=record.message_id,
+        said_at=record.said_at,
+        edited=record.edited,
+        updated_at=record.updated_at,
+    )
 
 
 class MemoryBook:
@@ -28,14 +39,14 @@ class MemoryBook:
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
 
-    async def list(self, who: Principal) -> builtins.list[MemoryRecord]:
+    async def list(self, who: Principal) -> builtins.list[Memory]:
         """The caller's memories, the most recently changed first."""
         try:
-            return await self._store.list(_owner(who))
+            return [_view(m) for m in await self._store.list(who.own_scope)]
         except StoreError as e:
             raise Unavailable(f"cannot read the memories: {e}") from e
 
-    async def edit(self, who: Principal, memory_id: str, text: str) -> MemoryRecord:
+    async def edit(self, who: Principal, memory_id: str, text: str) -> Memory:
         """Change the text of one of the caller's memories.
 
         Raises:
@@ -45,7 +56,7 @@ class MemoryBook:
         if not text.strip() or len(text.strip()) > MAX_MEMORY_CHARS:
             raise InvalidRequest(f"a memory is 1 to {MAX_MEMORY_CHARS} characters", field="text")
         try:
-            return await self._store.edit(_owner(who), memory_id, text)
+            return _view(await self._store.edit(who.own_scope, memory_id, text))
         except NoSuchMemory as e:
             raise MemoryNotFound(f"no memory {memory_id!r}") from e
         except StoreError as e:
@@ -58,7 +69,7 @@ class MemoryBook:
             MemoryNotFound: the caller has no such memory.
         """
         try:
-            gone = await self._store.delete(_owner(who), memory_id)
+            gone = await self._store.delete(who.own_scope, memory_id)
         except StoreError as e:
             raise Unavailable(f"cannot delete the memory: {e}") from e
         if not gone:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from agentbus_contracts import ScheduledQuestion, ScheduledTick
 from api.app.auth import Principal
 from api.app.errors import (
     CriticalToolNotApproved,
@@ -29,12 +30,13 @@ from api.app.errors import (
     QuestionTooLarge,
     ScheduleNotFound,
 )
+from api.app.oversight import audit_read
 from api.app.preferences import check_user_model, models_chosen
 from api.app.schedule_times import BadSchedule, Missed, next_after
 from api.app.webhook_requests import WebhookRequest, check_webhook
 from bus.commands import new_run_id
 from bus.run_state import QuestionSettings
-from bus.store import ScheduleRecord, ScheduleStore, TickRecord
+from bus.store import AuditStore, ScheduleRecord, ScheduleStore, TickRecord
 
 if TYPE_CHECKING:
     from api.app.starter import RunStarter
@@ -63,6 +65,8 @@ class ScheduleBook:
         webhook_private_hosts: hosts the deployment lets webhooks reach on private
             addresses (``AGENTBUS_WEBHOOK_PRIVATE_HOSTS``).
         clock: Unix seconds (tests pass a fake).
+        audit: where an admin's reads of other users' schedules are recorded (None: no
+            audit log; such a read is refused).
     """
 
     def __init__(
@@ -73,12 +77,14 @@ class ScheduleBook:
         max_question_chars: int,
         webhook_private_hosts: frozenset[str] = frozenset(),
         clock: Callable[[], float] = time.time,
+        audit: AuditStore | None = None,
     ) -> None:
         self.store = store
         self._starter = starter
         self._max_chars = max_question_chars
         self._private = webhook_private_hosts
         self._clock = clock
+        self._audit = audit
 
     async def add(
         self, who: Principal, new: NewSchedule, *, bind_key: bool = True
@@ -156,17 +162,27 @@ class ScheduleBook:
         return check_webhook(effective, WebhookRequest(new.webhook_url), self._private).url
 
     async def list(self, who: Principal, limit: int = 100) -> builtins.list[ScheduleRecord]:
-        """The caller's schedules; an admin's, the tenant's."""
-        return await self.store.list(who.scope, limit)
+        """The caller's schedules; an admin's, the tenant's (audited)."""
+        found = await self.store.list(who.scope, limit)
+        others = [s.id for s in found if s.subject != who.subject]
+        await audit_read(
+            self._audit, who, what="list_schedules", owners=(s.subject for s in found), ids=others
+        )
+        return found
 
     async def get(
         self, who: Principal, schedule_id: str, ticks: int = 20
     ) -> tuple[ScheduleRecord, builtins.list[TickRecord]]:
-        """One schedule the caller sees, with its latest ticks (``ScheduleNotFound``)."""
+        """One schedule the caller sees, with its latest ticks (``ScheduleNotFound``); an
+        admin's read of another user's is audited."""
         found = await self.store.get(who.scope, schedule_id)
         if found is None:
             raise ScheduleNotFound(f"no schedule {schedule_id[:80]!r}")
-        return found, await self.store.ticks(who.scope, schedule_id, ticks)
+        recent = await self.store.ticks(who.scope, schedule_id, ticks)
+        await audit_read(
+            self._audit, who, what="read_schedule", owners=[found.subject], target=schedule_id
+        )
+        return found, recent
 
     async def pause(self, who: Principal, schedule_id: str, paused: bool) -> ScheduleRecord:
         """Pause or resume one of the caller's schedules. A resumed schedule's next tick is
@@ -194,3 +210,34 @@ class ScheduleBook:
         if found.subject != who.subject:
             raise NotOwner(f"schedule {schedule_id[:80]!r} belongs to another user")
         return found
+
+
+def view_of(record: ScheduleRecord) -> ScheduledQuestion:
+    """A stored schedule as the API shows it."""
+    return ScheduledQuestion(
+        id=record.id,
+        tenant_id=record.tenant_id,
+        subject=record.subject,
+        cron=record.cron,
+        timezone=record.timezone,
+        question=record.question,
+        settings=record.settings,
+        webhook_url=record.webhook_url,
+        missed="run_once" if record.missed == "run_once" else "skip",
+        conversation_id=record.conversation_id,
+        paused=record.paused,
+        next_run_at=datetime.fromtimestamp(record.next_run_at, UTC),
+        created_at=record.created_at,
+    )
+
+
+def tick_of(record: TickRecord) -> ScheduledTick:
+    """A schedule's tick as the API shows it."""
+    return ScheduledTick.model_validate(
+        {
+            "tick_at": datetime.fromtimestamp(record.tick_at, UTC),
+            "run_id": record.run_id,
+            "state": record.state.value,
+            "error": record.error,
+        }
+    )

@@ -9,7 +9,10 @@ documents read like a tenant's teams (version 0) and cannot be replaced or delet
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
+
+from pydantic import BaseModel
 
 from agents.errors import TeamInvalid
 from agents.teams import draw
@@ -162,4 +165,43 @@ def _shipped(tenant_id: str, name: str) -> TeamRecord:
         document=document,
         created_at=utcnow(),
         created_by=SHIPPED_BY,
+    )
+
+
+class TeamView(BaseModel):
+    """One version of a team."""
+
+    name: str
+    version: int
+    created_at: datetime
+    created_by: str
+    document: dict[str, Any]
+
+
+class TeamSummary(BaseModel):
+    """A team as listed: its latest version and what it declares."""
+
+    name: str
+    version: int
+    description: str
+    agents: list[str]
+    created_at: datetime
+    created_by: str
+
+
+def view_of(record: TeamRecord) -> TeamView:
+    """A stored version of a team as the API shows it."""
+    return TeamView.model_validate(record, from_attributes=True)
+
+
+def summary_of(record: TeamRecord) -> TeamSummary:
+    """A team as listed: its version and what its document declares."""
+    doc = TeamDocument.model_validate(record.document)
+    return TeamSummary(
+        name=record.name,
+        version=record.version,
+        description=doc.description,
+        agents=[a.name for a in doc.agents],
+        created_at=record.created_at,
+        created_by=record.created_by,
     )

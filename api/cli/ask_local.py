@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from redis.asyncio import Redis
 from rich.console import Console
 
+from agentbus_contracts.questions import QuestionSettings
 from agents import gates
 from api.app.ask import Ask, Started
 from api.app.auth import Principal
@@ -23,7 +24,6 @@ from api.compose.connection import connect
 from api.compose.settings import AppSettings
 from api.compose.starter import make_starter
 from bus.publish import read_events, request_cancel
-from bus.run_state import QuestionSettings
 from bus.store import KeyRole, Scope, open_store
 
 

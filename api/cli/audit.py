@@ -108,8 +108,8 @@ async def list_rows(
     Reads the store directly (it needs the database's credentials, like `audit verify`);
     API clients use GET /api/v1/audit, which shows a user only their own rows.
     """
+    from agentbus_contracts.ids import RUN_ID_PATTERN
     from api.compose.errors import ConfigError
-    from bus.commands import RUN_ID_PATTERN
     from bus.store import Scope, open_store
     from gateway.redact import redact
 

@@ -19,8 +19,8 @@ from api.compose.settings import AppSettings
 
 if TYPE_CHECKING:
     from api.compose.graph import ExtractorChoice
+from agentbus_contracts.events import parse_event
 from bus import keys, wire
-from bus.events import parse_event
 from bus.runtime.groups import group_stats
 from retrieval.errors import RetrievalError
 from retrieval.ingest import PreparedDocument, prepare

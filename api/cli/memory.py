@@ -16,9 +16,9 @@ from api.cli.common import cli_groups, run_async, settings
 from api.cli.lazy_coercion import Group
 
 if TYPE_CHECKING:
+    from agentbus_contracts import Memory
     from api.app.auth import Principal
     from api.app.memories import MemoryBook
-    from bus.store import MemoryRecord
 
 app = typer.Typer(
     cls=Group,
@@ -46,13 +46,13 @@ async def _book() -> AsyncGenerator[tuple[MemoryBook, Principal]]:
             sys.exit(2)
 
 
-def _line(m: MemoryRecord) -> str:
+def _line(m: Memory) -> str:
     edited = " (edited)" if m.edited else ""
     return f"{m.id}  {m.topic}: {m.text}{edited}"
 
 
-def _doc(m: MemoryRecord) -> str:
-    return json.dumps(m.model_dump(mode="json", exclude={"tenant_id", "subject"}))
+def _doc(m: Memory) -> str:
+    return json.dumps(m.model_dump(mode="json"))  # as GET /api/v1/memories lists it
 
 
 @app.command("list")

@@ -19,7 +19,7 @@ import json
 
 from rich.console import Console
 
-from bus.events import Citation, ClientEvent, Done
+from agentbus_contracts.events import Citation, ClientEvent, Done
 
 
 class LiveRenderer:

@@ -80,8 +80,8 @@ async def add(
     as_json: Annotated[bool, typer.Option("--json", help="Print the schedule as JSON.")] = False,
 ) -> None:
     """Add a schedule; print its id (its runs land in its own conversation)."""
+    from agentbus_contracts.questions import QuestionSettings
     from api.app.schedules import NewSchedule
-    from bus.run_state import QuestionSettings
 
     if missed not in ("skip", "run_once"):
         typer.echo("error [invalid_request]: --missed is skip or run_once", err=True)

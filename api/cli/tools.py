@@ -11,7 +11,7 @@ from api.cli.common import cli_groups, run_async, settings
 from api.cli.lazy_coercion import Group
 
 if TYPE_CHECKING:
-    from bus.events import ToolResult
+    from agentbus_contracts.events import ToolResult
 
 app = typer.Typer(cls=Group, help="Gateway tools: list them, call one.", no_args_is_help=True)
 #: Who the gateway (and its audit log) sees calling.

@@ -15,16 +15,20 @@ from redis.asyncio import Redis
 from agents.gates import AllowAlways
 from api import signing
 from api.app.access import RunAccess
+from api.app.audit_reads import AuditReads
 from api.app.conversations import Conversations
 from api.app.doc_search import SEARCH_WAIT_S, DocSearch
 from api.app.documents import Documents
 from api.app.gate_actions import Gates
 from api.app.joins import Joins
+from api.app.keys import KeyBook
 from api.app.memories import MemoryBook
 from api.app.readiness import Readiness
 from api.app.run_follow import RunFollower
 from api.app.sessions import SessionAuthenticator
+from api.app.tenant_settings import SettingsBook
 from api.app.usage import Usage
+from api.app.webhook_secrets import WebhookSecrets
 from api.compose.erasure import erasure_of
 from api.compose.resumes import BusResumes
 from api.compose.schedules import schedule_book, scheduler_of
@@ -65,6 +69,13 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
     # Every process caching a tenant's policy reads this version before using it.
     stores.tenant_settings.on_change(functools.partial(tenant_versions.bump, redis))
     sessions = RedisSessionStore(redis)
+    auth = SessionAuthenticator(
+        stores.keys,
+        sessions,
+        cache_s=settings.api_key_cache_s,
+        signing_master=master,
+        version=functools.partial(tenant_versions.current, redis),
+    )
     relay = Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms)
     resumes = (
         None
@@ -84,7 +95,6 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
             store=functools.partial(stores.runs.get, Scope.user("-", "-"), "-"),
         ),
         prepare_streams=functools.partial(ensure_role_groups, redis, bus.shards),
-        runs=stores.runs,
         conversations=stores.conversations,
         conversation_book=Conversations(
             store=stores.conversations,
@@ -92,14 +102,13 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
             turns=starter.turns,
             audit=stores.audit,
         ),
-        keys=stores.keys,
-        tenant_settings=stores.tenant_settings,
-        auth=SessionAuthenticator(
+        tenant_settings=SettingsBook(stores.tenant_settings, defaults),
+        auth=auth,
+        keys=KeyBook(
             stores.keys,
-            sessions,
-            cache_s=settings.api_key_cache_s,
+            forget=auth.forget,
+            erased_lately=functools.partial(Fence(erasure_key(master)).holds, redis, shard=0),
             signing_master=master,
-            version=functools.partial(tenant_versions.current, redis),
         ),
         starter=starter,
         relay=relay,
@@ -115,14 +124,16 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
         gates=Gates(resumes=resumes, checkpoints=stores.checkpoints, audit=stores.audit),
         doc_search=DocSearch(over_the_bus(RemoteSearch(redis, bus), SEARCH_WAIT_S)),
         sessions=sessions,
-        audit=stores.audit,
+        audit_reads=AuditReads(stores.audit, stores.conversations),
         signing_master=master,
         documents=Documents(
             catalogue=stores.documents,
             jobs=RedisIngestJobs(redis, bus),
             uploads=RetrievalUploads(app_settings.retrieval, bus.max_message_bytes),
         ),
-        webhook_secrets=stores.webhook_secrets,
+        webhook_secrets=(
+            None if stores.webhook_secrets is None else WebhookSecrets(stores.webhook_secrets)
+        ),
         webhooks=schedule_for(redis, app_settings.gateway, bus),
         push_configs=(
             PushConfigs(redis, ttl_s=bus.run_ttl_s) if settings.a2a_push_notifications else None
@@ -130,7 +141,6 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
         schedules=schedule_book(app_settings, stores, starter),
         scheduler=scheduler_of(app_settings, stores, starter),
         erasure=erasure_of(app_settings, stores, redis),
-        erased_lately=functools.partial(Fence(erasure_key(master)).holds, redis, shard=0),
         memories=None if stores.memories is None else MemoryBook(stores.memories),
         teams=team_book(app_settings, stores),
         server_tools=server_tool_names(app_settings.gateway),

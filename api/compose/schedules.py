@@ -26,6 +26,7 @@ def schedule_book(
         starter,
         max_question_chars=settings.api.api_max_question_chars,
         webhook_private_hosts=private_hosts(settings.gateway.webhook_private_hosts),
+        audit=stores.audit,
     )
 
 

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import UTC, datetime
+from typing import Protocol
 
 from a2a.types import a2a_pb2 as a2a
-from pydantic import ValidationError
+from pydantic import AwareDatetime, BaseModel, Field, ValidationError
 
 from api.http.a2a_rpc import INVALID_PARAMS, RpcError, parse_params
 from api.http.a2a_tasks import STATES
-from bus.events import RunStatus
 from bus.json_values import is_object
-from bus.store import RunCursor, RunQuery, RunRecord
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100
@@ -31,9 +31,11 @@ MAX_PAGE_SIZE = 100
 class TaskListing:
     """A checked ``ListTasks`` request: what to find, how much, and how to show each task."""
 
-    query: RunQuery
+    conversation_id: str | None
+    statuses: frozenset[str] | None
+    updated_since: datetime | None
     page_size: int
-    after: RunCursor | None
+    after: tuple[datetime, str] | None
     history_length: int | None
     include_artifacts: bool
 
@@ -58,27 +60,48 @@ def listing_of(params: object) -> TaskListing:
     history = given.history_length if given.HasField("history_length") else None
     if history is not None and history < 0:
         raise RpcError(INVALID_PARAMS, f"historyLength: 0 or more, got {history}")
-    query = RunQuery(
-        conversation_id=given.context_id or None,
-        statuses=_statuses(given.status),
-        updated_since=(
-            given.status_timestamp_after.ToDatetime(UTC)
-            if given.HasField("status_timestamp_after")
-            else None
-        ),
+    since = (
+        given.status_timestamp_after.ToDatetime(UTC)
+        if given.HasField("status_timestamp_after")
+        else None
     )
     after = read_token(given.page_token) if given.page_token else None
-    return TaskListing(query, page_size, after, history, given.include_artifacts)
+    return TaskListing(
+        given.context_id or None,
+        _statuses(given.status),
+        since,
+        page_size,
+        after,
+        history,
+        given.include_artifacts,
+    )
 
 
-def _statuses(state: a2a.TaskState) -> frozenset[RunStatus] | None:
+def _statuses(state: a2a.TaskState) -> frozenset[str] | None:
     if state == a2a.TASK_STATE_UNSPECIFIED:
         return None
     # A state no run is ever in (auth-required) matches nothing, which is the right answer.
-    return frozenset(RunStatus(status) for status, s in STATES.items() if s == state)
+    return frozenset(status for status, s in STATES.items() if s == state)
 
 
-def next_token(page: list[RunRecord], more: bool) -> str:
+class _Updated(Protocol):
+    """What a page token is made from: a listed run's id and update time."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def updated_at(self) -> datetime: ...
+
+
+class _Cursor(BaseModel):
+    """A page token's content: the last task's update time and id."""
+
+    updated_at: AwareDatetime
+    run_id: str = Field(min_length=1, max_length=64)
+
+
+def next_token(page: Sequence[_Updated], more: bool) -> str:
     """The token of the page after ``page`` ("" when nothing follows it)."""
     if not more or not page:
         return ""
@@ -87,11 +110,13 @@ def next_token(page: list[RunRecord], more: bool) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def read_token(token: str) -> RunCursor:
-    """The cursor a page token holds, or -32602 for a token this server did not give."""
+def read_token(token: str) -> tuple[datetime, str]:
+    """Where the page a token follows ended (update time, run id), or -32602 for a token
+    this server did not give."""
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
         at, _, run_id = raw.partition("|")
-        return RunCursor.model_validate({"updated_at": at, "run_id": run_id})
+        cursor = _Cursor.model_validate({"updated_at": at, "run_id": run_id})
+        return cursor.updated_at, cursor.run_id
     except (binascii.Error, UnicodeDecodeError, ValidationError) as e:
         raise RpcError(INVALID_PARAMS, "pageToken: not a token this server gave") from e

@@ -18,15 +18,14 @@ from google.protobuf import json_format
 from pydantic import ValidationError
 
 from agentbus_contracts.events import ClientEvent
+from agentbus_contracts.ids import RUN_ID_PATTERN, TEAM_NAME_PATTERN
+from agentbus_contracts.questions import Multitask, QuestionSettings
 from api.app import metrics
 from api.app.ask import Ask
 from api.http.a2a_follow import past_events
 from api.http.a2a_rpc import INVALID_PARAMS, UNSUPPORTED_OPERATION, RpcError
 from api.http.a2a_tasks import SKILLS
-from bus.commands import RUN_ID_PATTERN
 from bus.json_values import is_object
-from bus.run_state import Multitask, QuestionSettings
-from bus.team_run import TEAM_NAME_PATTERN
 
 #: A skill that runs a team of the caller's tenant: ``team:NAME``.
 TEAM_SKILL_PREFIX = "team:"

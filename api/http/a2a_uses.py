@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from api.app.run_follow import RunFollower
     from api.app.starter import RunStarter
     from api.http.use_cases import UseCases
-    from bus.store import RunStore
     from gateway.webhooks.push_configs import PushConfigs
 
 
@@ -28,7 +27,6 @@ class A2aUses:
         follower: follows a task's events, and reads those so far.
         gates: resumes paused tasks (a decision sent as a message).
         cancel: asks a run to stop (``CancelTask``).
-        runs: the run store (``ListTasks``, a cancelled task's state).
         push_configs: the tasks' push notification configs (None: A2A offers no push).
     """
 
@@ -38,7 +36,6 @@ class A2aUses:
     follower: RunFollower
     gates: Gates
     cancel: CancelRun
-    runs: RunStore
     push_configs: PushConfigs | None
 
     @classmethod
@@ -51,6 +48,5 @@ class A2aUses:
             follower=deps.follower,
             gates=deps.gates,
             cancel=deps.cancel,
-            runs=deps.runs,
             push_configs=deps.push_configs,
         )

@@ -24,7 +24,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.app import metrics, post_stages
-from api.app.errors import ApiError, BodyTooLarge, InvalidRequest, NotFound, Unavailable
+from api.app.errors import (
+    BACKEND_FAILURES,
+    ApiError,
+    BodyTooLarge,
+    InvalidRequest,
+    NotFound,
+    Unavailable,
+)
 from api.http.asyncapi import build_asyncapi
 from api.http.error_kinds import headers_of, status_of
 from api.http.mcp_uses import McpUses
@@ -57,7 +64,6 @@ from api.http.routes import (
     ws,
 )
 from api.http.use_cases import UseCases
-from bus.errors import StoreError
 
 log = structlog.get_logger("api")
 
@@ -173,10 +179,12 @@ def _install_error_handlers(app: FastAPI) -> None:
         error.code = f"http_{exc.status_code}"
         return _error_response(error, exc.status_code)
 
-    @app.exception_handler(StoreError)
-    async def store_down(_request: Request, exc: StoreError) -> JSONResponse:
+    async def store_down(_request: Request, exc: Exception) -> JSONResponse:
         log.error("store failed", error=str(exc))
         return _error_response(Unavailable("the state store failed"))
+
+    for failure in BACKEND_FAILURES:
+        app.add_exception_handler(failure, store_down)
 
     @app.exception_handler(RedisError)
     async def redis_down(_request: Request, exc: RedisError) -> JSONResponse:

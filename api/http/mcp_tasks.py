@@ -33,16 +33,15 @@ from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentbus_contracts.events import ApprovalRequest, Done
+from agentbus_contracts.ids import RUN_ID_PATTERN, TEAM_NAME_PATTERN
+from agentbus_contracts.questions import Multitask, QuestionSettings
 from api.app import metrics
 from api.app.access import RunRef
 from api.app.ask import Ask
 from api.app.auth import Principal
 from api.app.errors import ApiError, NotOwner, RunNotFound
 from api.http.mcp_tools import PRINCIPAL_STATE, RunProgress, finished, gate_message, refusal
-from bus.commands import RUN_ID_PATTERN
 from bus.json_values import is_array, is_object
-from bus.run_state import Multitask, QuestionSettings
-from bus.team_run import TEAM_NAME_PATTERN
 
 if TYPE_CHECKING:
     from api.http.mcp_uses import McpUses
@@ -143,7 +142,7 @@ class RunTasks(ServerMiddleware[Any]):
             ) from e
 
     async def _paused(self, who: Principal, run_id: str) -> bool:
-        record = await self._deps.runs.get(who.scope, run_id)
+        record = await self._deps.access.stored(who, run_id)
         return record is not None and record.status.value == "suspended"
 
     async def _result(self, who: Principal, ref: RunRef) -> HandlerResult:

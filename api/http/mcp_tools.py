@@ -38,6 +38,8 @@ from agentbus_contracts.events import (
     Done,
     ErrorEvent,
 )
+from agentbus_contracts.ids import RUN_ID_PATTERN, TEAM_NAME_PATTERN
+from agentbus_contracts.questions import Multitask, QuestionSettings
 from api.app import metrics
 from api.app.ask import Ask
 from api.app.auth import Principal
@@ -45,9 +47,6 @@ from api.app.doc_search import MAX_QUERY_CHARS, MAX_TOP_K
 from api.app.errors import ApiError
 from api.http.a2a_tasks import pause_note
 from api.http.openai_dialect import AnswerStream
-from bus.commands import RUN_ID_PATTERN
-from bus.run_state import Multitask, QuestionSettings
-from bus.team_run import TEAM_NAME_PATTERN
 
 if TYPE_CHECKING:
     from api.http.mcp_uses import McpUses

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from api.app.starter import RunStarter
     from api.http.use_cases import UseCases
     from api.settings import ApiSettings
-    from bus.store import RunStore
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,7 +29,6 @@ class McpUses:
         follower: follows a run's events, and reads those so far.
         gates: resumes paused runs (``decide``).
         cancel: asks a run to stop (``tasks/cancel``, a cancelled tool call).
-        runs: the run store (a task's state).
         doc_search: searches the caller's documents (``search_docs``).
         run_ttl_s: how long a run's keys live (a task's ``ttl``).
     """
@@ -42,7 +40,6 @@ class McpUses:
     follower: RunFollower
     gates: Gates
     cancel: CancelRun
-    runs: RunStore
     doc_search: DocSearch
     run_ttl_s: int
 
@@ -57,7 +54,6 @@ class McpUses:
             follower=deps.follower,
             gates=deps.gates,
             cancel=deps.cancel,
-            runs=deps.runs,
             doc_search=deps.doc_search,
             run_ttl_s=deps.bus.run_ttl_s,
         )

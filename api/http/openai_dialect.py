@@ -20,9 +20,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentbus_contracts.events import ApprovalRequest, ClientEvent, Done
+from agentbus_contracts.questions import QuestionSettings
 from api.app.errors import ApiError
 from api.http.error_kinds import headers_of, status_of
-from bus.run_state import QuestionSettings
 
 MODELS: dict[str, QuestionSettings] = {
     "agentbus": QuestionSettings(mode="single"),

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from pydantic import ValidationError
 
-from bus.commands import TraceContext
+from agentbus_contracts.questions import TraceContext
 
 
 def caller_trace(headers: Mapping[str, str]) -> TraceContext | None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from api.app.access import RunAccess
+    from api.app.audit_reads import AuditReads
     from api.app.auth import Authenticator
     from api.app.conversations import Conversations
     from api.app.doc_search import DocSearch
@@ -14,10 +15,10 @@ if TYPE_CHECKING:
     from api.app.erasure import Erasure
     from api.app.gate_actions import Gates
     from api.app.joins import Joins
+    from api.app.keys import KeyBook
     from api.app.memories import MemoryBook
     from api.app.ports import (
         CancelRun,
-        ErasedLately,
         Prepare,
         RunEvents,
         SessionStore,
@@ -29,17 +30,12 @@ if TYPE_CHECKING:
     from api.app.schedules import ScheduleBook
     from api.app.starter import RunStarter
     from api.app.teams import TeamBook
+    from api.app.tenant_settings import SettingsBook
     from api.app.usage import Usage
+    from api.app.webhook_secrets import WebhookSecrets
     from api.settings import ApiSettings
     from bus.settings import BusSettings
-    from bus.store import (
-        ApiKeyStore,
-        AuditStore,
-        ConversationStore,
-        RunStore,
-        TenantSettingsStore,
-        WebhookSecretStore,
-    )
+    from bus.store import ConversationStore
     from gateway.webhooks.push_configs import PushConfigs
     from gateway.webhooks.schedule import Schedule
 
@@ -49,9 +45,8 @@ class UseCases:
     """The use cases the composition root built for the HTTP edge, each with the few
     services it uses (no module globals). A route takes the ones it calls, one FastAPI
     dependency each (``routes.common.use_case``); the MCP and A2A servers pick theirs
-    (``McpUses``, ``A2aUses``). Some routes still read a store themselves (the runs,
-    conversations, keys, tenant settings, audit log, webhook secrets): a debt the
-    transports' import-linter contract lists.
+    (``McpUses``, ``A2aUses``). The OpenAI dialect still reads and seeds conversations on
+    their store itself: a debt the transports' import-linter contract lists.
 
     Attributes:
         settings: the API's settings.
@@ -59,11 +54,11 @@ class UseCases:
         defaults: the deployment's run settings, before any tenant preference.
         readiness: whether the broker and the state store answer.
         prepare_streams: creates every role's consumer group before the first run starts.
-        runs: the run store.
         conversations: the conversation store.
         conversation_book: the conversations' use cases (``/api/v1/conversations``).
-        keys: the API key store.
-        tenant_settings: the tenants' preferences.
+        keys: the tenants' API keys, as their admins manage them (``/keys``).
+        tenant_settings: the tenants' settings, read and written (``/settings``,
+            ``/agents/config``).
         auth: turns API keys into principals.
         starter: admits and publishes runs.
         relay: the process's shared reader of run event streams (the run feed).
@@ -75,16 +70,15 @@ class UseCases:
         gates: resumes paused runs.
         doc_search: searches the caller's documents outside a run (the MCP server's tool).
         sessions: the web page's login tokens and sessions.
-        audit: the audit log (admins' reads of other users' data; the web page's Activity).
+        audit_reads: the audit log as the API reads it (``/audit``, the web page's Activity).
         signing_master: what keys' signing secrets derive from (``api.signing``).
         documents: the uploaded documents' use cases (the web page's Documents panel).
-        webhook_secrets: the tenants' webhook signing secrets.
+        webhook_secrets: the tenants' webhook signing secrets (read, rotated).
         webhooks: the webhook delivery schedule (``GET /runs/{id}/deliveries`` reads it).
         push_configs: A2A tasks' push notification configs (None: A2A offers no push).
         schedules: the scheduled questions' use cases (``/api/v1/schedules``).
         scheduler: starts the scheduled questions' runs (every replica runs it).
         erasure: erases a user's data (``DELETE /api/v1/users/{subject}``, ``/api/v1/me``).
-        erased_lately: whether the erasure fence holds a user: no key is made for them.
         memories: the users' long-term memories' use cases (``/api/v1/memories``).
         teams: the tenants' teams' use cases (``/api/v1/teams``).
         server_tools: the names of the gateway's own tools (built-ins, document search,
@@ -97,11 +91,10 @@ class UseCases:
     readiness: Readiness
     prepare_streams: Prepare
     documents: Documents
-    runs: RunStore
     conversations: ConversationStore
     conversation_book: Conversations
-    keys: ApiKeyStore
-    tenant_settings: TenantSettingsStore
+    keys: KeyBook
+    tenant_settings: SettingsBook
     auth: Authenticator
     starter: RunStarter
     relay: RunEvents
@@ -113,15 +106,14 @@ class UseCases:
     gates: Gates
     doc_search: DocSearch
     sessions: SessionStore
-    audit: AuditStore | None = None
+    audit_reads: AuditReads
     signing_master: bytes | None = None
-    webhook_secrets: WebhookSecretStore | None = None
+    webhook_secrets: WebhookSecrets | None = None
     webhooks: Schedule | None = None
     push_configs: PushConfigs | None = None
     schedules: ScheduleBook | None = None
     scheduler: Scheduler | None = None
     erasure: Erasure | None = None
-    erased_lately: ErasedLately | None = None
     memories: MemoryBook | None = None
     teams: TeamBook | None = None
     server_tools: frozenset[str] = frozenset()

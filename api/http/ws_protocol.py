@@ -33,9 +33,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from bus.commands import RUN_ID_PATTERN, TraceContext
-from bus.run_state import QuestionSettings
-from bus.store import MAX_MESSAGE_ID
+from agentbus_contracts.ids import MAX_MESSAGE_ID, RUN_ID_PATTERN
+from agentbus_contracts.questions import QuestionSettings, TraceContext
 
 EVENT_ID_PATTERN = r"^\d{1,20}-\d{1,20}$"
 AUTH_TIMEOUT_S = 10.0

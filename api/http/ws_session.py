@@ -19,17 +19,22 @@ from pydantic import ValidationError
 from redis.exceptions import RedisError
 from starlette.websockets import WebSocket, WebSocketState
 
+from agentbus_contracts.ids import new_run_id
 from api.app import metrics
 from api.app.access import RunAccess, RunRef
 from api.app.ask import Ask
 from api.app.auth import Principal, bearer_token
-from api.app.errors import ApiError, InvalidRequest, Unauthorized, Unavailable
+from api.app.errors import (
+    BACKEND_FAILURES,
+    ApiError,
+    InvalidRequest,
+    Unauthorized,
+    Unavailable,
+)
 from api.app.feed import Frame, Outbox, RunFeed
 from api.app.webhook_requests import webhook_of
 from api.http import ws_protocol as proto
 from api.http.trace_headers import caller_trace
-from bus.commands import new_run_id
-from bus.errors import StoreError
 
 if TYPE_CHECKING:
     from api.app.auth import Authenticator
@@ -187,7 +192,7 @@ class WsSession:
         except ApiError as e:
             metrics.REJECTED.labels(e.code).inc()
             self.outbox.put_control(_control(self._error_doc(e, request_id)))
-        except (StoreError, RedisError) as e:
+        except (*BACKEND_FAILURES, RedisError) as e:
             # The connection outlives a backend hiccup; the client may retry the frame.
             log.error("backend failed during a websocket request", error=str(e))
             error = Unavailable("Redis or the state store failed")

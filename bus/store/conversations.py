@@ -10,6 +10,8 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 from sqlalchemy import Connection, Select, delete, literal, select, update
 from sqlalchemy.orm import aliased
 
+# The largest message id is checked on the request side too: declared with the wire models.
+from agentbus_contracts.ids import MAX_MESSAGE_ID as MAX_MESSAGE_ID
 from bus.errors import StoreError
 from bus.store.repository import (
     Repository,
@@ -21,9 +23,6 @@ from bus.store.scope import Scope, apply_scope_sync
 from bus.store.tables import ConversationRow, MessageRow
 
 TITLE_MAX_CHARS = 120
-#: The largest message id the id column holds (a 64-bit integer on SQLite and Postgres): a
-#: larger one names no message, and the database would refuse to compare with it.
-MAX_MESSAGE_ID = 2**63 - 1
 
 
 class ConversationNotFound(StoreError):

@@ -71,7 +71,6 @@ from api.http.a2a_uses import A2aUses
 from api.http.error_kinds import status_of
 from api.http.responses import errors
 from api.http.routes.common import deps_of
-from bus.store import Scope
 
 router = APIRouter(tags=["a2a"])
 _METHODS = {
@@ -300,9 +299,13 @@ async def _get(deps: A2aUses, who: Principal, params: object) -> dict[str, Any]:
 async def _list(deps: A2aUses, who: Principal, params: object) -> dict[str, Any]:
     """``ListTasks``: the caller's own tasks, most recently updated first, by pages."""
     listing = listing_of(params)
-    own = Scope.user(who.tenant_id, who.subject)
-    found, total = await deps.runs.find(
-        own, listing.query, limit=listing.page_size + 1, after=listing.after
+    found, total = await deps.access.find_own(
+        who,
+        conversation_id=listing.conversation_id,
+        statuses=listing.statuses,
+        updated_since=listing.updated_since,
+        limit=listing.page_size + 1,
+        after=listing.after,
     )
     page = found[: listing.page_size]
     tasks = [
@@ -333,7 +336,7 @@ async def _cancel(deps: A2aUses, who: Principal, params: object) -> dict[str, An
     loop = asyncio.get_running_loop()
     until = loop.time() + _CANCEL_WAIT_S
     while loop.time() < until:
-        record = await deps.runs.get(who.scope, task_id)
+        record = await deps.access.stored(who, task_id)
         if record is not None and record.is_terminal:
             return _answer(task_of(describe(task_id, record), updated_at=record.updated_at))
         await asyncio.sleep(0.1)

@@ -37,6 +37,7 @@ from fastapi.responses import Response, StreamingResponse
 from pydantic import ValidationError
 
 from agentbus_contracts.events import ApprovalRequest, ClientEvent, Done
+from agentbus_contracts.questions import QuestionSettings
 from api.app import metrics
 from api.app.ask import Ask
 from api.app.auth import Principal, bearer_token
@@ -50,7 +51,6 @@ from api.http.error_kinds import status_of
 from api.http.responses import CALLER, GATES, STARTING, sse_errors
 from api.http.routes.common import Auth, Starter, use_case
 from bus.json_values import is_object
-from bus.run_state import QuestionSettings
 
 router = APIRouter(prefix="/api/v1", tags=["ag-ui"])
 _ENCODER = EventEncoder()

@@ -11,7 +11,6 @@ from api.app.errors import InvalidRequest
 from api.app.preferences import Preferences, user_may_choose
 from api.http.responses import ADMIN, errors
 from api.http.routes.common import Admin, Caller, Defaults, Starter, TenantSettings
-from bus.store import TenantSettingsStore
 
 router = APIRouter(prefix="/api/v1", tags=["agents"])
 
@@ -38,15 +37,10 @@ class AgentsConfig(BaseModel):
     researcher_tools: list[str] | None = None
 
 
-async def _prefs(store: TenantSettingsStore, tenant_id: str) -> dict[str, Any]:
-    record = await store.get(tenant_id)
-    return dict(record.settings) if record else {}
-
-
 @router.get("/agents/config")
 async def get_config(tenant_settings: TenantSettings, caller: Caller) -> dict[str, Any]:
     """The roster with each agent's default prompt and the tenant's saved override."""
-    saved = await _prefs(tenant_settings, caller.tenant_id)
+    saved = await tenant_settings.saved(caller.tenant_id)
     overrides: dict[str, str] = saved.get("agent_prompts") or {}
     models: dict[str, str] = saved.get("agent_models") or {}
     return {
@@ -82,7 +76,7 @@ async def put_config(
             hint=f"agents are: {', '.join(prompts.DEFAULTS)}",
             field="agents",
         )
-    prefs = await _prefs(tenant_settings, admin.tenant_id)
+    prefs = await tenant_settings.saved(admin.tenant_id)
     prompts_now: dict[str, str] = dict(prefs.get("agent_prompts") or {})
     models_now: dict[str, str] = dict(prefs.get("agent_models") or {})
     for agent in body.agents:  # only the fields each entry names change
@@ -96,7 +90,7 @@ async def put_config(
     if "researcher_tools" in body.model_fields_set:
         prefs["researcher_tools"] = body.researcher_tools
     Preferences.model_validate(prefs)  # what the starter will read back must stay valid
-    await tenant_settings.put(admin.tenant_id, prefs, updated_by=admin.subject)
+    await tenant_settings.save(admin, prefs)
     starter.forget(admin.tenant_id)  # runs started from now on use it
     return await get_config(tenant_settings, admin)
 

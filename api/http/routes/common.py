@@ -10,18 +10,13 @@ from starlette.requests import HTTPConnection
 
 from api.app import post_stages
 from api.app.access import RunAccess
+from api.app.audit_reads import AuditReads
 from api.app.auth import Authenticator, Principal
 from api.app.ports import CancelRun
 from api.app.preferences import Effective
 from api.app.starter import RunStarter
+from api.app.tenant_settings import SettingsBook
 from api.http.use_cases import UseCases
-from bus.store import (
-    ApiKeyStore,
-    AuditStore,
-    ConversationStore,
-    RunStore,
-    TenantSettingsStore,
-)
 
 # Declares the scheme for /docs ("Authorize"); auto_error off so a missing key gets our
 # own 401 body instead of FastAPI's.
@@ -81,13 +76,7 @@ Access = Annotated[RunAccess, Depends(use_case(lambda deps: deps.access))]
 Starter = Annotated[RunStarter, Depends(use_case(lambda deps: deps.starter))]
 Cancel = Annotated[CancelRun, Depends(use_case(lambda deps: deps.cancel))]
 Defaults = Annotated[Effective, Depends(use_case(lambda deps: deps.defaults))]
+AuditLog = Annotated[AuditReads, Depends(use_case(lambda deps: deps.audit_reads))]
 
-# Debt: stores some routes still read themselves, where a use case of api.app should answer
-# (the transports' import-linter contract lists these routes' bus.store imports too).
-Audit = Annotated[AuditStore | None, Depends(use_case(lambda deps: deps.audit))]
-Runs = Annotated[RunStore, Depends(use_case(lambda deps: deps.runs))]
-Conversations = Annotated[ConversationStore, Depends(use_case(lambda deps: deps.conversations))]
-Keys = Annotated[ApiKeyStore, Depends(use_case(lambda deps: deps.keys))]
-TenantSettings = Annotated[
-    TenantSettingsStore, Depends(use_case(lambda deps: deps.tenant_settings))
-]
+#: The tenants' settings (``/settings``, ``/agents/config``).
+TenantSettings = Annotated[SettingsBook, Depends(use_case(lambda deps: deps.tenant_settings))]

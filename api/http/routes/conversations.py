@@ -11,11 +11,11 @@ from fastapi import APIRouter, Depends, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentbus_contracts import Conversation, ConversationDetail, ConversationList
+from agentbus_contracts.ids import MAX_MESSAGE_ID
 from api.app.conversations import Conversations
 from api.app.errors import ConversationNotFound, NotOwner
 from api.http.responses import errors
 from api.http.routes.common import Caller, use_case
-from bus.store import MAX_MESSAGE_ID
 
 router = APIRouter(prefix="/api/v1/conversations", tags=["conversations"])
 

@@ -15,7 +15,6 @@ from api.app.errors import MemoryNotFound, Unavailable
 from api.app.memories import MemoryBook
 from api.http.responses import errors
 from api.http.routes.common import Caller, use_case
-from bus.store import MemoryRecord
 
 router = APIRouter(prefix="/api/v1/memories", tags=["memories"])
 
@@ -41,27 +40,13 @@ def _book(memories: MemoryBook | None) -> MemoryBook:
     return memories
 
 
-def _view(record: MemoryRecord) -> Memory:
-    return Memory(
-        id=record.id,
-        topic=record.topic,
-        text=record.text,
-        run_id=record.run_id,
-        conversation_id=record.conversation_id,
-        message_id=record.message_id,
-        said_at=record.said_at,
-        edited=record.edited,
-        updated_at=record.updated_at,
-    )
-
-
 _ONE = errors(MemoryNotFound)
 
 
 @router.get("", response_model=MemoryList)
 async def list_memories(memories: _Memories, caller: Caller) -> MemoryList:
     """The caller's memories, the most recently changed first."""
-    return MemoryList(memories=[_view(m) for m in await _book(memories).list(caller)])
+    return MemoryList(memories=await _book(memories).list(caller))
 
 
 @router.patch("/{memory_id}", response_model=Memory, responses=_ONE)
@@ -69,7 +54,7 @@ async def edit_memory(
     memory_id: MemoryId, body: MemoryEdit, memories: _Memories, caller: Caller
 ) -> Memory:
     """Change the text of one of the caller's memories (its provenance stays)."""
-    return _view(await _book(memories).edit(caller, memory_id, body.text))
+    return await _book(memories).edit(caller, memory_id, body.text)
 
 
 @router.delete("/{memory_id}", status_code=status.HTTP_204_NO_CONTENT, responses=_ONE)

@@ -37,11 +37,13 @@ from pydantic import ValidationError
 from redis.exceptions import RedisError
 
 from agentbus_contracts.events import ApprovalRequest, ClientEvent, Done, RunStarted
+from agentbus_contracts.ids import RUN_ID_PATTERN
+from agentbus_contracts.questions import QuestionSettings
 from api.app import metrics
 from api.app.ask import Ask, Started
 from api.app.auth import Authenticator, Principal, bearer_token
 from api.app.client_tools import client_tools, results_run
-from api.app.errors import ApiError
+from api.app.errors import BACKEND_FAILURES, ApiError
 from api.app.gate_actions import Gates
 from api.app.ports import CancelRun
 from api.app.run_follow import RunFollower
@@ -75,9 +77,6 @@ from api.http.openai_request import (
 )
 from api.http.responses import CALLER, GATES, STARTING, ErrorCase, errors, inline_schema
 from api.http.routes.common import Auth, deps_of
-from bus.commands import RUN_ID_PATTERN
-from bus.errors import StoreError
-from bus.run_state import QuestionSettings
 from bus.store import ConversationNotFound, ConversationStore, MessageRole, Scope
 from bus.transcript import Transcript
 
@@ -160,7 +159,7 @@ async def _answering(work: Any) -> Response:
     except ApiError as e:
         metrics.REJECTED.labels(e.code).inc()
         return OpenAIError.of(e).response()
-    except (StoreError, RedisError) as e:
+    except (*BACKEND_FAILURES, RedisError) as e:
         message = f"Redis or the state store failed: {type(e).__name__}"
         return OpenAIError(503, message, type="server_error", code="unavailable").response()
 

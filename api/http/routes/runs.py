@@ -10,18 +10,16 @@ from fastapi import APIRouter, Header, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentbus_contracts import CancelRequested, Run, RunPage, Started
+from agentbus_contracts.ids import MAX_MESSAGE_ID, RUN_ID_PATTERN
+from agentbus_contracts.questions import QuestionSettings
 from api.app import metrics, post_stages
 from api.app.ask import Ask
 from api.app.errors import NotOwner, RunEnded, RunNotFound
-from api.app.oversight import audit_read
 from api.app.run_view import describe
 from api.app.webhook_requests import webhook_of
 from api.http.responses import STARTING, errors
-from api.http.routes.common import Access, Audit, Caller, Cancel, Runs, Starter
+from api.http.routes.common import Access, Caller, Cancel, Starter
 from api.http.trace_headers import caller_trace
-from bus.commands import RUN_ID_PATTERN
-from bus.run_state import QuestionSettings
-from bus.store import MAX_MESSAGE_ID
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
 
@@ -98,8 +96,7 @@ async def create_run(
 
 @router.get("", response_model=RunPage)
 async def list_runs(
-    runs: Runs,
-    audit: Audit,
+    access: Access,
     caller: Caller,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     before: Annotated[str | None, Query(pattern=RUN_ID_PATTERN)] = None,
@@ -108,13 +105,7 @@ async def list_runs(
 
     Runs appear once intake admitted them.
     """
-    records = await runs.list(caller.scope, limit=limit, before=before)
-    others = [r.id for r in records if r.subject != caller.subject]
-    await audit_read(
-        audit, caller, what="list_runs", owners=(r.subject for r in records), ids=others
-    )
-    views = [describe(r.id, r) for r in records]
-    return RunPage(runs=views, next_before=views[-1].id if len(views) == limit else None)
+    return await access.page(caller, limit=limit, before=before)
 
 
 @router.get("/{run_id}", response_model=Run, responses=errors(RunNotFound))

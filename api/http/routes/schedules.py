@@ -7,7 +7,6 @@ may pause, resume or delete one (403 for the admin). Every tick's run lands in t
 schedule's conversation and, if it has one, on its webhook (`api.app.scheduler`).
 """
 
-from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, Response, status
@@ -17,8 +16,8 @@ from agentbus_contracts import (
     ScheduledQuestion,
     ScheduledQuestionDetail,
     ScheduledQuestionList,
-    ScheduledTick,
 )
+from agentbus_contracts.questions import QuestionSettings
 from api.app.errors import (
     CriticalToolNotApproved,
     ModelNotAllowed,
@@ -28,12 +27,9 @@ from api.app.errors import (
     Unavailable,
     WebhookRefused,
 )
-from api.app.oversight import audit_read
-from api.app.schedules import NewSchedule, ScheduleBook
+from api.app.schedules import NewSchedule, ScheduleBook, tick_of, view_of
 from api.http.responses import errors
 from api.http.routes.common import Caller, use_case
-from bus.run_state import QuestionSettings
-from bus.store import AuditStore, ScheduleRecord, TickRecord
 
 router = APIRouter(prefix="/api/v1/schedules", tags=["schedules"])
 
@@ -66,43 +62,12 @@ class ScheduleCreate(BaseModel):
 
 #: None: this API has no schedules store.
 _Schedules = Annotated[ScheduleBook | None, Depends(use_case(lambda deps: deps.schedules))]
-#: Where an admin's reads of others' schedules are recorded.
-_Audit = Annotated[AuditStore | None, Depends(use_case(lambda deps: deps.audit))]
 
 
 def _book(schedules: ScheduleBook | None) -> ScheduleBook:
     if schedules is None:
         raise Unavailable("this API has no schedules store")
     return schedules
-
-
-def _view(record: ScheduleRecord) -> ScheduledQuestion:
-    return ScheduledQuestion(
-        id=record.id,
-        tenant_id=record.tenant_id,
-        subject=record.subject,
-        cron=record.cron,
-        timezone=record.timezone,
-        question=record.question,
-        settings=record.settings,
-        webhook_url=record.webhook_url,
-        missed="run_once" if record.missed == "run_once" else "skip",
-        conversation_id=record.conversation_id,
-        paused=record.paused,
-        next_run_at=datetime.fromtimestamp(record.next_run_at, UTC),
-        created_at=record.created_at,
-    )
-
-
-def _tick(record: TickRecord) -> ScheduledTick:
-    return ScheduledTick.model_validate(
-        {
-            "tick_at": datetime.fromtimestamp(record.tick_at, UTC),
-            "run_id": record.run_id,
-            "state": record.state.value,
-            "error": record.error,
-        }
-    )
 
 
 #: What adding answers besides every route's errors: what a run start would refuse at each tick.
@@ -127,39 +92,30 @@ async def add_schedule(
     )
     record = await _book(schedules).add(caller, new)
     response.headers["Location"] = f"/api/v1/schedules/{record.id}"
-    return _view(record)
+    return view_of(record)
 
 
 @router.get("", response_model=ScheduledQuestionList)
 async def list_schedules(
     schedules: _Schedules,
-    audit: _Audit,
     caller: Caller,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> ScheduledQuestionList:
     """The caller's schedules; an admin's, the tenant's (audited)."""
     found = await _book(schedules).list(caller, limit)
-    others = [s.id for s in found if s.subject != caller.subject]
-    await audit_read(
-        audit, caller, what="list_schedules", owners=(s.subject for s in found), ids=others
-    )
-    return ScheduledQuestionList(schedules=[_view(s) for s in found])
+    return ScheduledQuestionList(schedules=[view_of(s) for s in found])
 
 
 @router.get("/{schedule_id}", response_model=ScheduledQuestionDetail, responses=_ONE)
 async def get_schedule(
     schedule_id: str,
     schedules: _Schedules,
-    audit: _Audit,
     caller: Caller,
     ticks: Annotated[int, Query(ge=1, le=200, description="Latest ticks to return.")] = 20,
 ) -> ScheduledQuestionDetail:
     """One schedule with its latest ticks (the run each started, or why none)."""
     found, recent = await _book(schedules).get(caller, schedule_id, ticks)
-    await audit_read(
-        audit, caller, what="read_schedule", owners=[found.subject], target=schedule_id
-    )
-    return ScheduledQuestionDetail(schedule=_view(found), ticks=[_tick(t) for t in recent])
+    return ScheduledQuestionDetail(schedule=view_of(found), ticks=[tick_of(t) for t in recent])
 
 
 @router.post("/{schedule_id}/pause", response_model=ScheduledQuestion, responses=_ONE)
@@ -167,7 +123,7 @@ async def pause_schedule(
     schedule_id: str, schedules: _Schedules, caller: Caller
 ) -> ScheduledQuestion:
     """Pause one of the caller's schedules: no tick runs until it is resumed."""
-    return _view(await _book(schedules).pause(caller, schedule_id, paused=True))
+    return view_of(await _book(schedules).pause(caller, schedule_id, paused=True))
 
 
 @router.post("/{schedule_id}/resume", response_model=ScheduledQuestion, responses=_ONE)
@@ -176,7 +132,7 @@ async def resume_schedule(
 ) -> ScheduledQuestion:
     """Resume one of the caller's schedules at its next tick after now (the ticks of the
     paused time do not run)."""
-    return _view(await _book(schedules).pause(caller, schedule_id, paused=False))
+    return view_of(await _book(schedules).pause(caller, schedule_id, paused=False))
 
 
 @router.delete("/{schedule_id}", status_code=status.HTTP_204_NO_CONTENT, responses=_ONE)

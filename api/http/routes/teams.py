@@ -8,18 +8,15 @@ started with.
 """
 
 import re
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response, status
 from pydantic import BaseModel
 
-from agents.teams.document import TeamDocument
 from api.app.errors import TeamNotFound, TeamRefused, Unavailable
-from api.app.teams import TeamBook
+from api.app.teams import TeamBook, TeamSummary, TeamView, summary_of, view_of
 from api.http.responses import ADMIN, errors
 from api.http.routes.common import Admin, Caller, use_case
-from bus.store import TeamRecord
 
 router = APIRouter(prefix="/api/v1/teams", tags=["teams"])
 NAME = r"^[a-z][a-z0-9_-]{0,39}$"
@@ -33,27 +30,6 @@ _BODY: dict[str, Any] = {
         "description": "The team document (docs/teams.md).",
     }
 }
-
-
-class TeamView(BaseModel):
-    """One version of a team."""
-
-    name: str
-    version: int
-    created_at: datetime
-    created_by: str
-    document: dict[str, Any]
-
-
-class TeamSummary(BaseModel):
-    """A team as listed: its latest version and what it declares."""
-
-    name: str
-    version: int
-    description: str
-    agents: list[str]
-    created_at: datetime
-    created_by: str
 
 
 class TeamList(BaseModel):
@@ -84,28 +60,10 @@ def _book(teams: TeamBook | None) -> TeamBook:
     return teams
 
 
-def _view(record: TeamRecord) -> TeamView:
-    return TeamView.model_validate(record, from_attributes=True)
-
-
 @router.get("", response_model=TeamList)
 async def list_teams(teams: _Teams, caller: Caller) -> TeamList:
     """The tenant's teams, each at its latest version."""
-    records = await _book(teams).list(caller.tenant_id)
-    return TeamList(
-        teams=[
-            TeamSummary(
-                name=r.name,
-                version=r.version,
-                description=doc.description,
-                agents=[a.name for a in doc.agents],
-                created_at=r.created_at,
-                created_by=r.created_by,
-            )
-            for r in records
-            for doc in (TeamDocument.model_validate(r.document),)
-        ]
-    )
+    return TeamList(teams=[summary_of(r) for r in await _book(teams).list(caller.tenant_id)])
 
 
 @router.put(
@@ -119,13 +77,13 @@ async def put_team(name: str, request: Request, teams: _Teams, admin: Admin) -> 
     _name(name)
     text = (await request.body()).decode("utf-8", errors="replace")
     record = await _book(teams).apply(admin.tenant_id, name, text, admin.subject)
-    return _view(record)
+    return view_of(record)
 
 
 @router.get("/{name}", response_model=TeamView, responses=errors(TeamNotFound))
 async def get_team(name: str, teams: _Teams, caller: Caller, version: Version = None) -> TeamView:
     """A team's latest version, or the version asked for."""
-    return _view(await _book(teams).get(caller.tenant_id, name, version))
+    return view_of(await _book(teams).get(caller.tenant_id, name, version))
 
 
 @router.get("/{name}/graph", response_model=TeamGraph, responses=errors(TeamNotFound))

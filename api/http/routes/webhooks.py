@@ -8,24 +8,21 @@ from fastapi import APIRouter, Depends
 from agentbus_contracts import Delivery as DeliveryView
 from agentbus_contracts import DeliveryList, WebhookSecret
 from api.app.errors import RunNotFound, Unavailable
+from api.app.webhook_secrets import WebhookSecrets
 from api.http.responses import ADMIN, errors
 from api.http.routes.common import Access, Admin, Caller, use_case
-from bus.store import WebhookSecretStore
 from gateway.webhooks.schedule import Delivery, Schedule
-from gateway.webhooks.signing import new_secret
 
 router = APIRouter(prefix="/api/v1", tags=["webhooks"])
 
 
 #: None: webhook secrets need the state store.
-_Secrets = Annotated[
-    WebhookSecretStore | None, Depends(use_case(lambda deps: deps.webhook_secrets))
-]
+_Secrets = Annotated[WebhookSecrets | None, Depends(use_case(lambda deps: deps.webhook_secrets))]
 #: None: this API process was not given the webhook schedule.
 _Schedule = Annotated[Schedule | None, Depends(use_case(lambda deps: deps.webhooks))]
 
 
-def _secrets(secrets: WebhookSecretStore | None) -> WebhookSecretStore:
+def _secrets(secrets: WebhookSecrets | None) -> WebhookSecrets:
     if secrets is None:
         raise Unavailable("webhook secrets need the state store")
     return secrets
@@ -40,11 +37,7 @@ def _schedule(schedule: Schedule | None) -> Schedule:
 @router.get("/settings/webhook-secret", response_model=WebhookSecret, responses=errors(*ADMIN))
 async def get_webhook_secret(secrets: _Secrets, admin: Admin) -> WebhookSecret:
     """The tenant's webhook signing secret, made on first request (admin keys only)."""
-    store = _secrets(secrets)
-    record = await store.get(admin.tenant_id)
-    if record is None:
-        record = await store.create_if_absent(admin.tenant_id, new_secret(), admin.subject)
-    return WebhookSecret(secret=record.secret, created_at=record.created_at)
+    return await _secrets(secrets).current(admin)
 
 
 @router.post(
@@ -52,8 +45,7 @@ async def get_webhook_secret(secrets: _Secrets, admin: Admin) -> WebhookSecret:
 )
 async def rotate_webhook_secret(secrets: _Secrets, admin: Admin) -> WebhookSecret:
     """Replace the secret; attempts from a few seconds later are signed with the new one."""
-    record = await _secrets(secrets).replace(admin.tenant_id, new_secret(), admin.subject)
-    return WebhookSecret(secret=record.secret, created_at=record.created_at)
+    return await _secrets(secrets).rotate(admin)
 
 
 @router.get("/runs/{run_id}/deliveries", response_model=DeliveryList, responses=errors(RunNotFound))

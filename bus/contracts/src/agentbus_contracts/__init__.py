@@ -3,7 +3,9 @@
 They depend on pydantic alone. The server's routes answer with these classes
 (``response_model=``), its workers emit the events of :mod:`agentbus_contracts.events`,
 and the Python client (``agentbus-client``) decodes both, so the two ends cannot drift
-apart (a test compares them with the server's OpenAPI document).
+apart (a test compares them with the server's OpenAPI document). The request side, what a
+question may carry (:mod:`agentbus_contracts.ids`, :mod:`agentbus_contracts.questions`),
+is declared here too, so the transports check a request without importing the bus.
 """
 
 from agentbus_contracts.conversations import (

@@ -1,4 +1,5 @@
-"""The base of every response model: immutable, and tolerant of fields it does not know."""
+"""The bases of the wire models: what the API answers with (tolerant of fields it does not
+know), and what a request or a message carries (no unknown field)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,12 @@ from datetime import datetime
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, PlainSerializer
+
+
+class Frozen(BaseModel):
+    """Base of every message and request model: immutable, no unknown fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class View(BaseModel):
