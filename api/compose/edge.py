@@ -61,10 +61,19 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
     master = signing.master_key(settings.signing_key, bus.data_dir)
     defaults = defaults_of(app_settings)
     limits = limits_of(app_settings, redis)
-    starter = make_starter(app_settings, redis, stores, limits)
-    # Every process caching a tenant's policy reads this version before using it.
-    stores.tenant_settings.on_change(functools.partial(tenant_versions.bump, redis))
     sessions = RedisSessionStore(redis)
+    auth = SessionAuthenticator(
+        stores.keys,
+        sessions,
+        cache_s=settings.api_key_cache_s,
+        signing_master=master,
+        version=functools.partial(tenant_versions.current, redis),
+    )
+    starter = make_starter(app_settings, redis, stores, limits, verify=auth.verified)
+    # Every process caching a tenant's policy reads this version before using it.
+    stores.tenant_settings.on_change(
+        functools.partial(tenant_versions.bump, redis, shards=bus.shards)
+    )
     relay = Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms)
     resumes = (
         None
@@ -94,13 +103,7 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
         ),
         keys=stores.keys,
         tenant_settings=stores.tenant_settings,
-        auth=SessionAuthenticator(
-            stores.keys,
-            sessions,
-            cache_s=settings.api_key_cache_s,
-            signing_master=master,
-            version=functools.partial(tenant_versions.current, redis),
-        ),
+        auth=auth,
         starter=starter,
         relay=relay,
         cancel=functools.partial(request_cancel, redis, settings=bus),

@@ -17,7 +17,7 @@ from api.app.oversight import audit_read
 from api.app.run_view import describe
 from api.app.webhook_requests import webhook_of
 from api.http.responses import STARTING, errors
-from api.http.routes.common import Access, Audit, Caller, Cancel, Runs, Starter
+from api.http.routes.common import Access, Asker, Audit, Caller, Cancel, Runs, Starter
 from api.http.trace_headers import caller_trace
 from bus.commands import RUN_ID_PATTERN
 from bus.run_state import QuestionSettings
@@ -63,7 +63,7 @@ async def create_run(
     body: RunCreate,
     request: Request,
     starter: Starter,
-    caller: Caller,
+    caller: Asker,
     response: Response,
     idempotency_key: Annotated[
         str | None,
