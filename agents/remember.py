@@ -111,7 +111,9 @@ def _write(record: LedgerRecord) -> MemoryWrite:
     )
 
 
-def make_memory_applier(store: MemoryStore, redis: Redis | None = None) -> Applier:
+def make_memory_applier(
+    store: MemoryStore, redis: Redis | None = None, *, shards: int = 1
+) -> Applier:
     """The recorder's applier for memory records: one transaction per batch; then each
     writer is marked as having memories (`bus.keys.user_memories`), so the API's next
     question of theirs gathers from them without counting rows. A user's first mark also
@@ -127,6 +129,6 @@ def make_memory_applier(store: MemoryStore, redis: Redis | None = None) -> Appli
                 mark = keys.user_memories(tenant_id, subject)
                 before = await mux_for(redis).execute("SET", mark, "1", "GET")
                 if before not in (b"1", "1"):  # their first: a cached "none" must go
-                    await tenant_versions.bump(redis, tenant_id)
+                    await tenant_versions.bump(redis, tenant_id, shards=shards)
 
     return apply

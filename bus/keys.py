@@ -165,6 +165,12 @@ def tenant_settings_version(tenant_id: str) -> str:
     return f"{PREFIX}:tenant:{tenant_id}:settings-version"
 
 
+def tenant_settings_version_on(tenant_id: str, shard: int) -> str:
+    """The tenant's settings version as copied to one shard, for that shard's scripts
+    (`bus.tenant_versions`)."""
+    return f"{PREFIX}:{tag(shard)}:tenant:{tenant_id}:settings-version"
+
+
 def user_memories(tenant_id: str, subject: str) -> str:
     """Whether a user has long-term memories: "1" once one was stored, "0" when a read found
     none (`api.app.run_sources`); absent: not known, the store is asked."""

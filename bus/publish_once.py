@@ -30,9 +30,7 @@ if TYPE_CHECKING:
 #       [, webhook spec, its score, run id].
 # Returns {1} published, {0} published before (a retry), {-1} the run id is another's,
 # {-2, waiting, room} the tenant's queue is full (nothing written).
-PUBLISH_ONCE = (
-    fairshare.FUNCTIONS
-    + """
+_PUBLISH = """
 local owner = redis.call('GET', KEYS[1])
 if owner then
   if owner == ARGV[1] then return {0} end
@@ -63,6 +61,22 @@ if #KEYS > 13 then
 end
 return {1}
 """.replace("fairshare_admit_at_once", str(fairshare.ADMIT_AT_ONCE))
+PUBLISH_ONCE = fairshare.FUNCTIONS + _PUBLISH
+
+# `PUBLISH_ONCE` if the tenant's settings version is still the one the caller's API key
+# was checked at (`bus.tenant_versions`): the check the API would otherwise make in a
+# round trip of its own before publishing. KEYS and ARGV: `PUBLISH_ONCE`'s, then the
+# shard's copy of the version and the version expected. Returns {-3, the copy's value}
+# when it differs (nothing written), else what `PUBLISH_ONCE` returns.
+PUBLISH_IF_CURRENT = (
+    fairshare.FUNCTIONS
+    + """
+local seen = redis.call('GET', KEYS[#KEYS]) or '0'
+if tonumber(seen) ~= tonumber(ARGV[#ARGV]) then return {-3, seen} end
+local KEYS = {unpack(KEYS, 1, #KEYS - 1)}
+local ARGV = {unpack(ARGV, 1, #ARGV - 1)}
+"""
+    + _PUBLISH
 )
 
 #: Index of the encoded command among the script's arguments.
@@ -72,19 +86,22 @@ DEADLINE_ARG, NOW_ARG = 8, 11
 
 
 PUBLISH_ONCE_SHA = hashlib.sha1(PUBLISH_ONCE.encode()).hexdigest()
+PUBLISH_IF_CURRENT_SHA = hashlib.sha1(PUBLISH_IF_CURRENT.encode()).hexdigest()
 
 
 class _PublishOnce:
-    """`PUBLISH_ONCE` on the process's pipelined connection (`bus.runtime.mux`)."""
+    """A publish script on the process's pipelined connection (`bus.runtime.mux`)."""
 
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: Redis, body: str = PUBLISH_ONCE, sha: str = PUBLISH_ONCE_SHA):
         self._redis = redis
+        self._body = body
+        self._sha = sha
 
     async def __call__(
         self, keys: Sequence[str] | None = None, args: Iterable[FieldValue] | None = None
     ) -> Any:
         return await run_script(
-            self._redis, PUBLISH_ONCE, PUBLISH_ONCE_SHA, list(keys or ()), list(args or ())
+            self._redis, self._body, self._sha, list(keys or ()), list(args or ())
         )
 
 
@@ -96,3 +113,8 @@ def publish_once(redis: Redis) -> Script:
     handshake each) where one pipelined connection carries them all in a few writes.
     """
     return _PublishOnce(redis)
+
+
+def publish_if_current(redis: Redis) -> Script:
+    """`PUBLISH_IF_CURRENT` for ``redis``, on the process's pipelined connection."""
+    return _PublishOnce(redis, PUBLISH_IF_CURRENT, PUBLISH_IF_CURRENT_SHA)

@@ -5,7 +5,9 @@ client does not cost one SQL read per request. A cached key is used only while i
 settings version (``bus.tenant_versions``, in Redis) is the one it was read at: a change
 that must take effect at once everywhere (erasing a user revokes their keys) bumps it, and
 every replica reads the key again on its next use; otherwise a revocation takes effect
-within ``api_key_cache_s``. Concurrent requests share one read of a key, and a key in
+within ``api_key_cache_s``. A request that starts a run may leave that version to be checked
+where the run is published, in the same round trip (``version_pending``; `RunStarter`).
+Concurrent requests share one read of a key, and a key in
 use is re-read shortly before it expires (``api.app.read_through``). Unknown, malformed
 and revoked keys all fail the same way, and so does a signed question (``api.signing``)
 whose signature does not verify.
@@ -39,6 +41,10 @@ class Principal:
     #: The tenant's settings version (`bus.tenant_versions`) read when the key was checked
     #: for this request (None: not read), for caches kept current by it.
     settings_version: int | None = field(default=None, compare=False)
+    #: ``settings_version`` is the one the key was cached at, not yet compared with the
+    #: tenant's current one: whoever acts for the caller checks it first (`verified`), or
+    #: where it writes, in the same atomic step (the run starter's publish script).
+    version_pending: bool = field(default=False, compare=False)
 
     @property
     def is_admin(self) -> bool:
@@ -63,11 +69,13 @@ class Principal:
             raise AdminOnly("this needs an admin key of your tenant")
 
 
-def principal_of(record: ApiKeyRecord, version: int | None = None) -> Principal:
+def principal_of(
+    record: ApiKeyRecord, version: int | None = None, *, pending: bool = False
+) -> Principal:
     """The principal of a checked key (``version``: its tenant's settings version, as read
-    for this request)."""
+    for this request, or as the key was cached at when ``pending``)."""
     return Principal(
-        record.tenant_id, record.subject, record.role, record.id, record.groups, version
+        record.tenant_id, record.subject, record.role, record.id, record.groups, version, pending
     )
 
 
@@ -110,17 +118,31 @@ class Authenticator:
             cache_s, clock=clock, limit=_CACHE_LIMIT
         )
 
-    async def authenticate(self, key: str | None) -> Principal:
-        """The principal of ``key``, or raise ``Unauthorized``."""
+    async def authenticate(self, key: str | None, *, defer_version: bool = False) -> Principal:
+        """The principal of ``key``, or raise ``Unauthorized``.
+
+        ``defer_version``: a cached key is trusted without reading its tenant's settings
+        version; the principal says so (``version_pending``) and the caller checks it.
+        """
         if not key:
             raise Unauthorized("no API key was sent")
         kid = credentials.key_id(key)
         if kid is None:
             raise Unauthorized("the API key is malformed")
-        record, version = await self._checked(kid)
+        record, version = await self._checked(kid, defer=defer_version)
         # Key ids are not secret (they are listed and logged); only the digest comparison
         # must not leak timing, and credentials.matches is constant-time.
         if record is None or not record.active or not credentials.matches(key, record):
+            raise Unauthorized("the API key is unknown or revoked")
+        return principal_of(record, version, pending=defer_version and version is not None)
+
+    async def verified(self, who: Principal) -> Principal:
+        """``who`` with its tenant's settings version checked now: the key re-read when
+        the version moved since it was cached, or raise ``Unauthorized``."""
+        if not who.version_pending:
+            return who
+        record, version = await self._checked(who.key_id)
+        if record is None or not record.active:
             raise Unauthorized("the API key is unknown or revoked")
         return principal_of(record, version)
 
@@ -142,14 +164,16 @@ class Authenticator:
     async def _record(self, kid: str) -> ApiKeyRecord | None:
         return (await self._checked(kid))[0]
 
-    async def _checked(self, kid: str) -> tuple[ApiKeyRecord | None, int | None]:
+    async def _checked(
+        self, kid: str, *, defer: bool = False
+    ) -> tuple[ApiKeyRecord | None, int | None]:
         """The key's record and its tenant's settings version as read now (None: no
-        version is kept, or no such key)."""
+        version is kept, or no such key); ``defer``: the version it was cached at."""
         checked = await self._cache.get(kid, lambda: self._load(kid))
         if checked is None or self._version is None:
             return (None, None) if checked is None else (checked[0], None)
         record, seen = checked
-        if await self._version(record.tenant_id) == seen:
+        if defer or await self._version(record.tenant_id) == seen:
             return record, seen
         self._cache.forget(kid)  # the tenant changed something since: read the key again
         checked = await self._cache.get(kid, lambda: self._load(kid))

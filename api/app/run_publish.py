@@ -7,6 +7,11 @@ run id again is a no-op. With the conversation turns wired in, the run is admitt
 conversation first (`api.app.turn_admission`): a run queued behind the running one is
 stored with the script's call, to be published when its turn comes, and holds no slot of
 the tenant's concurrent-run quota while it waits.
+
+A run of a caller whose key's tenant version is still to be checked (``RunToPublish.version``)
+is published by the variant that checks it first (`bus.publish_once.PUBLISH_IF_CURRENT`):
+if the version moved, nothing is written, what the run held is given back, and
+`VersionMoved` tells the starter to check the key again.
 """
 
 from __future__ import annotations
@@ -53,6 +58,9 @@ class RunToPublish:
         shard: the bus shard its keys live on.
         deadline: when it must end (epoch seconds).
         weight: the tenant's fair-share weight.
+        version: the tenant's settings version the caller's key was cached at, to check as
+            the run is published (None: checked before; only for a run whose conversation
+            and id were drawn now, which nothing can have queued or stored yet).
     """
 
     who: Principal
@@ -63,6 +71,18 @@ class RunToPublish:
     shard: int
     deadline: float
     weight: int = 1
+    version: int | None = None
+
+
+class VersionMoved(Exception):
+    """The tenant's settings version on the run's shard is not the one the caller's key was
+    cached at: nothing was published. Never leaves the starter."""
+
+    def __init__(self, tenant_id: str, shard: int, seen: int) -> None:
+        super().__init__(f"tenant {tenant_id!r} is at settings version {seen} on shard {shard}")
+        self.tenant_id = tenant_id
+        self.shard = shard
+        self.seen = seen
 
 
 def intake_call(run: RunToPublish, bus: BusSettings) -> PublishCall:
@@ -119,6 +139,8 @@ class RunPublisher:
 
     Args:
         script: the publish-once script (`bus.publish_once.publish_once`).
+        if_current: the variant that checks the tenant's settings version first
+            (`bus.publish_once.publish_if_current`).
         cancel: asks a run to stop (a question that interrupts or rolls it back).
         bus: the bus's settings (shards, stream cap, key lifetime, fair share).
         limits: the per-tenant concurrent-run quota, whose slot a run gives back when it
@@ -130,6 +152,7 @@ class RunPublisher:
     def __init__(
         self,
         script: Script,
+        if_current: Script,
         cancel: CancelRun,
         bus: BusSettings,
         limits: RateLimits,
@@ -140,6 +163,7 @@ class RunPublisher:
         self._limits = limits
         self._turns = turns
         self._publish = script
+        self._if_current = if_current
 
     async def send(self, run: RunToPublish, replay: bool, policy: Multitask) -> Started:
         """Admit the run into its conversation's turn (if turns are wired in), then publish
@@ -150,6 +174,7 @@ class RunPublisher:
             ConversationBusy, ConversationNotFound: the turn admission refused it.
             TenantQueueFull: the tenant's fair-share queue on the shard is full.
             InvalidRequest: another owner's run has this run id.
+            VersionMoved: the tenant's settings version is not ``run.version``.
         """
         who, ask, run_id, settings = run.who, run.ask, run.run_id, run.settings
         conversation_id, shard = run.conversation_id, run.shard
@@ -185,7 +210,13 @@ class RunPublisher:
                     ahead=admission.ahead,
                 )
         try:
-            reply = await self._publish(keys=run_keys, args=args)
+            if run.version is None:
+                reply = await self._publish(keys=run_keys, args=args)
+            else:
+                version_key = keys.tenant_settings_version_on(who.tenant_id, shard)
+                reply = await self._if_current(
+                    keys=[*run_keys, version_key], args=[*args, run.version]
+                )
         except BaseException:
             if admission is not None and not admission.replayed:
                 await give_back(self._turns, who.scope, run_id)
@@ -195,6 +226,8 @@ class RunPublisher:
             await self._limits.release(who.tenant_id, run_id)
             if admission is not None and not admission.replayed:
                 await give_back(self._turns, who.scope, run_id)
+        if outcome == -3:
+            raise VersionMoved(who.tenant_id, shard, int(reply[1]))
         if outcome == -2:
             waiting, room = int(reply[1]), int(reply[2])
             raise TenantQueueFull(

@@ -106,10 +106,11 @@ class SessionAuthenticator(Authenticator):
         self._sessions = sessions
         self._clock = clock
 
-    async def authenticate(self, key: str | None) -> Principal:
-        """The principal of an API key or of a live session, or raise ``Unauthorized``."""
+    async def authenticate(self, key: str | None, *, defer_version: bool = False) -> Principal:
+        """The principal of an API key or of a live session (whose key's tenant version is
+        always checked here), or raise ``Unauthorized``."""
         if not is_session_token(key):
-            return await super().authenticate(key)
+            return await super().authenticate(key, defer_version=defer_version)
         assert key is not None
         name = keys.web_session(_digest(key))
         raw, ttl = await self._sessions.read(name)

@@ -9,6 +9,12 @@ entry) is a no-op, and a retry after a crash between claiming a key and publishi
 publishes. A ``conversation_id`` must be free or the caller's own: another user's or
 tenant's is refused (404 ``conversation_not_found``) before anything is claimed or sent.
 
+A caller whose cached key's tenant version was not read for this request
+(``Principal.version_pending``, ``POST /runs``) costs no round trip for it: a question
+that starts a new conversation is published by the script variant that checks the version
+(`api.app.run_publish`); if it moved, the key is checked again and the start runs again
+with it (its rate token not spent twice). Any other question checks it first.
+
 With the conversation turns wired in (`api.app.turn_publisher`), a run is admitted into its
 conversation first (`bus.store.turns`): it is published now if nothing else of the
 conversation runs, and otherwise the question's ``multitask`` policy decides (queued behind
@@ -23,7 +29,7 @@ and the publish itself (`api.app.run_publish`).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -41,6 +47,7 @@ from api.app.errors import (
     Unavailable,
 )
 from api.app.idempotency import claim, idempotency_key
+from api.app.ports import Verdict
 from api.app.post_stages import mark
 from api.app.preferences import (
     Effective,
@@ -52,7 +59,7 @@ from api.app.preferences import (
 )
 from api.app.preferences import run_settings as make_run_settings
 from api.app.read_through import ReadThrough
-from api.app.run_publish import RunPublisher, RunToPublish, same_trace
+from api.app.run_publish import RunPublisher, RunToPublish, VersionMoved, same_trace
 from api.app.run_sources import RunSources
 from api.app.team_runs import built_in, following, pin, sources_for
 from api.app.team_runs import deadline as run_deadline
@@ -61,6 +68,9 @@ from api.app.turn_publisher import TurnPublisher
 from api.app.webhook_requests import WebhookRequest, check_webhook
 from bus import keys, tracing
 from bus.commands import new_run_id
+
+#: The rate verdict of a start that runs again after one that spent its token.
+RATED = Verdict(allowed=True)
 
 if TYPE_CHECKING:
     from api.app.ports import CancelRun, Claims, MemoryMarks, RateLimits, TransportErrors
@@ -94,6 +104,12 @@ class RunStarter:
         memories: the users' long-term memories (a user with some gathers them).
         memory_marks: whether a user has memories, known without a count.
         script: the publish-once script (`bus.publish_once.publish_once`).
+        if_current: the variant that checks the tenant's settings version first
+            (`bus.publish_once.publish_if_current`).
+        verify: checks a principal's pending tenant version (`Authenticator.verified`;
+            None: no principal of this starter has one pending).
+        version_copy: raises a shard's copy of a tenant's settings version to one read
+            from the version itself (`bus.tenant_versions.raise_copy`).
         cancel: asks a run to stop (a question that interrupts or rolls it back).
         transport_errors: what the ports raise when Redis fails (each is ``Unavailable``).
         teams: the tenants' teams, for a question that names one (None: no teams store).
@@ -117,6 +133,9 @@ class RunStarter:
         memories: MemoryStore | None = None,
         memory_marks: MemoryMarks | None = None,
         script: Script,
+        if_current: Script,
+        verify: Callable[[Principal], Awaitable[Principal]] | None = None,
+        version_copy: Callable[[str, int, int], Awaitable[None]] | None = None,
         cancel: CancelRun,
         transport_errors: TransportErrors,
         teams: TeamBook | None = None,
@@ -132,7 +151,9 @@ class RunStarter:
         self._models = tuple(dict.fromkeys(models))
         self._webhook_private = webhook_private_hosts
         self.turns = turns
-        self._publisher = RunPublisher(script, cancel, bus, limits, turns)
+        self._publisher = RunPublisher(script, if_current, cancel, bus, limits, turns)
+        self._verify = verify
+        self._version_copy = version_copy
         self._prefs: ReadThrough[Preferences | None] = ReadThrough(settings.api_key_cache_s)
         self._teams = teams
         self._sources = RunSources(
@@ -209,6 +230,8 @@ class RunStarter:
         if not ask.question.strip():
             raise InvalidRequest("the question is empty", field="question")
         try:
+            if who.version_pending and not _checked_at_publish(ask, idempotency_key):
+                who = await self._verified(who)
             effective = await self.effective(who.tenant_id)
             self.check_models(models_chosen(effective, ask.settings))
             check_user_model(effective, ask.settings.model, is_admin=who.is_admin)
@@ -223,9 +246,21 @@ class RunStarter:
                 checked = check_webhook(effective, ask.webhook, self._webhook_private)
                 ask = replace(ask, webhook=checked)
             mark("prefs")
-            return await self._start(who, ask, idempotency_key)
+            try:
+                return await self._start(who, ask, idempotency_key)
+            except VersionMoved as moved:  # nothing was published: check the key, go again
+                who = await self._verified(who)
+                if self._version_copy is not None and who.settings_version is not None:
+                    await self._version_copy(moved.tenant_id, moved.shard, who.settings_version)
+                return await self._start(who, ask, idempotency_key, rated=True)
         except self._transport_errors as e:
             raise Unavailable(f"cannot reach Redis: {e}") from e
+
+    async def _verified(self, who: Principal) -> Principal:
+        """``who`` with its tenant version checked now (Unauthorized: the key is gone)."""
+        if self._verify is None:
+            raise RuntimeError("a principal with its tenant version pending needs `verify`")
+        return await self._verify(who)
 
     async def webhook_url(self, tenant_id: str, url: str) -> str:
         """``url`` normalised, if the tenant's webhooks may go there (an A2A push config).
@@ -262,7 +297,11 @@ class RunStarter:
                 field="settings.approve_critical",
             )
 
-    async def _start(self, who: Principal, ask: Ask, idem: str | None) -> Started:
+    async def _start(
+        self, who: Principal, ask: Ask, idem: str | None, *, rated: bool = False
+    ) -> Started:
+        """Claim the idempotency key, check the rate (unless ``rated``: this request's token
+        was spent by a start that published nothing) and the conversation, publish."""
         run_id = ask.run_id or new_run_id()
         conversation_id = ask.conversation_id or new_run_id()
         idem_key = None
@@ -279,7 +318,7 @@ class RunStarter:
                 # A `reject` to a busy conversation is refused before a rate token is spent.
                 policy = ask.settings.multitask or (await self.effective(who.tenant_id)).multitask
                 await refuse_if_busy(self.turns.turns, who.scope, ask.conversation_id, policy)
-            verdict = await self._limits.check_rate(who.tenant_id)
+            verdict = RATED if rated else await self._limits.check_rate(who.tenant_id)
             mark("rate")
             if not verdict.allowed:
                 raise RateLimited(
@@ -366,8 +405,23 @@ class RunStarter:
         with tracing.span("run publish", attributes, parent=parent, kind="producer"):
             policy = ask.settings.multitask or effective.multitask
             run = RunToPublish(
-                who, ask, run_id, conversation_id, settings, shard, deadline, effective.weight
+                who,
+                ask,
+                run_id,
+                conversation_id,
+                settings,
+                shard,
+                deadline,
+                effective.weight,
+                version=who.settings_version if who.version_pending else None,
             )
             started = await self._publisher.send(run, replay, policy)
         mark("publish")
         return started
+
+
+def _checked_at_publish(ask: Ask, idempotency_key: str | None) -> bool:
+    """Whether a pending tenant version can wait for the publish script: the run and its
+    conversation are drawn now and no key is claimed, so nothing is written before it (a
+    named conversation may queue the run, and a replay publishes nothing new)."""
+    return ask.conversation_id is None and ask.run_id is None and idempotency_key is None

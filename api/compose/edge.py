@@ -65,9 +65,6 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
     master = signing.master_key(settings.signing_key, bus.data_dir)
     defaults = defaults_of(app_settings)
     limits = limits_of(app_settings, redis)
-    starter = make_starter(app_settings, redis, stores, limits)
-    # Every process caching a tenant's policy reads this version before using it.
-    stores.tenant_settings.on_change(functools.partial(tenant_versions.bump, redis))
     sessions = RedisSessionStore(redis)
     auth = SessionAuthenticator(
         stores.keys,
@@ -75,6 +72,11 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
         cache_s=settings.api_key_cache_s,
         signing_master=master,
         version=functools.partial(tenant_versions.current, redis),
+    )
+    starter = make_starter(app_settings, redis, stores, limits, verify=auth.verified)
+    # Every process caching a tenant's policy reads this version before using it.
+    stores.tenant_settings.on_change(
+        functools.partial(tenant_versions.bump, redis, shards=bus.shards)
     )
     relay = Relay(redis, shards=bus.shards, block_ms=settings.relay_block_ms)
     resumes = (

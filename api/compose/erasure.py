@@ -52,7 +52,7 @@ def erasers_of(
     memories = [] if stores.memories is None else [MemoryEraser(stores.memories, redis)]
     return [
         FenceEraser(fence, redis, bus),
-        KeysEraser(store, batch, redis),
+        KeysEraser(store, batch, redis, bus.shards),
         InFlightEraser(redis, bus, idle_ms=idle_ms),
         DocumentsEraser(redis, bus),
         RedisEraser(redis, bus),

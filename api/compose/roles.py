@@ -316,7 +316,10 @@ class Roles:
             policies = StoredTenantPolicies(deployment, store, version=version)
             store.on_change(policies.forget)  # a change made in this process, at once
             if redis is not None:  # and any process's, through the version
-                store.on_change(functools.partial(tenant_versions.bump, redis))
+                bump = functools.partial(
+                    tenant_versions.bump, redis, shards=self.settings.bus.shards
+                )
+                store.on_change(bump)
             self._tenant_policies = policies
         return self._tenant_policies
 

@@ -8,10 +8,12 @@ without importing the HTTP app.
 from __future__ import annotations
 
 import functools
+from collections.abc import Awaitable, Callable
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from api.app.auth import Principal
 from api.app.preferences import Effective, deployment_defaults
 from api.app.starter import RunStarter
 from api.app.turn_publisher import TurnPublisher
@@ -19,8 +21,9 @@ from api.compose.settings import AppSettings
 from api.compose.teams import team_book
 from api.streams.limits import TenantLimits
 from api.streams.memory_marks import RedisMemoryMarks
+from bus import tenant_versions
 from bus.publish import request_cancel
-from bus.publish_once import publish_once
+from bus.publish_once import publish_if_current, publish_once
 from bus.store import Stores
 from gateway.webhooks.target import private_hosts
 
@@ -54,10 +57,16 @@ def limits_of(app_settings: AppSettings, redis: Redis) -> TenantLimits:
 
 
 def make_starter(
-    app_settings: AppSettings, redis: Redis, stores: Stores, limits: TenantLimits | None = None
+    app_settings: AppSettings,
+    redis: Redis,
+    stores: Stores,
+    limits: TenantLimits | None = None,
+    *,
+    verify: Callable[[Principal], Awaitable[Principal]] | None = None,
 ) -> RunStarter:
     """The one way runs start: the API's, the websocket's and ``agentbus ask``'s (the same
-    defaults, tenant settings, default sources, limits and checks)."""
+    defaults, tenant settings, default sources, limits and checks). ``verify``: the API's
+    check of a principal's pending tenant version (`Authenticator.verified`)."""
     return RunStarter(
         redis,
         app_settings.api,
@@ -74,6 +83,9 @@ def make_starter(
         memories=stores.memories,
         memory_marks=RedisMemoryMarks(redis),
         script=publish_once(redis),
+        if_current=publish_if_current(redis),
+        verify=verify,
+        version_copy=functools.partial(tenant_versions.raise_copy, redis),
         cancel=functools.partial(request_cancel, redis, settings=app_settings.bus),
         transport_errors=(RedisError,),
         teams=team_book(app_settings, stores),

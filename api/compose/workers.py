@@ -163,7 +163,11 @@ def build_workers(
     workers: list[Consumer] = []
     for role in roles:
         if role == Role.RECORDER:
-            workers.append(Recorder(redis, settings, ledger_appliers(handlers.stores, redis)))
+            workers.append(
+                Recorder(
+                    redis, settings, ledger_appliers(handlers.stores, redis, shards=settings.shards)
+                )
+            )
             continue
         if role == Role.RETRIEVAL and own_store:
             workers.append(
@@ -208,12 +212,14 @@ def build_workers(
     return workers
 
 
-def ledger_appliers(stores: Stores, redis: Redis | None = None) -> dict[str, Applier]:
+def ledger_appliers(
+    stores: Stores, redis: Redis | None = None, *, shards: int = 1
+) -> dict[str, Applier]:
     """How the recorder writes each kind of ledger record (``redis``: where a user's first
-    memory is marked, `bus.keys.user_memories`)."""
+    memory is marked, `bus.keys.user_memories`, on a bus of ``shards``)."""
     appliers: dict[str, Applier] = {}
     if stores.audit is not None:
         appliers[AUDIT_KIND] = make_audit_applier(stores.audit)
     if stores.memories is not None:
-        appliers[MEMORY_KIND] = make_memory_applier(stores.memories, redis)
+        appliers[MEMORY_KIND] = make_memory_applier(stores.memories, redis, shards=shards)
     return appliers

@@ -48,15 +48,16 @@ class KeysEraser:
 
     settles = False
 
-    def __init__(self, store: ErasureStore, batch: int, redis: Redis) -> None:
+    def __init__(self, store: ErasureStore, batch: int, redis: Redis, shards: int) -> None:
         self._store = store
         self._batch = batch
         self._redis = redis
+        self._shards = shards
 
     async def erase(self, target: ErasureTarget) -> dict[str, int]:
         """Delete the keys, then bump the version (after the delete is committed)."""
         n = await self._store.erase_keys(target.tenant_id, target.subject, self._batch)
-        await tenant_versions.bump(self._redis, target.tenant_id)
+        await tenant_versions.bump(self._redis, target.tenant_id, shards=self._shards)
         return {"api_keys": n}
 
 

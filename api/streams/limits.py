@@ -12,14 +12,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from typing import TYPE_CHECKING
 
 from api.app.ports import Verdict
 from bus import keys
+from bus.runtime.scripts import run_script
 from bus.runtime.shared_mux import mux_for
-from bus.typed_redis import lua
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -52,6 +53,9 @@ redis.call('EXPIRE', KEYS[1], ARGV[5])
 return {1, '0'}
 """
 
+_RATE_SHA = hashlib.sha1(_RATE.encode()).hexdigest()
+_ACQUIRE_SHA = hashlib.sha1(_ACQUIRE.encode()).hexdigest()
+
 #: Longest Retry-After suggested for a full quota: runs usually end long before deadline.
 MAX_QUOTA_RETRY_S = 5
 
@@ -72,8 +76,6 @@ class TenantLimits:
         self.per_minute = per_minute
         self.burst = burst
         self.max_active = max_active
-        self._rate = lua(redis, _RATE)
-        self._acquire = lua(redis, _ACQUIRE)
 
     async def check_rate(self, tenant_id: str) -> Verdict:
         """Count one run start against the tenant's rate."""
@@ -81,8 +83,11 @@ class TenantLimits:
             return Verdict(True)
         interval_ms = max(1, round(60_000 / self.per_minute))
         now_ms = int(time.time() * 1000)
-        wait_ms = await self._rate(
-            keys=[keys.tenant_rate(tenant_id)], args=[now_ms, interval_ms, self.burst]
+        # On the process's pipelined connection, as the publish script (`bus.publish_once`):
+        # through redis-py's client each POST checked a connection out of its pool.
+        rate_key = keys.tenant_rate(tenant_id)
+        wait_ms = await run_script(
+            self._redis, _RATE, _RATE_SHA, [rate_key], [now_ms, interval_ms, self.burst]
         )
         wait = int(wait_ms)
         return Verdict(True) if wait <= 0 else Verdict(False, max(1, math.ceil(wait / 1000)))
@@ -93,9 +98,12 @@ class TenantLimits:
             return Verdict(True)
         now = time.time()
         ttl = max(60, math.ceil(deadline - now) + 60)
-        ok, soonest = await self._acquire(
-            keys=[keys.tenant_active_runs(tenant_id)],
-            args=[now, run_id, deadline, self.max_active, ttl],
+        ok, soonest = await run_script(
+            self._redis,
+            _ACQUIRE,
+            _ACQUIRE_SHA,
+            [keys.tenant_active_runs(tenant_id)],
+            [now, run_id, deadline, self.max_active, ttl],
         )
         if int(ok):
             return Verdict(True)

@@ -61,6 +61,23 @@ async def get_principal(
     return principal
 
 
+async def get_asker(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
+) -> Principal:
+    """The caller of a route that only starts a run: a cached key's tenant version is
+    checked by the run starter where it publishes (``Principal.version_pending``), not in
+    a round trip of its own here."""
+    token = credentials.credentials if credentials is not None else None
+    auth = deps_of(request).auth
+    if not post_stages.timing():
+        return await auth.authenticate(token, defer_version=True)
+    started = time.perf_counter()
+    principal = await auth.authenticate(token, defer_version=True)
+    post_stages.observe("auth", time.perf_counter() - started)
+    return principal
+
+
 async def get_admin(principal: Annotated[Principal, Depends(get_principal)]) -> Principal:
     """The caller, who must hold an admin key of its tenant (403 otherwise)."""
     principal.require_admin()
@@ -68,6 +85,7 @@ async def get_admin(principal: Annotated[Principal, Depends(get_principal)]) -> 
 
 
 Caller = Annotated[Principal, Depends(get_principal)]
+Asker = Annotated[Principal, Depends(get_asker)]
 Admin = Annotated[Principal, Depends(get_admin)]
 
 #: The use cases most routes share.

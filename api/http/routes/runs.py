@@ -18,7 +18,7 @@ from api.app.errors import NotOwner, RunEnded, RunNotFound
 from api.app.run_view import describe
 from api.app.webhook_requests import webhook_of
 from api.http.responses import STARTING, errors
-from api.http.routes.common import Access, Caller, Cancel, Starter
+from api.http.routes.common import Access, Asker, Caller, Cancel, Starter
 from api.http.trace_headers import caller_trace
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"])
@@ -61,7 +61,7 @@ async def create_run(
     body: RunCreate,
     request: Request,
     starter: Starter,
-    caller: Caller,
+    caller: Asker,
     response: Response,
     idempotency_key: Annotated[
         str | None,
