@@ -10,10 +10,12 @@ from a saved profile (``--against``: another build's ``--save``).
 
 ``--instructions`` runs the process under valgrind's callgrind instead, instrumented only
 while the runs are measured, and prints the machine instructions it executed per run, all
-threads and C extensions included (SQLite's, pydantic's, the packers'): a count that does
-not move with the host's load (repeats agree within 2-5 %), for comparing builds on a
-shared host where CPU seconds drift by a quarter within the hour. Expect about 1 s a run
-for 60 ms of Python start-up per run under the tool.
+threads and C extensions included (SQLite's, pydantic's, the packers'). Unlike CPU seconds
+it does not move with the host's speed, but it still moves with the host's load: the
+process's periodic work (heartbeats, claim loops, polls) is paid per second, and a busy
+host stretches each run's seconds (the same build counted 12.5 M a single-mode run on a
+quiet host and 14.5 M beside a local model). Compare builds in the same window, as with
+seconds. Under the tool a run takes about a third of a second.
 
 Run it from the checkout whose build you measure (it imports that checkout's ``bus``).
 """
