@@ -16,6 +16,7 @@ from agents.gates import AllowAlways
 from api import signing
 from api.app.access import RunAccess
 from api.app.audit_reads import AuditReads
+from api.app.completions import Completions
 from api.app.conversations import Conversations
 from api.app.doc_search import SEARCH_WAIT_S, DocSearch
 from api.app.documents import Documents
@@ -87,9 +88,11 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
     access = RunAccess(
         shards=bus.shards, run_owner=run_owner_of(redis), runs=stores.runs, audit=stores.audit
     )
+    follower = RunFollower(events=relay, shards=bus.shards, buffer_events=settings.ws_buffer_events)
     return UseCases(
         settings=settings,
-        bus=bus,
+        broker_url=bus.redis_url,
+        run_ttl_s=bus.run_ttl_s,
         defaults=defaults,
         readiness=Readiness(
             broker=commands(redis).ping,
@@ -97,7 +100,7 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
             store=functools.partial(stores.runs.get, Scope.user("-", "-"), "-"),
         ),
         prepare_streams=functools.partial(ensure_role_groups, redis, bus.shards),
-        conversations=stores.conversations,
+        completions=Completions(stores.conversations, follower),
         conversation_book=Conversations(
             store=stores.conversations,
             summaries=stores.summaries,
@@ -120,9 +123,7 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
         joins=Joins(
             access=access, events=relay, run_ttl_s=bus.run_ttl_s, events_ttl_s=bus.events_ttl_s
         ),
-        follower=RunFollower(
-            events=relay, shards=bus.shards, buffer_events=settings.ws_buffer_events
-        ),
+        follower=follower,
         gates=Gates(resumes=resumes, checkpoints=stores.checkpoints, audit=stores.audit),
         doc_search=DocSearch(over_the_bus(RemoteSearch(redis, bus), SEARCH_WAIT_S)),
         sessions=sessions,

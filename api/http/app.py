@@ -117,7 +117,7 @@ def create_app(deps: UseCases) -> FastAPI:
         redirect_slashes=False,
     )
     app.state.deps = deps
-    app.state.asyncapi = build_asyncapi(deps.bus, VERSION)
+    app.state.asyncapi = build_asyncapi(deps.broker_url, VERSION)
     # Every error of the agentbus API has one body (``api.app.errors``); each route declares
     # the statuses it answers with (``api.http.responses``), the app those every route has.
     routers = (runs, gates, agents, events, ws, settings, conversations, audit, api_keys)

@@ -17,14 +17,13 @@ from agentbus_contracts.events import ClientEvent
 from bus import keys
 from bus.commands import Command, Question, RunResult
 from bus.runtime.deadletter import DeadLetter
-from bus.settings import BusSettings
 
 _AGENT_ROLES = [r for r in keys.Role if r is not keys.Role.NOOP]
 
 
-def _server_url(settings: BusSettings) -> str:
+def _server_url(redis_url: str | None) -> str:
     # Only scheme, host and port: the document is public, credentials must not leak.
-    url = settings.redis_url or ""
+    url = redis_url or ""
     parts = urlsplit(url)
     if parts.scheme in ("redis", "rediss") and parts.hostname:
         port = f":{parts.port}" if parts.port else ""
@@ -87,11 +86,12 @@ def _declare(broker: RedisBroker) -> None:
     )
 
 
-def build_asyncapi(settings: BusSettings, version: str = "0.1.0") -> dict[str, Any]:
-    """The AsyncAPI document of the bus's channels, as JSON-ready data."""
+def build_asyncapi(redis_url: str | None, version: str = "0.1.0") -> dict[str, Any]:
+    """The AsyncAPI document of the bus's channels, as JSON-ready data; the server it
+    names is ``redis_url``'s scheme, host and port."""
     broker = RedisBroker(
         "redis://localhost:6379",
-        specification_url=_server_url(settings),
+        specification_url=_server_url(redis_url),
         logger=None,  # pyright: ignore[reportArgumentType]
     )
     _declare(broker)

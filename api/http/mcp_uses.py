@@ -55,5 +55,5 @@ class McpUses:
             gates=deps.gates,
             cancel=deps.cancel,
             doc_search=deps.doc_search,
-            run_ttl_s=deps.bus.run_ttl_s,
+            run_ttl_s=deps.run_ttl_s,
         )

@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from api.app.access import RunAccess
     from api.app.audit_reads import AuditReads
     from api.app.auth import Authenticator
+    from api.app.completions import Completions
     from api.app.conversations import Conversations
     from api.app.doc_search import DocSearch
     from api.app.documents import Documents
@@ -34,8 +35,6 @@ if TYPE_CHECKING:
     from api.app.usage import Usage
     from api.app.webhook_secrets import WebhookSecrets
     from api.settings import ApiSettings
-    from bus.settings import BusSettings
-    from bus.store import ConversationStore
     from gateway.webhooks.push_configs import PushConfigs
     from gateway.webhooks.schedule import Schedule
 
@@ -45,16 +44,16 @@ class UseCases:
     """The use cases the composition root built for the HTTP edge, each with the few
     services it uses (no module globals). A route takes the ones it calls, one FastAPI
     dependency each (``routes.common.use_case``); the MCP and A2A servers pick theirs
-    (``McpUses``, ``A2aUses``). The OpenAI dialect still reads and seeds conversations on
-    their store itself: a debt the transports' import-linter contract lists.
+    (``McpUses``, ``A2aUses``).
 
     Attributes:
         settings: the API's settings.
-        bus: the bus's settings (the edge publishes and reads run streams).
+        broker_url: the Redis URL of the bus (the AsyncAPI document names its host).
+        run_ttl_s: how long a run's state is kept (an MCP task's time to live).
         defaults: the deployment's run settings, before any tenant preference.
         readiness: whether the broker and the state store answer.
         prepare_streams: creates every role's consumer group before the first run starts.
-        conversations: the conversation store.
+        completions: a chat completion's conversation and outcome (the OpenAI dialect).
         conversation_book: the conversations' use cases (``/api/v1/conversations``).
         keys: the tenants' API keys, as their admins manage them (``/keys``).
         tenant_settings: the tenants' settings, read and written (``/settings``,
@@ -86,12 +85,13 @@ class UseCases:
     """
 
     settings: ApiSettings
-    bus: BusSettings
+    broker_url: str | None
+    run_ttl_s: int
     defaults: Effective
     readiness: Readiness
     prepare_streams: Prepare
     documents: Documents
-    conversations: ConversationStore
+    completions: Completions
     conversation_book: Conversations
     keys: KeyBook
     tenant_settings: SettingsBook

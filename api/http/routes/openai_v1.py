@@ -22,9 +22,7 @@ same run.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -37,13 +35,13 @@ from pydantic import ValidationError
 from redis.exceptions import RedisError
 
 from agentbus_contracts.events import ApprovalRequest, ClientEvent, Done, RunStarted
-from agentbus_contracts.ids import RUN_ID_PATTERN
 from agentbus_contracts.questions import QuestionSettings
 from api.app import metrics
 from api.app.ask import Ask, Started
 from api.app.auth import Authenticator, Principal, bearer_token
 from api.app.client_tools import client_tools, results_run
-from api.app.errors import BACKEND_FAILURES, ApiError
+from api.app.completions import Completions, ConversationTaken, Turn
+from api.app.errors import BACKEND_FAILURES, ApiError, ConversationNotFound
 from api.app.gate_actions import Gates
 from api.app.ports import CancelRun
 from api.app.run_follow import RunFollower
@@ -77,8 +75,6 @@ from api.http.openai_request import (
 )
 from api.http.responses import CALLER, GATES, STARTING, ErrorCase, errors, inline_schema
 from api.http.routes.common import Auth, deps_of
-from bus.store import ConversationNotFound, ConversationStore, MessageRole, Scope
-from bus.transcript import Transcript
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"])
 
@@ -114,7 +110,6 @@ _CHAT_BODY = {
     }
 }
 
-_ID = re.compile(RUN_ID_PATTERN)
 #: OpenAI's SDKs retry a 409 (and any 5xx) unless told not to: a retry would ask the
 #: cancelled question again.
 NO_RETRY = {"X-Should-Retry": "false"}
@@ -130,14 +125,14 @@ class _Uses:
     follower: RunFollower
     gates: Gates
     cancel: CancelRun
-    conversations: ConversationStore
+    completions: Completions
     server_tools: frozenset[str]
 
 
 async def _uses_of(request: Request) -> _Uses:
     deps = deps_of(request)
     return _Uses(
-        deps.starter, deps.follower, deps.gates, deps.cancel, deps.conversations,
+        deps.starter, deps.follower, deps.gates, deps.cancel, deps.completions,
         deps.server_tools,
     )  # fmt: skip
 
@@ -293,47 +288,17 @@ def _parse(raw: bytes) -> ChatRequest:
 async def _conversation(
     uses: _Uses, who: Principal, header: str | None, user: str | None, earlier: list[ChatMessage]
 ) -> str | None:
-    """The conversation the run continues (see the module docstring), seeded if new.
-
-    Only the caller's own conversations are found (an admin naming another user's in the
-    header is refused by the starter, 403). A seeded conversation's id derives from the
-    caller, the ``user`` value and the earlier messages, so a retried request (after a
-    429, say) finds the conversation it seeded and does not seed it twice.
-    """
-    store, owner = uses.conversations, Scope.user(who.tenant_id, who.subject)
-    if header is not None:
-        if not _ID.match(header) or await store.get(who.scope, header) is None:
-            raise OpenAIError(
-                404, f"no conversation {header[:80]!r}",
-                code="conversation_not_found", param=CONVERSATION_HEADER,
-            )  # fmt: skip
-        return header
-    if user and _ID.match(user) and await store.get(owner, user) is not None:
-        return user
-    cid = None
-    if user:  # the caller's conversation for this user value, never another user's
-        cid = _derived_id(who, user, [])
-        if await store.get(owner, cid) is not None:
-            return cid
-    if not earlier:
-        return cid  # the run's intake makes the conversation
-    cid = cid or _derived_id(who, "", earlier)
-    if await store.get(owner, cid) is not None:
-        return cid  # seeded by an earlier attempt of this request
-    title = next((m.text for m in earlier if m.role == "user"), None)
+    """The conversation the run continues (see the module docstring), seeded if new
+    (`api.app.completions.Completions.conversation`)."""
+    turns = [Turn(m.role, m.text) for m in earlier]
     try:
-        await store.ensure(owner, cid, title)
-    except ConversationNotFound as e:  # an id someone else holds
-        raise OpenAIError(409, "that conversation id is taken", code="conversation_taken") from e
-    for message in earlier:
-        await store.append(owner, cid, MessageRole(message.role), message.text, None)
-    return cid
-
-
-def _derived_id(who: Principal, user: str, earlier: list[ChatMessage]) -> str:
-    doc = [who.tenant_id, who.subject, user, *(f"{m.role}:{m.text}" for m in earlier)]
-    digest = hashlib.sha256("\0".join(doc).encode()).hexdigest()
-    return f"oai-{digest[:40]}"
+        return await uses.completions.conversation(who, header, user, turns)
+    except ConversationNotFound as e:
+        raise OpenAIError(
+            404, e.message, code="conversation_not_found", param=CONVERSATION_HEADER
+        ) from e
+    except ConversationTaken as e:
+        raise OpenAIError(409, e.message, code="conversation_taken") from e
 
 
 async def _complete(
@@ -344,20 +309,9 @@ async def _complete(
     before: Sequence[ClientEvent],
     after: str,
 ) -> dict[str, Any]:
-    transcript, end = Transcript(), None
-    for event in before:
-        transcript.apply(event)
-    shown = len(transcript.answer)  # answered before the pause: not sent again
-    follow = uses.follower.follow(started.run_id, after=after)
-    async with contextlib.aclosing(follow) as events:
-        async for event in events:
-            if event is None:
-                continue
-            transcript.apply(event)
-            if isinstance(event, Done | ApprovalRequest):
-                end = event
-                break
-    content, extra, usage = transcript.answer[shown:], {}, {}
+    ran = await uses.completions.follow(started.run_id, before, after)
+    end = ran.end
+    content, extra, usage = ran.answer, {}, {}
     calls: list[dict[str, Any]] = []
     if isinstance(end, ApprovalRequest):
         if end.reason == "client_tool":
@@ -367,7 +321,7 @@ async def _complete(
         extra = {"agentbus": {"run_id": started.run_id, "status": "suspended", "gate": end.reason}}
     elif isinstance(end, Done):
         if end.status != "done":
-            raise _run_failed(end, transcript)
+            raise _run_failed(end, ran.error)
         content = end.answer if end.answer is not None else content
         if schema is not None:
             content = checked_answer(started.run_id, content, schema)
@@ -376,8 +330,8 @@ async def _complete(
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if calls:  # the client runs them; the next request's tool messages resume the run
         message |= {"content": content or None, "tool_calls": calls}
-    if transcript.reasoning:
-        message["reasoning_content"] = transcript.reasoning
+    if ran.reasoning:
+        message["reasoning_content"] = ran.reasoning
     finish = "tool_calls" if calls else "stop"
     return {
         "id": f"chatcmpl-{started.run_id}",
@@ -390,9 +344,8 @@ async def _complete(
     }
 
 
-def _run_failed(done: Done, transcript: Transcript) -> OpenAIError:
-    errors = [s for s in transcript.steps if s.type == "error"]
-    why = f": {errors[-1].message}" if errors else ""  # type: ignore[union-attr]
+def _run_failed(done: Done, error: str | None) -> OpenAIError:
+    why = f": {error}" if error is not None else ""
     if done.status == "budget_exhausted":  # as OpenAI answers a spent quota
         return OpenAIError(
             429, f"the run {done.run_id} ended {done.status}{why}",
