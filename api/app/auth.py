@@ -69,6 +69,14 @@ class Principal:
             raise AdminOnly("this needs an admin key of your tenant")
 
 
+def local_user(
+    tenant_id: str, subject: str, groups: tuple[str, ...] = (), *, admin: bool = False
+) -> Principal:
+    """Someone acting on this host without a key (the CLI's tenant and subject, or the
+    operator acting as a tenant's admin)."""
+    return Principal(tenant_id, subject, KeyRole.ADMIN if admin else KeyRole.USER, "", groups)
+
+
 def principal_of(
     record: ApiKeyRecord, version: int | None = None, *, pending: bool = False
 ) -> Principal:

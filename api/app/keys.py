@@ -6,7 +6,8 @@ lately gets no new key (their steps would commit nothing).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import builtins
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Annotated
 
@@ -127,3 +128,55 @@ class KeyBook:
             raise KeyNotFound(f"no key {key_id[:40]!r}")
         self._forget(key_id)
         return KeyView.of(record)
+
+
+class OperatorKeys:
+    """Every tenant's API keys, as the operator manages them on the command line.
+
+    Args:
+        store: the API keys.
+        signing_master: what keys' signing secrets derive from (read when a secret is asked
+            for: reading it may create the data folder's key file).
+    """
+
+    def __init__(self, store: ApiKeyStore, *, signing_master: Callable[[], bytes]) -> None:
+        self._store = store
+        self._master = signing_master
+
+    async def create(
+        self,
+        tenant_id: str,
+        subject: str,
+        role: str,
+        name: str | None,
+        groups: Sequence[str],
+        *,
+        with_secret: bool = False,
+    ) -> KeyCreated:
+        """A new key, shown this once (with its signing secret when ``with_secret``).
+
+        Raises:
+            InvalidRequest: the subject or the role cannot hold a key.
+        """
+        try:
+            minted = await credentials.create_key(
+                self._store, tenant_id, subject, KeyRole(role), name, groups
+            )
+        except ValueError as e:
+            raise InvalidRequest(str(e), field="subject") from e
+        secret = None
+        if with_secret:
+            secret = signing.signing_secret(self._master(), minted.record.id)
+        return KeyCreated(
+            **KeyView.of(minted.record).model_dump(), key=minted.key, signing_secret=secret
+        )
+
+    async def list(self, tenant_id: str | None) -> builtins.list[KeyView]:
+        """The keys of one tenant, or of every tenant, oldest first (revoked ones too)."""
+        return [KeyView.of(k) for k in await self._store.list(tenant_id)]
+
+    async def revoke(self, key_id: str) -> KeyView | None:
+        """Revoke any tenant's key (None: no such key); API processes stop accepting it
+        within their key cache's time."""
+        record = await self._store.revoke(key_id)
+        return None if record is None else KeyView.of(record)

@@ -27,19 +27,16 @@ async def erase(
     are fenced and their keys gone: erase again).
     """
     from api.app.errors import ApiError
-    from api.compose.connection import connect
-    from api.compose.erasure import erasure_of
+    from api.compose.commands import erasure
     from api.compose.errors import ConfigError
-    from bus.store import open_store
 
     s = settings()
     tenant = tenant or s.api.tenant
-    async with open_store(s.bus) as stores, connect(s.bus) as conn:
-        erasure = erasure_of(s, stores, conn.redis)
-        if erasure is None:  # open_store always opens it; only a hand-made Stores lacks it
+    async with erasure(s) as erasing:
+        if erasing is None:  # open_store always opens it; only a hand-made Stores lacks it
             raise ConfigError("this state store cannot erase")
         try:
-            report = await erasure.erase(tenant, user, by=OPERATOR)
+            report = await erasing.erase(tenant, user, by=OPERATOR)
         except ApiError as e:
             typer.echo(f"error: {e.message}" + (f" ({e.hint})" if e.hint else ""), err=True)
             raise typer.Exit(1) from e

@@ -14,7 +14,7 @@ app = typer.Typer(
     cls=Group, help="API keys: each maps to a tenant, a subject, a role and ACL groups."
 )
 
-#: ``bus.store.KeyRole``'s values, spelled here so that printing them imports no store (a
+#: ``KeyRole``'s values (``bus.store``), spelled here so that printing them imports no store (a
 #: test keeps them equal).
 RoleName = Literal["user", "admin"]
 
@@ -41,27 +41,19 @@ async def create(
     ] = False,
 ) -> None:
     """Create a key and print it once (only its digest is stored)."""
-    from api import credentials, signing
-    from bus.store import KeyRole, open_store
+    from api.app.errors import InvalidRequest
+    from api.compose.commands import operator_keys
 
-    s = settings()
-    async with open_store(s.bus) as stores:
+    async with operator_keys(settings()) as keys:
         try:
-            minted = await credentials.create_key(
-                stores.keys, tenant, subject, KeyRole(role), name, group or []
+            record = await keys.create(
+                tenant, subject, role, name, group or [], with_secret=as_json
             )
-        except ValueError as e:
-            typer.echo(f"error [invalid_request]: {e}", err=True)
+        except InvalidRequest as e:
+            typer.echo(f"error [invalid_request]: {e.message}", err=True)
             raise typer.Exit(2) from e
-    record = minted.record
     if as_json:
-        doc = record.model_dump(mode="json", exclude={"key_hash"}) | {
-            "key": minted.key,
-            "signing_secret": signing.signing_secret(
-                signing.master_key(s.api.signing_key, s.bus.data_dir), record.id
-            ),
-        }
-        typer.echo(json.dumps(doc))
+        typer.echo(json.dumps(record.model_dump(mode="json")))
         return
     # Only the key on stdout, so `KEY=$(agentbus keys create ...)` works.
     groups = f" in groups {', '.join(record.groups)}" if record.groups else ""
@@ -70,7 +62,7 @@ async def create(
         "shown once, store it now:",
         err=True,
     )
-    typer.echo(minted.key)
+    typer.echo(record.key)
 
 
 @app.command("list")
@@ -80,13 +72,13 @@ async def list_keys(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
     """List keys (never the keys themselves)."""
-    from bus.store import open_store
+    from api.compose.commands import operator_keys
 
-    async with open_store(settings().bus) as stores:
-        records = await stores.keys.list(tenant)
+    async with operator_keys(settings()) as keys:
+        records = await keys.list(tenant)
     for r in records:
         if as_json:
-            typer.echo(json.dumps(r.model_dump(mode="json", exclude={"key_hash"})))
+            typer.echo(json.dumps(r.model_dump(mode="json")))
             continue
         state = f"revoked {r.revoked_at:%Y-%m-%d %H:%M}" if r.revoked_at else "active"
         typer.echo(
@@ -103,10 +95,10 @@ async def revoke(
     key_id: Annotated[str, typer.Argument(help="The key id (from `keys list`).")],
 ) -> None:
     """Revoke a key; API processes stop accepting it within AGENTBUS_API_KEY_CACHE_S."""
-    from bus.store import open_store
+    from api.compose.commands import operator_keys
 
-    async with open_store(settings().bus) as stores:
-        record = await stores.keys.revoke(key_id)
+    async with operator_keys(settings()) as keys:
+        record = await keys.revoke(key_id)
     if record is None:
         typer.echo(f"error [key_not_found]: no key {key_id!r}; see `agentbus keys list`", err=True)
         raise typer.Exit(2)

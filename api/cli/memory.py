@@ -29,18 +29,17 @@ app = typer.Typer(
 
 @asynccontextmanager
 async def _book() -> AsyncGenerator[tuple[MemoryBook, Principal]]:
-    from api.app.auth import Principal
+    from api.app.auth import local_user
     from api.app.errors import ApiError
-    from api.app.memories import MemoryBook
-    from bus.store import KeyRole, open_store
+    from api.compose.commands import memory_book
 
     s = settings()
-    me = Principal(s.api.tenant, s.api.subject, KeyRole.USER, "", cli_groups(s))
-    async with open_store(s.bus) as stores:
-        if stores.memories is None:
+    me = local_user(s.api.tenant, s.api.subject, cli_groups(s))
+    async with memory_book(s) as book:
+        if book is None:
             raise typer.Exit(2)
         try:
-            yield MemoryBook(stores.memories), me
+            yield book, me
         except ApiError as e:
             typer.echo(f"error [{e.code}]: {e.message}", err=True)
             sys.exit(2)

@@ -34,17 +34,13 @@ async def run(
     Needs the database's and Redis's credentials (an operator's tool). `agentbus up` and
     the workers run passes every AGENTBUS_RETENTION_INTERVAL_S on their own.
     """
-    from api.compose.connection import connect
+    from api.compose.commands import retention
     from api.compose.errors import ConfigError
-    from api.compose.retention import retention_of
-    from bus.store import open_store
 
-    s = settings()
-    async with open_store(s.bus) as stores, connect(s.bus) as conn:
-        retention = retention_of(s.bus, stores, conn.redis)
-        if retention is None:  # open_store always opens it; only a hand-made Stores lacks it
+    async with retention(settings()) as passes:
+        if passes is None:  # open_store always opens it; only a hand-made Stores lacks it
             raise ConfigError("this state store has no retention")
-        report = await retention.run(tenant, dry_run=dry_run)
+        report = await passes.run(tenant, dry_run=dry_run)
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
         return
@@ -63,18 +59,14 @@ async def show(
 ) -> None:
     """Print each tenant's policy: days kept per kind (forever where neither the tenant's
     `retention` preference nor AGENTBUS_RETENTION sets one)."""
-    from api.compose.connection import connect
+    from api.compose.commands import retention
     from api.compose.errors import ConfigError
-    from api.compose.retention import retention_of
     from bus.retention import KINDS
-    from bus.store import open_store
 
-    s = settings()
-    async with open_store(s.bus) as stores, connect(s.bus) as conn:
-        retention = retention_of(s.bus, stores, conn.redis)
-        if retention is None:
+    async with retention(settings()) as passes:
+        if passes is None:
             raise ConfigError("this state store has no retention")
-        policies = await retention.policies(tenant)
+        policies = await passes.policies(tenant)
     for name, policy in policies.items():
         days = {kind: getattr(policy, kind) for kind in KINDS}
         said = ", ".join(f"{k} {'forever' if d is None else f'{d} days'}" for k, d in days.items())
@@ -107,23 +99,22 @@ async def set_days(
 
     Kinds not named keep what the tenant had.
     """
+    from api.app.auth import local_user
+    from api.compose.commands import settings_book
     from bus.retention import KINDS, RetentionPolicy
-    from bus.store import open_store
 
     given = {"runs": runs, "messages": messages, "checkpoints": checkpoints}
     given |= {"blobs": blobs, "audit": audit}
     unknown = sorted(set(default or []) - set(KINDS))
     if unknown:
         raise typer.BadParameter(f"not a kind: {', '.join(unknown)}", param_hint="--default")
-    s = settings()
-    async with open_store(s.bus) as stores:
-        record = await stores.tenant_settings.get(tenant)
-        prefs = dict(record.settings) if record is not None else {}
+    async with settings_book(settings()) as book:
+        prefs = await book.saved(tenant)
         days = dict(prefs.get("retention") or {})
         days |= {kind: n for kind, n in given.items() if n is not None}
         days |= dict.fromkeys(default or [])
         policy = RetentionPolicy.model_validate(days)
         prefs["retention"] = policy.model_dump(exclude_none=True)
-        await stores.tenant_settings.put(tenant, prefs, updated_by=OPERATOR)
+        await book.save(local_user(tenant, OPERATOR, admin=True), prefs)
     said = ", ".join(f"{k} {d} days" for k, d in policy.model_dump(exclude_none=True).items())
     typer.echo(f"{tenant}: {said or 'the deployment default for every kind'}")

@@ -26,28 +26,15 @@ async def resume(
     decision: Annotated[str, typer.Argument(help=" | ".join(DECISIONS))],
 ) -> None:
     """Resume a run paused at a gate (as the CLI's tenant and subject)."""
-    from agents import gates
-    from api.compose.connection import connect
-    from api.compose.edge import allow_always_hook
-    from bus.store import Scope, open_store
+    from api.app.auth import local_user
+    from api.compose.commands import resumes
 
     s = settings()
-    async with open_store(s.bus) as stores, connect(s.bus) as conn:
-        assert stores.checkpoints is not None
-        me = Scope.user(s.api.tenant, s.api.subject)
+    me = local_user(s.api.tenant, s.api.subject)
+    async with resumes(s) as resuming:
         if decision == "more_info":
-            info = await gates.more_info(stores.checkpoints, me, run_id)
+            info = await resuming.more_info(me.scope, run_id)
             typer.echo(json.dumps(info, indent=2))
             return
-        await gates.resume(
-            stores.checkpoints,
-            stores.runs,
-            conn.redis,
-            s.bus,
-            scope=me,
-            groups=cli_groups(s),
-            run_id=run_id,
-            decision=decision,
-            allow_always=allow_always_hook(stores),
-        )
+        await resuming.decide(me.scope, cli_groups(s), run_id, decision)
     typer.echo(f"resumed {run_id}: {decision}")

@@ -31,15 +31,13 @@ app = typer.Typer(
 
 @asynccontextmanager
 async def _book() -> AsyncGenerator[tuple[ScheduleBook, Principal]]:
-    from api.app.auth import Principal
+    from api.app.auth import local_user
     from api.app.errors import ApiError
-    from api.compose.schedules import schedule_book
-    from bus.store import KeyRole, open_store
+    from api.compose.commands import schedule_book
 
     s = settings()
-    me = Principal(s.api.tenant, s.api.subject, KeyRole.USER, "", cli_groups(s))
-    async with open_store(s.bus) as stores:
-        book = schedule_book(s, stores, None)
+    me = local_user(s.api.tenant, s.api.subject, cli_groups(s))
+    async with schedule_book(s) as book:
         if book is None:
             raise typer.Exit(2)
         try:

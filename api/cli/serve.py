@@ -79,7 +79,7 @@ async def up(
     from api.compose.connection import connect
     from api.compose.edge_process import edge_process, free_port, stop_edge
     from api.compose.gc_pauses import freeze_startup_heap
-    from api.compose.local_key import ensure_local_key, local_key_message
+    from api.compose.local_key import ensure_local_key, local_key_message, page_login_url
     from api.compose.processes import helper_processes, helper_roles
     from api.compose.retention import start_retention
     from api.compose.roles import UP_ROLES, Roles
@@ -112,7 +112,7 @@ async def up(
         helpers = helper_roles(s.retrieval, UP_ROLES)
 
         async def show_page(port: int) -> None:
-            url = await login_url.page_login_url(
+            url = await page_login_url(
                 s.api, conn.redis, stores.keys, host=s.api.api_host, port=port
             )
             typer.echo(f"api: http://{s.api.api_host}:{port}/docs  (Ctrl-C to stop)")

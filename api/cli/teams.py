@@ -33,12 +33,10 @@ app = typer.Typer(
 @asynccontextmanager
 async def _book() -> AsyncGenerator[tuple[TeamBook, str, str]]:
     from api.app.errors import ApiError, TeamRefused
-    from api.compose.teams import team_book
-    from bus.store import open_store
+    from api.compose.commands import team_book
 
     s = settings()
-    async with open_store(s.bus) as stores:
-        book = team_book(s, stores)
+    async with team_book(s) as book:
         if book is None:
             typer.echo("error [unavailable]: teams need the state store", err=True)
             raise typer.Exit(2)

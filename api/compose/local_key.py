@@ -15,6 +15,8 @@ from api import credentials
 from bus.store import KeyRole
 
 if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
     from api.settings import ApiSettings
     from bus.store import ApiKeyStore
 
@@ -59,6 +61,23 @@ def local_key_message(key: str, settings: ApiSettings) -> str:
         f"API key (admin of tenant {settings.tenant!r}; shown once, saved to "
         f"{local_key_path(settings)}):\n  {key}"
     )
+
+
+async def page_login_url(
+    s: ApiSettings, redis: Redis, keys: ApiKeyStore, *, host: str, port: int
+) -> str | None:
+    """A one-time link that signs the page in with the local admin key (None: no usable key)."""
+    from api.app.sessions import login_url, mint_login_token
+    from api.streams.session_store import RedisSessionStore
+
+    key = read_local_key(s)
+    kid = credentials.key_id(key) if key else None
+    record = await keys.get(kid) if kid else None
+    if record is None or not record.active:
+        return None
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    token = await mint_login_token(RedisSessionStore(redis), record.id)
+    return login_url(f"http://{shown}:{port}", token)
 
 
 def _write_private(path: Path, text: str) -> None:

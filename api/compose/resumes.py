@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agents import gates
 
@@ -60,3 +60,8 @@ class BusResumes:
             run_id=run_id,
             results=results,
         )
+
+    async def more_info(self, scope: Scope, run_id: str) -> dict[str, Any]:
+        """The open gate's details (``agents.gates.more_info``), unaudited: the operator's
+        view on the command line."""
+        return await gates.more_info(self._on[0], scope, run_id)

@@ -1,0 +1,116 @@
+"""What the CLI's commands are given: the use case each one calls, built here on a state
+store (and a Redis connection) this module opens, so that a command names neither.
+
+Each function is an async context manager: the store stays open while the command uses
+what it yields, and is closed after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+from api.compose.connection import connect
+from bus.store import open_store
+
+if TYPE_CHECKING:
+    from api.app.erasure import Erasure
+    from api.app.keys import OperatorKeys
+    from api.app.memories import MemoryBook
+    from api.app.schedules import ScheduleBook
+    from api.app.teams import TeamBook
+    from api.app.tenant_settings import SettingsBook
+    from api.compose.resumes import BusResumes
+    from api.compose.settings import AppSettings
+    from bus.retention_passes import Retention
+
+
+@asynccontextmanager
+async def team_book(s: AppSettings) -> AsyncGenerator[TeamBook | None]:
+    """The teams' use cases (None without the teams table's store)."""
+    from api.compose.teams import team_book as book_of
+
+    async with open_store(s.bus) as stores:
+        yield book_of(s, stores)
+
+
+@asynccontextmanager
+async def memory_book(s: AppSettings) -> AsyncGenerator[MemoryBook | None]:
+    """The long-term memories' use cases (None without the memories' store)."""
+    from api.app.memories import MemoryBook
+
+    async with open_store(s.bus) as stores:
+        yield None if stores.memories is None else MemoryBook(stores.memories)
+
+
+@asynccontextmanager
+async def schedule_book(s: AppSettings) -> AsyncGenerator[ScheduleBook | None]:
+    """The schedules' use cases, without a run starter (the running APIs start the runs)."""
+    from api.compose.schedules import schedule_book as book_of
+
+    async with open_store(s.bus) as stores:
+        yield book_of(s, stores, None)
+
+
+@asynccontextmanager
+async def erasure(s: AppSettings) -> AsyncGenerator[Erasure | None]:
+    """A user's erasure (None without the erasure store)."""
+    from api.compose.erasure import erasure_of
+
+    async with open_store(s.bus) as stores, connect(s.bus) as conn:
+        yield erasure_of(s, stores, conn.redis)
+
+
+@asynccontextmanager
+async def retention(s: AppSettings) -> AsyncGenerator[Retention | None]:
+    """The retention passes (None without the retention store)."""
+    from api.compose.retention import retention_of
+
+    async with open_store(s.bus) as stores, connect(s.bus) as conn:
+        yield retention_of(s.bus, stores, conn.redis)
+
+
+@asynccontextmanager
+async def settings_book(s: AppSettings) -> AsyncGenerator[SettingsBook]:
+    """The tenants' settings, read and written."""
+    from api.app.tenant_settings import SettingsBook
+    from api.compose.starter import defaults_of
+
+    async with open_store(s.bus) as stores:
+        yield SettingsBook(stores.tenant_settings, defaults_of(s))
+
+
+@asynccontextmanager
+async def operator_keys(s: AppSettings) -> AsyncGenerator[OperatorKeys]:
+    """Every tenant's API keys, with the deployment's signing master."""
+    import functools
+
+    from api import signing
+    from api.app.keys import OperatorKeys
+
+    master = functools.partial(signing.master_key, s.api.signing_key, s.bus.data_dir)
+    async with open_store(s.bus) as stores:
+        yield OperatorKeys(stores.keys, signing_master=master)
+
+
+@asynccontextmanager
+async def resumes(s: AppSettings) -> AsyncGenerator[BusResumes]:
+    """Resumes of paused runs, published to their next role."""
+    from api.compose.edge import allow_always_hook
+    from api.compose.resumes import BusResumes
+
+    async with open_store(s.bus) as stores, connect(s.bus) as conn:
+        assert stores.checkpoints is not None
+        yield BusResumes(
+            stores.checkpoints, stores.runs, conn.redis, s.bus, allow_always_hook(stores)
+        )
+
+
+async def page_login_url(s: AppSettings, port: int) -> str | None:
+    """A one-time link that signs the web page in with the local admin key (None: no
+    usable key), for the API on ``port``."""
+    from api.compose.local_key import page_login_url as url_of
+
+    async with open_store(s.bus) as stores, connect(s.bus) as conn:
+        return await url_of(s.api, conn.redis, stores.keys, host=s.api.api_host, port=port)
