@@ -70,11 +70,17 @@ class Principal:
 
 
 def local_user(
-    tenant_id: str, subject: str, groups: tuple[str, ...] = (), *, admin: bool = False
+    tenant_id: str,
+    subject: str,
+    groups: tuple[str, ...] = (),
+    *,
+    admin: bool = False,
+    key_id: str = "",
 ) -> Principal:
     """Someone acting on this host without a key (the CLI's tenant and subject, or the
-    operator acting as a tenant's admin)."""
-    return Principal(tenant_id, subject, KeyRole.ADMIN if admin else KeyRole.USER, "", groups)
+    operator acting as a tenant's admin); ``key_id`` names the way in, not a stored key."""
+    role = KeyRole.ADMIN if admin else KeyRole.USER
+    return Principal(tenant_id, subject, role, key_id, groups)
 
 
 def principal_of(

@@ -7,12 +7,14 @@ and the composition root (``api.compose``) or the transport wires one to each us
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from agentbus_contracts.events import ClientEvent
     from bus.budget import Spent
+    from bus.commands import Command
     from bus.store import DocumentRecord, Scope
     from retrieval.ingest import PreparedDocument
     from retrieval.jobs import IngestTask, Job, JobStatus
@@ -196,6 +198,12 @@ it into ``Unavailable`` without naming the transport."""
 
 CancelRun = Callable[[str], Awaitable[None]]
 """Asks the run of this id to stop (workers honour it between steps and while streaming)."""
+
+SendCommand = Callable[["Command"], Awaitable[object]]
+"""Publishes a command to its role's stream on its shard (the bus's ``publish``)."""
+
+ReadRunEvents = Callable[[str, int], AsyncIterator[tuple[str, "ClientEvent"]]]
+"""A run's events on its shard from its start until its ``done``, with their stream ids."""
 
 Probe = Callable[[], Awaitable[object]]
 """A round trip to a service the process needs (``/readyz``): raises when it does not answer."""

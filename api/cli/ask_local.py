@@ -10,21 +10,16 @@ import sys
 
 import typer
 from pydantic import ValidationError
-from redis.asyncio import Redis
 from rich.console import Console
 
 from agentbus_contracts.questions import QuestionSettings
-from agents import gates
 from api.app.ask import Ask, Started
-from api.app.auth import Principal
+from api.app.auth import local_user
 from api.app.errors import ApiError
 from api.cli.common import cli_groups, run_async, settings
 from api.cli.render import LiveRenderer
-from api.compose.connection import connect
+from api.compose.commands import LocalRuns, local_runs
 from api.compose.settings import AppSettings
-from api.compose.starter import make_starter
-from bus.publish import read_events, request_cancel
-from bus.store import KeyRole, Scope, open_store
 
 
 @run_async
@@ -84,15 +79,15 @@ async def ask_local(
     )
     console = Console(highlight=False)
     renderer = LiveRenderer(console)
-    async with connect(s.bus) as conn:
-        started = await _start(s, conn.redis, ask_)
+    async with local_runs(s) as runs:
+        started = await _start(s, runs, ask_)
         run_id, conversation_id = started.run_id, started.conversation_id
         loop = asyncio.get_running_loop()
-        cancel = lambda: asyncio.ensure_future(request_cancel(conn.redis, run_id, s.bus))  # noqa: E731
+        cancel = lambda: asyncio.ensure_future(runs.cancel(run_id))  # noqa: E731
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(signal.SIGINT, cancel)
         status = "done"
-        async for event_id, event in read_events(conn.redis, run_id, started.shard):
+        async for event_id, event in runs.events(run_id, started.shard):
             if as_json:
                 print(json.dumps({"id": event_id, **event.model_dump(mode="json")}), flush=True)
             else:
@@ -102,7 +97,7 @@ async def ask_local(
                     hint = f"agentbus runs resume {run_id} DECISION"
                     typer.echo(f"paused at a gate; decide with: {hint}", err=True)
                     raise typer.Exit(3)
-                await _decide(s, conn.redis, run_id, event.reason)
+                await _decide(s, runs, run_id, event.reason)
             if event.type == "done":
                 status = event.status
     if not as_json:
@@ -111,26 +106,19 @@ async def ask_local(
         raise typer.Exit(1)
 
 
-async def _start(s: AppSettings, redis: Redis, ask: Ask) -> Started:
+async def _start(s: AppSettings, runs: LocalRuns, ask: Ask) -> Started:
     """Start the run through the API's own starter: the same defaults (tenant settings,
     default sources), limits and checks as ``POST /api/v1/runs``, as the CLI's identity."""
-    who = Principal(
-        tenant_id=s.api.tenant,
-        subject=s.api.subject,
-        role=KeyRole.USER,
-        key_id="cli",
-        groups=cli_groups(s),
-    )
-    async with open_store(s.bus) as stores:
-        try:
-            return await make_starter(s, redis, stores).start(who, ask)
-        except ApiError as e:
-            hint = f" ({e.hint})" if e.hint else ""
-            typer.echo(f"error [{e.code}]: {e.message}{hint}", err=True)
-            raise typer.Exit(2) from e
+    who = local_user(s.api.tenant, s.api.subject, cli_groups(s), key_id="cli")
+    try:
+        return await runs.starter.start(who, ask)
+    except ApiError as e:
+        hint = f" ({e.hint})" if e.hint else ""
+        typer.echo(f"error [{e.code}]: {e.message}{hint}", err=True)
+        raise typer.Exit(2) from e
 
 
-async def _decide(s: AppSettings, redis: Redis, run_id: str, reason: str) -> None:
+async def _decide(s: AppSettings, runs: LocalRuns, run_id: str, reason: str) -> None:
     """Ask the person at the terminal for the gate's decision, then resume the run."""
     choices = (
         ["approve", "reject"]
@@ -142,29 +130,15 @@ async def _decide(s: AppSettings, redis: Redis, run_id: str, reason: str) -> Non
             "more_info",
         ]
     )
-    from api.compose.edge import allow_always_hook  # only when a gate is decided here
-
-    me = Scope.user(s.api.tenant, s.api.subject)
-    async with open_store(s.bus) as stores:
-        assert stores.checkpoints is not None
-        while True:
-            decision = await asyncio.to_thread(
-                typer.prompt, f"decision ({' / '.join(choices)})", default=choices[0]
-            )
-            if decision == "more_info":
-                info = await gates.more_info(stores.checkpoints, me, run_id)
-                typer.echo(json.dumps(info, indent=2))
-                continue
-            if decision in choices:
-                break
-        await gates.resume(
-            stores.checkpoints,
-            stores.runs,
-            redis,
-            s.bus,
-            scope=me,
-            groups=cli_groups(s),
-            run_id=run_id,
-            decision=decision,
-            allow_always=allow_always_hook(stores),
+    me = local_user(s.api.tenant, s.api.subject)
+    while True:
+        decision = await asyncio.to_thread(
+            typer.prompt, f"decision ({' / '.join(choices)})", default=choices[0]
         )
+        if decision == "more_info":
+            info = await runs.resumes.more_info(me.scope, run_id)
+            typer.echo(json.dumps(info, indent=2))
+            continue
+        if decision in choices:
+            break
+    await runs.resumes.decide(me.scope, cli_groups(s), run_id, decision)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
@@ -91,55 +91,26 @@ async def tools_call(
     """
     import asyncio  # here, not at the top: a tenth of the time to print a help
 
-    from api.compose.connection import connect
-    from bus import keys
-    from bus.commands import (
-        Command,
-        RunSettings,
-        RunState,
-        ToolCallBatch,
-        ToolCallRequest,
-        deadline_in,
-        new_run_id,
-    )
-    from bus.json_values import is_object
-    from bus.publish import publish, read_events
+    from api.app.auth import local_user
+    from api.app.tool_calls import ToolCall
+    from api.compose.commands import tool_calls
 
     try:
         arguments = json.loads(args)
     except ValueError as e:
         raise typer.BadParameter(f"ARGS is not JSON: {e}", param_hint="ARGS") from e
-    if not is_object(arguments):
+    if not isinstance(arguments, dict):
         raise typer.BadParameter("ARGS must be a JSON object", param_hint="ARGS")
     s = settings()
-    run_id = new_run_id()
-    command = Command(
-        run_id=run_id,
-        tenant_id=tenant or s.api.tenant,
-        subject=s.api.subject,
-        shard=keys.shard_of(run_id, s.bus.shards),
-        role=keys.Role.GATEWAY,
-        deadline=deadline_in(min(wait, s.bus.run_deadline_s)),
-        groups=cli_groups(s),
-        payload=ToolCallBatch(
-            agent=CLI_AGENT,
-            calls=[ToolCallRequest(call_id=f"{run_id}-0", name=name, arguments=arguments)],
-            state=RunState(
-                question=f"agentbus tools call {name}"[:200],
-                settings=RunSettings(
-                    approve_high_risk=approve_high_risk,
-                    approve_critical=[name] if approve_critical else [],
-                ),
-            ),
-            then="end",
-        ),
-    )
+    who = local_user(tenant or s.api.tenant, s.api.subject, cli_groups(s))
+    call = ToolCall(name, cast("dict[str, Any]", arguments), approve_high_risk, approve_critical)
     found: dict[str, Any] | None = None
-    async with connect(s.bus) as conn:
-        await publish(conn.redis, command, s.bus)
+    async with tool_calls(s) as calls:
+        started = await calls.start(who, call, agent=CLI_AGENT, wait_s=wait)
+        run_id = started.run_id
         try:
             async with asyncio.timeout(wait):
-                async for _, event in read_events(conn.redis, run_id, command.shard):
+                async for _, event in calls.events(started):
                     if event.type == "tool_result":
                         found = _outcome(event, run_id)
                     elif event.type == "error" and found is None:

@@ -7,20 +7,27 @@ what it yields, and is closed after.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from api.compose.connection import connect
 from bus.store import open_store
 
 if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from agentbus_contracts.events import ClientEvent
     from api.app.erasure import Erasure
     from api.app.keys import OperatorKeys
     from api.app.memories import MemoryBook
+    from api.app.ports import CancelRun
     from api.app.schedules import ScheduleBook
+    from api.app.starter import RunStarter
     from api.app.teams import TeamBook
     from api.app.tenant_settings import SettingsBook
+    from api.app.tool_calls import ToolCalls
     from api.compose.resumes import BusResumes
     from api.compose.settings import AppSettings
     from bus.retention_passes import Retention
@@ -114,3 +121,65 @@ async def page_login_url(s: AppSettings, port: int) -> str | None:
 
     async with open_store(s.bus) as stores, connect(s.bus) as conn:
         return await url_of(s.api, conn.redis, stores.keys, host=s.api.api_host, port=port)
+
+
+@dataclass(frozen=True, slots=True)
+class LocalRuns:
+    """Runs started, followed, cancelled and resumed on this machine's bus (``agentbus
+    ask`` without ``--api-url``).
+
+    Attributes:
+        starter: the API's own run starter (same defaults, limits and checks).
+        resumes: continues a run paused at a gate.
+        cancel: asks a run to stop.
+    """
+
+    starter: RunStarter
+    resumes: BusResumes
+    cancel: CancelRun
+    _redis: Redis
+
+    def events(self, run_id: str, shard: int) -> AsyncIterator[tuple[str, ClientEvent]]:
+        """The run's events from its start until its ``done``, with their stream ids."""
+        from bus.publish import read_events
+
+        return read_events(self._redis, run_id, shard)
+
+
+@asynccontextmanager
+async def local_runs(s: AppSettings) -> AsyncGenerator[LocalRuns]:
+    """Runs on this machine's bus, with the state store open while they are followed."""
+    import functools
+
+    from api.compose.edge import allow_always_hook
+    from api.compose.resumes import BusResumes
+    from api.compose.starter import make_starter
+    from bus.publish import request_cancel
+
+    async with connect(s.bus) as conn, open_store(s.bus) as stores:
+        assert stores.checkpoints is not None
+        yield LocalRuns(
+            starter=make_starter(s, conn.redis, stores),
+            resumes=BusResumes(
+                stores.checkpoints, stores.runs, conn.redis, s.bus, allow_always_hook(stores)
+            ),
+            cancel=functools.partial(request_cancel, conn.redis, settings=s.bus),
+            _redis=conn.redis,
+        )
+
+
+@asynccontextmanager
+async def tool_calls(s: AppSettings) -> AsyncGenerator[ToolCalls]:
+    """Tool calls through the gateway, on this machine's bus."""
+    import functools
+
+    from api.app.tool_calls import ToolCalls
+    from bus.publish import publish, read_events
+
+    async with connect(s.bus) as conn:
+        yield ToolCalls(
+            functools.partial(publish, conn.redis, settings=s.bus),
+            functools.partial(read_events, conn.redis),
+            shards=s.bus.shards,
+            run_deadline_s=s.bus.run_deadline_s,
+        )
