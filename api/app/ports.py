@@ -244,6 +244,28 @@ class IngestJobs(Protocol):
         ...
 
 
+class JobFollow(Protocol):
+    """An ingest job published and followed to its end (``agentbus ingest`` over the bus)."""
+
+    async def publish(
+        self, tasks: Sequence[IngestTask], *, tenant: str, subject: str, deadline_s: float
+    ) -> Job:
+        """Publish a job of ``tasks`` for the tenant's ``subject``, dropped after ``deadline_s``."""
+        ...
+
+    async def consumed(self, job: Job) -> bool:
+        """Whether a retrieval worker consumes the job's lane yet."""
+        ...
+
+    async def status(self, job_id: str) -> JobStatus:
+        """The job's progress."""
+        ...
+
+    async def events(self, job: Job, *, after: str, block_ms: int) -> list[tuple[str, ClientEvent]]:
+        """The job's events after ``after``, with their ids (waits up to ``block_ms`` for one)."""
+        ...
+
+
 class UploadedFile(Protocol):
     """A file a client sent (what a multipart form's file part offers)."""
 

@@ -19,14 +19,11 @@ from api.compose.settings import AppSettings
 
 if TYPE_CHECKING:
     from api.compose.graph import ExtractorChoice
-from agentbus_contracts.events import parse_event
-from bus import keys, wire
-from bus.runtime.groups import group_stats
 from retrieval.errors import RetrievalError
 from retrieval.ingest import PreparedDocument, prepare
-from retrieval.jobs import Job, job_status, publish_job, split_tasks
+from retrieval.jobs import split_tasks
 from retrieval.loaders import discover, load_path
-from retrieval.stack import chunking_config, open_retrieval
+from retrieval.stack import chunking_config
 
 _console = Console(stderr=True, highlight=False)
 
@@ -74,18 +71,11 @@ async def _direct(
         "deleted": 0,
         "facts": 0,
     }
-    from api.compose.graph import graph_index  # the knowledge graph's facts go to SQL
-    from bus.store import open_store
+    # The knowledge graph's facts go to SQL, beside the chunks.
+    from api.compose.commands import direct_ingestor
 
     choice = await _extractor(s, bar)
-    # The embedded store is migrated here as `agentbus up` migrates it (the facts need their
-    # tables, even before `up` ever ran); a configured database is migrated by its operator.
-    embedded = s.bus.database_url is None
-    async with (
-        open_retrieval(s.retrieval) as r,
-        open_store(s.bus, migrate=embedded) as stores,
-    ):
-        ingestor = r.ingestor.with_graph(graph_index(s.retrieval, stores, choice))
+    async with direct_ingestor(s, choice) as ingestor:
         with _progress(len(docs), "ingesting", bar) as progress:
             task = progress.add_task("ingest", total=len(docs))
             for doc in docs:
@@ -137,41 +127,33 @@ async def _via_bus(
     bar: bool,
     deadline_s: float,
 ) -> tuple[dict[str, int], str]:
-    from api.compose.connection import connect  # the broker wiring; only this path needs it
+    from api.compose.commands import job_follow  # the broker wiring; only this path needs it
 
     tasks = split_tasks(
         docs, batch_chunks=s.retrieval.ingest_batch_chunks, max_bytes=s.bus.max_message_bytes
     )
-    async with connect(s.bus) as conn:
-        redis = conn.redis
-        job: Job = await publish_job(
-            redis, s.bus, tasks, tenant=tenant, subject=s.api.subject, deadline_s=deadline_s
-        )
-        lane = keys.role_stream(keys.Role.RETRIEVAL, job.shard, keys.INGEST_LANE)
-        stats = await group_stats(redis, lane)
-        if not any(g.group == keys.group_name(keys.Role.RETRIEVAL) and g.consumers for g in stats):
+    async with job_follow(s) as jobs:
+        job = await jobs.publish(tasks, tenant=tenant, subject=s.api.subject, deadline_s=deadline_s)
+        if not await jobs.consumed(job):
             _console.print(
                 "no retrieval worker is consuming yet: the job waits on the stream until "
                 "`agentbus up` (or `agentbus worker retrieval`) runs"
             )
         status, last = "done", "0-0"
-        events = keys.run_events(job.job_id, job.shard)
         with _progress(job.total, f"job {job.job_id[:8]}", bar) as progress:
             task = progress.add_task("ingest", total=job.total)
             while True:
-                current = await job_status(redis, job.job_id, job.shard)
+                current = await jobs.status(job.job_id)
                 progress.update(task, completed=current.done)
                 ended = False
-                for _, entries in await redis.xread({events: last}, block=250) or ():
-                    for entry_id, fields in entries:
-                        last = entry_id.decode()
-                        event = parse_event(wire.raw_data(fields))
-                        if event.type == "error":
-                            _console.print(f"error [{event.code}]: {event.message}", markup=False)
-                        if event.type == "done":
-                            status, ended = event.status, True
+                for entry_id, event in await jobs.events(job, after=last, block_ms=250):
+                    last = entry_id
+                    if event.type == "error":
+                        _console.print(f"error [{event.code}]: {event.message}", markup=False)
+                    if event.type == "done":
+                        status, ended = event.status, True
                 if ended:
-                    current = await job_status(redis, job.job_id, job.shard)
+                    current = await jobs.status(job.job_id)
                     progress.update(task, completed=current.done)
                     break
         counts = dataclasses.asdict(current)
@@ -181,22 +163,12 @@ async def _via_bus(
 
 async def _catalogue(s: AppSettings, docs: list[PreparedDocument], tenant: str) -> None:
     """List the documents on the web page too (what its uploads record)."""
-    from api.catalogue import record_documents
-    from bus.errors import StoreError
-    from bus.store import open_store
-
-    def size(source: str) -> int:
-        path = Path(source)
-        return path.stat().st_size if path.is_file() else 0
+    from api.app.errors import BACKEND_FAILURES
+    from api.compose.commands import list_documents
 
     try:
-        async with open_store(s.bus) as stores:
-            if stores.documents is not None:
-                sized = [(d, size(d.source)) for d in docs]
-                await record_documents(
-                    stores.documents, sized, tenant=tenant, subject=s.api.subject, job_id="cli"
-                )
-    except StoreError as e:  # the documents are stored and searchable all the same
+        await list_documents(s, docs, tenant=tenant, subject=s.api.subject)
+    except BACKEND_FAILURES as e:  # the documents are stored and searchable all the same
         _console.print(f"not listed on the web page: {e}", markup=False)
 
 

@@ -37,10 +37,10 @@ async def api(
     """Serve the REST API, the websocket edge and /docs; scale out behind a load balancer."""
     import asyncio  # here, not at the top: a tenth of the time to print a help
 
+    from api.compose.commands import state_store
     from api.compose.connection import connect
     from api.compose.edge import run_edge
     from api.compose.gc_pauses import freeze_startup_heap, watch_gc_pauses
-    from bus.store import open_store
 
     s = settings()
     watch_gc_pauses()
@@ -49,7 +49,7 @@ async def api(
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    async with open_store(s.bus, migrate=migrate) as stores, connect(s.bus) as conn:
+    async with state_store(s, migrate=migrate) as stores, connect(s.bus) as conn:
 
         def started(bound: int) -> None:
             # Serving from here on: a full collection must not walk the startup heap.
@@ -76,6 +76,7 @@ async def up(
     """Start the whole system on embedded defaults (Ctrl-C stops it)."""
     import asyncio
 
+    from api.compose.commands import state_store
     from api.compose.connection import connect
     from api.compose.edge_process import edge_process, free_port, stop_edge
     from api.compose.gc_pauses import freeze_startup_heap
@@ -85,11 +86,10 @@ async def up(
     from api.compose.roles import UP_ROLES, Roles
     from api.compose.workers import build_workers
     from bus.runtime.runner import Runner
-    from bus.store import open_store
 
     s = settings()
     async with (
-        open_store(s.bus, migrate=True) as stores,
+        state_store(s, migrate=True) as stores,
         connect(s.bus, embedded=True) as conn,
     ):
         roles = Roles(s, stores, redis=conn.redis)
@@ -172,19 +172,19 @@ async def worker(
     burst: Annotated[bool, typer.Option(help="Drain the streams, then exit.")] = False,
 ) -> None:
     """Run workers of one or more roles (scale out by starting more of them)."""
+    from api.compose.commands import state_store
     from api.compose.connection import connect
     from api.compose.gc_pauses import freeze_startup_heap
     from api.compose.retention import start_retention
     from api.compose.roles import Roles
     from api.compose.workers import build_workers
     from bus.runtime.runner import Runner
-    from bus.store import open_store
 
     s = settings()
     # Only the retrieval role opens the vector store, and only while it owns it (the
     # embedded one is a folder one process may open: `StoreOwner` waits for it); every
     # other role, the gateway's search_docs included, reaches it over the bus.
-    async with open_store(s.bus) as stores, connect(s.bus) as conn:
+    async with state_store(s) as stores, connect(s.bus) as conn:
         handlers = Roles(s, stores, redis=conn.redis)
         workers = build_workers(
             roles, conn.redis, s.bus, handlers, concurrency=concurrency, own_store=True

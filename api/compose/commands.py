@@ -7,8 +7,8 @@ what it yields, and is closed after.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -22,15 +22,18 @@ if TYPE_CHECKING:
     from api.app.erasure import Erasure
     from api.app.keys import OperatorKeys
     from api.app.memories import MemoryBook
-    from api.app.ports import CancelRun
+    from api.app.ports import CancelRun, JobFollow
     from api.app.schedules import ScheduleBook
     from api.app.starter import RunStarter
     from api.app.teams import TeamBook
     from api.app.tenant_settings import SettingsBook
     from api.app.tool_calls import ToolCalls
+    from api.compose.graph import ExtractorChoice
     from api.compose.resumes import BusResumes
     from api.compose.settings import AppSettings
     from bus.retention_passes import Retention
+    from bus.store import Stores
+    from retrieval.ingest import Ingestor, PreparedDocument
 
 
 @asynccontextmanager
@@ -183,3 +186,63 @@ async def tool_calls(s: AppSettings) -> AsyncGenerator[ToolCalls]:
             shards=s.bus.shards,
             run_deadline_s=s.bus.run_deadline_s,
         )
+
+
+def state_store(s: AppSettings, *, migrate: bool = False) -> AbstractAsyncContextManager[Stores]:
+    """The state store, open while the context lasts (migrated to head first when
+    ``migrate``), for a command that is a composition root itself (``api``, ``up``,
+    ``worker``): it hands the store to the wiring, never to a use case of its own."""
+    return open_store(s.bus, migrate=migrate)
+
+
+async def list_documents(
+    s: AppSettings, docs: Sequence[PreparedDocument], *, tenant: str, subject: str
+) -> None:
+    """List ingested documents in the catalogue the web page shows (what its uploads
+    record), each with the size of its file.
+
+    Raises:
+        StoreError: the store failed (the documents are searchable all the same).
+    """
+    from pathlib import Path
+
+    from api.catalogue import record_documents
+
+    def size(source: str) -> int:
+        path = Path(source)
+        return path.stat().st_size if path.is_file() else 0
+
+    async with open_store(s.bus) as stores:
+        if stores.documents is not None:
+            sized = [(d, size(d.source)) for d in docs]
+            await record_documents(
+                stores.documents, sized, tenant=tenant, subject=subject, job_id="cli"
+            )
+
+
+@asynccontextmanager
+async def direct_ingestor(
+    s: AppSettings, choice: ExtractorChoice | None
+) -> AsyncGenerator[Ingestor]:
+    """An ingestor over the vector store, opened in this process, that stores facts with
+    ``choice``'s extractor in the state store. The embedded state store is migrated first,
+    as `agentbus up` migrates it (the facts need their tables, even before `up` ever ran);
+    a configured database is migrated by its operator."""
+    from api.compose.graph import graph_index
+    from retrieval.stack import open_retrieval
+
+    embedded = s.bus.database_url is None
+    async with (
+        open_retrieval(s.retrieval) as r,
+        open_store(s.bus, migrate=embedded) as stores,
+    ):
+        yield r.ingestor.with_graph(graph_index(s.retrieval, stores, choice))
+
+
+@asynccontextmanager
+async def job_follow(s: AppSettings) -> AsyncGenerator[JobFollow]:
+    """Ingest jobs published on this machine's bus and followed to their end."""
+    from api.streams.ingest_jobs import RedisIngestJobs
+
+    async with connect(s.bus) as conn:
+        yield RedisIngestJobs(conn.redis, s.bus)
