@@ -20,9 +20,9 @@ from api.cli.common import cli_groups, run_async, settings
 from api.cli.lazy_coercion import Group
 
 if TYPE_CHECKING:
+    from agentbus_contracts.schedules import ScheduledQuestion
     from api.app.auth import Principal
     from api.app.schedules import ScheduleBook
-    from bus.store import ScheduleRecord
 
 app = typer.Typer(
     cls=Group, help="Scheduled questions: asked on a cron schedule.", no_args_is_help=True
@@ -47,18 +47,13 @@ async def _book() -> AsyncGenerator[tuple[ScheduleBook, Principal]]:
             sys.exit(2)
 
 
-def _line(r: ScheduleRecord) -> str:
-    from api.app.schedule_times import iso
-
-    state = "paused" if r.paused else f"next {iso(r.next_run_at)}"
+def _line(r: ScheduledQuestion) -> str:
+    state = "paused" if r.paused else f"next {r.next_run_at.isoformat()}"
     return f"{r.id}  {r.cron!r} {r.timezone}  {state}  {r.question[:60]}"
 
 
-def _doc(r: ScheduleRecord) -> dict[str, Any]:
-    from api.app.schedule_times import iso
-
-    doc = r.model_dump(mode="json", exclude={"key_id", "groups", "version"})
-    return doc | {"next_run_at": iso(r.next_run_at)}
+def _doc(r: ScheduledQuestion) -> dict[str, Any]:
+    return r.model_dump(mode="json")  # as GET /api/v1/schedules lists it
 
 
 @app.command("add")
@@ -79,7 +74,7 @@ async def add(
 ) -> None:
     """Add a schedule; print its id (its runs land in its own conversation)."""
     from agentbus_contracts.questions import QuestionSettings
-    from api.app.schedules import NewSchedule
+    from api.app.schedules import NewSchedule, view_of
 
     if missed not in ("skip", "run_once"):
         typer.echo("error [invalid_request]: --missed is skip or run_once", err=True)
@@ -92,7 +87,7 @@ async def add(
         raise typer.Exit(2) from e
     new = NewSchedule(cron, timezone, question, chosen, webhook_url, policy)
     async with _book() as (book, me):
-        record = await book.add(me, new, bind_key=False)
+        record = view_of(await book.add(me, new, bind_key=False))
     typer.echo(json.dumps(_doc(record)) if as_json else record.id)
 
 
@@ -102,8 +97,10 @@ async def list_schedules(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document per line.")] = False,
 ) -> None:
     """The CLI subject's schedules, the newest first."""
+    from api.app.schedules import view_of
+
     async with _book() as (book, me):
-        found = await book.list(me)
+        found = [view_of(r) for r in await book.list(me)]
     for record in found:
         typer.echo(json.dumps(_doc(record)) if as_json else _line(record))
 
@@ -112,8 +109,10 @@ async def list_schedules(
 @run_async
 async def pause(schedule_id: Annotated[str, typer.Argument(help="The schedule.")]) -> None:
     """Pause a schedule: no tick runs until it is resumed."""
+    from api.app.schedules import view_of
+
     async with _book() as (book, me):
-        record = await book.pause(me, schedule_id, paused=True)
+        record = view_of(await book.pause(me, schedule_id, paused=True))
     typer.echo(_line(record))
 
 
@@ -121,8 +120,10 @@ async def pause(schedule_id: Annotated[str, typer.Argument(help="The schedule.")
 @run_async
 async def resume(schedule_id: Annotated[str, typer.Argument(help="The schedule.")]) -> None:
     """Resume a schedule at its next tick after now."""
+    from api.app.schedules import view_of
+
     async with _book() as (book, me):
-        record = await book.pause(me, schedule_id, paused=False)
+        record = view_of(await book.pause(me, schedule_id, paused=False))
     typer.echo(_line(record))
 
 
