@@ -12,35 +12,9 @@ from api.cli.common import run_async, settings
 from api.cli.lazy_coercion import Group
 
 if TYPE_CHECKING:
-    from bus.store import AuditLogRecord, ChainReport
+    from api.app.audit_reads import AuditRowView
 
 app = typer.Typer(cls=Group, help="The gateway's audit log.", no_args_is_help=True)
-
-
-def _describe(chain: ChainReport) -> list[str]:
-    if chain.broken is None:
-        line = f"{chain.tenant_id}: ok, {chain.rows} rows, head {chain.head_hash}"
-        if chain.anchor_seq is not None:
-            line += f"; checked from the anchor at seq {chain.anchor_seq} ({chain.anchor_hash})"
-        if chain.redacted:
-            line += (
-                f"; {chain.redacted} rows redacted by erasure (each checked against its "
-                "redaction record)"
-            )
-        return [line]
-    broken = chain.broken
-    where = f"row id {broken.row_id} (seq {broken.seq})" if broken.row_id else f"seq {broken.seq}"
-    since = "" if chain.anchor_seq is None else f" (from the anchor at seq {chain.anchor_seq})"
-    lines = [
-        f"{chain.tenant_id}: BROKEN at {where} after {chain.rows} good rows{since}: {broken.reason}"
-    ]
-    if broken.record is not None:
-        r = broken.record
-        lines.append(
-            f"    {r.created_at.isoformat()} run={r.run_id} agent={r.agent} tool={r.tool} "
-            f"call={r.call_id} status={r.status} code={r.code}"
-        )
-    return lines
 
 
 @app.command("verify")
@@ -54,29 +28,25 @@ async def verify(
     Exit status 1 when a chain is broken. Keep the printed head hashes elsewhere: a head
     rewritten together with the rows before it is only caught against such a copy.
     """
+    from api.compose.commands import operator_audit
     from api.compose.errors import ConfigError
-    from bus.store import open_store
 
-    s = settings()
-    async with open_store(s.bus) as stores:
-        if stores.audit is None:  # open_store always opens it; only a hand-made Stores lacks it
+    async with operator_audit(settings()) as audit:
+        if audit is None:  # open_store always opens it; only a hand-made Stores lacks it
             raise ConfigError("this state store has no audit log")
-        report = await stores.audit.verify(tenant)
+        check = await audit.verify(tenant)
     if as_json:
-        typer.echo(report.model_dump_json(indent=2))
-    elif not report.chains:
+        typer.echo(check.document)
+    elif check.empty:
         typer.echo("the audit log is empty")
-    for chain in [] if as_json else report.chains:
-        for line in _describe(chain):
-            typer.echo(line)
-    if not report.ok:
+    for line in [] if as_json else check.lines:
+        typer.echo(line)
+    if not check.ok:
         raise typer.Exit(1)
 
 
-def _line(row: AuditLogRecord) -> str:
-    from gateway.redact import redact
-
-    args = json.dumps(redact(row.args_value()), ensure_ascii=False)
+def _line(row: AuditRowView) -> str:
+    args = json.dumps(row.args, ensure_ascii=False)
     return (
         f"{row.seq:>6} {row.created_at.isoformat(timespec='seconds')} {row.subject} "
         f"run={row.run_id or '-'} {row.agent} {row.tool} call={row.call_id or '-'} "
@@ -109,26 +79,23 @@ async def list_rows(
     API clients use GET /api/v1/audit, which shows a user only their own rows.
     """
     from agentbus_contracts.ids import RUN_ID_PATTERN
+    from api.compose.commands import operator_audit
     from api.compose.errors import ConfigError
-    from bus.store import Scope, open_store
-    from gateway.redact import redact
 
     for value, name in ((run_id, "--run-id"), (conversation_id, "--conversation-id")):
         if value is not None and not re.match(RUN_ID_PATTERN, value):
             raise typer.BadParameter(f"{value!r} is not an id", param_hint=name)
     s = settings()
     tenant = tenant or s.api.tenant
-    scope = Scope.user(tenant, subject) if subject else Scope.tenant(tenant)
-    async with open_store(s.bus) as stores:
-        if stores.audit is None:  # open_store always opens it; only a hand-made Stores lacks it
+    async with operator_audit(s) as audit:
+        if audit is None:  # open_store always opens it; only a hand-made Stores lacks it
             raise ConfigError("this state store has no audit log")
-        rows = await stores.audit.list(
-            scope, limit, before, run_id=run_id, conversation_id=conversation_id
+        rows = await audit.rows(
+            tenant, subject, limit, before, run_id=run_id, conversation_id=conversation_id
         )
     for row in rows:
-        if as_json:
-            doc = row.model_dump(mode="json") | {"args": redact(row.args_value())}
-            typer.echo(json.dumps(doc, ensure_ascii=False))
+        if as_json:  # as GET /api/v1/audit lists it
+            typer.echo(json.dumps(row.model_dump(mode="json"), ensure_ascii=False))
         else:
             typer.echo(_line(row))
     if not rows and not as_json:

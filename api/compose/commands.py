@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
     from agentbus_contracts.events import ClientEvent
+    from api.app.audit_reads import OperatorAudit
     from api.app.erasure import Erasure
     from api.app.keys import OperatorKeys
     from api.app.memories import MemoryBook
@@ -246,3 +247,12 @@ async def job_follow(s: AppSettings) -> AsyncGenerator[JobFollow]:
 
     async with connect(s.bus) as conn:
         yield RedisIngestJobs(conn.redis, s.bus)
+
+
+@asynccontextmanager
+async def operator_audit(s: AppSettings) -> AsyncGenerator[OperatorAudit | None]:
+    """Any tenant's audit log (None without the audit store)."""
+    from api.app.audit_reads import OperatorAudit
+
+    async with open_store(s.bus) as stores:
+        yield None if stores.audit is None else OperatorAudit(stores.audit)
