@@ -1,8 +1,10 @@
 """What the CLI's commands are given: the use case each one calls, built here on a state
 store (and a Redis connection) this module opens, so that a command names neither.
 
-Each function is an async context manager: the store stays open while the command uses
-what it yields, and is closed after.
+Most are async context managers: the store stays open while the command uses what they
+yield, and is closed after. ``page_login_url`` and ``list_documents`` do one thing on a
+store they open and close; ``state_store`` is for the commands that are composition roots
+themselves (``api``, ``up``, ``worker``).
 """
 
 from __future__ import annotations
