@@ -1,5 +1,5 @@
 """What the researcher may end a run with: an answer in words, never a tool's payload, a
-runaway repetition or its own instructions.
+runaway repetition, its own instructions or nothing at all.
 
 A small model that cannot use what a tool gave it sometimes hands that on as the answer:
 the gateway's JSON (``{"status": "error", "code": "invalid_argument", ...}``), "Invalid
@@ -134,10 +134,14 @@ def rejected(
             its words): too short for the span test of ``instructions``.
         question: the question the run answers.
     """
-    if not answer.strip():
-        return None
     outcomes = last_round(thread)
     failure = next((o for o in outcomes if o.failed), None)
+    if not answer.strip():
+        if _said_before(thread):  # an earlier turn's text (beside its calls) is the answer
+            return None
+        why = "I wrote no reply"
+        words = _replacement(failure, outcomes) if outcomes else _said(None, why)
+        return Rejection("the draft was empty", words)
     if _is_payload(answer, outcomes):
         return Rejection("the draft was a tool's raw output", _replacement(failure, outcomes))
     words = _words(answer)  # read once: every check below compares these
@@ -154,6 +158,16 @@ def runaway(unit: str, failure: ToolOutcome | None = None) -> Rejection:
     shown = unit.strip() or unit
     why = f"my reply began repeating “{shown}” without end, so I stopped it"
     return Rejection("the draft ran away repeating itself", _said(failure, why))
+
+
+def _said_before(thread: Sequence[ChatMessage]) -> bool:
+    """True when a turn since the question wrote text (streamed beside its tool calls)."""
+    for message in reversed(thread):
+        if message.role == "user":
+            return False
+        if message.role == "assistant" and message.content.strip():
+            return True
+    return False
 
 
 def _said(failure: ToolOutcome | None, why: str) -> str:

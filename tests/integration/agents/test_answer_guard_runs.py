@@ -55,6 +55,22 @@ async def test_a_model_that_hands_on_the_gateways_json_ends_the_run_with_words(
     assert final(events).answer == WORDS == fold(events).answer
 
 
+async def test_a_model_that_writes_nothing_after_its_tool_ends_the_run_with_words(
+    start_system: StartSystem,
+) -> None:
+    # The 0.5B, asked about Python with documents ingested, called a tool and then wrote
+    # nothing: the run ended done with an empty answer.
+    llm = ScriptedLLM([turn(tool_call("calculator", {"expression": "2+3"})), turn()])
+    system = await start_system(llm)
+    events = await system.ask("How do I keep a list's order without duplicates?")
+    assert only(events, DraftSuperseded).reason == "the draft was empty"
+    expected = (
+        "I couldn't answer this: the calculator tool answered `2+3`, "
+        "but I did not turn its result into an answer."
+    )
+    assert final(events).answer == expected == fold(events).answer
+
+
 async def test_a_runaway_answer_is_stopped_and_said_in_words(start_system: StartSystem) -> None:
     runaway = turn(text("The total is 1"), [TextDelta(text="000")] * 2000)
     llm = ScriptedLLM([runaway])

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import pytest
 
 from agents import prompts
-from agents.answer_guard import RepeatGuard, last_round, rejected, runaway
+from agents.answer_guard import Rejection, RepeatGuard, last_round, rejected, runaway
 from agents.llm.ports import TextDelta
 from agents.llm.scripted import text, tool_call
 from bus.run_state import ChatMessage
@@ -75,6 +75,29 @@ def test_a_raw_ok_result_is_not_an_answer_either() -> None:
     rejection = rejected(json.dumps(ok["result"]), after)
     assert rejection is not None and "`23 * 19`" in rejection.replacement
     assert rejected("23 × 19 = 437.", after) is None
+
+
+def test_an_empty_draft_says_what_it_did_instead_of_nothing() -> None:
+    ok = {"status": "ok", "code": "ok", "result": {"query": "on-call pay", "results": []}}
+    after = thread_after(ok, {"expression": "23 * 19"})
+    rejection = rejected("  \n", after)
+    assert rejection is not None and rejection.reason == "the draft was empty"
+    assert rejection.replacement.startswith("I couldn't answer this: the calculator tool")
+    assert rejected("", FAILED) == Rejection("the draft was empty", WORDS)
+    question = [ChatMessage.system(prompts.RESEARCHER), ChatMessage.user("Hi")]
+    alone = rejected("", question)
+    assert alone is not None and alone.replacement == "I couldn't answer this: I wrote no reply."
+
+
+def test_a_last_turn_with_no_text_after_text_beside_its_calls_is_no_rejection() -> None:
+    # The answer was streamed beside the calls; the turn after the results adds nothing.
+    call = tool_call("calculator", {"expression": "23 * 19"}, id="s1c0")
+    thread = [
+        ChatMessage.user("What is 23 × 19?"),
+        ChatMessage.assistant("23 × 19 is 437.", [call]),
+        ChatMessage.tool(call, json.dumps({"status": "ok", "code": "ok", "result": 437})),
+    ]
+    assert rejected("", thread) is None
 
 
 def test_an_answer_about_some_other_json_error_stands() -> None:
