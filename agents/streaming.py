@@ -39,6 +39,22 @@ class TokenBatcher:
         self._size = 0
         self._since = time.monotonic()
 
+    def buffered(self, kind: Kind, text: str) -> bool:
+        """Buffer one delta when that writes nothing (True); False: `add` it instead.
+
+        Most deltas only join the buffer: this saves them the coroutine `add` costs.
+        """
+        if not text:
+            return True
+        if kind != self._kind or not self._parts:
+            return False
+        size = self._size + len(text)
+        if size >= self.max_chars or time.monotonic() - self._since >= self.max_age_s:
+            return False
+        self._parts.append(text)
+        self._size = size
+        return True
+
     async def add(self, kind: Kind, text: str) -> None:
         """Buffer one delta, flushing first if the kind changed or limits are reached."""
         if not text:

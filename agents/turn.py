@@ -119,13 +119,15 @@ async def stream_turn(
     stream = llm.stream(list(asked.prompt), asked.tools, asked.options)
     async for event in stream:
         if isinstance(event, ReasoningDelta):
-            await batcher.add("reasoning", event.text)
+            if not batcher.buffered("reasoning", event.text):
+                await batcher.add("reasoning", event.text)
         elif isinstance(event, TextDelta):
             if not first_at:
                 first_at = time.time()
             shown = check.feed(event.text)
             text.append(shown)
-            await batcher.add(asked.kind, shown)
+            if not batcher.buffered(asked.kind, shown):
+                await batcher.add(asked.kind, shown)
             if guard.feed(shown):  # a runaway: stop the model, not at its token cap
                 await _close(stream)
                 calls = []

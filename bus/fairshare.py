@@ -228,7 +228,7 @@ class FairShare:
             now + 3 * TICK_S,
         ]
         reply = await run_script(self._redis, TICK, TICK_SHA, run_keys, args)
-        metrics.FAIR_WAITING.labels(str(shard)).set(int(reply[1]))
+        metrics.child(metrics.FAIR_WAITING, str(shard)).set(int(reply[1]))
         return int(reply[0])
 
     async def enqueue(

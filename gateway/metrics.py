@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Histogram
 
-from bus.runtime.metrics import record
+from bus.runtime.metrics import child, record
 from gateway.outcome import ToolOutcome
 
 TOOL_CALLS = Counter(
@@ -22,5 +22,5 @@ TOOL_SECONDS = Histogram(
 
 def count_call(tool: str, outcome: ToolOutcome) -> None:
     """Count a call once its step commits (a redelivered step's calls count once)."""
-    record(TOOL_CALLS.labels(tool, outcome.status.value, outcome.code).inc)
-    record(TOOL_SECONDS.labels(tool).observe, outcome.duration_ms / 1000)
+    record(child(TOOL_CALLS, tool, outcome.status.value, outcome.code).inc)
+    record(child(TOOL_SECONDS, tool).observe, outcome.duration_ms / 1000)

@@ -26,7 +26,7 @@ from agents.llm.ports import (
 from agents.settings import ModelPrice
 from bus import tracing
 from bus.run_state import ChatMessage
-from bus.runtime.metrics import record
+from bus.runtime.metrics import child, record
 
 
 def price_of(prices: Mapping[str, ModelPrice], model: str) -> ModelPrice | None:
@@ -112,18 +112,18 @@ class ObservedLLM:
                     self._count(event, model, tenant, first)
                 yield event
         except BaseException:
-            record(metrics.MODEL_CALLS.labels(model, agent, "error").inc)
+            record(child(metrics.MODEL_CALLS, model, agent, "error").inc)
             raise
-        record(metrics.MODEL_CALLS.labels(model, agent, "ok").inc)
-        record(metrics.MODEL_SECONDS.labels(model).observe, time.perf_counter() - started)
+        record(child(metrics.MODEL_CALLS, model, agent, "ok").inc)
+        record(child(metrics.MODEL_SECONDS, model).observe, time.perf_counter() - started)
 
     def _count(self, usage: Usage, model: str, tenant: str, first: float | None) -> None:
-        record(metrics.MODEL_TOKENS.labels(model, "input").inc, usage.prompt_tokens)
-        record(metrics.MODEL_TOKENS.labels(model, "output").inc, usage.completion_tokens)
+        record(child(metrics.MODEL_TOKENS, model, "input").inc, usage.prompt_tokens)
+        record(child(metrics.MODEL_TOKENS, model, "output").inc, usage.completion_tokens)
         if first is not None:
-            record(metrics.MODEL_FIRST_TOKEN_SECONDS.labels(model).observe, first)
+            record(child(metrics.MODEL_FIRST_TOKEN_SECONDS, model).observe, first)
         if usage.cost_usd:
-            record(metrics.COST.labels(tenant, model).inc, usage.cost_usd)
+            record(child(metrics.COST, tenant, model).inc, usage.cost_usd)
         if not tracing.ENABLED:
             return
         attributes: dict[str, str | int | float] = {

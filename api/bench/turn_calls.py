@@ -14,8 +14,10 @@ threads and C extensions included (SQLite's, pydantic's, the packers'). Unlike C
 it does not move with the host's speed, but it still moves with the host's load: the
 process's periodic work (heartbeats, claim loops, polls) is paid per second, and a busy
 host stretches each run's seconds (the same build counted 12.5 M a single-mode run on a
-quiet host and 14.5 M beside a local model). Compare builds in the same window, as with
-seconds. Under the tool a run takes about a third of a second.
+quiet host and 14.5 M beside a local model). So it then counts ``--idle`` seconds of the
+process doing nothing (about 5.5 M instructions a second here) and prints the runs' count
+without that work too: the figure to compare builds by when the host is not quiet.
+Under the tool a run takes about a quarter of a second.
 
 Run it from the checkout whose build you measure (it imports that checkout's ``bus``).
 """
@@ -82,11 +84,21 @@ def _cpu_seconds(pid: int) -> float:
 
 
 class _Callgrind:
-    """Switches callgrind's instrumentation of a process on and off, and reads its count."""
+    """Switches callgrind's instrumentation of a process on and off, and reads its count.
 
-    def __init__(self, folder: Path) -> None:
+    After the runs it also counts ``idle_s`` seconds of the process doing nothing but its
+    periodic work (heartbeats, claim loops, polls): ``periodic`` per second. That work is
+    paid per second, so it is in a run's count for as long as the run takes, and a loaded
+    host, which stretches every run under the tool, raises the count. ``net`` is the
+    count without it: what the runs themselves executed, whatever the host's load.
+    """
+
+    def __init__(self, folder: Path, idle_s: float = 0.0) -> None:
         self.folder = folder
+        self.idle_s = idle_s
         self.instructions = 0
+        self.periodic = 0.0  # instructions per second with no run
+        self.seconds = 0.0  # the measured runs' wall time
 
     def command(self) -> list[str]:
         if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
@@ -104,14 +116,36 @@ class _Callgrind:
     def stop(self, pid: int) -> None:
         self._control(pid, "--instr=off")
         self._control(pid, "--dump")
-        # Each dump holds the counts since the zero: the last one's totals are the runs'.
+        self.instructions = self._total()
+
+    async def idle(self, pid: int) -> None:
+        """Count ``idle_s`` seconds of the process's periodic work alone."""
+        if self.idle_s <= 0:
+            return
+        for dump in self.folder.glob("callgrind.*"):  # the runs' count is read already
+            dump.unlink()
+        self._control(pid, "--zero")
+        self._control(pid, "--instr=on")
+        started = time.perf_counter()
+        await asyncio.sleep(self.idle_s)
+        self._control(pid, "--dump")
+        seconds = time.perf_counter() - started
+        self._control(pid, "--instr=off")
+        self.periodic = self._total() / seconds
+
+    def net(self, runs: int) -> float:
+        """Instructions per run without the periodic work paid while the runs took."""
+        return (self.instructions - self.periodic * self.seconds) / runs
+
+    def _total(self) -> int:
+        # Each dump holds the counts since the zero: the last one's totals are the latest.
         totals = [
             int(line.split()[1])
             for dump in self.folder.glob("callgrind.*")
             for line in dump.read_text().splitlines()
             if line.startswith(("totals:", "summary:"))
         ]
-        self.instructions = max(totals, default=0)
+        return max(totals, default=0)
 
 
 async def _drive(
@@ -138,18 +172,21 @@ async def _drive(
         cpu, wall = _cpu_seconds(pid) - cpu, time.perf_counter() - wall
         if callgrind is not None:
             callgrind.stop(pid)
+            callgrind.seconds = wall
+            await callgrind.idle(pid)
         os.kill(pid, signal.SIGUSR2)
         return cpu, wall
     finally:
         await redis.aclose()
 
 
-def instructions(mode: str, accuracy: str, runs: int) -> float:
-    """Machine instructions the up process executes per run (callgrind, no profiler)."""
+def instructions(mode: str, accuracy: str, runs: int, idle_s: float = 0.0) -> _Callgrind:
+    """Machine instructions the up process executes over ``runs`` runs (callgrind, no
+    profiler), then over ``idle_s`` seconds of periodic work alone."""
     with tempfile.TemporaryDirectory() as tmp:
-        callgrind = _Callgrind(Path(tmp))
+        callgrind = _Callgrind(Path(tmp), idle_s)
         measure(mode, accuracy, runs, profile=False, callgrind=callgrind)
-        return callgrind.instructions / runs
+        return callgrind
 
 
 def measure(
@@ -220,12 +257,25 @@ def main() -> None:
         help="no profiler: machine instructions per run, under valgrind's callgrind",
     )
     p.add_argument(
+        "--idle",
+        type=float,
+        default=5.0,
+        help="with --instructions: seconds of periodic work counted alone after the runs "
+        "(0: none), to give the runs' count without it",
+    )
+    p.add_argument(
         "--traced", action="store_true", help="tracing on, to a local OTLP receiver (this process)"
     )
     a = p.parse_args()
     if a.instructions:
-        per_run = instructions(a.mode, a.accuracy, a.runs)
-        print(f"up process instructions per run: {per_run / 1e6:.2f} M")
+        counted = instructions(a.mode, a.accuracy, a.runs, a.idle)
+        print(f"up process instructions per run: {counted.instructions / a.runs / 1e6:.2f} M")
+        if a.idle > 0:
+            print(
+                f"  periodic work alone: {counted.periodic / 1e6:.2f} M a second; the runs "
+                f"took {counted.seconds / a.runs * 1000:.0f} ms each; without it: "
+                f"{counted.net(a.runs) / 1e6:.2f} M per run"
+            )
         return
     if a.traced:
         from api.bench.otlp_receiver import otlp_receiver  # not in builds before tracing

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar
+from typing import Any, TypeVar
 
 from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client.metrics import MetricWrapperBase
 
 MESSAGES = Counter(
     "agentbus_messages_total",
@@ -63,6 +65,25 @@ FIRST_ANSWER_TOKEN_SECONDS = Histogram(
 )
 
 Observation = tuple[Callable[[float], None], float]
+M = TypeVar("M", bound=MetricWrapperBase)
+
+#: Labelled children already looked up, by metric and label values. ``labels()`` takes a
+#: lock and checks its values on every call, and a run's steps ask for the same few
+#: children tens of times. Only for metrics whose children are never removed.
+_CHILDREN: dict[tuple[MetricWrapperBase, tuple[str, ...]], Any] = {}
+
+
+def child(metric: M, *values: str) -> M:
+    """``metric.labels(*values)``, looked up once per process (children never removed)."""
+    key = (metric, values)
+    found = _CHILDREN.get(key)
+    if found is None:
+        if len(_CHILDREN) > 16_384:  # label values that vary without end: start over
+            _CHILDREN.clear()
+        found = _CHILDREN[key] = metric.labels(*values)
+    return found
+
+
 _STEP: ContextVar[list[Observation] | None] = ContextVar("agentbus_step_metrics", default=None)
 
 

@@ -40,9 +40,9 @@ def count_run_end(command: Command, status: str) -> None:
     """Count a run's end (its mode, status and duration) once its last step commits."""
     state = run_state(command)
     mode = state.settings.mode if state is not None else "unknown"
-    metrics.record(metrics.RUNS_FINISHED.labels(status, mode).inc)
+    metrics.record(metrics.child(metrics.RUNS_FINISHED, status, mode).inc)
     if state is not None and state.started_at:
         elapsed = max(0.0, time.time() - state.started_at)
-        metrics.record(metrics.RUN_SECONDS.labels(mode, status).observe, elapsed)
+        metrics.record(metrics.child(metrics.RUN_SECONDS, mode, status).observe, elapsed)
         tracing.set_attributes({"agentbus.run.seconds": elapsed})
     tracing.set_attributes({"agentbus.run.status": status, "agentbus.run.mode": mode})

@@ -207,8 +207,8 @@ class Worker(StreamConsumer):
             outcome = await self._traced(entry, command, done, cancelled)
         else:
             outcome = await self._outcome(entry, command, done, cancelled)
-        metrics.MESSAGES.labels(str(self.role), outcome).inc()
-        metrics.STEP_SECONDS.labels(str(self.role)).observe(time.perf_counter() - started)
+        metrics.child(metrics.MESSAGES, str(self.role), outcome).inc()
+        metrics.child(metrics.STEP_SECONDS, str(self.role)).observe(time.perf_counter() - started)
 
     async def _traced(self, entry: Entry, command: Command, done: bool, cancelled: bool) -> str:
         """The step inside its span, a child of the span of the step that published it."""

@@ -10,7 +10,20 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
-from sqlalchemy import Connection, Insert, Table, Update, and_, bindparam, or_, select, update
+from sqlalchemy import (
+    ColumnClause,
+    Connection,
+    Insert,
+    String,
+    Table,
+    Update,
+    and_,
+    bindparam,
+    literal_column,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
 from bus.errors import StoreError
@@ -24,6 +37,12 @@ __all__ = ["TERMINAL_STATUSES", "RunRecord", "RunStatus", "RunStore", "utcnow"]
 
 
 _TERMINAL_VALUES = sorted(status.value for status in TERMINAL_STATUSES)
+# The terminal statuses as SQL literals: a list of values would be an "expanding" parameter,
+# which SQLAlchemy rewrites into the statement on every execution (the run path's two
+# updates). These are our own constants, never user input.
+_TERMINAL_SQL: list[ColumnClause[str]] = [
+    literal_column(f"'{value}'", String) for value in _TERMINAL_VALUES
+]
 _RUNS: Table = RunRow.__table__  # pyright: ignore[reportAssignmentType]
 
 
@@ -317,7 +336,7 @@ def _update_stmt(columns: tuple[str, ...], *, returning: bool = True) -> Update:
     # The terminal check lives in the WHERE: see `RunStore._update_unless_ended`.
     stmt = (
         update(_RUNS)
-        .where(_OWNED, _RUNS.c.status.not_in(_TERMINAL_VALUES))
+        .where(_OWNED, _RUNS.c.status.not_in(_TERMINAL_SQL))
         .values({c: bindparam(f"v_{c}") for c in columns})
     )
     # RETURNING saves a second statement when the caller wants the row (SQLite 3.35+).
