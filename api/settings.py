@@ -43,7 +43,11 @@ class ApiSettings(EnvSettings):
         default=86_400, ge=60, description="How long an Idempotency-Key keeps its run."
     )
     api_key_cache_s: float = Field(
-        default=5.0, ge=0, description="How long a checked API key is trusted before re-reading."
+        default=5.0,
+        ge=0,
+        description="How long a checked API key is trusted before re-reading, where no "
+        "tenant settings version is kept (with one: until the version moves, at most 300 s; "
+        "0: keys are not cached).",
     )
     ws_max_frame_bytes: int = Field(
         default=64 * 1024, ge=1024, description="Largest websocket frame a client may send."

@@ -12,6 +12,8 @@ of `bus.keys`, and what happens to it:
   (``budget:used:user:<subject>:...``) too;
 * the tenant's concurrency set (``tenant_active_runs``): the run removed;
 * idempotency keys (``idempotency``) whose value names the run: deleted;
+* a conversation's first turn (``conversation_first_turn``) whose value names the run:
+  deleted;
 * shared streams (`shared_streams`: the role streams, the dead letters, the webhook
   watcher's wake-ups, ``runs.questions``, ``runs.results``; `scrub_streams`, erasure only):
   entries that name the run, deleted.
@@ -136,6 +138,7 @@ async def forget_runs(
     deliveries, delivery_ids = await _delivery_keys(redis, doomed)
     doomed |= await _budget_keys(redis, tenant_id, wanted, subject)
     doomed |= set(await _idempotency_keys(redis, tenant_id, wanted))
+    doomed |= set(await _first_turn_keys(redis, wanted))
     await _drop_members(redis, tenant_id, wanted, delivery_ids, shards)
     return await _unlink(redis, [*doomed, *deliveries])
 
@@ -156,6 +159,19 @@ async def _budget_keys(
             theirs and key[len(mine or "") :].split(":")[0] in ("day", "month")
         ):
             found.add(key)
+    return found
+
+
+async def _first_turn_keys(redis: Redis, wanted: set[str]) -> list[str]:
+    """The conversations' first turns (`bus.first_turns`) of one of the runs."""
+    if not wanted:
+        return []
+    found: list[str] = []
+    async for key in scan_keys(redis, f"{keys.PREFIX}:*:conversation:*:first-turn"):
+        value: bytes | None = await redis.get(key)
+        text = (value or b"").decode(errors="replace")
+        if any(run_id in text for run_id in wanted):
+            found.append(key)
     return found
 
 

@@ -165,6 +165,14 @@ def tenant_settings_version(tenant_id: str) -> str:
     return f"{PREFIX}:tenant:{tenant_id}:settings-version"
 
 
+def conversation_first_turn(conversation_id: str, shard: int) -> str:
+    """The first run of a conversation drawn for it, while SQL holds no turn of it: written
+    by the script that publishes the run (`bus.publish_once.PUBLISH_FIRST_TURN`), read by
+    the next question of the conversation (`bus.store.turns`). ``shard``: the
+    conversation's, which its first run's is (`api.app.starter`)."""
+    return f"{PREFIX}:{tag(shard)}:conversation:{conversation_id}:first-turn"
+
+
 def tenant_settings_version_on(tenant_id: str, shard: int) -> str:
     """The tenant's settings version as copied to one shard, for that shard's scripts
     (`bus.tenant_versions`)."""

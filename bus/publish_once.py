@@ -3,7 +3,8 @@
 publishing the same run id twice is a no-op.
 
 The starter calls it for a new run (`api.app.run_publish`), and the turn publisher for a run
-whose turn in its conversation has come (`api.app.turn_publisher`).
+whose turn in its conversation has come (`api.app.turn_publisher`). A variant writes the
+first turn of a new conversation with its run (`bus.first_turns`).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ if ARGV[5] == '1' then
   end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+if first_turn then redis.call('SET', first_turn[1], first_turn[2], 'EX', ARGV[2]) end
 if ARGV[5] == '1' then
   local item = ARGV[8] .. '\\n' .. ARGV[9] .. '\\n' .. ARGV[4]
   fair_enqueue(F, ARGV[6], tonumber(ARGV[7]), item, tonumber(ARGV[10]))
@@ -61,7 +63,7 @@ if #KEYS > 13 then
 end
 return {1}
 """.replace("fairshare_admit_at_once", str(fairshare.ADMIT_AT_ONCE))
-PUBLISH_ONCE = fairshare.FUNCTIONS + _PUBLISH
+PUBLISH_ONCE = fairshare.FUNCTIONS + "local first_turn = false\n" + _PUBLISH
 
 # `PUBLISH_ONCE` if the tenant's settings version is still the one the caller's API key
 # was checked at (`bus.tenant_versions`): the check the API would otherwise make in a
@@ -75,6 +77,28 @@ local seen = redis.call('GET', KEYS[#KEYS]) or '0'
 if tonumber(seen) ~= tonumber(ARGV[#ARGV]) then return {-3, seen} end
 local KEYS = {unpack(KEYS, 1, #KEYS - 1)}
 local ARGV = {unpack(ARGV, 1, #ARGV - 1)}
+local first_turn = false
+"""
+    + _PUBLISH
+)
+
+# `PUBLISH_ONCE` for the first run of a conversation drawn for it, which writes the
+# conversation's first turn (`keys.conversation_first_turn`) with the run: nothing of the
+# turn goes to SQL, and a crash leaves both or neither. KEYS and ARGV: `PUBLISH_ONCE`'s,
+# then the first turn's key and the shard's copy of the tenant's settings version; the
+# turn (JSON, `bus.store.turn_types.FirstTurn`) and the version expected ('': none, no
+# check). Returns what `PUBLISH_IF_CURRENT` returns.
+PUBLISH_FIRST_TURN = (
+    fairshare.FUNCTIONS
+    + """
+local expected = ARGV[#ARGV]
+if expected ~= '' then
+  local seen = redis.call('GET', KEYS[#KEYS]) or '0'
+  if tonumber(seen) ~= tonumber(expected) then return {-3, seen} end
+end
+local first_turn = {KEYS[#KEYS - 1], ARGV[#ARGV - 1]}
+local KEYS = {unpack(KEYS, 1, #KEYS - 2)}
+local ARGV = {unpack(ARGV, 1, #ARGV - 2)}
 """
     + _PUBLISH
 )
@@ -87,6 +111,7 @@ DEADLINE_ARG, NOW_ARG = 8, 11
 
 PUBLISH_ONCE_SHA = hashlib.sha1(PUBLISH_ONCE.encode()).hexdigest()
 PUBLISH_IF_CURRENT_SHA = hashlib.sha1(PUBLISH_IF_CURRENT.encode()).hexdigest()
+PUBLISH_FIRST_TURN_SHA = hashlib.sha1(PUBLISH_FIRST_TURN.encode()).hexdigest()
 
 
 class _PublishOnce:
@@ -118,3 +143,8 @@ def publish_once(redis: Redis) -> Script:
 def publish_if_current(redis: Redis) -> Script:
     """`PUBLISH_IF_CURRENT` for ``redis``, on the process's pipelined connection."""
     return _PublishOnce(redis, PUBLISH_IF_CURRENT, PUBLISH_IF_CURRENT_SHA)
+
+
+def publish_first_turn(redis: Redis) -> Script:
+    """`PUBLISH_FIRST_TURN` for ``redis``, on the process's pipelined connection."""
+    return _PublishOnce(redis, PUBLISH_FIRST_TURN, PUBLISH_FIRST_TURN_SHA)

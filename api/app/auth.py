@@ -1,14 +1,18 @@
 """Who is calling: an API key becomes a ``Principal`` (tenant, subject, role, groups).
 
-Checked keys are cached in the process for ``api_key_cache_s`` (default 5 s), so a busy
-client does not cost one SQL read per request. A cached key is used only while its tenant's
-settings version (``bus.tenant_versions``, in Redis) is the one it was read at: a change
-that must take effect at once everywhere (erasing a user revokes their keys) bumps it, and
-every replica reads the key again on its next use; otherwise a revocation takes effect
-within ``api_key_cache_s``. A request that starts a run may leave that version to be checked
-where the run is published, in the same round trip (``version_pending``; `RunStarter`).
-Concurrent requests share one read of a key, and a key in
-use is re-read shortly before it expires (``api.app.read_through``). Unknown, malformed
+Checked keys are cached in the process, so a busy client does not cost one SQL read per
+request. A cached key is used only while its tenant's settings version
+(``bus.tenant_versions``, in Redis) is the one it was read at: every change of a key
+(revoking it, erasing its user) bumps that version before the request that made it
+returns, and every replica reads the key again on its next use. So, with the version kept,
+a cached key does not expire with ``api_key_cache_s``: it is kept until its tenant's
+version moves, at most ``VERSIONED_KEY_CACHE_S`` (a bound for a change made by a process
+that does not bump the version: an earlier release, during a rolling upgrade); a burst of
+requests never waits for a key's periodic re-read. Without a version, a key is trusted for
+``api_key_cache_s`` (default 5 s). A request that starts a run may leave that version to be
+checked where the run is published, in the same round trip (``version_pending``;
+`RunStarter`). Concurrent requests share one read of a key, and a key in use is re-read
+shortly before it expires (``api.app.read_through``). Unknown, malformed
 and revoked keys all fail the same way, and so does a signed question (``api.signing``)
 whose signature does not verify.
 """
@@ -25,6 +29,9 @@ from api.app.read_through import ReadThrough
 from bus.store import ApiKeyRecord, ApiKeyStore, KeyRole, Scope
 
 _CACHE_LIMIT = 10_000
+#: How long a checked key is kept while its tenant's settings version stays the one it was
+#: read at (and ``api_key_cache_s`` is not 0, which turns the cache off).
+VERSIONED_KEY_CACHE_S = 300.0
 #: A key as read, and its tenant's settings version read just after.
 _Checked = tuple[ApiKeyRecord, int]
 
@@ -108,7 +115,9 @@ class Authenticator:
 
     Args:
         keys: the key store.
-        cache_s: how long a checked key is trusted without re-reading the store.
+        cache_s: how long a checked key is trusted without re-reading the store when no
+            ``version`` is kept (0: not cached at all); with one,
+            ``VERSIONED_KEY_CACHE_S``.
         clock: monotonic seconds (tests pass a fake).
         signing_master: the deployment's signing master key (``api.signing``); without it
             signed questions are refused.
@@ -128,6 +137,8 @@ class Authenticator:
         self._keys = keys
         self._master = signing_master
         self._version = version
+        if version is not None and cache_s > 0:
+            cache_s = max(cache_s, VERSIONED_KEY_CACHE_S)
         self._cache: ReadThrough[_Checked | None] = ReadThrough(
             cache_s, clock=clock, limit=_CACHE_LIMIT
         )

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from api.app.auth import Principal
     from api.app.turn_publisher import TurnPublisher
     from bus.store import AuditStore, ConversationRecord, ConversationStore, Scope, SummaryStore
+    from bus.store.turn_types import Turn
 
 #: Messages of the tree a conversation's detail has at most.
 TREE_LIMIT = 2000
@@ -64,7 +65,7 @@ class Conversations:
         history = await self.store.history(who.scope, conversation_id, limit)
         tree = await self.store.tree(who.scope, conversation_id, TREE_LIMIT)
         turns = self.turns
-        pending = [] if turns is None else await turns.turns.waiting(who.scope, conversation_id)
+        pending = [] if turns is None else await self._pending(turns, who, conversation_id)
         return ConversationDetail.model_validate(
             {
                 "conversation": found,
@@ -77,6 +78,12 @@ class Conversations:
                 "context": await self._model_context(who.scope, found),
             }
         )
+
+    async def _pending(
+        self, turns: TurnPublisher, who: Principal, conversation_id: str
+    ) -> list[Turn]:
+        first = None if turns.first_turns is None else await turns.first_turns.read(conversation_id)
+        return await turns.turns.waiting(who.scope, conversation_id, first)
 
     async def _model_context(self, scope: Scope, found: ConversationRecord) -> ModelContext | None:
         """What a model call of the active branch is given: its summary, the messages after."""

@@ -7,7 +7,7 @@ lately gets no new key (their steps would commit nothing).
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Annotated
 
@@ -77,6 +77,9 @@ class KeyBook:
     Args:
         store: the API keys.
         forget: drops a revoked key from this process's cache of checked keys.
+        changed: records that a tenant's keys changed (`bus.tenant_versions.bump`), so
+            every replica's cache of them reads them again (None: only this process's
+            cache is kept current).
         erased_lately: whether the erasure fence holds a user (None: nothing is fenced).
         signing_master: what keys' signing secrets derive from (None: keys get none).
     """
@@ -88,9 +91,11 @@ class KeyBook:
         forget: Callable[[str], None],
         erased_lately: ErasedLately | None,
         signing_master: bytes | None,
+        changed: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self._store = store
         self._forget = forget
+        self._changed = changed
         self._erased = erased_lately
         self._master = signing_master
 
@@ -121,12 +126,14 @@ class KeyBook:
         )
 
     async def revoke(self, admin: Principal, key_id: str) -> KeyView:
-        """Revoke a key of the admin's tenant (``KeyNotFound`` otherwise); this process
-        stops accepting it now, every other replica within seconds."""
+        """Revoke a key of the admin's tenant (``KeyNotFound`` otherwise); no replica
+        accepts it once this returns."""
         record = await self._store.revoke(key_id, admin.tenant_id)
         if record is None:
             raise KeyNotFound(f"no key {key_id[:40]!r}")
         self._forget(key_id)
+        if self._changed is not None:  # after the commit: a re-read finds it revoked
+            await self._changed(admin.tenant_id)
         return KeyView.of(record)
 
 
@@ -176,7 +183,7 @@ class OperatorKeys:
         return [KeyView.of(k) for k in await self._store.list(tenant_id)]
 
     async def revoke(self, key_id: str) -> KeyView | None:
-        """Revoke any tenant's key (None: no such key); API processes stop accepting it
-        within their key cache's time."""
+        """Revoke any tenant's key (None: no such key). The caller then bumps the key's
+        tenant's settings version (`api.compose.key_revocation`), as the API's DELETE does."""
         record = await self._store.revoke(key_id)
         return None if record is None else KeyView.of(record)

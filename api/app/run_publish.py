@@ -6,7 +6,8 @@ queue is 429 ``tenant_queue_full``), with its webhook's registration: publishing
 run id again is a no-op. With the conversation turns wired in, the run is admitted into its
 conversation first (`api.app.turn_admission`): a run queued behind the running one is
 stored with the script's call, to be published when its turn comes, and holds no slot of
-the tenant's concurrent-run quota while it waits.
+the tenant's concurrent-run quota while it waits. The first run of a conversation drawn
+for it is not admitted in SQL: its publish writes its turn too (`bus.first_turns`).
 
 A run of a caller whose key's tenant version is still to be checked (``RunToPublish.version``)
 is published by the variant that checks it first (`bus.publish_once.PUBLISH_IF_CURRENT`):
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from api.app import metrics
 from api.app.access import owner_value
@@ -30,7 +31,7 @@ from api.app.webhook_requests import webhook_registration
 from bus import fairshare, keys, tracing, wire
 from bus.commands import AgentTask, Command, RunState, TraceContext
 from bus.store import Scope
-from bus.store.turn_types import TurnState
+from bus.store.turn_types import Admission, FirstTurn, TurnState
 
 if TYPE_CHECKING:
     from api.app.ask import Ask
@@ -181,6 +182,21 @@ class RunPublisher:
         tracing.set_attributes({"agentbus.mode": settings.mode, "agentbus.replay": replay})
         run_keys, args = intake_call(run, self._bus)
         admission = None
+        fresh = not replay and ask.conversation_id is None and ask.run_id is None
+        first_turns = None if self._turns is None else self._turns.first_turns
+        if first_turns is not None and fresh and first_turns.shard(conversation_id) == shard:
+            # Both ids drawn just now, on one shard: the run's turn is written with it.
+            first = FirstTurn(
+                run_id, who.tenant_id, who.subject, ask.question,
+                settings.timeout_s or run.deadline - time.time(), run.deadline,
+            )  # fmt: skip
+            version = keys.tenant_settings_version_on(who.tenant_id, shard)
+            expected = "" if run.version is None else run.version
+            reply = await first_turns.script(
+                keys=[*run_keys, first_turns.key(conversation_id), version],
+                args=[*args, first.dumps(), expected],
+            )
+            return await self._outcome(run, replay, reply, None)
         if self._turns is not None:
             turn = NewTurn(
                 Scope.user(who.tenant_id, who.subject),
@@ -192,7 +208,8 @@ class RunPublisher:
                 settings.mode,
                 ask.parent_message_id,
                 # Both ids drawn by the starter just now: nothing of the run can exist yet.
-                fresh=not replay and ask.conversation_id is None and ask.run_id is None,
+                fresh=fresh,
+                first=None if first_turns is None else await first_turns.read(conversation_id),
             )
             try:
                 admission = await admit(self._turns, turn, policy, self._cancel)
@@ -221,6 +238,14 @@ class RunPublisher:
             if admission is not None and not admission.replayed:
                 await give_back(self._turns, who.scope, run_id)
             raise
+        return await self._outcome(run, replay, reply, admission)
+
+    async def _outcome(
+        self, run: RunToPublish, replay: bool, reply: Any, admission: Admission | None
+    ) -> Started:
+        """What the publish script answered, as the caller's `Started` or an error; a run
+        it refused gives back what it held."""
+        who, run_id, shard = run.who, run.run_id, run.shard
         outcome = int(reply[0])
         if outcome < 0:
             await self._limits.release(who.tenant_id, run_id)
@@ -237,5 +262,5 @@ class RunPublisher:
         if outcome < 0:
             raise InvalidRequest(f"run id {run_id!r} is taken", field="run_id")
         if outcome > 0:
-            metrics.RUNS_BY_MODE.labels(settings.mode).inc()
-        return Started(run_id, conversation_id, shard, replayed=replay or outcome == 0)
+            metrics.RUNS_BY_MODE.labels(run.settings.mode).inc()
+        return Started(run_id, run.conversation_id, shard, replayed=replay or outcome == 0)

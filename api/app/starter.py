@@ -18,7 +18,9 @@ with it (its rate token not spent twice). Any other question checks it first.
 With the conversation turns wired in (`api.app.turn_publisher`), a run is admitted into its
 conversation first (`bus.store.turns`): it is published now if nothing else of the
 conversation runs, and otherwise the question's ``multitask`` policy decides (queued behind
-the running run, 409 ``conversation_busy``, or the running run cancelled).
+the running run, 409 ``conversation_busy``, or the running run cancelled). A question
+that starts a conversation is its first turn, written with the run by its publish script
+(`bus.first_turns`): the conversation's id is drawn on the run's shard for that.
 
 The parts are modules of their own: what a start takes and gives (`api.app.ask`), the
 idempotency key (`api.app.idempotency`), the conversation a question names
@@ -303,7 +305,7 @@ class RunStarter:
         """Claim the idempotency key, check the rate (unless ``rated``: this request's token
         was spent by a start that published nothing) and the conversation, publish."""
         run_id = ask.run_id or new_run_id()
-        conversation_id = ask.conversation_id or new_run_id()
+        conversation_id = ask.conversation_id or self._new_conversation_id(run_id)
         idem_key = None
         if idem is not None:
             idem_key = idempotency_key(who, idem)
@@ -317,7 +319,7 @@ class RunStarter:
             if self.turns is not None and ask.conversation_id is not None:
                 # A `reject` to a busy conversation is refused before a rate token is spent.
                 policy = ask.settings.multitask or (await self.effective(who.tenant_id)).multitask
-                await refuse_if_busy(self.turns.turns, who.scope, ask.conversation_id, policy)
+                await refuse_if_busy(self.turns, who.scope, ask.conversation_id, policy)
             verdict = RATED if rated else await self._limits.check_rate(who.tenant_id)
             mark("rate")
             if not verdict.allowed:
@@ -345,6 +347,15 @@ class RunStarter:
             if idem_key is not None:  # let a later retry with the same key try again
                 await self._claims.delete(idem_key)
             raise
+
+    def _new_conversation_id(self, run_id: str) -> str:
+        """A new conversation's id, on its first run's shard: the run's publish writes the
+        conversation's first turn with it (`bus.first_turns`)."""
+        shards = self._bus.shards
+        shard = keys.shard_of(run_id, shards)
+        while keys.shard_of(conversation_id := new_run_id(), shards) != shard:
+            pass
+        return conversation_id
 
     async def _publish_run(
         self,

@@ -16,7 +16,7 @@ from api.app.errors import ConversationBusy, ConversationNotFound, Unavailable
 from bus.errors import StoreError
 from bus.events import RunStatus
 from bus.store import ConversationNotFound as NoSuchConversation
-from bus.store.turn_types import Admission
+from bus.store.turn_types import Admission, FirstTurn
 from bus.store.turn_types import ConversationBusy as Busy
 
 if TYPE_CHECKING:
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from api.app.turn_publisher import TurnPublisher
     from bus.run_state import Multitask
     from bus.store import Scope
-    from bus.store.turns import TurnStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,10 +40,11 @@ class NewTurn:
     mode: str
     parent_message_id: int | None = None
     fresh: bool = False
+    first: FirstTurn | None = None
 
 
 async def refuse_if_busy(
-    turns: TurnStore, scope: Scope, conversation_id: str, policy: Multitask
+    turns: TurnPublisher, scope: Scope, conversation_id: str, policy: Multitask
 ) -> None:
     """Refuse a ``reject`` question to a busy conversation before anything is spent.
 
@@ -56,7 +56,8 @@ async def refuse_if_busy(
     if policy != "reject":
         return
     try:
-        live = await turns.waiting(scope, conversation_id)
+        first = None if turns.first_turns is None else await turns.first_turns.read(conversation_id)
+        live = await turns.turns.waiting(scope, conversation_id, first)
     except StoreError as e:
         raise Unavailable(f"cannot read the conversation: {e}") from e
     now = time.time()
@@ -86,6 +87,7 @@ async def admit(
             mode=turn.mode,
             parent_message_id=turn.parent_message_id,
             fresh=turn.fresh,
+            first=turn.first,
         )
     except Busy as e:
         raise ConversationBusy(str(e)) from e

@@ -28,6 +28,7 @@ from bus.store.turns import TurnStore
 
 if TYPE_CHECKING:
     from bus.events import RunStatus
+    from bus.first_turns import FirstTurns
     from bus.store import Scope
     from bus.typed_redis import Script
 
@@ -49,10 +50,15 @@ class TurnPublisher:
     Args:
         script: the publish-once script (`bus.publish_once.publish_once`).
         turns: the conversation turns.
+        first_turns: conversations' first turns, kept in Redis with their runs (None: a
+            first turn is written to SQL before its run is published).
     """
 
-    def __init__(self, script: Script, turns: TurnStore) -> None:
+    def __init__(
+        self, script: Script, turns: TurnStore, first_turns: FirstTurns | None = None
+    ) -> None:
         self.turns = turns
+        self.first_turns = first_turns
         self._script = script
 
     async def run_script(self, keys: list[str], args: list[str | int | float]) -> int:
@@ -63,6 +69,8 @@ class TurnPublisher:
 
     async def publish(self, turn: Turn) -> None:
         """Publish a promoted turn's run, starting its time budget now."""
+        if not turn.publish:  # a first turn, published with its record (`bus.first_turns`)
+            return
         doc = json.loads(turn.publish)
         keys: list[str] = doc["keys"]
         args: list[str | int | float] = doc["args"]

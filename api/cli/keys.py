@@ -94,12 +94,18 @@ async def list_keys(
 async def revoke(
     key_id: Annotated[str, typer.Argument(help="The key id (from `keys list`).")],
 ) -> None:
-    """Revoke a key; API processes stop accepting it within AGENTBUS_API_KEY_CACHE_S."""
-    from api.compose.commands import operator_keys
+    """Revoke a key; no API process accepts it once this returns."""
+    from api.app.auth import VERSIONED_KEY_CACHE_S
+    from api.compose.key_revocation import revoke_key
 
-    async with operator_keys(settings()) as keys:
-        record = await keys.revoke(key_id)
+    record, told = await revoke_key(settings(), key_id)
     if record is None:
         typer.echo(f"error [key_not_found]: no key {key_id!r}; see `agentbus keys list`", err=True)
         raise typer.Exit(2)
     typer.echo(f"revoked {record.id} ({record.role.value} of tenant {record.tenant_id!r})")
+    if not told:
+        typer.echo(
+            f"warning: Redis is unreachable; running API processes may accept the key for "
+            f"up to {VERSIONED_KEY_CACHE_S:.0f} s",
+            err=True,
+        )

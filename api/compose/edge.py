@@ -114,6 +114,7 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
             forget=auth.forget,
             erased_lately=functools.partial(Fence(erasure_key(master)).holds, redis, shard=0),
             signing_master=master,
+            changed=functools.partial(tenant_versions.bump, redis, shards=bus.shards),
         ),
         starter=starter,
         relay=relay,

@@ -22,6 +22,7 @@ from api.compose.teams import team_book
 from api.streams.limits import TenantLimits
 from api.streams.memory_marks import RedisMemoryMarks
 from bus import tenant_versions
+from bus.first_turns import FirstTurns
 from bus.publish import request_cancel
 from bus.publish_once import publish_if_current, publish_once
 from bus.store import Stores
@@ -79,7 +80,11 @@ def make_starter(
         documents=stores.documents,
         graph=app_settings.retrieval.graph_extractor != "none" and stores.facts is not None,
         webhook_private_hosts=private_hosts(app_settings.gateway.webhook_private_hosts),
-        turns=None if stores.turns is None else TurnPublisher(publish_once(redis), stores.turns),
+        turns=None
+        if stores.turns is None
+        else TurnPublisher(
+            publish_once(redis), stores.turns, FirstTurns(redis, app_settings.bus.shards)
+        ),
         memories=stores.memories,
         memory_marks=RedisMemoryMarks(redis),
         script=publish_once(redis),

@@ -10,19 +10,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, Table, and_, delete, func, select, update
+from sqlalchemy import Connection, Table, and_, delete, func, insert, select, update
 
-from bus.events import RunStatus
+from bus.events import TERMINAL_STATUSES, RunStatus
 from bus.store.conversations import MessageRole, append_sync
 from bus.store.repository import utcnow
 from bus.store.scope import Scope
-from bus.store.tables import ConversationRow, MessageRow
+from bus.store.tables import ConversationRow, MessageRow, RunRow
 from bus.store.turn_tables import ConversationLockRow, TurnRow
-from bus.store.turn_types import INTERRUPTED, Turn, TurnState
+from bus.store.turn_types import INTERRUPTED, FirstTurn, Turn, TurnState
 
 _TURNS: Table = TurnRow.__table__  # pyright: ignore[reportAssignmentType]
 _LOCKS: Table = ConversationLockRow.__table__  # pyright: ignore[reportAssignmentType]
 _MESSAGES: Table = MessageRow.__table__  # pyright: ignore[reportAssignmentType]
+_RUNS: Table = RunRow.__table__  # pyright: ignore[reportAssignmentType]
+_ENDED = sorted(s.value for s in TERMINAL_STATUSES)
 
 
 def lock_conversation(conn: Connection, owner: Scope, conversation_id: str) -> bool:
@@ -47,6 +49,27 @@ def select_owned_turn(owner: Scope, run_id: str) -> Any:
         _TURNS.c.tenant_id == owner.tenant_id,
         _TURNS.c.subject == owner.subject,
     )
+
+
+def adopt_first_turn(conn: Connection, conversation_id: str, first: FirstTurn) -> None:
+    """Write the conversation's first turn, which only Redis holds, as the running turn it
+    is, unless SQL has it already or its run has ended.
+
+    Its run's row is read ``FOR UPDATE`` (Postgres): a run end committing meanwhile is
+    seen, or waits for this transaction and then finds the turn it ends. Its ``publish`` is
+    empty: the run was published with the record this reads, so nobody publishes it again.
+    """
+    mine = select(_TURNS.c.id).where(_TURNS.c.run_id == first.run_id)
+    if conn.execute(mine).first() is not None:
+        return
+    ran = select(_RUNS.c.status).where(_RUNS.c.id == first.run_id).with_for_update()
+    if conn.execute(ran).scalar() in _ENDED:
+        return
+    values = turn_values(
+        first.owner, conversation_id, first.run_id, first.question, "", first.timeout_s
+    )
+    values |= {"state": TurnState.RUNNING.value, "running_until": first.running_until}
+    conn.execute(insert(_TURNS), values)
 
 
 def live_turns(conn: Connection, conversation_id: str) -> list[Turn]:

@@ -3,6 +3,7 @@ an admission decided, and the refusal of a busy conversation under ``reject``.""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -71,3 +72,37 @@ class Admission:
     cancel: str | None = None
     promoted: Turn | None = None
     replayed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FirstTurn:
+    """The running first turn of a conversation drawn for its run, as the script that
+    published the run recorded it in Redis (`bus.keys.conversation_first_turn`): SQL holds
+    none of it until a later question of the conversation writes it there (`TurnStore.admit`).
+    """
+
+    run_id: str
+    tenant_id: str
+    subject: str
+    question: str
+    timeout_s: float
+    running_until: float
+
+    @property
+    def owner(self) -> Scope:
+        """The user the run belongs to."""
+        return Scope.user(self.tenant_id, self.subject)
+
+    def dumps(self) -> str:
+        """The form the publish script stores."""
+        return json.dumps(
+            [self.run_id, self.tenant_id, self.subject, self.question, self.timeout_s,
+             self.running_until]
+        )  # fmt: skip
+
+    @classmethod
+    def loads(cls, raw: str | bytes) -> FirstTurn:
+        """A stored first turn."""
+        run_id, tenant_id, subject, question, timeout_s, until = json.loads(raw)
+        return cls(str(run_id), str(tenant_id), str(subject), str(question), float(timeout_s),
+                   float(until))  # fmt: skip

@@ -39,6 +39,7 @@ from bus.store.repository import Dialects, Repository, utcnow
 from bus.store.scope import Scope, apply_scope_sync
 from bus.store.tables import RunRow
 from bus.store.turn_steps import (
+    adopt_first_turn,
     advance,
     end_turn,
     expire_stale,
@@ -56,6 +57,7 @@ from bus.store.turn_types import (
     INTERRUPTED,
     Admission,
     ConversationBusy,
+    FirstTurn,
     Turn,
     TurnState,
 )
@@ -66,6 +68,7 @@ __all__ = [
     "INTERRUPTED",
     "Admission",
     "ConversationBusy",
+    "FirstTurn",
     "Turn",
     "TurnState",
     "TurnStore",
@@ -74,6 +77,7 @@ __all__ = [
 _TURNS: Table = TurnRow.__table__  # pyright: ignore[reportAssignmentType]
 _RUNS: Table = RunRow.__table__  # pyright: ignore[reportAssignmentType]
 _INSERT_TURN = insert(_TURNS)
+_ENDED = sorted(s.value for s in TERMINAL_STATUSES)
 #: ``INSERT ... ON CONFLICT DO NOTHING`` of a conversation's lock row and of a queued run's
 #: row, by SQL dialect; the rows are passed as parameters.
 _LOCK = Dialects(ConversationLockRow, ["conversation_id"])
@@ -96,6 +100,7 @@ class TurnStore(Repository):
         mode: str,
         parent_message_id: int | None = None,
         fresh: bool = False,
+        first: FirstTurn | None = None,
     ) -> Admission:
         """Decide, under the conversation's lock, whether the run starts now or waits.
 
@@ -113,6 +118,9 @@ class TurnStore(Repository):
             fresh: the conversation id was drawn for this run just now (the caller named
                 none, and this is no replay): no turn can exist yet, so the run's turn
                 and the conversation's owner are written without reading anything.
+            first: the conversation's first turn as Redis holds it (its run was published
+                with it, and SQL may hold nothing of it): written here as running unless
+                its run has ended; a question of another user is not admitted.
 
         Raises:
             ConversationBusy: busy, and the policy is ``reject``; nothing was written.
@@ -130,7 +138,7 @@ class TurnStore(Repository):
             "version": 0,
         }
 
-        def first(conn: Connection) -> Admission:
+        def start(conn: Connection) -> Admission:
             apply_scope_sync(conn, owner)
             conn.execute(lock, lock_row)
             values = turn_values(owner, conversation_id, run_id, question, publish, timeout_s)
@@ -144,6 +152,11 @@ class TurnStore(Repository):
 
         def work(conn: Connection) -> Admission:
             apply_scope_sync(conn, owner)
+            if first is not None and (first.tenant_id, first.subject) != (
+                owner.tenant_id,
+                owner.subject,
+            ):
+                raise ConversationNotFound(f"no conversation {conversation_id!r}")
             conn.execute(lock, lock_row)
             if not lock_conversation(conn, owner, conversation_id):
                 raise ConversationNotFound(f"no conversation {conversation_id!r}")
@@ -154,6 +167,10 @@ class TurnStore(Repository):
                 if turn.subject != owner.subject or turn.conversation_id != conversation_id:
                     raise StoreError(f"run {run_id!r} already exists")
                 return Admission(turn.state, replayed=True)
+            if first is not None:
+                if first.run_id == run_id:  # published with its first turn: a retry
+                    return Admission(TurnState.RUNNING, replayed=True)
+                adopt_first_turn(conn, conversation_id, first)
             now = time.time()
             promoted = expire_stale(conn, conversation_id, now)
             live = live_turns(conn, conversation_id)
@@ -182,7 +199,7 @@ class TurnStore(Repository):
             )
             return Admission(TurnState.QUEUED, len(live), cancel, promoted)
 
-        return await group.run(first if fresh else work, "admit the question")
+        return await group.run(start if fresh else work, "admit the question")
 
     async def finish(
         self, owner: Scope, run_id: str, status: RunStatus, partial: str | None
@@ -301,8 +318,14 @@ class TurnStore(Repository):
             disposition = (await session.execute(stmt)).scalar()
         return CANCELLED_BY.get(disposition or "")
 
-    async def waiting(self, scope: Scope, conversation_id: str) -> builtins.list[Turn]:
-        """The conversation's running and queued turns, in the order they were asked."""
+    async def waiting(
+        self, scope: Scope, conversation_id: str, first: FirstTurn | None = None
+    ) -> builtins.list[Turn]:
+        """The conversation's running and queued turns, in the order they were asked.
+
+        ``first``: its first turn as Redis holds it (`admit`), running first of all while
+        SQL has no turn of it and its run has not ended (and the caller may see it).
+        """
         where = and_(
             _TURNS.c.conversation_id == conversation_id,
             _TURNS.c.state != TurnState.ENDED.value,
@@ -310,5 +333,17 @@ class TurnStore(Repository):
         )
         async with self._scoped(scope, "read the conversation turns") as session:
             stmt = select(_TURNS).where(where).order_by(_TURNS.c.id)
-            rows = (await session.execute(stmt)).mappings().all()
-        return [turn_of(r) for r in rows]
+            found = [turn_of(r) for r in (await session.execute(stmt)).mappings().all()]
+            if first is None or not scope.sees(first.tenant_id, first.subject):
+                return found
+            mine = select(_TURNS.c.id).where(_TURNS.c.run_id == first.run_id)
+            ran = select(_RUNS.c.status).where(_RUNS.c.id == first.run_id)
+            if (await session.execute(mine)).first() is not None or (
+                await session.execute(ran)
+            ).scalar() in _ENDED:
+                return found
+        running = Turn(
+            first.run_id, conversation_id, first.tenant_id, first.subject, TurnState.RUNNING,
+            first.question, "", first.timeout_s, first.running_until, None,
+        )  # fmt: skip
+        return [running, *found]

@@ -4,7 +4,7 @@ The API key is the bearer token, as on REST; it is checked before the MCP SDK se
 request, so a missing, unknown or revoked key is HTTP 401 with ``WWW-Authenticate: Bearer
 ... error="invalid_token"`` and a JSON-RPC error as the body (code -32600, its message
 the API's ``unauthorized`` and what to do), and every request is checked again (a revoked
-key stops working within ``api_key_cache_s``).
+key stops working when its revocation returns: `api.app.auth`).
 
 Before the key, the Origin and Host headers are checked (MCP's guard against DNS
 rebinding, `HostAndOrigin`): a browser's Origin, when present, must be one of the allowed

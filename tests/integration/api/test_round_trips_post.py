@@ -27,18 +27,18 @@ from api.compose.edge import make_use_cases
 from api.compose.settings import AppSettings
 from api.http.app import create_app
 from bus import keys, tenant_versions
-from bus.store import KeyRole, Stores, open_store
+from bus.store import KeyRole, Scope, Stores, open_store
 from tests.integration.agents.round_trips import Costs, counting
 from tests.sqlite_template import seed_sqlite
 
 #: One POST that starts a conversation: (SQL statements, Redis commands, round trips).
-#: SQL: the conversation's turn (its lock row, its turn row), written before the publish so
-#: the run's end finds it. Redis: the publish script, which also checks the tenant's
-#: settings version the cached key was read at (no read of its own).
-BUDGET = (2, 1, 1)
+#: SQL: none; the conversation's first turn is written by the publish script, with the run
+#: (`bus.first_turns`). Redis: that script, which also checks the tenant's settings version
+#: the cached key was read at (no read of its own).
+BUDGET = (0, 1, 1)
 #: The same with the deployment's limits on: the rate check and the quota slot add one
 #: script each.
-BUDGET_LIMITED = (2, 3, 3)
+BUDGET_LIMITED = (0, 3, 3)
 
 QUESTION = {"question": "What is 23 × 19?", "settings": {"mode": "single"}}
 Post = Callable[..., Awaitable[httpx.Response]]
@@ -109,25 +109,30 @@ async def start_edge(
         await close()
 
 
-async def published(redis: Redis) -> int:
+async def published(redis: Redis, shards: int = 1) -> int:
     """How many runs were published (each has its owner key)."""
-    return len([k async for k in redis.scan_iter(match=keys.run_owner("*", 0))])
+    found = 0
+    for shard in range(shards):
+        found += len([k async for k in redis.scan_iter(match=keys.run_owner("*", shard))])
+    return found
 
 
 NO_LIMITS = {"api_rate_per_minute": 0, "api_max_active_runs": 0}
 
 
+@pytest.mark.parametrize("shards", [1, 4])
 async def test_a_post_that_starts_a_conversation_costs_no_more_than_its_budget(
-    start_edge: StartEdge,
+    start_edge: StartEdge, shards: int
 ) -> None:
-    edge = await start_edge(**NO_LIMITS)
+    edge = await start_edge(shards=shards, **NO_LIMITS)
     key = await edge.key()
     assert (await edge.post(key)).status_code == 202  # warmed: key cached, script loaded
-    resp, costs = await edge.counted_post(key)
-    assert resp.status_code == 202, resp.text
-    spent = costs.of(("post",))["post"]
-    detail = f"{spent} {dict(costs.redis_names['post'])} {costs.sql_text['post']}"
-    assert all(got <= most for got, most in zip(spent, BUDGET, strict=True)), detail
+    for _ in range(8 if shards > 1 else 1):  # each new conversation's id drawn anew
+        resp, costs = await edge.counted_post(key)
+        assert resp.status_code == 202, resp.text
+        spent = costs.of(("post",))["post"]
+        detail = f"{spent} {dict(costs.redis_names['post'])} {costs.sql_text['post']}"
+        assert all(got <= most for got, most in zip(spent, BUDGET, strict=True)), detail
 
 
 async def test_with_the_deployments_limits_a_post_costs_their_scripts_more(
@@ -189,3 +194,58 @@ async def test_a_shards_copy_of_the_version_left_behind_is_brought_up_by_the_fir
     resp, costs = await edge.counted_post(key)
     assert resp.status_code == 202
     assert costs.of(("post",))["post"][1] <= BUDGET[1]
+
+
+@pytest.mark.parametrize("shards", [1, 4])
+async def test_a_question_to_a_conversation_whose_first_run_waits_queues_behind_it(
+    start_edge: StartEdge, shards: int
+) -> None:
+    # No workers: the first run has not reached intake, SQL holds nothing of it.
+    edge = await start_edge(shards=shards, **NO_LIMITS)
+    key = await edge.key()
+    first = (await edge.post(key)).json()
+    conversation = first["conversation_id"]
+
+    second = await edge.post(key, conversation_id=conversation)
+    again = await edge.post(key, conversation_id=conversation)
+
+    assert second.status_code == again.status_code == 202, second.text
+    assert second.json()["queued"] is True and second.json()["ahead"] == 1
+    assert again.json()["queued"] is True and again.json()["ahead"] == 2
+    assert await published(edge.redis, shards) == 1  # the first only: the others wait
+    assert edge.stores.turns is not None
+    waiting = await edge.stores.turns.waiting(Scope.user("t1", "alice"), conversation)
+    assert [(t.run_id, t.state.value) for t in waiting] == [
+        (first["run_id"], "running"),
+        (second.json()["run_id"], "queued"),
+        (again.json()["run_id"], "queued"),
+    ]
+
+
+async def test_another_users_question_to_a_conversation_whose_first_run_waits_is_not_found(
+    start_edge: StartEdge,
+) -> None:
+    edge = await start_edge(**NO_LIMITS)
+    alice, bob = await edge.key("alice"), await edge.key("bob")
+    conversation = (await edge.post(alice)).json()["conversation_id"]
+
+    refused = await edge.post(bob, conversation_id=conversation)
+    mine = await edge.post(alice, conversation_id=conversation)
+
+    assert refused.status_code == 404, refused.text
+    assert refused.json()["error"]["code"] == "conversation_not_found"
+    assert mine.status_code == 202 and mine.json()["ahead"] == 1  # bob took nothing of it
+
+
+async def test_a_rejecting_question_to_a_conversation_whose_first_run_waits_is_busy(
+    start_edge: StartEdge,
+) -> None:
+    edge = await start_edge(**NO_LIMITS)
+    key = await edge.key()
+    conversation = (await edge.post(key)).json()["conversation_id"]
+
+    busy = await edge.post(key, conversation_id=conversation, settings={"multitask": "reject"})
+
+    assert busy.status_code == 409, busy.text
+    assert busy.json()["error"]["code"] == "conversation_busy"
+    assert await published(edge.redis) == 1

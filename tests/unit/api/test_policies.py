@@ -75,6 +75,27 @@ async def test_the_authenticator_caches_checked_keys_for_a_while() -> None:
     assert store.reads == 2
 
 
+async def test_with_the_tenants_version_a_cached_key_is_kept_until_the_version_moves() -> None:
+    minted = credentials.mint("t1", "alice", KeyRole.USER)
+    store = FakeKeys(minted.record)
+    now, version = [0.0], [3]
+
+    async def current(tenant_id: str) -> int:
+        return version[0]
+
+    auth = Authenticator(store, cache_s=5, clock=lambda: now[0], version=current)  # type: ignore[arg-type]
+
+    await auth.authenticate(minted.key)
+    now[0] = 60.0  # long past api_key_cache_s: nothing changed, nothing is read again
+    await auth.authenticate(minted.key)
+    await auth.authenticate(minted.key, defer_version=True)
+    kept = store.reads
+    version[0] = 4  # a change of the tenant's keys or settings, in any process
+    await auth.authenticate(minted.key)
+
+    assert (kept, store.reads) == (1, 2)
+
+
 @pytest.mark.parametrize("revoked", [False, True])
 async def test_wrong_unknown_and_revoked_keys_are_all_unauthorized(revoked: bool) -> None:
     minted = credentials.mint("t1", "alice", KeyRole.USER)

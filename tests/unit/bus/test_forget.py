@@ -8,9 +8,11 @@ from redis.asyncio import Redis
 
 from bus import keys
 from bus.forget import forget_runs, scrub_streams, shared_streams
+from bus.store.turn_types import FirstTurn
 
 GONE = "run-gone"
 KEPT = "run-kept"
+FIRST_TURN_OF = {GONE: "conv-a", KEPT: "conv-b"}
 
 
 async def seed_run(client: Redis, run_id: str, tenant: str = "t1") -> None:
@@ -29,6 +31,9 @@ async def seed_run(client: Redis, run_id: str, tenant: str = "t1") -> None:
     await redis.hset(keys.budget_used(tenant, f"run:{run_id}"), "tok", 5)
     await redis.set(keys.budget_charged(tenant, f"{run_id}:1:llm"), b"1")
     await redis.set(keys.idempotency(tenant, f"digest-{run_id}"), f"{run_id} conv-1".encode())
+    # Its conversation's first turn, named by the conversation: the value names the run.
+    first = FirstTurn(run_id, tenant, "alice", "q", 60.0, 1.0)
+    await redis.set(keys.conversation_first_turn(FIRST_TURN_OF[run_id], shard), first.dumps())
 
 
 async def test_every_key_of_the_run_goes_and_the_other_runs_stay(redis: Redis) -> None:
@@ -44,7 +49,10 @@ async def test_every_key_of_the_run_goes_and_the_other_runs_stay(redis: Redis) -
 
     names = {k.decode() async for k in redis.scan_iter(count=500)}
     assert not [n for n in names if GONE in n]
-    assert deleted == 11  # 6 run keys, the delivery, 2 budget keys, idempotency, user day
+    # 6 run keys, the delivery, 2 budget keys, idempotency, the first turn, user day
+    assert deleted == 12
+    assert keys.conversation_first_turn("conv-a", 0) not in names
+    assert keys.conversation_first_turn("conv-b", 0) in names
     assert keys.budget_used("t1", "user:alice:day:2026-12-01") not in names
     assert keys.budget_used("t1", "user:alice:x:day:2026-12-01") in names
     assert keys.budget_used("t1", "tenant:day:2026-12-01") in names
