@@ -23,6 +23,8 @@ app = typer.Typer(cls=Group, help="Evaluations on data the project ships.", no_a
 #: spelled here so that printing them imports no evaluation (a test keeps them equal).
 SCRIPTED = "scripted"
 SETS = ("standard", "hard")
+#: Each answer run's deadline unless ``--deadline`` says otherwise (seconds).
+DEADLINE_S = 600
 
 
 def _half(half: str) -> Literal["dev", "test"] | None:
@@ -70,6 +72,15 @@ async def answers(
             "judge's re-query (--no-context: the tools alone)."
         ),
     ] = True,
+    deadline: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            metavar="SECONDS",
+            help="Each run's deadline: a run still going then ends as timed out (raise it "
+            "for a slow model on a loaded host).",
+        ),
+    ] = DEADLINE_S,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON line per model (with each outcome).")
     ] = False,
@@ -87,6 +98,7 @@ async def answers(
         limit=limit,
         per_kind=per_kind,
         context=context,
+        deadline_s=deadline,
         as_json=as_json,
     )
 

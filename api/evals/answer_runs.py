@@ -30,6 +30,7 @@ from agents.llm.ports import LLM, ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, agent_of, text, tool_call, turn
 from agents.llm.weights import LOCAL_MODELS
 from api.evals.answer_set import (
+    DEADLINE_S,
     NO_TOOL,
     SETS,
     AnswerSet,
@@ -133,6 +134,7 @@ async def evaluate_model(
     mode: Literal["single", "multi"] = "single",
     accuracy: Literal["standard", "accurate"] = "standard",
     context: bool = True,
+    deadline_s: float = DEADLINE_S,
 ) -> dict[str, Any]:
     """One model's summary row (with ``outcomes``); an ``error`` row if it cannot load."""
     started_load = datetime.now(UTC).isoformat(timespec="seconds")
@@ -165,6 +167,7 @@ async def evaluate_model(
             mode=mode,
             accuracy=accuracy,
             context=context,
+            deadline_s=deadline_s,
         )
     finally:
         if local is not None:
@@ -173,6 +176,7 @@ async def evaluate_model(
     row |= {
         "mode": mode if mode == "single" else f"{mode} {accuracy}",
         "context": context,
+        "deadline_s": deadline_s,
         "asked_of": len(answer_set.questions),  # more than "questions": stopped early
         "load_s": None if local is None else round(local.load_seconds or 0.0, 1),
         "wall_s": round(time.perf_counter() - wall, 1),
@@ -215,6 +219,7 @@ async def eval_answers(
     per_kind: int,
     context: bool,
     as_json: bool,
+    deadline_s: float = DEADLINE_S,
 ) -> None:
     """``agentbus eval answers``: check the choices, evaluate each model, print its row.
 
@@ -245,6 +250,7 @@ async def eval_answers(
             mode=mode,  # type: ignore[arg-type]  # checked above
             accuracy=accuracy,  # type: ignore[arg-type]
             context=context,
+            deadline_s=deadline_s,
         )
         row["set"] = question_set if questions is None else str(questions)
         failed |= "error" in row

@@ -60,6 +60,8 @@ ROLES = (
 )
 SETS = {"standard": "answer_eval.json", "hard": "answer_eval_hard.json"}
 NO_TOOL = "none"
+#: Each run's deadline unless the caller says otherwise (seconds).
+DEADLINE_S = 600
 Kind = Literal[
     "arithmetic",
     "date",
@@ -344,7 +346,7 @@ async def run_set(
     answer_set: AnswerSet,
     *,
     overrides: dict[str, Any] | None = None,
-    deadline_s: float = 600,
+    deadline_s: float = DEADLINE_S,
     on_outcome: Callable[[Outcome], None] | None = None,
     mode: Literal["single", "multi"] = "single",
     accuracy: Literal["standard", "accurate"] = "standard",

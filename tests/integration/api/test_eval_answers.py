@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from api.cli.main import app
 from api.evals.answer_runs import reference_model
 from api.evals.answer_set import in_turns, load_set, run_set, summary
 from tests.conftest import TEST_REDIS_URL, real_client
@@ -76,3 +79,25 @@ async def test_the_hard_set_in_multi_accurate_mode_scores_the_judges_too() -> No
     assert row["catch"] is None  # no wrong draft to catch: the rate is not made up
     assert row["drafts_judged"] == len(outcomes)
     assert row["verified_yes"] == row["verified_yes_right"] >= 1
+
+
+@pytest.mark.timeout(180)
+def test_the_deadline_option_is_each_runs_deadline(tmp_path: Path) -> None:
+    # One calculator question, no documents to ingest; the CLI's own embedded Redis.
+    raw = json.loads(load_set().model_dump_json())
+    raw["questions"] = [q for q in raw["questions"] if q["id"] == "a02"]
+    raw["documents"] = []
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(raw))
+
+    def ask(deadline: str) -> dict[str, object]:
+        args = ["eval", "answers", "--model", "scripted", "--questions", str(path), "--json"]
+        result = CliRunner().invoke(app, [*args, "--deadline", deadline])
+        assert result.exit_code == 0, result.output
+        row = json.loads(result.stdout.splitlines()[-1])
+        return {"deadline_s": row["deadline_s"], "status": row["outcomes"][0]["status"]}
+
+    # A run already past its deadline when the intake reads it ends as timed out...
+    assert ask("0") == {"deadline_s": 0, "status": "timeout"}
+    # ...and the same question with time for it is answered.
+    assert ask("120") == {"deadline_s": 120, "status": "done"}

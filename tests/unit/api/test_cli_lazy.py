@@ -177,3 +177,4 @@ def test_the_choices_a_help_prints_are_their_owners_choices() -> None:
     assert retention.MAX_DAYS == policy.MAX_DAYS
     assert eval_cmd.SCRIPTED == answer_runs.SCRIPTED
     assert set(eval_cmd.SETS) == set(answer_set.SETS)
+    assert eval_cmd.DEADLINE_S == answer_set.DEADLINE_S
