@@ -1,20 +1,22 @@
 """The critic: reviews the answer against the evidence; OK, REVISE or REPLAN plus a reason.
 
-The verdict is asked for under a JSON schema (`agents.verdicts.CRITIC_SCHEMA`) and read
+The verdict is asked for under a JSON schema (`agents.checks.verdicts.CRITIC_SCHEMA`) and read
 tolerantly; a reply that cannot be read is ``UNKNOWN``: shown as such, never as OK, and it
 sends nobody back (there is no reason to give). The critique is shown as a ``critique``
 event (verdict and reason, read from the reply), never applied to the answer; the reply's
 JSON text itself is not streamed to clients. REVISE sends
 the researcher back, REPLAN the planner; both share ``MAX_ATTEMPTS``, after which the run
 proceeds whatever the verdict. A fact-check that recomputed a figure and found the draft's
-wrong (`agents.recompute`) makes the verdict REVISE, whatever the model said.
+wrong (`agents.checks.recompute`) makes the verdict REVISE, whatever the model said.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from agents import gates, graph, judge
+from agents import gates, graph
+from agents.checks import judge
+from agents.checks.verdicts import CRITIC_SCHEMA, parse_critique
 from agents.deps import AgentDeps
 from agents.llm.ports import TextDelta, Usage
 from agents.state import (
@@ -25,7 +27,6 @@ from agents.state import (
     superseded,
     toward,
 )
-from agents.verdicts import CRITIC_SCHEMA, parse_critique
 from bus.commands import AgentTask, Command
 from bus.events import ClientEvent, Critique
 from bus.run_state import Review

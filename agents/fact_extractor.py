@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agents.checks.verdicts import json_object
 from agents.errors import LLMError
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta
-from agents.verdicts import json_object
 from bus.json_values import is_array, is_object
 from bus.store.facts import Triple
 from retrieval.graph.entities import entity_key

@@ -1,9 +1,9 @@
 """The finalizer: persist the answer, trace and verdict, extend the conversation, emit ``done``.
 
 ``done`` (and the stored run, and the reply to an external publisher) says what the judges
-established: ``verified`` true, false or null (unknown), and why (`agents.verified`): true
+established: ``verified`` true, false or null (unknown), and why (`agents.checks.verified`): true
 only when a recompute matched or a judge whose precision is measured for the run's model
-approved (`agents.judge_trust`).
+approved (`agents.checks.judge_trust`).
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 import time
 from typing import Literal
 
-from agents import judge_trust
+from agents.checks import judge_trust
+from agents.checks.verified import conclusion
 from agents.deps import AgentDeps
 from agents.graph import has_edge, next_role
 from agents.memory_rules import worth_remembering
-from agents.verified import conclusion
 from bus import tracing, wire
 from bus.commands import AgentTask, Command, MemoryTask, RunResult
 from bus.events import ClientEvent, Done, parse_event

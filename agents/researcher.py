@@ -11,7 +11,7 @@ request ends the run with a fixed "I don't know" answer (``tool_loop_exhausted``
 tools the client declared for the run are offered too; when the gateway leaves calls of
 them to the client (``client_pending``) the run pauses at the ``client_tool`` gate until
 the client sends their results (`agents.gates`). A draft that is not an answer (a tool's
-payload or error echoed, the prompt's words, a runaway repetition: `agents.answer_guard`)
+payload or error echoed, the prompt's words, a runaway repetition: `agents.checks.answer_guard`)
 is superseded by one sentence saying what could not be done and why. A run whose answer
 must be a JSON document (``answer_schema``) asks the model for one under that schema, and
 its text is left as the model wrote it (`agents.turn.Verbatim`: a ``[1]`` in a document is
@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from agents import answer_guard, gates, graph, model_input, prompts
+from agents import gates, graph, model_input, prompts
+from agents.checks import answer_guard
 from agents.deps import AgentDeps, tenant_tools
 from agents.metrics import first_answer_token
 from agents.state import (

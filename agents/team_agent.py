@@ -24,7 +24,9 @@ from typing import Any
 from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.protocols import Validator
 
-from agents import answer_guard, graph, model_input, prompts
+from agents import graph, model_input, prompts
+from agents.checks import answer_guard
+from agents.checks.verdicts import json_object
 from agents.deps import AgentDeps, tenant_tools
 from agents.llm.ports import LLMOptions, ToolDefinition
 from agents.state import add_usage, own_calls, requests, toward, with_results
@@ -41,7 +43,6 @@ from agents.turn import (
     streamed_so_far,
     superseding,
 )
-from agents.verdicts import json_object
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
 from bus.events import Answer, ClientEvent, DraftSuperseded
 from bus.run_state import ChatMessage, DraftCitations, EvidenceItem, RunState, ToolCall

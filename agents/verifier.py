@@ -4,7 +4,7 @@ The call is retried a bounded number of times; output that still cannot be read 
 ``unknown``: shown as such, never a pass, and the run ends ``verified: null``. A
 ``needs_revision`` or ``fail`` routes one more researcher pass within the reflection cap
 shared with the critic. A fact-check that recomputed one of the draft's figures and found
-it wrong (`agents.recompute`) makes the verdict ``needs_revision`` with the recomputed
+it wrong (`agents.checks.recompute`) makes the verdict ``needs_revision`` with the recomputed
 value among the reasons, whatever the model said.
 """
 
@@ -16,7 +16,9 @@ from typing import Any
 import jsonschema
 from jsonschema.protocols import Validator
 
-from agents import gates, graph, judge
+from agents import gates, graph
+from agents.checks import judge
+from agents.checks.verdicts import json_object
 from agents.deps import AgentDeps
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta, Usage
 from agents.state import (
@@ -27,7 +29,6 @@ from agents.state import (
     superseded,
     toward,
 )
-from agents.verdicts import json_object
 from bus.commands import AgentTask, Command
 from bus.events import ClientEvent, Verdict
 from bus.run_state import Review, RunState

@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agents import grounding
+from agents.checks import grounding
+from agents.checks.verdicts import json_object
 from agents.claims.ports import CheckedClaim, ClaimDraft, ClaimReport, Standing
 from agents.errors import LLMError
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta, Usage
-from agents.verdicts import json_object
 from bus.json_values import is_array, is_object
 
 MAX_CLAIMS = 6

@@ -1,4 +1,4 @@
-"""The claim check by rules (`agents.grounding`, `agents.contradictions`): no model.
+"""The claim check by rules (`agents.checks.grounding`, `agents.checks.contradictions`): no model.
 
 It finds what string-level reading can: a figure the evidence states differently for the
 same thing, a figure or a clause nothing the draft may rest on holds, a figure taken from
@@ -8,7 +8,7 @@ supported: it lists findings only.
 
 from __future__ import annotations
 
-from agents import grounding
+from agents.checks import grounding
 from agents.claims.ports import ClaimDraft, ClaimReport
 
 

@@ -20,7 +20,7 @@ examples are made up for this page, no case of an eval set):
 
 Whether or not it cites, a figure the evidence states differently for the same thing
 ("12 rooms on the first floor" against "21 rooms on the first floor") is a contradiction
-(`agents.contradictions`).
+(`agents.checks.contradictions`).
 
 A draft that answers a question about the documents without any passage of them (the
 researcher fetched a web page instead) is unsupported whatever it says. What fails is a
@@ -34,9 +34,9 @@ import itertools
 import re
 from collections.abc import Iterable, Sequence
 
-from agents import recompute
+from agents.checks import recompute
+from agents.checks.contradictions import contradictions
 from agents.claims.ports import CheckedClaim
-from agents.contradictions import contradictions
 from agents.language.numbers import with_digits
 from agents.language.words import MIN_LENGTH, content_set, content_words, language, lemma, words
 from bus import written_times

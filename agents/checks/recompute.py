@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from agents.verdicts import json_object
+from agents.checks.verdicts import json_object
 from bus import written_times
 from bus.json_values import is_array, is_object
 from bus.run_state import ChatMessage, Recompute
@@ -250,7 +250,7 @@ def confirmed(checks: Sequence[Recompute], thread: Sequence[ChatMessage], draft:
     ran and matched; empty when there was none, or any was refuted or could not run.
 
     This is what lets a run end ``verified: yes`` without trusting a model's approval
-    (`agents.verified`): the draft's figures, recomputed through the gateway, matched.
+    (`agents.checks.verified`): the draft's figures, recomputed through the gateway, matched.
     """
     outcomes = _outcomes(checks, thread, draft)
     if not outcomes or any(not line.startswith("confirmed") for line, _ in outcomes):

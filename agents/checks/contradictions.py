@@ -5,7 +5,7 @@ examples are made up, no case of an eval set): the same unit and the same words 
 another number. Numbers written in words count ("twelve rooms"), and words are compared as
 lemmas in the text's language. The draft's figure being one arithmetic step from two of
 the evidence's figures (21 - 9, the "9 suites" of another sentence) does not excuse it:
-that leniency (`agents.grounding`) is for results the question asks to compute, and a
+that leniency (`agents.checks.grounding`) is for results the question asks to compute, and a
 question that gives a figure (a 4-night stay: 4 × 85) or a tool's result still excuses
 one. A figure followed by a comparison ("3 rooms more than") is a difference, never a
 restatement, and is left alone. Unlike the other grounding checks this one runs whether
@@ -19,9 +19,9 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from agents.checks.recompute import CITATION
 from agents.language.numbers import with_digits
 from agents.language.words import function_words, language, lemma
-from agents.recompute import CITATION
 
 # A number that is neither part of a clock time, a date, a version ("1.4.2") nor a word.
 _FIGURE = re.compile(r"(?<![\w.:/-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\d:]|\.\d|-\d)")

@@ -1,6 +1,6 @@
 """Recomputations the question or the draft spell out, found without a model.
 
-The fact-check's model names an expression per figure (`agents.recompute`); a small model
+The fact-check's model names an expression per figure (`agents.checks.recompute`); a small model
 often names a wrong one or none. These rules add the recomputations the text itself
 states, so a draft that gets them wrong is refuted whatever the model planned:
 

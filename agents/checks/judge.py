@@ -4,7 +4,7 @@ Two independent, bounded checks, each failing open (a model error in the tool pa
 leaves a ``note`` the judge adds to its reasons): a re-query of the retrieval sources
 (a gather whose merge comes back here) and a verify-only tool pass of at most
 ``VERIFIER_TOOL_HOPS`` gateway round trips. When the draft states a figure and the
-calculator is offered, the tool pass is a recompute (`agents.recompute`): the model names
+calculator is offered, the tool pass is a recompute (`agents.checks.recompute`): the model names
 an expression per figure, the gateway computes them, and a figure recomputed differently
 is a mismatch the judge turns into a revision. Whether a judge runs them, and where their
 steps go, is the graph's ``recheck`` and ``fact_check`` edges. Progress lives in
@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from agents import graph, model_input, prompts, recompute, spelled_checks
+from agents import graph, model_input, prompts
 from agents import state as shared
+from agents.checks import recompute, spelled_checks
 from agents.claims.ports import ClaimDraft
 from agents.deps import AgentDeps, tenant_tools
 from agents.errors import LLMError
@@ -143,7 +144,7 @@ def from_question(state: RunState, today: dt.date) -> list[Recompute]:
 def established(state: RunState, today: dt.date) -> list[str]:
     """What the fact-check's tools established about the draft: the recomputations of
     what the question asks for, one line each, when every recomputation of the draft's
-    figures ran and matched (`agents.recompute.confirmed`); empty otherwise."""
+    figures ran and matched (`agents.checks.recompute.confirmed`); empty otherwise."""
     judge = state.judge
     if not recompute.confirmed(judge.checks, judge.messages, state.draft or ""):
         return []
@@ -241,7 +242,7 @@ async def _recompute(
     when there is nothing to recompute (the free tool pass follows).
 
     The calculator recomputes the figures the model names and those the question or the
-    draft spell out (`agents.spelled_checks`); current_time answers a question about now.
+    draft spell out (`agents.checks.spelled_checks`); current_time answers a question about now.
     """
     offered = {t.name for t in tools}
     today = deps.clock().date()

@@ -4,11 +4,11 @@
 
 - the last judge's fact-check recomputed what the question asks for (its own arithmetic, a
   duration it asks for, a question about now) through the gateway's tools, and every
-  recomputation of the draft's figures matched (`agents.judge.established`); a
+  recomputation of the draft's figures matched (`agents.checks.judge.established`); a
   recomputation only the model planned refutes, but its match establishes nothing (the
   0.5B "recomputed" a sum to confirm a sum given as an average); or
 - the last judge approved, and that judge, run by this model, has a measured precision
-  (`agents.judge_trust`): on the judges eval's ``test`` half at least 95 % of the drafts it
+  (`agents.checks.judge_trust`): on the judges eval's ``test`` half at least 95 % of the drafts it
   approved were right.
 
 A judge that asked for changes the reflection cap left no room for (a recompute that
@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 
-from agents import judge
+from agents.checks import judge
 from bus.run_state import Review, RunState
 
 APPROVALS = ("OK", "pass")
@@ -51,7 +51,7 @@ def conclusion(
         state: the run as the finalizer got it (the last judge's fact-check included).
         trusted: whether a judge (``critic``, ``verifier``), run by this run's model for
             it, has a measured precision that lets its approval alone verify
-            (`agents.judge_trust.trusted`); by default none has.
+            (`agents.checks.judge_trust.trusted`); by default none has.
         today: the run's today (a duration asked for "from today"); the system's date
             when not given.
 

@@ -1,5 +1,5 @@
 """Reading the judges: the critic's schema and its tolerant parse (what a run's judges
-concluded is `agents.verified`).
+concluded is `agents.checks.verified`).
 
 The critic and the verifier answer under a JSON schema (the local model's grammar, or
 ``response_format: json_schema`` on an OpenAI-compatible server). A server that honours
