@@ -2,13 +2,13 @@
 
 The finalizer of a run whose tenant has memory on sends the memory role one
 `MemoryTask`: the user's own question, with where it was asked (only when the cheap first
-pass, `agents.memory_rules.worth_remembering`, finds it may say something about its user).
-The memory extractor (`agents.memory`: the model under a JSON schema, or the rules) reads
-what the user states about themselves; each fact leaves the step as a ledger
-record (`bus.ledger`) committed with the step, so a worker killed mid-step and redelivered
-writes nothing twice, and the recorder writes it to the store (`make_memory_applier`,
-idempotent by the record's key). Nothing else of the run (documents, tool results, the
-answer) reaches this role, so none of it can become a memory.
+pass, `agents.understanding.memory_rules.worth_remembering`, finds it may say something
+about its user). The memory extractor (`agents.understanding.memory`: the model under a
+JSON schema, or the rules) reads what the user states about themselves; each fact leaves
+the step as a ledger record (`bus.ledger`) committed with the step, so a worker killed
+mid-step and redelivered writes nothing twice, and the recorder writes it to the store
+(`make_memory_applier`, idempotent by the record's key). Nothing else of the run
+(documents, tool results, the answer) reaches this role, so none of it can become a memory.
 
 The step runs after its run ended (the worker's ``after_run``): it never slows the answer
 and never changes how the run ended.
@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from agents.deps import FaultPoint, no_fault
-from agents.memory.ports import MemoryExtractor, Statement
+from agents.understanding.memory.ports import MemoryExtractor, Statement
 from bus import keys, tenant_versions
 from bus.commands import Command, MemoryTask
 from bus.ledger import LedgerRecord

@@ -20,8 +20,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from agents.checks.recompute import CITATION
-from agents.language.numbers import with_digits
-from agents.language.words import function_words, language, lemma
+from agents.understanding.language.numbers import with_digits
+from agents.understanding.language.words import function_words, language, lemma
 
 # A number that is neither part of a clock time, a date, a version ("1.4.2") nor a word.
 _FIGURE = re.compile(r"(?<![\w.:/-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\d:]|\.\d|-\d)")

@@ -36,9 +36,16 @@ from collections.abc import Iterable, Sequence
 
 from agents.checks import recompute
 from agents.checks.contradictions import contradictions
-from agents.claims.ports import CheckedClaim
-from agents.language.numbers import with_digits
-from agents.language.words import MIN_LENGTH, content_set, content_words, language, lemma, words
+from agents.understanding.claims.ports import CheckedClaim
+from agents.understanding.language.numbers import with_digits
+from agents.understanding.language.words import (
+    MIN_LENGTH,
+    content_set,
+    content_words,
+    language,
+    lemma,
+    words,
+)
 from bus import written_times
 
 _CITATION = recompute.CITATION
@@ -52,7 +59,7 @@ UNSUPPORTED_SHARE = 0.6
 
 
 def _said(text: str, lang: str) -> set[str]:
-    """The lemmas of the content words of ``text`` (`agents.language.words`)."""
+    """The lemmas of the content words of ``text`` (`agents.understanding.language.words`)."""
     return content_set(text, lang)
 
 

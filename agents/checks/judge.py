@@ -19,11 +19,11 @@ import datetime as dt
 from agents import graph, model_input, prompts
 from agents import state as shared
 from agents.checks import recompute, spelled_checks
-from agents.claims.ports import ClaimDraft
 from agents.deps import AgentDeps, tenant_tools
 from agents.errors import LLMError
 from agents.llm.ports import TextDelta, ToolDefinition, Usage
 from agents.sources import fan_out
+from agents.understanding.claims.ports import ClaimDraft
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
 from bus.run_state import ChatMessage, Recompute, RunState, ToolCall
 from bus.runtime.context import StepResult
@@ -153,8 +153,8 @@ def established(state: RunState, today: dt.date) -> list[str]:
 
 
 def claim_draft(node: str, state: RunState, deps: AgentDeps) -> ClaimDraft:
-    """What the claim check (`agents.claims`) reads of the draft: the evidence, and what
-    the draft may rest on besides it.
+    """What the claim check (`agents.understanding.claims`) reads of the draft: the evidence,
+    and what the draft may rest on besides it.
 
     That includes the fact-check's recomputations of what the question asks for, never
     those the model planned: a check's own output is no source for the figure it checks

@@ -160,7 +160,8 @@ BENCHMARK_CRITIQUE = '{"verdict": "OK", "reason": "the tool result supports the 
 BENCHMARK_CLAIMS = (
     '{"claims": [{"draft_claim": "437", "evidence": "437", "standing": "supported"}]}'
 )
-"""The judge's benchmark claim check (`agents.claims.model.SCHEMA`): one supported claim."""
+"""The judge's benchmark claim check (`agents.understanding.claims.model.SCHEMA`): one
+supported claim."""
 
 BENCHMARK_RECOMPUTE = '{"checks": [{"claim": "437", "expression": "23 * 19"}]}'
 """The fact-check's benchmark recompute plan (`agents.checks.recompute.PLAN_SCHEMA`)."""

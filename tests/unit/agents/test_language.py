@@ -7,8 +7,8 @@ import pytest
 
 from agents.checks import grounding
 from agents.checks.contradictions import contradictions
-from agents.language.numbers import with_digits
-from agents.language.words import content_words, language, lemma
+from agents.understanding.language.numbers import with_digits
+from agents.understanding.language.words import content_words, language, lemma
 
 
 @pytest.mark.parametrize(

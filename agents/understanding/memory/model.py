@@ -13,7 +13,7 @@ from __future__ import annotations
 from agents.checks.verdicts import json_object
 from agents.errors import LLMError
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta
-from agents.memory.ports import MemoryExtractor, Statement
+from agents.understanding.memory.ports import MemoryExtractor, Statement
 from bus.json_values import is_array, is_object
 
 MAX_FACTS = 4

@@ -16,9 +16,9 @@ from typing import Any
 
 from agents.checks import grounding
 from agents.checks.verdicts import json_object
-from agents.claims.ports import CheckedClaim, ClaimDraft, ClaimReport, Standing
 from agents.errors import LLMError
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta, Usage
+from agents.understanding.claims.ports import CheckedClaim, ClaimDraft, ClaimReport, Standing
 from bus.json_values import is_array, is_object
 
 MAX_CLAIMS = 6
@@ -161,7 +161,7 @@ def parse_claims(reply: str, draft: ClaimDraft | None = None) -> list[CheckedCla
 
 
 class ModelClaimCheck:
-    """`agents.claims.ports.ClaimCheck` by the chat model, one call per draft."""
+    """`agents.understanding.claims.ports.ClaimCheck` by the chat model, one call per draft."""
 
     def __init__(self, llm: LLM) -> None:
         self._llm = llm

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from agents.claims.combined import ModelWithRules
-from agents.claims.model import ModelClaimCheck
-from agents.claims.ports import ClaimCheck
-from agents.claims.rules import RulesClaimCheck
 from agents.llm.ports import LLM
+from agents.understanding.claims.combined import ModelWithRules
+from agents.understanding.claims.model import ModelClaimCheck
+from agents.understanding.claims.ports import ClaimCheck
+from agents.understanding.claims.rules import RulesClaimCheck
 
 
 def claim_check(kind: Literal["model", "rules"], llm: LLM) -> ClaimCheck:

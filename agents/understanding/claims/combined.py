@@ -9,11 +9,12 @@ findings and a note saying the model could not tell.
 
 from __future__ import annotations
 
-from agents.claims.ports import ClaimCheck, ClaimDraft, ClaimReport
+from agents.understanding.claims.ports import ClaimCheck, ClaimDraft, ClaimReport
 
 
 class ModelWithRules:
-    """`agents.claims.ports.ClaimCheck`: the model's findings, then the rules' on top."""
+    """`agents.understanding.claims.ports.ClaimCheck`: the model's findings, then the rules'
+    on top."""
 
     def __init__(self, model: ClaimCheck, rules: ClaimCheck) -> None:
         self._model = model

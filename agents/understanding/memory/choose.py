@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Literal
 
 from agents.llm.ports import LLM
-from agents.memory.model import ModelMemory
-from agents.memory.ports import MemoryExtractor
-from agents.memory.rules import RulesMemory
+from agents.understanding.memory.model import ModelMemory
+from agents.understanding.memory.ports import MemoryExtractor
+from agents.understanding.memory.rules import RulesMemory
 
 Choice = Literal["auto", "model", "rules"]
 #: The local models whose memory beat the rules' on the test half (docs/evals.md).

@@ -1,11 +1,11 @@
-"""Memory by rules (`agents.memory_rules`): no model call, five languages, lemmas."""
+"""Memory by rules (`agents.understanding.memory_rules`): no model call, five languages, lemmas."""
 
 from __future__ import annotations
 
 import asyncio
 
-from agents.memory.ports import Statement
-from agents.memory_rules import extract
+from agents.understanding.memory.ports import Statement
+from agents.understanding.memory_rules import extract
 
 
 class RulesMemory:

@@ -14,12 +14,12 @@ results and model output never reach these rules.
 
 from __future__ import annotations
 
-from agents.memory.ports import Statement
-from agents.memory_rules.facts import read
-from agents.memory_rules.gate import worth_remembering
-from agents.memory_rules.lexicon import LEXICONS
-from agents.memory_rules.reading import TRANSLATE, clauses, language, sentences, words
-from agents.memory_rules.statement import MAX_VALUE_CHARS
+from agents.understanding.memory.ports import Statement
+from agents.understanding.memory_rules.facts import read
+from agents.understanding.memory_rules.gate import worth_remembering
+from agents.understanding.memory_rules.lexicon import LEXICONS
+from agents.understanding.memory_rules.reading import TRANSLATE, clauses, language, sentences, words
+from agents.understanding.memory_rules.statement import MAX_VALUE_CHARS
 
 __all__ = ["MAX_VALUE_CHARS", "Statement", "extract", "worth_remembering"]
 

@@ -9,11 +9,11 @@ supported: it lists findings only.
 from __future__ import annotations
 
 from agents.checks import grounding
-from agents.claims.ports import ClaimDraft, ClaimReport
+from agents.understanding.claims.ports import ClaimDraft, ClaimReport
 
 
 class RulesClaimCheck:
-    """`agents.claims.ports.ClaimCheck` by rules built on language libraries."""
+    """`agents.understanding.claims.ports.ClaimCheck` by rules built on language libraries."""
 
     @property
     def name(self) -> str:

@@ -6,7 +6,7 @@ import functools
 
 from text_to_num import alpha2digit  # pyright: ignore[reportMissingTypeStubs, reportUnknownVariableType]
 
-from agents.language.words import language
+from agents.understanding.language.words import language
 
 #: The languages text2num reads (its codes).
 READS = frozenset({"en", "fr", "es", "pt", "de", "nl", "it", "da"})
