@@ -1,5 +1,5 @@
 """One answering turn of a model, streamed and judged: the researcher's and every declared
-agent's of a team (`agents.team_agent`), so both answers get the same guards.
+agent's of a team (`agents.roles.team_agent`), so both answers get the same guards.
 
 A turn streams its reasoning and its text to the run's events in small batches
 (`agents.streaming.TokenBatcher`). The text's citation markers are checked as they stream

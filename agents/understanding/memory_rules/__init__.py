@@ -8,7 +8,7 @@ translation are someone else's, and a question's clauses are not statements: not
 taken from them. A later statement on a topic replaces the earlier one, in the question
 and in the store (`bus.store.memories`).
 
-The input is only ever the user's own question text (`agents.remember`): documents, tool
+The input is only ever the user's own question text (`agents.roles.remember`): documents, tool
 results and model output never reach these rules.
 """
 

@@ -1,6 +1,6 @@
 """The cheap first pass: does a question say anything about its user at all?
 
-The finalizer asks it of every run (`agents.finalizer`), so it loads no dictionary and calls
+The finalizer asks it of every run (`agents.roles.finalizer`), so it loads no dictionary and calls
 no model: a first-person pronoun or possessive in any of the five languages, a sentence
 opened by a Portuguese or Spanish first-person verb ("Trabalho ...", "Soy ..."), or words
 about answers ("answer in Portuguese", "respuestas cortas"). It errs towards yes: a yes

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from agents.checks.verdicts import parse_critique
-from agents.gather import RRF_K, fuse
+from agents.roles.gather import RRF_K, fuse
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.gather import fuse
 from agents.graph import SOURCES, mermaid
+from agents.roles.gather import fuse
 from agents.sources import MEMORY, WEB
 from agents.understanding.fact_extractor import groups, parse_facts
 from retrieval.citations import CITED_TOOLS, GRAPH_TOOL

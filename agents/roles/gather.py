@@ -32,7 +32,7 @@ from bus.runtime.worker import Handler
 from retrieval.metrics import observe_search
 
 RRF_K = 60
-log = structlog.get_logger("agents.gather")
+log = structlog.get_logger("agents.roles.gather")
 
 
 async def handle_gather(
