@@ -6,10 +6,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from agents.claims.ports import ClaimCheck
-from agents.claims.rules import RulesClaimCheck
 from agents.llm.ports import LLM, ToolDefinition
 from agents.sources import Source
+from agents.understanding.claims.ports import ClaimCheck
+from agents.understanding.claims.rules import RulesClaimCheck
 from bus.fence import Fence
 from bus.store import CheckpointStore, ConversationStore, RunStore, SummaryStore
 from gateway.registry import ToolRegistry
@@ -65,7 +65,7 @@ class AgentDeps:
         gate_ttl_s: how long a paused run can be resumed.
         fault: the test seam the intake calls once it stored a summary (`FaultPoint`).
         fence: the erasure fence the intake checks before it writes a run (None: none).
-        claims: the last judge's claim check (`agents.claims`): the rules unless the
+        claims: the last judge's claim check (`agents.understanding.claims`): the rules unless the
             composition root wires the model's.
     """
 

@@ -3,7 +3,7 @@
 Memory (the user's long-term memories and the conversation's earlier turns) and the web
 are here; documents (`retrieval.gather_source`) join when
 retrieval is wired. The planner (and a judge re-checking) fans a query out with
-:func:`fan_out`; the retrieval role (`agents.gather`) runs each branch and the merge.
+:func:`fan_out`; the retrieval role (`agents.roles.gather`) runs each branch and the merge.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """One answering turn of a model, streamed and judged: the researcher's and every declared
-agent's of a team (`agents.team_agent`), so both answers get the same guards.
+agent's of a team (`agents.roles.team_agent`), so both answers get the same guards.
 
 A turn streams its reasoning and its text to the run's events in small batches
 (`agents.streaming.TokenBatcher`). The text's citation markers are checked as they stream
 (`retrieval.citations.CitationCheck`): every number the turn may cite was shown before it
 began, so what clients receive is the checked text the store keeps. A runaway repetition
-stops the model while it streams (`agents.answer_guard.RepeatGuard`). When the turn's text
+stops the model while it streams (`agents.checks.answer_guard.RepeatGuard`). When the turn's text
 is its answer (it called no tool it was offered), the text is judged: a tool's payload or
-error echoed, the prompt's words or a runaway is no answer (`agents.answer_guard`), and
+error echoed, the prompt's words or a runaway is no answer (`agents.checks.answer_guard`), and
 `superseding` gives the words that replace it. A prose answer that cites nothing cites the
 passage it restates. A JSON answer (asked under a schema) passes as the model wrote it
 (`Verbatim`: a ``[1]`` in a document is data) and is judged by its schema, not the guard.
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents import answer_guard
+from agents.checks import answer_guard
 from agents.llm import local_prompts
 from agents.llm.ports import LLM, LLMOptions, ReasoningDelta, TextDelta, ToolDefinition, Usage
 from agents.streaming import Kind, TokenBatcher
@@ -176,7 +176,7 @@ def _rejection(
     guard: answer_guard.RepeatGuard,
     schema: dict[str, Any] | None,
 ) -> answer_guard.Rejection | None:
-    """Why the turn's text is not an answer (`agents.answer_guard`), or None. A JSON answer
+    """Why the turn's text is not an answer (`agents.checks.answer_guard`), or None. A JSON answer
     is judged by its schema (at the edge), not by whether it looks like a tool's data."""
     thread = asked.thread
     if guard.look() and guard.unit is not None:

@@ -227,7 +227,7 @@ class SnapshotTask(Frozen):
 
 
 class MemoryTask(Frozen):
-    """Remember what a finished run's question said about its user (`agents.remember`).
+    """Remember what a finished run's question said about its user (`agents.roles.remember`).
 
     Only the user's own question travels here: the run's documents, tool results and
     answer never do, so they cannot become memories.

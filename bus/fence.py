@@ -11,7 +11,7 @@ While the key exists:
 * the commit script (`bus.runtime.scripts.COMMIT`) acks a step of that user and changes
   nothing else, whatever the step is (a memory step after its run, a run's last step), so
   no event, next command or ledger record of theirs is ever published again;
-* the intake checks it before it writes a new run's row (`agents.intake`): a question
+* the intake checks it before it writes a new run's row (`agents.roles.intake`): a question
   admitted just before the user's keys were revoked starts nothing.
 
 Steps in flight when the fence went up wrote before their commit; the erasure waits for

@@ -24,7 +24,7 @@ class Role(StrEnum):
     VERIFIER = "verifier"
     FINALIZER = "finalizer"
     MEMORY = "memory"  # after a run is done: what the user said about themselves
-    AGENT = "agent"  # any declared agent of a tenant's team (`agents.team_agent`)
+    AGENT = "agent"  # any declared agent of a tenant's team (`agents.roles.team_agent`)
     NOOP = "noop"  # a pass-through role used by the hop benchmark and runtime tests
     RECORDER = "recorder"  # ledger records for the SQL store (bus.ledger), in batches
 

@@ -133,7 +133,7 @@ class EvidenceItem(Frozen):
 
 
 class Recompute(Frozen):
-    """One figure of the draft the fact-check re-derives with a tool (`agents.recompute`)."""
+    """One figure of the draft the fact-check re-derives with a tool (`agents.checks.recompute`)."""
 
     call_id: str = Field(min_length=1)
     tool: str = Field(pattern=TOOL_NAME_PATTERN)

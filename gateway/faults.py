@@ -10,7 +10,7 @@ in the windows that matter, which random kills rarely hit:
 | ``before_record`` | the outcome is final, not yet recorded under the call id |
 | ``before_commit`` | every outcome of the batch is recorded; the step is not committed |
 | ``after_summary`` | the intake stored a conversation's summary; its step is not committed |
-| ``memory_before_commit`` | a memory step has its records (`agents.remember`), uncommitted |
+| ``memory_before_commit`` | a memory step has its records (`agents.roles.remember`), uncommitted |
 
 The gateway calls `fault` itself. The agents' handlers never import this module: the
 composition root (`api.compose.roles`) passes `fault` to them (`agents.deps.FaultPoint`),

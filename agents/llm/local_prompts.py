@@ -52,7 +52,7 @@ EXAMPLES = (
 )
 """What the decision prompt's examples say: its example answer and the expressions of its
 example calls. A reply that is one of them (with at most its result) to a question that
-does not ask it is the prompt's, not an answer (`agents.answer_guard`)."""
+does not ask it is the prompt's, not an answer (`agents.checks.answer_guard`)."""
 # After a tool result the decision to answer is followed by the answer (the folded step).
 _AFTER_TOOL_ANSWER = (
     'After tool results that answer the question, e.g. calculator({"expression": '

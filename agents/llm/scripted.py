@@ -155,15 +155,16 @@ BENCHMARK_PLAN = "- Multiply 23 by 19 with the calculator."
 """The planner's benchmark turn: 8 tokens."""
 
 BENCHMARK_CRITIQUE = '{"verdict": "OK", "reason": "the tool result supports the answer"}'
-"""The critic's benchmark turn: a structured OK (`agents.verdicts.CRITIC_SCHEMA`)."""
+"""The critic's benchmark turn: a structured OK (`agents.checks.verdicts.CRITIC_SCHEMA`)."""
 
 BENCHMARK_CLAIMS = (
     '{"claims": [{"draft_claim": "437", "evidence": "437", "standing": "supported"}]}'
 )
-"""The judge's benchmark claim check (`agents.claims.model.SCHEMA`): one supported claim."""
+"""The judge's benchmark claim check (`agents.understanding.claims.model.SCHEMA`): one
+supported claim."""
 
 BENCHMARK_RECOMPUTE = '{"checks": [{"claim": "437", "expression": "23 * 19"}]}'
-"""The fact-check's benchmark recompute plan (`agents.recompute.PLAN_SCHEMA`)."""
+"""The fact-check's benchmark recompute plan (`agents.checks.recompute.PLAN_SCHEMA`)."""
 
 
 SUMMARY_WORDS = 60

@@ -272,7 +272,7 @@ async def eval_graph(
         return
     chosen: FactExtractor | None = None
     if extractor == "model":
-        from agents.fact_extractor import ModelExtractor
+        from agents.understanding.fact_extractor import ModelExtractor
         from api.compose.roles import make_llm
 
         chosen = ModelExtractor(make_llm(s.agents))

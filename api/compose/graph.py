@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agents.fact_extractor import ModelExtractor
+from agents.understanding.fact_extractor import ModelExtractor
 from retrieval.graph.index import GraphIndex
 from retrieval.graph.rules import RuleExtractor
 from retrieval.graph.search import GraphConfig, GraphSearch

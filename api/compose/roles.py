@@ -12,25 +12,25 @@ import structlog
 from redis.asyncio import Redis
 
 from agents.budget import metered
-from agents.claims.choose import claim_check
-from agents.critic import make_critic
 from agents.deps import AgentDeps, tool_definitions
-from agents.finalizer import make_finalizer
-from agents.gather import make_retrieval_router
 from agents.graph import next_role
-from agents.intake import make_intake
 from agents.llm.budgeted import BudgetedLLM
 from agents.llm.observed import ObservedLLM
 from agents.llm.ports import LLM
-from agents.memory.choose import memory_extractor
-from agents.memory.ports import MemoryExtractor
-from agents.planner import make_planner
-from agents.remember import make_memory
-from agents.researcher import make_researcher
+from agents.roles.critic import make_critic
+from agents.roles.finalizer import make_finalizer
+from agents.roles.gather import make_retrieval_router
+from agents.roles.intake import make_intake
+from agents.roles.planner import make_planner
+from agents.roles.remember import make_memory
+from agents.roles.researcher import make_researcher
+from agents.roles.team_agent import make_team_agent
+from agents.roles.verifier import make_verifier
 from agents.settings import AgentSettings
 from agents.sources import MEMORY, WEB, Source, memory_source, web_source
-from agents.team_agent import make_team_agent
-from agents.verifier import make_verifier
+from agents.understanding.claims.choose import claim_check
+from agents.understanding.memory.choose import memory_extractor
+from agents.understanding.memory.ports import MemoryExtractor
 from api import signing
 from api.compose.errors import ConfigError, UnknownRole
 from api.compose.graph import choose_extractor, graph_index, graph_search

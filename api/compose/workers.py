@@ -8,7 +8,7 @@ from functools import partial
 
 from redis.asyncio import Redis
 
-from agents.remember import MEMORY_KIND, make_memory_applier
+from agents.roles.remember import MEMORY_KIND, make_memory_applier
 from api.app.turn_publisher import TurnPublisher
 from api.compose.roles import Roles
 from api.compose.store_owner import StoreOwner

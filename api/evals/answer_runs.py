@@ -81,7 +81,7 @@ def reference_model(answer_set: AnswerSet) -> ScriptedLLM:
 
 def in_words(tool_message: str) -> str:
     """A tool's result as a model should write it: the values it holds, never its JSON
-    (a draft holding the gateway's payload is not an answer: `agents.answer_guard`)."""
+    (a draft holding the gateway's payload is not an answer: `agents.checks.answer_guard`)."""
     body: dict[str, Any] = json.loads(tool_message)
     result: Any = body.get("result", body)
     if isinstance(result, dict) and {"expression", "result"} <= result.keys():

@@ -1,4 +1,5 @@
-"""``agentbus eval claims``: the claim check (`agents.claims`) on right and wrong drafts.
+"""``agentbus eval claims``: the claim check (`agents.understanding.claims`) on right and
+wrong drafts.
 
 Each draft of a judges set (by default the judges' drafts, ``judge_drafts.json``) goes to
 the claim check directly, as the last judge's fact-check would send it: the rules alone,
@@ -19,11 +20,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from agents.claims.model import ModelClaimCheck
-from agents.claims.ports import ClaimDraft, ClaimReport
-from agents.claims.rules import RulesClaimCheck
 from agents.errors import LLMError
 from agents.llm.local import LocalLLM
+from agents.understanding.claims.model import ModelClaimCheck
+from agents.understanding.claims.ports import ClaimDraft, ClaimReport
+from agents.understanding.claims.rules import RulesClaimCheck
 from api.evals.answer_runs import host_figures
 from api.evals.judge_set import Half, JudgeSet, Triple, load_judge_set, triples
 from api.evals.system import load_local

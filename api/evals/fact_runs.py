@@ -162,8 +162,8 @@ async def run_extractors(
 
     import typer
 
-    from agents.fact_extractor import ModelExtractor
     from agents.llm.local import LocalLLM
+    from agents.understanding.fact_extractor import ModelExtractor
     from api.compose.roles import make_llm
     from api.evals.system import load_local
     from retrieval.graph.rules import RuleExtractor

@@ -25,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from agents.gather import fuse
+from agents.roles.gather import fuse
 from api.compose.settings import AppSettings
 from bus.store import Triple, open_store
 from retrieval.graph.index import GraphIndex
@@ -39,7 +39,7 @@ from retrieval.rerankers import make_reranker
 from retrieval.stack import open_retrieval
 
 TENANT = "eval"
-#: What multi mode's merge keeps (`agents.gather.handle_merge`'s defaults).
+#: What multi mode's merge keeps (`agents.roles.gather.handle_merge`'s defaults).
 MERGE_TOP_K = 8
 MERGE_SOURCE_CHARS = 2000
 CONDITIONS = ("documents", "documents@8", "graph", "documents+graph")

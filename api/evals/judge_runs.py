@@ -6,7 +6,7 @@ reference: it approves every draft and recomputes the case's own expression, so 
 catches, the recompute through the gateway caught; it checks the triples and the harness.
 
 With ``--record`` (the whole ``test`` half), each judge's approvals and the right ones
-among them are written to the shipped precision table (`agents.judge_trust`), which
+among them are written to the shipped precision table (`agents.checks.judge_trust`), which
 decides whether that judge's approval alone may make a run ``verified: yes``.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import typer
 
-from agents import judge_trust
+from agents.checks import judge_trust
 from agents.errors import LLMError
 from agents.llm.local import LocalLLM
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, ToolDefinition

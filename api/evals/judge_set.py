@@ -14,7 +14,7 @@ unreadable verdict is counted apart (``unknown``), never as an approval.
 
 Every case belongs to a half: ``dev`` (the drafts the fact-check's rules and prompts were
 written against) or ``test`` (only run). A judge's *precision* is the share of the drafts
-it approved that were right; measured on the ``test`` half it is what `agents.judge_trust`
+it approved that were right; measured on the ``test`` half it is what `agents.checks.judge_trust`
 reads to decide whether the judge's approval alone may make a run ``verified: yes``.
 """
 

@@ -25,8 +25,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.memory.ports import Statement
-from agents.memory_rules.statement import fold
+from agents.understanding.memory.ports import Statement
+from agents.understanding.memory_rules.statement import fold
 
 Half = Literal["dev", "test"]
 Kind = Literal[

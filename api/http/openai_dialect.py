@@ -267,7 +267,7 @@ class AnswerStream:
       run again (a worker died mid-answer) streams its text again; the part already sent
       is not sent twice. Only if the new text differs from what was sent does the stream
       say so in ``content``; likewise when the researcher supersedes a draft that was not
-      an answer (`agents.answer_guard`: a tool's error echoed, a runaway). Those are the
+      an answer (`agents.checks.answer_guard`: a tool's error echoed, a runaway). Those are the
       two cases where ``content`` is not the stored answer.
     * Multi and custom modes: a judge may send a draft back, and text sent as ``content``
       cannot be taken back. So every draft streams as ``reasoning_content`` (labelled

@@ -1,7 +1,7 @@
 """The users' memory marks in Redis (`api.app.ports.MemoryMarks`, `bus.keys.user_memories`).
 
 The memory step's writer sets a user's mark to "1" when it stores one of their memories
-(`agents.remember.make_memory_applier`); a count that found none sets "0", only where no
+(`agents.roles.remember.make_memory_applier`); a count that found none sets "0", only where no
 mark is (NX), for `NO_MEMORIES_S`; the erasure deletes it.
 """
 

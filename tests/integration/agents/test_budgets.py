@@ -20,7 +20,7 @@ from bus.run_state import Budgets
 from bus.store import Scope
 
 # About 6,000 tokens as the budget estimates them; every word its own, since one word
-# repeated is a runaway the researcher stops on its own (`agents.answer_guard`).
+# repeated is a runaway the researcher stops on its own (`agents.checks.answer_guard`).
 LONG = " ".join(f"word{i}" for i in range(3000))
 
 

@@ -33,7 +33,7 @@ SUMMARY_PREFIX = prompts.SUMMARY.split("{", 1)[0]
 
 
 #: A long answer's body: distinct words (one letter 300 times is a runaway the researcher
-#: stops: `agents.answer_guard`).
+#: stops: `agents.checks.answer_guard`).
 DETAILS = " ".join(f"detail{j}" for j in range(38))
 
 

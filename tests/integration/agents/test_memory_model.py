@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, benchmark_turn, text, turn
-from agents.remember import make_memory_applier
+from agents.roles.remember import make_memory_applier
 from bus.store import Scope
 from bus.transcript import fold
 from tests.integration.agents.system import StartSystem

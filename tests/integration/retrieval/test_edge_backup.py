@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from agents.gather import make_retrieval_router
+from agents.roles.gather import make_retrieval_router
 from api.compose.settings import AppSettings
 from bus import keys
 from bus.runtime.worker import Worker

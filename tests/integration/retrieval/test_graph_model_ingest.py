@@ -21,9 +21,9 @@ import typer
 from redis.asyncio import Redis
 from typer.testing import CliRunner
 
-from agents.fact_extractor import ModelExtractor
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, text, turn
+from agents.understanding.fact_extractor import ModelExtractor
 from api.cli import ingest as ingest_cmd
 from api.cli import ingest_run
 from api.compose.settings import AppSettings

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 from redis.asyncio import Redis
 
-from agents.gather import make_retrieval_router
+from agents.roles.gather import make_retrieval_router
 from api.compose.settings import AppSettings
 from bus import keys, wire
 from bus.commands import Command, SearchTask, deadline_in

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from agents.remember import make_memory_applier
+from agents.roles.remember import make_memory_applier
 from bus.ledger import LedgerRecord
 from bus.store import MemoryNotFound, MemoryStore, MemoryWrite, Scope
 

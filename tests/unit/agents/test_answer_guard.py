@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import pytest
 
 from agents import prompts
-from agents.answer_guard import Rejection, RepeatGuard, last_round, rejected, runaway
+from agents.checks.answer_guard import Rejection, RepeatGuard, last_round, rejected, runaway
 from agents.llm.ports import TextDelta
 from agents.llm.scripted import text, tool_call
 from bus.run_state import ChatMessage

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from agents.gather import RRF_K, fuse
-from agents.verdicts import parse_critique
+from agents.checks.verdicts import parse_critique
+from agents.roles.gather import RRF_K, fuse
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,10 @@
-"""Evidence grounding by string match (`agents.grounding`), on the evals' drafts."""
+"""Evidence grounding by string match (`agents.checks.grounding`), on the evals' drafts."""
 
 from __future__ import annotations
 
 import pytest
 
-from agents.grounding import applies, mismatches, unsupported_clauses, unsupported_figures
+from agents.checks.grounding import applies, mismatches, unsupported_clauses, unsupported_figures
 
 POLICY = (
     "Northwind travel policy. The daily meal allowance (per diem) is 62 EUR in Germany and "

@@ -1,4 +1,4 @@
-"""The fact-check's progress (`agents.judge.advance`), step by step, without a broker."""
+"""The fact-check's progress (`agents.checks.judge.advance`), step by step, without a broker."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from agents import prompts
+from agents.checks.judge import VERIFIER_TOOL_HOPS, advance, arrived, runs_fact_check
 from agents.deps import AgentDeps
-from agents.judge import VERIFIER_TOOL_HOPS, advance, arrived, runs_fact_check
 from agents.llm.ports import ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, text, tool_call, turn
 from bus import keys

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from agents import grounding
-from agents.contradictions import contradictions
-from agents.language.numbers import with_digits
-from agents.language.words import content_words, language, lemma
+from agents.checks import grounding
+from agents.checks.contradictions import contradictions
+from agents.understanding.language.numbers import with_digits
+from agents.understanding.language.words import content_words, language, lemma
 
 
 @pytest.mark.parametrize(

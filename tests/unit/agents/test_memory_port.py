@@ -13,10 +13,10 @@ import pytest
 from agents.errors import LLMUnavailable
 from agents.llm.ports import ChatMessage, LLMEvent, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, text, turn
-from agents.memory.choose import memory_extractor
-from agents.memory.model import SCHEMA, ModelMemory, parse_memory
-from agents.memory.ports import MemoryExtractor, Statement
-from agents.memory.rules import RulesMemory
+from agents.understanding.memory.choose import memory_extractor
+from agents.understanding.memory.model import SCHEMA, ModelMemory, parse_memory
+from agents.understanding.memory.ports import MemoryExtractor, Statement
+from agents.understanding.memory.rules import RulesMemory
 
 
 def fact(

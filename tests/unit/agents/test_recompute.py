@@ -8,8 +8,8 @@ from typing import Literal
 
 import pytest
 
-from agents.planner import FALLBACK_STEP, read_plan, steps_only
-from agents.recompute import compare, dates, figures, plan_calls, states_figure
+from agents.checks.recompute import compare, dates, figures, plan_calls, states_figure
+from agents.roles.planner import FALLBACK_STEP, read_plan, steps_only
 from bus.run_state import ChatMessage, Recompute
 
 

@@ -1,4 +1,5 @@
-"""The recomputations a question or a draft spells out (`agents.spelled_checks`), no model."""
+"""The recomputations a question or a draft spells out (`agents.checks.spelled_checks`),
+no model."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from agents.spelled_checks import (
+from agents.checks.spelled_checks import (
     clock_question,
     draft_arithmetic,
     durations,

@@ -1,13 +1,13 @@
-"""What `verified` promises (`agents.verified`, `agents.judge_trust`): yes only when a check
-established it, no when the last judge asked for changes, unknown otherwise."""
+"""What `verified` promises (`agents.checks.verified`, `agents.checks.judge_trust`): yes only
+when a check established it, no when the last judge asked for changes, unknown otherwise."""
 
 from __future__ import annotations
 
 import json
 
-from agents import grounding
-from agents.judge_trust import JudgePrecision, PrecisionTable, shipped, trusted
-from agents.verified import NOT_JUDGED, conclusion
+from agents.checks import grounding
+from agents.checks.judge_trust import JudgePrecision, PrecisionTable, shipped, trusted
+from agents.checks.verified import NOT_JUDGED, conclusion
 from bus.run_state import ChatMessage, JudgeProgress, Recompute, Review, RunSettings, RunState
 
 HOLIDAY = (

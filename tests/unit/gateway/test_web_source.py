@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agents.gather import handle_gather
+from agents.roles.gather import handle_gather
 from agents.sources import WEB, Source, web_source
 from bus import keys
 from bus.commands import Command, GatherTask, RunSettings, RunState, deadline_in, new_run_id

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agents.researcher import arrived
+from agents.roles.researcher import arrived
 from bus.commands import AgentTask, Command, ToolCallResult, ToolResults, deadline_in
 from bus.keys import Role
 from bus.run_state import ChatMessage, RunState, ToolCall

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from agents.fact_extractor import groups, parse_facts
-from agents.gather import fuse
 from agents.graph import SOURCES, mermaid
+from agents.roles.gather import fuse
 from agents.sources import MEMORY, WEB
+from agents.understanding.fact_extractor import groups, parse_facts
 from retrieval.citations import CITED_TOOLS, GRAPH_TOOL
 from retrieval.gather_source import DOCUMENTS
 from retrieval.graph.entities import entity_key, question_keys

@@ -10,12 +10,12 @@ from typing import Any
 import fakeredis.aioredis
 import pytest
 
-from agents.claims.choose import claim_check
-from agents.critic import make_critic
 from agents.deps import AgentDeps
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, Turn, agent_of, text, turn
-from agents.verifier import make_verifier
+from agents.roles.critic import make_critic
+from agents.roles.verifier import make_verifier
+from agents.understanding.claims.choose import claim_check
 from bus import keys
 from bus.commands import AgentTask, Command, deadline_in
 from bus.events import Critique, Verdict

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from agents.claims.combined import ModelWithRules
-from agents.claims.model import SCHEMA, ModelClaimCheck, parse_claims, sentences
-from agents.claims.ports import ClaimDraft
-from agents.claims.rules import RulesClaimCheck
 from agents.llm.scripted import ScriptedLLM, text, turn
+from agents.understanding.claims.combined import ModelWithRules
+from agents.understanding.claims.model import SCHEMA, ModelClaimCheck, parse_claims, sentences
+from agents.understanding.claims.ports import ClaimDraft
+from agents.understanding.claims.rules import RulesClaimCheck
 
 # Not a case of any eval set: a made-up bakery.
 EVIDENCE = [

@@ -1,0 +1,68 @@
+"""Reading the judges: the critic's schema and its tolerant parse (what a run's judges
+concluded is `agents.checks.verified`).
+
+The critic and the verifier answer under a JSON schema (the local model's grammar, or
+``response_format: json_schema`` on an OpenAI-compatible server). A server that honours
+neither may still answer in JSON, in a code fence, or with a bare verdict word; the parse
+accepts those. Anything else is ``UNKNOWN`` / ``unknown``: shown as such, never read as an
+approval (a reply that repeats the prompt's own "OK if ..., REVISE if ..." names several
+verdicts and is unknown too).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from bus.json_values import is_array, is_object
+from bus.run_state import CritiqueVerdict
+
+CRITIC_VERDICTS: tuple[CritiqueVerdict, ...] = ("OK", "REVISE", "REPLAN")
+CRITIC_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"enum": list(CRITIC_VERDICTS)},
+        "reason": {"type": "string", "maxLength": 400},
+    },
+    "required": ["verdict", "reason"],
+    "additionalProperties": False,
+}
+_WORD = re.compile(r"\b(OK|REVISE|REPLAN)\b", re.IGNORECASE)
+_LEADING = re.compile(r"^\W*(OK|REVISE|REPLAN)\b[\s:.,-]*", re.IGNORECASE)
+_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+
+
+def json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object in a reply: the whole reply, or the first ``{...}`` inside it."""
+    for candidate in (text.strip(), *(m.group(0) for m in _OBJECT.finditer(text))):
+        try:
+            doc = json.loads(candidate)
+        except ValueError:
+            continue
+        if is_object(doc):
+            return doc
+    return None
+
+
+def parse_critique(text: str) -> tuple[CritiqueVerdict, str]:
+    """(verdict, reason) from the critic's reply; ``UNKNOWN`` when it cannot be read.
+
+    Read, in order: a JSON object with a known ``verdict``; a reply that begins with one
+    verdict word and names no other. A reply naming two verdicts (the prompt read back)
+    or none is ``UNKNOWN``, with the reply kept as the reason.
+    """
+    doc = json_object(text)
+    if doc is not None:
+        verdict = str(doc.get("verdict", "")).strip().upper()
+        said = doc.get("reason") or doc.get("reasons") or ""
+        reason = "; ".join(map(str, said)) if is_array(said) else str(said)
+        reason = reason.strip()
+        if verdict in CRITIC_VERDICTS:
+            return verdict, reason  # type: ignore[return-value]
+        return "UNKNOWN", f"unreadable critique: {text.strip()[:200]}"
+    match = _LEADING.match(text)
+    named = {w.upper() for w in _WORD.findall(text)}
+    if match and len(named) == 1:
+        return match.group(1).upper(), text[match.end() :].strip()  # type: ignore[return-value]
+    return "UNKNOWN", f"unreadable critique: {text.strip()[:200]}" if text.strip() else ""

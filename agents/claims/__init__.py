@@ -1,9 +1,0 @@
-"""Claim checking: is each figure or clause of a draft supported, contradicted, or absent in
-the evidence the run read.
-
-One port (`agents.claims.ports.ClaimCheck`), two implementations: the configured model
-under a JSON schema, one call per draft (`agents.claims.model`), and rules built on
-language libraries (`agents.claims.rules`). The last judge's fact-check asks the one the
-deployment chose (`AGENTBUS_CLAIM_CHECK`): the rules, or `agents.claims.combined`, where
-the model's findings decide and the rules can only add to them.
-"""

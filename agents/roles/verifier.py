@@ -1,0 +1,146 @@
+"""The verifier (accurate mode): a schema-checked verdict from a bounded structured call.
+
+The call is retried a bounded number of times; output that still cannot be read is
+``unknown``: shown as such, never a pass, and the run ends ``verified: null``. A
+``needs_revision`` or ``fail`` routes one more researcher pass within the reflection cap
+shared with the critic. A fact-check that recomputed one of the draft's figures and found
+it wrong (`agents.checks.recompute`) makes the verdict ``needs_revision`` with the recomputed
+value among the reasons, whatever the model said.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jsonschema
+from jsonschema.protocols import Validator
+
+from agents import gates, graph
+from agents.checks import judge
+from agents.checks.verdicts import json_object
+from agents.deps import AgentDeps
+from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta, Usage
+from agents.state import (
+    add_usage,
+    another_attempt,
+    llm_options,
+    retry_state,
+    superseded,
+    toward,
+)
+from bus.commands import AgentTask, Command
+from bus.events import ClientEvent, Verdict
+from bus.run_state import Review, RunState
+from bus.runtime.context import StepContext, StepResult
+from bus.runtime.worker import Handler
+
+AGENT = "verifier"
+STRUCTURED_TRIES = 2
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"enum": ["pass", "needs_revision", "fail"]},
+        "reasons": {"type": "array", "items": {"type": "string"}, "maxItems": 5},
+    },
+    "required": ["verdict", "reasons"],
+    "additionalProperties": False,
+}
+# Checked against its metaschema once, here; `jsonschema.validate` would re-check the
+# schema on every call (measured: a quarter of the multi benchmark's CPU).
+_VERDICT: Validator = jsonschema.Draft202012Validator(VERDICT_SCHEMA)
+
+
+async def structured_verdict(
+    llm: LLM, request: list[ChatMessage], options: LLMOptions
+) -> tuple[dict[str, Any], Usage | None]:
+    """Ask for a verdict up to ``STRUCTURED_TRIES`` times; unreadable output is ``unknown``.
+
+    The reply is read tolerantly (a JSON object inside prose or a code fence counts), for
+    servers that honour no schema.
+    """
+    usage: Usage | None = None
+    problem = "no reply"
+    for _ in range(STRUCTURED_TRIES):
+        parts: list[str] = []
+        async for event in llm.stream(request, (), options):
+            if isinstance(event, TextDelta):
+                parts.append(event.text)
+            elif isinstance(event, Usage):
+                usage = event
+        reply = "".join(parts)
+        try:
+            doc = json_object(reply)
+            if doc is None:
+                raise ValueError(f"no JSON object in {reply.strip()[:80]!r}")
+            _VERDICT.validate(doc)
+            return doc, usage
+        except (ValueError, jsonschema.ValidationError) as e:
+            problem = str(e).splitlines()[0][:200]
+    return {"verdict": "unknown", "reasons": [f"verdict output unreadable: {problem}"]}, usage
+
+
+def make_verifier(deps: AgentDeps) -> Handler:
+    """The verifier role's handler."""
+
+    async def handle(ctx: StepContext, command: Command) -> StepResult:
+        checking, state, request = await judge.review_input(AGENT, command, deps)
+        if checking is not None:
+            return checking
+        s = state.settings
+        options = llm_options(
+            s, AGENT, response_schema=VERDICT_SCHEMA, max_tokens=300, temperature=0
+        )
+        doc, usage = await structured_verdict(deps.llm, request, options)
+        if state.judge.mismatches:
+            doc: dict[str, Any] = {
+                "verdict": "needs_revision",
+                "reasons": list(state.judge.mismatches),
+            }
+        if state.judge.note:
+            doc["reasons"] = [*doc["reasons"], state.judge.note]
+        # A small model may give one reason several times: each is shown once.
+        doc["reasons"] = list(dict.fromkeys(str(r).strip() for r in doc["reasons"]))
+        shown = Verdict(
+            run_id=command.run_id,
+            step_id=command.step_id,
+            agent=AGENT,
+            verdict=doc["verdict"],
+            reasons=doc["reasons"],
+        )
+        reason = "; ".join(doc["reasons"]) or doc["verdict"]
+        review = Review(agent=AGENT, verdict=doc["verdict"], reason=reason)
+        state = state.evolve(
+            usage=add_usage(state.usage, usage, AGENT), verdicts=[*state.verdicts, review]
+        )
+        events: list[ClientEvent] = [shown]
+        draft = state.draft
+        # A team sends the draft back only where it has an edge for it.
+        if (
+            doc["verdict"] in ("needs_revision", "fail")
+            and another_attempt(state)
+            and graph.has_edge(s, AGENT, "revise")
+        ):
+            events.append(superseded(command, state, review))
+            node = graph.next_node(s, AGENT, "revise")
+            state = toward(retry_state(state, review), node, draft, review)
+        elif (node := graph.next_node(s, AGENT, "pass")) == "answer_gate":
+            paused = await gates.suspend(
+                ctx,
+                deps,
+                state,
+                "approve_answer",
+                answer=state.draft,
+                critique=_last_critique(state),
+            )
+            return dataclasses.replace(paused, events=[shown, *paused.events])
+        else:
+            state = toward(state, node, draft)
+        target = graph.role_of(s, node)
+        return StepResult(next=[command.follow(target, AgentTask(state=state))], events=events)
+
+    return handle
+
+
+def _last_critique(state: RunState) -> str | None:
+    return state.critiques[-1].reason if state.critiques else None
