@@ -39,6 +39,11 @@ BUDGET = (0, 1, 1)
 #: The same with the deployment's limits on: the rate check and the quota slot add one
 #: script each.
 BUDGET_LIMITED = (0, 3, 3)
+#: A question queued behind its conversation's first run, which is still in Redis only: the
+#: first turn is adopted into SQL with the new turn (the conversation, its lock, both
+#: turns, the run row), and its record is read from Redis. What it cost when this test was
+#: written (2 GETs and a ZREM); it only comes down.
+BUDGET_QUEUED = (12, 3, 3)
 
 QUESTION = {"question": "What is 23 × 19?", "settings": {"mode": "single"}}
 Post = Callable[..., Awaitable[httpx.Response]]
@@ -61,10 +66,10 @@ class Edge:
             "/api/v1/runs", json=QUESTION | body, headers={"Authorization": f"Bearer {key}"}
         )
 
-    async def counted_post(self, key: str) -> tuple[httpx.Response, Costs]:
+    async def counted_post(self, key: str, **body: Any) -> tuple[httpx.Response, Costs]:
         """One POST, with what it issued charged to the role ``post``."""
         with structlog.contextvars.bound_contextvars(role="post"), counting() as costs:
-            resp = await self.post(key)
+            resp = await self.post(key, **body)
         return resp, costs
 
 
@@ -249,3 +254,16 @@ async def test_a_rejecting_question_to_a_conversation_whose_first_run_waits_is_b
     assert busy.status_code == 409, busy.text
     assert busy.json()["error"]["code"] == "conversation_busy"
     assert await published(edge.redis) == 1
+
+
+async def test_a_question_queued_behind_a_conversations_first_run_costs_its_budget(
+    start_edge: StartEdge,
+) -> None:
+    edge = await start_edge(**NO_LIMITS)
+    key = await edge.key()
+    conversation = (await edge.post(key)).json()["conversation_id"]
+    resp, costs = await edge.counted_post(key, conversation_id=conversation)
+    assert resp.status_code == 202 and resp.json()["queued"] is True, resp.text
+    spent = costs.of(("post",))["post"]
+    detail = f"{spent} {dict(costs.redis_names['post'])} {costs.sql_text['post']}"
+    assert all(got <= most for got, most in zip(spent, BUDGET_QUEUED, strict=True)), detail
