@@ -198,11 +198,20 @@ class LocalCluster:
         proc.wait(10)
 
     def flush(self) -> None:
-        """Empty every master (replicas follow)."""
+        """Empty every master, and wait until its replicas have emptied too.
+
+        A replica whose link just came up may not have been sent the master's latest writes
+        yet (after a full sync they wait for the replica's first ack), so without the
+        ``WAIT`` a replica stopped right after the flush could keep an earlier test's keys
+        and bring them back when it takes over.
+        """
         for port in self.master_ports():
-            with _node(port, timeout=5) as node:
+            with _node(port, timeout=15) as node:
                 node.flushall()
                 node.script_flush()
+                acked = int(node.execute_command("WAIT", str(self.replicas), "10000"))
+                if acked < self.replicas:
+                    raise TimeoutError(f"{acked} replicas of {port} acknowledged the flush")
 
     def stop(self) -> None:
         """Stop every node (SIGTERM, then SIGKILL after a few seconds)."""

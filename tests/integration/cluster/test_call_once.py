@@ -187,8 +187,28 @@ async def test_a_claim_its_replica_never_got_does_not_run_the_tool_twice_over_a_
             break
         except Exception:  # a broker error during the failover, or a WAIT not yet met
             await asyncio.sleep(0.2)
-    assert (runs_before_failover, codes, tool.runs) == (0, ["ok"], 1)
+    assert (runs_before_failover, codes, tool.runs) == (0, ["ok"], 1), _where(cluster, claim)
     assert await deliver(3) == ["ok"] and tool.runs == 1  # recorded on the new master
+
+
+def _where(cluster: LocalCluster, key: str) -> str:
+    """Each live node's role, epochs and what it holds under ``key``: what a failure shows."""
+    lines = []
+    for port in cluster.live_ports():
+        node = SyncRedis(port=port, socket_timeout=5, decode_responses=True)
+        try:
+            role = cluster.info(port, "replication")
+            node.execute_command("READONLY")  # a replica answers for its master's slots
+            epochs = {k: v for k, v in cluster.info(port).items() if k.endswith("epoch")}
+            lines.append(
+                f"{port} {role['role']} of {role.get('master_port', '-')}, {epochs}: "
+                f"{node.get(key)!r}"
+            )
+        except RedisError as e:
+            lines.append(f"{port}: {e}")
+        finally:
+            node.close()
+    return "\n".join(lines)
 
 
 def _cut_replicas_of(port: int) -> None:
