@@ -1,7 +1,8 @@
 # The commands README.md tells you to run. Everything installs into .venv from uv.lock.
 UV := .tools/bin/uv
-# peer: LangGraph, for `agentbus bench peer` and its test (tests/integration/bench).
-EXTRAS ?= --extra dev --extra local --extra rerank --extra otel --extra peer
+# bench, evals: `agentbus bench` and `agentbus eval` (api/bench, api/evals); peer: LangGraph,
+# for `agentbus bench peer` and its test (tests/integration/bench).
+EXTRAS ?= --extra dev --extra local --extra rerank --extra otel --extra bench --extra evals --extra peer
 export UV_PYTHON_DOWNLOADS := never
 
 .PHONY: install up test lint bench services browser sandbox node-clients bench-page install-1.5b eval-answers fuzz
@@ -70,6 +71,8 @@ lint: install
 	.venv/bin/deptry .
 	cd bus/contracts && ../../.venv/bin/deptry .
 	cd api/client && ../../.venv/bin/deptry .
+	cd api/bench && ../../.venv/bin/deptry .
+	cd api/evals && ../../.venv/bin/deptry .
 
 bench: install services
 	.venv/bin/agentbus bench hop --json

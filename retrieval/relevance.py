@@ -70,8 +70,8 @@ def term_coverage(question: str, passage: str) -> float:
 #: Words alone: for an embedder whose similarities nobody measured here.
 WORDS_ONLY = RelevanceFloor(similarity=None, coverage=0.58)
 
-#: The floor per embedder, calibrated on the ``dev`` half of ``api/evals/data/
-#: context_eval.json`` (`api.evals.context_set.calibrate`: midway between the most an
+#: The floor per embedder, calibrated on the ``dev`` half of ``api/evals/src/agentbus_evals/data/
+#: context_eval.json`` (`agentbus_evals.context_set.calibrate`: midway between the most an
 #: unrelated question reached and the least a related one reached above it). MiniLM: the
 #: unrelated questions' best passage at most 0.36 by meaning and 0.5 by words; the related
 #: ones' least above those 0.40 and 0.67. Test-half figures: docs/architecture.md.

@@ -2,7 +2,7 @@
 
 A judge's approval (critic OK, verifier pass) makes a run ``verified: yes`` only when that
 judge, run by that model, was measured to be right when it approves: on the ``test`` half
-of the judges eval (`api.evals.judge_set`), at least :data:`TRUSTED_PRECISION` of the
+of the judges eval (`agentbus_evals.judge_set`), at least :data:`TRUSTED_PRECISION` of the
 drafts it approved were right, over at least :data:`MIN_APPROVED` approvals. The table is
 ``agents/data/judge_precision.json``, written by ``agentbus eval judges --half test
 --record``; a model or judge it does not list is not measured, and its approval alone

@@ -4,6 +4,11 @@ Each command lives in the module named for it (``api/cli/ask.py`` is ``agentbus 
 is imported only when it runs: ``agentbus --help`` reads the summaries below and imports no
 part of the system. ``tests/unit/api/test_cli_lazy.py`` checks that each summary is its
 command's own first help line.
+
+``agentbus bench`` and ``agentbus eval`` come with distributions of their own (api/bench,
+api/evals; the ``bench`` and ``evals`` extras): they import the product, never the other way
+round, so the command line finds them by name through the ``agentbus.commands`` entry
+points, and says which extra to install when one is missing.
 """
 
 from __future__ import annotations
@@ -38,7 +43,20 @@ class Entry:
     summary: str
 
 
-COMMANDS: dict[str, Entry] = {
+@dataclass(frozen=True, slots=True)
+class Plugin:
+    """A command another distribution provides, installed with agentbus's ``extra``: its
+    entry point of the same name in :data:`PLUGIN_GROUP` names a ``typer.Typer``."""
+
+    extra: str
+    summary: str
+
+
+#: The entry-point group of the commands other distributions provide.
+PLUGIN_GROUP = "agentbus.commands"
+
+
+COMMANDS: dict[str, Entry | Plugin] = {
     "up": Entry(
         "api.cli.serve", "up", "Start the whole system on embedded defaults (Ctrl-C stops it)."
     ),
@@ -113,17 +131,22 @@ COMMANDS: dict[str, Entry] = {
         "Restore a backup into the data folder (stop `up` first); the replaced data is kept.",
     ),
     "deploy": Entry("api.cli.deploy", "app", "Deployment files."),
-    "eval": Entry("api.cli.eval", "app", "Evaluations on data the project ships."),
-    "bench": Entry(
-        "api.cli.bench", "app", "Benchmarks; each prints its figures (one JSON line with --json)."
-    ),
+    "eval": Plugin("evals", "Evaluations on data the project ships."),
+    "bench": Plugin("bench", "Benchmarks; each prints its figures (one JSON line with --json)."),
 }
 
 
 def load(name: str) -> click.Command:
-    """The click command of ``name``, importing its module."""
+    """The click command of ``name``, importing its module (a plugin's, by entry point).
+
+    Raises:
+        click.ClickException: a plugin command whose distribution is not installed.
+    """
     entry = COMMANDS[name]
-    obj: Any = getattr(importlib.import_module(entry.module), entry.attr)
+    if isinstance(entry, Plugin):
+        obj: Any = _plugin(name, entry)
+    else:
+        obj = getattr(importlib.import_module(entry.module), entry.attr)
     if isinstance(obj, typer.Typer):
         group = typer.main.get_group(obj)
         group.name = name
@@ -131,6 +154,19 @@ def load(name: str) -> click.Command:
     single = typer.Typer(add_completion=False)
     single.command(name=name)(obj)
     return _plain(typer.main.get_command(single))
+
+
+def _plugin(name: str, plugin: Plugin) -> Any:
+    """The object the entry point ``name`` of :data:`PLUGIN_GROUP` names."""
+    from importlib.metadata import entry_points
+
+    found = entry_points(group=PLUGIN_GROUP, name=name)
+    if not found:
+        raise click.ClickException(
+            f"`agentbus {name}` comes with the {plugin.extra!r} extra, which is not installed: "
+            f"pip install 'agentbus[{plugin.extra}]' (in a checkout: make install)"
+        )
+    return next(iter(found)).load()
 
 
 def _plain(command: click.Command) -> click.Command:

@@ -92,7 +92,7 @@ async def test_ask_renders_a_run_live_against_up(
 async def test_up_with_helper_processes_shares_the_work_and_takes_them_down_with_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from api.bench.turn import _command
+    from agentbus_bench.turn import _command
 
     async def one_run(client: Redis, s: BusSettings) -> list[str]:
         """A single-mode run's event types, consecutive answer batches as one."""

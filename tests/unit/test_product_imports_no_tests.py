@@ -57,14 +57,17 @@ def test_the_rule_sees_a_load_by_name() -> None:
         "import importlib, runpy\n"
         "importlib.import_module('tests.bench.page')\n"
         "runpy.run_path(f'tests/{name}.py')\n"
-        "importlib.import_module('api.bench.page')\n"
+        "importlib.import_module('agentbus_bench.page')\n"
     )
     assert _loads_of_tests(ast.parse(code)) == [2, 3]
 
 
 def test_no_product_module_loads_the_tests_by_name() -> None:
     files = _product_files()
-    assert len(files) > 100 and ROOT / "api" / "cli" / "bench.py" in files
+    assert (
+        len(files) > 100
+        and ROOT / "api" / "bench" / "src" / "agentbus_bench" / "command.py" in files
+    )
 
     loads = {
         f"{path.relative_to(ROOT)}:{line}"

@@ -1,4 +1,4 @@
-"""The browser tests' harness: the running system (`api.bench.browser_system`, which
+"""The browser tests' harness: the running system (`agentbus_bench.browser_system`, which
 ``agentbus bench page`` drives too), where screenshots go, and the skip without chromium."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from api.bench.browser_system import CHROMIUM as CHROMIUM
-from api.bench.browser_system import CHROMIUM_ARGS as CHROMIUM_ARGS
-from api.bench.browser_system import CutProxy as CutProxy
-from api.bench.browser_system import System as System
-from api.bench.browser_system import running_system as running_system
+from agentbus_bench.browser_system import CHROMIUM as CHROMIUM
+from agentbus_bench.browser_system import CHROMIUM_ARGS as CHROMIUM_ARGS
+from agentbus_bench.browser_system import CutProxy as CutProxy
+from agentbus_bench.browser_system import System as System
+from agentbus_bench.browser_system import running_system as running_system
 
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "browser"
 

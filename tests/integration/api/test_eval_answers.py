@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from agentbus_evals.answer_runs import reference_model
+from agentbus_evals.answer_set import in_turns, load_set, run_set, summary
 from api.cli.main import app
-from api.evals.answer_runs import reference_model
-from api.evals.answer_set import in_turns, load_set, run_set, summary
 from tests.conftest import TEST_REDIS_URL, real_client
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from api.evals.judge_runs import reference_judge
-from api.evals.judge_set import judge_summary, load_judge_set, run_judges, triples
+from agentbus_evals.judge_runs import reference_judge
+from agentbus_evals.judge_set import judge_summary, load_judge_set, run_judges, triples
 from tests.conftest import TEST_REDIS_URL, real_client
 
 

@@ -15,8 +15,8 @@ import psycopg
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from api.bench.peer import POSTGRES, drive, measure_langgraph, postgres_saver
-from api.bench.peer_graph import ANSWER_TOKENS, ask, build_graph
+from agentbus_bench.peer import POSTGRES, drive, measure_langgraph, postgres_saver
+from agentbus_bench.peer_graph import ANSWER_TOKENS, ask, build_graph
 
 
 async def test_a_langgraph_run_streams_the_answer_after_the_tool_and_both_judges() -> None:

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from redis.asyncio import Redis
 
-from api.bench.local_cluster import BASE_PORT, LocalCluster
+from agentbus_bench.local_cluster import BASE_PORT, LocalCluster
 from bus.cluster import close_cluster, open_cluster
 from bus.runtime.shared_mux import close_mux
 from tests.workers import worker_port

@@ -8,10 +8,10 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from agentbus_bench.local_cluster import LocalCluster
 from api.app.access import RunAccess, owner_value
 from api.app.auth import Principal
 from api.app.joins import JoinPlan, Joins
-from api.bench.local_cluster import LocalCluster
 from api.streams.relay import Relay
 from api.streams.run_owner import run_owner_of
 from bus import keys

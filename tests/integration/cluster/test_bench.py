@@ -10,7 +10,7 @@ import json
 import pytest
 from redis.asyncio import Redis
 
-from api.bench.local_cluster import LocalCluster
+from agentbus_bench.local_cluster import LocalCluster
 from bus.cluster import stream_read_keys
 from bus.keys import Role, role_stream
 from bus.settings import CLUSTER_SHARDS

@@ -16,8 +16,8 @@ from redis import Redis as SyncRedis
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from agentbus_bench.local_cluster import LocalCluster
 from agents.graph import next_role
-from api.bench.local_cluster import LocalCluster
 from api.compose.settings import AppSettings
 from bus import keys
 from bus.runtime.context import StepContext

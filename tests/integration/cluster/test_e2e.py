@@ -18,7 +18,7 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from api.bench.local_cluster import LocalCluster
+from agentbus_bench.local_cluster import LocalCluster
 from bus import keys
 from bus.runtime.groups import group_stats
 from bus.settings import CLUSTER_SHARDS

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from api.bench.local_cluster import LocalCluster
+from agentbus_bench.local_cluster import LocalCluster
 from api.compose.settings import AppSettings
 from bus import keys
 from bus.commands import Command

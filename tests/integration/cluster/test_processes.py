@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from api.bench.local_cluster import LocalCluster
+from agentbus_bench.local_cluster import LocalCluster
 from bus import keys
 from bus.commands import Command
 from bus.publish import publish

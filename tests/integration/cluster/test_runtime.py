@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from redis.asyncio import Redis
 
-from api.bench.local_cluster import LocalCluster
+from agentbus_bench.local_cluster import LocalCluster
 from api.compose.settings import AppSettings
 from bus import keys
 from bus.publish import publish

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
+from agentbus_bench.local_cluster import LocalCluster
 from agents.llm.scripted import BENCHMARK_ANSWER
-from api.bench.local_cluster import LocalCluster
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id
 from bus.publish import publish

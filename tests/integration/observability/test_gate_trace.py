@@ -11,7 +11,7 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from api.bench.otlp_receiver import ReceivedSpan, otlp_receiver
+from agentbus_bench.otlp_receiver import ReceivedSpan, otlp_receiver
 from bus.store.migrate import upgrade_async
 from tests.conftest import TEST_REDIS_URL
 from tests.processes import cli, free_port, processes, spawn

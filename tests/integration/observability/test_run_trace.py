@@ -11,7 +11,7 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from api.bench.otlp_receiver import ReceivedSpan, otlp_receiver
+from agentbus_bench.otlp_receiver import ReceivedSpan, otlp_receiver
 from bus import keys
 from bus.events import Done
 from bus.store.migrate import upgrade_async

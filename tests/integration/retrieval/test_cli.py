@@ -13,15 +13,15 @@ import typer
 from redis.asyncio import Redis
 from typer.testing import CliRunner
 
-from api.bench import retrieval as bench
-from api.cli import eval as eval_cmd
+from agentbus_bench import retrieval as bench
+from agentbus_evals import command as eval_cmd
+from agentbus_evals.retrieval.runner import evaluate, table
 from api.cli import ingest as ingest_cmd
 from api.cli import ingest_run
 from api.compose.settings import AppSettings
 from bus import keys
 from bus.runtime.worker import Worker
 from retrieval.embedders.hashing import HashingEmbedder
-from retrieval.eval.runner import evaluate, table
 from retrieval.ingest import prepare
 from retrieval.loaders import load_path
 from retrieval.models import Access

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from agentbus_evals.graph_set import evaluate_graph, table
 from api.compose.settings import AppSettings
-from api.evals.graph_set import evaluate_graph, table
 from retrieval.embedders.hashing import HashingEmbedder
 
 

@@ -11,13 +11,7 @@ import jsonschema
 import pytest
 from pydantic import ValidationError
 
-from agents.errors import ModelNotInstalled
-from agents.llm.local import LocalLLM
-from agents.llm.observed import ObservedLLM
-from agents.llm.weights import LOCAL_MODELS, QWEN25_CODER_15B, WeightsSpec, locate_parts
-from agents.settings import AgentSettings
-from api.compose.roles import make_llm
-from api.evals.answer_set import (
+from agentbus_evals.answer_set import (
     AnswerSet,
     Expect,
     Outcome,
@@ -28,7 +22,13 @@ from api.evals.answer_set import (
     score,
     summary,
 )
-from api.evals.draft_scores import JudgedDraft
+from agentbus_evals.draft_scores import JudgedDraft
+from agents.errors import ModelNotInstalled
+from agents.llm.local import LocalLLM
+from agents.llm.observed import ObservedLLM
+from agents.llm.weights import LOCAL_MODELS, QWEN25_CODER_15B, WeightsSpec, locate_parts
+from agents.settings import AgentSettings
+from api.compose.roles import make_llm
 from gateway.tools import builtin_tools
 from gateway.tools.calculator import Calculator
 from gateway.tools.search_docs import SearchDocs

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from agentbus_bench.local_figures import after_tool_s, by_kind, run_figures, summary
 from agents.llm.local_calls import CallRecord, Step
-from api.bench.local_figures import after_tool_s, by_kind, run_figures, summary
 
 
 def call(

@@ -24,7 +24,7 @@ def test_a_bad_choice_is_a_usage_error_naming_it(args: list[str], named: str) ->
 
 
 def test_each_fold_choice_is_a_configuration_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    from api.bench import local
+    from agentbus_bench import local
 
     seen: list[str] = []
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from api.bench.deployment import Deployment
+from agentbus_bench.deployment import Deployment
 from api.cli.main import app
 
 

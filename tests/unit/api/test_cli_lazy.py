@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from typing import get_args
 
 import pytest
@@ -13,7 +14,7 @@ from typer import _click as click  # pyright: ignore[reportPrivateUsage]
 from typer.core import TyperGroup
 from typer.testing import CliRunner
 
-from api.cli.main import COMMANDS, app, load
+from api.cli.main import COMMANDS, PLUGIN_GROUP, Entry, Plugin, app, load
 
 HEAVY = ("fastapi", "sqlalchemy", "qdrant_edge", "qdrant_client", "onnxruntime", "redis", "bus")
 
@@ -76,7 +77,11 @@ SERVER_PARTS = (
 NOT_FOR_A_HELP = (*SERVER_PARTS, "pydantic", "pydantic_core", "asyncio")
 
 #: Every module that defines commands, and the helpers each imports.
-COMMAND_MODULES = sorted({e.module for e in COMMANDS.values()} | {"api.cli.common"})
+COMMAND_MODULES = sorted(
+    {e.module for e in COMMANDS.values() if isinstance(e, Entry)}
+    | {ep.module for ep in entry_points(group=PLUGIN_GROUP)}
+    | {"api.cli.common"}
+)
 
 
 @pytest.mark.parametrize("module", COMMAND_MODULES)
@@ -165,10 +170,10 @@ def test_every_subcommand_prints_its_help(name: str, sub: str) -> None:
 
 
 def test_the_choices_a_help_prints_are_their_owners_choices() -> None:
+    from agentbus_evals import answer_runs, answer_set
+    from agentbus_evals import command as eval_cmd
     from agents import gates
-    from api.cli import eval as eval_cmd
     from api.cli import keys, retention, runs
-    from api.evals import answer_runs, answer_set
     from bus import retention as policy
     from bus.store import KeyRole
 
@@ -178,3 +183,17 @@ def test_the_choices_a_help_prints_are_their_owners_choices() -> None:
     assert eval_cmd.SCRIPTED == answer_runs.SCRIPTED
     assert set(eval_cmd.SETS) == set(answer_set.SETS)
     assert eval_cmd.DEADLINE_S == answer_set.DEADLINE_S
+
+
+def test_each_plugin_command_is_installed_by_its_extra() -> None:
+    """``make install`` installs the bench and evals extras: their entry points are there."""
+    plugins = {name for name, e in COMMANDS.items() if isinstance(e, Plugin)}
+    assert plugins == {"bench", "eval"}
+    assert plugins <= {ep.name for ep in entry_points(group=PLUGIN_GROUP)}
+
+
+def test_a_plugin_command_not_installed_names_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(COMMANDS, "nosuch", Plugin("nosuch-extra", "Nobody installed it."))
+    result = CliRunner().invoke(app, ["nosuch", "--help"])
+    assert result.exit_code == 1
+    assert "pip install 'agentbus[nosuch-extra]'" in result.output

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from api.evals.draft_scores import judged_drafts
+from agentbus_evals.draft_scores import judged_drafts
 from bus.events import Answer, ClientEvent, Critique, DraftSuperseded, StepRetry, Verdict
 
 RUN = "r1"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from api.evals.fact_set import (
+from agentbus_evals.fact_set import (
     Passage,
     load_passages,
     same_relation,

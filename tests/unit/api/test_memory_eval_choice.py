@@ -3,8 +3,8 @@ negatives, languages in turn."""
 
 from __future__ import annotations
 
-from api.evals.memory_runs import chosen
-from api.evals.memory_set import load_memory_set
+from agentbus_evals.memory_runs import chosen
+from agentbus_evals.memory_set import load_memory_set
 
 
 def test_negatives_are_the_statements_of_the_half_with_nothing_to_keep() -> None:

@@ -1,6 +1,6 @@
 """The shipped citation answers come back exactly as expected, streamed or whole.
 
-Both halves of ``api/evals/data/citation_answers.json`` run here: every answer through
+Both halves of ``agentbus_evals/data/citation_answers.json`` run here: every answer through
 the whole-text check and through the streaming check fed in random pieces (several
 seeds), each compared byte for byte with the expected answer.
 """
@@ -12,8 +12,7 @@ import random
 import pytest
 from typer.testing import CliRunner
 
-from api.cli.main import app
-from api.evals.citation_set import (
+from agentbus_evals.citation_set import (
     CitationCase,
     load_citation_set,
     only_invented_removed,
@@ -21,6 +20,7 @@ from api.evals.citation_set import (
     shown,
     streamed,
 )
+from api.cli.main import app
 from retrieval.citations import check_citations
 
 CASES = load_citation_set().cases

@@ -25,7 +25,7 @@ async def minilm(make_settings: Callable[..., AppSettings]) -> AsyncIterator[Ret
     """Retrieval with the local embedder and the answer set's three documents."""
     settings = make_settings(embedder="local", reranker="none")
     async with open_retrieval(settings.retrieval, embedder=MiniLMEmbedder(workers=1)) as r:
-        shipped = resources.files("api.evals") / "data" / "answer_eval.json"
+        shipped = resources.files("agentbus_evals") / "data" / "answer_eval.json"
         for doc in json.loads(shipped.read_text())["documents"]:
             await add(r, doc["name"], doc["text"])
         yield r

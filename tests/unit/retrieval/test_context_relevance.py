@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from api.evals.context_set import (
+from agentbus_evals.context_set import (
     TENANT,
     ContextQuestion,
     calibrate,
