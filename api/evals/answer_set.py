@@ -35,8 +35,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agents.checks.recompute import CITATION, figures
+from agents.checks.recompute import figures
 from agents.llm.ports import LLM
+from agents.understanding.language.numbers import CITATION
 from api.compose.settings import AppSettings
 from api.evals.draft_scores import JudgedDraft, judged_drafts
 from api.evals.system import TENANT, eval_system

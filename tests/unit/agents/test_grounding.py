@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from agents.checks.grounding import applies, mismatches, unsupported_clauses, unsupported_figures
+from agents.understanding.claims.grounding import (
+    applies,
+    mismatches,
+    unsupported_clauses,
+    unsupported_figures,
+)
 
 POLICY = (
     "Northwind travel policy. The daily meal allowance (per diem) is 62 EUR in Germany and "

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.checks import grounding
-from agents.checks.contradictions import contradictions
+from agents.understanding.claims import grounding
+from agents.understanding.claims.contradictions import contradictions
 from agents.understanding.language.numbers import with_digits
 from agents.understanding.language.words import content_words, language, lemma
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from agents.checks import grounding
 from agents.checks.judge_trust import JudgePrecision, PrecisionTable, shipped, trusted
 from agents.checks.verified import NOT_JUDGED, conclusion
+from agents.understanding.claims import grounding
 from bus.run_state import ChatMessage, JudgeProgress, Recompute, Review, RunSettings, RunState
 
 HOLIDAY = (

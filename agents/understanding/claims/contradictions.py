@@ -5,11 +5,12 @@ examples are made up, no case of an eval set): the same unit and the same words 
 another number. Numbers written in words count ("twelve rooms"), and words are compared as
 lemmas in the text's language. The draft's figure being one arithmetic step from two of
 the evidence's figures (21 - 9, the "9 suites" of another sentence) does not excuse it:
-that leniency (`agents.checks.grounding`) is for results the question asks to compute, and a
-question that gives a figure (a 4-night stay: 4 × 85) or a tool's result still excuses
-one. A figure followed by a comparison ("3 rooms more than") is a difference, never a
-restatement, and is left alone. Unlike the other grounding checks this one runs whether
-or not the draft cites: the draft contradicts what the run read either way.
+that leniency (`agents.understanding.claims.grounding`) is for results the question asks
+to compute, and a question that gives a figure (a 4-night stay: 4 × 85) or a tool's
+result still excuses one. A figure followed by a comparison ("3 rooms more than") is a
+difference, never a restatement, and is left alone. Unlike the other grounding checks
+this one runs whether or not the draft cites: the draft contradicts what the run read
+either way.
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from agents.checks.recompute import CITATION
-from agents.understanding.language.numbers import with_digits
+from agents.understanding.language.numbers import CITATION, with_digits
 from agents.understanding.language.words import function_words, language, lemma
 
 # A number that is neither part of a clock time, a date, a version ("1.4.2") nor a word.

@@ -20,7 +20,7 @@ examples are made up for this page, no case of an eval set):
 
 Whether or not it cites, a figure the evidence states differently for the same thing
 ("12 rooms on the first floor" against "21 rooms on the first floor") is a contradiction
-(`agents.checks.contradictions`).
+(`agents.understanding.claims.contradictions`).
 
 A draft that answers a question about the documents without any passage of them (the
 researcher fetched a web page instead) is unsupported whatever it says. What fails is a
@@ -34,10 +34,9 @@ import itertools
 import re
 from collections.abc import Iterable, Sequence
 
-from agents.checks import recompute
-from agents.checks.contradictions import contradictions
+from agents.understanding.claims.contradictions import contradictions
 from agents.understanding.claims.ports import CheckedClaim
-from agents.understanding.language.numbers import with_digits
+from agents.understanding.language.numbers import CITATION, with_digits
 from agents.understanding.language.words import (
     MIN_LENGTH,
     content_set,
@@ -48,7 +47,6 @@ from agents.understanding.language.words import (
 )
 from bus import written_times
 
-_CITATION = recompute.CITATION
 _DOCUMENTS = re.compile(
     r"\b(?:documents?|docs|policy|policies|according to|handbook|guide)\b", re.IGNORECASE
 )
@@ -77,12 +75,12 @@ def applies(question: str, draft: str, evidence: Sequence[str]) -> bool:
     or the question asks about the documents."""
     if not any(e.strip() for e in evidence):
         return False
-    return bool(_CITATION.search(draft) or _DOCUMENTS.search(question))
+    return bool(CITATION.search(draft) or _DOCUMENTS.search(question))
 
 
 def _stated(text: str, parts: bool = False) -> tuple[list[tuple[float, str]], set[str]]:
     """((value, as written) per figure, dates): see :func:`values`."""
-    text = with_digits(_CITATION.sub(" ", text))
+    text = with_digits(CITATION.sub(" ", text))
     found_dates = {d.isoformat() for d in written_times.dates(text)}
     text = written_times.ISO_DATE.sub(" ", text)
     figures: list[tuple[float, str]] = []
@@ -182,7 +180,7 @@ def unsupported_clauses(draft: str, question: str, evidence: Sequence[str]) -> l
     lang = _language(question, draft)
     known = {w for text in (question, *evidence) for w in _said(text, lang)}
     out: list[str] = []
-    for clause in _CLAUSE.split(_CITATION.sub(" ", draft)):
+    for clause in _CLAUSE.split(CITATION.sub(" ", draft)):
         words = content_words(clause, lang)
         missing = [w for w in words if w not in known]
         if len(missing) >= MIN_UNSUPPORTED_WORDS and len(missing) >= UNSUPPORTED_SHARE * len(words):
@@ -241,7 +239,7 @@ def misattributed(
         (best if c & distinct else score, tokens)
         for c, (score, tokens) in zip(lemmas, scored, strict=True)
     ]
-    said = _tokens(_CITATION.sub(" ", draft))
+    said = _tokens(CITATION.sub(" ", draft))
     q_figures, _ = values(question)
     e_figures = {v for text in evidence for v in values(text)[0]}
     c_figures = {v for text in computed for v in values(text)[0]}
@@ -301,7 +299,7 @@ def dropped_caveats(draft: str, question: str, evidence: Sequence[str]) -> list[
     out: list[str] = []
     sentences = [c.strip() for text in evidence for c in _SENTENCE.split(text) if c.strip()]
     lang = _language(question, draft)
-    for clause in _SENTENCE.split(_CITATION.sub(" ", draft)):
+    for clause in _SENTENCE.split(CITATION.sub(" ", draft)):
         said = _said(clause, lang)
         for sentence in sentences:
             words = _said(sentence, lang)
