@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.understanding.memory_rules import Statement, extract, worth_remembering
+from agents.understanding.memory.rules import Statement, extract, worth_remembering
 
 
 @pytest.mark.parametrize(

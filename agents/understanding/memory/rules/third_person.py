@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from agents.understanding.memory_rules.reading import lemma
+from agents.understanding.memory.rules.reading import lemma
 
 _PRONOUNS = {
     "i": "the user",

@@ -1,5 +1,5 @@
-"""What a question says about its user, by rules: the memory extractor's fallback and the
-cheap first pass (`worth_remembering`).
+"""What a question says about its user, by rules (`RulesMemory`, no model call): the memory
+extractor's fallback and the cheap first pass (`worth_remembering`).
 
 The question's language is found by simplemma, its sentences and clauses are read one by
 one (`facts.read`), with simplemma's lemmas and the closed word classes of `lexicon`, in
@@ -14,14 +14,16 @@ results and model output never reach these rules.
 
 from __future__ import annotations
 
-from agents.understanding.memory.ports import Statement
-from agents.understanding.memory_rules.facts import read
-from agents.understanding.memory_rules.gate import worth_remembering
-from agents.understanding.memory_rules.lexicon import LEXICONS
-from agents.understanding.memory_rules.reading import TRANSLATE, clauses, language, sentences, words
-from agents.understanding.memory_rules.statement import MAX_VALUE_CHARS
+import asyncio
 
-__all__ = ["MAX_VALUE_CHARS", "Statement", "extract", "worth_remembering"]
+from agents.understanding.memory.ports import Statement
+from agents.understanding.memory.rules.facts import read
+from agents.understanding.memory.rules.gate import worth_remembering
+from agents.understanding.memory.rules.lexicon import LEXICONS
+from agents.understanding.memory.rules.reading import TRANSLATE, clauses, language, sentences, words
+from agents.understanding.memory.rules.statement import MAX_VALUE_CHARS
+
+__all__ = ["MAX_VALUE_CHARS", "RulesMemory", "Statement", "extract", "worth_remembering"]
 
 
 def extract(question: str) -> list[Statement]:
@@ -42,3 +44,18 @@ def extract(question: str) -> list[Statement]:
             if found is not None:
                 by_topic[found.topic] = found
     return list(by_topic.values())
+
+
+class RulesMemory:
+    """The rules as a `MemoryExtractor` (the model's fallback, and the default where the
+    measurement says the model is not better)."""
+
+    @property
+    def name(self) -> str:
+        """Extractor id."""
+        return "rules"
+
+    async def extract(self, question: str) -> list[Statement]:
+        """The facts the question states about its user (read off the event loop: the
+        first call loads the languages' dictionaries)."""
+        return await asyncio.to_thread(extract, question)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from agents.understanding.memory_rules.lexicon import LEXICONS
+from agents.understanding.memory.rules.lexicon import LEXICONS
 
 #: Object pronouns and the possessives' other forms, beside each lexicon's own.
 _ALSO_MINE = "me mine minha minhas meus mis moi mes mich mir meinen meinem meiner"

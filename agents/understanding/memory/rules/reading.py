@@ -14,7 +14,7 @@ import re
 
 import simplemma
 
-from agents.understanding.memory_rules.lexicon import LEXICONS
+from agents.understanding.memory.rules.lexicon import LEXICONS
 
 #: The languages the rules read; anything else is read as English.
 LANGS = ("en", "pt", "es", "fr", "de")

@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 
 from agents.understanding.memory.ports import Statement
-from agents.understanding.memory_rules.languages import canonical_language
-from agents.understanding.memory_rules.lexicon import Lexicon
-from agents.understanding.memory_rules.reading import lemma
-from agents.understanding.memory_rules.statement import MAX_VALUE_CHARS
-from agents.understanding.memory_rules.third_person import third_person
+from agents.understanding.memory.rules.languages import canonical_language
+from agents.understanding.memory.rules.lexicon import Lexicon
+from agents.understanding.memory.rules.reading import lemma
+from agents.understanding.memory.rules.statement import MAX_VALUE_CHARS
+from agents.understanding.memory.rules.third_person import third_person
 
 #: The speaker as the object of "call me", "appelle-moi", "nenn mich".
 _ME = frozenset(["me", "moi", "mich"])

@@ -7,7 +7,7 @@ them replaces the others on the ``language`` topic whatever language it was said
 
 from __future__ import annotations
 
-from agents.understanding.memory_rules.statement import fold
+from agents.understanding.memory.rules.statement import fold
 
 #: The canonical (English) names a memory stores.
 LANGUAGES = frozenset(
