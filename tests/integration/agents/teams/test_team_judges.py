@@ -20,7 +20,7 @@ from bus.team_run import PinnedTeam
 from bus.transcript import fold
 from tests.integration.agents.events import final, last_of, of_type
 from tests.integration.agents.system import StartSystem, System
-from tests.integration.agents.teams import pinned, team_turn, who
+from tests.integration.agents.teams.examples import pinned, team_turn, who
 from tests.integration.agents.test_gates import do_resume, until
 
 ALICE = Scope.user("t1", "alice")

@@ -16,7 +16,7 @@ from bus.team_run import PinnedTeam
 from bus.transcript import fold
 from tests.integration.agents.events import final, of_type, only
 from tests.integration.agents.system import StartSystem
-from tests.integration.agents.teams import pinned, team_turn, who
+from tests.integration.agents.teams.examples import pinned, team_turn, who
 
 WORDS = (
     "I couldn't answer this: the calculator tool refused `2+*3` "

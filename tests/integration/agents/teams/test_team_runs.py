@@ -10,7 +10,7 @@ from bus.team_run import PinnedTeam
 from bus.transcript import fold
 from tests.integration.agents.events import final, of_type
 from tests.integration.agents.system import StartSystem
-from tests.integration.agents.teams import ENGLISH, FRENCH, pinned, team_turn, who
+from tests.integration.agents.teams.examples import ENGLISH, FRENCH, pinned, team_turn, who
 
 ALICE = Scope.user("t1", "alice")
 

@@ -15,8 +15,8 @@ from api.cli.render import LiveRenderer
 from bus.events import Answer, DraftSuperseded
 from bus.transcript import fold
 from tests.integration.agents.events import final, of_type
+from tests.integration.agents.roles.test_multi_mode import role_of
 from tests.integration.agents.system import StartSystem
-from tests.integration.agents.test_multi_mode import role_of
 
 DRAFTS = ["Draft one says 400.", "Draft two says 437."]
 

@@ -15,8 +15,8 @@ from bus.events import Citations, ToolResult
 from bus.team_run import PinnedTeam
 from retrieval.stack import Retrieval
 from tests.integration.agents.events import final, of_type
+from tests.integration.agents.roles.test_retrieval_flow import retrieval as retrieval
 from tests.integration.agents.system import StartSystem
-from tests.integration.agents.test_retrieval_flow import retrieval as retrieval
 from tests.integration.api.catalogue import catalogue_a_document
 
 SOURCED = PinnedTeam(

@@ -13,7 +13,7 @@ from agents.llm.scripted import text, tool_call, turn
 from agents.teams.parse import parse_team
 from bus.team_run import PinnedTeam
 
-DOCS = Path(__file__).parents[3] / "docs" / "teams"
+DOCS = Path(__file__).parents[4] / "docs" / "teams"
 
 ENGLISH = "Paris is the capital of France."
 FRENCH = "Paris est la capitale de la France."

@@ -31,7 +31,7 @@ from bus.run_state import Budgets
 from bus.settings import BusSettings
 from bus.transcript import fold
 from tests.conftest import TEST_REDIS_URL
-from tests.integration.agents.teams import pinned
+from tests.integration.agents.teams.examples import pinned
 from tests.processes import process_env, processes, spawn
 from tests.support import events_of, stream_commands, until_groups, wait_for
 
