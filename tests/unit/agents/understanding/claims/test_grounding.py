@@ -1,4 +1,5 @@
-"""Evidence grounding by string match (`agents.checks.grounding`), on the evals' drafts."""
+"""Evidence grounding by string match (`agents.understanding.claims.grounding`), on the
+evals' drafts."""
 
 from __future__ import annotations
 
