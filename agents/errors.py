@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from bus.errors import CodedError
-
-if TYPE_CHECKING:
-    from agents.teams.faults import TeamFault
 
 
 class AgentError(CodedError):
@@ -105,16 +100,3 @@ class ModelLoadFailed(LLMError):
 
     code = "model_load_failed"
     hint = "check free memory (about 1 GB) and that xllamacpp matches this platform"
-
-
-class TeamInvalid(AgentError):
-    """A team document was refused: ``faults`` names each fault at its place."""
-
-    code = "team_invalid"
-    hint = "fix each fault at the place its JSON pointer names, then apply the team again"
-
-    def __init__(self, faults: list[TeamFault]) -> None:
-        shown = "; ".join(f"{f.pointer or '/'}: {f.message}" for f in faults[:5])
-        more = f" (+{len(faults) - 5} more)" if len(faults) > 5 else ""
-        super().__init__(f"the team has {len(faults)} fault(s): {shown}{more}")
-        self.faults = faults

@@ -19,16 +19,41 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
 import qdrant_edge as qe
 import structlog
 
-if TYPE_CHECKING:
-    from retrieval.edge_store import EdgeStore
-
 log = structlog.get_logger("retrieval.edge_index")
+T = TypeVar("T")
+
+
+class Generations(Protocol):
+    """What the indexer asks of the store (`retrieval.edge_store.EdgeStore`): its folder of
+    generations, the live one, a swap, and the store's one thread."""
+
+    @property
+    def folder(self) -> Path:
+        """The collection's folder, holding its generations (``g1``, ``g2``, ...)."""
+        ...
+
+    def current_dir(self) -> Path | None:
+        """The live generation's folder (None: no collection yet)."""
+        ...
+
+    def live(self) -> qe.EdgeShard:
+        """The live shard."""
+        ...
+
+    def swap(self, shard: qe.EdgeShard, generation: Path) -> None:
+        """Make ``shard``, loaded from ``generation``, the live one (store thread)."""
+        ...
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn`` on the store's thread."""
+        ...
 
 
 def unindexed(shard: qe.EdgeShard) -> int:
@@ -50,7 +75,9 @@ class EdgeIndexer:
         quiet_s: seconds without writes before a build starts (an ingest finishes first).
     """
 
-    def __init__(self, store: EdgeStore, *, threshold: int = 20_000, quiet_s: float = 2.0) -> None:
+    def __init__(
+        self, store: Generations, *, threshold: int = 20_000, quiet_s: float = 2.0
+    ) -> None:
         self.store = store
         self.threshold = threshold
         self.quiet_s = quiet_s
@@ -62,9 +89,9 @@ class EdgeIndexer:
         self._building = False
         self._settled = asyncio.Event()
 
-    def start(self) -> None:
-        """Count what is unindexed now and start watching."""
-        shard = self.store._shard  # pyright: ignore[reportPrivateUsage]
+    def start(self, shard: qe.EdgeShard | None) -> None:
+        """Count what is unindexed now in the live ``shard`` (None: no collection yet) and
+        start watching."""
         self._pending = unindexed(shard) if shard is not None else 0
         self._note()
         self._task = asyncio.create_task(self._loop(), name="edge-index")

@@ -131,7 +131,7 @@ class EdgeStore:
             pool.shutdown(wait=False)
             lock.close()
             raise
-        store.indexer.start()
+        store.indexer.start(store._shard)
         return store
 
     # --- the live shard (called on the store's thread) --------------------------------

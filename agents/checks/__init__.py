@@ -1,1 +1,2 @@
-"""The judges' checks: the fact-check, its recompute and rules, verdicts, what a run established."""
+"""The judges' checks: the fact-check and its recompute, verdicts, the answer guard, what a
+run established (the claim check it asks is `agents.understanding.claims`)."""

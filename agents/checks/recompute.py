@@ -22,7 +22,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from agents.checks.verdicts import json_object
+from agents.llm.json_reply import json_object
+from agents.understanding.language.numbers import CITATION
 from bus import written_times
 from bus.json_values import is_array, is_object
 from bus.run_state import ChatMessage, Recompute
@@ -50,7 +51,6 @@ PLAN_SCHEMA: dict[str, Any] = {
 }
 _DIGIT = re.compile(r"\d")
 #: A citation marker (``[2]``, ``[1, 3]``): its numbers name passages, never figures.
-CITATION = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
 # A figure as written: an ISO date, a clock time, a number (thousands separators dropped).
 _TOKEN = re.compile(r"\d{4}-\d{2}-\d{2}|\d+(?::\d+)+|\d+(?:\.\d+)?")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")

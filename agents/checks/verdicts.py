@@ -11,11 +11,11 @@ verdicts and is unknown too).
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-from bus.json_values import is_array, is_object
+from agents.llm.json_reply import json_object
+from bus.json_values import is_array
 from bus.run_state import CritiqueVerdict
 
 CRITIC_VERDICTS: tuple[CritiqueVerdict, ...] = ("OK", "REVISE", "REPLAN")
@@ -30,19 +30,6 @@ CRITIC_SCHEMA: dict[str, Any] = {
 }
 _WORD = re.compile(r"\b(OK|REVISE|REPLAN)\b", re.IGNORECASE)
 _LEADING = re.compile(r"^\W*(OK|REVISE|REPLAN)\b[\s:.,-]*", re.IGNORECASE)
-_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
-
-
-def json_object(text: str) -> dict[str, Any] | None:
-    """The JSON object in a reply: the whole reply, or the first ``{...}`` inside it."""
-    for candidate in (text.strip(), *(m.group(0) for m in _OBJECT.finditer(text))):
-        try:
-            doc = json.loads(candidate)
-        except ValueError:
-            continue
-        if is_object(doc):
-            return doc
-    return None
 
 
 def parse_critique(text: str) -> tuple[CritiqueVerdict, str]:

@@ -15,7 +15,7 @@ from agents.checks import judge_trust
 from agents.checks.verified import conclusion
 from agents.deps import AgentDeps
 from agents.graph import has_edge, next_role
-from agents.understanding.memory_rules import worth_remembering
+from agents.understanding.memory.rules import worth_remembering
 from bus import tracing, wire
 from bus.commands import AgentTask, Command, MemoryTask, RunResult
 from bus.events import ClientEvent, Done, parse_event

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 
 from agents import graph, prompts
-from agents.checks.verdicts import json_object
 from agents.deps import AgentDeps
+from agents.llm.json_reply import json_object
 from agents.llm.ports import ChatMessage, ReasoningDelta, TextDelta, Usage
 from agents.sources import fan_out
 from agents.state import add_usage, llm_options

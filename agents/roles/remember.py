@@ -2,7 +2,7 @@
 
 The finalizer of a run whose tenant has memory on sends the memory role one
 `MemoryTask`: the user's own question, with where it was asked (only when the cheap first
-pass, `agents.understanding.memory_rules.worth_remembering`, finds it may say something
+pass, `agents.understanding.memory.rules.worth_remembering`, finds it may say something
 about its user). The memory extractor (`agents.understanding.memory`: the model under a
 JSON schema, or the rules) reads what the user states about themselves; each fact leaves
 the step as a ledger record (`bus.ledger`) committed with the step, so a worker killed

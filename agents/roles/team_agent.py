@@ -26,8 +26,8 @@ from jsonschema.protocols import Validator
 
 from agents import graph, model_input, prompts
 from agents.checks import answer_guard
-from agents.checks.verdicts import json_object
 from agents.deps import AgentDeps, tenant_tools
+from agents.llm.json_reply import json_object
 from agents.llm.ports import LLMOptions, ToolDefinition
 from agents.state import add_usage, own_calls, requests, toward, with_results
 from agents.teams.document import TeamAgent, TeamDocument

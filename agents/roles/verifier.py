@@ -18,8 +18,8 @@ from jsonschema.protocols import Validator
 
 from agents import gates, graph
 from agents.checks import judge
-from agents.checks.verdicts import json_object
 from agents.deps import AgentDeps
+from agents.llm.json_reply import json_object
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta, Usage
 from agents.state import (
     add_usage,

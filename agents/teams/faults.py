@@ -1,10 +1,13 @@
-"""A fault of a team document: where it is (a JSON pointer), a stable code, what is wrong."""
+"""A fault of a team document: where it is (a JSON pointer), a stable code, what is wrong;
+and the error that refuses a team with its faults."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
+
+from agents.errors import AgentError
 
 
 class TeamFault(BaseModel):
@@ -26,3 +29,16 @@ def pointer(*parts: str | int) -> str:
 def from_loc(loc: Sequence[str | int]) -> str:
     """The pointer of a pydantic error location."""
     return pointer(*loc)
+
+
+class TeamInvalid(AgentError):
+    """A team document was refused: ``faults`` names each fault at its place."""
+
+    code = "team_invalid"
+    hint = "fix each fault at the place its JSON pointer names, then apply the team again"
+
+    def __init__(self, faults: list[TeamFault]) -> None:
+        shown = "; ".join(f"{f.pointer or '/'}: {f.message}" for f in faults[:5])
+        more = f" (+{len(faults) - 5} more)" if len(faults) > 5 else ""
+        super().__init__(f"the team has {len(faults)} fault(s): {shown}{more}")
+        self.faults = faults

@@ -8,9 +8,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from agents.errors import TeamInvalid
 from agents.teams.document import TeamDocument
-from agents.teams.faults import TeamFault, from_loc
+from agents.teams.faults import TeamFault, TeamInvalid, from_loc
 
 
 class _Loader(yaml.SafeLoader):

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agents.checks.verdicts import json_object
 from agents.errors import LLMError
+from agents.llm.json_reply import json_object
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta
 from bus.json_values import is_array, is_object
 from bus.store.facts import Triple

@@ -14,11 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agents.errors import TeamInvalid
 from agents.teams import draw
 from agents.teams.check import Allowance, check
 from agents.teams.document import TeamDocument
-from agents.teams.faults import TeamFault
+from agents.teams.faults import TeamFault, TeamInvalid
 from agents.teams.parse import parse_team, team_from_data
 from agents.teams.shipped import SHIPPED, shipped
 from api.app.errors import TeamNotFound, TeamRefused

@@ -68,7 +68,7 @@ async def apply(
 
 
 def _named(text: str) -> str | None:
-    from agents.errors import TeamInvalid
+    from agents.teams.faults import TeamInvalid
     from agents.teams.parse import parse_team
 
     try:

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agents.checks import grounding
-from agents.checks.verdicts import json_object
 from agents.errors import LLMError
+from agents.llm.json_reply import json_object
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta, Usage
+from agents.understanding.claims import grounding
 from agents.understanding.claims.ports import CheckedClaim, ClaimDraft, ClaimReport, Standing
 from bus.json_values import is_array, is_object
 

@@ -1,4 +1,5 @@
-"""The claim check by rules (`agents.checks.grounding`, `agents.checks.contradictions`): no model.
+"""The claim check by rules (`agents.understanding.claims.grounding`,
+`agents.understanding.claims.contradictions`): no model.
 
 It finds what string-level reading can: a figure the evidence states differently for the
 same thing, a figure or a clause nothing the draft may rest on holds, a figure taken from
@@ -8,7 +9,7 @@ supported: it lists findings only.
 
 from __future__ import annotations
 
-from agents.checks import grounding
+from agents.understanding.claims import grounding
 from agents.understanding.claims.ports import ClaimDraft, ClaimReport
 
 

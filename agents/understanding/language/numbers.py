@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import functools
+import re
 
 from text_to_num import alpha2digit  # pyright: ignore[reportMissingTypeStubs, reportUnknownVariableType]
 
 from agents.understanding.language.words import language
 
+#: A draft's citation marker ("[3]", "[1, 2]"): it names a passage, not a figure, so a
+#: reader of figures drops it first.
+CITATION = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
 #: The languages text2num reads (its codes).
 READS = frozenset({"en", "fr", "es", "pt", "de", "nl", "it", "da"})
 

@@ -10,8 +10,8 @@ question to the rules (`fallback`).
 
 from __future__ import annotations
 
-from agents.checks.verdicts import json_object
 from agents.errors import LLMError
+from agents.llm.json_reply import json_object
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta
 from agents.understanding.memory.ports import MemoryExtractor, Statement
 from bus.json_values import is_array, is_object

@@ -12,9 +12,9 @@ from api.cli.render import LiveRenderer
 from bus.events import ClientEvent
 from retrieval.stack import Retrieval
 from tests.integration.agents.events import final
+from tests.integration.agents.roles.test_retrieval_flow import retrieval
 from tests.integration.agents.system import StartSystem
 from tests.integration.agents.test_gates import critic_ok, do_resume, start_run, until
-from tests.integration.agents.test_retrieval_flow import retrieval
 
 __all__ = ["retrieval"]  # the fixture: billing.md ingested for tenant t1
 

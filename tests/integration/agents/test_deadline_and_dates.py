@@ -16,8 +16,8 @@ from agents.llm.scripted import ScriptedLLM, benchmark_turn, text, turn
 from bus.commands import new_run_id
 from bus.events import Critique, ErrorEvent
 from tests.integration.agents.events import final, of_type
+from tests.integration.agents.roles.test_multi_mode import role_of, scripted
 from tests.integration.agents.system import StartSystem
-from tests.integration.agents.test_multi_mode import role_of, scripted
 from tests.integration.llm.fake_openai_server import FakeOpenAIServer, Stall
 
 

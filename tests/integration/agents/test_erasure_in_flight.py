@@ -22,7 +22,7 @@ from bus.publish import publish
 from bus.settings import BusSettings
 from bus.store import ConversationStore, MemoryStore, RunStore, Scope, make_engine
 from tests.conftest import TEST_REDIS_URL
-from tests.integration.agents.test_memory_kill import QUESTION
+from tests.integration.agents.roles.test_memory_kill import QUESTION
 from tests.integration.api.test_erasure import redis_texts
 from tests.processes import cli, process_env, processes, spawn
 from tests.support import until_groups, wait_for

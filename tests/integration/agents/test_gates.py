@@ -19,8 +19,8 @@ from bus.publish import publish, read_events
 from bus.store import CheckpointStore, GateConflict, GateForbidden, GateNotFound, Scope
 from bus.transcript import fold
 from tests.integration.agents.events import final, last_of
+from tests.integration.agents.roles.test_multi_mode import role_of
 from tests.integration.agents.system import StartSystem, System
-from tests.integration.agents.test_multi_mode import role_of
 
 ALICE = Scope.user("t1", "alice")
 

@@ -17,9 +17,9 @@ import pytest
 from agents.llm.scripted import BENCHMARK_ANSWER, ScriptedLLM
 from bus.ledger import LedgerRecord
 from bus.transcript import fold
+from tests.integration.agents.roles.test_memory_kill import memory_records
 from tests.integration.agents.round_trips import NO_ROLE, Costs, counting
 from tests.integration.agents.system import StartSystem, System
-from tests.integration.agents.test_memory_kill import memory_records
 from tests.support import wait_for
 
 

@@ -14,7 +14,7 @@ from bus import keys
 from bus.commands import AgentTask, Command
 from bus.run_state import RunSettings
 from bus.store import KeyRole
-from tests.integration.agents.teams import FRENCH, team_turn
+from tests.integration.agents.teams.examples import FRENCH, team_turn
 from tests.integration.api.conftest import StartApi
 from tests.integration.api.test_a2a import connect, question, send
 from tests.integration.api.test_rest import wait_status

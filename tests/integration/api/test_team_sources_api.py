@@ -12,7 +12,7 @@ from agents.llm.scripted import ScriptedLLM, text, turn
 from bus import keys
 from bus.store import KeyRole
 from retrieval.stack import Retrieval
-from tests.integration.agents.test_retrieval_flow import retrieval as retrieval
+from tests.integration.agents.roles.test_retrieval_flow import retrieval as retrieval
 from tests.integration.api.catalogue import catalogue_a_document
 from tests.integration.api.conftest import Api, StartApi
 from tests.integration.api.test_rest import sse

@@ -17,7 +17,7 @@ from bus.publish import publish
 from bus.settings import CLUSTER_SHARDS, BusSettings
 from bus.store.migrate import upgrade_async
 from bus.transcript import fold
-from tests.integration.agents.teams import pinned
+from tests.integration.agents.teams.examples import pinned
 from tests.processes import processes, spawn
 from tests.support import events_of, stream_commands, wait_for
 

@@ -37,8 +37,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentbus_evals.draft_scores import JudgedDraft, judged_drafts
 from agentbus_evals.system import TENANT, eval_system
-from agents.checks.recompute import CITATION, figures
+from agents.checks.recompute import figures
 from agents.llm.ports import LLM
+from agents.understanding.language.numbers import CITATION
 from api.compose.settings import AppSettings
 from bus import keys
 from bus.commands import AgentTask, Command, RunSettings, RunState, deadline_in, new_run_id

@@ -1,7 +1,7 @@
 """``agentbus eval memory``: each extractor on the memory set, as the memory step runs it.
 
 A statement reaches the extractor only when the cheap first pass
-(`agents.understanding.memory_rules.worth_remembering`) lets it, as the finalizer does. A
+(`agents.understanding.memory.rules.worth_remembering`) lets it, as the finalizer does. A
 correction's ``earlier`` statement is read first and its facts stored by topic; the
 correction's facts then replace those on the same topic, as `bus.store.memories` does.
 
@@ -41,8 +41,7 @@ from agents.llm.scripted import ScriptedLLM, Turn, text, turn
 from agents.llm.weights import LOCAL_MODELS
 from agents.understanding.memory.model import ModelMemory
 from agents.understanding.memory.ports import MemoryExtractor, Statement
-from agents.understanding.memory.rules import RulesMemory
-from agents.understanding.memory_rules import worth_remembering
+from agents.understanding.memory.rules import RulesMemory, worth_remembering
 
 RULES = "rules"
 SCRIPTED = "scripted"

@@ -26,7 +26,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.understanding.memory.ports import Statement
-from agents.understanding.memory_rules.statement import fold
+from agents.understanding.memory.rules.statement import fold
 
 Half = Literal["dev", "test"]
 Kind = Literal[

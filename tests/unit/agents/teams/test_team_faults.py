@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from agents.errors import TeamInvalid
 from agents.teams.check import Allowance, check
+from agents.teams.faults import TeamInvalid
 from agents.teams.parse import parse_team, team_from_data
 from agents.teams.runnable import not_runnable
 

@@ -1,0 +1,42 @@
+"""Reading a critique: a verdict and a reason, or unknown, never read as an approval."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.checks.verdicts import parse_critique
+
+
+@pytest.mark.parametrize(
+    ("reply", "verdict", "reason"),
+    [
+        ('{"verdict": "OK", "reason": "437 is right"}', "OK", "437 is right"),
+        ('```json\n{"verdict": "REVISE", "reason": "no working"}\n```', "REVISE", "no working"),
+        ('{"verdict": "replan", "reason": "wrong approach"}', "REPLAN", "wrong approach"),
+        # Servers that honour no schema: one leading verdict word still reads.
+        ("OK the tool result supports it.", "OK", "the tool result supports it."),
+        ("revise: show the working", "REVISE", "show the working"),
+        ("  **REPLAN** the plan missed a step", "REPLAN", "** the plan missed a step"),
+        ("REVISE", "REVISE", ""),
+    ],
+)
+def test_a_critique_is_a_verdict_and_a_reason(reply: str, verdict: str, reason: str) -> None:
+    assert parse_critique(reply) == (verdict, reason)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # The prompt's own instruction read back (issue 28): two verdicts named, not an OK.
+        "OK if the answer is correct and supported, REVISE if the plan was sound but ...",
+        "Looks right to me.",
+        "OKAY, fine",
+        "Revised answer is wrong",
+        '{"verdict": "maybe", "reason": "?"}',
+        "",
+    ],
+)
+def test_an_unreadable_critique_is_unknown_never_ok(reply: str) -> None:
+    verdict, reason = parse_critique(reply)
+    assert verdict == "UNKNOWN"
+    assert reply.strip()[:20] in reason
