@@ -47,6 +47,9 @@ async def serve(
         host=host,
         port=port,
         lifespan="on",
+        # llhttp in C: h11, uvicorn's pure-Python parser, cost the API ~0.3 ms of CPU per
+        # run in `agentbus bench api` (a POST and its event stream).
+        http="httptools",
         # The sans-I/O websockets implementation: the legacy one warns on import.
         ws="websockets-sansio",
         ws_max_size=ws_max_bytes,

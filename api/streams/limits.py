@@ -111,7 +111,15 @@ class TenantLimits:
         return Verdict(False, max(1, min(MAX_QUOTA_RETRY_S, wait)))
 
     async def release(self, tenant_id: str, run_id: str) -> None:
-        """Give the run's slot back (idempotent)."""
+        """Give back the slot this process's `acquire` took for the run (idempotent).
+
+        With the quota off, `acquire` took none, so there is nothing to give back and no
+        command is sent (a question queued behind its conversation's run gives its slot
+        back as it is queued). A run's end gives its slot back through `release`, whatever
+        took it.
+        """
+        if self.max_active <= 0:
+            return
         await release(self._redis, tenant_id, run_id)
 
 

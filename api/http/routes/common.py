@@ -78,6 +78,11 @@ async def get_asker(
     return principal
 
 
+async def asker_of(request: Request) -> Principal:
+    """`get_asker` outside dependency injection (a route's own handling of its request)."""
+    return await get_asker(request, await _bearer(request))
+
+
 async def get_admin(principal: Annotated[Principal, Depends(get_principal)]) -> Principal:
     """The caller, who must hold an admin key of its tenant (403 otherwise)."""
     principal.require_admin()

@@ -41,9 +41,10 @@ BUDGET = (0, 1, 1)
 BUDGET_LIMITED = (0, 3, 3)
 #: A question queued behind its conversation's first run, which is still in Redis only: the
 #: first turn is adopted into SQL with the new turn (the conversation, its lock, both
-#: turns, the run row), and its record is read from Redis. What it cost when this test was
-#: written (2 GETs and a ZREM); it only comes down.
-BUDGET_QUEUED = (12, 3, 3)
+#: turns, the run row). Redis: the tenant's settings version, read before anything is
+#: written for a question that names a conversation (the key check), and the first turn's
+#: record. With the quota off, the queued run gives back no slot (it took none).
+BUDGET_QUEUED = (12, 2, 2)
 
 QUESTION = {"question": "What is 23 × 19?", "settings": {"mode": "single"}}
 Post = Callable[..., Awaitable[httpx.Response]]
