@@ -13,7 +13,6 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 from sqlalchemy import (
     ColumnClause,
     Connection,
-    Insert,
     String,
     Table,
     Update,
@@ -28,6 +27,7 @@ from sqlalchemy.exc import IntegrityError
 
 from bus.errors import StoreError
 from bus.events import TERMINAL_STATUSES, RunStatus
+from bus.store.group_commit import Prepared
 from bus.store.repository import Repository, insert_ignoring, utcnow
 from bus.store.run_query import RunCursor, RunQuery, count_statement, page_statement
 from bus.store.scope import Scope, apply_scope_sync
@@ -131,7 +131,7 @@ class RunStore(Repository):
 
         def work(conn: Connection) -> tuple[RunRecord, bool]:
             apply_scope_sync(conn, owner)
-            if conn.execute(_insert_stmt(group.dialect), values).scalar() is not None:
+            if _insert_stmt(group.dialect).first(conn, values) is not None:
                 return run, True
             row = conn.execute(_SELECT_ONE, _owner_params(owner, run.id)).mappings().first()
             if row is None:
@@ -282,12 +282,12 @@ class RunStore(Repository):
         values = _end_values(status, answer, trace, usage, error_code)
         judged = {"verified": verified, "verified_reason": verified_reason}
         values |= {k: v for k, v in judged.items() if v is not None}
-        stmt = _update_stmt(tuple(sorted(values)), returning=False)
+        stmt = _end_stmt(tuple(sorted(values)))
         params = {f"v_{k}": v for k, v in values.items()} | _owner_params(scope, run_id)
 
         def work(conn: Connection) -> bool:
             apply_scope_sync(conn, scope)
-            return conn.execute(stmt, params).rowcount == 1
+            return stmt.rowcount(conn, params) == 1
 
         return await self._group_commit().run(work, "finish the run")
 
@@ -326,9 +326,14 @@ def _owner_params(scope: Scope, run_id: str) -> dict[str, str]:
 
 
 @functools.cache
-def _insert_stmt(dialect: str) -> Insert:
+def _insert_stmt(dialect: str) -> Prepared:
     columns: dict[str, Any] = {c.name: bindparam(c.name) for c in _RUNS.c}  # untyped parameters
-    return insert_ignoring(dialect, RunRow, columns, ["id"]).returning(_RUNS.c.id)
+    return Prepared(insert_ignoring(dialect, RunRow, columns, ["id"]).returning(_RUNS.c.id))
+
+
+@functools.cache
+def _end_stmt(columns: tuple[str, ...]) -> Prepared:
+    return Prepared(_update_stmt(columns, returning=False))
 
 
 @functools.cache
