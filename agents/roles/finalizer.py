@@ -22,7 +22,7 @@ from bus.events import ClientEvent, Done, parse_event
 from bus.run_state import RunState, usage_cost
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
-from bus.store import MessageRole, RunStatus, Scope
+from bus.store import Exchange, RunStatus, Scope
 from bus.transcript import trace_entries
 from retrieval.citations import CheckedAnswer, check_answer_citations, citation_items
 
@@ -77,28 +77,37 @@ def make_finalizer(deps: AgentDeps) -> Handler:
         # The history holds the answer before the run reads as done: a client that sees
         # `done` and opens the conversation finds both messages.
         asked: int | None = None
-        if state.conversation_id and not rejected:
-            cid, run_id = state.conversation_id, command.run_id
-            with tracing.store_span("conversations.append"):
-                # On the branch intake read (a new one when the question edits a turn).
-                asked = await deps.conversations.append(
-                    owner, cid, MessageRole.USER, state.question, run_id,
-                    parent_id=state.parent_message_id,
-                )  # fmt: skip
-                await deps.conversations.append(
-                    owner, cid, MessageRole.ASSISTANT, answer, run_id, parent_id=asked
-                )
         with tracing.store_span("runs.end"):
-            await deps.runs.end(
-                owner,
-                command.run_id,
-                status,
-                answer=None if rejected else answer,
-                trace=trace,
-                usage=state.usage,
-                verified=verified,
-                verified_reason=why,
-            )
+            if state.conversation_id and not rejected:
+                # The run's end and its question and answer in the conversation, in one
+                # transaction (on the branch intake read: a new one when the question edits
+                # a turn): a client that sees `done` and opens the conversation finds both.
+                exchange = Exchange(
+                    conversation_id=state.conversation_id,
+                    question=state.question,
+                    answer=answer,
+                    parent_id=state.parent_message_id,
+                )
+                asked = await deps.runs.end_answered(
+                    owner,
+                    command.run_id,
+                    exchange,
+                    trace=trace,
+                    usage=state.usage,
+                    verified=verified,
+                    verified_reason=why,
+                )
+            else:
+                await deps.runs.end(
+                    owner,
+                    command.run_id,
+                    status,
+                    answer=None if rejected else answer,
+                    trace=trace,
+                    usage=state.usage,
+                    verified=verified,
+                    verified_reason=why,
+                )
         done = Done(
             run_id=command.run_id,
             step_id=command.step_id,

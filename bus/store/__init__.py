@@ -39,7 +39,7 @@ from bus.store.memories import MemoryNotFound, MemoryRecord, MemoryStore, Memory
 from bus.store.migrate import downgrade, downgrade_async, upgrade, upgrade_async
 from bus.store.retention import RetentionStore
 from bus.store.run_query import RunCursor, RunQuery
-from bus.store.runs import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore
+from bus.store.runs import TERMINAL_STATUSES, Exchange, RunRecord, RunStatus, RunStore
 from bus.store.schedules import ScheduleRecord, ScheduleStore, TickRecord, TickState
 from bus.store.scope import Scope
 from bus.store.stores import Stores, open_store
@@ -70,6 +70,7 @@ __all__ = [
     "DocumentStore",
     "ErasureId",
     "ErasureStore",
+    "Exchange",
     "FactChunk",
     "FactStore",
     "GateAlreadyOpen",

@@ -16,15 +16,12 @@ from __future__ import annotations
 import builtins
 import functools
 from collections.abc import Sequence
-from typing import Any, NamedTuple, cast
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import (
     Connection,
-    Insert,
-    Select,
     Table,
-    Update,
     and_,
     bindparam,
     func,
@@ -49,6 +46,7 @@ from bus.store.audit_chain import (
     walk_chain,
 )
 from bus.store.audit_redaction import ERASURE_AGENT, REDACT_TOOL, redaction_check
+from bus.store.group_commit import Prepared
 from bus.store.repository import Repository, utcnow
 from bus.store.scope import Scope, apply_scope_sync
 from bus.store.tables import AuditAnchorRow, AuditHeadRow, AuditRow, RunRow
@@ -352,21 +350,18 @@ def _append_batch(
     conn: Connection, dialect: str, tenant: str, items: Sequence[tuple[AuditEntry, bool]]
 ) -> int:
     """Extend one tenant's chain by ``items`` (skipping those already written); row count."""
-    t = _statements(dialect)
-    head = conn.execute(claim_head(dialect), _new_head(tenant)).one()
+    head = _claim_head_prepared(dialect).first(conn, _new_head(tenant))
+    assert head is not None  # an upsert with RETURNING always returns the row
     wanted_keys = sorted({e.record_key for e, _ in items if e.record_key})
     wanted_calls = sorted({e.call_id for e, once in items if once})
     seen_keys: set[str | None] = set()
     seen_calls: set[str] = set()
     if wanted_keys:
-        seen_keys |= set(
-            conn.execute(t.keys_in, {"tenant": tenant, "values": wanted_keys}).scalars()
-        )
+        seen_keys |= _found(conn, _keys_in(len(wanted_keys)), tenant, wanted_keys)
     if wanted_calls:
-        found = conn.execute(t.calls_in, {"tenant": tenant, "values": wanted_calls}).scalars()
-        seen_calls |= set(found)
+        seen_calls |= _found(conn, _calls_in(len(wanted_calls)), tenant, wanted_calls)
     rows: list[dict[str, Any]] = []
-    seq, prev = head.seq, head.last_hash
+    seq, prev = head[0], head[1]
     for entry, once in items:
         key = entry.record_key
         if (key is not None and key in seen_keys) or (once and entry.call_id in seen_calls):
@@ -379,9 +374,15 @@ def _append_batch(
         rows.append(values)
     if not rows:
         return 0
-    conn.execute(t.insert_rows, rows)
-    conn.execute(t.move_head, {"tenant": tenant, "new_seq": seq, "new_hash": prev})
+    _insert_rows(tuple(rows[0])).many(conn, rows)
+    _MOVE_HEAD.rowcount(conn, {"tenant": tenant, "new_seq": seq, "new_hash": prev})
     return len(rows)
+
+
+def _found(conn: Connection, stmt: Prepared, tenant: str, values: list[str]) -> set[Any]:
+    """The values of ``values`` the tenant's chain already holds (``stmt``: `_keys_in`)."""
+    params: dict[str, Any] = {f"v{i}": v for i, v in enumerate(values)} | {"tenant": tenant}
+    return {row[0] for row in stmt.all(conn, params)}
 
 
 def _new_head(tenant: str) -> dict[str, Any]:
@@ -410,27 +411,39 @@ def claim_head(dialect: str) -> ReturningInsert[int, str]:
     return claimed.returning(_HEADS.c.seq, _HEADS.c.last_hash)
 
 
-class _Statements(NamedTuple):
-    keys_in: Select[Any]
-    calls_in: Select[Any]
-    insert_rows: Insert
-    move_head: Update
+@functools.cache
+def _claim_head_prepared(dialect: str) -> Prepared:
+    return Prepared(claim_head(dialect))
+
+
+# The batch's statements, built once with bound parameters (an IN list once per length:
+# an expanding parameter would be rewritten into the statement on every execution).
+_TENANT = cast("Any", bindparam("tenant"))  # untyped bound parameter (SQLAlchemy: Unknown)
+_MOVE_HEAD = Prepared(
+    update(_HEADS)
+    .where(_HEADS.c.tenant_id == _TENANT)
+    .values(seq=bindparam("new_seq"), last_hash=bindparam("new_hash"))
+)
 
 
 @functools.cache
-def _statements(dialect: str) -> _Statements:
-    """The batch's statements, built once per dialect with bound parameters."""
-    tenant = cast("Any", bindparam("tenant"))  # untyped bound parameters (SQLAlchemy: Unknown)
-    in_tenant = _AUDIT.c.tenant_id == tenant
-    return _Statements(
-        keys_in=select(_AUDIT.c.record_key).where(
-            in_tenant, _AUDIT.c.record_key.in_(bindparam("values", expanding=True))
-        ),
-        calls_in=select(_AUDIT.c.call_id).where(
-            in_tenant, _AUDIT.c.call_id.in_(bindparam("values", expanding=True))
-        ),
-        insert_rows=insert(_AUDIT),
-        move_head=update(_HEADS)
-        .where(_HEADS.c.tenant_id == tenant)
-        .values(seq=bindparam("new_seq"), last_hash=bindparam("new_hash")),
+def _keys_in(count: int) -> Prepared:
+    listed: list[Any] = [bindparam(f"v{i}") for i in range(count)]
+    return Prepared(
+        select(_AUDIT.c.record_key).where(
+            _AUDIT.c.tenant_id == _TENANT, _AUDIT.c.record_key.in_(listed)
+        )
     )
+
+
+@functools.cache
+def _calls_in(count: int) -> Prepared:
+    listed: list[Any] = [bindparam(f"v{i}") for i in range(count)]
+    return Prepared(
+        select(_AUDIT.c.call_id).where(_AUDIT.c.tenant_id == _TENANT, _AUDIT.c.call_id.in_(listed))
+    )
+
+
+@functools.cache
+def _insert_rows(columns: tuple[str, ...]) -> Prepared:
+    return Prepared(insert(_AUDIT).values({c: bindparam(c) for c in columns}))

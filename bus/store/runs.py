@@ -13,7 +13,6 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 from sqlalchemy import (
     ColumnClause,
     Connection,
-    Insert,
     String,
     Table,
     Update,
@@ -28,12 +27,14 @@ from sqlalchemy.exc import IntegrityError
 
 from bus.errors import StoreError
 from bus.events import TERMINAL_STATUSES, RunStatus
+from bus.store.conversations import MessageRole, append_sync
+from bus.store.group_commit import Prepared
 from bus.store.repository import Repository, insert_ignoring, utcnow
 from bus.store.run_query import RunCursor, RunQuery, count_statement, page_statement
 from bus.store.scope import Scope, apply_scope_sync
 from bus.store.tables import RunRow
 
-__all__ = ["TERMINAL_STATUSES", "RunRecord", "RunStatus", "RunStore", "utcnow"]
+__all__ = ["TERMINAL_STATUSES", "Exchange", "RunRecord", "RunStatus", "RunStore", "utcnow"]
 
 
 _TERMINAL_VALUES = sorted(status.value for status in TERMINAL_STATUSES)
@@ -88,6 +89,18 @@ class RunRecord(BaseModel):
         return Scope.user(self.tenant_id, self.subject)
 
 
+class Exchange(BaseModel):
+    """A run's question and answer, appended to its conversation as the run ends."""
+
+    model_config = ConfigDict(frozen=True)
+
+    conversation_id: str
+    question: str
+    answer: str
+    # The message the question follows (None: the end of the active branch).
+    parent_id: int | None = None
+
+
 class RunStore(Repository):
     """Reads and writes runs.
 
@@ -131,7 +144,7 @@ class RunStore(Repository):
 
         def work(conn: Connection) -> tuple[RunRecord, bool]:
             apply_scope_sync(conn, owner)
-            if conn.execute(_insert_stmt(group.dialect), values).scalar() is not None:
+            if _insert_stmt(group.dialect).first(conn, values) is not None:
                 return run, True
             row = conn.execute(_SELECT_ONE, _owner_params(owner, run.id)).mappings().first()
             if row is None:
@@ -282,12 +295,66 @@ class RunStore(Repository):
         values = _end_values(status, answer, trace, usage, error_code)
         judged = {"verified": verified, "verified_reason": verified_reason}
         values |= {k: v for k, v in judged.items() if v is not None}
-        stmt = _update_stmt(tuple(sorted(values)), returning=False)
+        ended, _ = await self._end(scope, run_id, values, None)
+        return ended
+
+    async def end_answered(
+        self,
+        scope: Scope,
+        run_id: str,
+        exchange: Exchange,
+        *,
+        trace: builtins.list[dict[str, Any]] | None,
+        usage: dict[str, int] | None,
+        verified: bool | None = None,
+        verified_reason: str | None = None,
+    ) -> int:
+        """`end` a run ``done`` with its answer, and append its question and answer to its
+        conversation, in one transaction.
+
+        The history holds the answer exactly when the run reads as done. Appends are
+        idempotent per run and role and the end is guarded, so a redelivered finalizer
+        changes nothing.
+
+        Returns:
+            The id of the question's message.
+
+        Raises:
+            ConversationNotFound: the owner has no such conversation (nothing was written).
+            StoreError: the database failed.
+        """
+        values = _end_values(RunStatus.DONE, exchange.answer, trace, usage, None)
+        judged = {"verified": verified, "verified_reason": verified_reason}
+        values |= {k: v for k, v in judged.items() if v is not None}
+        _, asked = await self._end(scope, run_id, values, exchange)
+        assert asked is not None  # an exchange's question always has its message
+        return asked
+
+    async def _end(
+        self, scope: Scope, run_id: str, values: dict[str, Any], exchange: Exchange | None
+    ) -> tuple[bool, int | None]:
+        stmt = _end_stmt(tuple(sorted(values)))
         params = {f"v_{k}": v for k, v in values.items()} | _owner_params(scope, run_id)
 
-        def work(conn: Connection) -> bool:
+        def work(conn: Connection) -> tuple[bool, int | None]:
             apply_scope_sync(conn, scope)
-            return conn.execute(stmt, params).rowcount == 1
+            asked = None
+            if exchange is not None:  # the messages first: the history, then the end
+                cid = exchange.conversation_id
+                asked = append_sync(
+                    conn,
+                    scope,
+                    cid,
+                    MessageRole.USER,
+                    exchange.question,
+                    run_id,
+                    parent_id=exchange.parent_id,
+                )
+                answer = exchange.answer
+                append_sync(
+                    conn, scope, cid, MessageRole.ASSISTANT, answer, run_id, parent_id=asked
+                )
+            return stmt.rowcount(conn, params) == 1, asked
 
         return await self._group_commit().run(work, "finish the run")
 
@@ -326,9 +393,14 @@ def _owner_params(scope: Scope, run_id: str) -> dict[str, str]:
 
 
 @functools.cache
-def _insert_stmt(dialect: str) -> Insert:
+def _insert_stmt(dialect: str) -> Prepared:
     columns: dict[str, Any] = {c.name: bindparam(c.name) for c in _RUNS.c}  # untyped parameters
-    return insert_ignoring(dialect, RunRow, columns, ["id"]).returning(_RUNS.c.id)
+    return Prepared(insert_ignoring(dialect, RunRow, columns, ["id"]).returning(_RUNS.c.id))
+
+
+@functools.cache
+def _end_stmt(columns: tuple[str, ...]) -> Prepared:
+    return Prepared(_update_stmt(columns, returning=False))
 
 
 @functools.cache

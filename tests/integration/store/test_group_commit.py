@@ -10,12 +10,13 @@ import time
 from collections.abc import Callable
 
 import pytest
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, bindparam, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bus.errors import StoreError
-from bus.store.group_commit import for_engine
+from bus.store.group_commit import Prepared, for_engine
 from bus.store.scope import Scope, apply_scope_sync
+from bus.store.tables import RunRow
 
 
 async def test_concurrent_units_share_transactions_and_all_commit(
@@ -75,10 +76,26 @@ async def test_a_failing_unit_fails_only_its_own_caller(engine: AsyncEngine) -> 
     assert isinstance(outcomes[1], StoreError) and "insert a again" in str(outcomes[1])
 
 
+def _through_sqlalchemy(conn: Connection) -> str:
+    conn.execute(text("DELETE FROM tenant_settings"))
+    return "written"
+
+
+# The run path's statements (`Prepared`) run on the driver's cursor: a lock is waited out
+# the same way (the driver's error is SQLAlchemy's OperationalError).
+_PREPARED = Prepared(update(RunRow).where(RunRow.id == bindparam("id")).values(answer="x"))
+
+
+def _prepared(conn: Connection) -> str:
+    _PREPARED.rowcount(conn, {"id": "no-such-run"})
+    return "written"
+
+
 # SQLite's single write lock: no Postgres case is generated.
 @pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("work", [_through_sqlalchemy, _prepared], ids=["sqlalchemy", "prepared"])
 async def test_sqlite_lock_held_by_another_connection_is_waited_out_off_the_loop(
-    engine: AsyncEngine, store_url: str
+    engine: AsyncEngine, store_url: str, work: Callable[[Connection], str]
 ) -> None:
     group = for_engine(engine)
     path = store_url.removeprefix("sqlite+aiosqlite:///")
@@ -102,10 +119,6 @@ async def test_sqlite_lock_held_by_another_connection_is_waited_out_off_the_loop
         while True:
             ticks += 1
             await asyncio.sleep(0.001)
-
-    def work(conn: Connection) -> str:
-        conn.execute(text("DELETE FROM tenant_settings"))
-        return "written"
 
     tick_task = asyncio.create_task(ticker())
     write = asyncio.create_task(group.run(work, "write while locked"))

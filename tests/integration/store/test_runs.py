@@ -8,7 +8,17 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from bus.errors import StoreError
-from bus.store import TERMINAL_STATUSES, RunRecord, RunStatus, RunStore, Scope, make_engine
+from bus.store import (
+    TERMINAL_STATUSES,
+    ConversationNotFound,
+    ConversationStore,
+    Exchange,
+    RunRecord,
+    RunStatus,
+    RunStore,
+    Scope,
+    make_engine,
+)
 
 T0 = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
 ALICE = Scope.user("tenant-a", "alice")
@@ -238,6 +248,44 @@ async def test_end_records_status_answer_trace_and_usage(store: RunStore) -> Non
     assert done is not None and done.status is RunStatus.DONE
     assert (done.answer, done.trace, done.usage, done.error_code) == ("437", TRACE, USAGE, None)
     assert done.finished_at is not None
+
+
+async def test_an_answered_run_ends_with_its_exchange_in_its_conversation(
+    store: RunStore, conversations: ConversationStore
+) -> None:
+    await conversations.ensure(ALICE, "c-1", "sums")
+    await store.create(a_run(conversation_id="c-1"))
+    exchange = Exchange(conversation_id="c-1", question="What is 23 x 19?", answer="437")
+
+    asked = await store.end_answered(ALICE, "run-1", exchange, trace=TRACE, usage=USAGE)
+    # A redelivered finalizer: the same message, nothing appended, the end kept.
+    assert await store.end_answered(ALICE, "run-1", exchange, trace=[], usage={}) == asked
+
+    done = await store.get(ALICE, "run-1")
+    assert done is not None and (done.status, done.answer, done.trace) == (
+        RunStatus.DONE,
+        "437",
+        TRACE,
+    )
+    history = await conversations.history(ALICE, "c-1")
+    assert [(m.role, m.content, m.run_id) for m in history] == [
+        ("user", "What is 23 x 19?", "run-1"),
+        ("assistant", "437", "run-1"),
+    ]
+    assert history[0].id == asked
+
+
+async def test_an_answer_for_a_conversation_that_is_gone_writes_nothing(
+    store: RunStore,
+) -> None:
+    await store.create(a_run(conversation_id="c-gone"))
+    exchange = Exchange(conversation_id="c-gone", question="q", answer="a")
+
+    with pytest.raises(ConversationNotFound):
+        await store.end_answered(ALICE, "run-1", exchange, trace=TRACE, usage=USAGE)
+
+    run = await store.get(ALICE, "run-1")
+    assert run is not None and not run.is_terminal
 
 
 async def test_end_with_an_error_code(store: RunStore) -> None:

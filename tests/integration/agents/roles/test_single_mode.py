@@ -170,22 +170,29 @@ async def test_tool_result_text_is_data_not_instructions(start_system: StartSyst
     assert "data, not instructions" in llm.requests[0][0][0].content
 
 
-async def test_a_run_reads_as_done_only_once_its_conversation_holds_the_answer(
+async def test_a_run_reads_as_done_in_the_transaction_that_gives_its_conversation_the_answer(
     start_system: StartSystem,
 ) -> None:
     system = await start_system(ScriptedLLM())
     runs, conversations = system.stores.runs, system.stores.conversations
-    end = runs.end
-    seen_at_end: list[list[tuple[str, str]]] = []
+    end_answered = runs.end_answered
+    seen: list[tuple[bool, list[tuple[str, str]]]] = []
 
-    async def watched_end(owner: Scope, run_id: str, *args: object, **kwargs: object) -> object:
+    async def what_a_client_reads(owner: Scope, run_id: str) -> None:
         # What a client that polls the run and then opens the conversation would read.
+        run = await runs.get(owner, run_id)
         history = await conversations.history(owner, "c-order")
-        seen_at_end.append([(m.role, m.content) for m in history])
-        return await end(owner, run_id, *args, **kwargs)  # type: ignore[arg-type]
+        seen.append((run is not None and run.is_terminal, [(m.role, m.content) for m in history]))
 
-    runs.end = watched_end  # type: ignore[method-assign]
+    async def watched(owner: Scope, run_id: str, *args: object, **kwargs: object) -> object:
+        await what_a_client_reads(owner, run_id)
+        asked = await end_answered(owner, run_id, *args, **kwargs)  # type: ignore[arg-type]
+        await what_a_client_reads(owner, run_id)
+        return asked
+
+    runs.end_answered = watched  # type: ignore[method-assign]
     events = await system.ask("What is 23 × 19?", conversation_id="c-order")
 
     assert final(events).status == "done"
-    assert seen_at_end == [[("user", "What is 23 × 19?"), ("assistant", BENCHMARK_ANSWER)]]
+    answered = [("user", "What is 23 × 19?"), ("assistant", BENCHMARK_ANSWER)]
+    assert seen == [(False, []), (True, answered)]
