@@ -29,10 +29,30 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from bus import keys
-from bus.runtime.scripts import CHARGE_COUNTERS, run_script
+from bus.redis_io.lua import run_script
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+
+#: Lua: add ``tokens`` and ``usd`` to ``n`` budget counters, ``KEYS[keys_at + i]``, each
+#: given its lifetime ``ARGV[lives_at + i]`` (negative: a dated counter's, set at its first
+#: charge only); returns ``{1, tokens, usd, tokens, usd...}``, each counter's new totals.
+#: The commit script (`bus.runtime.scripts.COMMIT`) charges a step's counters with it too.
+CHARGE_COUNTERS = """
+local function charge_counters(keys_at, lives_at, n, tokens, usd)
+  tokens = tonumber(tokens)
+  local out = {1}
+  for i = 1, n do
+    local used, life = KEYS[keys_at + i], tonumber(ARGV[lives_at + i])
+    out[2 * i] = redis.call('HINCRBY', used, 'tok', tokens)
+    out[2 * i + 1] = redis.call('HINCRBYFLOAT', used, 'usd', usd)
+    if life > 0 or out[2 * i] == tokens then
+      redis.call('EXPIRE', used, math.abs(life))
+    end
+  end
+  return out
+end
+"""
 
 # Gives back one hold: its tokens and dollars leave the reserved counters of its scopes.
 _RELEASE = """

@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Literal
 import structlog
 
 from bus import keys
+from bus.redis_io.lua import run_script
 from bus.runtime import metrics
-from bus.runtime.scripts import run_script
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

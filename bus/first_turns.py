@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from bus import keys
 from bus.publish_once import publish_first_turn
-from bus.runtime.shared_mux import mux_for
+from bus.redis_io.shared_mux import mux_for
 from bus.store.turn_types import FirstTurn
 
 if TYPE_CHECKING:

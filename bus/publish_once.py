@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bus import fairshare
-from bus.runtime.scripts import run_script
+from bus.redis_io.lua import run_script
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -115,7 +115,7 @@ PUBLISH_FIRST_TURN_SHA = hashlib.sha1(PUBLISH_FIRST_TURN.encode()).hexdigest()
 
 
 class _PublishOnce:
-    """A publish script on the process's pipelined connection (`bus.runtime.mux`)."""
+    """A publish script on the process's pipelined connection (`bus.redis_io.mux`)."""
 
     def __init__(self, redis: Redis, body: str = PUBLISH_ONCE, sha: str = PUBLISH_ONCE_SHA):
         self._redis = redis

@@ -21,8 +21,8 @@ import hashlib
 from typing import TYPE_CHECKING
 
 from bus import keys
-from bus.runtime.scripts import run_script
-from bus.runtime.shared_mux import mux_for
+from bus.redis_io.lua import run_script
+from bus.redis_io.shared_mux import mux_for
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -55,7 +55,7 @@ async def current(redis: Redis, tenant_id: str) -> int:
     """The tenant's settings version (0: never changed since Redis started).
 
     Read on every step that uses a tenant's cached settings, so it goes out on the
-    process's pipelined connection (`bus.runtime.mux`): redis-py's client costs several
+    process's pipelined connection (`bus.redis_io.mux`): redis-py's client costs several
     times the CPU per command.
     """
     raw: bytes | str | None = await mux_for(redis).execute(

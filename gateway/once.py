@@ -39,8 +39,8 @@ from pydantic import BaseModel, ConfigDict
 
 from bus import keys
 from bus.errors import ReplicaAckMissing
+from bus.redis_io.lua import run_script
 from bus.runtime.leases import PROCESS_TOKEN
-from bus.runtime.scripts import run_script
 from gateway.errors import OutcomeUnknown
 from gateway.faults import fault
 from gateway.outcome import AuditRecord, OutcomeStatus, Settled, ToolOutcome

@@ -8,7 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from bus.keys import Role
 from bus.run_state import RunSettings
-from gateway.mcp.config import McpServerConfig
+from gateway.mcp_config.servers import McpServerConfig
 from gateway.spec import ToolSpec
 
 

@@ -27,7 +27,7 @@ class GatewaySettings(EnvSettings):
             "MCP servers every tenant gets, as a JSON list of objects: "
             '{"name": "files", "command": ["python", "-m", "srv"]} (stdio) or '
             '{"name": "crm", "url": "https://mcp.example.com/mcp"} (streamable HTTP); '
-            "see gateway.mcp.config.McpServerConfig for every field."
+            "see gateway.mcp_config.servers.McpServerConfig for every field."
         ),
     )
     tool_private_hosts: str = Field(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gateway.egress.policy import EgressPolicy
-from gateway.mcp.config import McpServerConfig, parse_servers
+from gateway.mcp_config.servers import McpServerConfig, parse_servers
 from gateway.ports import TenantPolicy
 
 

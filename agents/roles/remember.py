@@ -25,9 +25,9 @@ from agents.understanding.memory.ports import MemoryExtractor, Statement
 from bus import keys, tenant_versions
 from bus.commands import Command, MemoryTask
 from bus.ledger import LedgerRecord
+from bus.redis_io.shared_mux import mux_for
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.recorder import Applier
-from bus.runtime.shared_mux import mux_for
 from bus.runtime.worker import Handler
 from bus.store import MemoryStore, MemoryWrite
 

@@ -31,8 +31,8 @@ from bus.run_state import (
     Multitask,
     QuestionSettings,
 )
-from gateway.egress.hosts import canonical_pattern
-from gateway.mcp.config import McpServerConfig
+from gateway.hosts import canonical_pattern
+from gateway.mcp_config.servers import McpServerConfig
 
 ToolName = Annotated[str, Field(pattern=TOOL_NAME_PATTERN)]
 Mode = Literal["single", "multi", "custom"]

@@ -13,7 +13,7 @@ from bus import broker as bus_broker
 from bus.cluster import close_cluster, open_cluster
 from bus.embedded import EmbeddedRedis
 from bus.errors import RedisUnavailable
-from bus.runtime.shared_mux import close_mux
+from bus.redis_io.shared_mux import close_mux
 from bus.settings import BusSettings
 
 

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 from api.app.ports import Verdict
 from bus import keys
-from bus.runtime.scripts import run_script
-from bus.runtime.shared_mux import mux_for
+from bus.redis_io.lua import run_script
+from bus.redis_io.shared_mux import mux_for
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bus import keys
-from bus.runtime.shared_mux import mux_for
+from bus.redis_io.shared_mux import mux_for
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

@@ -24,9 +24,9 @@ from bus import keys, tracing, wire
 from bus.budget import BudgetLedger, Charge
 from bus.errors import MessageTooLarge, ReplicaAckMissing
 from bus.fence import Fence, unfenced
+from bus.redis_io.shared_mux import mux_for
 from bus.runtime.handoff import handoff_for
 from bus.runtime.scripts import COMMIT, COMMIT_SHA
-from bus.runtime.shared_mux import mux_for
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

@@ -11,7 +11,7 @@ from bus import keys, wire
 from bus.commands import Command
 from bus.events import ClientEvent, Done, ErrorEvent, FinalStatus
 from bus.ledger import LedgerRecord
-from bus.runtime.shared_mux import mux_for
+from bus.redis_io.shared_mux import mux_for
 from bus.typed_redis import commands
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ class StepContext:
     async def emit(self, *events: ClientEvent) -> None:
         """Write events to the run's stream now (streamed output such as tokens).
 
-        They go out on the process's pipelined connection (`bus.runtime.mux`), like the
+        They go out on the process's pipelined connection (`bus.redis_io.mux`), like the
         step's commit: no pool checkout per write, and one socket write for the events of
         every step that emits in the same turn of the event loop.
         """

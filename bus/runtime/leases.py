@@ -20,7 +20,7 @@ import hashlib
 import secrets
 from typing import TYPE_CHECKING
 
-from bus.runtime.scripts import run_script
+from bus.redis_io.lua import run_script
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

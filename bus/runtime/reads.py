@@ -2,7 +2,7 @@
 
 Every blocking read holds a connection for as long as it blocks, so each reader of a
 `bus.runtime.consumer.StreamConsumer` keeps one and sends its reads on it directly,
-packed by `bus.runtime.mux.pack`, as the mux sends commits. That skips what redis-py's
+packed by `bus.redis_io.mux.pack`, as the mux sends commits. That skips what redis-py's
 client does per command (a pool checkout, a retry wrapper, the reply callback and, on a
 cluster, the routing), which a step's reads paid on every entry: measured here, ~55 µs of
 CPU per read through the cluster client and ~40 through the plain one, ~15 this way.
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 from redis.exceptions import ResponseError, SlotNotCoveredError
 
 from bus.cluster import as_cluster, refresh_slots, transient
-from bus.runtime.mux import pack
+from bus.redis_io.mux import pack
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

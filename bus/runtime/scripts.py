@@ -8,14 +8,8 @@ Redis (on a cluster, `bus.runtime.commit` charges them apart).
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any
 
-from redis.exceptions import NoScriptError
-
-from bus.runtime.shared_mux import mux_for
-
-if TYPE_CHECKING:
-    from redis.asyncio import Redis
+from bus.budget import CHARGE_COUNTERS
 
 # Commit a step: unless the step is already done, mark it done, publish the next
 # commands and the step's final events, and ack the source entry, all at once.
@@ -42,25 +36,6 @@ if TYPE_CHECKING:
 #       events expire (0 = keep the run's ttl), n events, check cancel (0/1),
 #       outputs..., events..., has join (0/1)[, member, value, expected members, then]
 #       [, n counters, tokens, micro-dollars, each counter's lifetime (negative: dated)]
-#: Lua: add ``tokens`` and ``usd`` to ``n`` budget counters, ``KEYS[keys_at + i]``, each
-#: given its lifetime ``ARGV[lives_at + i]`` (negative: a dated counter's, set at its first
-#: charge only); returns ``{1, tokens, usd, tokens, usd...}``, each counter's new totals.
-CHARGE_COUNTERS = """
-local function charge_counters(keys_at, lives_at, n, tokens, usd)
-  tokens = tonumber(tokens)
-  local out = {1}
-  for i = 1, n do
-    local used, life = KEYS[keys_at + i], tonumber(ARGV[lives_at + i])
-    out[2 * i] = redis.call('HINCRBY', used, 'tok', tokens)
-    out[2 * i + 1] = redis.call('HINCRBYFLOAT', used, 'usd', usd)
-    if life > 0 or out[2 * i] == tokens then
-      redis.call('EXPIRE', used, math.abs(life))
-    end
-  end
-  return out
-end
-"""
-
 COMMIT = (
     CHARGE_COUNTERS
     + """
@@ -158,27 +133,3 @@ for i = 3, #ARGV do
 end
 return lost
 """
-
-
-async def run_script(
-    redis: Redis,
-    body: str,
-    sha: str,
-    keys: list[str],
-    args: list[Any],
-    *,
-    then: tuple[Any, ...] | None = None,
-) -> Any:
-    """Run a Lua script on the process's pipelined connection (`bus.runtime.mux`; on a
-    cluster, the master of its first key's slot): EVALSHA, and EVAL on NOSCRIPT (a
-    restarted or newly promoted server). With ``then`` (a ``WAIT``), that command follows
-    the script on the same connection and both replies are returned."""
-    mux = mux_for(redis)
-
-    def send(*command: Any) -> Any:
-        return mux.execute(*command) if then is None else mux.execute_then(then, *command)
-
-    try:
-        return await send("EVALSHA", sha, len(keys), *keys, *args)
-    except NoScriptError:
-        return await send("EVAL", body, len(keys), *keys, *args)

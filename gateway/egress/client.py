@@ -11,7 +11,6 @@ from urllib.parse import urljoin
 import httpx
 
 from bus import tracing
-from gateway.egress.hosts import host_matches
 from gateway.egress.policy import EgressPolicy, EgressReason
 from gateway.egress.ssrf import CheckedTarget, check_target, parse_target, system_resolver
 from gateway.errors import (
@@ -21,6 +20,7 @@ from gateway.errors import (
     ToolTimeout,
     TooManyRedirects,
 )
+from gateway.hosts import host_matches
 from gateway.ports import EgressResponse, Resolver
 from gateway.service_token import TOKEN_HEADER
 

@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from gateway.egress.hosts import canonical_pattern, host_matches
+from gateway.hosts import canonical_pattern, host_matches
 
 
 class EgressReason(StrEnum):

@@ -15,8 +15,8 @@ import json
 from collections.abc import Mapping
 
 from bus.json_values import is_array, is_object
-from gateway.egress.hosts import canonical_pattern
 from gateway.errors import ConfigInvalid
+from gateway.hosts import canonical_pattern
 
 #: Tool name → the private hosts it may reach.
 PrivateHosts = Mapping[str, frozenset[str]]

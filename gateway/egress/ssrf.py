@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
 from urllib.parse import urlsplit
 
-from gateway.egress.hosts import normalise_name
 from gateway.errors import DnsFailed, SsrfBlocked
+from gateway.hosts import normalise_name
 from gateway.ports import Resolver
 
 IPAddress = IPv4Address | IPv6Address

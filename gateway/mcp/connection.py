@@ -24,10 +24,10 @@ from mcp_types.jsonrpc import CONNECTION_CLOSED
 from gateway.egress.ssrf import system_resolver
 from gateway.errors import GatewayError, McpUnavailable, ToolError
 from gateway.mcp import sandbox
-from gateway.mcp.config import McpServerConfig
-from gateway.mcp.egress_grants import parse_grants
 from gateway.mcp.egress_proxy import EgressProxy
 from gateway.mcp.http import pinned_client
+from gateway.mcp_config.grants import parse_grants
+from gateway.mcp_config.servers import McpServerConfig
 from gateway.ports import Resolver
 
 log = structlog.get_logger(__name__)

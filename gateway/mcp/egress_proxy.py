@@ -8,7 +8,7 @@ own loopback. Two request forms are served, each for one connection:
 * ``GET http://host[:port]/path`` and other methods in absolute form (plain HTTP through a
   proxy): the request goes on in origin form with ``Connection: close``.
 
-Each is admitted by the server's grants and the SSRF guard (`gateway.mcp.egress_grants`)
+Each is admitted by the server's grants and the SSRF guard (`gateway.mcp_config.grants`)
 and goes to the address the guard checked; anything else gets a 403 (502 when the host
 did not resolve or did not answer) and is logged as ``mcp_egress_refused``.
 """
@@ -26,10 +26,10 @@ from urllib.parse import urlsplit
 
 import structlog
 
-from gateway.egress.hosts import host_matches
 from gateway.egress.ssrf import CheckedTarget, check_target, parse_target, system_resolver
 from gateway.errors import DnsFailed, GatewayError, HostUndeclared
-from gateway.mcp.egress_grants import Grant
+from gateway.hosts import host_matches
+from gateway.mcp_config.grants import Grant
 from gateway.ports import Resolver
 
 log = structlog.get_logger(__name__)

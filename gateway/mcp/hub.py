@@ -12,9 +12,9 @@ import structlog
 
 from gateway.egress.ssrf import system_resolver
 from gateway.errors import GatewayError
-from gateway.mcp.config import McpServerConfig
 from gateway.mcp.connection import McpConnection
 from gateway.mcp.tool import McpTool, key_arg_of, spec_for
+from gateway.mcp_config.servers import McpServerConfig
 from gateway.ports import Resolver, Tool
 from gateway.registry import ToolRegistry
 

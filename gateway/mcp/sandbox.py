@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gateway.errors import McpSandboxUnavailable
-from gateway.mcp.config import McpServerConfig
+from gateway.mcp_config.servers import McpServerConfig
 
 #: The unprivileged user a root gateway's servers run as.
 NOBODY = 65534

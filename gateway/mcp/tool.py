@@ -20,8 +20,8 @@ from pydantic import ValidationError
 
 from bus.json_values import is_array
 from gateway.errors import ToolError
-from gateway.mcp.config import McpServerConfig
 from gateway.mcp.connection import McpConnection
+from gateway.mcp_config.servers import McpServerConfig
 from gateway.ports import Caller, EgressClient
 from gateway.spec import ToolSpec
 

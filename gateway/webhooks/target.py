@@ -8,10 +8,10 @@ resolved address before each attempt.
 
 from __future__ import annotations
 
-from gateway.egress.hosts import canonical_pattern
 from gateway.egress.policy import EgressPolicy, EgressReason
 from gateway.egress.ssrf import parse_target
 from gateway.errors import EgressBlocked, SsrfBlocked
+from gateway.hosts import canonical_pattern
 
 MAX_URL_CHARS = 2048
 

@@ -20,7 +20,7 @@ import structlog
 from redis.asyncio.client import Pipeline, Redis
 from sqlalchemy import Engine, event
 
-from bus.runtime.mux import Mux
+from bus.redis_io.mux import Mux
 from bus.runtime.reads import HeldConnection
 from bus.store.group_commit import GroupCommit
 

@@ -13,11 +13,11 @@ from bus import keys
 from bus.errors import ReplicaAckMissing
 from bus.noop import handle_noop
 from bus.publish import publish
+from bus.redis_io.shared_mux import close_mux
 from bus.runtime.commit import DUPLICATE, Committer, prepare
 from bus.runtime.consumer import Entry
 from bus.runtime.context import StepContext
 from bus.runtime.groups import ensure_group
-from bus.runtime.shared_mux import close_mux
 from tests.support import noop_command
 
 NOOP = keys.Role.NOOP

@@ -1,4 +1,4 @@
-"""The pipelined connection of bus.runtime.mux on a real Redis: every caller gets its own
+"""The pipelined connection of bus.redis_io.mux on a real Redis: every caller gets its own
 reply, an error reply fails one command, a dropped connection fails what was in flight
 and the next command reconnects."""
 
@@ -12,8 +12,8 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
-from bus.runtime.mux import Mux
-from bus.runtime.shared_mux import mux_for
+from bus.redis_io.mux import Mux
+from bus.redis_io.shared_mux import mux_for
 
 
 async def test_concurrent_callers_each_get_their_own_reply(real_redis: Redis) -> None:

@@ -1,6 +1,6 @@
 """The private parts of redis-py (and asyncio) the commit path relies on, checked by name.
 
-`bus.runtime.mux` writes pipelined commands straight to a connection's stream writer, and
+`bus.redis_io.mux` writes pipelined commands straight to a connection's stream writer, and
 `bus.connection` answers the pool's unread-data check from the hiredis parser's and the
 stream reader's buffers. None of that is public API, so pyproject.toml pins redis to the
 versions tested; if an upgrade moves one of these, a test here fails and says which

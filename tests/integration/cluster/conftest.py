@@ -17,7 +17,7 @@ from redis.asyncio import Redis
 
 from agentbus_bench.local_cluster import BASE_PORT, LocalCluster
 from bus.cluster import close_cluster, open_cluster
-from bus.runtime.shared_mux import close_mux
+from bus.redis_io.shared_mux import close_mux
 from tests.workers import worker_port
 
 

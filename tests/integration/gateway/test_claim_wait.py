@@ -16,8 +16,8 @@ from bus import keys
 from bus.commands import Command, RunState, ToolCallBatch, ToolCallRequest, deadline_in
 from bus.errors import ReplicaAckMissing
 from bus.events import ToolResult
+from bus.redis_io.shared_mux import close_mux
 from bus.runtime.context import StepContext
-from bus.runtime.shared_mux import close_mux
 from gateway.call_context import GatewayDeps
 from gateway.ports import EgressClient, TenantPolicy
 from gateway.registry import ToolRegistry

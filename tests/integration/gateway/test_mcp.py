@@ -32,9 +32,9 @@ from bus.runtime.context import StepContext
 from gateway.call_context import CallContext, CallPolicy, GatewayDeps
 from gateway.chain import invoke
 from gateway.errors import SsrfBlocked
-from gateway.mcp.config import McpServerConfig
 from gateway.mcp.connection import McpConnection
 from gateway.mcp.hub import McpHub
+from gateway.mcp_config.servers import McpServerConfig
 from gateway.once import idempotency_key
 from gateway.ports import TenantPolicy
 from gateway.registry import ToolRegistry

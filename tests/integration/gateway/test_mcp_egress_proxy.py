@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from gateway.egress.ssrf import system_resolver
-from gateway.mcp.egress_grants import parse_grants
 from gateway.mcp.egress_proxy import EgressProxy
+from gateway.mcp_config.grants import parse_grants
 
 
 async def _http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

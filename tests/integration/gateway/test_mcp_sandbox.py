@@ -22,11 +22,11 @@ from bus.commands import ToolCallRequest
 from gateway.chain import invoke
 from gateway.errors import McpSandboxUnavailable
 from gateway.mcp import sandbox
-from gateway.mcp.config import McpServerConfig
 from gateway.mcp.connection import McpConnection
 from gateway.mcp.hub import McpHub
 from gateway.mcp.sandbox import find_bwrap
 from gateway.mcp.tool import UNSANDBOXED
+from gateway.mcp_config.servers import McpServerConfig
 from gateway.registry import ToolRegistry
 from tests.integration.gateway import hostile_mcp_server
 from tests.integration.gateway.mcp_server import SANDBOX

@@ -8,7 +8,7 @@ import pytest
 from redis.asyncio.connection import Connection
 
 from bus.keys import Role
-from bus.runtime.mux import pack
+from bus.redis_io.mux import pack
 
 CASES: list[tuple[Any, ...]] = [
     ("PING",),

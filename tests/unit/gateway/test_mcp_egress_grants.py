@@ -9,9 +9,9 @@ import pytest
 from pydantic import ValidationError
 
 from gateway.errors import DnsFailed, HostUndeclared, SsrfBlocked
-from gateway.mcp.config import McpSandbox
-from gateway.mcp.egress_grants import Grant, parse_grant, parse_grants
 from gateway.mcp.egress_proxy import admit
+from gateway.mcp_config.grants import Grant, parse_grant, parse_grants
+from gateway.mcp_config.servers import McpSandbox
 
 DNS = {
     "api.example.com": ["93.184.216.34"],

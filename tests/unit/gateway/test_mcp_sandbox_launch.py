@@ -9,8 +9,8 @@ from pydantic import ValidationError
 
 from gateway.errors import McpSandboxUnavailable
 from gateway.mcp import sandbox
-from gateway.mcp.config import McpServerConfig
 from gateway.mcp.sandbox import launch_for
+from gateway.mcp_config.servers import McpServerConfig
 
 
 def server(**fields: object) -> McpServerConfig:

@@ -9,8 +9,8 @@ from jsonschema import Draft202012Validator
 
 import gateway.registry
 from gateway.errors import ConfigInvalid
-from gateway.mcp.config import McpServerConfig, parse_servers
 from gateway.mcp.tool import output_schema, registry_name
+from gateway.mcp_config.servers import McpServerConfig, parse_servers
 from gateway.plugins import load_plugins
 from gateway.spec import Risk
 from gateway.tools import Calculator

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import SlotNotCoveredError
 
 from bus.cluster import refresh_slots, transient
-from bus.runtime.mux import Mux
+from bus.redis_io.mux import Mux
 
 if TYPE_CHECKING:
     from redis.asyncio.cluster import ClusterNode, RedisCluster

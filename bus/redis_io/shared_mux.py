@@ -6,8 +6,8 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from bus.cluster import as_cluster
-from bus.runtime.cluster_mux import ClusterMux
-from bus.runtime.mux import Mux
+from bus.redis_io.cluster_mux import ClusterMux
+from bus.redis_io.mux import Mux
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

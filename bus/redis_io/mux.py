@@ -14,8 +14,8 @@ not come here: they would hold up every reply behind them. Writes are not flow-c
 (no ``drain``): what is buffered is bounded by the steps in flight.
 
 On a Redis Cluster (`bus.cluster`) there is one such connection per master, and a
-command goes to the master of its first key's slot (`bus.runtime.cluster_mux`); a
-process's one mux per client is `bus.runtime.shared_mux.mux_for`.
+command goes to the master of its first key's slot (`bus.redis_io.cluster_mux`); a
+process's one mux per client is `bus.redis_io.shared_mux.mux_for`.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from gateway.errors import ConfigInvalid
-from gateway.mcp.egress_grants import parse_grants
+from gateway.mcp_config.grants import parse_grants
 from gateway.spec import Risk
 
 
@@ -25,7 +25,7 @@ class McpSandbox(BaseModel):
         write_paths: absolute paths the server may read and write.
         hosts: what the server may reach, each ``HOST`` (ports 443 and 80) or
             ``HOST:PORT``, through the gateway's egress proxy and the SSRF guard
-            (`gateway.mcp.egress_grants`); nothing else is reachable from the sandbox.
+            (`gateway.mcp_config.grants`); nothing else is reachable from the sandbox.
         memory_mb: address-space limit of each of its processes (RLIMIT_AS).
         cpu_s: CPU seconds each of its processes may use (RLIMIT_CPU).
         max_processes: processes (and threads) it may run at once (RLIMIT_NPROC).

@@ -1,4 +1,8 @@
-"""Host-name normalisation and allowlist pattern matching, shared by the policy and the guard."""
+"""Host-name normalisation and allowlist pattern matching.
+
+Shared by the egress policy and SSRF guard, the MCP sandbox grants and the webhooks; below
+the ports, so a tenant's policy can carry values that use it.
+"""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gateway.egress.hosts import canonical_pattern
+from gateway.hosts import canonical_pattern
 
 #: The ports a host named without one may be reached on.
 DEFAULT_PORTS = (443, 80)
