@@ -2,7 +2,7 @@
 
 The script (``scripts.COMMIT``) marks the step done, publishes the next commands, the
 step's events and ledger records, contributes to a join, and acks the entry, all at once
-or not at all. It goes out on the process's pipelined connection (`bus.runtime.mux`; on a
+or not at all. It goes out on the process's pipelined connection (`bus.redis_io.mux`; on a
 cluster, the connection to the master of the run's shard).
 
 With ``redis_wait_replicas`` set, a ``WAIT`` follows the script on the same connection and

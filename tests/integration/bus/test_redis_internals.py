@@ -22,7 +22,7 @@ from redis.asyncio import ConnectionPool
 from bus.connection import BufferCheckConnection
 from tests.conftest import TEST_REDIS_URL
 
-MUX = "bus/runtime/mux.py (pipelined commits)"
+MUX = "bus/redis_io/mux.py (pipelined commits)"
 CHECK = "bus/connection.py (the pool's cheap unread-data check)"
 
 
