@@ -7,7 +7,10 @@ time (``14:05``, ``2:05 pm``) stands for its minutes since midnight and a date
 negative is taken to cross midnight (``01:30 - 22:10`` is 200); a plain difference comes
 with its unit and, for minutes, as hours and minutes; a date plus or minus whole days is a
 date (``2026-03-10 + 45`` is 2026-04-24). One expression holds clock times or dates, not
-both.
+both. A clock time is a point in the day, not a number: it can only be taken from another
+clock time. ``20:00 + 12`` would be 1212, which reads as neither a time nor a duration,
+so it is refused; the difference of two clock times is minutes and takes any arithmetic
+(``(17:50 - 14:05) / 60`` is 3.75 hours).
 """
 
 from __future__ import annotations
@@ -116,16 +119,57 @@ def _minutes(match: re.Match[str]) -> str:
     return str(int(total) if total == int(total) else total)
 
 
+def _clock_name(node: ast.AST) -> str | None:
+    return node.id if isinstance(node, ast.Name) and node.id.startswith("_clock") else None
+
+
+def _clocks_in_pairs(expression: str) -> None:
+    """Refuse a clock time that is not one side of a clock time minus a clock time.
+
+    Raises:
+        InvalidArgument: a clock time with a plain number (``20:00 + 12``) or on its own.
+    """
+    clocks = [m.group(0).strip() for m in written_times.CLOCK.finditer(expression)]
+    if not clocks:
+        return
+    names = iter(range(len(clocks)))
+    marked = written_times.CLOCK.sub(lambda _: f" _clock{next(names)} ", expression)
+    try:
+        tree = ast.parse(marked.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return  # evaluate() says what is wrong with the syntax
+    paired: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+            left, right = _clock_name(node.left), _clock_name(node.right)
+            if left and right:
+                paired |= {left, right}
+    alone = sorted(
+        int(name.removeprefix("_clock"))
+        for node in ast.walk(tree)
+        if (name := _clock_name(node)) is not None and name not in paired
+    )
+    if alone:
+        raise InvalidArgument(
+            f"{clocks[alone[0]]} is a clock time: the calculator "
+            "only takes a clock time minus another clock time ('17:50 - 14:05' gives 225 "
+            "minutes; '(17:50 - 14:05) / 60' gives hours), not a clock time with a plain "
+            "number or on its own"
+        )
+
+
 def with_units(expression: str) -> tuple[str, str | None]:
     """The expression with its dates and clock times as numbers, and the result's unit.
 
     Raises:
-        InvalidArgument: a malformed date or time, or dates and times in one expression.
+        InvalidArgument: a malformed date or time, dates and times in one expression, or a
+            clock time that is not taken from another (``20:00 + 12``).
     """
     dated = written_times.ISO_DATE.sub(_day_number, expression)
     timed = written_times.CLOCK.sub(_minutes, dated)
     if dated != expression and timed != dated:
         raise InvalidArgument("an expression holds clock times or dates, not both")
+    _clocks_in_pairs(dated)
     if dated != expression:
         return dated, "days"
     if timed != dated:
@@ -267,9 +311,10 @@ class Calculator:
             "parentheses, the constants pi, e, tau, and the functions "
             + ", ".join(sorted(_FUNCTIONS))
             + ", and len of a quoted string or a list"
-            + ". Example: 'sqrt(2) * (3 + 4) ** 2'. Durations: a clock time is its minutes "
-            "since midnight ('17:50 - 14:05' gives 225 minutes) and a date its day number "
-            "('2026-12-25 - 2026-03-10' gives 290 days; '2026-03-10 + 45' gives 2026-04-24)."
+            + ". Example: 'sqrt(2) * (3 + 4) ** 2'. Durations: a clock time minus a clock time "
+            "gives minutes ('17:50 - 14:05' gives 225 minutes; a clock time with a plain "
+            "number is refused) and a date is its day number ('2026-12-25 - 2026-03-10' "
+            "gives 290 days; '2026-03-10 + 45' gives 2026-04-24)."
         ),
         input_schema={
             "type": "object",

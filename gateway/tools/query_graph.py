@@ -39,10 +39,11 @@ class QueryGraph(RetrievalTool[GraphSearch]):
         name=GRAPH_TOOL,
         description=(
             "Look up facts linking the people, organisations, places and figures a question "
-            "names, across the user's documents (one or two hops: who leads X, where that "
-            "person is based). Returns numbered passages; cite the ones you use as [n]."
+            "names, across the user's documents, one or two links away (from a project to "
+            "the person at its head, then to that person's office). Returns numbered "
+            "passages; cite the ones you use as [n]."
         ),
-        query_help="The question, or the names to start from.",
+        query_help="The user's question as they asked it, or the names in it.",
         what="passages",
     )
     note = NOTE

@@ -156,6 +156,39 @@ async def test_malformed_times_and_dates_are_refused(expression: str, reason: st
 
 
 @pytest.mark.parametrize(
+    "expression", ["20:00 + 12", "12 + 20:00", "14:05 * 2", "14:05", "14:05 + 3:45", "9:30 am + 45"]
+)
+async def test_a_clock_time_with_a_plain_number_is_refused_saying_what_is_allowed(
+    expression: str,
+) -> None:
+    ctx = CallContext(
+        tenant_id="t",
+        subject="s",
+        run_id="r",
+        agent="researcher",
+        policy=CallPolicy(),
+        deps=GatewayDeps(registry=ToolRegistry([Calculator()])),
+    )
+    call = ToolCallRequest(call_id="1", name="calculator", arguments={"expression": expression})
+    out, _ = await invoke(call, ctx)
+    # 20:00 + 12 used to be 1212: minutes since midnight plus 12, which reads as neither.
+    assert (out.status, out.code) == ("error", "invalid_argument"), out.result
+    assert "is a clock time" in out.message
+    assert "clock time minus another clock time ('17:50 - 14:05' gives 225" in out.message
+
+
+@pytest.mark.parametrize(
+    ("expression", "result"),
+    [("(17:50 - 14:05) + (12:00 - 11:30)", 255), ("17:50 - 14:05 - 15", 210)],
+)
+async def test_a_difference_of_clock_times_takes_any_arithmetic(
+    expression: str, result: int
+) -> None:
+    out = await Calculator().run({"expression": expression}, None)
+    assert out == {"expression": expression, "result": result}
+
+
+@pytest.mark.parametrize(
     ("expression", "result"),
     [("62 EUR * 5", 310), ("€62 * 5", 310), ("5 * 62EUR", 310), ("(62 EUR + 48 EUR) * 2", 220)],
 )
