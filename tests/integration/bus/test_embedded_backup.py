@@ -4,6 +4,7 @@ serves, and that image restored as the data a new server starts from."""
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import redis
@@ -31,6 +32,10 @@ def test_an_image_taken_while_the_server_runs_restores_what_was_written_before_i
         writer = threading.Thread(target=keep_writing)
         writer.start()
         try:
+            # The image is taken while the writer writes: once it has written (on a loaded
+            # host the thread may not have run yet when the save starts).
+            while client.get("counter") is None:
+                time.sleep(0.001)
             version = save_rdb(live, image)
         finally:
             stop.set()
