@@ -20,7 +20,7 @@ def _now() -> datetime:
 
 
 FaultPoint = Callable[[str], None]
-"""A test seam a handler calls at a named point of its step (`gateway.faults.fault`, which
+"""A test seam a handler calls at a named point of its step (`api.compose.faults.fault`, which
 a test arms to SIGKILL the process right there); the composition root passes it in."""
 
 

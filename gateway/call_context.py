@@ -19,7 +19,7 @@ from gateway.egress.client import HttpEgressClient
 from gateway.egress.policy import EgressPolicy
 from gateway.egress.private_services import PrivateHosts
 from gateway.egress.ssrf import system_resolver
-from gateway.ports import Caller, Resolver, TenantPolicy
+from gateway.ports import Caller, FaultPoint, Resolver, TenantPolicy, no_fault
 from gateway.registry import ToolRegistry
 from gateway.service_token import ServiceTokens
 from gateway.spec import ToolSpec
@@ -75,6 +75,7 @@ class GatewayDeps:
         private_hosts: per tool, the private services it may reach
             (``AGENTBUS_TOOL_PRIVATE_HOSTS``, `gateway.egress.private_services`).
         service_tokens: signs the token each request to a private service carries.
+        fault: the test seam called at the kill points (`FaultPoint`); inert by default.
     """
 
     registry: ToolRegistry
@@ -85,6 +86,7 @@ class GatewayDeps:
     max_response_bytes: int = 2_000_000
     private_hosts: PrivateHosts = field(default_factory=dict[str, frozenset[str]])
     service_tokens: ServiceTokens | None = None
+    fault: FaultPoint = no_fault
 
     def egress_client(
         self, spec: ToolSpec, policy: EgressPolicy, caller: Caller | None = None

@@ -18,7 +18,6 @@ from gateway.checks.permission import check_permission
 from gateway.checks.risk import check_risk
 from gateway.checks.timeout import run_with_timeout
 from gateway.errors import GatewayError
-from gateway.faults import fault
 from gateway.outcome import AuditRecord, OutcomeStatus, Settled, ToolOutcome
 from gateway.ports import CallGuard, ToolInvocation
 from gateway.redact import redact
@@ -50,7 +49,7 @@ async def _run_tool(
     caller = replace(ctx.caller, request_id=f"{ctx.step_id}:{call.call_id}", idempotency_key=key)
     async with egress_for(spec, ctx, caller) as net:
         result = await run_with_timeout(entry.tool, args, net, spec.timeout_s, caller)
-    fault("after_tool", spec.name)
+    ctx.deps.fault("after_tool", spec.name)
     check_output(entry.output_validator, result, spec.name)
     capped, truncated = cap_output(result, spec.max_output_bytes)
     return ToolOutcome.success(capped, truncated=truncated)

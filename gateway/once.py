@@ -42,8 +42,8 @@ from bus.errors import ReplicaAckMissing
 from bus.redis_io.lua import run_script
 from bus.runtime.leases import PROCESS_TOKEN
 from gateway.errors import OutcomeUnknown
-from gateway.faults import fault
 from gateway.outcome import AuditRecord, OutcomeStatus, Settled, ToolOutcome
+from gateway.ports import FaultPoint, no_fault
 
 if TYPE_CHECKING:
     from bus.runtime.context import StepContext
@@ -121,9 +121,10 @@ class CallOnce:
     Args:
         ctx: the gateway step (its run, delivery, leases and settings).
         call_id: the call.
+        fault: the test seam, called once the call is claimed (``after_claim``).
     """
 
-    def __init__(self, ctx: StepContext, call_id: str) -> None:
+    def __init__(self, ctx: StepContext, call_id: str, fault: FaultPoint = no_fault) -> None:
         command = ctx.command
         self._ctx = ctx
         run, shard = command.run_id, command.shard
@@ -134,6 +135,7 @@ class CallOnce:
         leases = ctx.leases
         self._holder = leases.holder(detail) if leases else f"-/{PROCESS_TOKEN}|{detail}"
         self.key = idempotency_key(command.tenant_id, run, call_id)
+        self._fault = fault
         #: This delivery holds the claim: it runs the tool and must record or let go.
         self.holding = False
 
@@ -154,7 +156,7 @@ class CallOnce:
             if state in ("claimed", "retaken"):
                 if state == "retaken":
                     log.warning("tool_call_retaken", tool=spec.name, dead_holder=value)
-                fault("after_claim", spec.name)
+                self._fault("after_claim", spec.name)
                 return self.key if spec.takes_idempotency_key else None
             if state == "dead":
                 log.warning("tool_outcome_unknown", tool=spec.name, dead_holder=value)

@@ -151,6 +151,18 @@ class CallerAwareTool(Tool, Protocol):
         ...
 
 
+class FaultPoint(Protocol):
+    """A test seam the gateway calls at a named point of a call (`api.compose.faults.fault`,
+    which a test arms to SIGKILL the process right there, for one of ``tools``); the
+    composition root passes it in (`gateway.call_context.GatewayDeps.fault`)."""
+
+    def __call__(self, point: str, /, *tools: str) -> None: ...
+
+
+def no_fault(point: str, /, *tools: str) -> None:
+    """No point is armed: what the gateway calls when nothing passed it the seam."""
+
+
 class CallGuard(Protocol):
     """Runs before a side-effecting tool does: the at-most-once claim (`gateway.once`)."""
 

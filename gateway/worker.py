@@ -47,7 +47,6 @@ from gateway.call_context import CallContext, GatewayDeps, call_context
 from gateway.chain import invoke
 from gateway.checks.output_size import cap_output, json_size
 from gateway.client_tools import registry_for_call
-from gateway.faults import fault
 from gateway.mcp.hub import McpHub
 from gateway.metrics import count_call
 from gateway.once import CallOnce
@@ -136,7 +135,7 @@ def make_gateway_handler(
             results.append(await _bounded(ctx, call_result(call, outcome)))
         # Every outcome is recorded by now; a crash from here on redelivers a batch whose
         # side-effecting calls answer from their records.
-        fault("before_commit", *(call.name for call in batch.calls))
+        deps.fault("before_commit", *(call.name for call in batch.calls))
         if batch.then == "end":
             done = Done(run_id=command.run_id, step_id=command.step_id, status="done")
             return StepResult(events=[*events, done], finished="done", records=records)
@@ -233,11 +232,11 @@ async def _run_once(
     """
     if not _side_effects(call, call_ctx):
         return await invoke(call, call_ctx)
-    once = CallOnce(ctx, call.call_id)
+    once = CallOnce(ctx, call.call_id, call_ctx.deps.fault)
     try:
         outcome, audit = await invoke(call, call_ctx, once)
         if once.holding:
-            fault("before_record", call.name)
+            call_ctx.deps.fault("before_record", call.name)
             await once.record(outcome, audit)
     except BaseException:
         if once.holding:  # failed or cut after the claim: the tool may have run

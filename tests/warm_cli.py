@@ -8,7 +8,7 @@ own (its environment, working folder, output and exit status), as the installed
 ``agentbus`` script runs it (``sys.exit(app())``), that only imports agentbus itself.
 
 Only third-party libraries are imported ahead: agentbus's own modules may read the
-environment when imported (``gateway.faults``), and each command has its own.
+environment when imported (``api.compose.faults``), and each command has its own.
 """
 
 from __future__ import annotations

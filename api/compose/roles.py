@@ -33,6 +33,7 @@ from agents.understanding.memory.choose import memory_extractor
 from agents.understanding.memory.ports import MemoryExtractor
 from api import signing
 from api.compose.errors import ConfigError, UnknownRole
+from api.compose.faults import fault
 from api.compose.graph import choose_extractor, graph_index, graph_search
 from api.compose.settings import AppSettings
 from api.compose.tenant_policies import StoredTenantPolicies
@@ -46,7 +47,6 @@ from bus.store import Stores
 from gateway.call_context import GatewayDeps
 from gateway.egress.private_services import parse_private_hosts
 from gateway.errors import GatewayError
-from gateway.faults import fault
 from gateway.mcp.hub import McpHub
 from gateway.plugins import load_plugins
 from gateway.ports import Resolver
@@ -274,7 +274,7 @@ class Roles:
             checkpoints=self.stores.checkpoints,
             summaries=self.stores.summaries,
             context_window=self.settings.agents.context_window(),
-            fault=fault,  # the test seam: inert unless a test armed it (gateway.faults)
+            fault=fault,  # the test seam: inert unless a test armed it (api.compose.faults)
             fence=self.fence(),
             claims=claim_check(self.settings.agents.claim_check, self.llm),
         )
@@ -286,6 +286,7 @@ class Roles:
             connect_override=self.connect_override,
             private_hosts=parse_private_hosts(self.settings.gateway.tool_private_hosts),
             service_tokens=self.service_tokens(),
+            fault=fault,  # the test seam, as the agents'
         )
         return deps if self.resolver is None else dataclasses.replace(deps, resolver=self.resolver)
 

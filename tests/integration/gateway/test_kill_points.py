@@ -2,7 +2,8 @@
 real processes, a plugin and an MCP stdio tool, with and without an idempotency key).
 
 At each point, for each tool in turn, one gateway is armed to kill itself there (test-only
-fault points, `gateway.faults`) and the call is published; the next gateway redelivers it.
+fault points, `api.compose.faults`, passed in by the composition root) and the call is
+published; the next gateway redelivers it.
 What the downstream file holds afterwards is what a user would check:
 
 | point | without a key | with a key |

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway import faults
+from api.compose import faults
 
 
 def test_a_fault_point_alone_arms_nothing(monkeypatch: pytest.MonkeyPatch) -> None:

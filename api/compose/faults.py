@@ -12,9 +12,9 @@ in the windows that matter, which random kills rarely hit:
 | ``after_summary`` | the intake stored a conversation's summary; its step is not committed |
 | ``memory_before_commit`` | a memory step has its records (`agents.roles.remember`), uncommitted |
 
-The gateway calls `fault` itself. The agents' handlers never import this module: the
-composition root (`api.compose.roles`) passes `fault` to them (`agents.deps.FaultPoint`),
-and a handler built without it calls `agents.deps.no_fault`.
+Nothing below the composition root imports this module: `api.compose.roles` passes
+`fault` to the gateway (`gateway.ports.FaultPoint`, in `GatewayDeps`) and to the agents'
+handlers (`agents.deps.FaultPoint`); built without it, each calls its inert `no_fault`.
 
 Nothing here can fire by accident: the points are read once, at import, and only when
 ``AGENTBUS_TEST_FAULTS=1`` *and* ``AGENTBUS_FAULT_POINT`` (comma-separated points) are
