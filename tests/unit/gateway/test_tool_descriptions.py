@@ -32,7 +32,11 @@ def _read_by_the_model(spec: ToolSpec) -> list[str]:
     return [spec.description, query["description"]]
 
 
-@pytest.mark.parametrize("tool", [QueryGraph(NO_SEARCH), SearchDocs(NO_SEARCH)], ids=str)
+# Named by the tool: an object's default repr differs between processes, and pytest-xdist's
+# workers must collect the same ids.
+@pytest.mark.parametrize(
+    "tool", [QueryGraph(NO_SEARCH), SearchDocs(NO_SEARCH)], ids=lambda tool: tool.spec.name
+)
 def test_a_retrieval_tool_shows_no_question_to_send_as_its_query(tool: Any) -> None:
     for text in _read_by_the_model(tool.spec):
         assert not EXAMPLE_QUESTION.search(text), text
