@@ -9,14 +9,12 @@ packages.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[3]
+from tests.uv_runs import REPO, run_ok, uv
+
 CLIENT = REPO / "api" / "client"
 CONTRACTS = REPO / "bus" / "contracts"
 
@@ -52,25 +50,6 @@ print(json.dumps({"loaded": loaded, "files": files}))
 """
 
 
-def _uv() -> str:
-    found = REPO / ".tools" / "bin" / "uv"
-    uv = str(found) if found.exists() else shutil.which("uv")
-    if uv is None:
-        pytest.fail("uv is needed (make install puts it in .tools/bin)")
-    return uv
-
-
-def _run(*args: str | Path, cwd: Path = REPO, env: dict[str, str] | None = None) -> str:
-    environ = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", **(env or {})}
-    environ.pop("VIRTUAL_ENV", None)
-    environ.pop("PYTEST_ADDOPTS", None)  # the outer run's options (e.g. --durations) are not its
-    done = subprocess.run(
-        [str(a) for a in args], cwd=cwd, env=environ, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, f"{args[:3]} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
-
-
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv holding the client and the contracts (built, not editable) alone.
@@ -80,8 +59,8 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     machine whose cache never saw a package index page (``uv pip install -r`` needs them).
     """
     env = tmp_path_factory.mktemp("client-alone") / "venv"
-    _run(
-        _uv(), "sync", "--frozen", "--offline", "--quiet", "--package", "agentbus-client",
+    run_ok(
+        uv(), "sync", "--frozen", "--offline", "--quiet", "--package", "agentbus-client",
         "--extra", "test", "--no-editable", env={"UV_PROJECT_ENVIRONMENT": str(env)},
     )  # fmt: skip
     return env
@@ -89,7 +68,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_client_s_venv_holds_none_of_the_server_s_packages(venv: Path) -> None:
     listed = json.loads(
-        _run(_uv(), "pip", "list", "--format", "json", "--python", venv / "bin" / "python")
+        run_ok(uv(), "pip", "list", "--format", "json", "--python", venv / "bin" / "python")
     )
     names = {p["name"].lower().replace("_", "-") for p in listed}
 
@@ -99,7 +78,7 @@ def test_the_client_s_venv_holds_none_of_the_server_s_packages(venv: Path) -> No
 
 
 def test_importing_the_client_loads_no_server_module(venv: Path) -> None:
-    probe = _run(venv / "bin" / "python", "-c", _PROBE, ",".join(SERVER_MODULES), cwd=venv)
+    probe = run_ok(venv / "bin" / "python", "-c", _PROBE, ",".join(SERVER_MODULES), cwd=venv)
     found = json.loads(probe)
 
     assert found["loaded"] == []
@@ -109,5 +88,5 @@ def test_importing_the_client_loads_no_server_module(venv: Path) -> None:
 
 @pytest.mark.parametrize("folder", [CLIENT, CONTRACTS], ids=["client", "contracts"])
 def test_the_distributions_own_tests_pass_in_its_venv(venv: Path, folder: Path) -> None:
-    out = _run(venv / "bin" / "pytest", "-q", "-p", "no:cacheprovider", cwd=folder)
+    out = run_ok(venv / "bin" / "pytest", "-q", "-p", "no:cacheprovider", cwd=folder)
     assert " passed" in out and "failed" not in out and "error" not in out

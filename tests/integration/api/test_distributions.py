@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.api.test_client_alone import REPO, _run, _uv
+from tests.uv_runs import REPO, run_ok, uv
 
 
 def _wheel(package: str, out: Path) -> zipfile.ZipFile:
-    _run(_uv(), "build", "--offline", "--quiet", "--wheel", "--package", package, "--out-dir", out)
+    run_ok(uv(), "build", "--offline", "--quiet", "--wheel", "--package", package, "--out-dir", out)
     (built,) = out.glob(f"{package.replace('-', '_')}-*.whl")
     return zipfile.ZipFile(built)
 
