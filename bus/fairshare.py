@@ -146,6 +146,27 @@ local function fair_enqueue(F, tenant, level, item, weight)
     redis.call('HDEL', F.credit[level], tenant)
   end
 end
+
+-- Queue a run and admit what has room. A shard with no run waiting at either priority and
+-- room for one more admits it at once, leaving its keys as queueing and admitting it would
+-- (the tenant's weight set, its sequence and credit cleared); what waits, or a full shard,
+-- takes the queue.
+local function fair_submit(F, stream, tenant, level, id, deadline, data, weight, now, depth,
+    fixed, maxlen, limit)
+  redis.call('ZREMRANGEBYSCORE', F.inflight, '-inf', now)
+  if redis.call('LLEN', F.ring[1]) == 0 and redis.call('LLEN', F.ring[2]) == 0
+      and redis.call('ZCOUNT', F.inflight, now, '+inf') < fair_capacity(F, now, depth, fixed)
+  then
+    redis.call('HSET', F.weight, tenant, weight)
+    redis.call('HDEL', F.seq, tenant .. '|' .. level .. '|h', tenant .. '|' .. level .. '|t')
+    redis.call('HDEL', F.credit[level], tenant)
+    redis.call('ZADD', F.inflight, deadline, id)
+    redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', 'data', data)
+    return 1
+  end
+  fair_enqueue(F, tenant, level, id .. '\\n' .. deadline .. '\\n' .. data, weight)
+  return fair_admit(F, stream, now, depth, fixed, maxlen, limit)
+end
 """
 
 # KEYS: the shard's fair keys, then its intake stream.
@@ -167,26 +188,22 @@ return {n, waiting}
 TICK_SHA = hashlib.sha1(TICK.encode()).hexdigest()
 
 
-# KEYS: as TICK. ARGV: now, depth, fixed cap, stream maxlen, tenant, priority level, item,
-#       weight, max pending. Returns {admitted, waiting}, or {-1, waiting} when full.
+# KEYS: as TICK. ARGV: now, depth, fixed cap, stream maxlen, tenant, priority level, run
+#       id, deadline, intake command, weight, max pending. Returns {admitted, waiting}, or
+#       {-1, waiting} when full.
 ENQUEUE = (
     FUNCTIONS
     + """
 local F = fair_keys(1)
 local waiting = tonumber(redis.call('HGET', F.pending, ARGV[5]) or '0')
-if waiting >= tonumber(ARGV[9]) then return {-1, waiting} end
-fair_enqueue(F, ARGV[5], tonumber(ARGV[6]), ARGV[7], tonumber(ARGV[8]))
-local n = fair_admit(F, KEYS[12], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]),
-  ARGV[4], 1000000)
+if waiting >= tonumber(ARGV[11]) then return {-1, waiting} end
+local n = fair_submit(F, KEYS[12], ARGV[5], tonumber(ARGV[6]), ARGV[7], ARGV[8], ARGV[9],
+  tonumber(ARGV[10]), tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4],
+  1000000)
 return {n, waiting + 1}
 """
 )
 ENQUEUE_SHA = hashlib.sha1(ENQUEUE.encode()).hexdigest()
-
-
-def item(run_id: str, deadline: float, data: str) -> str:
-    """A waiting run as the queue holds it: its id, deadline and intake command."""
-    return f"{run_id}\n{deadline}\n{data}"
 
 
 def retry_after_s(pending: int, capacity: int) -> int:
@@ -249,7 +266,7 @@ class FairShare:
         run_keys = [*keys.fair_keys(shard), keys.role_stream(keys.Role.INTAKE, shard)]
         args: list[str | int | float] = [time.time(), s.fair_depth, s.fair_inflight]
         args += [s.stream_maxlen, tenant_id]
-        args += [LEVEL[priority], item(run_id, deadline, data), weight, s.fair_max_pending]
+        args += [LEVEL[priority], run_id, deadline, data, weight, s.fair_max_pending]
         reply = await run_script(self._redis, ENQUEUE, ENQUEUE_SHA, run_keys, args)
         admitted = int(reply[0])
         return None if admitted < 0 else admitted

@@ -48,9 +48,8 @@ end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 if first_turn then redis.call('SET', first_turn[1], first_turn[2], 'EX', ARGV[2]) end
 if ARGV[5] == '1' then
-  local item = ARGV[8] .. '\\n' .. ARGV[9] .. '\\n' .. ARGV[4]
-  fair_enqueue(F, ARGV[6], tonumber(ARGV[7]), item, tonumber(ARGV[10]))
-  fair_admit(F, KEYS[2], tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14]), ARGV[3],
+  fair_submit(F, KEYS[2], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9], ARGV[4],
+    tonumber(ARGV[10]), tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14]), ARGV[3],
     fairshare_admit_at_once)
 else
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'data', ARGV[4])

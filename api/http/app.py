@@ -192,6 +192,11 @@ def _install_error_handlers(app: FastAPI) -> None:
         return _error_response(Unavailable("Redis failed"))
 
 
+def _too_large(limit: int) -> JSONResponse:
+    # Made only for a body over the limit: an error made for every request cost each one.
+    return _error_response(BodyTooLarge(f"the body is over {limit} bytes"))
+
+
 class _BodyOverLimit(Exception):
     """Raised from ``receive`` when a body grows past the limit."""
 
@@ -214,10 +219,9 @@ class _BodyLimit:
             await self.app(scope, receive, send)
             return
         limit = self.larger.get(scope["path"].rstrip("/"), self.max_bytes)
-        error = BodyTooLarge(f"the body is over {limit} bytes")
-        length = dict(scope["headers"]).get(b"content-length")
+        length = next((v for k, v in scope["headers"] if k == b"content-length"), None)
         if length is not None and length.isdigit() and int(length) > limit:
-            await _error_response(error)(scope, receive, send)
+            await _too_large(limit)(scope, receive, send)
             return
         received, over, responded = 0, False, False
 
@@ -238,7 +242,7 @@ class _BodyLimit:
             if over:
                 if not responded and message["type"] == "http.response.start":
                     responded = True
-                    await _error_response(error)(scope, receive, send)
+                    await _too_large(limit)(scope, receive, send)
                 return
             responded = responded or message["type"] == "http.response.start"
             await send(message)
@@ -247,7 +251,7 @@ class _BodyLimit:
             await self.app(scope, counted, tracked)
         except _BodyOverLimit:
             if not responded:
-                await _error_response(error)(scope, receive, send)
+                await _too_large(limit)(scope, receive, send)
 
 
 _POST_RUNS = "/api/v1/runs"

@@ -9,6 +9,8 @@ from collections.abc import Callable, Generator
 import uvicorn
 from fastapi import FastAPI
 
+from api.http.head_with_body import HeadWithBodyProtocol
+
 GRACEFUL_S = 5
 
 
@@ -47,9 +49,10 @@ async def serve(
         host=host,
         port=port,
         lifespan="on",
-        # llhttp in C: h11, uvicorn's pure-Python parser, cost the API ~0.3 ms of CPU per
-        # run in `agentbus bench api` (a POST and its event stream).
-        http="httptools",
+        # llhttp in C (httptools): h11, uvicorn's pure-Python parser, cost the API ~0.3 ms
+        # of CPU per run in `agentbus bench api` (a POST and its event stream); each
+        # response's head goes out with its body (`api.http.head_with_body`).
+        http=HeadWithBodyProtocol,
         # The sans-I/O websockets implementation: the legacy one warns on import.
         ws="websockets-sansio",
         ws_max_size=ws_max_bytes,

@@ -169,6 +169,19 @@ async def test_a_chunked_body_over_the_limit_is_refused_as_it_arrives(start_api:
     assert await stream_commands(api.redis, keys.Role.INTAKE) != []
 
 
+async def test_a_declared_body_over_the_limit_is_refused(start_api: StartApi) -> None:
+    api = await start_api(api_max_question_chars=100)  # limit: 100 * 4 + 64 KiB
+    auth = api.auth(await api.key())
+    body = b'{"question": "' + b"q" * 70_000 + b'"}'  # Content-Length says so
+
+    refused = await api.http.post("/api/v1/runs", content=body, headers=auth)
+
+    assert refused.status_code == 413, refused.text
+    assert refused.json()["error"]["code"] == "body_too_large"
+    assert "over 65936 bytes" in refused.json()["error"]["message"]
+    assert await stream_commands(api.redis, keys.Role.INTAKE) == []
+
+
 async def test_tenant_settings_are_admin_only_and_shape_new_runs(start_api: StartApi) -> None:
     api = await start_api()
     user = api.auth(await api.key())

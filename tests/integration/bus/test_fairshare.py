@@ -98,3 +98,20 @@ async def test_room_of_a_dead_researcher_and_of_runs_past_their_deadline_comes_b
     capacity = keys.fair_keys(0)[keys.FAIR_PARTS.index("capacity")]
     members = await real_redis.zrange(capacity, 0, -1, withscores=True)
     assert len(members) == 1 and members[0][1] < time.time() + 4
+
+
+async def test_a_run_that_finds_nothing_waiting_and_room_is_admitted_leaving_no_queue(
+    real_redis: Redis, make_settings: Callable[..., AppSettings]
+) -> None:
+    fair = fair_share(real_redis, make_settings, fair_inflight=1)
+    assert await queue(fair, "a", 1) == [1]  # admitted by the call that queued it
+    assert await queue(fair, "b", 1) == [0]  # the shard is full: b waits
+    await fair.finished(0, "a0")
+    assert await admitted(real_redis) == ["a0", "b0"]
+    # Admitted at once (a0) or from the queue (b0), nothing of either is left waiting.
+    part = dict(zip(keys.FAIR_PARTS, keys.fair_keys(0), strict=True))
+    for name in ("ring:interactive", "credit:interactive", "queue:interactive", "seq", "pending"):
+        assert await real_redis.exists(part[name]) == 0, name
+    for tenant in ("a", "b"):  # as queueing them set it
+        assert await real_redis.hget(part["weight"], tenant) == b"1"  # pyright: ignore[reportGeneralTypeIssues] (redis-py: T | Awaitable[T])
+    assert await real_redis.zrange(part["inflight"], 0, -1) == [b"b0"]
