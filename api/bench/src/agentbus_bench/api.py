@@ -158,7 +158,11 @@ async def _one_run(client: httpx.AsyncClient, body: dict[str, object]) -> RunRes
                     if event.get("type") == "done":
                         result.status = event.get("status")
                         result.error = None
-                        return result
+                # The server ends a run's stream after its done: read to that end, as
+                # a client that keeps its connection does (one left unread is closed,
+                # and the next POST would open a new one).
+                if result.status is not None:
+                    return result
             result.reconnects += 1  # EventSource reconnects when a stream just ends
             result.error = f"events: ended before done after {ended or 'events'}"
         except httpx.TransportError as e:
