@@ -1,15 +1,17 @@
-"""A run sees the tenant's documents as they are when it is asked: one asked right after
-the first upload searches them, one asked right after the last is deleted does not.
+"""A run sees the tenant's documents and settings as they are when it is asked: one asked
+right after the first upload searches them, one asked right after the last is deleted does
+not, and one asked right after any process changed the settings runs with them.
 
-Whether a tenant has documents is cached in every process (the edge's single-mode check,
-the tools a model is offered), beside the tenant's settings version, which an upload and
-a deletion bump before they return: the cache is not left to expire.
+Whether a tenant has documents, and its settings, are cached in every process beside the
+tenant's settings version, which an upload, a deletion and a settings change bump before
+they return: the caches are not left to expire.
 """
 
 from __future__ import annotations
 
 from agents.llm.scripted import ScriptedLLM
 from bus.store import KeyRole
+from tests.integration.api.catalogue import catalogue_a_document
 from tests.integration.api.conftest import Api, StartApi
 from tests.integration.api.test_settings_roundtrip import published_settings
 
@@ -38,4 +40,18 @@ async def test_a_run_right_after_the_first_upload_searches_it_and_after_the_last
     [doc] = upload.json()["documents"]
     gone = await api.http.delete(f"/api/v1/documents/{doc['doc_id']}", headers=api.auth(admin))
     assert gone.status_code == 204, gone.text
+    assert await single_mode_sources(api, user) == []
+
+
+async def test_a_settings_change_made_by_another_process_applies_to_the_next_run(
+    start_api: StartApi,
+) -> None:
+    api = await start_api(ScriptedLLM(record=False), api_key_cache_s=300)
+    user = await api.key()
+    await catalogue_a_document(api)
+    assert await single_mode_sources(api, user) == ["documents"]  # cached, with the key
+
+    # Another API replica's PUT: the store written, the version bumped, this one not told.
+    await api.stores.tenant_settings.put("t1", {"single_context": False}, "root")
+
     assert await single_mode_sources(api, user) == []
