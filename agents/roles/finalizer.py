@@ -23,6 +23,7 @@ from bus.run_state import RunState, usage_cost
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 from bus.store import Exchange, RunStatus, Scope
+from bus.store.turn_types import TurnEnd
 from bus.transcript import trace_entries
 from retrieval.citations import CheckedAnswer, check_answer_citations, citation_items
 
@@ -76,22 +77,35 @@ def make_finalizer(deps: AgentDeps) -> Handler:
         owner = Scope.user(command.tenant_id, command.subject)
         # The history holds the answer before the run reads as done: a client that sees
         # `done` and opens the conversation finds both messages.
-        asked: int | None = None
+        turn_end: TurnEnd | None = None
         with tracing.store_span("runs.end"):
             if state.conversation_id and not rejected:
-                # The run's end and its question and answer in the conversation, in one
-                # transaction (on the branch intake read: a new one when the question edits
-                # a turn): a client that sees `done` and opens the conversation finds both.
+                # The run's end, its question and answer in the conversation and its turn's
+                # end, in one transaction (on the branch intake read: a new one when the
+                # question edits a turn): a client that sees `done` and opens the
+                # conversation finds both messages, and so does the turn that runs next.
                 exchange = Exchange(
                     conversation_id=state.conversation_id,
                     question=state.question,
                     answer=answer,
                     parent_id=state.parent_message_id,
                 )
-                asked = await deps.runs.end_answered(
+                turn_end = await deps.runs.end_answered(
                     owner,
                     command.run_id,
                     exchange,
+                    trace=trace,
+                    usage=state.usage,
+                    verified=verified,
+                    verified_reason=why,
+                )
+            elif state.conversation_id:
+                turn_end = await deps.runs.end_turn(
+                    owner,
+                    command.run_id,
+                    status,
+                    state.conversation_id,
+                    answer=None,
                     trace=trace,
                     usage=state.usage,
                     verified=verified,
@@ -108,6 +122,7 @@ def make_finalizer(deps: AgentDeps) -> Handler:
                     verified=verified,
                     verified_reason=why,
                 )
+        deps.fault("after_run_end")
         done = Done(
             run_id=command.run_id,
             step_id=command.step_id,
@@ -148,12 +163,14 @@ def make_finalizer(deps: AgentDeps) -> Handler:
             remember = MemoryTask(
                 question=state.question,
                 conversation_id=state.conversation_id,
-                message_id=asked,
+                message_id=turn_end.asked if turn_end else None,
                 said_at=state.started_at or time.time(),
             )
             to = next_role(state.settings, AGENT, "done")
             deadline = max(command.deadline, time.time() + MEMORY_DEADLINE_S)
             after.append(command.follow(to, remember).with_deadline(deadline))
-        return StepResult(next=after, events=events, finished=final, replies=replies)
+        return StepResult(
+            next=after, events=events, finished=final, replies=replies, turn_end=turn_end
+        )
 
     return handle

@@ -11,7 +11,7 @@ knowledge-graph facts), the same step that replaces an edited document.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
@@ -68,11 +68,14 @@ class Documents:
             case but following a job answers "unavailable".
         jobs: the ingest jobs on the bus.
         uploads: parses and chunks the files.
+        changed: records that a tenant's documents changed (`bus.tenant_versions.bump`),
+            so every process's cached "has documents" is read again by the next run.
     """
 
     catalogue: DocumentStore | None
     jobs: IngestJobs
     uploads: Uploads
+    changed: Callable[[str], Awaitable[None]] | None = None
 
     def _catalogue(self) -> DocumentStore:
         if self.catalogue is None:
@@ -100,6 +103,8 @@ class Documents:
         records = await record_documents(
             store, prepared, tenant=admin.tenant_id, subject=admin.subject, job_id=job.job_id
         )
+        if self.changed is not None:  # before the upload returns: the next run sees them
+            await self.changed(admin.tenant_id)
         return Upload.model_validate(
             {"job_id": job.job_id, "batches": job.total, "documents": records}
         )
@@ -136,3 +141,5 @@ class Documents:
             raise NotFound(f"no document {doc_id[:80]!r}")
         await self.jobs.remove(admin.tenant_id, admin.subject, found)
         await store.delete(admin.tenant_id, doc_id)
+        if self.changed is not None:
+            await self.changed(admin.tenant_id)

@@ -4,7 +4,9 @@ A tenant with documents gathers from them (and from the knowledge graph extracte
 them, when the graph is on); a user with long-term memories, or a conversation with
 history, from memory; a tenant with egress on, from the web. Single mode searches only the
 documents and the memories, before its first model call. Whether a tenant has documents is
-cached for ``AGENTBUS_API_KEY_CACHE_S``; that a user has memories too. That they have none is
+cached beside the tenant's settings version, which an upload or a deletion of a document
+bumps, so the next run sees the change; that a user has memories, for
+``AGENTBUS_API_KEY_CACHE_S``. That they have none is
 a mark beside the store (`api.app.ports.MemoryMarks`), set by the memory step's writer when
 it stores one, so a question costs no count of rows; the process caches it beside the
 tenant's settings version, which that writer bumps at a user's first memory, so the first
@@ -58,7 +60,7 @@ class RunSources:
         self._has_memory: ReadThrough[bool] = ReadThrough(cache_s)
 
     def forget(self, tenant_id: str) -> None:
-        """Drop the tenant's cached "has documents"."""
+        """Drop the tenant's cached "has documents" (the one kept without a version)."""
         self._has_documents.forget(tenant_id)
 
     async def single_context(self, who: Principal, effective: Effective) -> list[str]:
@@ -68,7 +70,7 @@ class RunSources:
         found: list[str] = []
         chosen = effective.sources
         documents = effective.single_context and (chosen is None or DOCUMENTS in chosen)
-        if documents and await self._has_any_documents(who.tenant_id):
+        if documents and await self._has_any_documents(who):
             found.append(DOCUMENTS)
         if await self._memory_exists(who, effective):
             found.append(MEMORY)
@@ -79,7 +81,7 @@ class RunSources:
     ) -> list[str]:
         """The sources that exist for a run whose tenant chose none (cached per tenant)."""
         found: list[str] = []
-        if await self._has_any_documents(who.tenant_id):
+        if await self._has_any_documents(who):
             found.append(DOCUMENTS)
             if self._graph:  # the facts extracted from those documents
                 found.append(GRAPH)
@@ -89,11 +91,17 @@ class RunSources:
             found.append(WEB)
         return found
 
-    async def _has_any_documents(self, tenant_id: str) -> bool:
-        """Whether the tenant has ingested any document (cached per tenant)."""
+    async def _has_any_documents(self, who: Principal) -> bool:
+        """Whether the tenant has ingested any document.
+
+        Cached beside the tenant's settings version this request's key check read
+        (``Principal.settings_version``), which an upload or a deletion bumps before it
+        returns (`api.app.documents.Documents`): the next run reads it again. Without a
+        version, cached per tenant for ``cache_s``.
+        """
         if self._documents is None:
             return False
-        documents = self._documents
+        documents, tenant_id = self._documents, who.tenant_id
 
         async def read() -> tuple[bool, bool]:
             try:
@@ -101,7 +109,9 @@ class RunSources:
             except StoreError as e:
                 raise Unavailable(f"cannot read the document catalogue: {e}") from e
 
-        return await self._has_documents.get(tenant_id, read)
+        if who.settings_version is None:
+            return await self._has_documents.get(tenant_id, read)
+        return await self._has_documents.get(f"{tenant_id}\n{who.settings_version}", read)
 
     async def _has_memories(self, who: Principal) -> bool:
         """Whether the user has any long-term memory.

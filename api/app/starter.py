@@ -162,9 +162,16 @@ class RunStarter:
             documents, memories, graph=graph, cache_s=settings.api_key_cache_s, marks=memory_marks
         )
 
-    async def effective(self, tenant_id: str) -> Effective:
-        """The tenant's settings after the overlay (cached for ``api_key_cache_s``)."""
-        prefs = await self._prefs.get(tenant_id, lambda: self._read_prefs(tenant_id))
+    async def effective(self, tenant_id: str, version: int | None = None) -> Effective:
+        """The tenant's settings after the overlay.
+
+        With ``version`` (the tenant's settings version a request's key check read,
+        `Principal.settings_version`), cached beside it: a settings change in any process
+        bumps it before its PUT returns, so the next run starts with the new settings.
+        Without, cached for ``api_key_cache_s``.
+        """
+        key = tenant_id if version is None else f"{tenant_id}\n{version}"
+        prefs = await self._prefs.get(key, lambda: self._read_prefs(tenant_id))
         return overlay(self._defaults, prefs)
 
     async def _read_prefs(self, tenant_id: str) -> tuple[Preferences | None, bool]:
@@ -172,8 +179,10 @@ class RunStarter:
         return (None if record is None else stored_preferences(record.settings)), True
 
     def forget(self, tenant_id: str) -> None:
-        """Drop a tenant's cached preferences (after they changed here)."""
-        self._prefs.forget(tenant_id)
+        """Drop a tenant's cached preferences (after they changed here): every tenant's,
+        as kept beside a version too (a change is rare; each tenant reads its own again)."""
+        self._prefs.forget(tenant_id)  # and its read in flight
+        self._prefs.clear()
         self._sources.forget(tenant_id)
 
     @property
@@ -234,7 +243,7 @@ class RunStarter:
         try:
             if who.version_pending and not _checked_at_publish(ask, idempotency_key):
                 who = await self._verified(who)
-            effective = await self.effective(who.tenant_id)
+            effective = await self.effective(who.tenant_id, who.settings_version)
             self.check_models(models_chosen(effective, ask.settings))
             check_user_model(effective, ask.settings.model, is_admin=who.is_admin)
             if ask.settings.approve_critical:
@@ -290,7 +299,8 @@ class RunStarter:
 
     async def _check_critical(self, who: Principal, asked: list[str]) -> None:
         """Refuse a run that asks for CRITICAL tools its tenant's admin has not approved."""
-        approved = set((await self.effective(who.tenant_id)).approved_critical_tools)
+        effective = await self.effective(who.tenant_id, who.settings_version)
+        approved = set(effective.approved_critical_tools)
         missing = sorted(set(asked) - approved)
         if missing:
             raise CriticalToolNotApproved(
@@ -318,7 +328,8 @@ class RunStarter:
         try:
             if self.turns is not None and ask.conversation_id is not None:
                 # A `reject` to a busy conversation is refused before a rate token is spent.
-                policy = ask.settings.multitask or (await self.effective(who.tenant_id)).multitask
+                chosen = await self.effective(who.tenant_id, who.settings_version)
+                policy = ask.settings.multitask or chosen.multitask
                 await refuse_if_busy(self.turns, who.scope, ask.conversation_id, policy)
             verdict = RATED if rated else await self._limits.check_rate(who.tenant_id)
             mark("rate")
@@ -367,7 +378,7 @@ class RunStarter:
         replay: bool,
         history: bool = False,
     ) -> Started:
-        effective = await self.effective(who.tenant_id)
+        effective = await self.effective(who.tenant_id, who.settings_version)
         settings = make_run_settings(effective, ask.settings)
         if ask.priority != settings.priority:
             settings = settings.model_copy(update={"priority": ask.priority})

@@ -207,9 +207,13 @@ async def list_documents(
     Raises:
         StoreError: the store failed (the documents are searchable all the same).
     """
+    import contextlib
     from pathlib import Path
 
+    from redis.exceptions import RedisError
+
     from api.catalogue import record_documents
+    from bus import tenant_versions
 
     def size(source: str) -> int:
         path = Path(source)
@@ -221,6 +225,11 @@ async def list_documents(
             await record_documents(
                 stores.documents, sized, tenant=tenant, subject=subject, job_id="cli"
             )
+    # The processes that cache "has documents" read it again (`bus.tenant_versions`); with
+    # no Redis to reach, their caches expire within ``api_key_cache_s``.
+    with contextlib.suppress(RedisError, OSError):
+        async with connect(s.bus) as conn:
+            await tenant_versions.bump(conn.redis, tenant, shards=s.bus.shards)
 
 
 @asynccontextmanager

@@ -134,6 +134,7 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
             catalogue=stores.documents,
             jobs=RedisIngestJobs(redis, bus),
             uploads=RetrievalUploads(app_settings.retrieval, bus.max_message_bytes),
+            changed=functools.partial(tenant_versions.bump, redis, shards=bus.shards),
         ),
         webhook_secrets=(
             None if stores.webhook_secrets is None else WebhookSecrets(stores.webhook_secrets)

@@ -11,6 +11,8 @@ in the windows that matter, which random kills rarely hit:
 | ``before_commit`` | every outcome of the batch is recorded; the step is not committed |
 | ``after_summary`` | the intake stored a conversation's summary; its step is not committed |
 | ``memory_before_commit`` | a memory step has its records (`agents.roles.remember`), uncommitted |
+| ``after_run_end`` | the finalizer wrote the run's end and its turn's; the next is unpublished |
+| ``after_handoff`` | the run-end hook published the next turn; the last step is uncommitted |
 
 Nothing below the composition root imports this module: `api.compose.roles` passes
 `fault` to the gateway (`gateway.ports.FaultPoint`, in `GatewayDeps`) and to the agents'
@@ -46,6 +48,8 @@ POINTS = frozenset(
         "before_commit",
         "after_summary",
         "memory_before_commit",
+        "after_run_end",
+        "after_handoff",
     }
 )
 

@@ -252,12 +252,14 @@ class Roles:
                 self.llm, agents.llm_prices, reserve_tokens=agents.llm_reserve_tokens
             )
         if self._catalogue is None:
+            policies = self.tenant_policies()
             self._catalogue = TenantTools(
                 self.tools,
-                self.tenant_policies(),
+                policies,
                 self.mcp,
                 documents=self.stores.documents,
                 documents_ttl_s=self.settings.api.api_key_cache_s,  # as the starter's
+                versions=policies.version_of,
             )
         deps = AgentDeps(
             llm=self.llm,

@@ -66,6 +66,12 @@ class StoredTenantPolicies:
         self._local[tenant_id] = self._local.get(tenant_id, 0) + 1
         self._cache.pop(tenant_id, None)
 
+    def version_of(self, tenant_id: str) -> tuple[int, int] | None:
+        """The tenant's settings version its cached policy was read at (None: none cached):
+        what a step that just asked for the policy saw, for caches kept beside it."""
+        hit = self._cache.get(tenant_id)
+        return None if hit is None else hit[1]
+
     async def for_tenant(self, tenant_id: str) -> TenantPolicy:
         """The deployment policy with the tenant's egress preferences applied."""
         return (await self._current(tenant_id))[0]

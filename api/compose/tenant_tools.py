@@ -6,12 +6,13 @@ through, so a model is offered what the gateway would run. The policy is cached 
 (`StoredTenantPolicies`) and the registry by the MCP hub, so a step costs no store read.
 
 A tenant without documents is not offered the tools that search them: every tool in the
-prompt is one more a small model may pick for the wrong question.
+prompt is one more a small model may pick for the wrong question. Whether it has any is
+cached beside the tenant's settings version, which an upload or a deletion bumps.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from agents.deps import tool_definitions
 from agents.llm.ports import ToolDefinition
@@ -37,6 +38,10 @@ class TenantTools:
         mcp: the MCP sessions the gateway calls them through.
         documents: the document catalogue (None: the document tools are always offered).
         documents_ttl_s: how long a tenant's having documents, or not, is trusted.
+        versions: the tenant's settings version the policy just read was read at
+            (`StoredTenantPolicies.version_of`): "has documents" is cached beside it, and
+            an upload or a deletion bumps it, so the next step sees the change. None: per
+            tenant, for ``documents_ttl_s``.
     """
 
     def __init__(
@@ -47,12 +52,14 @@ class TenantTools:
         *,
         documents: DocumentStore | None = None,
         documents_ttl_s: float = 5.0,
+        versions: Callable[[str], object] | None = None,
     ) -> None:
         self._registry = registry
         self._policies = policies
         self._mcp = mcp
         self._documents = documents
         self._has_documents: ReadThrough[bool] = ReadThrough(documents_ttl_s)
+        self._versions = versions
         self._offered: dict[tuple[int, frozenset[str] | None], list[ToolDefinition]] = {}
 
     async def __call__(self, tenant_id: str) -> Sequence[ToolDefinition]:
@@ -85,4 +92,7 @@ class TenantTools:
             except StoreError:
                 return True, False  # offer them, as before; the gateway still checks
 
-        return await self._has_documents.get(tenant_id, read)
+        # Read after the policy: the version it was read at is this step's.
+        version = None if self._versions is None else self._versions(tenant_id)
+        key = tenant_id if version is None else f"{tenant_id}\n{version}"
+        return await self._has_documents.get(key, read)

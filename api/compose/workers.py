@@ -3,29 +3,32 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Iterable
 from functools import partial
 
 from redis.asyncio import Redis
 
 from agents.roles.remember import MEMORY_KIND, make_memory_applier
 from api.app.turn_publisher import TurnPublisher
+from api.compose.faults import fault
 from api.compose.roles import Roles
 from api.compose.store_owner import StoreOwner
 from api.streams import limits
 from bus import keys, wire
 from bus.commands import Command, RunResult
 from bus.errors import StoreError
-from bus.events import ClientEvent, FinalStatus, RunStatus, parse_event
+from bus.events import FinalStatus, RunStatus, parse_event
 from bus.fairshare import FairShare
 from bus.keys import INGEST_LANE, Role
 from bus.publish_once import publish_once
 from bus.run_state import RunState
+from bus.runtime.context import StepResult
 from bus.runtime.recorder import Applier, Recorder
 from bus.runtime.runner import Consumer
 from bus.runtime.worker import ErasedHook, RunEndHook, Worker
 from bus.settings import BusSettings
 from bus.store import RunStore, Scope, Stores
+from bus.store.turn_types import TurnEnd
 from bus.store.turns import TurnStore
 from bus.transcript import partial_answer, trace_entries
 from gateway.audit import AUDIT_KIND, make_audit_applier
@@ -52,10 +55,13 @@ def run_end_recorder(
     With ``fair``, the run's room in its shard goes to the next waiting run (`bus.fairshare`).
 
     With ``turns`` too, it ends the run's conversation turn and publishes the question that
-    waited behind it (`api.app.turn_publisher`): after the store has the run's end and its
-    answer, so the next run's history holds them. A repeat (a redelivered last step)
-    publishes nothing twice. A run a later question cancelled ends with the code
-    ``interrupted`` or ``rolled_back`` (its ``error_code``, the reply's ``stop_reason``).
+    waited behind it (`api.app.turn_publisher`): the turn ends in the transaction that
+    records the run's end and its answer (the finalizer's, or this hook's for a run that
+    ended otherwise), so the next run's history holds them. The hook runs before the run's
+    last step commits: a crash before the publish redelivers that step, whose end names the
+    same turn again, and a repeat publishes nothing twice (`bus.publish_once`). A run a
+    later question cancelled ends with the code ``interrupted`` or ``rolled_back`` (its
+    ``error_code``, the reply's ``stop_reason``).
     """
     publisher = (
         None if redis is None or turns is None else TurnPublisher(publish_once(redis), turns)
@@ -70,23 +76,34 @@ def run_end_recorder(
             given.append(limits.release(redis, command.tenant_id, command.run_id))
         await asyncio.gather(*given)
 
-    async def record(command: Command, status: FinalStatus, ending: Sequence[ClientEvent]) -> None:
+    async def hand_on(turn_end: TurnEnd) -> None:
+        if publisher is not None and turn_end.next is not None:
+            await publisher.publish(turn_end.next)
+        fault("after_handoff")
+
+    async def record(command: Command, status: FinalStatus, ending: StepResult) -> None:
         await give_back(command)
         owner = Scope.user(command.tenant_id, command.subject)
         code = await end_code(turns, owner, command.run_id, status)
         carried = getattr(command.payload, "state", None)
         state = carried if isinstance(carried, RunState) else None
+        conversation = state.conversation_id if state else None
         # Only a run asked in a conversation has a turn to end (no store read otherwise).
-        turn = publisher if state is None or state.conversation_id else None
+        turn = publisher if state is None or conversation else None
         if redis is not None and command.reply_to and status != "done":
             result = RunResult(
                 run_id=command.run_id,
                 tenant_id=command.tenant_id,
                 status=status,
-                conversation_id=state.conversation_id if state else None,
+                conversation_id=conversation,
                 stop_reason=code,
             )
             await redis.xadd(command.reply_to, {wire.DATA_FIELD: wire.encode(result)})
+        if ending.turn_end is not None:
+            # The finalizer ended the run and its turn together: what is left is to publish
+            # the turn that runs next (again, after a crash: a no-op).
+            await hand_on(ending.turn_end)
+            return
         if status == "done":
             # The finalizer records `done` together with the answer and trace.
             if turn is not None:
@@ -97,8 +114,22 @@ def run_end_recorder(
             return
         rows = await redis.xrange(keys.run_events(command.run_id, command.shard))
         events = [parse_event(wire.raw_data(fields)) for _, fields in rows]
-        trace = trace_entries([*events, *ending])
+        trace = trace_entries([*events, *ending.events])
         usage = state.usage if state and state.usage else None
+        if conversation and turns is not None:
+            turn_end = await runs.end_turn(
+                owner,
+                command.run_id,
+                RunStatus(status),
+                conversation,
+                answer=None,
+                trace=trace,
+                usage=usage,
+                error_code=code,
+                partial=partial_answer(trace),
+            )
+            await hand_on(turn_end)
+            return
         await runs.end(
             owner,
             command.run_id,

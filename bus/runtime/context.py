@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from bus.budget import Charge
     from bus.runtime.leases import Leases
     from bus.settings import BusSettings
+    from bus.store.turn_types import TurnEnd
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,10 @@ class StepResult:
             commit (`bus.ledger`): durable with the step, off its critical path.
         charge: what the step's model calls spent, for a run no budget limits: charged
             with the commit (`bus.budget.Charge`).
+        turn_end: the run's conversation turn, ended by the handler with the run's end
+            (`bus.store.turn_types.TurnEnd`): the run-end hook publishes the turn it hands
+            on. Durable before the step commits: a crash before the commit redelivers the
+            step, whose end names that turn again (and publishing it twice is a no-op).
     """
 
     next: Sequence[Command] = ()
@@ -66,6 +71,7 @@ class StepResult:
     join: Join | None = None
     records: Sequence[LedgerRecord] = ()
     charge: Charge | None = None
+    turn_end: TurnEnd | None = None
 
     @classmethod
     def ending(cls, command: Command, status: FinalStatus, message: str) -> StepResult:

@@ -38,7 +38,7 @@ import structlog
 from bus import keys, tracing, wire
 from bus.commands import Command
 from bus.errors import MessageInvalid
-from bus.events import ClientEvent, ErrorEvent, FinalStatus, StepRetry
+from bus.events import ErrorEvent, FinalStatus, StepRetry
 from bus.runtime import metrics
 from bus.runtime.commit import CANCELLED, COMMITTED, DUPLICATE, ERASED, Committer, prepare
 from bus.runtime.consumer import Entry, StreamConsumer
@@ -58,9 +58,10 @@ if TYPE_CHECKING:
     from bus.settings import BusSettings
 
 Handler = Callable[[StepContext, Command], Awaitable[StepResult]]
-RunEndHook = Callable[[Command, FinalStatus, Sequence[ClientEvent]], Awaitable[None]]
-"""Called as a run ends, before its last events are committed: the command, the final
-status and those last events (the ``error`` and ``done`` a failure ends with)."""
+RunEndHook = Callable[[Command, FinalStatus, StepResult], Awaitable[None]]
+"""Called as a run ends, before its last step is committed: the command, the final status
+and that step's result (its last events, such as the ``error`` and ``done`` a failure ends
+with, and the conversation turn its handler ended, if any)."""
 ErasedHook = Callable[[Command], Awaitable[None]]
 """Called when a step's user is being erased (`bus.fence`): give back what its run held,
 writing nothing of the user's."""
@@ -300,7 +301,7 @@ class Worker(StreamConsumer):
         if prepared.finished:
             # Recorded before the commit, so a client that sees `done` finds the store
             # updated too; the hook is idempotent, a redelivery records the same status.
-            await self._run_ended(command, prepared.finished, result.events)
+            await self._run_ended(command, prepared.finished, result)
         applied = await self._committer.commit(entry, command, prepared)
         if applied == CANCELLED:  # cancelled while the step ran: only its spending is kept
             await self._end(entry, command, "cancelled", "cancel requested", prepared.charge)
@@ -340,7 +341,7 @@ class Worker(StreamConsumer):
     ) -> None:
         ending = replace(StepResult.ending(command, status, message), charge=charge)
         prepared = prepare(command, ending, self.settings)
-        await self._run_ended(command, status, ending.events)
+        await self._run_ended(command, status, ending)
         pending = metrics.open_step()
         applied = await self._committer.commit(entry, command, prepared)
         if applied == COMMITTED:
@@ -349,9 +350,7 @@ class Worker(StreamConsumer):
         elif applied == ERASED:
             await self._erased(entry, command)
 
-    async def _run_ended(
-        self, command: Command, status: FinalStatus, ending: Sequence[ClientEvent] = ()
-    ) -> None:
+    async def _run_ended(self, command: Command, status: FinalStatus, ending: StepResult) -> None:
         # The run's end is already committed in Redis; a failing hook (say, the store
         # is down) is logged, not retried, so it cannot re-run a finished step.
         if self._on_run_end is None:
@@ -391,7 +390,7 @@ class Worker(StreamConsumer):
             failed = ErrorEvent(
                 run_id=command.run_id, step_id=command.step_id, code="dead_letter", message=why
             )
-            await self._run_ended(command, "error", [failed])
+            await self._run_ended(command, "error", StepResult(events=[failed], finished="error"))
             pending = metrics.open_step()
             count_run_end(command, "error")
             metrics.apply(pending)

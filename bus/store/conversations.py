@@ -451,6 +451,69 @@ def append_sync(
     return int(added)
 
 
+def append_exchange_sync(
+    conn: Connection,
+    owner: Scope,
+    conversation_id: str,
+    run_id: str,
+    question: str,
+    answer: str,
+    *,
+    parent_id: int | None = None,
+) -> int:
+    """A run's question and its answer, appended inside a transaction of the caller's
+    (scope already set), as two `append_sync` calls would: the question after
+    ``parent_id`` (None: the end of the active branch), the answer after the question, the
+    active branch ending at the answer. Idempotent per run and role.
+
+    The answer's parent is the question just written and the conversation moves once: the
+    statements two appends would spend on reading them back are not sent.
+
+    Returns:
+        The id of the question's message.
+    """
+    active = conn.execute(
+        select(ConversationRow.active_message_id).where(
+            ConversationRow.id == conversation_id, owner.where(ConversationRow, owner=True)
+        )
+    ).first()
+    if active is None:
+        raise ConversationNotFound(f"no conversation {conversation_id!r}")
+    parent = active[0] if parent_id is None else parent_id
+    if parent:  # only a message of this conversation can be a parent
+        mine = select(MessageRow.id).where(
+            MessageRow.id == parent, MessageRow.conversation_id == conversation_id
+        )
+        parent = parent if conn.execute(mine).scalar() is not None else None
+    now = utcnow()
+    row = {"conversation_id": conversation_id, "tenant_id": owner.tenant_id, "run_id": run_id,
+           "created_at": now, "status": None}  # fmt: skip
+    dialect, conflict_on = conn.dialect.name, ["conversation_id", "run_id", "role"]
+    ids: list[int] = []
+    for role, content in ((MessageRole.USER, question), (MessageRole.ASSISTANT, answer)):
+        values = row | {"role": role.value, "content": content, "parent_id": parent or None}
+        insert = insert_ignoring(dialect, MessageRow, values, conflict_on)
+        added = conn.execute(insert.returning(MessageRow.id)).scalar()
+        if added is None:  # appended before (a redelivery): that message, unchanged
+            earlier = select(MessageRow.id).where(
+                MessageRow.conversation_id == conversation_id,
+                MessageRow.run_id == run_id,
+                MessageRow.role == role.value,
+            )
+            ids.append(int(conn.execute(earlier).scalar_one()))
+            parent = ids[-1]
+            continue
+        ids.append(int(added))
+        parent = ids[-1]
+        if role == MessageRole.ASSISTANT:
+            conn.execute(
+                update(ConversationRow)
+                .where(ConversationRow.id == conversation_id)
+                .values(updated_at=now, active_message_id=added)
+            )
+    return ids[0]
+
+
 def _branch(scope: Scope, conversation_id: str, leaf: int, limit: int) -> Select[MessageRow]:
     """The messages from ``leaf`` up through its parents (at most ``limit``), oldest first."""
     start = (

@@ -7,7 +7,7 @@ import builtins
 import functools
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import (
@@ -27,12 +27,14 @@ from sqlalchemy.exc import IntegrityError
 
 from bus.errors import StoreError
 from bus.events import TERMINAL_STATUSES, RunStatus
-from bus.store.conversations import MessageRole, append_sync
+from bus.store.conversations import append_exchange_sync
 from bus.store.group_commit import Prepared
 from bus.store.repository import Repository, insert_ignoring, utcnow
 from bus.store.run_query import RunCursor, RunQuery, count_statement, page_statement
 from bus.store.scope import Scope, apply_scope_sync
 from bus.store.tables import RunRow
+from bus.store.turn_steps import end_run_turn, lock_conversation
+from bus.store.turn_types import TurnEnd
 
 __all__ = ["TERMINAL_STATUSES", "Exchange", "RunRecord", "RunStatus", "RunStore", "utcnow"]
 
@@ -87,6 +89,14 @@ class RunRecord(BaseModel):
     def owner(self) -> Scope:
         """The scope of the user who started the run."""
         return Scope.user(self.tenant_id, self.subject)
+
+
+class _Ending(NamedTuple):
+    """The conversation turn a run's end also ends."""
+
+    conversation_id: str
+    status: RunStatus
+    partial: str | None
 
 
 class Exchange(BaseModel):
@@ -295,8 +305,41 @@ class RunStore(Repository):
         values = _end_values(status, answer, trace, usage, error_code)
         judged = {"verified": verified, "verified_reason": verified_reason}
         values |= {k: v for k, v in judged.items() if v is not None}
-        ended, _ = await self._end(scope, run_id, values, None)
+        ended, _ = await self._end(scope, run_id, values, None, None)
         return ended
+
+    async def end_turn(
+        self,
+        scope: Scope,
+        run_id: str,
+        status: RunStatus,
+        conversation_id: str,
+        *,
+        answer: str | None,
+        trace: builtins.list[dict[str, Any]] | None,
+        usage: dict[str, int] | None,
+        error_code: str | None = None,
+        verified: bool | None = None,
+        verified_reason: str | None = None,
+        partial: str | None = None,
+    ) -> TurnEnd:
+        """`end` a run of a conversation and its turn, in one transaction; the turn that
+        runs next in the conversation, for the caller to publish.
+
+        A turn cancelled by a later question (``interrupt``) keeps ``partial``, what the
+        run streamed of its answer; a ``rollback`` removes the run's messages. A
+        redelivered end changes nothing and names the running turn again.
+
+        Raises:
+            ValueError: ``status`` is not terminal.
+            StoreError: the database failed.
+        """
+        values = _end_values(status, answer, trace, usage, error_code)
+        judged = {"verified": verified, "verified_reason": verified_reason}
+        values |= {k: v for k, v in judged.items() if v is not None}
+        ending = _Ending(conversation_id, RunStatus(status), partial)
+        _, turn = await self._end(scope, run_id, values, None, ending)
+        return turn or TurnEnd()
 
     async def end_answered(
         self,
@@ -308,16 +351,17 @@ class RunStore(Repository):
         usage: dict[str, int] | None,
         verified: bool | None = None,
         verified_reason: str | None = None,
-    ) -> int:
-        """`end` a run ``done`` with its answer, and append its question and answer to its
-        conversation, in one transaction.
+    ) -> TurnEnd:
+        """`end` a run ``done`` with its answer, append its question and answer to its
+        conversation and end its turn there, in one transaction.
 
-        The history holds the answer exactly when the run reads as done. Appends are
-        idempotent per run and role and the end is guarded, so a redelivered finalizer
-        changes nothing.
+        The history holds the answer exactly when the run reads as done, and the turn that
+        runs next (returned, for the caller to publish) sees it. Appends are idempotent per
+        run and role and the end is guarded, so a redelivered finalizer changes nothing
+        and names the same next turn (publishing it again is a no-op).
 
         Returns:
-            The id of the question's message.
+            The turn to publish now, if any, and the id of the question's message.
 
         Raises:
             ConversationNotFound: the owner has no such conversation (nothing was written).
@@ -326,35 +370,43 @@ class RunStore(Repository):
         values = _end_values(RunStatus.DONE, exchange.answer, trace, usage, None)
         judged = {"verified": verified, "verified_reason": verified_reason}
         values |= {k: v for k, v in judged.items() if v is not None}
-        _, asked = await self._end(scope, run_id, values, exchange)
-        assert asked is not None  # an exchange's question always has its message
-        return asked
+        ending = _Ending(exchange.conversation_id, RunStatus.DONE, None)
+        _, turn = await self._end(scope, run_id, values, exchange, ending)
+        assert turn is not None and turn.asked is not None  # an exchange's question is kept
+        return turn
 
     async def _end(
-        self, scope: Scope, run_id: str, values: dict[str, Any], exchange: Exchange | None
-    ) -> tuple[bool, int | None]:
+        self,
+        scope: Scope,
+        run_id: str,
+        values: dict[str, Any],
+        exchange: Exchange | None,
+        ending: _Ending | None,
+    ) -> tuple[bool, TurnEnd | None]:
         stmt = _end_stmt(tuple(sorted(values)))
         params = {f"v_{k}": v for k, v in values.items()} | _owner_params(scope, run_id)
 
-        def work(conn: Connection) -> tuple[bool, int | None]:
+        def work(conn: Connection) -> tuple[bool, TurnEnd | None]:
             apply_scope_sync(conn, scope)
+            # The conversation's lock first (`end_run_turn`), as an admission takes it.
+            locked = ending is not None and lock_conversation(conn, scope, ending.conversation_id)
             asked = None
             if exchange is not None:  # the messages first: the history, then the end
-                cid = exchange.conversation_id
-                asked = append_sync(
+                asked = append_exchange_sync(
                     conn,
                     scope,
-                    cid,
-                    MessageRole.USER,
-                    exchange.question,
+                    exchange.conversation_id,
                     run_id,
+                    exchange.question,
+                    exchange.answer,
                     parent_id=exchange.parent_id,
                 )
-                answer = exchange.answer
-                append_sync(
-                    conn, scope, cid, MessageRole.ASSISTANT, answer, run_id, parent_id=asked
-                )
-            return stmt.rowcount(conn, params) == 1, asked
+            ended = stmt.rowcount(conn, params) == 1
+            if ending is None:
+                return ended, None
+            cid, status, partial = ending
+            following = end_run_turn(conn, scope, cid, run_id, status, partial) if locked else None
+            return ended, TurnEnd(following, asked)
 
         return await self._group_commit().run(work, "finish the run")
 

@@ -8,9 +8,10 @@ transaction, so what they decide together is written together.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from sqlalchemy import Connection, Table, and_, delete, func, insert, select, update
+from sqlalchemy import Connection, Table, and_, bindparam, delete, func, insert, select, update
 
 from bus.events import TERMINAL_STATUSES, RunStatus
 from bus.store.conversations import MessageRole, append_sync
@@ -25,6 +26,47 @@ _LOCKS: Table = ConversationLockRow.__table__  # pyright: ignore[reportAssignmen
 _MESSAGES: Table = MessageRow.__table__  # pyright: ignore[reportAssignmentType]
 _RUNS: Table = RunRow.__table__  # pyright: ignore[reportAssignmentType]
 _ENDED = sorted(s.value for s in TERMINAL_STATUSES)
+_WAITING = _TURNS.alias("waiting")
+_RUNNING = _TURNS.alias("running")
+#: Promote the conversation's oldest queued turn, unless one runs; the turn as promoted.
+_PROMOTE = (
+    update(_TURNS)
+    .where(
+        _TURNS.c.id
+        == select(func.min(_WAITING.c.id))
+        .where(
+            _WAITING.c.conversation_id == bindparam("conversation_"),
+            _WAITING.c.state == TurnState.QUEUED.value,
+        )
+        .scalar_subquery(),
+        ~select(_RUNNING.c.id)
+        .where(
+            _RUNNING.c.conversation_id == bindparam("conversation_"),
+            _RUNNING.c.state == TurnState.RUNNING.value,
+        )
+        .exists(),
+    )
+    .values(
+        state=TurnState.RUNNING.value,
+        running_until=bindparam("now_") + _TURNS.c.timeout_s,
+        updated_at=bindparam("updated_"),
+    )
+    .returning(*_TURNS.c)
+)
+#: End a running (or queued) turn of the owner's, in the conversation the caller locked;
+#: the turn as it was, for what its end leaves in the history.
+_END_RUNNING = (
+    update(_TURNS)
+    .where(
+        _TURNS.c.run_id == bindparam("run_id_"),
+        _TURNS.c.tenant_id == bindparam("tenant_"),
+        _TURNS.c.subject == bindparam("subject_"),
+        _TURNS.c.conversation_id == bindparam("conversation_"),
+        _TURNS.c.state != TurnState.ENDED.value,
+    )
+    .values(state=TurnState.ENDED.value, updated_at=bindparam("updated_"))
+    .returning(*_TURNS.c)
+)
 
 
 def lock_conversation(conn: Connection, owner: Scope, conversation_id: str) -> bool:
@@ -110,30 +152,46 @@ def expire_stale(conn: Connection, conversation_id: str, now: float) -> Turn | N
 
 
 def advance(conn: Connection, conversation_id: str, now: float) -> Turn | None:
-    """Promote the oldest queued turn if nothing runs; the promoted turn, if any."""
-    live = live_turns(conn, conversation_id)
-    if not live or any(t.state == TurnState.RUNNING for t in live):
-        return None
-    first = live[0]
-    until = now + first.timeout_s
-    conn.execute(
-        update(_TURNS)
-        .where(_TURNS.c.run_id == first.run_id)
-        .values(state=TurnState.RUNNING.value, running_until=until, updated_at=utcnow())
-    )
-    return Turn(
-        first.run_id,
-        first.conversation_id,
-        first.tenant_id,
-        first.subject,
-        TurnState.RUNNING,
-        first.question,
-        first.publish,
-        first.timeout_s,
-        until,
-        first.disposition,
-        first.parent_message_id,
-    )
+    """Promote the oldest queued turn if nothing runs; the promoted turn, if any (one
+    statement: the choice, the check and the promotion)."""
+    params = {"conversation_": conversation_id, "now_": now, "updated_": utcnow()}
+    row = conn.execute(_PROMOTE, params).mappings().first()
+    return None if row is None else turn_of(row)
+
+
+def end_run_turn(
+    conn: Connection,
+    owner: Scope,
+    conversation_id: str,
+    run_id: str,
+    status: RunStatus,
+    partial: str | None,
+) -> Turn | None:
+    """End the run's turn, in the transaction that ends the run, and promote the next one.
+
+    The caller holds the conversation's lock (`lock_conversation`), taken before it wrote
+    the run's row, as an admission takes it before it reads that row (`adopt_first_turn`):
+    both lock in one order. (A conversation with no lock row has no turn in SQL: its first
+    turn is Redis's, `bus.first_turns`, and nothing waits behind it.)
+
+    Returns:
+        The conversation's running turn to publish: the one promoted now, or, when the
+        turn had ended before (a redelivered end), the one running since; None when
+        nothing waits or the run has no turn.
+    """
+    params = {
+        "run_id_": run_id,
+        "tenant_": owner.tenant_id,
+        "subject_": owner.subject,
+        "conversation_": conversation_id,
+        "updated_": utcnow(),
+    }
+    row = conn.execute(_END_RUNNING, params).mappings().first()
+    if row is None:  # no turn, or ended before: what runs now is published again (a no-op)
+        mine = select(_TURNS.c.id).where(_TURNS.c.run_id == run_id)
+        return None if conn.execute(mine).first() is None else running_turn(conn, conversation_id)
+    keep_history(conn, turn_of(row), status, partial)
+    return advance(conn, conversation_id, time.time())
 
 
 def end_turn(conn: Connection, turn: Turn, status: RunStatus, partial: str | None) -> None:
@@ -144,6 +202,12 @@ def end_turn(conn: Connection, turn: Turn, status: RunStatus, partial: str | Non
         .where(_TURNS.c.run_id == turn.run_id)
         .values(state=TurnState.ENDED.value, updated_at=utcnow())
     )
+    keep_history(conn, turn, status, partial)
+
+
+def keep_history(conn: Connection, turn: Turn, status: RunStatus, partial: str | None) -> None:
+    """What an ended turn's run leaves in the history: an interrupted run's question and
+    partial answer, or none of a rolled-back run's messages."""
     mine = and_(
         _MESSAGES.c.conversation_id == turn.conversation_id,
         _MESSAGES.c.tenant_id == turn.tenant_id,

@@ -55,6 +55,22 @@ class Turn:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnEnd:
+    """A conversation run's end, written with its turn's end in one transaction
+    (`bus.store.runs.RunStore.end_turn`, `~RunStore.end_answered`).
+
+    Attributes:
+        next: the conversation's running turn to publish now: the one this end promoted,
+            or, when the turn had ended before (a redelivered end), the one running since
+            (publishing it again is a no-op); None when nothing waits.
+        asked: the id of the question's message, when the run's answer was appended.
+    """
+
+    next: Turn | None = None
+    asked: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Admission:
     """What the policy decided for a new question.
 

@@ -257,9 +257,9 @@ async def test_an_answered_run_ends_with_its_exchange_in_its_conversation(
     await store.create(a_run(conversation_id="c-1"))
     exchange = Exchange(conversation_id="c-1", question="What is 23 x 19?", answer="437")
 
-    asked = await store.end_answered(ALICE, "run-1", exchange, trace=TRACE, usage=USAGE)
+    ended = await store.end_answered(ALICE, "run-1", exchange, trace=TRACE, usage=USAGE)
     # A redelivered finalizer: the same message, nothing appended, the end kept.
-    assert await store.end_answered(ALICE, "run-1", exchange, trace=[], usage={}) == asked
+    assert await store.end_answered(ALICE, "run-1", exchange, trace=[], usage={}) == ended
 
     done = await store.get(ALICE, "run-1")
     assert done is not None and (done.status, done.answer, done.trace) == (
@@ -272,7 +272,8 @@ async def test_an_answered_run_ends_with_its_exchange_in_its_conversation(
         ("user", "What is 23 x 19?", "run-1"),
         ("assistant", "437", "run-1"),
     ]
-    assert history[0].id == asked
+    assert history[0].id == ended.asked
+    assert ended.next is None  # nothing waits behind it
 
 
 async def test_an_answer_for_a_conversation_that_is_gone_writes_nothing(

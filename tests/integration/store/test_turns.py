@@ -14,7 +14,15 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bus.events import RunStatus
 from bus.run_state import Multitask
-from bus.store import ConversationNotFound, ConversationStore, MessageRole, RunStore, Scope
+from bus.store import (
+    ConversationNotFound,
+    ConversationStore,
+    Exchange,
+    MessageRole,
+    RunRecord,
+    RunStore,
+    Scope,
+)
 from bus.store.engine import make_engine
 from bus.store.turn_types import ConversationBusy, TurnState
 from bus.store.turns import TurnStore
@@ -177,3 +185,92 @@ async def test_concurrent_admissions_from_two_engines_let_exactly_one_run(
     running = [a for a in admissions if a.state == TurnState.RUNNING]
     assert len(running) == 1
     assert sorted(a.ahead for a in admissions if a.state == TurnState.QUEUED) == list(range(1, 10))
+
+
+async def test_a_runs_end_ends_its_turn_and_names_the_next_in_the_same_transaction(
+    turns: TurnStore, engine: AsyncEngine
+) -> None:
+    runs, conversations = RunStore(engine), ConversationStore(engine)
+    await conversations.ensure(ALICE, "conv-1", "q")
+    first = RunRecord(
+        id="run-1", tenant_id="tenant-a", subject="alice", mode="single", question="q1"
+    )
+    await runs.create(first)
+    for run_id in ("run-1", "run-2", "run-3"):
+        await admit(turns, run_id)
+    exchange = Exchange(conversation_id="conv-1", question="question of run-1", answer="a1")
+
+    ended = await runs.end_answered(ALICE, "run-1", exchange, trace=[], usage={})
+    # A redelivered end (the process died before it published run-2): the same turn again.
+    again = await runs.end_answered(ALICE, "run-1", exchange, trace=[], usage={})
+
+    assert ended.next is not None and ended.next.run_id == "run-2"
+    assert ended.next.publish == '{"run": "run-2"}' and ended.next.running_until is not None
+    assert again.next == ended.next and again.asked == ended.asked
+    waiting = await turns.waiting(ALICE, "conv-1")
+    assert [(t.run_id, t.state) for t in waiting] == [
+        ("run-2", TurnState.RUNNING),
+        ("run-3", TurnState.QUEUED),
+    ]
+    history = await conversations.history(ALICE, "conv-1")
+    assert [(m.run_id, m.content) for m in history] == [
+        ("run-1", "question of run-1"),
+        ("run-1", "a1"),
+    ]
+    failed = await runs.end_turn(
+        ALICE, "run-2", RunStatus.ERROR, "conv-1", answer=None, trace=[], usage=None
+    )
+    assert failed.next is not None and failed.next.run_id == "run-3"
+    stored = await runs.get(ALICE, "run-2")
+    assert stored is not None and stored.status == RunStatus.ERROR
+
+
+async def test_an_end_that_fails_leaves_the_turn_running_and_the_next_waiting(
+    turns: TurnStore, engine: AsyncEngine
+) -> None:
+    runs = RunStore(engine)
+    await admit(turns, "run-1")
+    await admit(turns, "run-2")
+    gone = Exchange(conversation_id="conv-1", question="q", answer="a")  # no such conversation
+
+    with pytest.raises(ConversationNotFound):
+        await runs.end_answered(ALICE, "run-1", gone, trace=[], usage={})
+
+    waiting = await turns.waiting(ALICE, "conv-1")
+    assert [(t.run_id, t.state) for t in waiting] == [
+        ("run-1", TurnState.RUNNING),
+        ("run-2", TurnState.QUEUED),
+    ]
+
+
+async def test_an_interrupted_runs_end_keeps_its_partial_answer_with_its_turns_end(
+    turns: TurnStore, engine: AsyncEngine
+) -> None:
+    runs, conversations = RunStore(engine), ConversationStore(engine)
+    await conversations.ensure(ALICE, "conv-1", "q")
+    await admit(turns, "run-1")
+    await admit(turns, "run-2", "interrupt")
+
+    ended = await runs.end_turn(
+        ALICE, "run-1", RunStatus.CANCELLED, "conv-1", answer=None, trace=[], usage=None,
+        error_code="interrupted", partial="half an ans",
+    )  # fmt: skip
+
+    assert ended.next is not None and ended.next.run_id == "run-2"
+    history = await conversations.history(ALICE, "conv-1")
+    assert [(m.run_id, m.content, m.status) for m in history] == [
+        ("run-1", "question of run-1", None),
+        ("run-1", "half an ans", "interrupted"),
+    ]
+
+
+async def test_the_end_of_a_conversations_first_run_kept_only_in_redis_names_no_turn(
+    engine: AsyncEngine,
+) -> None:
+    runs, conversations = RunStore(engine), ConversationStore(engine)
+    await conversations.ensure(ALICE, "conv-new", "q")
+    exchange = Exchange(conversation_id="conv-new", question="q", answer="a")
+
+    ended = await runs.end_answered(ALICE, "run-1", exchange, trace=[], usage={})
+
+    assert ended.next is None and ended.asked is not None

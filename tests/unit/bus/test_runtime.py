@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from redis.asyncio import Redis
@@ -12,7 +12,7 @@ from redis.asyncio import Redis
 from api.compose.settings import AppSettings
 from bus import keys, wire
 from bus.commands import AgentTask, Command, NoopTask
-from bus.events import ClientEvent, Done, ErrorEvent, StepRetry
+from bus.events import Done, ErrorEvent, StepRetry
 from bus.noop import handle_noop
 from bus.publish import publish, request_cancel
 from bus.run_state import RunState
@@ -264,10 +264,10 @@ async def test_run_end_hook_sees_final_status(
     s = make_settings().bus
     ended: list[tuple[str, str]] = []
 
-    async def on_end(command: Command, status: str, ending: Sequence[ClientEvent]) -> None:
+    async def on_end(command: Command, status: str, ending: StepResult) -> None:
         ended.append((command.run_id, status))
         if status == "error":  # a dead-lettered step: the hook sees why, before the commit
-            assert [e.type for e in ending] == ["error"]
+            assert [e.type for e in ending.events] == ["error"]
 
     worker = noop_worker(redis, s, on_run_end=on_end)
     await worker.ensure_groups()

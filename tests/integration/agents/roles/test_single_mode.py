@@ -186,9 +186,9 @@ async def test_a_run_reads_as_done_in_the_transaction_that_gives_its_conversatio
 
     async def watched(owner: Scope, run_id: str, *args: object, **kwargs: object) -> object:
         await what_a_client_reads(owner, run_id)
-        asked = await end_answered(owner, run_id, *args, **kwargs)  # type: ignore[arg-type]
+        ended = await end_answered(owner, run_id, *args, **kwargs)  # type: ignore[arg-type]
         await what_a_client_reads(owner, run_id)
-        return asked
+        return ended
 
     runs.end_answered = watched  # type: ignore[method-assign]
     events = await system.ask("What is 23 × 19?", conversation_id="c-order")
