@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import functools
+from datetime import date, datetime
 
 RESEARCHER = (
     "You are a careful assistant. Answer the user's question. "
@@ -51,7 +52,13 @@ SCHEMA_RETRY = (
 
 def dated(system: str, now: datetime) -> str:
     """A system prompt followed by today's date, so no agent guesses what "today" is."""
-    return f"{system}\nToday is {now.strftime('%A %d %B %Y')}."
+    return f"{system}\nToday is {_spelled(now.date())}."
+
+
+@functools.lru_cache(maxsize=8)
+def _spelled(day: date) -> str:
+    """A day as the prompts say it (formatted once a day, not for every step)."""
+    return day.strftime("%A %d %B %Y")
 
 
 def researcher_system(now: datetime, persona: str = RESEARCHER) -> str:

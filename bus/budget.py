@@ -26,7 +26,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from bus import keys
 from bus.redis_io.lua import run_script
@@ -211,8 +211,10 @@ class Charge:
 
     def totals(self, reply: Sequence[object]) -> dict[str, Spent]:
         """Each scope's new total from a charge's reply (``1, tok, usd, tok, usd...``)."""
+        # int() and float() read a reply's bytes as they read its text.
+        values = cast("Sequence[Any]", reply)
         return {
-            s.name: Spent(int(_text(reply[1 + 2 * i])), float(_text(reply[2 + 2 * i])) / 1e6)
+            s.name: Spent(int(values[1 + 2 * i]), float(values[2 + 2 * i]) / 1e6)
             for i, s in enumerate(self.scopes)
         }
 

@@ -22,7 +22,7 @@ from agentbus_contracts.ids import NAME_PATTERN as NAME_PATTERN
 from agentbus_contracts.ids import RUN_ID_PATTERN as RUN_ID_PATTERN
 from agentbus_contracts.ids import new_run_id as new_run_id
 from agentbus_contracts.questions import TraceContext as TraceContext
-from bus.frozen import Frozen
+from bus.frozen import Frozen, replaced
 from bus.keys import PREFIX, Role
 from bus.run_state import QuestionSettings, RunState
 from bus.run_state import RunSettings as RunSettings  # re-exported: commands carry it
@@ -300,7 +300,7 @@ class Command(Frozen):
             "branch": branch,
             "payload": payload,
         }
-        return self.model_copy(update=update)
+        return replaced(self, update)
 
     def with_trace(self, trace: TraceContext) -> Command:
         """This command carrying ``trace`` as its parent span."""

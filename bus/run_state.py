@@ -24,7 +24,7 @@ from agentbus_contracts.questions import MAX_BUDGET_USD as MAX_BUDGET_USD
 from agentbus_contracts.questions import MAX_TOOL_HOPS as MAX_TOOL_HOPS
 from agentbus_contracts.questions import Multitask as Multitask
 from agentbus_contracts.questions import QuestionSettings as QuestionSettings
-from bus.frozen import Frozen
+from bus.frozen import Frozen, replaced
 from bus.team_run import PinnedTeam, TeamProgress
 
 #: The run state's version, in commands (``Command.schema_version``, which changes with it)
@@ -76,8 +76,14 @@ class ChatMessage(Frozen):
 
     @classmethod
     def system(cls, content: str) -> ChatMessage:
-        """A system message."""
-        return cls(role="system", content=content)
+        """A system message (one per prompt: messages are frozen, so every step that says
+        the same prompt shares it instead of validating it again)."""
+        found = _SYSTEM_MESSAGES.get(content)
+        if found is None:
+            if len(_SYSTEM_MESSAGES) >= _SYSTEM_MESSAGES_KEPT:
+                _SYSTEM_MESSAGES.clear()
+            found = _SYSTEM_MESSAGES[content] = cls(role="system", content=content)
+        return found
 
     @classmethod
     def user(cls, content: str) -> ChatMessage:
@@ -93,6 +99,10 @@ class ChatMessage(Frozen):
     def tool(cls, call: ToolCall, content: str) -> ChatMessage:
         """The result of ``call``, to send back to the model."""
         return cls(role="tool", content=content, tool_call_id=call.id, name=call.name)
+
+
+_SYSTEM_MESSAGES: dict[str, ChatMessage] = {}
+_SYSTEM_MESSAGES_KEPT = 256
 
 
 class ClientTool(Frozen):
@@ -171,7 +181,7 @@ class JudgeProgress(Frozen):
 
     def evolve(self, **change: Unpack[JudgeChange]) -> JudgeProgress:
         """This progress with ``change`` applied (the type checker checks every name and type)."""
-        return self.model_copy(update=change)
+        return replaced(self, change)
 
 
 class JudgeChange(TypedDict, total=False):
@@ -220,7 +230,8 @@ class Budgets(Frozen):
 
     def limited(self) -> bool:
         """True when any limit is set (a run without one is never metered)."""
-        return any(getattr(self, name) is not None for name in type(self).model_fields)
+        # Every field is a limit; its values read directly (every step asks).
+        return any(value is not None for value in self.__dict__.values())
 
 
 def _is_true(value: object) -> bool:
@@ -393,7 +404,7 @@ class RunState(Frozen):
         """This state with ``change`` applied: every run-state change goes through here, so
         the type checker checks each field's name and type (``model_copy(update=...)`` takes
         any string)."""
-        return self.model_copy(update=change)
+        return replaced(self, change)
 
     def started(self, at: float) -> RunState:
         """This state as the edge starts it at ``at`` (a question that waited its turn)."""

@@ -51,6 +51,8 @@ REPEAT_STRIDE = 16
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 _HINT = re.compile(r"\s*\([^()]*\)\s*$")  # the gateway's "(what to do)" after a message
 _FENCE = re.compile(r"^```[\w-]*\s*|\s*```$")
+_BRACE = re.compile(r"\{")
+_DECODER = json.JSONDecoder()  # stateless: one for every answer
 
 
 def turn_tokens(think: bool) -> int:
@@ -212,10 +214,9 @@ def _is_payload(answer: str, outcomes: Sequence[ToolOutcome]) -> bool:
     bare = _FENCE.sub("", answer.strip())
     whole = _json(bare) if bare[:1] in ("{", "[") else None  # JSON starts with one of these
     found: list[Any] = [whole] if isinstance(whole, dict | list) else []
-    decoder = json.JSONDecoder()
-    for start in (m.start() for m in re.finditer(r"\{", answer)):
+    for start in (m.start() for m in _BRACE.finditer(answer)):
         try:
-            value, _ = decoder.raw_decode(answer, start)
+            value, _ = _DECODER.raw_decode(answer, start)
         except ValueError:
             continue
         found.append(value)

@@ -195,6 +195,8 @@ def _outcomes(
 ) -> list[tuple[str, str | None]]:
     """Per check: (finding line, mismatch). A line starting ``confirmed`` is a recompute the
     draft states; a mismatch is one it does not; neither is a check that could not run."""
+    if not checks:  # nothing to compare: the draft's figures and dates are not read
+        return []
     results = _results(thread)
     draft = CITATION.sub(" ", draft)
     stated, stated_dates = figures(draft), dates(draft)

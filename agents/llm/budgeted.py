@@ -21,6 +21,7 @@ Outside a metered step (evals, the intake's tests) calls pass through unmetered.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import time
@@ -28,7 +29,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 
 from agents import metrics
 from agents.budget import CURRENT, BudgetExhausted, StepBudget, show_spent
-from agents.llm.observed import price_of
+from agents.llm.observed import ObservedLLM, price_of
 from agents.llm.ports import (
     LLM,
     LLMEvent,
@@ -109,7 +110,26 @@ class BudgetedLLM:
         step = CURRENT.get()
         if step is None:
             return self.inner.stream(messages, tools, options)
+        if not step.limited and isinstance(self.inner, ObservedLLM):
+            # Nothing to hold: the observer, which reads every event anyway, hands back
+            # the call's usage at its end, so no second generator runs per token.
+            step.next_call_id()  # numbered as a held call is: the step's ids stay in step
+            counted = functools.partial(self._count, step, messages, tools)
+            return self.inner.stream(messages, tools, options, ended=counted)
         return self._metered(step, messages, tools, options)
+
+    def _count(
+        self,
+        step: StepBudget,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolDefinition],
+        usage: Usage | None,
+    ) -> None:
+        """Count an unlimited call's spending to the step (charged with its commit)."""
+        estimated = (
+            0 if usage is not None and usage.total_tokens else estimate_prompt(messages, tools)
+        )
+        step.add(*self._spent(usage, estimated))
 
     def _micro_per_token(self) -> float:
         """Micro-dollars a held token may cost: the dearer of input and output."""
@@ -209,15 +229,19 @@ class BudgetedLLM:
             return None
         return 0 if grant.charged else grant.held
 
+    def _spent(self, usage: Usage | None, estimated: int) -> tuple[int, int]:
+        """The tokens and micro-dollars a call spent: as the model reported them, else
+        ``estimated`` tokens, all of them priced as prompt."""
+        if usage is not None and usage.total_tokens:
+            cost = micro_usd(usage.cost_usd) if usage.cost_usd else 0
+            cost = cost or self._micro_cost(usage.prompt_tokens, usage.completion_tokens)
+            return usage.total_tokens, cost
+        return estimated, self._micro_cost(estimated, 0)
+
     async def _settle(
         self, step: StepBudget, call_id: str, usage: Usage | None, estimated: int
     ) -> None:
-        if usage is not None and usage.total_tokens:
-            tokens = usage.total_tokens
-            cost = micro_usd(usage.cost_usd) if usage.cost_usd else 0
-            cost = cost or self._micro_cost(usage.prompt_tokens, usage.completion_tokens)
-        else:  # the backend reported nothing: the estimate, all of it priced as prompt
-            tokens, cost = estimated, self._micro_cost(estimated, 0)
+        tokens, cost = self._spent(usage, estimated)
         if not step.limited:  # nothing held: charged with the step's commit
             step.add(tokens, cost)
             return

@@ -9,7 +9,7 @@ records a ``chat`` span with the OpenTelemetry GenAI attributes.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
 import structlog
 
@@ -25,8 +25,12 @@ from agents.llm.ports import (
 )
 from agents.settings import ModelPrice
 from bus import tracing
+from bus.frozen import replaced
 from bus.run_state import ChatMessage
 from bus.runtime.metrics import child, record
+
+#: What `ObservedLLM.stream` calls once a call's stream ran to its end: its usage, or None.
+Ended = Callable[[Usage | None], None]
 
 
 def price_of(prices: Mapping[str, ModelPrice], model: str) -> ModelPrice | None:
@@ -58,18 +62,23 @@ class ObservedLLM:
         messages: Sequence[ChatMessage],
         tools: Sequence[ToolDefinition] = (),
         options: LLMOptions | None = None,
+        *,
+        ended: Ended | None = None,
     ) -> AsyncIterator[LLMEvent]:
         """The wrapped model's events; the closing `Usage` carries its cost.
 
         With tracing off the caller iterates `_observe` itself: no generator layer (and no
-        attribute dict) per event for a span that is not recorded.
+        attribute dict) per event for a span that is not recorded. ``ended`` is called
+        with the call's (priced) usage, None if it reported none, once its stream ran to
+        its end (not when it failed or was closed early): what a caller that only counts
+        the call needs, without a generator layer of its own over every event.
         """
         bound = structlog.contextvars.get_contextvars()
         agent, tenant = str(bound.get("role", "")), str(bound.get("tenant_id", ""))
         model = self.inner.name
         if not tracing.ENABLED:
-            return self._observe(messages, tools, options, model, agent, tenant)
-        return self._traced(messages, tools, options, model, agent, tenant)
+            return self._observe(messages, tools, options, model, agent, tenant, ended)
+        return self._traced(messages, tools, options, model, agent, tenant, ended)
 
     async def _traced(
         self,
@@ -79,6 +88,7 @@ class ObservedLLM:
         model: str,
         agent: str,
         tenant: str,
+        ended: Ended | None,
     ) -> AsyncIterator[LLMEvent]:
         attributes: dict[str, str | int] = {
             "gen_ai.operation.name": "chat",
@@ -89,7 +99,8 @@ class ObservedLLM:
         if options is not None and options.max_tokens:
             attributes["gen_ai.request.max_tokens"] = options.max_tokens
         with tracing.span(f"chat {model}", attributes, kind="client"):
-            async for event in self._observe(messages, tools, options, model, agent, tenant):
+            stream = self._observe(messages, tools, options, model, agent, tenant, ended)
+            async for event in stream:
                 yield event
 
     async def _observe(
@@ -100,22 +111,27 @@ class ObservedLLM:
         model: str,
         agent: str,
         tenant: str,
+        ended: Ended | None = None,
     ) -> AsyncIterator[LLMEvent]:
         started = time.perf_counter()
         first: float | None = None
+        usage: Usage | None = None
         try:
             async for event in self.inner.stream(messages, tools, options):
                 if first is None and isinstance(event, TextDelta | ReasoningDelta):
                     first = time.perf_counter() - started
                 if isinstance(event, Usage):
-                    event = event.model_copy(update={"cost_usd": cost_usd(self._price, event)})
+                    event = replaced(event, {"cost_usd": cost_usd(self._price, event)})
                     self._count(event, model, tenant, first)
+                    usage = event
                 yield event
         except BaseException:
             record(child(metrics.MODEL_CALLS, model, agent, "error").inc)
             raise
         record(child(metrics.MODEL_CALLS, model, agent, "ok").inc)
         record(child(metrics.MODEL_SECONDS, model).observe, time.perf_counter() - started)
+        if ended is not None:
+            ended(usage)
 
     def _count(self, usage: Usage, model: str, tenant: str, first: float | None) -> None:
         record(child(metrics.MODEL_TOKENS, model, "input").inc, usage.prompt_tokens)
