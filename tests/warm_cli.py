@@ -18,6 +18,7 @@ import atexit
 import multiprocessing
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -69,6 +70,7 @@ def _command(args: list[str], env: dict[str, str], cwd: str, out: str, err: str)
     stdout = os.open(out, os.O_WRONLY | os.O_APPEND)
     os.dup2(stdout, 1)
     os.dup2(stdout if err == out else os.open(err, os.O_WRONLY | os.O_APPEND), 2)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # what a process it starts inherits, too
     sys.stdin = open(os.devnull)  # noqa: SIM115 (the process's own, until it exits)
     sys.argv = ["agentbus", *args]
     from api.cli.main import app
@@ -126,3 +128,51 @@ async def run(args: list[str], env: dict[str, str], *, merged: bool = False) -> 
     finally:
         done = await asyncio.to_thread(started.finish)
     return done
+
+
+class Spawned(subprocess.Popen[bytes]):
+    """A long-running ``agentbus`` process forked warm, seen as the ``Popen`` of one started
+    the ordinary way: its pid, ``poll``, ``wait``, ``send_signal`` (``kill``, ``terminate``)
+    and ``returncode`` (``-N`` when signal N ended it)."""
+
+    def __init__(self, args: list[str], env: dict[str, str], log: Path) -> None:
+        # No ``super().__init__()``: that would exec a program; this process is forked.
+        log.touch()
+        self._process = _context.Process(
+            target=_command, args=(args, env, os.getcwd(), str(log), str(log)), daemon=True
+        )
+        self._process.start()
+        self.args = ["agentbus", *args]
+        self.pid = self._process.pid or 0
+        self.returncode = None
+        self.stdin = self.stdout = self.stderr = None
+        self._child_created = False  # nothing for Popen's finalizer to reap
+
+    def poll(self) -> int | None:
+        """Its exit status, or None while it runs."""
+        if self.returncode is None:
+            self.returncode = self._process.exitcode
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Its exit status once it ended.
+
+        Raises:
+            subprocess.TimeoutExpired: it still runs after ``timeout`` seconds.
+        """
+        self._process.join(timeout)
+        code = self.poll()
+        if code is None:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        return code
+
+    def send_signal(self, sig: int) -> None:
+        """Signal it, unless it has ended."""
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+
+def spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """Start ``agentbus ARGS`` with ``env`` (the whole environment), its output and errors
+    appended to ``log``; it runs until it exits or is signalled."""
+    return Spawned(args, env, log)

@@ -18,9 +18,10 @@ from redis.asyncio import Redis
 
 from bus import embedded
 from bus.publish import read_events
+from tests import warm_cli
 from tests.e2e.test_multitask_processes import ready
 from tests.e2e.test_up import embedded_env, until_up
-from tests.processes import AGENTBUS, cli, free_port, processes, spawn
+from tests.processes import cli, free_port, processes, spawn
 from tests.support import wait_for
 
 KEPT = "The zephyrine valve of the north pump closes at 40 bar."
@@ -28,17 +29,9 @@ LATER = "The quillforth gauge of the south pump reads in kelvin."
 
 
 async def _run(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        AGENTBUS,
-        *args,
-        env={**os.environ, **env},
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await proc.communicate()
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+    """``agentbus ARGS`` in a process of its own (forked warm: ``tests.warm_cli``)."""
+    done = await warm_cli.run(args, {**os.environ, **env})
+    return done.returncode, done.stdout, done.stderr
 
 
 async def _paused_run(env: dict[str, str]) -> str:

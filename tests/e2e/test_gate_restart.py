@@ -13,6 +13,7 @@ from redis.asyncio import Redis
 
 from bus import embedded
 from bus.publish import read_events
+from tests import warm_cli
 from tests.processes import AGENTBUS, cli, processes, spawn
 from tests.support import wait_for
 
@@ -55,24 +56,11 @@ async def test_suspended_run_resumes_to_done_after_a_full_restart(
 
 
 async def _ask_until_paused(env: dict[str, str]) -> str:
-    import asyncio
-
-    proc = await asyncio.create_subprocess_exec(
-        AGENTBUS,
-        "ask",
-        "--json",
-        "--mode",
-        "multi",
-        "--human-gate",
-        "What is 23 × 19?",
-        env={**os.environ, **env},
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, _ = await proc.communicate()
-    assert proc.returncode == 3  # paused at a gate
-    return out.decode()
+    """``agentbus ask`` in a process of its own (forked warm: ``tests.warm_cli``), to its gate."""
+    args = ["ask", "--json", "--mode", "multi", "--human-gate", "What is 23 × 19?"]
+    done = await warm_cli.run(args, {**os.environ, **env})
+    assert done.returncode == 3  # paused at a gate
+    return done.stdout
 
 
 def _started(log: Path) -> bool:

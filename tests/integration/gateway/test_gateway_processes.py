@@ -18,8 +18,9 @@ from bus.publish import publish
 from bus.settings import BusSettings
 from bus.store import AuditStore, Scope, make_engine
 from bus.store.migrate import upgrade_async
+from tests import warm_cli
 from tests.conftest import TEST_REDIS_URL
-from tests.processes import AGENTBUS, processes, spawn
+from tests.processes import processes, spawn
 from tests.support import events_of, wait_for
 
 STREAM = keys.role_stream(keys.Role.GATEWAY, 0)
@@ -45,16 +46,9 @@ async def env(tmp_path: Path) -> dict[str, str]:
 
 
 async def run_cli(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        AGENTBUS,
-        *args,
-        env={**os.environ, **env},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 90)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+    """``agentbus ARGS`` in a process of its own (forked warm: ``tests.warm_cli``)."""
+    done = await asyncio.wait_for(warm_cli.run(args, {**os.environ, **env}), 90)
+    return done.returncode, done.stdout, done.stderr
 
 
 async def group_exists(redis: Redis) -> bool:

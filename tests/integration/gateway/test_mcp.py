@@ -42,9 +42,9 @@ from gateway.spec import Risk
 from gateway.tenants import DeploymentPolicies
 from gateway.tools import Calculator
 from gateway.worker import make_gateway_handler
+from tests import warm_cli
 from tests.integration.gateway import mcp_server
 from tests.integration.gateway.mcp_server import SANDBOX
-from tests.processes import AGENTBUS
 from tests.support import narrow
 from tests.unit.gateway.local_http import OVERRIDE, PUBLIC_IP, FakeResolver
 
@@ -198,17 +198,10 @@ async def test_a_streamable_http_server_on_a_private_address_is_refused(
 async def test_agentbus_tools_list_shows_the_deployments_mcp_tools(tmp_path: Path) -> None:
     server = {"name": "calc", "command": [sys.executable, SERVER], "sandbox": SANDBOX}
     servers = json.dumps([server])
-    proc = await asyncio.create_subprocess_exec(
-        AGENTBUS,
-        "tools",
-        "list",
-        env={"AGENTBUS_MCP_SERVERS": servers, "AGENTBUS_DATA_DIR": str(tmp_path), "PATH": ""},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode == 0, err.decode()
-    assert "calc__add" in out.decode() and "[HIGH; side effects]" in out.decode()
+    env = {"AGENTBUS_MCP_SERVERS": servers, "AGENTBUS_DATA_DIR": str(tmp_path), "PATH": ""}
+    done = await asyncio.wait_for(warm_cli.run(["tools", "list"], env), 60)
+    assert done.returncode == 0, done.stderr
+    assert "calc__add" in done.stdout and "[HIGH; side effects]" in done.stdout
 
 
 async def test_the_gateway_worker_gives_a_tenant_its_mcp_servers_tools(
