@@ -192,7 +192,11 @@ async def _tool_pass(
     if not tools:
         return state
     if judge.checks:  # the recompute's results are in: compare, and the pass is done
-        findings, mismatches = recompute.compare(judge.checks, judge.messages, state.draft or "")
+        evidence, _ = _looked_up(state, fact_check=False)
+        ordered = spelled_checks.asked_for(state.question, evidence, deps.clock().date())
+        findings, mismatches = recompute.compare(
+            judge.checks, judge.messages, state.draft or "", ordered
+        )
         return state.with_judge(findings=findings, mismatches=mismatches)
     if judge.hops == 0:
         moved = await _recompute(node, command, state, tools, deps)
