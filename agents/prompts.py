@@ -97,9 +97,10 @@ RECOMPUTE = (
     "You check a draft answer by recomputing it. For each figure the draft computed (a "
     "number, a duration, a date), write the calculator expression that computes it from "
     "the numbers in the question and the evidence, never from the draft. The calculator "
-    "takes + - * / ** and parentheses, clock times ('17:50 - 14:05' gives minutes) and "
-    "dates ('2026-12-25 - 2026-03-10' gives days; '2026-03-10 + 45' gives a date). claim "
-    "is the figure as the draft states it. A figure quoted from the evidence, not computed, "
+    "takes + - * / ** and parentheses, clock times ('17:50 - 14:05' gives minutes; "
+    "'20:00 + 12 h' gives the clock time 12 hours later) and dates ('2026-12-25 - "
+    "2026-03-10' gives days; '2026-03-10 + 45' gives a date). claim is the figure as the "
+    "draft states it. A figure quoted from the evidence, not computed, "
     "needs no check: then reply with an empty list of checks."
 )
 

@@ -110,6 +110,15 @@ def test_an_expression_whose_order_the_question_fixes_refutes_its_mirror_image()
     assert compare(checks, thread, draft, ordered=["06:15 - 21:40"])[1] != []
 
 
+def test_an_arrival_time_recomputed_as_a_clock_time_confirms_or_refutes_the_draft() -> None:
+    checks = [_check("21:15 + 9 h")]
+    thread = [_result("j5r0", _ok(375, unit="time", text="06:15 (+1 day)", days=1))]
+    assert confirmed(checks, thread, "It docks at 06:15 the next morning.") != []
+    findings, mismatches = compare(checks, thread, "It docks at 07:15.")
+    [why] = mismatches
+    assert "06:15 (+1 day)" in why and "REFUTED" in findings
+
+
 def test_a_failed_recomputation_is_reported_never_a_mismatch() -> None:
     body = {"status": "error", "code": "invalid_argument", "message": "not valid arithmetic"}
     findings, mismatches = compare([_check("what?")], [_result("j5r0", body)], "It is 12.")
