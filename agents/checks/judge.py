@@ -18,7 +18,7 @@ import datetime as dt
 
 from agents import graph, model_input, prompts
 from agents import state as shared
-from agents.checks import recompute, spelled_checks
+from agents.checks import flag_evidence, recompute, spelled_checks
 from agents.deps import AgentDeps, tenant_tools
 from agents.errors import LLMError
 from agents.llm.ports import TextDelta, ToolDefinition, Usage
@@ -150,6 +150,19 @@ def established(state: RunState, today: dt.date) -> list[str]:
         return []
     asked = from_question(state, today)
     return recompute.confirmed(asked, judge.messages, state.draft or "")
+
+
+def flag_unfounded(
+    node: str, state: RunState, deps: AgentDeps, draft_says: str, evidence_says: str
+) -> str | None:
+    """Why the judge model's own request for changes is no refutation (None: it stands):
+    the fact-check's tools established the draft, or it quotes no evidence that states
+    otherwise (`agents.checks.flag_evidence`)."""
+    if established(state, deps.clock().date()):
+        return (
+            "the fact-check's tools recomputed what the question asks for, and the draft states it"
+        )
+    return flag_evidence.unfounded(claim_draft(node, state, deps), draft_says, evidence_says)
 
 
 def claim_draft(node: str, state: RunState, deps: AgentDeps) -> ClaimDraft:
