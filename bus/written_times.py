@@ -24,6 +24,8 @@ DURATION = re.compile(
     r"(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b\.?(?:\s*(?:and|,)?\s*(\d+)\s*(?:minutes?|mins?|m)\b)?",
     re.IGNORECASE,
 )
+#: A duration in minutes alone: ``45 minutes``, ``90 min``.
+MINUTES = re.compile(r"(?<![\d:.])(\d+(?:\.\d+)?)\s*(?:minutes?|mins?)\b", re.IGNORECASE)
 #: The languages a date written in words is read in.
 LANGUAGES = ("en", "pt", "es", "fr", "de", "it", "nl")
 # A day, a word (the month, checked by dateparser) and a year, in either order.

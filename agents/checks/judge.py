@@ -18,7 +18,7 @@ import datetime as dt
 
 from agents import graph, model_input, prompts
 from agents import state as shared
-from agents.checks import recompute, spelled_checks
+from agents.checks import flag_evidence, recompute, spelled_checks
 from agents.deps import AgentDeps, tenant_tools
 from agents.errors import LLMError
 from agents.llm.ports import TextDelta, ToolDefinition, Usage
@@ -152,6 +152,19 @@ def established(state: RunState, today: dt.date) -> list[str]:
     return recompute.confirmed(asked, judge.messages, state.draft or "")
 
 
+def flag_unfounded(
+    node: str, state: RunState, deps: AgentDeps, draft_says: str, evidence_says: str
+) -> str | None:
+    """Why the judge model's own request for changes is no refutation (None: it stands):
+    the fact-check's tools established the draft, or it quotes no evidence that states
+    otherwise (`agents.checks.flag_evidence`)."""
+    if established(state, deps.clock().date()):
+        return (
+            "the fact-check's tools recomputed what the question asks for, and the draft states it"
+        )
+    return flag_evidence.unfounded(claim_draft(node, state, deps), draft_says, evidence_says)
+
+
 def claim_draft(node: str, state: RunState, deps: AgentDeps) -> ClaimDraft:
     """What the claim check (`agents.understanding.claims`) reads of the draft: the evidence,
     and what the draft may rest on besides it.
@@ -192,7 +205,11 @@ async def _tool_pass(
     if not tools:
         return state
     if judge.checks:  # the recompute's results are in: compare, and the pass is done
-        findings, mismatches = recompute.compare(judge.checks, judge.messages, state.draft or "")
+        evidence, _ = _looked_up(state, fact_check=False)
+        ordered = spelled_checks.asked_for(state.question, evidence, deps.clock().date())
+        findings, mismatches = recompute.compare(
+            judge.checks, judge.messages, state.draft or "", ordered
+        )
         return state.with_judge(findings=findings, mismatches=mismatches)
     if judge.hops == 0:
         moved = await _recompute(node, command, state, tools, deps)

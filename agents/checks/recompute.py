@@ -190,13 +190,38 @@ def _results(thread: Sequence[ChatMessage]) -> dict[str, dict[str, Any]]:
     return out
 
 
+UNORDERED = (
+    "the draft states this with the operands of its subtraction the other way round; "
+    "which order the question means is not established, so it is not held against the draft"
+)
+_MINUS = re.compile(r"\S\s*-\s*\S")
+MINUTES_A_DAY = 1440
+
+
+def backwards(expression: str, value: float, unit: object, stated: Iterable[float]) -> bool:
+    """Whether the result may be the draft's figure from a subtraction written the other
+    way round: the expression subtracts, and the draft states the result with the opposite
+    sign (``3 * 4.75 - 20`` is -5.75 where the draft says 5.75 of change), or, between two
+    clock times, the rest of the day (``14:05 - 17:50`` is 1215 minutes, 1440 - 225)."""
+    if not _MINUS.search(_DATE_OR_TIME.sub("D", expression)):
+        return False
+    other = [-value] + ([MINUTES_A_DAY - value] if unit == "minutes" else [])
+    return any(_states(v, stated) for v in other)
+
+
 def _outcomes(
-    checks: Sequence[Recompute], thread: Sequence[ChatMessage], draft: str
+    checks: Sequence[Recompute],
+    thread: Sequence[ChatMessage],
+    draft: str,
+    ordered: Iterable[str] = (),
 ) -> list[tuple[str, str | None]]:
     """Per check: (finding line, mismatch). A line starting ``confirmed`` is a recompute the
-    draft states; a mismatch is one it does not; neither is a check that could not run."""
+    draft states; a mismatch is one it does not; neither is a check that could not run or
+    could not tell (:func:`backwards`, unless the question fixes the expression's order:
+    ``ordered``, its own arithmetic and the durations it asks for, without spaces)."""
     if not checks:  # nothing to compare: the draft's figures and dates are not read
         return []
+    fixed = {"".join(e.split()) for e in ordered}
     results = _results(thread)
     draft = CITATION.sub(" ", draft)
     stated, stated_dates = figures(draft), dates(draft)
@@ -226,6 +251,12 @@ def _outcomes(
         said = f"; the draft says {check.claim}" if check.claim else ""
         if ok:
             out.append((f"confirmed with the calculator: {expression} = {shown}", None))
+        elif (
+            isinstance(value, int | float)
+            and "".join(expression.split()) not in fixed
+            and backwards(expression, float(value), unit, stated)
+        ):
+            out.append((f"could not tell from {expression} = {shown}: {UNORDERED}", None))
         else:
             mismatch = (
                 f"the fact-check recomputed {expression} with the calculator: {shown}{said}"
@@ -236,13 +267,18 @@ def _outcomes(
 
 
 def compare(
-    checks: Sequence[Recompute], thread: Sequence[ChatMessage], draft: str
+    checks: Sequence[Recompute],
+    thread: Sequence[ChatMessage],
+    draft: str,
+    ordered: Iterable[str] = (),
 ) -> tuple[str, list[str]]:
-    """(findings, mismatches): each recomputed figure confirmed, refuted or not recomputed.
+    """(findings, mismatches): each recomputed figure confirmed, refuted, not recomputed or
+    not telling (a subtraction that may be written backwards: neither for nor against).
 
-    ``thread`` holds the gateway's results as tool messages (`agents.state.tool_message`).
+    ``thread`` holds the gateway's results as tool messages (`agents.state.tool_message`);
+    ``ordered``: the expressions whose order the question fixes.
     """
-    outcomes = _outcomes(checks, thread, draft)
+    outcomes = _outcomes(checks, thread, draft, ordered)
     lines = [line for line, _ in outcomes]
     return "\n".join(lines), [m for _, m in outcomes if m is not None]
 

@@ -9,6 +9,8 @@ states, so a draft that gets them wrong is refuted whatever the model planned:
 - a duration asked for between two clock times (``leaves at 15:45 and arrives at 18:20``)
   or two dates, in the question, else in the evidence when the question holds none
   (``opens at 08:15 and closes at 17:45``), or from today to a date;
+- a clock time asked for from one clock time and a duration (``leaves at 20:00 and the
+  trip takes 12 hours; when does it arrive?``): ``20:00 + 12 h``;
 - the draft's own arithmetic: ``4 nights × 85 EUR = 350 EUR`` is recomputed as ``4 * 85``.
 
 - the current date, time, weekday, year or month, asked for here or in a named place
@@ -158,6 +160,26 @@ def durations(question: str, evidence: Sequence[str], today: dt.date) -> list[st
     return out
 
 
+_ASKS_CLOCK = re.compile(r"\bwhat time\b|\bat what time\b|\bwhen\b", re.IGNORECASE)
+
+
+def clock_after(question: str) -> list[str]:
+    """The clock time a question asks for from one clock time and one duration (``leaves
+    at 20:00, takes 12 hours: when does it arrive?``), as ``20:00 + 12 h``."""
+    if not _ASKS_CLOCK.search(question) or _ASKS_DURATION.search(question):
+        return []
+    times = _clock_times(question)
+    rest = written_times.CLOCK.sub(" ", question)
+    hours = list(written_times.DURATION.finditer(rest))
+    minutes = list(written_times.MINUTES.finditer(written_times.DURATION.sub(" ", rest)))
+    if len(times) != 1 or len(hours) + len(minutes) != 1:
+        return []
+    if minutes:
+        return [f"{times[0]} + {minutes[0][1]} min"]
+    whole, part = hours[0][1], hours[0][2]
+    return [f"{times[0]} + {whole} h" + (f" {part} min" if part else "")]
+
+
 def draft_arithmetic(draft: str) -> list[str]:
     """The arithmetic a draft writes out with its result, as expressions to recompute."""
     out: list[str] = []
@@ -187,7 +209,8 @@ def spelled(question: str, evidence: Sequence[str], draft: str, today: dt.date) 
     asked = durations(question, evidence, today)
     wrong_way = backwards(asked)
     found: list[str] = []
-    for expression in (*question_arithmetic(question), *asked, *draft_arithmetic(draft)):
+    ordered = (*question_arithmetic(question), *asked, *clock_after(question))
+    for expression in (*ordered, *draft_arithmetic(draft)):
         if expression not in found and _bare(expression) not in wrong_way:
             found.append(expression)
     return found[:MAX_SPELLED]
@@ -208,7 +231,11 @@ def asked_for(question: str, evidence: Sequence[str], today: dt.date) -> list[st
     """The recomputations the question itself asks for: its own arithmetic and a duration
     it asks for. Unlike the model's plan or the draft's written-out arithmetic, they say
     what the answer must be, not how the answer got its figure (a sum, for an average)."""
-    return [*question_arithmetic(question), *durations(question, evidence, today)]
+    return [
+        *question_arithmetic(question),
+        *durations(question, evidence, today),
+        *clock_after(question),
+    ]
 
 
 _NOW = re.compile(

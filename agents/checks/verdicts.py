@@ -19,17 +19,30 @@ from bus.json_values import is_array
 from bus.run_state import CritiqueVerdict
 
 CRITIC_VERDICTS: tuple[CritiqueVerdict, ...] = ("OK", "REVISE", "REPLAN")
+#: What a judge asking for changes quotes: the draft's words it flags and the evidence's
+#: words that state otherwise (`agents.checks.flag_evidence`); empty when there are none.
+QUOTES: dict[str, Any] = {
+    "draft_says": {"type": "string", "maxLength": 160},
+    "evidence_says": {"type": "string", "maxLength": 240},
+}
 CRITIC_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "verdict": {"enum": list(CRITIC_VERDICTS)},
         "reason": {"type": "string", "maxLength": 400},
+        **QUOTES,
     },
-    "required": ["verdict", "reason"],
+    "required": ["verdict", "reason", *QUOTES],
     "additionalProperties": False,
 }
 _WORD = re.compile(r"\b(OK|REVISE|REPLAN)\b", re.IGNORECASE)
 _LEADING = re.compile(r"^\W*(OK|REVISE|REPLAN)\b[\s:.,-]*", re.IGNORECASE)
+
+
+def quotes(text: str) -> tuple[str, str]:
+    """(draft_says, evidence_says) of a judge's JSON reply; empty where it gave none."""
+    doc = json_object(text) or {}
+    return str(doc.get("draft_says") or "").strip(), str(doc.get("evidence_says") or "").strip()
 
 
 def parse_critique(text: str) -> tuple[CritiqueVerdict, str]:

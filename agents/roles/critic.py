@@ -7,7 +7,9 @@ event (verdict and reason, read from the reply), never applied to the answer; th
 JSON text itself is not streamed to clients. REVISE sends
 the researcher back, REPLAN the planner; both share ``MAX_ATTEMPTS``, after which the run
 proceeds whatever the verdict. A fact-check that recomputed a figure and found the draft's
-wrong (`agents.checks.recompute`) makes the verdict REVISE, whatever the model said.
+wrong (`agents.checks.recompute`) makes the verdict REVISE, whatever the model said. The
+model's own REVISE or REPLAN of a draft judged against evidence counts only when it quotes
+evidence that states otherwise (`agents.checks.flag_evidence`); else it is ``UNKNOWN``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import dataclasses
 
 from agents import gates, graph
 from agents.checks import judge
-from agents.checks.verdicts import CRITIC_SCHEMA, parse_critique
+from agents.checks.verdicts import CRITIC_SCHEMA, parse_critique, quotes
 from agents.deps import AgentDeps
 from agents.llm.ports import TextDelta, Usage
 from agents.state import (
@@ -54,7 +56,13 @@ def make_critic(deps: AgentDeps) -> Handler:
                 parts.append(event.text)
             elif isinstance(event, Usage):
                 usage = event
-        verdict, reason = parse_critique("".join(parts))
+        reply = "".join(parts)
+        verdict, reason = parse_critique(reply)
+        if verdict in ("REVISE", "REPLAN") and not state.judge.mismatches:
+            # The model's own flag counts only when founded (`agents.checks.flag_evidence`).
+            why = judge.flag_unfounded(AGENT, state, deps, *quotes(reply))
+            if why is not None:
+                verdict, reason = "UNKNOWN", f"{verdict} not counted: {why}; {reason}"
         if state.judge.mismatches:
             verdict, reason = "REVISE", "; ".join(state.judge.mismatches)
         if state.judge.note:

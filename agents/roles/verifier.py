@@ -5,7 +5,9 @@ The call is retried a bounded number of times; output that still cannot be read 
 ``needs_revision`` or ``fail`` routes one more researcher pass within the reflection cap
 shared with the critic. A fact-check that recomputed one of the draft's figures and found
 it wrong (`agents.checks.recompute`) makes the verdict ``needs_revision`` with the recomputed
-value among the reasons, whatever the model said.
+value among the reasons, whatever the model said. The model's own ``needs_revision`` or
+``fail`` of a draft judged against evidence counts only when it quotes evidence that states
+otherwise (`agents.checks.flag_evidence`); else it is ``unknown``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from jsonschema.protocols import Validator
 
 from agents import gates, graph
 from agents.checks import judge
+from agents.checks.verdicts import QUOTES
 from agents.deps import AgentDeps
 from agents.llm.json_reply import json_object
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta, Usage
@@ -42,29 +45,36 @@ VERDICT_SCHEMA: dict[str, Any] = {
     "properties": {
         "verdict": {"enum": ["pass", "needs_revision", "fail"]},
         "reasons": {"type": "array", "items": {"type": "string"}, "maxItems": 5},
+        **QUOTES,
     },
-    "required": ["verdict", "reasons"],
+    "required": ["verdict", "reasons", *QUOTES],
     "additionalProperties": False,
 }
 # Checked against its metaschema once, here; `jsonschema.validate` would re-check the
-# schema on every call (measured: a quarter of the multi benchmark's CPU).
-_VERDICT: Validator = jsonschema.Draft202012Validator(VERDICT_SCHEMA)
+# schema on every call (measured: a quarter of the multi benchmark's CPU). A reply without
+# the quotes (a server that honours no schema) is still a verdict: they are optional here.
+_VERDICT: Validator = jsonschema.Draft202012Validator(
+    {**VERDICT_SCHEMA, "required": ["verdict", "reasons"]}
+)
 _VERDICTS = ("pass", "needs_revision", "fail")
+_QUOTE_LIMITS = {name: rule["maxLength"] for name, rule in QUOTES.items()}
 
 
 def verdict_fits(doc: object) -> bool:
-    """True when ``doc`` is valid against `VERDICT_SCHEMA`, checked by hand: the schema's
-    validator walks it in Python at ~1% of a multi accurate run. Never true of a document
-    the schema refuses (a test holds them together); a False is then asked of the
-    validator, whose error says what is wrong."""
+    """True when ``doc`` is valid against `_VERDICT` (the quotes optional), checked by
+    hand: the schema's validator walks it in Python at ~1% of a multi accurate run. Never
+    true of a document the validator refuses (a test holds them together); a False is then
+    asked of the validator, whose error says what is wrong."""
     if type(doc) is not dict:
         return False
     fields = cast("dict[str, object]", doc)
-    if len(fields) != 2:
-        return False
     verdict, reasons = fields.get("verdict"), fields.get("reasons")
     if type(verdict) is not str or verdict not in _VERDICTS or type(reasons) is not list:
         return False
+    for name in fields.keys() - {"verdict", "reasons"}:
+        quote, limit = fields[name], _QUOTE_LIMITS.get(name)
+        if limit is None or type(quote) is not str or len(quote) > limit:
+            return False
     said = cast("list[object]", reasons)
     return len(said) <= 5 and all(type(r) is str for r in said)
 
@@ -111,6 +121,8 @@ def make_verifier(deps: AgentDeps) -> Handler:
             s, AGENT, response_schema=VERDICT_SCHEMA, max_tokens=300, temperature=0
         )
         doc, usage = await structured_verdict(deps.llm, request, options)
+        if doc["verdict"] in ("needs_revision", "fail") and not state.judge.mismatches:
+            doc = _founded(doc, state, deps)
         if state.judge.mismatches:
             doc: dict[str, Any] = {
                 "verdict": "needs_revision",
@@ -159,6 +171,17 @@ def make_verifier(deps: AgentDeps) -> Handler:
         return StepResult(next=[command.follow(target, AgentTask(state=state))], events=events)
 
     return handle
+
+
+def _founded(doc: dict[str, Any], state: RunState, deps: AgentDeps) -> dict[str, Any]:
+    """The model's request for changes, or ``unknown`` when it is no refutation
+    (`agents.checks.flag_evidence`)."""
+    said, quoted = str(doc.get("draft_says") or ""), str(doc.get("evidence_says") or "")
+    why = judge.flag_unfounded(AGENT, state, deps, said, quoted)
+    if why is None:
+        return doc
+    reasons = [f"{doc['verdict']} not counted: {why}", *map(str, doc["reasons"])]
+    return {"verdict": "unknown", "reasons": reasons}
 
 
 def _last_critique(state: RunState) -> str | None:

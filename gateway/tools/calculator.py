@@ -10,7 +10,9 @@ date (``2026-03-10 + 45`` is 2026-04-24). One expression holds clock times or da
 both. A clock time is a point in the day, not a number: it can only be taken from another
 clock time. ``20:00 + 12`` would be 1212, which reads as neither a time nor a duration,
 so it is refused; the difference of two clock times is minutes and takes any arithmetic
-(``(17:50 - 14:05) / 60`` is 3.75 hours).
+(``(17:50 - 14:05) / 60`` is 3.75 hours). A clock time plus or minus a duration that says
+its unit is a clock time (``20:00 + 12 h`` is 08:00, one day later:
+`gateway.tools.clock_shift`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from bus import written_times
 from gateway.errors import InvalidArgument
 from gateway.ports import EgressClient
 from gateway.spec import Risk, ToolSpec
+from gateway.tools.clock_shift import shifted
 
 Number = int | float
 
@@ -153,8 +156,9 @@ def _clocks_in_pairs(expression: str) -> None:
         raise InvalidArgument(
             f"{clocks[alone[0]]} is a clock time: the calculator "
             "only takes a clock time minus another clock time ('17:50 - 14:05' gives 225 "
-            "minutes; '(17:50 - 14:05) / 60' gives hours), not a clock time with a plain "
-            "number or on its own"
+            "minutes; '(17:50 - 14:05) / 60' gives hours) or a clock time plus a duration "
+            "with its unit ('20:00 + 12 h' gives 08:00 the next day), not a clock time with "
+            "a plain number or on its own"
         )
 
 
@@ -313,8 +317,10 @@ class Calculator:
             + ", and len of a quoted string or a list"
             + ". Example: 'sqrt(2) * (3 + 4) ** 2'. Durations: a clock time minus a clock time "
             "gives minutes ('17:50 - 14:05' gives 225 minutes; a clock time with a plain "
-            "number is refused) and a date is its day number ('2026-12-25 - 2026-03-10' "
-            "gives 290 days; '2026-03-10 + 45' gives 2026-04-24)."
+            "number is refused), a clock time plus a duration with its unit gives a clock "
+            "time ('20:00 + 12 h' gives 08:00, +1 day; '22:10 + 3 h 20 min' gives 01:30), and "
+            "a date is its day number ('2026-12-25 - 2026-03-10' gives 290 days; "
+            "'2026-03-10 + 45' gives 2026-04-24)."
         ),
         input_schema={
             "type": "object",
@@ -334,8 +340,9 @@ class Calculator:
             "properties": {
                 "expression": {"type": "string"},
                 "result": {"type": "number"},
-                "unit": {"enum": ["minutes", "days", "date"]},
+                "unit": {"enum": ["minutes", "days", "date", "time"]},
                 "text": {"type": "string"},
+                "days": {"type": "integer", "description": "Days a clock time moved by."},
             },
             "required": ["expression", "result"],
             "additionalProperties": False,
@@ -348,6 +355,9 @@ class Calculator:
     async def run(self, args: dict[str, Any], net: EgressClient | None) -> dict[str, Any]:
         """Evaluate ``args["expression"]`` (with its clock times or dates, if any)."""
         expression = args["expression"]
+        moved = shifted(expression)
+        if moved is not None:
+            return moved
         arithmetic, unit = with_units(without_currency(expression))
         result = evaluate(arithmetic)
         # Only a plain difference is a duration; (17:50 - 14:05) / 60 is hours, unlabelled.

@@ -1,16 +1,17 @@
 """A figure the evidence states differently for the same thing: a contradiction, no model.
 
 "12 rooms on the first floor" against a floor plan's "21 rooms on the first floor" (the
-examples are made up, no case of an eval set): the same unit and the same words after it,
-another number. Numbers written in words count ("twelve rooms"), and words are compared as
-lemmas in the text's language. The draft's figure being one arithmetic step from two of
-the evidence's figures (21 - 9, the "9 suites" of another sentence) does not excuse it:
-that leniency (`agents.understanding.claims.grounding`) is for results the question asks
-to compute, and a question that gives a figure (a 4-night stay: 4 × 85) or a tool's
-result still excuses one. A figure followed by a comparison ("3 rooms more than") is a
-difference, never a restatement, and is left alone. Unlike the other grounding checks
-this one runs whether or not the draft cites: the draft contradicts what the run read
-either way.
+examples are made up, no case of an eval set): the same unit and the same thing, another
+number. A figure is said of its own conjunct: in "12 EUR for adults and 7 EUR for children",
+12 of adults, however near "children" follows it (`agents.understanding.language.clauses`).
+Numbers written in words count ("twelve rooms"), and words are compared as lemmas in the
+text's language. The draft's figure being one arithmetic step from two of the evidence's
+figures (21 - 9, the "9 suites" of another sentence) does not excuse it: that leniency
+(`agents.understanding.claims.grounding`) is for results the question asks to compute, and a
+question that gives a figure (a 4-night stay: 4 × 85) or a tool's result still excuses one.
+A figure followed by a comparison ("3 rooms more than") is a difference, never a
+restatement, and is left alone. Unlike the other grounding checks this one runs whether or
+not the draft cites: the draft contradicts what the run read either way.
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from agents.understanding.language import clauses
 from agents.understanding.language.numbers import CITATION, with_digits
 from agents.understanding.language.words import function_words, language, lemma
 
 # A number that is neither part of a clock time, a date, a version ("1.4.2") nor a word.
 _FIGURE = re.compile(r"(?<![\w.:/-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\d:]|\.\d|-\d)")
-_CLAUSE = re.compile(r"[.;!?]\s+|[.;!?]$|\n+")
 _WORD = re.compile(r"%|[^\W\d_]+")
 TAIL_WORDS = 4
 # A figure followed by one of these is a difference or a bound, not the thing's value.
@@ -39,37 +40,77 @@ _COMPARING = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class Stated:
-    """A figure with what it counts: its unit and the words that follow in its clause."""
+    """A figure with what it counts: its unit, the words of its own conjunct (``own``) and
+    those with the sentence's subject it shares (``about``)."""
 
     value: float
     unit: str
     about: frozenset[str]
     text: str
+    own: frozenset[str] = frozenset()
+
+
+def _content(text: str, lang: str, function: frozenset[str]) -> set[str]:
+    return {lemma(w, lang) for w in _WORD.findall(text) if w.lower() not in function}
 
 
 def stated(text: str, lang: str | None = None) -> Iterator[Stated]:
-    """The figures of ``text`` that come with a unit, each with the words that follow it.
+    """The figures of ``text`` that come with a unit, each with the words it is said with.
 
-    Numbers written in words count ("twenty-seven days"); words are compared as lemmas
-    ("holidays" is "holiday"), and the language's function words name no thing.
+    A figure is said with the words of its conjunct (`agents.understanding.language.clauses`):
+    in "62 EUR in Germany and 48 EUR in Portugal", 62 of Germany and 48 of Portugal. The
+    words before the sentence's first figure are its subject, said of every conjunct after
+    them too. Numbers written in words count ("twenty-seven days"); words are compared as
+    lemmas ("holidays" is "holiday"), and the language's function words name no thing.
     """
     lang = lang or language(text)
     function = function_words(lang)
-    for clause in _CLAUSE.split(with_digits(CITATION.sub(" ", text), lang)):
-        matches = list(_FIGURE.finditer(clause))
-        for match, after in itertools.zip_longest(matches, matches[1:]):
-            if match is None:
-                continue
-            end = after.start() if after is not None else len(clause)
-            words = _WORD.findall(clause[match.end() : end])[: 1 + TAIL_WORDS]
-            if not words or any(w.lower() in _COMPARING for w in words):
-                continue
-            about = frozenset(lemma(w, lang) for w in words[1:] if w.lower() not in function)
-            if not about:
-                continue
-            value = float(match.group(0).replace(",", ""))
-            shown = " ".join(clause[match.start() : end].split()).rstrip(",:(")
-            yield Stated(value, lemma(words[0], lang), about, shown)
+    for sentence in clauses.sentences(with_digits(CITATION.sub(" ", text), lang)):
+        first = _FIGURE.search(sentence)
+        head: set[str] = _content(sentence[: first.start()], lang, function) if first else set()
+        for start, end in clauses.conjuncts(sentence, lang):
+            yield from _in_conjunct(sentence, start, end, head, lang, function)
+
+
+def _in_conjunct(
+    sentence: str, start: int, end: int, head: set[str], lang: str, function: frozenset[str]
+) -> Iterator[Stated]:
+    part = sentence[start:end]
+    matches = list(_FIGURE.finditer(part))
+    if not matches:
+        return
+    # With several figures in one conjunct ("5 days × 62 EUR"), each is said with the
+    # words after it up to the next, and with what comes before the first.
+    before = part[: matches[0].start()]
+    for match, after in itertools.zip_longest(matches, matches[1:]):
+        if match is None:
+            continue
+        stop = after.start() if after is not None else len(part)
+        following = _WORD.findall(part[match.end() : stop])
+        if not following or any(w.lower() in _COMPARING for w in following[: 1 + TAIL_WORDS]):
+            continue
+        unit = lemma(following[0], lang)
+        said = part if len(matches) == 1 else before + part[match.end() : stop]
+        own = _content(said, lang, function) - {unit}
+        if not own:
+            continue
+        value = float(match.group(0).replace(",", ""))
+        shown = " ".join(part[match.start() : stop].split()).rstrip(",:(")
+        about = frozenset(own | (head - {unit}))
+        yield Stated(value, unit, about, shown, frozenset(own))
+
+
+def _meant(claim: Stated, told: Sequence[Stated]) -> list[Stated]:
+    """What the evidence states about the claim's thing: the statements of its unit that
+    share a word with it, narrowed to those whose own words (not the subject they share
+    with the others) the claim says, when any does."""
+    same = [s for s in told if s.unit == claim.unit and s.about & claim.about]
+    if len(same) < 2:
+        return same
+    shared: set[str] = set(same[0].about).intersection(*(s.about for s in same[1:]))
+    scores = [len((s.own - shared) & claim.own) for s in same]
+    best = max(scores)
+    return [s for s, n in zip(same, scores, strict=True) if n == best] if best else same
 
 
 def _excused(question: Sequence[float], evidence: Sequence[float]) -> set[float]:
@@ -99,7 +140,7 @@ def contradictions(
     excused = _excused(asked, [s.value for s in told]) | tools
     out: list[str] = []
     for claim in stated(draft, lang):
-        same = [s for s in told if s.unit == claim.unit and s.about & claim.about]
+        same = _meant(claim, told)
         if not same or _near(claim.value, {s.value for s in same}):
             continue
         if _near(claim.value, excused):

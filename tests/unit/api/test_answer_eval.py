@@ -15,6 +15,7 @@ from agentbus_evals.answer_set import (
     AnswerSet,
     Expect,
     Outcome,
+    in_half,
     in_turns,
     is_correct,
     load_set,
@@ -237,6 +238,18 @@ def test_kinds_take_turns_so_a_short_run_covers_each() -> None:
     assert ordered[:4] == ["a01", "d01", "k01", "a02"]
     assert sorted(ordered) == sorted(q.id for q in shipped.questions)
     assert [q.id for q in in_turns(shipped, per_kind=1).questions] == ["a01", "d01", "k01"]
+
+
+def test_the_hard_set_has_a_dev_half_holding_the_cases_rules_were_fixed_against() -> None:
+    # Every question of the hard set belongs to a half; t02 (a contradiction rule) and p03
+    # (a backwards recompute) were fixed against, so they are dev, never test.
+    hard = load_set(name="hard")
+    dev = {q.id for q in in_half(hard, "dev").questions}
+    test = {q.id for q in in_half(hard, "test").questions}
+    assert {"t02", "p03"} <= dev
+    assert not dev & test
+    assert dev | test == {q.id for q in hard.questions}
+    assert {q.kind for q in in_half(hard, "test").questions} == {q.kind for q in hard.questions}
 
 
 def test_the_hard_sets_reference_calls_fit_their_tools_and_reach_the_answer() -> None:

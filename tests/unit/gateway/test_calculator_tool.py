@@ -175,6 +175,30 @@ async def test_a_clock_time_with_a_plain_number_is_refused_saying_what_is_allowe
     assert (out.status, out.code) == ("error", "invalid_argument"), out.result
     assert "is a clock time" in out.message
     assert "clock time minus another clock time ('17:50 - 14:05' gives 225" in out.message
+    assert "'20:00 + 12 h' gives 08:00 the next day" in out.message
+
+
+@pytest.mark.parametrize(
+    ("expression", "minutes", "text", "days"),
+    [
+        ("20:00 + 12 h", 480, "08:00 (+1 day)", 1),
+        ("20:00 + 12h", 480, "08:00 (+1 day)", 1),
+        ("8:00 pm + 12 hours", 480, "08:00 (+1 day)", 1),
+        ("22:10 + 3 h 20 min", 90, "01:30 (+1 day)", 1),
+        ("09:40 + 95 minutes", 675, "11:15", 0),
+        ("09:00 - 45 min", 495, "08:15", 0),
+        ("00:30 - 1 h", 1410, "23:30 (-1 day)", -1),
+        ("20:00 + 50 h", 1320, "22:00 (+2 days)", 2),
+    ],
+)
+async def test_a_clock_time_plus_a_duration_with_its_unit_is_a_clock_time(
+    expression: str, minutes: int, text: str, days: int
+) -> None:
+    # An arrival time: the clock time the duration leads to, and how many days later.
+    out = await Calculator().run({"expression": expression}, None)
+    assert out == {
+        "expression": expression, "result": minutes, "unit": "time", "text": text, "days": days
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -30,8 +30,10 @@ from agentbus_evals.answer_set import (
     SETS,
     AnswerSet,
     Call,
+    Half,
     Outcome,
     Question,
+    in_half,
     in_turns,
     load_set,
     outcome_dict,
@@ -220,6 +222,7 @@ async def eval_answers(
     context: bool,
     as_json: bool,
     deadline_s: float = DEADLINE_S,
+    half: Half | None = None,
 ) -> None:
     """``agentbus eval answers``: check the choices, evaluate each model, print its row.
 
@@ -231,7 +234,7 @@ async def eval_answers(
         raise typer.BadParameter(f"unknown set {question_set!r}; choose from {list(SETS)}")
     if mode not in ("single", "multi") or accuracy not in ("standard", "accurate"):
         raise typer.BadParameter("--mode is single or multi; --accuracy standard or accurate")
-    answer_set = load_set(questions, question_set)
+    answer_set = in_half(load_set(questions, question_set), half)
     answer_set = in_turns(answer_set, per_kind)
     if limit:
         answer_set = answer_set.model_copy(update={"questions": answer_set.questions[:limit]})

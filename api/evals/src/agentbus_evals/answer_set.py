@@ -61,6 +61,8 @@ ROLES = (
 )
 SETS = {"standard": "answer_eval.json", "hard": "answer_eval_hard.json"}
 NO_TOOL = "none"
+#: ``dev``: what the judges' rules and prompts may be written against; ``test``: only run.
+Half = Literal["dev", "test"]
 #: Each run's deadline unless the caller says otherwise (seconds).
 DEADLINE_S = 600
 Kind = Literal[
@@ -110,6 +112,9 @@ class Question(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     id: str = Field(min_length=1)
+    half: Half | None = Field(
+        default=None, description="dev (rules may be written against it) or test (only run)."
+    )
     kind: Kind
     question: str = Field(min_length=1)
     tool: str = Field(min_length=1, description=f"The first tool a good run calls, or {NO_TOOL!r}.")
@@ -152,6 +157,15 @@ def load_set(path: Path | None = None, name: str = "standard") -> AnswerSet:
     """A shipped set (``standard`` or ``hard``), or the one at ``path``."""
     source = path or Path(str(resources.files("agentbus_evals").joinpath("data", SETS[name])))
     return AnswerSet.model_validate_json(source.read_text())
+
+
+def in_half(answer_set: AnswerSet, half: Half | None) -> AnswerSet:
+    """The set's questions of one half (None: all); a set without halves has no ``test``
+    question and no ``dev`` one."""
+    if half is None:
+        return answer_set
+    kept = [q for q in answer_set.questions if q.half == half]
+    return answer_set.model_copy(update={"questions": kept})
 
 
 def in_turns(answer_set: AnswerSet, per_kind: int = 0) -> AnswerSet:

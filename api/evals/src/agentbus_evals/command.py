@@ -84,6 +84,13 @@ async def answers(
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON line per model (with each outcome).")
     ] = False,
+    half: Annotated[
+        str,
+        typer.Option(
+            help="all, or the hard set's test (only run; the figures docs give) or dev "
+            "(what the judges' rules were written against) half."
+        ),
+    ] = "all",
 ) -> None:
     """Share answered correctly, tool-choice accuracy and (multi mode) how the judges did, of
     each local model on the shipped tool-needing questions, asked through the whole system."""
@@ -100,6 +107,7 @@ async def answers(
         context=context,
         deadline_s=deadline,
         as_json=as_json,
+        half=_half(half),
     )
 
 

@@ -8,7 +8,7 @@ from typing import Literal
 
 import pytest
 
-from agents.checks.recompute import compare, dates, figures, plan_calls, states_figure
+from agents.checks.recompute import compare, confirmed, dates, figures, plan_calls, states_figure
 from bus.run_state import ChatMessage, Recompute
 
 
@@ -70,6 +70,53 @@ def test_a_figure_recomputed_differently_is_a_mismatch_with_the_recomputed_value
     # The same figure said another way is confirmed, not a mismatch.
     findings, mismatches = compare(checks, thread, "It takes 3 hours and 45 minutes.")
     assert mismatches == [] and "confirmed" in findings
+
+
+def _ok(result: float, **more: object) -> dict[str, object]:
+    return {"status": "ok", "code": "ok", "result": {"result": result, **more}}
+
+
+def test_a_subtraction_written_backwards_neither_refutes_nor_confirms_the_draft() -> None:
+    # Change from a 10 EUR note for 2 books at 3.20: the model wrote 2 * 3.20 - 10.
+    checks = [_check("2 * 3.20 - 10", claim="3.60 EUR")]
+    thread = [_result("j5r0", _ok(-3.6))]
+    draft = "You get 3.60 EUR in change."
+    findings, mismatches = compare(checks, thread, draft)
+    assert mismatches == []
+    assert "REFUTED" not in findings and "could not tell" in findings
+    assert confirmed(checks, thread, draft) == []  # and it establishes nothing either
+    # A clock difference the other way round is the rest of the day: 1215 for 225.
+    clocks = [_check("14:05 - 17:50")]
+    wrapped = [_result("j5r0", _ok(1215, unit="minutes", text="20 h 15 min"))]
+    assert compare(clocks, wrapped, "The trip takes 225 minutes.")[1] == []
+
+
+def test_a_recompute_that_differs_by_more_than_its_sign_still_refutes() -> None:
+    checks = [_check("10 - 2 * 3.20")]
+    thread = [_result("j5r0", _ok(3.6))]
+    assert compare(checks, thread, "You get 6.40 EUR in change.")[1] != []
+    # A result with no subtraction in it is no mis-ordered operand: -3.6 refutes 3.60.
+    negative = [_result("j5r0", _ok(-3.6))]
+    assert compare([_check("-1.8 * 2")], negative, "It is 3.60.")[1] != []
+
+
+def test_an_expression_whose_order_the_question_fixes_refutes_its_mirror_image() -> None:
+    # "starts at 21:40 and ends at 06:15": the question orders the clock times, so 925
+    # minutes is refuted by 06:15 - 21:40 = 515 even though 925 is 1440 - 515.
+    checks = [_check("06:15 - 21:40")]
+    thread = [_result("j5r0", _ok(515, unit="minutes", text="8 h 35 min"))]
+    draft = "The shift lasts 925 minutes."
+    assert compare(checks, thread, draft)[1] == []
+    assert compare(checks, thread, draft, ordered=["06:15 - 21:40"])[1] != []
+
+
+def test_an_arrival_time_recomputed_as_a_clock_time_confirms_or_refutes_the_draft() -> None:
+    checks = [_check("21:15 + 9 h")]
+    thread = [_result("j5r0", _ok(375, unit="time", text="06:15 (+1 day)", days=1))]
+    assert confirmed(checks, thread, "It docks at 06:15 the next morning.") != []
+    findings, mismatches = compare(checks, thread, "It docks at 07:15.")
+    [why] = mismatches
+    assert "06:15 (+1 day)" in why and "REFUTED" in findings
 
 
 def test_a_failed_recomputation_is_reported_never_a_mismatch() -> None:

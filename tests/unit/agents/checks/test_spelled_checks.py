@@ -8,6 +8,8 @@ import datetime as dt
 import pytest
 
 from agents.checks.spelled_checks import (
+    asked_for,
+    clock_after,
     clock_question,
     draft_arithmetic,
     durations,
@@ -80,6 +82,30 @@ def test_a_duration_asked_for_between_two_times_or_dates(
 ) -> None:
     [expression] = durations(question, evidence, TODAY)
     assert _value(expression) % 1440 == value
+
+
+@pytest.mark.parametrize(
+    ("question", "expression"),
+    [
+        ("A ferry leaves at 21:15 and the crossing takes 9 hours. When does it dock?",
+         "21:15 + 9 h"),
+        ("The bus departs at 06:50 and takes 2 hours and 25 minutes. At what time does it "
+         "arrive?", "06:50 + 2 h 25 min"),
+        ("A class starts at 13:10 and lasts 50 minutes. When does it end?", "13:10 + 50 min"),
+    ],
+)  # fmt: skip
+def test_a_clock_time_asked_for_from_a_time_and_a_duration_is_recomputed(
+    question: str, expression: str
+) -> None:
+    assert clock_after(question) == [expression]
+    assert expression in asked_for(question, [], TODAY)  # the question fixes its order
+    assert expression in spelled(question, [], "It arrives at 06:15.", TODAY)
+
+
+def test_no_clock_time_is_guessed_without_one_time_and_one_duration() -> None:
+    assert clock_after("When does the office open?") == []
+    assert clock_after("It leaves at 09:00 or 10:00 and takes 2 hours. When?") == []
+    assert clock_after("A train leaves at 14:05 and arrives at 17:50. How long is it?") == []
 
 
 def test_a_duration_is_not_guessed_from_three_times_or_without_being_asked() -> None:

@@ -25,7 +25,10 @@ from bus.settings import BusSettings
 from bus.store import ConversationStore, RunStore, make_engine
 
 # Made up for this test, no case of an eval set.
-EVIDENCE = "Pinecrest campsite rules. Pitches cost 18 EUR a night. Quiet hours run from 22:00."
+EVIDENCE = (
+    "Pinecrest campsite rules. Pitches cost 18 EUR a night. Quiet hours run from 22:00. The "
+    "campsite is run by Marta Silva."
+)
 QUESTION = "How much is a pitch at Pinecrest per night?"
 
 
@@ -40,7 +43,9 @@ def _claims(standing: str, said: str, told: str) -> str:
     return json.dumps({"claims": [claim]})
 
 
-def _model(claims_reply: str, verifier_reply: str | None = None) -> ScriptedLLM:
+def _model(
+    claims_reply: str, verifier_reply: str | None = None, critic_reply: str | None = None
+) -> ScriptedLLM:
     def play(
         messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], options: LLMOptions
     ) -> Turn:
@@ -48,7 +53,7 @@ def _model(claims_reply: str, verifier_reply: str | None = None) -> ScriptedLLM:
         if role == "claims":
             return turn(text(claims_reply))
         if role == "critic":
-            return turn(text('{"verdict": "OK", "reason": "reads as supported"}'))
+            return turn(text(critic_reply or '{"verdict": "OK", "reason": "reads as supported"}'))
         if role == "verifier":
             said = verifier_reply or '{"verdict": "pass", "reasons": ["reads as supported"]}'
             return turn(text(said))
@@ -156,3 +161,47 @@ async def test_a_reason_the_verifier_gives_several_times_is_shown_once(judge_of:
     verdict = await judge_of(keys.Role.VERIFIER, llm, "A pitch costs 18 EUR a night [1].")
     assert isinstance(verdict, Verdict)
     assert verdict.verdict == "pass" and list(verdict.reasons) == [again]
+
+
+def _flag(verdict: str, reason: str, draft_says: str, evidence_says: str) -> str:
+    key = "reason" if verdict in ("REVISE", "REPLAN") else "reasons"
+    said: Any = reason if key == "reason" else [reason]
+    return json.dumps(
+        {"verdict": verdict, key: said, "draft_says": draft_says, "evidence_says": evidence_says}
+    )
+
+
+async def test_a_critic_flag_that_restates_the_draft_as_its_error_is_unknown(
+    judge_of: Any,
+) -> None:
+    # The model's own REVISE of a right draft: its "evidence" is the draft's own sentence.
+    flag = _flag("REVISE", "the draft says 18 EUR", "18 EUR", "A pitch costs 18 EUR a night")
+    llm = _model(_claims("supported", "18 EUR", "18 EUR"), critic_reply=flag)
+    critique = await judge_of(keys.Role.CRITIC, llm, "A pitch costs 18 EUR a night [1].")
+    assert critique.verdict == "UNKNOWN"  # not a refutation, and never a pass
+    assert "quotes nothing the evidence says" in critique.reason
+
+
+async def test_a_flag_quoting_evidence_that_states_what_the_draft_states_is_unknown(
+    judge_of: Any,
+) -> None:
+    reply = _flag("needs_revision", "price unsupported", "18 EUR", "Pitches cost 18 EUR a night")
+    llm = _model(_claims("supported", "18 EUR", "18 EUR"), verifier_reply=reply)
+    verdict = await judge_of(keys.Role.VERIFIER, llm, "A pitch costs 18 EUR a night [1].")
+    assert isinstance(verdict, Verdict)
+    assert verdict.verdict == "unknown"
+    assert any("states what the draft states" in r for r in verdict.reasons)
+
+
+async def test_a_flag_quoting_evidence_that_states_otherwise_stands(judge_of: Any) -> None:
+    # No rule catches a wrong name here; the model does, and quotes the evidence for it.
+    flag = _flag(
+        "REVISE", "wrong manager", "run by Jonas Berg", "The campsite is run by Marta Silva"
+    )
+    llm = _model(_claims("supported", "Jonas Berg", "Jonas Berg"), critic_reply=flag)
+    critique = await judge_of(keys.Role.CRITIC, llm, "The campsite is run by Jonas Berg [1].")
+    assert (critique.verdict, critique.reason) == ("REVISE", "wrong manager")
+    reply = _flag("fail", "wrong manager", "Jonas Berg", "run by Marta Silva")
+    llm = _model(_claims("supported", "Jonas Berg", "Jonas Berg"), verifier_reply=reply)
+    verdict = await judge_of(keys.Role.VERIFIER, llm, "The campsite is run by Jonas Berg [1].")
+    assert verdict.verdict == "fail"

@@ -1,4 +1,5 @@
-"""The verifier's reply check: what it accepts, the verdict schema accepts."""
+"""The verifier's reply check: what it accepts, the verdict schema accepts (its quotes
+optional, as the verifier reads a reply from a server that honours no schema)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from agents.roles.verifier import VERDICT_SCHEMA, verdict_fits
 
-_SCHEMA = jsonschema.Draft202012Validator(VERDICT_SCHEMA)
+_SCHEMA = jsonschema.Draft202012Validator({**VERDICT_SCHEMA, "required": ["verdict", "reasons"]})
 
 
 @pytest.mark.parametrize(
@@ -18,6 +19,8 @@ _SCHEMA = jsonschema.Draft202012Validator(VERDICT_SCHEMA)
         {"verdict": "pass", "reasons": []},
         {"verdict": "needs_revision", "reasons": ["the total is wrong"]},
         {"verdict": "fail", "reasons": ["a", "b", "c", "d", "e"]},
+        {"verdict": "fail", "reasons": ["x"], "draft_says": "17 days", "evidence_says": "27 days"},
+        {"verdict": "pass", "reasons": [], "evidence_says": ""},
     ],
 )
 def test_a_verdict_the_schema_takes_is_read(doc: dict[str, Any]) -> None:
@@ -37,6 +40,9 @@ def test_a_verdict_the_schema_takes_is_read(doc: dict[str, Any]) -> None:
         {"verdict": "pass", "reasons": [], "note": "extra"},
         {"verdict": "pass", "other": []},
         {"verdict": True, "reasons": []},
+        {"verdict": "fail", "reasons": [], "draft_says": 17},
+        {"verdict": "fail", "reasons": [], "evidence_says": "x" * 241},
+        {"verdict": "fail", "reasons": [], "draft_says": "x" * 161},
         ["pass", []],
         "pass",
     ],

@@ -1,0 +1,45 @@
+"""When a judge model's own request for changes counts (`agents.checks.flag_evidence`).
+The examples are made up, no case of an eval set."""
+
+from __future__ import annotations
+
+from agents.checks.flag_evidence import quoted, unfounded
+from agents.understanding.claims.ports import ClaimDraft
+
+RATES = "Ferry fares. A single ticket costs 9 EUR for adults and 5 EUR for children."
+
+
+def _draft(draft: str, question: str = "What does a ferry ticket cost?") -> ClaimDraft:
+    return ClaimDraft(question=question, draft=draft, evidence=[RATES])
+
+
+def test_a_quote_must_be_the_evidences_own_words_in_order() -> None:
+    assert quoted("single ticket costs 9 EUR", [RATES])
+    assert quoted("A SINGLE  ticket, costs", [RATES])  # case and punctuation aside
+    assert not quoted("ticket costs 9 EUR for children", [RATES])
+    assert not quoted("", [RATES])
+
+
+def test_a_flag_on_a_figure_one_step_from_the_evidence_is_no_refutation() -> None:
+    # "How much more?": 4 is 9 - 5; quoting the two fares it comes from refutes nothing.
+    asked = "How much more does an adult ticket cost than a child's?"
+    draft = _draft("An adult pays 4 EUR more.", asked)
+    why = unfounded(draft, "4 EUR more", "9 EUR for adults and 5 EUR for children")
+    assert why is not None and "one step" in why
+
+
+def test_a_flag_quoting_a_different_figure_for_the_same_thing_stands() -> None:
+    draft = _draft("An adult ticket costs 11 EUR.")
+    assert unfounded(draft, "11 EUR", "A single ticket costs 9 EUR for adults") is None
+
+
+def test_a_flag_quoting_evidence_about_something_else_or_nothing_is_no_refutation() -> None:
+    draft = _draft("An adult ticket costs 9 EUR.")
+    assert unfounded(draft, "9 EUR", "Ferry fares") is not None
+    assert unfounded(draft, "9 EUR", "") is not None
+    assert unfounded(draft, "9 EUR", "An adult ticket costs 9 EUR") is not None
+
+
+def test_without_evidence_the_models_flag_stands() -> None:
+    bare = ClaimDraft(question="Write a haiku about ferries.", draft="Boats go.")
+    assert unfounded(bare, "", "") is None
