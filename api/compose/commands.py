@@ -214,6 +214,7 @@ async def list_documents(
 
     from api.catalogue import record_documents
     from bus import tenant_versions
+    from bus.errors import RedisUnavailable
 
     def size(source: str) -> int:
         path = Path(source)
@@ -226,8 +227,9 @@ async def list_documents(
                 stores.documents, sized, tenant=tenant, subject=subject, job_id="cli"
             )
     # The processes that cache "has documents" read it again (`bus.tenant_versions`); with
-    # no Redis to reach, their caches expire within ``api_key_cache_s``.
-    with contextlib.suppress(RedisError, OSError):
+    # no Redis to reach (none configured, or down), their caches expire within
+    # ``api_key_cache_s``.
+    with contextlib.suppress(RedisUnavailable, RedisError, OSError):
         async with connect(s.bus) as conn:
             await tenant_versions.bump(conn.redis, tenant, shards=s.bus.shards)
 
