@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import Connection, Select, delete, literal, select, update
@@ -409,19 +410,7 @@ def append_sync(
     status: str | None = None,
 ) -> int:
     """`ConversationStore.append` inside a transaction of the caller's (scope already set)."""
-    active = conn.execute(
-        select(ConversationRow.active_message_id).where(
-            ConversationRow.id == conversation_id, owner.where(ConversationRow, owner=True)
-        )
-    ).first()
-    if active is None:
-        raise ConversationNotFound(f"no conversation {conversation_id!r}")
-    parent = active[0] if parent_id is None else parent_id
-    if parent:  # only a message of this conversation can be a parent
-        mine = select(MessageRow.id).where(
-            MessageRow.id == parent, MessageRow.conversation_id == conversation_id
-        )
-        parent = parent if conn.execute(mine).scalar() is not None else None
+    parent = _parent_in(conn, owner, conversation_id, parent_id)
     now = utcnow()
     values = {
         "conversation_id": conversation_id,
@@ -433,16 +422,9 @@ def append_sync(
         "status": status,
         "parent_id": parent or None,
     }
-    conflict_on = ["conversation_id", "run_id", "role"]
-    insert = insert_ignoring(conn.dialect.name, MessageRow, values, conflict_on)
-    added = conn.execute(insert.returning(MessageRow.id)).scalar()
-    if added is None:  # appended before (a redelivery): that message, unchanged
-        earlier = select(MessageRow.id).where(
-            MessageRow.conversation_id == conversation_id,
-            MessageRow.run_id == run_id,
-            MessageRow.role == MessageRole(role).value,
-        )
-        return int(conn.execute(earlier).scalar_one())
+    added, new = _insert_once(conn, values)
+    if not new:  # appended before (a redelivery): that message, unchanged
+        return added
     conn.execute(
         update(ConversationRow)
         .where(ConversationRow.id == conversation_id)
@@ -472,6 +454,34 @@ def append_exchange_sync(
     Returns:
         The id of the question's message.
     """
+    parent = _parent_in(conn, owner, conversation_id, parent_id)
+    now = utcnow()
+    row = {"conversation_id": conversation_id, "tenant_id": owner.tenant_id, "run_id": run_id,
+           "created_at": now, "status": None}  # fmt: skip
+    ids: list[int] = []
+    for role, content in ((MessageRole.USER, question), (MessageRole.ASSISTANT, answer)):
+        values = row | {"role": role.value, "content": content, "parent_id": parent or None}
+        added, new = _insert_once(conn, values)  # not new: appended before (a redelivery)
+        ids.append(added)
+        parent = added
+        if new and role == MessageRole.ASSISTANT:
+            conn.execute(
+                update(ConversationRow)
+                .where(ConversationRow.id == conversation_id)
+                .values(updated_at=now, active_message_id=added)
+            )
+    return ids[0]
+
+
+def _parent_in(
+    conn: Connection, owner: Scope, conversation_id: str, parent_id: int | None
+) -> int | None:
+    """The parent a new message of ``owner``'s conversation takes: ``parent_id`` when it is
+    a message of this conversation (None: the end of the active branch), else none.
+
+    Raises:
+        ConversationNotFound: ``owner`` has no such conversation.
+    """
     active = conn.execute(
         select(ConversationRow.active_message_id).where(
             ConversationRow.id == conversation_id, owner.where(ConversationRow, owner=True)
@@ -480,38 +490,28 @@ def append_exchange_sync(
     if active is None:
         raise ConversationNotFound(f"no conversation {conversation_id!r}")
     parent = active[0] if parent_id is None else parent_id
-    if parent:  # only a message of this conversation can be a parent
-        mine = select(MessageRow.id).where(
-            MessageRow.id == parent, MessageRow.conversation_id == conversation_id
-        )
-        parent = parent if conn.execute(mine).scalar() is not None else None
-    now = utcnow()
-    row = {"conversation_id": conversation_id, "tenant_id": owner.tenant_id, "run_id": run_id,
-           "created_at": now, "status": None}  # fmt: skip
-    dialect, conflict_on = conn.dialect.name, ["conversation_id", "run_id", "role"]
-    ids: list[int] = []
-    for role, content in ((MessageRole.USER, question), (MessageRole.ASSISTANT, answer)):
-        values = row | {"role": role.value, "content": content, "parent_id": parent or None}
-        insert = insert_ignoring(dialect, MessageRow, values, conflict_on)
-        added = conn.execute(insert.returning(MessageRow.id)).scalar()
-        if added is None:  # appended before (a redelivery): that message, unchanged
-            earlier = select(MessageRow.id).where(
-                MessageRow.conversation_id == conversation_id,
-                MessageRow.run_id == run_id,
-                MessageRow.role == role.value,
-            )
-            ids.append(int(conn.execute(earlier).scalar_one()))
-            parent = ids[-1]
-            continue
-        ids.append(int(added))
-        parent = ids[-1]
-        if role == MessageRole.ASSISTANT:
-            conn.execute(
-                update(ConversationRow)
-                .where(ConversationRow.id == conversation_id)
-                .values(updated_at=now, active_message_id=added)
-            )
-    return ids[0]
+    if not parent:
+        return None
+    mine = select(MessageRow.id).where(
+        MessageRow.id == parent, MessageRow.conversation_id == conversation_id
+    )
+    return parent if conn.execute(mine).scalar() is not None else None
+
+
+def _insert_once(conn: Connection, values: dict[str, Any]) -> tuple[int, bool]:
+    """Insert a message unless its run already has one in that role: (its id, whether this
+    call inserted it)."""
+    conflict_on = ["conversation_id", "run_id", "role"]
+    insert = insert_ignoring(conn.dialect.name, MessageRow, values, conflict_on)
+    added = conn.execute(insert.returning(MessageRow.id)).scalar()
+    if added is not None:
+        return int(added), True
+    earlier = select(MessageRow.id).where(
+        MessageRow.conversation_id == values["conversation_id"],
+        MessageRow.run_id == values["run_id"],
+        MessageRow.role == values["role"],
+    )
+    return int(conn.execute(earlier).scalar_one()), False
 
 
 def _branch(scope: Scope, conversation_id: str, leaf: int, limit: int) -> Select[MessageRow]:
