@@ -205,11 +205,15 @@ class StreamConsumer(ABC):
             return None
         return [Entry(stream, eid, fields) for stream, eid, fields in found]
 
+    async def _before_reclaim(self) -> None:  # noqa: B027 (a hook: by default nothing)
+        """Run before each reclaim pass."""
+
     async def _reclaim_loop(self) -> None:
         """Take over entries left pending by consumers that went idle (crashed)."""
         interval = max(0.05, min(5.0, self.settings.claim_idle_ms / 2000))
         while True:
             await asyncio.sleep(interval)
+            await self._before_reclaim()
             for stream in self.streams:
                 room = self._room()
                 if room <= 0 or self._stopping.is_set():

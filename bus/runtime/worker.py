@@ -396,6 +396,29 @@ class Worker(StreamConsumer):
             metrics.apply(pending)
         await self._dead(entry, reason, error, run_id, tenant)
 
+    async def _before_reclaim(self) -> None:
+        # After a stall past the claim idle time (a blocked loop, a paused process) this
+        # pass and the heartbeat wake together. Were the pass first, it would claim this
+        # worker's own steps in flight: a claim that starts nothing (they are running
+        # here) but counts one more delivery toward the dead-letter limit, which counts
+        # the attempts at a step. So the steps' claims are kept fresh first.
+        await self._keep_own_claims()
+
+    async def _keep_own_claims(self) -> None:
+        """Refresh the claims of the steps in flight (``XCLAIM ... JUSTID``: no delivery is
+        counted); stop any step another consumer has taken over meanwhile."""
+        by_stream: dict[str, list[bytes]] = {}
+        for stream, entry_id in list(self._inflight):
+            by_stream.setdefault(stream, []).append(entry_id)
+        for stream, ids in by_stream.items():
+            try:
+                lost = await self._keep_claims(keys=[stream], args=[*self._owner, *ids])
+            except Exception as e:  # the loops must outlive any one failure
+                log.warning("heartbeat failed", error=repr(e))
+                continue
+            for entry_id in lost:
+                self._lost_claim(stream, entry_id)
+
     def _lost_claim(self, stream: str, entry_id: bytes | str) -> None:
         """Another consumer reclaimed this step while this process stalled (or finished
         it): stop running it here, so its tokens and its effects come from one run only."""
@@ -413,17 +436,7 @@ class Worker(StreamConsumer):
         interval = self.settings.heartbeat_interval_s
         while True:
             await asyncio.sleep(interval)
-            by_stream: dict[str, list[bytes]] = {}
-            for stream, entry_id in list(self._inflight):
-                by_stream.setdefault(stream, []).append(entry_id)
-            for stream, ids in by_stream.items():
-                try:
-                    lost = await self._keep_claims(keys=[stream], args=[*self._owner, *ids])
-                except Exception as e:  # the loop must outlive any one failure
-                    log.warning("heartbeat failed", error=repr(e))
-                    continue
-                for entry_id in lost:
-                    self._lost_claim(stream, entry_id)
+            await self._keep_own_claims()
             try:
                 lost = await self.leases.refresh()
             except Exception as e:

@@ -33,7 +33,7 @@ from bus.store.repository import Repository, insert_ignoring, utcnow
 from bus.store.run_query import RunCursor, RunQuery, count_statement, page_statement
 from bus.store.scope import Scope, apply_scope_sync
 from bus.store.tables import RunRow
-from bus.store.turn_steps import end_run_turn, lock_conversation
+from bus.store.turn_steps import end_run_turn, lock_for_end
 from bus.store.turn_types import TurnEnd
 
 __all__ = ["TERMINAL_STATUSES", "Exchange", "RunRecord", "RunStatus", "RunStore", "utcnow"]
@@ -389,7 +389,7 @@ class RunStore(Repository):
         def work(conn: Connection) -> tuple[bool, TurnEnd | None]:
             apply_scope_sync(conn, scope)
             # The conversation's lock first (`end_run_turn`), as an admission takes it.
-            locked = ending is not None and lock_conversation(conn, scope, ending.conversation_id)
+            locked = ending is not None and lock_for_end(conn, scope, ending.conversation_id)
             asked = None
             if exchange is not None:  # the messages first: the history, then the end
                 asked = append_exchange_sync(

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from sqlalchemy import Connection, Table, and_, bindparam, delete, func, insert, select, update
+from sqlalchemy.dialects import postgresql
 
 from bus.events import TERMINAL_STATUSES, RunStatus
 from bus.store.conversations import MessageRole, append_sync
@@ -53,6 +54,12 @@ _PROMOTE = (
     )
     .returning(*_TURNS.c)
 )
+#: A conversation's lock row, unless it has one (Postgres; the row is the parameters).
+_NEW_LOCK_ROW = (
+    postgresql.insert(_LOCKS)
+    .on_conflict_do_nothing(index_elements=[_LOCKS.c.conversation_id])
+    .returning(_LOCKS.c.conversation_id)
+)
 #: End a running (or queued) turn of the owner's, in the conversation the caller locked;
 #: the turn as it was, for what its end leaves in the history.
 _END_RUNNING = (
@@ -82,6 +89,31 @@ def lock_conversation(conn: Connection, owner: Scope, conversation_id: str) -> b
         .returning(_LOCKS.c.conversation_id)
     )
     return conn.execute(stmt).first() is not None
+
+
+def lock_for_end(conn: Connection, owner: Scope, conversation_id: str) -> bool:
+    """Lock the conversation's row (the owner's only) for a run's end; whether there was
+    one, so the run's turn may be SQL's (`end_run_turn`).
+
+    A conversation whose first turn is Redis's (`bus.first_turns`) has no row yet. An end
+    that locked nothing then could interleave with an admission on another connection: the
+    admission reads the run's row before the end writes it, adopts the run's turn as
+    running (`adopt_first_turn`) and queues its question behind a turn no end closes (the
+    sweeper's pass does, much later). So on Postgres the end writes the row itself: an
+    admission under way makes it wait for that admission's commit (and then it locks the
+    row and ends the adopted turn), and an admission that comes later waits for the end's
+    commit and finds the run ended. SQLite needs no row: the end's first statement takes
+    the database's one write lock, which no admission can interleave with.
+    """
+    if lock_conversation(conn, owner, conversation_id):
+        return True
+    if conn.dialect.name == "sqlite":
+        return False
+    row = {"conversation_id": conversation_id, "tenant_id": owner.tenant_id,
+           "subject": owner.subject, "version": 0}  # fmt: skip
+    if conn.execute(_NEW_LOCK_ROW, row).first() is not None:
+        return False  # written now: nothing of the conversation's turns is SQL's
+    return lock_conversation(conn, owner, conversation_id)  # an admission's, just committed
 
 
 def select_owned_turn(owner: Scope, run_id: str) -> Any:
@@ -169,10 +201,11 @@ def end_run_turn(
 ) -> Turn | None:
     """End the run's turn, in the transaction that ends the run, and promote the next one.
 
-    The caller holds the conversation's lock (`lock_conversation`), taken before it wrote
-    the run's row, as an admission takes it before it reads that row (`adopt_first_turn`):
-    both lock in one order. (A conversation with no lock row has no turn in SQL: its first
-    turn is Redis's, `bus.first_turns`, and nothing waits behind it.)
+    The caller holds the conversation's lock (`lock_for_end`), taken before it wrote the
+    run's row, as an admission takes it before it reads that row (`adopt_first_turn`):
+    both lock in one order. (A conversation that had no lock row has no turn in SQL: its
+    first turn is Redis's, `bus.first_turns`, and nothing waits behind it; the caller does
+    not call this then.)
 
     Returns:
         The conversation's running turn to publish: the one promoted now, or, when the

@@ -274,3 +274,24 @@ async def test_the_end_of_a_conversations_first_run_kept_only_in_redis_names_no_
     ended = await runs.end_answered(ALICE, "run-1", exchange, trace=[], usage={})
 
     assert ended.next is None and ended.asked is not None
+
+
+async def test_a_runs_end_in_a_conversation_id_another_user_holds_leaves_their_turns(
+    turns: TurnStore, engine: AsyncEngine
+) -> None:
+    runs = RunStore(engine)
+    await admit(turns, "run-b", owner=BOB)
+    await runs.create(
+        RunRecord(id="run-a", tenant_id="tenant-a", subject="alice", mode="single", question="q")
+    )
+
+    ended = await runs.end_turn(
+        ALICE, "run-a", RunStatus.ERROR, "conv-1", answer=None, trace=[], usage=None
+    )
+
+    assert ended.next is None
+    stored = await runs.get(ALICE, "run-a")
+    assert stored is not None and stored.status == RunStatus.ERROR
+    assert [(t.run_id, t.state) for t in await turns.waiting(BOB, "conv-1")] == [
+        ("run-b", TurnState.RUNNING)
+    ]
