@@ -1,21 +1,25 @@
 """What the application layer needs from a transport, named as ports.
 
 The use cases in ``api.app`` see only these; Redis implements them in ``api.streams``
-(the relay's blocking read, the limits' Lua scripts) or in ``bus`` (the budget ledger),
-and the composition root (``api.compose``) or the transport wires one to each use case.
+(the relay's blocking read, the limits' Lua scripts, the publish-once script) or in ``bus``
+(the budget ledger, the first turns), and the composition root (``api.compose``) or the
+transport wires one to each use case.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from agentbus_contracts.events import ClientEvent
+    from api.app.ask import RunToPublish
     from bus.budget import Spent
     from bus.commands import Command
     from bus.store import DocumentRecord, Scope
+    from bus.store.turn_types import FirstTurn, Turn
     from retrieval.ingest import PreparedDocument
     from retrieval.jobs import IngestTask, Job, JobStatus
 
@@ -161,6 +165,97 @@ class RateLimits(Protocol):
 
     async def release(self, tenant_id: str, run_id: str) -> None:
         """Give the run's slot back (idempotent)."""
+        ...
+
+
+class Outcome(Enum):
+    """What publishing a run did."""
+
+    PUBLISHED = "published"
+    """Published now: its owner recorded, its intake command queued for admission."""
+    REPEATED = "repeated"
+    """Published before (a retry with the same run id): nothing new was written."""
+    ID_TAKEN = "id_taken"
+    """Another owner's run has this run id: nothing was written."""
+    QUEUE_FULL = "queue_full"
+    """The tenant's fair-share queue on the run's shard is full: nothing was written."""
+    VERSION_MOVED = "version_moved"
+    """The tenant's settings version is not the one expected: nothing was written."""
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """What publishing a run did, with what a refusal needs to be answered.
+
+    Attributes:
+        outcome: what happened.
+        waiting: ``QUEUE_FULL``: the tenant's runs waiting on the shard.
+        retry_after_s: ``QUEUE_FULL``: how long the caller should wait.
+        version: ``VERSION_MOVED``: the tenant's settings version the shard holds.
+    """
+
+    outcome: Outcome
+    waiting: int = 0
+    retry_after_s: int = 0
+    version: int = 0
+
+
+class PreparedRun(Protocol):
+    """A run's publication, encoded once (`RunPublishing.prepare`): published now, or kept
+    with its queued turn and published when its turn comes."""
+
+    def stored(self) -> str:
+        """The publication as a queued turn keeps it (`TurnPublishing.publish_queued`)."""
+        ...
+
+    async def publish(
+        self, *, version: int | None = None, first_turn: FirstTurn | None = None
+    ) -> Published:
+        """Publish the run exactly once, queued for its tenant's fair share of its shard.
+
+        Args:
+            version: the tenant's settings version to check first, in the same step (None:
+                no check).
+            first_turn: the conversation's first turn, written with the run (both or
+                neither); the conversation's id is on the run's shard.
+        """
+        ...
+
+
+class TurnPublishing(Protocol):
+    """Publishes a queued run whose turn in its conversation has come."""
+
+    async def publish_queued(self, turn: Turn) -> Published:
+        """Publish the turn's run as its queued turn kept it, its time budget starting now
+        (a repeat is a no-op: `Outcome.REPEATED`)."""
+        ...
+
+
+class RunPublishing(TurnPublishing, Protocol):
+    """Publishes runs exactly once, each with its owner, its intake command queued for the
+    tenant's fair share of its shard, and its webhook's registration."""
+
+    def shard_of(self, id_: str) -> int:
+        """The shard a run (or a conversation) of this id lives on."""
+        ...
+
+    def prepare(self, run: RunToPublish) -> PreparedRun:
+        """The run's intake command in the current trace (else the caller's), with the
+        caller's ACL groups, encoded with everything its publication writes."""
+        ...
+
+    async def owner(self, run_id: str) -> str | None:
+        """Who published the run of this id (`api.app.access.owner_value`), in one round
+        trip; None: nobody did, or it expired."""
+        ...
+
+
+class FirstTurnRecords(Protocol):
+    """Conversations' first turns, kept with their runs instead of in SQL (a first turn is
+    written by its run's publication: `PreparedRun.publish`)."""
+
+    async def read(self, conversation_id: str) -> FirstTurn | None:
+        """The conversation's first turn (None: none was recorded, or it expired)."""
         ...
 
 
