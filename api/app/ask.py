@@ -8,9 +8,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from api.app.webhook_requests import WebhookRequest
-from bus import fairshare
 from bus.commands import TraceContext
-from bus.run_state import ClientTool, QuestionSettings
+from bus.run_state import ClientTool, Priority, QuestionSettings
 from bus.team_run import PinnedTeam
 
 if TYPE_CHECKING:
@@ -35,7 +34,7 @@ class Ask:
     those that exist). Over the API they come from the tenant's settings only."""
     human_gate: bool = False
     """``agentbus ask --human-gate``: approve this run's answer (the API: tenant settings)."""
-    priority: fairshare.Priority = "interactive"
+    priority: Priority = "interactive"
     """Batch work (``runs.questions``) is admitted after interactive runs (`bus.fairshare`)."""
     answer_schema: dict[str, Any] | None = None
     """The OpenAI endpoint's ``response_format``: the answer is a JSON document valid
