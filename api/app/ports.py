@@ -113,24 +113,21 @@ class RunEvents(Protocol):
         ...
 
 
-class Claims(Protocol):
-    """Values set once under a name, for a while (the idempotency keys' claims, the runs'
-    owners).
+class IdempotencyClaims(Protocol):
+    """The ``Idempotency-Key`` claims: one value per tenant and digested key, set once, for
+    a while."""
 
-    Shaped as the Redis commands it stands for, so the shared Redis client is one.
-    """
-
-    def set(self, name: str, value: str, *, nx: bool, ex: int) -> Awaitable[bool | None]:
-        """Set ``name`` to ``value`` for ``ex`` seconds; with ``nx`` only if it is unset
-        (then a falsy result says it was set already)."""
+    async def claim(self, tenant_id: str, digest: str, value: str, ttl_s: int) -> bool:
+        """Set the claim to ``value`` for ``ttl_s`` seconds unless it is set; whether this
+        call set it."""
         ...
 
-    def get(self, name: str) -> Awaitable[bytes | str | None]:
-        """The value of ``name``, or None."""
+    async def read(self, tenant_id: str, digest: str) -> str | None:
+        """The claim's value (None: unset, or it expired)."""
         ...
 
-    def delete(self, *names: str) -> Awaitable[int]:
-        """Unset ``names``; how many were set."""
+    async def drop(self, tenant_id: str, digest: str) -> None:
+        """Unset the claim."""
         ...
 
 

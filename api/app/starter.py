@@ -48,7 +48,7 @@ from api.app.errors import (
     TooManyActiveRuns,
     Unavailable,
 )
-from api.app.idempotency import claim, idempotency_key
+from api.app.idempotency import claim, idempotency_digest
 from api.app.ports import Verdict
 from api.app.post_stages import mark
 from api.app.preferences import (
@@ -77,7 +77,7 @@ RATED = Verdict(allowed=True)
 if TYPE_CHECKING:
     from api.app.ports import (
         CancelRun,
-        Claims,
+        IdempotencyClaims,
         MemoryMarks,
         RateLimits,
         RunPublishing,
@@ -94,7 +94,7 @@ class RunStarter:
     """Admits and publishes runs for authenticated callers.
 
     Args:
-        claims: the idempotency keys' claims (the shared Redis client).
+        claims: the idempotency keys' claims.
         settings: the API's settings (question size, idempotency, cache time).
         publishing: publishes runs exactly once, each on its shard with its owner.
         defaults: the deployment's run settings, before any tenant preference.
@@ -121,7 +121,7 @@ class RunStarter:
 
     def __init__(
         self,
-        claims: Claims,
+        claims: IdempotencyClaims,
         settings: ApiSettings,
         publishing: RunPublishing,
         defaults: Effective,
@@ -313,11 +313,13 @@ class RunStarter:
         was spent by a start that published nothing) and the conversation, publish."""
         run_id = ask.run_id or new_run_id()
         conversation_id = ask.conversation_id or self._new_conversation_id(run_id)
-        idem_key = None
+        digest = None
         if idem is not None:
-            idem_key = idempotency_key(who, idem)
+            digest = idempotency_digest(who, idem)
             ttl = self._settings.api_idempotency_ttl_s
-            earlier = await claim(self._claims, idem_key, ask, run_id, conversation_id, ttl)
+            earlier = await claim(
+                self._claims, who.tenant_id, digest, ask, run_id, conversation_id, ttl
+            )
             if earlier is not None:
                 run_id, conversation_id = earlier
                 return await self._publish_run(who, ask, run_id, conversation_id, replay=True)
@@ -352,8 +354,8 @@ class RunStarter:
                 who, ask, run_id, conversation_id, replay=False, history=history
             )
         except BaseException:
-            if idem_key is not None:  # let a later retry with the same key try again
-                await self._claims.delete(idem_key)
+            if digest is not None:  # let a later retry with the same key try again
+                await self._claims.drop(who.tenant_id, digest)
             raise
 
     def _new_conversation_id(self, run_id: str) -> str:

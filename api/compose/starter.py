@@ -19,6 +19,7 @@ from api.app.starter import RunStarter
 from api.app.turn_publisher import TurnPublisher
 from api.compose.settings import AppSettings
 from api.compose.teams import team_book
+from api.streams.idempotency_claims import RedisIdempotencyClaims
 from api.streams.limits import TenantLimits
 from api.streams.memory_marks import RedisMemoryMarks
 from api.streams.run_publishing import RedisRunPublishing
@@ -69,7 +70,7 @@ def make_starter(
     check of a principal's pending tenant version (`Authenticator.verified`)."""
     publishing = RedisRunPublishing(redis, app_settings.bus)
     return RunStarter(
-        redis,
+        RedisIdempotencyClaims(redis),
         app_settings.api,
         publishing,
         defaults_of(app_settings),
