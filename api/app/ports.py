@@ -403,25 +403,31 @@ class Resumes(Protocol):
 
 
 class SessionStore(Protocol):
-    """Short-lived values by name: the web page's login tokens and sessions."""
+    """The web page's one-time login tokens and its sessions, each kept under its token's
+    digest until it expires."""
 
-    async def put(self, name: str, value: str, ttl_s: int) -> None:
-        """Set ``name`` to ``value`` for ``ttl_s`` seconds."""
+    async def put_login(self, digest: str, key_id: str, ttl_s: int) -> None:
+        """Keep a login token: the key id it signs in as, for ``ttl_s`` seconds."""
         ...
 
-    async def take(self, name: str) -> str | None:
-        """The value of ``name``, unset in the same step (None when there was none)."""
+    async def take_login(self, digest: str) -> str | None:
+        """A login token's key id, unset in the same step (None when there was none)."""
         ...
 
-    async def read(self, name: str) -> tuple[str | None, int]:
-        """The value of ``name`` and the seconds it has left (negative: no expiry or no
-        value), in one round trip."""
+    async def put_session(self, digest: str, doc: str, ttl_s: int) -> None:
+        """Keep a session (``doc``: the key id it acts for, when it began) for ``ttl_s``
+        seconds."""
         ...
 
-    async def touch(self, name: str, ttl_s: int) -> None:
-        """Give ``name`` ``ttl_s`` more seconds from now."""
+    async def read_session(self, digest: str) -> tuple[str | None, int]:
+        """A session's doc and the seconds it has left (negative: no expiry or no value),
+        in one round trip."""
         ...
 
-    async def drop(self, name: str) -> None:
-        """Unset ``name``."""
+    async def touch_session(self, digest: str, ttl_s: int) -> None:
+        """Give a session ``ttl_s`` more seconds from now."""
+        ...
+
+    async def drop_session(self, digest: str) -> None:
+        """End a session."""
         ...
