@@ -67,6 +67,14 @@ class JoinState:
 class RunEvents(Protocol):
     """The run feed: a run's event stream, read live and caught up, with no gap."""
 
+    def shard_of(self, run_id: str) -> int:
+        """The shard a run's streams and keys live on."""
+        ...
+
+    def stream_of(self, run_id: str, shard: int) -> str:
+        """The name of the run's event stream, as the other methods take it."""
+        ...
+
     async def start(self) -> None:
         """Start reading (idempotent); the app's lifespan calls it."""
         ...
@@ -108,7 +116,7 @@ class RunEvents(Protocol):
         """Existence, first and last ids of ``stream`` (and what was deleted, on Redis 7)."""
         ...
 
-    async def join_state(self, owner_key: str, stream: str) -> JoinState:
+    async def join_state(self, run_id: str, shard: int) -> JoinState:
         """The run's owner key and its event stream's state, in one round trip."""
         ...
 
