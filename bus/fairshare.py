@@ -32,12 +32,13 @@ import hashlib
 import math
 import time
 import uuid
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import structlog
 
 from bus import keys
 from bus.redis_io.lua import run_script
+from bus.run_state import Priority
 from bus.runtime import metrics
 
 if TYPE_CHECKING:
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("bus.fairshare")
 
-Priority = Literal["interactive", "batch"]
 LEVEL: dict[str, int] = {"interactive": 1, "batch": 2}
 #: How many runs one script admits at most (the rest at the next chance).
 ADMIT_AT_ONCE = 64

@@ -2,9 +2,9 @@
 (`bus.fairshare`) and its webhook's registration, written together by one Lua script, so
 publishing the same run id twice is a no-op.
 
-The starter calls it for a new run (`api.app.run_publish`), and the turn publisher for a run
-whose turn in its conversation has come (`api.app.turn_publisher`). A variant writes the
-first turn of a new conversation with its run (`bus.first_turns`).
+The edge's run publishing calls it (`api.streams.run_publishing`): for a new run, and for a
+run whose turn in its conversation has come. A variant writes the first turn of a new
+conversation with its run (`bus.first_turns`).
 """
 
 from __future__ import annotations

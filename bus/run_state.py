@@ -31,6 +31,10 @@ from bus.team_run import PinnedTeam, TeamProgress
 #: and in checkpoints (``state_version``); `bus.readers.RUN_STATE` upcasts older ones.
 RUN_STATE_VERSION = 2
 
+Priority = Literal["interactive", "batch"]
+"""Where a run queues among its tenant's work: interactive runs (chat, REST) are admitted
+ahead of batch ones (``runs.questions``) by the fair share (`bus.fairshare`)."""
+
 
 #: The run's model cost in millionths of a US dollar, kept in `RunState.usage` with its
 #: token counts (whole numbers add up exactly).
@@ -299,7 +303,7 @@ class RunSettings(Frozen):
         description="Long-term memory: the user's memories are retrieved, and what the "
         "question says about the user is remembered when the run is done.",
     )
-    priority: Literal["interactive", "batch"] = Field(
+    priority: Priority = Field(
         default="interactive",
         description="Interactive runs (chat, REST) are admitted ahead of batch ones "
         "(runs.questions) when a tenant's work queues.",

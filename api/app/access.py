@@ -12,7 +12,7 @@ tenant's run id never answers differently from an id that does not exist. Changi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -21,7 +21,6 @@ from agentbus_contracts import RunPage
 from api.app.errors import NotOwner, RunNotFound
 from api.app.oversight import audit_read
 from api.app.run_view import describe
-from bus import keys
 from bus.commands import RUN_ID_PATTERN
 from bus.events import RunStatus
 from bus.store import RunCursor, RunQuery, RunRecord
@@ -43,11 +42,6 @@ class RunRef:
     record: RunRecord | None  # None while only Redis knows it (intake has not run yet)
     subject: str = ""  # who started it
 
-    @property
-    def events_key(self) -> str:
-        """The run's event stream."""
-        return keys.run_events(self.run_id, self.shard)
-
 
 def owner_value(tenant_id: str, subject: str) -> str:
     """What a run's owner key holds (names have no '/', so it splits back unambiguously)."""
@@ -59,20 +53,16 @@ class RunAccess:
     """Which runs a caller may see or change.
 
     Attributes:
-        shards: how many shards the runs' streams spread over.
+        shard_of: the shard of a run's streams and keys (`RunEvents.shard_of`).
         run_owner: who started a run, as its owner key says (the store may not know it yet).
         runs: the run store.
         audit: where an admin's read of another user's run is recorded.
     """
 
-    shards: int
+    shard_of: Callable[[str], int]
     run_owner: RunOwner
     runs: RunStore
     audit: AuditStore | None
-
-    def shard_of(self, run_id: str) -> int:
-        """The shard of the run's streams and keys."""
-        return keys.shard_of(run_id, self.shards)
 
     async def visible(
         self, who: Principal, run_id: str, *, read: str | None = "read_run"

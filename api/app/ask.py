@@ -1,16 +1,20 @@
 """What starting a run takes and gives back (`api.app.starter.RunStarter`): the question
-with its settings (`Ask`), and the run that was published or queued (`Started`)."""
+with its settings (`Ask`), the run checked and placed, ready to publish (`RunToPublish`),
+and the run that was published or queued (`Started`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from api.app.webhook_requests import WebhookRequest
-from bus import fairshare
 from bus.commands import TraceContext
-from bus.run_state import ClientTool, QuestionSettings
+from bus.run_state import ClientTool, Priority, QuestionSettings
 from bus.team_run import PinnedTeam
+
+if TYPE_CHECKING:
+    from api.app.auth import Principal
+    from bus.run_state import RunSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +34,7 @@ class Ask:
     those that exist). Over the API they come from the tenant's settings only."""
     human_gate: bool = False
     """``agentbus ask --human-gate``: approve this run's answer (the API: tenant settings)."""
-    priority: fairshare.Priority = "interactive"
+    priority: Priority = "interactive"
     """Batch work (``runs.questions``) is admitted after interactive runs (`bus.fairshare`)."""
     answer_schema: dict[str, Any] | None = None
     """The OpenAI endpoint's ``response_format``: the answer is a JSON document valid
@@ -46,6 +50,35 @@ class Ask:
     the end of the active branch."""
     team: PinnedTeam | None = None
     """The team ``settings.team`` names, pinned at admission (`api.app.team_runs`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunToPublish:
+    """A run the starter has checked and placed, ready to publish.
+
+    Attributes:
+        who: the caller.
+        ask: what they asked.
+        run_id: the run's id.
+        conversation_id: its conversation.
+        settings: the run's settings, resolved.
+        shard: the bus shard its keys live on.
+        deadline: when it must end (epoch seconds).
+        weight: the tenant's fair-share weight.
+        version: the tenant's settings version the caller's key was cached at, to check as
+            the run is published (None: checked before; only for a run whose conversation
+            and id were drawn now, which nothing can have queued or stored yet).
+    """
+
+    who: Principal
+    ask: Ask
+    run_id: str
+    conversation_id: str
+    settings: RunSettings
+    shard: int
+    deadline: float
+    weight: int = 1
+    version: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

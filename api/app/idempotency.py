@@ -2,9 +2,10 @@
 first request started; the same key sent with a different request is refused (409
 ``idempotency_key_reused``).
 
-A key is claimed in Redis (``SET NX`` with ``AGENTBUS_API_IDEMPOTENCY_TTL_S``) with the run
-it names and a fingerprint of the request; the starter deletes the claim again when the
-run could not start, so a later retry with the same key tries again.
+A key is claimed once (`api.app.ports.IdempotencyClaims`; in Redis, ``SET NX`` with
+``AGENTBUS_API_IDEMPOTENCY_TTL_S``) with the run it names and a fingerprint of the request;
+the starter deletes the claim again when the run could not start, so a later retry with the
+same key tries again.
 """
 
 from __future__ import annotations
@@ -14,23 +15,27 @@ import json
 from typing import TYPE_CHECKING
 
 from api.app.errors import IdempotencyKeyReused
-from bus import keys
 
 if TYPE_CHECKING:
     from api.app.ask import Ask
     from api.app.auth import Principal
-    from api.app.ports import Claims
+    from api.app.ports import IdempotencyClaims
 
 
-def idempotency_key(who: Principal, idem: str) -> str:
-    """The Redis key that holds the caller's claim of ``idem``."""
+def idempotency_digest(who: Principal, idem: str) -> str:
+    """The digest the caller's claim of ``idem`` is held under, in its tenant's claims."""
     # Per user, not only per tenant: another user's retry must never find this run.
-    digest = hashlib.sha256(f"{who.subject}\n{idem}".encode()).hexdigest()
-    return keys.idempotency(who.tenant_id, digest)
+    return hashlib.sha256(f"{who.subject}\n{idem}".encode()).hexdigest()
 
 
 async def claim(
-    claims: Claims, idem_key: str, ask: Ask, run_id: str, conversation_id: str, ttl_s: int
+    claims: IdempotencyClaims,
+    tenant_id: str,
+    digest: str,
+    ask: Ask,
+    run_id: str,
+    conversation_id: str,
+    ttl_s: int,
 ) -> tuple[str, str] | None:
     """Claim the idempotency key for this run; an earlier claim's (run, conversation).
 
@@ -39,11 +44,11 @@ async def claim(
     """
     fingerprint = request_fingerprint(ask)
     value = json.dumps({"run": run_id, "conv": conversation_id, "fp": fingerprint})
-    if await claims.set(idem_key, value, nx=True, ex=ttl_s):
+    if await claims.claim(tenant_id, digest, value, ttl_s):
         return None
-    raw = await claims.get(idem_key)
+    raw = await claims.read(tenant_id, digest)
     if raw is None:  # expired between the two calls: claim it again
-        return await claim(claims, idem_key, ask, run_id, conversation_id, ttl_s)
+        return await claim(claims, tenant_id, digest, ask, run_id, conversation_id, ttl_s)
     earlier = json.loads(raw)
     if earlier["fp"] != fingerprint:
         raise IdempotencyKeyReused("this Idempotency-Key was used for another request")

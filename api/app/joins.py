@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 from api.app.access import RUN_ID, RunAccess, RunRef, owner_value
 from api.app.errors import RunNotFound
 from api.app.run_view import describe
-from bus import keys
 from bus.store import RunRecord
 
 if TYPE_CHECKING:
@@ -63,7 +62,7 @@ class JoinPlan:
 
 async def plan_join(events: RunEvents, ref: RunRef, after: str) -> JoinPlan:
     """Replay from ``after`` when possible, else a snapshot and the live events after it."""
-    return _plan(ref, await events.stream_state(ref.events_key), after)
+    return _plan(ref, await events.stream_state(events.stream_of(ref.run_id, ref.shard)), after)
 
 
 #: A run published less than this long ago (and under ``events_ttl_s``) whose event stream
@@ -114,9 +113,7 @@ class Joins:
         if not RUN_ID.match(run_id):
             raise RunNotFound(f"no run {run_id[:80]!r}")
         shard = self.access.shard_of(run_id)
-        joined = await self.events.join_state(
-            keys.run_owner(run_id, shard), keys.run_events(run_id, shard)
-        )
+        joined = await self.events.join_state(run_id, shard)
         state, ttl_ms = joined.stream, joined.owner_ttl_ms
         if joined.owner == owner_value(who.tenant_id, who.subject):
             if state.exists:

@@ -1,21 +1,25 @@
 """What the application layer needs from a transport, named as ports.
 
 The use cases in ``api.app`` see only these; Redis implements them in ``api.streams``
-(the relay's blocking read, the limits' Lua scripts) or in ``bus`` (the budget ledger),
-and the composition root (``api.compose``) or the transport wires one to each use case.
+(the relay's blocking read, the limits' Lua scripts, the publish-once script) or in ``bus``
+(the budget ledger, the first turns), and the composition root (``api.compose``) or the
+transport wires one to each use case.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from agentbus_contracts.events import ClientEvent
+    from api.app.ask import RunToPublish
     from bus.budget import Spent
     from bus.commands import Command
     from bus.store import DocumentRecord, Scope
+    from bus.store.turn_types import FirstTurn, Turn
     from retrieval.ingest import PreparedDocument
     from retrieval.jobs import IngestTask, Job, JobStatus
 
@@ -63,6 +67,14 @@ class JoinState:
 class RunEvents(Protocol):
     """The run feed: a run's event stream, read live and caught up, with no gap."""
 
+    def shard_of(self, run_id: str) -> int:
+        """The shard a run's streams and keys live on."""
+        ...
+
+    def stream_of(self, run_id: str, shard: int) -> str:
+        """The name of the run's event stream, as the other methods take it."""
+        ...
+
     async def start(self) -> None:
         """Start reading (idempotent); the app's lifespan calls it."""
         ...
@@ -104,29 +116,26 @@ class RunEvents(Protocol):
         """Existence, first and last ids of ``stream`` (and what was deleted, on Redis 7)."""
         ...
 
-    async def join_state(self, owner_key: str, stream: str) -> JoinState:
+    async def join_state(self, run_id: str, shard: int) -> JoinState:
         """The run's owner key and its event stream's state, in one round trip."""
         ...
 
 
-class Claims(Protocol):
-    """Values set once under a name, for a while (the idempotency keys' claims, the runs'
-    owners).
+class IdempotencyClaims(Protocol):
+    """The ``Idempotency-Key`` claims: one value per tenant and digested key, set once, for
+    a while."""
 
-    Shaped as the Redis commands it stands for, so the shared Redis client is one.
-    """
-
-    def set(self, name: str, value: str, *, nx: bool, ex: int) -> Awaitable[bool | None]:
-        """Set ``name`` to ``value`` for ``ex`` seconds; with ``nx`` only if it is unset
-        (then a falsy result says it was set already)."""
+    async def claim(self, tenant_id: str, digest: str, value: str, ttl_s: int) -> bool:
+        """Set the claim to ``value`` for ``ttl_s`` seconds unless it is set; whether this
+        call set it."""
         ...
 
-    def get(self, name: str) -> Awaitable[bytes | str | None]:
-        """The value of ``name``, or None."""
+    async def read(self, tenant_id: str, digest: str) -> str | None:
+        """The claim's value (None: unset, or it expired)."""
         ...
 
-    def delete(self, *names: str) -> Awaitable[int]:
-        """Unset ``names``; how many were set."""
+    async def drop(self, tenant_id: str, digest: str) -> None:
+        """Unset the claim."""
         ...
 
 
@@ -161,6 +170,97 @@ class RateLimits(Protocol):
 
     async def release(self, tenant_id: str, run_id: str) -> None:
         """Give the run's slot back (idempotent)."""
+        ...
+
+
+class Outcome(Enum):
+    """What publishing a run did."""
+
+    PUBLISHED = "published"
+    """Published now: its owner recorded, its intake command queued for admission."""
+    REPEATED = "repeated"
+    """Published before (a retry with the same run id): nothing new was written."""
+    ID_TAKEN = "id_taken"
+    """Another owner's run has this run id: nothing was written."""
+    QUEUE_FULL = "queue_full"
+    """The tenant's fair-share queue on the run's shard is full: nothing was written."""
+    VERSION_MOVED = "version_moved"
+    """The tenant's settings version is not the one expected: nothing was written."""
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """What publishing a run did, with what a refusal needs to be answered.
+
+    Attributes:
+        outcome: what happened.
+        waiting: ``QUEUE_FULL``: the tenant's runs waiting on the shard.
+        retry_after_s: ``QUEUE_FULL``: how long the caller should wait.
+        version: ``VERSION_MOVED``: the tenant's settings version the shard holds.
+    """
+
+    outcome: Outcome
+    waiting: int = 0
+    retry_after_s: int = 0
+    version: int = 0
+
+
+class PreparedRun(Protocol):
+    """A run's publication, encoded once (`RunPublishing.prepare`): published now, or kept
+    with its queued turn and published when its turn comes."""
+
+    def stored(self) -> str:
+        """The publication as a queued turn keeps it (`TurnPublishing.publish_queued`)."""
+        ...
+
+    async def publish(
+        self, *, version: int | None = None, first_turn: FirstTurn | None = None
+    ) -> Published:
+        """Publish the run exactly once, queued for its tenant's fair share of its shard.
+
+        Args:
+            version: the tenant's settings version to check first, in the same step (None:
+                no check).
+            first_turn: the conversation's first turn, written with the run (both or
+                neither); the conversation's id is on the run's shard.
+        """
+        ...
+
+
+class TurnPublishing(Protocol):
+    """Publishes a queued run whose turn in its conversation has come."""
+
+    async def publish_queued(self, turn: Turn) -> Published:
+        """Publish the turn's run as its queued turn kept it, its time budget starting now
+        (a repeat is a no-op: `Outcome.REPEATED`)."""
+        ...
+
+
+class RunPublishing(TurnPublishing, Protocol):
+    """Publishes runs exactly once, each with its owner, its intake command queued for the
+    tenant's fair share of its shard, and its webhook's registration."""
+
+    def shard_of(self, id_: str) -> int:
+        """The shard a run (or a conversation) of this id lives on."""
+        ...
+
+    def prepare(self, run: RunToPublish) -> PreparedRun:
+        """The run's intake command in the current trace (else the caller's), with the
+        caller's ACL groups, encoded with everything its publication writes."""
+        ...
+
+    async def owner(self, run_id: str) -> str | None:
+        """Who published the run of this id (`api.app.access.owner_value`), in one round
+        trip; None: nobody did, or it expired."""
+        ...
+
+
+class FirstTurnRecords(Protocol):
+    """Conversations' first turns, kept with their runs instead of in SQL (a first turn is
+    written by its run's publication: `PreparedRun.publish`)."""
+
+    async def read(self, conversation_id: str) -> FirstTurn | None:
+        """The conversation's first turn (None: none was recorded, or it expired)."""
         ...
 
 
@@ -311,25 +411,31 @@ class Resumes(Protocol):
 
 
 class SessionStore(Protocol):
-    """Short-lived values by name: the web page's login tokens and sessions."""
+    """The web page's one-time login tokens and its sessions, each kept under its token's
+    digest until it expires."""
 
-    async def put(self, name: str, value: str, ttl_s: int) -> None:
-        """Set ``name`` to ``value`` for ``ttl_s`` seconds."""
+    async def put_login(self, digest: str, key_id: str, ttl_s: int) -> None:
+        """Keep a login token: the key id it signs in as, for ``ttl_s`` seconds."""
         ...
 
-    async def take(self, name: str) -> str | None:
-        """The value of ``name``, unset in the same step (None when there was none)."""
+    async def take_login(self, digest: str) -> str | None:
+        """A login token's key id, unset in the same step (None when there was none)."""
         ...
 
-    async def read(self, name: str) -> tuple[str | None, int]:
-        """The value of ``name`` and the seconds it has left (negative: no expiry or no
-        value), in one round trip."""
+    async def put_session(self, digest: str, doc: str, ttl_s: int) -> None:
+        """Keep a session (``doc``: the key id it acts for, when it began) for ``ttl_s``
+        seconds."""
         ...
 
-    async def touch(self, name: str, ttl_s: int) -> None:
-        """Give ``name`` ``ttl_s`` more seconds from now."""
+    async def read_session(self, digest: str) -> tuple[str | None, int]:
+        """A session's doc and the seconds it has left (negative: no expiry or no value),
+        in one round trip."""
         ...
 
-    async def drop(self, name: str) -> None:
-        """Unset ``name``."""
+    async def touch_session(self, digest: str, ttl_s: int) -> None:
+        """Give a session ``ttl_s`` more seconds from now."""
+        ...
+
+    async def drop_session(self, digest: str) -> None:
+        """End a session."""
         ...

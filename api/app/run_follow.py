@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from api.app.feed import Outbox, RunFeed
-from bus import keys
 from bus.events import ClientEvent, event_from_doc, parse_event
 
 if TYPE_CHECKING:
@@ -28,30 +27,29 @@ class RunFollower:
 
     Attributes:
         events: the process's reader of run event streams.
-        shards: how many shards the runs' streams spread over.
         buffer_events: how many events may wait for a slow consumer before its feed restarts.
     """
 
     events: RunEvents
-    shards: int
     buffer_events: int
 
     def shard_of(self, run_id: str) -> int:
         """The shard of the run's streams."""
-        return keys.shard_of(run_id, self.shards)
+        return self.events.shard_of(run_id)
 
     async def history(self, run_id: str) -> list[tuple[str, ClientEvent]]:
         """The run's events so far, with their stream ids, oldest first."""
-        rows = await self.events.history(keys.run_events(run_id, self.shard_of(run_id)))
+        rows = await self.events.history(self.events.stream_of(run_id, self.shard_of(run_id)))
         return [(entry_id, parse_event(data)) for entry_id, data in rows]
 
     def feed(self, run_id: str, *, after: str) -> tuple[RunFeed, Outbox]:
         """A feed of the run's event frames after ``after`` and the outbox it fills (for a
         transport that relays the frames as they are); the caller starts and closes it."""
         outbox = Outbox(self.buffer_events)
-        stream = keys.run_events(run_id, self.shard_of(run_id))
+        shard = self.shard_of(run_id)
+        stream = self.events.stream_of(run_id, shard)
         feed = RunFeed(
-            self.events, run_id=run_id, stream=stream, shard=self.shard_of(run_id), after=after,
+            self.events, run_id=run_id, stream=stream, shard=shard, after=after,
             outbox=outbox,
         )  # fmt: skip
         return feed, outbox
@@ -62,7 +60,7 @@ class RunFollower:
         """The run's events after ``after``, until its ``done`` (None on each idle period)."""
         shard = self.shard_of(run_id)
         last = after
-        stream = keys.run_events(run_id, shard)
+        stream = self.events.stream_of(run_id, shard)
         while True:
             outbox = Outbox(self.buffer_events)
             feed = RunFeed(

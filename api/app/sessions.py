@@ -1,12 +1,12 @@
-"""Web page sign-in: one-time login tokens and short-lived sessions, both kept in Redis
-(`api.app.ports.SessionStore`).
+"""Web page sign-in: one-time login tokens and short-lived sessions, both kept in the
+session store (`api.app.ports.SessionStore`; Redis in production).
 
 ``agentbus up`` prints ``http://host:port/#login=TOKEN``; the page POSTs the token to
 ``/api/v1/sessions`` and gets a session token in exchange (a pasted API key is exchanged
 the same way), so the page never keeps a long-lived key or a key in a URL. A login token
-works once (``GETDEL``) within ``LOGIN_TTL_S``. A session acts for the API key it came
+works once (taken as it is read) within ``LOGIN_TTL_S``. A session acts for the API key it came
 from: revoking the key ends its sessions (within the key cache time), a session idle for
-``SESSION_IDLE_S`` expires, and none outlives ``SESSION_MAX_S``. Redis keeps only
+``SESSION_IDLE_S`` expires, and none outlives ``SESSION_MAX_S``. The store keeps only
 digests of both tokens.
 """
 
@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 
 from api.app.auth import Authenticator, Principal, principal_of
 from api.app.errors import Unauthorized
-from bus import keys
 
 if TYPE_CHECKING:
     from api.app.ports import SessionStore
@@ -41,7 +40,7 @@ def _digest(token: str) -> str:
 async def mint_login_token(store: SessionStore, key_id: str, ttl_s: int = LOGIN_TTL_S) -> str:
     """A one-time token that signs the page in as the key ``key_id``."""
     token = secrets.token_urlsafe(32)
-    await store.put(keys.web_login(_digest(token)), key_id, ttl_s)
+    await store.put_login(_digest(token), key_id, ttl_s)
     return token
 
 
@@ -49,12 +48,12 @@ async def redeem_login_token(store: SessionStore, token: str) -> str | None:
     """The key id a login token signs in as, or None; the token is used up either way."""
     if not token or len(token) > 128:
         return None
-    return await store.take(keys.web_login(_digest(token)))
+    return await store.take_login(_digest(token))
 
 
 @dataclass(frozen=True, slots=True)
 class Session:
-    """A new session: ``token`` goes to the page once; Redis keeps only its digest."""
+    """A new session: ``token`` goes to the page once; the store keeps only its digest."""
 
     token: str
     expires_in: int
@@ -66,13 +65,13 @@ async def open_session(
     """Start a session acting for the principal's API key."""
     token = SESSION_PREFIX + secrets.token_urlsafe(32)
     doc = {"key_id": principal.key_id, "started": time.time() if now is None else now}
-    await store.put(keys.web_session(_digest(token)), json.dumps(doc), SESSION_IDLE_S)
+    await store.put_session(_digest(token), json.dumps(doc), SESSION_IDLE_S)
     return Session(token, SESSION_IDLE_S)
 
 
 async def close_session(store: SessionStore, token: str) -> None:
     """End a session (sign out)."""
-    await store.drop(keys.web_session(_digest(token)))
+    await store.drop_session(_digest(token))
 
 
 def is_session_token(token: str | None) -> bool:
@@ -112,21 +111,21 @@ class SessionAuthenticator(Authenticator):
         if not is_session_token(key):
             return await super().authenticate(key, defer_version=defer_version)
         assert key is not None
-        name = keys.web_session(_digest(key))
-        raw, ttl = await self._sessions.read(name)
+        digest = _digest(key)
+        raw, ttl = await self._sessions.read_session(digest)
         if raw is None:
             raise Unauthorized("the session expired or was ended", hint="sign in again")
         doc = json.loads(raw)
         age = self._clock() - float(doc["started"])
         if age > SESSION_MAX_S:
-            await self._sessions.drop(name)
+            await self._sessions.drop_session(digest)
             raise Unauthorized("the session is too old", hint="sign in again")
         # Sliding expiry, refreshed at most every half idle period (not a write per request).
         if 0 <= ttl < SESSION_IDLE_S // 2:
-            await self._sessions.touch(name, SESSION_IDLE_S)
+            await self._sessions.touch_session(digest, SESSION_IDLE_S)
         record, version = await self._checked(doc["key_id"])  # pyright: ignore[reportPrivateUsage]
         if record is None or not record.active:
-            await self._sessions.drop(name)
+            await self._sessions.drop_session(digest)
             raise Unauthorized("the API key behind this session was revoked")
         return principal_of(record, version)
 

@@ -1,9 +1,9 @@
 """Starting a run: limits, idempotency, the settings overlay, and publishing it exactly once.
 
 Every entry point (``POST /runs``, the websocket ``ask``, externally published questions)
-goes through :class:`RunStarter`. A run is published by one Lua script that records its
-owner (tenant and user) and queues its intake command for fair admission together
-(`bus.fairshare`; a full tenant queue is 429 ``tenant_queue_full``): publishing the same run id
+goes through :class:`RunStarter`. A run is published exactly once (`api.app.ports.RunPublishing`)
+with its owner (tenant and user) and its intake command queued for fair admission together
+(a full tenant queue is 429 ``tenant_queue_full``): publishing the same run id
 again (a client retry with the same ``Idempotency-Key``, a redelivered ``runs.questions``
 entry) is a no-op, and a retry after a crash between claiming a key and publishing still
 publishes. A ``conversation_id`` must be free or the caller's own: another user's or
@@ -11,7 +11,7 @@ tenant's is refused (404 ``conversation_not_found``) before anything is claimed 
 
 A caller whose cached key's tenant version was not read for this request
 (``Principal.version_pending``, ``POST /runs``) costs no round trip for it: a question
-that starts a new conversation is published by the script variant that checks the version
+that starts a new conversation is published with a check of the version in the same step
 (`api.app.run_publish`); if it moved, the key is checked again and the start runs again
 with it (its rate token not spent twice). Any other question checks it first.
 
@@ -19,8 +19,8 @@ With the conversation turns wired in (`api.app.turn_publisher`), a run is admitt
 conversation first (`bus.store.turns`): it is published now if nothing else of the
 conversation runs, and otherwise the question's ``multitask`` policy decides (queued behind
 the running run, 409 ``conversation_busy``, or the running run cancelled). A question
-that starts a conversation is its first turn, written with the run by its publish script
-(`bus.first_turns`): the conversation's id is drawn on the run's shard for that.
+that starts a conversation is its first turn, written with the run by its publication
+(`PreparedRun.publish`): the conversation's id is drawn on the run's shard for that.
 
 The parts are modules of their own: what a start takes and gives (`api.app.ask`), the
 idempotency key (`api.app.idempotency`), the conversation a question names
@@ -36,7 +36,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from api.app.access import owner_value
-from api.app.ask import Ask, Started
+from api.app.ask import Ask, RunToPublish, Started
 from api.app.auth import Principal
 from api.app.conversation_checks import check_parent, owned_conversation
 from api.app.errors import (
@@ -48,7 +48,7 @@ from api.app.errors import (
     TooManyActiveRuns,
     Unavailable,
 )
-from api.app.idempotency import claim, idempotency_key
+from api.app.idempotency import claim, idempotency_digest
 from api.app.ports import Verdict
 from api.app.post_stages import mark
 from api.app.preferences import (
@@ -61,26 +61,31 @@ from api.app.preferences import (
 )
 from api.app.preferences import run_settings as make_run_settings
 from api.app.read_through import ReadThrough
-from api.app.run_publish import RunPublisher, RunToPublish, VersionMoved, same_trace
+from api.app.run_publish import RunPublisher, VersionMoved, same_trace
 from api.app.run_sources import RunSources
 from api.app.team_runs import built_in, following, pin, sources_for
 from api.app.team_runs import deadline as run_deadline
 from api.app.turn_admission import refuse_if_busy
 from api.app.turn_publisher import TurnPublisher
 from api.app.webhook_requests import WebhookRequest, check_webhook
-from bus import keys, tracing
+from bus import tracing
 from bus.commands import new_run_id
 
 #: The rate verdict of a start that runs again after one that spent its token.
 RATED = Verdict(allowed=True)
 
 if TYPE_CHECKING:
-    from api.app.ports import CancelRun, Claims, MemoryMarks, RateLimits, TransportErrors
+    from api.app.ports import (
+        CancelRun,
+        IdempotencyClaims,
+        MemoryMarks,
+        RateLimits,
+        RunPublishing,
+        TransportErrors,
+    )
     from api.app.teams import TeamBook
     from api.settings import ApiSettings
-    from bus.settings import BusSettings
     from bus.store import ConversationStore, DocumentStore, MemoryStore, TenantSettingsStore
-    from bus.typed_redis import Script
 
 __all__ = ["Ask", "RunStarter", "Started"]
 
@@ -89,9 +94,9 @@ class RunStarter:
     """Admits and publishes runs for authenticated callers.
 
     Args:
-        claims: the idempotency keys' claims and the runs' owners (the shared Redis client).
+        claims: the idempotency keys' claims.
         settings: the API's settings (question size, idempotency, cache time).
-        bus: the bus's settings (shards, stream cap, key lifetime).
+        publishing: publishes runs exactly once, each on its shard with its owner.
         defaults: the deployment's run settings, before any tenant preference.
         tenant_settings: the tenants' stored preferences.
         limits: the per-tenant rate limit and concurrent-run quota.
@@ -105,9 +110,6 @@ class RunStarter:
             policy; every run is published at once).
         memories: the users' long-term memories (a user with some gathers them).
         memory_marks: whether a user has memories, known without a count.
-        script: the publish-once script (`bus.publish_once.publish_once`).
-        if_current: the variant that checks the tenant's settings version first
-            (`bus.publish_once.publish_if_current`).
         verify: checks a principal's pending tenant version (`Authenticator.verified`;
             None: no principal of this starter has one pending).
         version_copy: raises a shard's copy of a tenant's settings version to one read
@@ -119,9 +121,9 @@ class RunStarter:
 
     def __init__(
         self,
-        claims: Claims,
+        claims: IdempotencyClaims,
         settings: ApiSettings,
-        bus: BusSettings,
+        publishing: RunPublishing,
         defaults: Effective,
         tenant_settings: TenantSettingsStore,
         limits: RateLimits,
@@ -134,8 +136,6 @@ class RunStarter:
         turns: TurnPublisher | None = None,
         memories: MemoryStore | None = None,
         memory_marks: MemoryMarks | None = None,
-        script: Script,
-        if_current: Script,
         verify: Callable[[Principal], Awaitable[Principal]] | None = None,
         version_copy: Callable[[str, int, int], Awaitable[None]] | None = None,
         cancel: CancelRun,
@@ -145,7 +145,7 @@ class RunStarter:
         self._claims = claims
         self._transport_errors = transport_errors
         self._settings = settings
-        self._bus = bus
+        self._publishing = publishing
         self._defaults = defaults
         self._tenant_settings = tenant_settings
         self._limits = limits
@@ -153,7 +153,7 @@ class RunStarter:
         self._models = tuple(dict.fromkeys(models))
         self._webhook_private = webhook_private_hosts
         self.turns = turns
-        self._publisher = RunPublisher(script, if_current, cancel, bus, limits, turns)
+        self._publisher = RunPublisher(publishing, cancel, limits, turns)
         self._verify = verify
         self._version_copy = version_copy
         self._prefs: ReadThrough[Preferences | None] = ReadThrough(settings.api_key_cache_s)
@@ -288,13 +288,10 @@ class RunStarter:
         For re-admitting an entry whose admission died after publishing: the run must not
         start twice, nor count against the tenant's rate a second time.
         """
-        shard = keys.shard_of(run_id, self._bus.shards)
         try:
-            owner = await self._claims.get(keys.run_owner(run_id, shard))
+            owner = await self._publishing.owner(run_id)
         except self._transport_errors as e:
             raise Unavailable(f"cannot reach Redis: {e}") from e
-        if isinstance(owner, bytes):
-            owner = owner.decode()
         return owner == owner_value(who.tenant_id, who.subject)
 
     async def _check_critical(self, who: Principal, asked: list[str]) -> None:
@@ -316,11 +313,13 @@ class RunStarter:
         was spent by a start that published nothing) and the conversation, publish."""
         run_id = ask.run_id or new_run_id()
         conversation_id = ask.conversation_id or self._new_conversation_id(run_id)
-        idem_key = None
+        digest = None
         if idem is not None:
-            idem_key = idempotency_key(who, idem)
+            digest = idempotency_digest(who, idem)
             ttl = self._settings.api_idempotency_ttl_s
-            earlier = await claim(self._claims, idem_key, ask, run_id, conversation_id, ttl)
+            earlier = await claim(
+                self._claims, who.tenant_id, digest, ask, run_id, conversation_id, ttl
+            )
             if earlier is not None:
                 run_id, conversation_id = earlier
                 return await self._publish_run(who, ask, run_id, conversation_id, replay=True)
@@ -355,16 +354,16 @@ class RunStarter:
                 who, ask, run_id, conversation_id, replay=False, history=history
             )
         except BaseException:
-            if idem_key is not None:  # let a later retry with the same key try again
-                await self._claims.delete(idem_key)
+            if digest is not None:  # let a later retry with the same key try again
+                await self._claims.drop(who.tenant_id, digest)
             raise
 
     def _new_conversation_id(self, run_id: str) -> str:
         """A new conversation's id, on its first run's shard: the run's publish writes the
-        conversation's first turn with it (`bus.first_turns`)."""
-        shards = self._bus.shards
-        shard = keys.shard_of(run_id, shards)
-        while keys.shard_of(conversation_id := new_run_id(), shards) != shard:
+        conversation's first turn with it (`PreparedRun.publish`)."""
+        shard_of = self._publishing.shard_of
+        shard = shard_of(run_id)
+        while shard_of(conversation_id := new_run_id()) != shard:
             pass
         return conversation_id
 
@@ -405,7 +404,6 @@ class RunStarter:
             if ask.team is not None:  # its first agent's sources, decided with its version
                 found = sources_for(ask.team, found)
             settings = settings.model_copy(update={"sources": found})
-        s = self._bus
         deadline = run_deadline(time.time(), effective.timeout_s, ask.team)
         verdict = await self._limits.acquire(who.tenant_id, run_id, deadline)
         if not verdict.allowed:
@@ -414,7 +412,7 @@ class RunStarter:
                 retry_after=verdict.retry_after_s,
             )
         mark("quota")
-        shard = keys.shard_of(run_id, s.shards)
+        shard = self._publishing.shard_of(run_id)
         attributes = {
             "agentbus.run_id": run_id,
             "agentbus.tenant_id": who.tenant_id,

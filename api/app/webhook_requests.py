@@ -2,25 +2,22 @@
 
 The URL must be one the tenant's egress path could reach (its allowlist, no literal private
 address unless the deployment named the host); the dispatcher checks it again, with DNS,
-before every attempt. The registration is written by the run-start script itself, so a run
-that was published always has its webhook, and one that was not never does.
+before every attempt. The registration is written with the run's publication
+(`api.app.ports.RunPublishing`), so a run that was published always has its webhook, and
+one that was not never does.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from api.app.errors import WebhookRefused
-from bus import keys
 from gateway.egress.policy import EgressPolicy
 from gateway.errors import GatewayError
-from gateway.webhooks.schedule import WebhookSpec, registration
 from gateway.webhooks.target import precheck
 
 if TYPE_CHECKING:
-    from api.app.auth import Principal
     from api.app.preferences import Effective
 
 
@@ -49,27 +46,3 @@ def check_webhook(
     except (GatewayError, ValueError) as e:
         raise WebhookRefused(str(e), field="webhook_url") from e
     return WebhookRequest(url, webhook.approvals)
-
-
-def webhook_registration(
-    who: Principal,
-    webhook: WebhookRequest,
-    run_id: str,
-    shard: int,
-    conversation_id: str,
-) -> tuple[list[str], list[str | int | float]]:
-    """The extra keys and arguments of the run-start script that register the webhook
-    (whose URL ``check_webhook`` normalised)."""
-    spec = WebhookSpec(
-        url=webhook.url,
-        tenant_id=who.tenant_id,
-        subject=who.subject,
-        approvals=webhook.approvals,
-        conversation_id=conversation_id,
-    )
-    run_keys = [
-        keys.run_webhook(run_id, shard),
-        keys.webhook_watch(shard),
-        keys.webhook_wake(shard),
-    ]
-    return run_keys, [registration(spec), time.time(), run_id]

@@ -86,9 +86,9 @@ def make_use_cases(app_settings: AppSettings, redis: Redis, stores: Stores) -> U
         else BusResumes(stores.checkpoints, stores.runs, redis, bus, allow_always_hook(stores))
     )
     access = RunAccess(
-        shards=bus.shards, run_owner=run_owner_of(redis), runs=stores.runs, audit=stores.audit
+        shard_of=relay.shard_of, run_owner=run_owner_of(redis), runs=stores.runs, audit=stores.audit
     )
-    follower = RunFollower(events=relay, shards=bus.shards, buffer_events=settings.ws_buffer_events)
+    follower = RunFollower(events=relay, buffer_events=settings.ws_buffer_events)
     return UseCases(
         settings=settings,
         broker_url=bus.redis_url,

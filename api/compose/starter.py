@@ -19,12 +19,12 @@ from api.app.starter import RunStarter
 from api.app.turn_publisher import TurnPublisher
 from api.compose.settings import AppSettings
 from api.compose.teams import team_book
+from api.streams.idempotency_claims import RedisIdempotencyClaims
 from api.streams.limits import TenantLimits
 from api.streams.memory_marks import RedisMemoryMarks
+from api.streams.run_publishing import RedisRunPublishing
 from bus import tenant_versions
-from bus.first_turns import FirstTurns
 from bus.publish import request_cancel
-from bus.publish_once import publish_if_current, publish_once
 from bus.store import Stores
 from gateway.webhooks.target import private_hosts
 
@@ -68,10 +68,11 @@ def make_starter(
     """The one way runs start: the API's, the websocket's and ``agentbus ask``'s (the same
     defaults, tenant settings, default sources, limits and checks). ``verify``: the API's
     check of a principal's pending tenant version (`Authenticator.verified`)."""
+    publishing = RedisRunPublishing(redis, app_settings.bus)
     return RunStarter(
-        redis,
+        RedisIdempotencyClaims(redis),
         app_settings.api,
-        app_settings.bus,
+        publishing,
         defaults_of(app_settings),
         stores.tenant_settings,
         limits or limits_of(app_settings, redis),
@@ -82,13 +83,9 @@ def make_starter(
         webhook_private_hosts=private_hosts(app_settings.gateway.webhook_private_hosts),
         turns=None
         if stores.turns is None
-        else TurnPublisher(
-            publish_once(redis), stores.turns, FirstTurns(redis, app_settings.bus.shards)
-        ),
+        else TurnPublisher(publishing, stores.turns, publishing.first_turns),
         memories=stores.memories,
         memory_marks=RedisMemoryMarks(redis),
-        script=publish_once(redis),
-        if_current=publish_if_current(redis),
         verify=verify,
         version_copy=functools.partial(tenant_versions.raise_copy, redis),
         cancel=functools.partial(request_cancel, redis, settings=app_settings.bus),

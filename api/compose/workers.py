@@ -14,13 +14,13 @@ from api.compose.faults import fault
 from api.compose.roles import Roles
 from api.compose.store_owner import StoreOwner
 from api.streams import limits
+from api.streams.run_publishing import RedisTurnPublishing
 from bus import keys, wire
 from bus.commands import Command, RunResult
 from bus.errors import StoreError
 from bus.events import FinalStatus, RunStatus, parse_event
 from bus.fairshare import FairShare
 from bus.keys import INGEST_LANE, Role
-from bus.publish_once import publish_once
 from bus.run_state import RunState
 from bus.runtime.context import StepResult
 from bus.runtime.recorder import Applier, Recorder
@@ -59,12 +59,12 @@ def run_end_recorder(
     records the run's end and its answer (the finalizer's, or this hook's for a run that
     ended otherwise), so the next run's history holds them. The hook runs before the run's
     last step commits: a crash before the publish redelivers that step, whose end names the
-    same turn again, and a repeat publishes nothing twice (`bus.publish_once`). A run a
+    same turn again, and a repeat publishes nothing twice (`api.streams.run_publishing`). A run a
     later question cancelled ends with the code ``interrupted`` or ``rolled_back`` (its
     ``error_code``, the reply's ``stop_reason``).
     """
     publisher = (
-        None if redis is None or turns is None else TurnPublisher(publish_once(redis), turns)
+        None if redis is None or turns is None else TurnPublisher(RedisTurnPublishing(redis), turns)
     )
 
     async def give_back(command: Command) -> None:

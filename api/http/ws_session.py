@@ -274,7 +274,7 @@ class WsSession:
         feed = RunFeed(
             self.events,
             run_id=ref.run_id,
-            stream=ref.events_key,
+            stream=self.events.stream_of(ref.run_id, ref.shard),
             shard=ref.shard,
             after=after,
             outbox=self.outbox,

@@ -73,6 +73,7 @@ class Relay:
         self, redis: Redis, *, shards: int = 1, block_ms: int = 5_000, count: int = 512
     ) -> None:
         self._redis = redis
+        self._shards = shards
         self._block_ms = block_ms
         self._count = count
         self.relay_id = secrets.token_hex(6)
@@ -163,8 +164,17 @@ class Relay:
         """Existence, first and last ids of ``stream`` (`api.streams.stream_state`)."""
         return await stream_state.stream_state(self._redis, stream)
 
-    async def join_state(self, owner_key: str, stream: str) -> JoinState:
+    def shard_of(self, run_id: str) -> int:
+        """The shard a run's streams and keys live on."""
+        return keys.shard_of(run_id, self._shards)
+
+    def stream_of(self, run_id: str, shard: int) -> str:
+        """The run's event stream (`bus.keys.run_events`)."""
+        return keys.run_events(run_id, shard)
+
+    async def join_state(self, run_id: str, shard: int) -> JoinState:
         """The run's owner key and its event stream's state, in one round trip."""
+        owner_key, stream = keys.run_owner(run_id, shard), keys.run_events(run_id, shard)
         return await stream_state.join_state(self._redis, owner_key, stream)
 
     def _wake(self, shard: int) -> None:

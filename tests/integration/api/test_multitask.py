@@ -18,9 +18,9 @@ import pytest
 
 from api.app import turn_publisher
 from api.app.turn_publisher import TurnPublisher
+from api.streams.run_publishing import RedisTurnPublishing
 from bus import keys
 from bus.commands import RunResult
-from bus.publish_once import publish_once
 from bus.store import KeyRole
 from bus.store.turn_types import Turn
 from tests.integration.api.conftest import StartApi, recv
@@ -292,7 +292,7 @@ async def test_a_promotion_whose_publish_was_lost_is_published_by_the_sweeper_on
     monkeypatch.undo()
     monkeypatch.setattr(turn_publisher, "UNSTARTED_GRACE_S", 0.0)
     assert api.stores.turns is not None
-    sweeper = TurnPublisher(publish_once(api.redis), api.stores.turns)
+    sweeper = TurnPublisher(RedisTurnPublishing(api.redis), api.stores.turns)
     swept = await sweeper.sweep()
     again = await sweeper.sweep()  # a second sweep (another replica) publishes it again: a no-op
     run = await ended(api, key, second["run_id"])

@@ -12,7 +12,8 @@ from redis.asyncio import Redis
 
 from api.compose.settings import AppSettings
 from bus import keys
-from bus.fairshare import FairShare, Priority
+from bus.fairshare import FairShare
+from bus.run_state import Priority
 
 INTAKE = keys.role_stream(keys.Role.INTAKE, 0)
 

@@ -25,10 +25,13 @@ async def test_the_owner_follows_a_fresh_run_and_one_with_events(
     bus = BusSettings(redis_cluster=True, redis_url=cluster.url)
     # The fast path reads no store (one without methods would fail).
     no_store: Any = SimpleNamespace()
-    access = RunAccess(shards=bus.shards, run_owner=run_owner_of(redis), runs=no_store, audit=None)
+    relay = Relay(redis, shards=bus.shards)
+    access = RunAccess(
+        shard_of=relay.shard_of, run_owner=run_owner_of(redis), runs=no_store, audit=None
+    )
     joins = Joins(
         access=access,
-        events=Relay(redis, shards=bus.shards),
+        events=relay,
         run_ttl_s=bus.run_ttl_s,
         events_ttl_s=bus.events_ttl_s,
     )
