@@ -7,13 +7,13 @@ when the tool answers; its ``tool_result`` (or ``error``) event is the outcome.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from bus import keys
 from bus.commands import (
     Command,
+    Role,
     RunSettings,
     RunState,
     ToolCallBatch,
@@ -52,16 +52,21 @@ class ToolCalls:
     Args:
         send: publishes the command to the gateway's stream.
         events: reads a run's events.
-        shards: how many shards the runs' streams spread over.
+        shard_of: the shard of a run's streams, from its id.
         run_deadline_s: the longest a run may take (a call's wait is capped by it).
     """
 
     def __init__(
-        self, send: SendCommand, events: ReadRunEvents, *, shards: int, run_deadline_s: float
+        self,
+        send: SendCommand,
+        events: ReadRunEvents,
+        *,
+        shard_of: Callable[[str], int],
+        run_deadline_s: float,
     ) -> None:
         self._send = send
         self._events = events
-        self._shards = shards
+        self._shard_of = shard_of
         self._deadline_s = run_deadline_s
 
     async def start(
@@ -73,8 +78,8 @@ class ToolCalls:
             run_id=run_id,
             tenant_id=who.tenant_id,
             subject=who.subject,
-            shard=keys.shard_of(run_id, self._shards),
-            role=keys.Role.GATEWAY,
+            shard=self._shard_of(run_id),
+            role=Role.GATEWAY,
             deadline=deadline_in(min(wait_s, self._deadline_s)),
             groups=who.groups,
             payload=ToolCallBatch(

@@ -180,13 +180,14 @@ async def tool_calls(s: AppSettings) -> AsyncGenerator[ToolCalls]:
     import functools
 
     from api.app.tool_calls import ToolCalls
+    from bus import keys
     from bus.publish import publish, read_events
 
     async with connect(s.bus) as conn:
         yield ToolCalls(
             functools.partial(publish, conn.redis, settings=s.bus),
             functools.partial(read_events, conn.redis),
-            shards=s.bus.shards,
+            shard_of=functools.partial(keys.shard_of, shards=s.bus.shards),
             run_deadline_s=s.bus.run_deadline_s,
         )
 

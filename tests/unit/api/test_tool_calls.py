@@ -20,7 +20,9 @@ def _calls(sent: list[Command], *, deadline_s: float = 600) -> ToolCalls:
         return
         yield  # an empty stream
 
-    return ToolCalls(send, events, shards=4, run_deadline_s=deadline_s)
+    return ToolCalls(
+        send, events, shard_of=lambda run_id: keys.shard_of(run_id, 4), run_deadline_s=deadline_s
+    )
 
 
 async def test_the_call_goes_to_the_gateway_as_the_caller_with_their_groups() -> None:
