@@ -9,8 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import cast, get_args
 
-from bus.events import ClientEvent
+from pydantic import BaseModel
+from pydantic_core import from_json
+
+from agentbus_contracts.events import SCHEMA_VERSION
+from bus.events import ClientEvent, parse_event
 
 
 @dataclass
@@ -79,18 +84,80 @@ def trace_entries(events: Iterable[ClientEvent]) -> list[dict[str, object]]:
             kept = [e for e in kept if e.step_id != event.step_id]
         elif event.type != "done":
             kept.append(event)
+    return _joined(_stored(event) for event in kept)
+
+
+def stream_trace(documents: Iterable[bytes]) -> list[dict[str, object]]:
+    """`trace_entries` of a run's stream as it lies in Redis (each event's JSON document).
+
+    A document this build writes (its schema version, exactly its event's fields) is stored
+    as read, less what `trace_entries` leaves out: the same entries without building and
+    dumping an event model for each (about half the finalizer's cost of its trace). Any
+    other document is read through the event models, upcast as `parse_event` does.
+    """
+    kept: list[dict[str, object]] = []
+    for data in documents:
+        doc = _stored_document(data)
+        if doc["type"] == "step_retry":
+            kept = [d for d in kept if d.get("step_id") != doc.get("step_id")]
+        elif doc["type"] != "done":
+            kept.append(doc)
+    return _joined(kept)
+
+
+#: What a stored trace entry leaves out of its event.
+_NOT_STORED = frozenset({"schema_version", "run_id", "ts"})
+
+
+def _stored(event: ClientEvent) -> dict[str, object]:
+    return event.model_dump(exclude=set(_NOT_STORED), exclude_none=True)
+
+
+def _written_fields(cls: type[BaseModel]) -> tuple[frozenset[str], ...]:
+    """The field names an event's JSON holds as ``wire.encode`` writes it: all of them,
+    or all but those left out when empty (``exclude_if``)."""
+    every = frozenset(name for name, f in cls.model_fields.items() if not f.exclude)
+    optional = frozenset(name for name, f in cls.model_fields.items() if f.exclude_if)
+    return (every, every - optional) if optional else (every,)
+
+
+#: Each event type's possible sets of fields in a document this build writes. Its nested
+#: models (a citation, a client tool call) have no field that can be None, so the document
+#: read as JSON is the model's dump: only top-level None values are left to drop.
+_WRITTEN: dict[object, tuple[frozenset[str], ...]] = {
+    cls.model_fields["type"].default: _written_fields(cls)
+    for cls in get_args(get_args(ClientEvent)[0])
+}
+
+
+def _stored_document(data: bytes) -> dict[str, object]:
+    doc: object = from_json(data)
+    if type(doc) is dict:
+        fields = cast("dict[str, object]", doc)
+        version = fields.get("schema_version")
+        shapes = _WRITTEN.get(fields.get("type"), ())
+        if type(version) is int and version == SCHEMA_VERSION and fields.keys() in shapes:
+            for name in _NOT_STORED:
+                del fields[name]
+            if None in fields.values():
+                return {k: v for k, v in fields.items() if v is not None}
+            return fields
+    return _stored(parse_event(data))
+
+
+def _joined(docs: Iterable[dict[str, object]]) -> list[dict[str, object]]:
+    """Stored event documents with each step's consecutive token deltas joined."""
     entries: list[dict[str, object]] = []
-    for event in kept:
-        doc = event.model_dump(exclude={"schema_version", "run_id", "ts"}, exclude_none=True)
-        last = entries[-1] if entries else None
-        if (
-            event.type in ("reasoning", "answer")
-            and last is not None
-            and (last["type"], last.get("step_id")) == (event.type, event.step_id)
-        ):
-            last["text"] = f"{last['text']}{event.delta}"  # type: ignore[union-attr]
-            continue
-        if event.type in ("reasoning", "answer"):
+    for doc in docs:
+        kind = doc["type"]
+        if kind in ("reasoning", "answer"):
+            last = entries[-1] if entries else None
+            if last is not None and (last["type"], last.get("step_id")) == (
+                kind,
+                doc.get("step_id"),
+            ):
+                last["text"] = f"{last['text']}{doc['delta']}"
+                continue
             doc["text"] = doc.pop("delta")
         entries.append(doc)
     return entries

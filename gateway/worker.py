@@ -97,36 +97,39 @@ def make_gateway_handler(
         batch = command.payload
         if not isinstance(batch, ToolCallBatch):
             raise TypeError(f"gateway got a {batch.kind} payload")
-        tenant = await policies.for_tenant(command.tenant_id)
-        tools = deps
-        if mcp is not None and tenant.mcp_servers:
-            registry = await mcp.registry_for(deps.registry, tenant.mcp_servers)
-            tools = replace(deps, registry=registry)
-        # Every call in a batch is a model's choice (the researcher's or the fact-check's),
-        # so the tenant's tool scope applies to all of them.
-        call_ctx = call_context(command, batch.state, tenant, tools, agent=batch.agent, scoped=True)
+
+        def shown(call: ToolCallRequest) -> asyncio.Task[None]:
+            # The call is shown before its result; the write overlaps the call itself.
+            started = ToolCallStarted(
+                run_id=command.run_id,
+                step_id=command.step_id,
+                agent=batch.agent,
+                call_id=call.call_id,
+                tool=call.name,
+                args=redact(call.arguments),
+            )
+            return asyncio.create_task(ctx.emit(started))
+
+        # The first call's event leaves in the same socket write as the read of the tenant's
+        # settings version (both on the pipelined connection): one round trip, not two.
+        first = shown(batch.calls[0]) if batch.calls else None
+        try:
+            call_ctx = await _tenant_context(command, batch, policies, deps, mcp)
+        except BaseException:
+            if first is not None:  # not called: not shown, if it is not written yet
+                first.cancel()
+                await asyncio.gather(first, return_exceptions=True)
+            raise
         events: list[ClientEvent] = []
         records: list[LedgerRecord] = []
         results: list[ToolCallResult] = []
         ref = batch.state.next_ref  # each search result's chunks get numbers new to the run
         for index, call in enumerate(batch.calls):
-            # The call is shown before its result; the write overlaps the call itself.
-            shown = asyncio.create_task(
-                ctx.emit(
-                    ToolCallStarted(
-                        run_id=command.run_id,
-                        step_id=command.step_id,
-                        agent=batch.agent,
-                        call_id=call.call_id,
-                        tool=call.name,
-                        args=redact(call.arguments),
-                    )
-                )
-            )
+            showing = first if index == 0 and first is not None else shown(call)
             try:
                 outcome, audit = await _traced_call(ctx, call, _for_call(call, call_ctx, batch))
             finally:
-                await shown
+                await showing
             records.append(audit_record(f"{command.step_id}:{index}", audit))
             if call.name in CITED_TOOLS and outcome.result is not None:
                 numbered, ref = renumbered(outcome.result, ref)
@@ -149,6 +152,25 @@ def make_gateway_handler(
         return StepResult(next=[command.follow(target, answer)], events=events, records=records)
 
     return handle
+
+
+async def _tenant_context(
+    command: Command,
+    batch: ToolCallBatch,
+    policies: TenantPolicies,
+    deps: GatewayDeps,
+    mcp: McpHub | None,
+) -> CallContext:
+    """The batch's calls' context under the tenant's policy as it is now (its version is
+    read on every step: a settings change applies once its PUT returns)."""
+    tenant = await policies.for_tenant(command.tenant_id)
+    tools = deps
+    if mcp is not None and tenant.mcp_servers:
+        registry = await mcp.registry_for(deps.registry, tenant.mcp_servers)
+        tools = replace(deps, registry=registry)
+    # Every call in a batch is a model's choice (the researcher's or the fact-check's),
+    # so the tenant's tool scope applies to all of them.
+    return call_context(command, batch.state, tenant, tools, agent=batch.agent, scoped=True)
 
 
 def _for_call(call: ToolCallRequest, call_ctx: CallContext, batch: ToolCallBatch) -> CallContext:

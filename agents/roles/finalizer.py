@@ -18,13 +18,13 @@ from agents.graph import has_edge, next_role
 from agents.understanding.memory.rules import worth_remembering
 from bus import tracing, wire
 from bus.commands import AgentTask, Command, MemoryTask, RunResult
-from bus.events import ClientEvent, Done, parse_event
+from bus.events import ClientEvent, Done
 from bus.run_state import RunState, usage_cost
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.worker import Handler
 from bus.store import Exchange, RunStatus, Scope
 from bus.store.turn_types import TurnEnd
-from bus.transcript import trace_entries
+from bus.transcript import stream_trace
 from retrieval.citations import CheckedAnswer, check_answer_citations, citation_items
 
 AGENT = "finalizer"
@@ -73,7 +73,7 @@ def make_finalizer(deps: AgentDeps) -> Handler:
         cost = usage_cost(state.usage)
         if cost is not None:
             tracing.set_attributes({"agentbus.run.cost_usd": cost})
-        trace = trace_entries(parse_event(data) for data in await ctx.stream_data())
+        trace = stream_trace(await ctx.stream_data())
         owner = Scope.user(command.tenant_id, command.subject)
         # The history holds the answer before the run reads as done: a client that sees
         # `done` and opens the conversation finds both messages.

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Iterable
+from collections.abc import Coroutine, Iterable
 from functools import partial
 
+import structlog
 from redis.asyncio import Redis
 
 from agents.roles.remember import MEMORY_KIND, make_memory_applier
@@ -34,12 +35,16 @@ from bus.transcript import partial_answer, trace_entries
 from gateway.audit import AUDIT_KIND, make_audit_applier
 from gateway.webhooks.worker import WebhookWorker
 
+log = structlog.get_logger("api.workers")
+
 
 def run_end_recorder(
     runs: RunStore,
     redis: Redis | None = None,
     turns: TurnStore | None = None,
     fair: FairShare | None = None,
+    *,
+    ahead_of_commit: bool = False,
 ) -> RunEndHook:
     """A hook that records a run's final status in the store (idempotent).
 
@@ -53,6 +58,10 @@ def run_end_recorder(
     a run that ends other than ``done`` answers its ``reply_to`` stream here (the finalizer
     answers for ``done``), so an external publisher never waits for a reply that won't come.
     With ``fair``, the run's room in its shard goes to the next waiting run (`bus.fairshare`).
+    With ``ahead_of_commit`` (one Redis, not a cluster), those two commands are queued on
+    the pipelined connection and not waited for: they leave in the socket write that
+    carries the step's commit, ahead of it, so Redis still applies them first (one
+    connection, in order) and a run that reads as ended has given both back.
 
     With ``turns`` too, it ends the run's conversation turn and publishes the question that
     waited behind it (`api.app.turn_publisher`): the turn ends in the transaction that
@@ -69,12 +78,20 @@ def run_end_recorder(
 
     async def give_back(command: Command) -> None:
         # The run's room in its shard and its concurrent-run slot: one round trip together.
-        given: list[Awaitable[object]] = []
+        given: list[Coroutine[object, object, object]] = []
         if fair is not None:
             given.append(fair.finished(command.shard, command.run_id))
         if redis is not None:
             given.append(limits.release(redis, command.tenant_id, command.run_id))
-        await asyncio.gather(*given)
+        if not ahead_of_commit:
+            await asyncio.gather(*given)
+            return
+        for sending in [asyncio.ensure_future(g) for g in given]:
+            _GIVING.add(sending)  # the loop keeps only a weak reference to a task
+            sending.add_done_callback(_given)
+        # One turn of the loop: each has queued its command (the step's commit, queued
+        # when this returns, follows them in the same write).
+        await asyncio.sleep(0)
 
     async def hand_on(turn_end: TurnEnd) -> None:
         if publisher is not None and turn_end.next is not None:
@@ -145,6 +162,16 @@ def run_end_recorder(
     return record
 
 
+#: The give-backs sent ahead of a commit whose replies are still to come.
+_GIVING: set[asyncio.Future[object]] = set()
+
+
+def _given(sending: asyncio.Future[object]) -> None:
+    _GIVING.discard(sending)
+    if not sending.cancelled() and sending.exception() is not None:
+        log.error("run-end give-back failed", error=repr(sending.exception()))
+
+
 def erased_releaser(redis: Redis, fair: FairShare) -> ErasedHook:
     """What a step of a user being erased gives back (`bus.fence`): its run's room in its
     shard and its concurrent-run slot, as the run-end hook would; nothing is written."""
@@ -188,7 +215,13 @@ def build_workers(
     holds, if any.
     """
     fair = FairShare(redis, settings)
-    hook = run_end_recorder(handlers.stores.runs, redis, handlers.stores.turns, fair)
+    hook = run_end_recorder(
+        handlers.stores.runs,
+        redis,
+        handlers.stores.turns,
+        fair,
+        ahead_of_commit=not settings.redis_cluster,
+    )
     fence = handlers.fence()
     released = erased_releaser(redis, fair)
     workers: list[Consumer] = []
