@@ -11,8 +11,8 @@ figures (21 - 9, the "9 suites" of another sentence) does not excuse it: that le
 question that gives a figure (a 4-night stay: 4 × 85) or a tool's result still excuses one.
 A figure followed by a comparison ("3 rooms more than") is a difference, never a
 restatement, and is left alone. So is a figure derived from the very statements it is
-compared with: their total or their mean ("on average 20 rooms a floor" of floors of 18,
-21 and 21 rooms), or one of them divided by another figure of its sentence, a rate ("12 km
+compared with: their mean ("on average 20 rooms a floor" of floors of 18, 21 and 21
+rooms), or one of them divided by another figure of its sentence, a rate ("12 km
 a day" of "84 km in 7 days"). Unlike the other grounding checks this one runs whether or
 not the draft cites: the draft contradicts what the run read either way.
 """
@@ -130,9 +130,10 @@ def _meant(claim: Stated, told: Sequence[Stated]) -> list[Stated]:
 
 def _derived(same: Sequence[Stated]) -> set[float]:
     """What the statements a claim is compared with give in one step that is not their
-    restatement: their total and mean, and each divided by a figure beside it (a rate)."""
+    restatement: their mean, and each divided by a figure beside it (a rate). Not their
+    total: a total said of one of them is a sum given as its value."""
     values = [s.value for s in same]
-    out: set[float] = {sum(values), sum(values) / len(values)} if len(values) >= 2 else set()
+    out: set[float] = {sum(values) / len(values)} if len(values) >= 2 else set()
     return out | {s.value / b for s in same for b in s.beside if b}
 
 

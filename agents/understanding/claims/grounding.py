@@ -8,9 +8,10 @@ examples are made up for this page, no case of an eval set):
   question, the evidence, a tool's result (the researcher's or the fact-check's), or one
   arithmetic step from them: a figure of the question times, plus or minus one of the
   evidence; the difference or the quotient of two figures of the evidence (a rate: "84 km
-  in 7 days" is 12 km a day); the total or the mean of a series the evidence lists, and,
-  beside that total or mean, the series' count ("45 over 3 weeks" of weekly figures 15,
-  10 and 20);
+  in 7 days" is 12 km a day); the mean of a series the evidence lists, and its total and
+  count when the draft states both, a rate written out ("15 a week: 45 over 3 weeks" of
+  weekly figures 15, 10 and 20). A total stated alone is not excused: "45 a week on
+  average" is a sum given as a mean;
 - no clause of the draft is mostly words that appear nowhere in the question or the
   evidence ("refunds are paid by the regional office", of a shop's opening hours);
 - a figure or a name the draft takes from the evidence comes from the clause the question
@@ -161,20 +162,22 @@ def series(evidence: Sequence[str]) -> list[list[float]]:
 
 
 def aggregates(evidence: Sequence[str]) -> set[float]:
-    """The total and the mean of each of the evidence's :func:`series`: one step from it,
-    as a difference is from two figures."""
-    return {v for s in series(evidence) for v in (sum(s), sum(s) / len(s))}
+    """The mean of each of the evidence's :func:`series`: one step from it, as a difference
+    is from two figures. Its total is not: a total stated alone is as often a sum given as
+    an average ("60 a day on average" of five days that sum to 60) as it is asked for."""
+    return {sum(s) / len(s) for s in series(evidence)}
 
 
-def _counted(figures: set[float], evidence: Sequence[str]) -> set[float]:
-    """The counts of the series whose total or mean is among ``figures``: a rate written out
-    ("480 litres over 4 weeks") states a series' total and how many values it has. A count
-    said alone is not excused: any small number is the length of some list."""
-    return {
-        float(len(s))
-        for s in series(evidence)
-        if _held(sum(s), figures) or _held(sum(s) / len(s), figures)
-    }
+def _written_out(figures: set[float], evidence: Sequence[str]) -> set[float]:
+    """The total and the count of each series the draft states both of: a rate written
+    out ("480 litres over 4 weeks"), its working. Either alone is not excused: any small
+    number is the length of some list, and a total alone may be a sum given as a mean."""
+    out: set[float] = set()
+    for s in series(evidence):
+        total, count = sum(s), float(len(s))
+        if _held(total, figures) and _held(count, figures):
+            out |= {total, count}
+    return out
 
 
 def excused(question: str, evidence: Sequence[str], computed: Sequence[str]) -> set[float]:
@@ -215,7 +218,7 @@ def unsupported_figures(
         held_dates |= found
     known = asked | held | tools
     derived = _one_step(asked, held) | aggregates(evidence)
-    derived |= _counted({v for v, _ in written}, evidence)
+    derived |= _written_out({v for v, _ in written}, evidence)
     out: list[str] = []
     for value, raw in written:
         if not (_held(value, known) or _held(value, derived)) and raw.strip() not in out:

@@ -269,4 +269,13 @@ def test_a_rate_from_a_total_and_a_span_the_evidence_states_is_grounded() -> Non
     assert unsupported_figures("It covered 16 nautical miles a day [1].", asked, [log], []) == [
         "16"
     ]
-    assert unsupported_figures("480 litres over 6 weeks [1].", "How much?", [READINGS], []) == ["6"]
+    # A total beside a count that is not its series' is no rate: both are named.
+    wrong = unsupported_figures("480 litres over 6 weeks [1].", "How much?", [READINGS], [])
+    assert wrong == ["480", "6"]
+
+
+def test_a_total_given_as_the_average_is_still_named() -> None:
+    # 480 is the four weeks' total: said alone as the weekly average, it is no rate.
+    question = "How many litres did well 3 draw per week on average in May?"
+    draft = "Well 3 drew 480 litres a week on average in May [1]."
+    assert unsupported_figures(draft, question, [READINGS], []) == ["480"]
