@@ -128,7 +128,7 @@ def _one_step(question: set[float], evidence: set[float]) -> set[float]:
             out.add(q / e)
     for a, b in itertools.combinations(evidence, 2):
         out |= {abs(a - b), (a - b) % 1440, (b - a) % 1440}
-        # A rate: "60 km in 5 days" is 12 km a day.
+        # A rate: "84 km in 7 days" is 12 km a day.
         out |= {a / b} if b else set()
         out |= {b / a} if a else set()
     return out
