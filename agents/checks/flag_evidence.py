@@ -6,12 +6,16 @@ what the draft says and the evidence's own words that state otherwise (``draft_s
 reason restates the draft as the error, or names something the evidence supports. So,
 when the run read evidence, a model's flag stands only when the words it quotes are in
 the evidence and state something the draft does not: a figure, a date, a name or a limit
-("only", "up to") the draft leaves out or states otherwise, about what the flagged words
-are about; and the draft's figures it flags are not the question's, a tool's result, or
-one arithmetic step from the evidence (14 for "62 EUR and 48 EUR", asked how much more). A
+the draft leaves out or states otherwise, about what the flagged words are about; and the
+draft's figures it flags are not the question's, a tool's result, or one arithmetic step
+from the evidence (14 for "62 EUR and 48 EUR", asked how much more). A
 flag that fails this is not evidence against the draft: the verdict is unknown, never a
 pass. A flag on figures the fact-check's tools recomputed and found right is unknown too.
 Without evidence (a review of style or completeness) the model's flag stands as given.
+What a quote states is read by the language helpers (`agents.understanding.language`):
+figures and numbers in words (text2num), dates (dateparser), names from simplemma's
+lexicon and weekdays and months from dateparser's calendar (`names`), and each language's
+limit words (`limits`: "only", "apenas", "höchstens"), never from capital letters.
 The examples are made up, no case of an eval set.
 """
 
@@ -22,19 +26,14 @@ import re
 from agents.understanding.claims import grounding
 from agents.understanding.claims.ports import ClaimDraft
 from agents.understanding.language import clauses
+from agents.understanding.language.limits import limits
+from agents.understanding.language.names import names
 from agents.understanding.language.numbers import CITATION
-from agents.understanding.language.words import content_set, function_words, language
+from agents.understanding.language.words import content_set, language, lemma
 
 #: The verdicts that ask for changes (the critic's, then the verifier's).
 FLAGS = ("REVISE", "REPLAN", "needs_revision", "fail")
 _TOKEN = re.compile(r"\w+")
-_NAME = re.compile(r"\b[^\W\d_][\w'-]*")
-#: A limit or a condition a restated sentence must keep (`agents.understanding.claims.grounding`).
-_LIMITS = re.compile(
-    r"\b(?:only|up to|at most|at least|no more than|shorter than|longer than|less than|"
-    r"more than|unless|except)\b",
-    re.IGNORECASE,
-)
 
 
 def _tokens(text: str) -> list[str]:
@@ -55,31 +54,17 @@ def quoted(span: str, texts: list[str]) -> bool:
     return False
 
 
-_OPENING = re.compile(r"(?:^|[.!?:]\s+)\W*$")
-
-
-def _names(text: str, lang: str) -> set[str]:
-    """Capitalised words that open no sentence and are no function word: names, days,
-    months (case-folded)."""
-    function = function_words(lang)
-    return {
-        m.group(0).casefold()
-        for m in _NAME.finditer(text)
-        if m.group(0)[0].isupper()
-        and m.group(0).casefold() not in function
-        and not _OPENING.search(text[: m.start()])
-    }
-
-
 def _left_out(quote: str, draft: str, lang: str) -> list[str]:
-    """What ``quote`` states that ``draft`` does not: figures, dates, names, limits."""
+    """What ``quote`` states that ``draft`` does not: figures (numbers in words too), dates,
+    names, weekdays and months, limits."""
     figures, dates = grounding.values(quote)
     stated, stated_dates = grounding.values(CITATION.sub(" ", draft))
     out = [str(v) for v in figures if not grounding.held(v, stated)]
     out += sorted(dates - stated_dates)
-    said = set(_tokens(draft))
-    out += sorted(n for n in _names(quote, lang) if n not in said)
-    out += [m.group(0) for m in _LIMITS.finditer(quote) if not _LIMITS.search(draft)]
+    said = names(draft, lang) | set(_tokens(draft)) | content_set(draft, lang)
+    out += sorted(n for n in names(quote, lang) if n not in said and lemma(n, lang) not in said)
+    if not limits(draft, lang):
+        out += limits(quote, lang)
     return out
 
 

@@ -11,6 +11,7 @@ verdicts and is unknown too).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -39,6 +40,39 @@ _WORD = re.compile(r"\b(OK|REVISE|REPLAN)\b", re.IGNORECASE)
 _LEADING = re.compile(r"^\W*(OK|REVISE|REPLAN)\b[\s:.,-]*", re.IGNORECASE)
 
 
+_ECHO_EDGE = r"""[\[\]{}"'<>]"""
+_SEPARATORS = re.compile(r"(?:\s*[;:,|]\s*){2,}")
+
+
+@functools.cache
+def _echoes(names: tuple[str, ...]) -> re.Pattern[str]:
+    # A field name inside brackets or quotes ("[draft_says]", '"reason":'), or written as an
+    # identifier ("draft_says:"): a name with an underscore is never prose.
+    bare = "|".join(re.escape(n) for n in names if "_" in n)
+    quoted = "|".join(re.escape(n) for n in names)
+    forms = [
+        rf"{_ECHO_EDGE}+\s*(?:{quoted})\s*{_ECHO_EDGE}*\s*[:=]?",
+        rf"\b(?:{quoted})\s*{_ECHO_EDGE}+\s*[:=]?",
+        *([rf"\b(?:{bare})\b\s*[:=]?"] if bare else []),
+    ]
+    return re.compile("|".join(forms))
+
+
+def without_field_names(text: str, schema: dict[str, Any]) -> str:
+    """``text`` without the schema's own field names written into it: a small model may
+    run on from its reason into the next field ("the draft says 17; draft_says]: 17").
+    Only a name set off as a field is removed (in brackets or quotes, or one with an
+    underscore): "the reason is" is prose."""
+    names = tuple(sorted(schema.get("properties", {}), key=len, reverse=True))
+    if not names:
+        return text
+    cleaned, found = _echoes(names).subn(" ", text)
+    if not found:
+        return text.strip()
+    cleaned = _SEPARATORS.sub("; ", cleaned)
+    return " ".join(cleaned.split()).strip(" ;:,|")
+
+
 def quotes(text: str) -> tuple[str, str]:
     """(draft_says, evidence_says) of a judge's JSON reply; empty where it gave none."""
     doc = json_object(text) or {}
@@ -57,7 +91,7 @@ def parse_critique(text: str) -> tuple[CritiqueVerdict, str]:
         verdict = str(doc.get("verdict", "")).strip().upper()
         said = doc.get("reason") or doc.get("reasons") or ""
         reason = "; ".join(map(str, said)) if is_array(said) else str(said)
-        reason = reason.strip()
+        reason = without_field_names(reason, CRITIC_SCHEMA)
         if verdict in CRITIC_VERDICTS:
             return verdict, reason  # type: ignore[return-value]
         return "UNKNOWN", f"unreadable critique: {text.strip()[:200]}"

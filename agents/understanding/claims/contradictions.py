@@ -10,12 +10,16 @@ figures (21 - 9, the "9 suites" of another sentence) does not excuse it: that le
 (`agents.understanding.claims.grounding`) is for results the question asks to compute, and a
 question that gives a figure (a 4-night stay: 4 × 85) or a tool's result still excuses one.
 A figure followed by a comparison ("3 rooms more than") is a difference, never a
-restatement, and is left alone. Unlike the other grounding checks this one runs whether or
+restatement, and is left alone. So is a figure derived from the very statements it is
+compared with: their mean ("on average 20 rooms a floor" of floors of 18, 21 and 21
+rooms), or one of them divided by another figure of its sentence, a rate ("12 km
+a day" of "84 km in 7 days"). Unlike the other grounding checks this one runs whether or
 not the draft cites: the draft contradicts what the run read either way.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections.abc import Iterator, Sequence
@@ -48,6 +52,8 @@ class Stated:
     about: frozenset[str]
     text: str
     own: frozenset[str] = frozenset()
+    beside: tuple[float, ...] = ()
+    """The other figures of its sentence (the span of a rate: "84 km in 7 days")."""
 
 
 def _content(text: str, lang: str, function: frozenset[str]) -> set[str]:
@@ -68,8 +74,17 @@ def stated(text: str, lang: str | None = None) -> Iterator[Stated]:
     for sentence in clauses.sentences(with_digits(CITATION.sub(" ", text), lang)):
         first = _FIGURE.search(sentence)
         head: set[str] = _content(sentence[: first.start()], lang, function) if first else set()
+        figures = [_value(m) for m in _FIGURE.finditer(sentence)]
         for start, end in clauses.conjuncts(sentence, lang):
-            yield from _in_conjunct(sentence, start, end, head, lang, function)
+            for found in _in_conjunct(sentence, start, end, head, lang, function):
+                beside = list(figures)
+                if found.value in beside:
+                    beside.remove(found.value)
+                yield dataclasses.replace(found, beside=tuple(beside))
+
+
+def _value(match: re.Match[str]) -> float:
+    return float(match.group(0).replace(",", ""))
 
 
 def _in_conjunct(
@@ -94,7 +109,7 @@ def _in_conjunct(
         own = _content(said, lang, function) - {unit}
         if not own:
             continue
-        value = float(match.group(0).replace(",", ""))
+        value = _value(match)
         shown = " ".join(part[match.start() : stop].split()).rstrip(",:(")
         about = frozenset(own | (head - {unit}))
         yield Stated(value, unit, about, shown, frozenset(own))
@@ -111,6 +126,15 @@ def _meant(claim: Stated, told: Sequence[Stated]) -> list[Stated]:
     scores = [len((s.own - shared) & claim.own) for s in same]
     best = max(scores)
     return [s for s, n in zip(same, scores, strict=True) if n == best] if best else same
+
+
+def _derived(same: Sequence[Stated]) -> set[float]:
+    """What the statements a claim is compared with give in one step that is not their
+    restatement: their mean, and each divided by a figure beside it (a rate). Not their
+    total: a total said of one of them is a sum given as its value."""
+    values = [s.value for s in same]
+    out: set[float] = {sum(values) / len(values)} if len(values) >= 2 else set()
+    return out | {s.value / b for s in same for b in s.beside if b}
 
 
 def _excused(question: Sequence[float], evidence: Sequence[float]) -> set[float]:
@@ -143,7 +167,7 @@ def contradictions(
         same = _meant(claim, told)
         if not same or _near(claim.value, {s.value for s in same}):
             continue
-        if _near(claim.value, excused):
+        if _near(claim.value, excused) or _near(claim.value, _derived(same)):
             continue
         found = f"{claim.text} (the evidence states {same[0].text})"
         if found not in out:

@@ -6,8 +6,12 @@ examples are made up for this page, no case of an eval set):
 
 - every figure the draft states (a number, a clock time, a duration, a date) is in the
   question, the evidence, a tool's result (the researcher's or the fact-check's), or one
-  arithmetic step from them (a figure of the question times, plus or minus one of the
-  evidence, or the difference of two figures of the evidence);
+  arithmetic step from them: a figure of the question times, plus or minus one of the
+  evidence; the difference or the quotient of two figures of the evidence (a rate: "84 km
+  in 7 days" is 12 km a day); the mean of a series the evidence lists, and its total and
+  count when the draft states both, a rate written out ("15 a week: 45 over 3 weeks" of
+  weekly figures 15, 10 and 20). A total stated alone is not excused: "45 a week on
+  average" is a sum given as a mean;
 - no clause of the draft is mostly words that appear nowhere in the question or the
   evidence ("refunds are paid by the regional office", of a shop's opening hours);
 - a figure or a name the draft takes from the evidence comes from the clause the question
@@ -34,7 +38,7 @@ import itertools
 import re
 from collections.abc import Iterable, Sequence
 
-from agents.understanding.claims.contradictions import contradictions
+from agents.understanding.claims.contradictions import contradictions, stated
 from agents.understanding.claims.ports import CheckedClaim
 from agents.understanding.language.numbers import CITATION, with_digits
 from agents.understanding.language.words import (
@@ -51,6 +55,7 @@ _DOCUMENTS = re.compile(
     r"\b(?:documents?|docs|policy|policies|according to|handbook|guide)\b", re.IGNORECASE
 )
 _NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*%)?")
+_SENTENCE = re.compile(r"[.;!?]\s+|[.;!?]$|\n+")
 _CLAUSE = re.compile(r"[.;!?]\s+|[.;!?]$|\n+|,\s+(?:and|but|while|whereas)\s+")
 MIN_UNSUPPORTED_WORDS = 3
 UNSUPPORTED_SHARE = 0.6
@@ -123,16 +128,66 @@ def _one_step(question: set[float], evidence: set[float]) -> set[float]:
             out.add(q / e)
     for a, b in itertools.combinations(evidence, 2):
         out |= {abs(a - b), (a - b) % 1440, (b - a) % 1440}
+        # A rate: "84 km in 7 days" is 12 km a day.
+        out |= {a / b} if b else set()
+        out |= {b / a} if a else set()
+    return out
+
+
+def _plain_numbers(text: str) -> list[float]:
+    """The plain numbers of ``text`` in order: no clock time, duration, ISO date or
+    percentage (a series of counts or amounts, not of times)."""
+    text = with_digits(CITATION.sub(" ", text))
+    for pattern in (written_times.ISO_DATE, written_times.DURATION, written_times.CLOCK):
+        text = pattern.sub(" ", text)
+    return [
+        float(m.group(0).replace(",", ""))
+        for m in _NUMBER.finditer(text)
+        if not m.group(0).endswith("%")
+    ]
+
+
+def series(evidence: Sequence[str]) -> list[list[float]]:
+    """The series the evidence lists: the plain numbers of one of its sentences, of one
+    whole text (a list or a table, one line a value), and the figures of one text said
+    with one unit ("140 litres", "95 litres")."""
+    out: list[list[float]] = []
+    for text in evidence:
+        out += [_plain_numbers(text), *map(_plain_numbers, _SENTENCE.split(text))]
+        units: dict[str, list[float]] = {}
+        for figure in stated(text):
+            units.setdefault(figure.unit, []).append(figure.value)
+        out += units.values()
+    return [s for s in out if len(s) >= 2]
+
+
+def aggregates(evidence: Sequence[str]) -> set[float]:
+    """The mean of each of the evidence's :func:`series`: one step from it, as a difference
+    is from two figures. Its total is not: a total stated alone is as often a sum given as
+    an average ("60 a day on average" of five days that sum to 60) as it is asked for."""
+    return {sum(s) / len(s) for s in series(evidence)}
+
+
+def _written_out(figures: set[float], evidence: Sequence[str]) -> set[float]:
+    """The total and the count of each series the draft states both of: a rate written
+    out ("480 litres over 4 weeks"), its working. Either alone is not excused: any small
+    number is the length of some list, and a total alone may be a sum given as a mean."""
+    out: set[float] = set()
+    for s in series(evidence):
+        total, count = sum(s), float(len(s))
+        if _held(total, figures) and _held(count, figures):
+            out |= {total, count}
     return out
 
 
 def excused(question: str, evidence: Sequence[str], computed: Sequence[str]) -> set[float]:
     """The figures a draft may state beyond the evidence's own: the question's, what a
-    tool computed, and one arithmetic step from the question's and evidence's figures."""
+    tool computed, and one arithmetic step from the question's and evidence's figures
+    (:func:`aggregates` among them)."""
     asked, _ = values(question, parts=True)
     held = {v for text in evidence for v in values(text, parts=True)[0]}
     tools = {v for text in computed for v in values(text, parts=True)[0]}
-    return asked | tools | _one_step(asked, held)
+    return asked | tools | _one_step(asked, held) | aggregates(evidence)
 
 
 def held(value: float, known: Iterable[float]) -> bool:
@@ -162,7 +217,8 @@ def unsupported_figures(
         tools |= figures
         held_dates |= found
     known = asked | held | tools
-    derived = _one_step(asked, held)
+    derived = _one_step(asked, held) | aggregates(evidence)
+    derived |= _written_out({v for v, _ in written}, evidence)
     out: list[str] = []
     for value, raw in written:
         if not (_held(value, known) or _held(value, derived)) and raw.strip() not in out:
@@ -243,7 +299,7 @@ def misattributed(
     q_figures, _ = values(question)
     e_figures = {v for text in evidence for v in values(text)[0]}
     c_figures = {v for text in computed for v in values(text)[0]}
-    derived = _one_step(q_figures, e_figures) | c_figures | q_figures
+    derived = _one_step(q_figures, e_figures) | aggregates(evidence) | c_figures | q_figures
     wanted = [t for score, tokens in scored if score == best for t in tokens]
     out: list[str] = []
     for token in sorted(said):
@@ -283,7 +339,6 @@ _CAVEATS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("unless", ("unless", "except", "only", "if")),
     ("except", ("except", "unless", "only", "but not")),
 )
-_SENTENCE = re.compile(r"[.;!?]\s+|[.;!?]$|\n+")
 MIN_RESTATED = 3
 
 

@@ -43,3 +43,36 @@ def test_a_flag_quoting_evidence_about_something_else_or_nothing_is_no_refutatio
 def test_without_evidence_the_models_flag_stands() -> None:
     bare = ClaimDraft(question="Write a haiku about ferries.", draft="Boats go.")
     assert unfounded(bare, "", "") is None
+
+
+def _flagged(question: str, evidence: str, draft: str, quote: str) -> str | None:
+    case = ClaimDraft(question=question, draft=draft, evidence=[evidence])
+    return unfounded(case, draft, quote)
+
+
+def test_a_capitalised_common_noun_is_no_name_the_draft_left_out() -> None:
+    # German capitalises every noun: "Fahrkarte" names nothing the draft does not say.
+    evidence = "Fähre Nordstrand. Eine Fahrkarte kostet 30 EUR pro Person und Fahrt."
+    draft = "Die Überfahrt kostet 30 EUR pro Person und Fahrt."
+    why = _flagged(
+        "Was kostet die Fähre?", evidence, draft, "Eine Fahrkarte kostet 30 EUR pro Person"
+    )
+    assert why is not None and "states what the draft states" in why
+
+
+def test_a_name_written_in_lower_case_is_still_a_name() -> None:
+    evidence = "Shuttle times. The shuttle to kelsby leaves at 09:00 from gate 4."
+    draft = "The shuttle to Dunmore leaves at 09:00 from gate 4."
+    quote = "The shuttle to kelsby leaves at 09:00"
+    assert _flagged("When does the shuttle leave?", evidence, draft, quote) is None
+
+
+def test_a_weekday_or_a_limit_in_another_language_is_read() -> None:
+    shop = "Horário da loja. A loja abre na terça-feira às 09:00."
+    draft = "A loja abre na segunda-feira às 09:00."
+    assert _flagged("Quando abre a loja?", shop, draft, "A loja abre na terça-feira") is None
+    refunds = "Reembolsos. O reembolso é pago apenas aos sócios do clube."
+    said = "O reembolso é pago aos sócios do clube."
+    assert _flagged("Quem recebe o reembolso?", refunds, said, "pago apenas aos sócios") is None
+    kept = "O reembolso é pago só aos sócios do clube."
+    assert _flagged("Quem recebe o reembolso?", refunds, kept, "pago apenas aos sócios") is not None

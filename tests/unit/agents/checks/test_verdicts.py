@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from agents.checks.verdicts import parse_critique
+from agents.checks.verdicts import CRITIC_SCHEMA, parse_critique, without_field_names
 
 
 @pytest.mark.parametrize(
@@ -40,3 +42,22 @@ def test_an_unreadable_critique_is_unknown_never_ok(reply: str) -> None:
     verdict, reason = parse_critique(reply)
     assert verdict == "UNKNOWN"
     assert reply.strip()[:20] in reason
+
+
+@pytest.mark.parametrize(
+    ("said", "shown"),
+    [
+        # A small model runs on from its reason into the schema's next field.
+        ("The draft gives the wrong year; draft_says]:", "The draft gives the wrong year"),
+        ('"reason": the limit is missing', "the limit is missing"),
+        ("Wrong total. [evidence_says]: 310 EUR", "Wrong total. 310 EUR"),
+        ("draft_says: 12 rooms; evidence_says: 21 rooms", "12 rooms; 21 rooms"),
+        # The same words as prose are the reason's own.
+        ("The reason is that the verdict: stands", "The reason is that the verdict: stands"),
+        ("The draft says 12 rooms:", "The draft says 12 rooms:"),
+    ],
+)
+def test_the_schemas_own_field_names_are_not_part_of_a_reason(said: str, shown: str) -> None:
+    assert without_field_names(said, CRITIC_SCHEMA) == shown
+    reply = json.dumps({"verdict": "REVISE", "reason": said})
+    assert parse_critique(reply) == ("REVISE", shown)

@@ -205,3 +205,15 @@ async def test_a_flag_quoting_evidence_that_states_otherwise_stands(judge_of: An
     llm = _model(_claims("supported", "Jonas Berg", "Jonas Berg"), verifier_reply=reply)
     verdict = await judge_of(keys.Role.VERIFIER, llm, "The campsite is run by Jonas Berg [1].")
     assert verdict.verdict == "fail"
+
+
+async def test_a_judges_reason_shows_no_field_name_of_its_schema(judge_of: Any) -> None:
+    echoed = "The manager is Marta Silva; draft_says]:"
+    flag = _flag("REVISE", echoed, "run by Jonas Berg", "The campsite is run by Marta Silva")
+    llm = _model(_claims("supported", "Jonas Berg", "Jonas Berg"), critic_reply=flag)
+    critique = await judge_of(keys.Role.CRITIC, llm, "The campsite is run by Jonas Berg [1].")
+    assert (critique.verdict, critique.reason) == ("REVISE", "The manager is Marta Silva")
+    reply = _flag("fail", echoed, "Jonas Berg", "run by Marta Silva")
+    llm = _model(_claims("supported", "Jonas Berg", "Jonas Berg"), verifier_reply=reply)
+    verdict = await judge_of(keys.Role.VERIFIER, llm, "The campsite is run by Jonas Berg [1].")
+    assert (verdict.verdict, list(verdict.reasons)) == ("fail", ["The manager is Marta Silva"])

@@ -7,6 +7,8 @@ import pytest
 
 from agents.understanding.claims import grounding
 from agents.understanding.claims.contradictions import contradictions
+from agents.understanding.language.limits import limits
+from agents.understanding.language.names import names
 from agents.understanding.language.numbers import with_digits
 from agents.understanding.language.words import content_words, language, lemma
 
@@ -95,3 +97,40 @@ def test_a_figure_from_a_clause_naming_what_the_question_asks_is_not_misattribut
     )
     wrong = grounding.misattributed("The late show starts at 18:00 [1].", question, evidence, [])
     assert wrong == ["1080 (the evidence gives 1290 for this)"]  # minutes: 18:00, 21:30
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "named"),
+    [
+        # Names the lexicon does not define, or holds as proper nouns, whatever their case.
+        ("The ferry to kelsby is run by Okafor Lines.", "en", {"kelsby", "okafor"}),
+        ("Our office in Lisbon opens on Tuesday.", "en", {"lisbon", "tuesday"}),
+        # German capitalises every noun; only a word its lexicon lacks names something.
+        ("Die Fähre nach Nordstrand fährt am Dienstag.", "de", {"nordstrand", "tuesday"}),
+        ("A loja abre na terça-feira, no Lusoflex.", "pt", {"tuesday", "lusoflex"}),
+        ("L'abonnement part de Lyon-Part-Dieu jusqu'à lundi.", "fr", {"lyon-part-dieu", "monday"}),
+        ("Refunds for the early-bird ticket are paid in March.", "en", {"march"}),
+    ],
+)
+def test_names_are_read_from_the_lexicon_and_the_calendar_not_from_capitals(
+    text: str, lang: str, named: set[str]
+) -> None:
+    assert names(text, lang) == named
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "found"),
+    [
+        ("Bikes are lent to members only, for up to 3 hours.", "en", ["only", "up to"]),
+        ("O reembolso é pago apenas aos sócios, no máximo 30 EUR.", "pt", ["apenas", "no máximo"]),
+        (
+            "Die Fähre nimmt höchstens 40 Fahrräder mit, außer sonntags.",
+            "de",
+            ["höchstens", "außer"],
+        ),
+        ("Le musée est gratuit sauf le dimanche.", "fr", ["sauf"]),
+        ("The museum is free on Sundays.", "en", []),
+    ],
+)
+def test_limits_are_each_languages_own_words(text: str, lang: str, found: list[str]) -> None:
+    assert limits(text, lang) == found

@@ -38,3 +38,17 @@ def test_conjuncts_split_at_commas_and_coordinators_but_not_inside_a_number() ->
     assert parts == ["Rent is 1,250 EUR in Porto", "1,600 EUR in Lisbon", "900 EUR in Braga"]
     frase = "A entrada custa 12 EUR para adultos e 7 EUR para crianças"
     assert [frase[a:b] for a, b in conjuncts(frase, "pt")][1] == "7 EUR para crianças"
+
+
+def test_a_rate_or_an_average_of_the_figures_compared_is_no_contradiction() -> None:
+    log = "Survey log. The boat covered 126 nautical miles in 9 days."
+    asked = "How far did the boat go per day?"
+    assert contradictions("It covered 14 nautical miles a day.", asked, [log], []) == []
+    floors = "The hostel has 18 beds on the first floor and 22 beds on the second floor."
+    assert (
+        contradictions("It has 20 beds per floor on average.", "Beds per floor?", [floors], [])
+        == []
+    )
+    # A figure that is neither their rate nor their total or mean still contradicts them.
+    [found] = contradictions("It covered 15 nautical miles a day.", asked, [log], [])
+    assert "the evidence states 126 nautical miles" in found

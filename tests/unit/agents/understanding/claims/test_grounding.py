@@ -236,3 +236,46 @@ def test_a_figure_the_question_or_a_tool_derives_is_no_contradiction() -> None:
     assert mismatches("310 EUR in Germany for the 5 days [1].", asked, [POLICY], []) == []
     more = "How much more is the per diem in Germany than in Portugal?"
     assert mismatches("It is 14 EUR more than in Portugal [1].", more, [POLICY], []) == []
+
+
+READINGS = (
+    "Well 3 water meter, litres drawn per week in May.\n"
+    "Week 1: 140 litres.\nWeek 2: 95 litres.\nWeek 3: 120 litres.\nWeek 4: 125 litres."
+)
+
+
+@pytest.mark.parametrize(
+    "draft",
+    [
+        # The total and the count of the series, written out as a rate, and its mean.
+        "Well 3 drew 120 litres a week on average: 480 litres over 4 weeks [1].",
+        "On average 120 litres per week (480 / 4) [1].",
+    ],
+)
+def test_a_rate_written_out_as_total_over_count_is_grounded(draft: str) -> None:
+    question = "How many litres did well 3 draw per week on average in May?"
+    assert unsupported_figures(draft, question, [READINGS], []) == []
+    assert mismatches(draft, question, [READINGS], []) == []
+
+
+def test_a_rate_from_a_total_and_a_span_the_evidence_states_is_grounded() -> None:
+    log = "The survey boat covered 126 nautical miles in 9 days."
+    asked = "How far did the survey boat go per day?"
+    assert (
+        mismatches("It covered 14 nautical miles a day (126 over 9 days) [1].", asked, [log], [])
+        == []
+    )
+    # A rate that is not the evidence's quotient, nor its total and count, is still named.
+    assert unsupported_figures("It covered 16 nautical miles a day [1].", asked, [log], []) == [
+        "16"
+    ]
+    # A total beside a count that is not its series' is no rate: both are named.
+    wrong = unsupported_figures("480 litres over 6 weeks [1].", "How much?", [READINGS], [])
+    assert wrong == ["480", "6"]
+
+
+def test_a_total_given_as_the_average_is_still_named() -> None:
+    # 480 is the four weeks' total: said alone as the weekly average, it is no rate.
+    question = "How many litres did well 3 draw per week on average in May?"
+    draft = "Well 3 drew 480 litres a week on average in May [1]."
+    assert unsupported_figures(draft, question, [READINGS], []) == ["480"]

@@ -1,0 +1,87 @@
+"""What a text names: people, places, products, days and months, as a lexicon reads them.
+
+A word names something when the language's lexicon does not define it as a common word:
+simplemma knows no "Okafor", "Gdansk" or "xllamacpp" (a name, a code, a product), and it
+holds "Lisbon" or "John" with a capitalised lemma, as a proper noun. The word's own case in
+the text decides nothing: a German noun is capitalised and names nobody, and a name typed in
+lower case is still one. German's lexicon capitalises every noun, so there only an unknown
+word names something. Weekdays and months come from dateparser's calendar of each language
+("Tuesday", "terça-feira", "dienstag"), read as the day or month they are, so that two
+languages' names of one day are one. The examples are made up.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import simplemma
+
+from agents.understanding.language.words import function_words, words
+
+#: Languages whose lexicon capitalises every noun: a capitalised lemma there is no name.
+NOUNS_CAPITALISED = frozenset({"de"})
+#: dateparser's calendar keys: the weekdays and months.
+CALENDAR = (
+    *("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"),
+    *("january", "february", "march", "april", "may", "june", "july", "august"),
+    *("september", "october", "november", "december"),
+)
+#: A calendar word shorter than this is an abbreviation ("mar" is March, Tuesday and the sea).
+MIN_CALENDAR_WORD = 4
+_ELISION = re.compile(r"['’]")
+
+
+@functools.cache
+def calendar_words(lang: str) -> dict[str, str]:
+    """The weekday and month names of ``lang`` (dateparser's locale data), case-folded, each
+    mapped to the day or month it names ("terça-feira" -> "tuesday")."""
+    from dateparser.languages import default_loader  # its language data: loaded when asked
+
+    try:
+        info = default_loader.get_locale(lang).info
+    except Exception:  # a language dateparser does not ship: no calendar words
+        return {}
+    function = function_words(lang)
+    out: dict[str, str] = {}
+    for key in CALENDAR:
+        for form in info.get(key, []):
+            word = str(form).casefold()
+            if len(word) >= MIN_CALENDAR_WORD and word not in function:
+                out[word] = key
+    return out
+
+
+def _proper(word: str, lang: str) -> bool:
+    low = word.casefold()
+    if not (simplemma.is_known(word, lang=lang) or simplemma.is_known(low, lang=lang)):
+        return True  # the lexicon does not define it: a name, a code, a product
+    if lang in NOUNS_CAPITALISED:
+        return False
+    return simplemma.lemmatize(low, lang=lang)[:1].isupper()
+
+
+def _names_something(word: str, lang: str, function: frozenset[str]) -> bool:
+    if simplemma.is_known(word, lang=lang) and not _proper(word, lang):
+        return False
+    # An elided article or preposition ("l'abonnement", "jusqu'à") says nothing: the word
+    # after it does. A compound names something when a part of it does ("lyon-part-dieu",
+    # not "early-bird").
+    head = _ELISION.split(word)[-1]
+    parts = [p for p in head.split("-") if len(p) > 1 and p.casefold() not in function]
+    return any(_proper(p, lang) for p in parts)
+
+
+def names(text: str, lang: str) -> set[str]:
+    """What ``text`` names (case-folded): its words the lexicon of ``lang`` does not define
+    or holds as proper nouns, and its weekdays and months (as the day or month named)."""
+    calendar = calendar_words(lang)
+    function = function_words(lang)
+    out: set[str] = set()
+    for word in words(text):
+        low = word.casefold()
+        if low in calendar:
+            out.add(calendar[low])
+        elif low not in function and _names_something(word, lang, function):
+            out.add(low)
+    return out
