@@ -152,6 +152,21 @@ def established(state: RunState, today: dt.date) -> list[str]:
     return recompute.confirmed(asked, judge.messages, state.draft or "")
 
 
+def not_established(state: RunState, today: dt.date) -> str:
+    """Why :func:`established` is empty, in the words a user reads after ``verified``."""
+    judge = state.judge
+    if not from_question(state, today):
+        return "no tool recomputed what the question asks for"
+    held_back = recompute.first_unconfirmed(judge.checks, judge.messages, state.draft or "")
+    if held_back is not None:
+        return f"a check of the draft did not hold ({_short(held_back)})"
+    return "the recomputation of what the question asks for is not what the draft states"
+
+
+def _short(line: str, most: int = 120) -> str:
+    return line if len(line) <= most else line[: most - 1].rstrip() + "…"
+
+
 def flag_unfounded(
     node: str, state: RunState, deps: AgentDeps, draft_says: str, evidence_says: str
 ) -> str | None:

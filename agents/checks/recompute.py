@@ -296,6 +296,15 @@ def confirmed(checks: Sequence[Recompute], thread: Sequence[ChatMessage], draft:
     return [line for line, _ in outcomes]
 
 
+def first_unconfirmed(
+    checks: Sequence[Recompute], thread: Sequence[ChatMessage], draft: str
+) -> str | None:
+    """The first check that kept :func:`confirmed` empty (refuted, could not run, could not
+    tell), as its finding line; None when there was no check or every one matched."""
+    lines = (line for line, _ in _outcomes(checks, thread, draft))
+    return next((line for line in lines if not line.startswith("confirmed")), None)
+
+
 _TIME_STATED = re.compile(
     r"(?<![\d:])(\d{1,2})(?::(\d{2}))?(?::\d{2})?\s*([ap])\.?\s?m\b\.?|(?<![\d:])(\d{1,2}):(\d{2})(?![\d])",
     re.IGNORECASE,

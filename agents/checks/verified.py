@@ -69,12 +69,13 @@ def conclusion(
         return None, why
     if review.verdict not in APPROVALS:
         return False, why
-    matched = judge.established(state, today or dt.datetime.now(dt.UTC).date())
+    day = today or dt.datetime.now(dt.UTC).date()
+    matched = judge.established(state, day)
     if matched:
         return True, f"{why}; recomputed: {'; '.join(matched)}"
     if trusted(review.agent):
         return True, f"{why}; the {review.agent}'s precision is measured for this model"
     return None, (
-        f"{why}; not established: no tool recomputed what the question asks for, and the "
+        f"{why}; not established: {judge.not_established(state, day)}, and the "
         f"{review.agent}'s approval is not measured for this model"
     )

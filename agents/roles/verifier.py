@@ -131,8 +131,10 @@ def make_verifier(deps: AgentDeps) -> Handler:
             }
         if state.judge.note:
             doc["reasons"] = [*doc["reasons"], state.judge.note]
-        # A small model may give one reason several times: each is shown once.
-        doc["reasons"] = list(dict.fromkeys(str(r).strip() for r in doc["reasons"]))
+        # A small model may give one reason several times, or an empty one (a field name
+        # it ran on into, removed): each is shown once, and none is blank.
+        said = (str(r).strip() for r in doc["reasons"])
+        doc["reasons"] = list(dict.fromkeys(r for r in said if r))
         shown = Verdict(
             run_id=command.run_id,
             step_id=command.step_id,

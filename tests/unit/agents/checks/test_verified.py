@@ -136,3 +136,29 @@ def test_the_shipped_table_never_trusts_the_reference_that_approves_everything()
     for row in table.rows:
         assert row.approved_right <= row.approved
     assert not any(r.trusted for r in table.rows if r.model == "scripted")
+
+
+def test_an_unknown_says_which_check_kept_it_from_being_established() -> None:
+    # The question's own arithmetic was recomputed and matched, but a check the model
+    # planned could not run: the reason names that check, not a recompute that ran.
+    matched = _recomputed("17:50 - 14:05", 225)
+    planned = Recompute(call_id="j5r1", tool="calculator", arguments={"expression": "14:05 + 3"})
+    refused = ChatMessage(
+        role="tool",
+        tool_call_id="j5r1",
+        name="calculator",
+        content=json.dumps({"status": "error", "code": "invalid_argument", "message": "no"}),
+    )
+    both = JudgeProgress(
+        phase="done",
+        checks=[*matched.checks, planned],
+        messages=[*matched.messages, refused],
+    )
+    verified, why = conclusion(_state(OK, judge=both))
+    assert verified is None
+    assert "a check of the draft did not hold (could not recompute '14:05 + 3': no)" in why
+    assert "no tool recomputed" not in why
+    # Nothing recomputed from the question: that is what the reason says.
+    asked = "Each employee has how many days of paid holiday?"
+    _, plain = conclusion(_state(OK, question=asked, draft="27 days [1]."))
+    assert "not established: no tool recomputed what the question asks for" in plain
