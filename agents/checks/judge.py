@@ -15,6 +15,7 @@ between the steps.
 from __future__ import annotations
 
 import datetime as dt
+import textwrap
 
 from agents import graph, model_input, prompts
 from agents import state as shared
@@ -159,12 +160,9 @@ def not_established(state: RunState, today: dt.date) -> str:
         return "no tool recomputed what the question asks for"
     held_back = recompute.first_unconfirmed(judge.checks, judge.messages, state.draft or "")
     if held_back is not None:
-        return f"a check of the draft did not hold ({_short(held_back)})"
+        named = textwrap.shorten(held_back, 120, placeholder="…")
+        return f"a check of the draft did not hold ({named})"
     return "the recomputation of what the question asks for is not what the draft states"
-
-
-def _short(line: str, most: int = 120) -> str:
-    return line if len(line) <= most else line[: most - 1].rstrip() + "…"
 
 
 def flag_unfounded(

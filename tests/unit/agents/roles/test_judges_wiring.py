@@ -217,3 +217,18 @@ async def test_a_judges_reason_shows_no_field_name_of_its_schema(judge_of: Any) 
     llm = _model(_claims("supported", "Jonas Berg", "Jonas Berg"), verifier_reply=reply)
     verdict = await judge_of(keys.Role.VERIFIER, llm, "The campsite is run by Jonas Berg [1].")
     assert (verdict.verdict, list(verdict.reasons)) == ("fail", ["The manager is Marta Silva"])
+
+
+async def test_a_verifier_reason_that_was_only_a_field_name_is_not_shown(judge_of: Any) -> None:
+    # The 0.5B ran on into the next field as a reason of its own: nothing of it is left.
+    reply = json.dumps(
+        {
+            "verdict": "fail",
+            "reasons": ["wrong manager", "draft_says]:"],
+            "draft_says": "Jonas Berg",
+            "evidence_says": "run by Marta Silva",
+        }
+    )
+    llm = _model(_claims("supported", "Jonas Berg", "Jonas Berg"), verifier_reply=reply)
+    verdict = await judge_of(keys.Role.VERIFIER, llm, "The campsite is run by Jonas Berg [1].")
+    assert (verdict.verdict, list(verdict.reasons)) == ("fail", ["wrong manager"])
