@@ -15,6 +15,7 @@ import pytest
 from redis.asyncio import Redis
 
 from bus import embedded, keys
+from tests.e2e.test_up import until_up
 from tests.processes import cli, free_port, processes, spawn
 from tests.support import wait_for
 
@@ -29,11 +30,7 @@ async def test_api_serves_runs_from_a_cli_created_key_and_stops_cleanly(
     base = f"http://127.0.0.1:{port}"
     with processes() as procs:
         procs.append(spawn(["up"], env, tmp_path / "up.log"))
-
-        async def redis_up() -> bool:
-            return embedded.is_running(data) and "roles:" in (tmp_path / "up.log").read_text()
-
-        await wait_for(redis_up, within=60)
+        await until_up(data, tmp_path / "up.log")
         api = spawn(["api", "--port", str(port)], env, tmp_path / "api.log")
         procs.append(api)
         key = (await cli(["keys", "create", "--tenant", "acme", "--subject", "ops"], env)).strip()

@@ -17,6 +17,7 @@ from openai.types.chat import ChatCompletionFunctionToolParam, ChatCompletionMes
 
 from agents.llm.scripted import BENCHMARK_ANSWER
 from bus import embedded
+from tests.e2e.test_up import until_up
 from tests.processes import cli, free_port, processes, spawn
 from tests.support import wait_for
 
@@ -44,11 +45,7 @@ async def test_a_client_tool_pause_resumes_after_every_process_restarted(
 
     async def start(n: int) -> tuple[subprocess.Popen[bytes], subprocess.Popen[bytes]]:
         up = spawn(["up"], env, tmp_path / f"up{n}.log")
-
-        async def workers_up() -> bool:
-            return embedded.is_running(data) and "roles:" in (tmp_path / f"up{n}.log").read_text()
-
-        await wait_for(workers_up, within=60)
+        await until_up(data, tmp_path / f"up{n}.log")
         api = spawn(["api", "--port", str(port)], env, tmp_path / f"api{n}.log")
 
         async def ready() -> bool:

@@ -14,8 +14,8 @@ from redis.asyncio import Redis
 from bus import embedded
 from bus.publish import read_events
 from tests import warm_cli
+from tests.e2e.test_up import until_up
 from tests.processes import AGENTBUS, cli, processes, spawn
-from tests.support import wait_for
 
 
 async def test_suspended_run_resumes_to_done_after_a_full_restart(
@@ -26,13 +26,10 @@ async def test_suspended_run_resumes_to_done_after_a_full_restart(
     data = tmp_path / "data"
     env = {"AGENTBUS_DATA_DIR": str(data), "AGENTBUS_LLM": "scripted", "AGENTBUS_API_PORT": "0"}
 
-    async def up_ready(log: Path) -> bool:
-        return embedded.is_running(data) and _started(log)
-
     with processes() as procs:
         first = spawn(["up"], env, tmp_path / "up1.log")
         procs.append(first)
-        await wait_for(lambda: up_ready(tmp_path / "up1.log"), within=30)
+        await until_up(data, tmp_path / "up1.log")
         proc = await _ask_until_paused(env)
         events = [json.loads(line) for line in proc.splitlines()]
         assert events[-1]["type"] == "approval_request"
@@ -44,7 +41,7 @@ async def test_suspended_run_resumes_to_done_after_a_full_restart(
 
         second = spawn(["up"], env, tmp_path / "up2.log")
         procs.append(second)
-        await wait_for(lambda: up_ready(tmp_path / "up2.log"), within=30)
+        await until_up(data, tmp_path / "up2.log")
         await cli(["runs", "resume", run_id, "approve"], env)
 
         redis = Redis.from_url(embedded.socket_url(data))
@@ -63,10 +60,6 @@ async def _ask_until_paused(env: dict[str, str]) -> str:
     return done.stdout
 
 
-def _started(log: Path) -> bool:
-    return "roles:" in log.read_text()
-
-
 async def test_ask_offers_the_gate_choices_at_a_terminal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -79,7 +72,7 @@ async def test_ask_offers_the_gate_choices_at_a_terminal(
     env = {"AGENTBUS_DATA_DIR": str(data), "AGENTBUS_LLM": "scripted", "AGENTBUS_API_PORT": "0"}
     with processes() as procs:
         procs.append(spawn(["up"], env, tmp_path / "up.log"))
-        await wait_for(lambda: _ready(data, tmp_path / "up.log"), within=30)
+        await until_up(data, tmp_path / "up.log")
         controller, terminal = pty.openpty()  # `ask` sees a terminal, as a person's would
         proc = await asyncio.create_subprocess_exec(
             AGENTBUS,
@@ -111,7 +104,3 @@ async def test_ask_offers_the_gate_choices_at_a_terminal(
     before, after = text.split("decision", 1)
     assert "437" in before  # the answer streamed before the gate opened
     assert "conversation:" in after  # the approved run ran to its end
-
-
-async def _ready(data: Path, log: Path) -> bool:
-    return embedded.is_running(data) and _started(log)

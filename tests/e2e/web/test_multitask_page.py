@@ -4,7 +4,9 @@ Queue answers both in order; refuse says so on the page, puts the question back 
 and writes nothing; interrupt shows the first as interrupted with its partial answer (the
 one the conversation keeps) and the second sees it; roll back takes the first off the page
 and out of the conversation, also after a reload. One system and one chromium serve the
-module; each test is a new user with a new page.
+module; each test is a new user with a new page. The model holds each "[turns]" answer half
+way until the test releases it, once the second question was sent and taken: the first
+still streams then, however slow the host.
 """
 
 from __future__ import annotations
@@ -21,16 +23,26 @@ from tests.conftest import real_client
 from tests.e2e.web.conftest import Browser
 from tests.e2e.web.harness import CHROMIUM, CHROMIUM_ARGS, System, need_chromium, running_system
 from tests.e2e.web.pages import answer_text, ask, open_signed_in, run_id_of, until_done
-from tests.e2e.web.script import make_llm
+from tests.e2e.web.script import TURNS_PADDING, make_llm
+from tests.held_model import HeldModel, release_once_cut
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-#: Seconds per streamed token: a "[turns]" answer then streams for about three seconds.
-TOKEN_DELAY_S = 0.05
+#: Seconds per streamed token: after a release, the rest of an answer's padding streams
+#: for longer than the token batcher's flush age, so a run asked to stop sees it.
+TOKEN_DELAY_S = 0.01
+
+
+@pytest.fixture(scope="module")
+def model() -> HeldModel:
+    """The scripted model, holding each "[turns]" answer half way through its padding."""
+    return HeldModel(make_llm(TOKEN_DELAY_S), at=TURNS_PADDING // 2, counting=" .")
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def system(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[System]:
+async def system(
+    tmp_path_factory: pytest.TempPathFactory, model: HeldModel
+) -> AsyncIterator[System]:
     """Every role, the API and the proxy, with the slow scripted model, for the module."""
     need_chromium()
     data = tmp_path_factory.mktemp("multitask-page")
@@ -44,7 +56,7 @@ async def system(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Syst
     )
     async with (
         real_client() as redis,
-        running_system(redis, settings, make_llm(TOKEN_DELAY_S), data) as started,
+        running_system(redis, settings, model, data) as started,
     ):
         try:
             yield started
@@ -132,8 +144,9 @@ def head(text: str) -> str:
 
 
 async def test_queue_answers_both_in_order_the_second_seeing_the_first(
-    system: System, browser: Browser
+    system: System, browser: Browser, model: HeldModel
 ) -> None:
+    model.hold()
     key, page = await signed_in(system, browser)
     first = await first_streaming(page)
     await send_while_busy(page, "[turns] q2", "enqueue")
@@ -141,6 +154,7 @@ async def test_queue_answers_both_in_order_the_second_seeing_the_first(
     await second.locator(".status").wait_for()
     waiting = await second.locator(".status").inner_text()
     still = await first.get_attribute("data-status")
+    model.release()
     await until_done(first)
     await until_done(second)
 
@@ -158,8 +172,9 @@ async def test_queue_answers_both_in_order_the_second_seeing_the_first(
 
 
 async def test_refuse_says_so_keeps_the_question_and_writes_nothing(
-    system: System, browser: Browser
+    system: System, browser: Browser, model: HeldModel
 ) -> None:
+    model.hold()
     key, page = await signed_in(system, browser)
     first = await first_streaming(page)
     await send_while_busy(page, "[turns] q2", "reject")
@@ -168,6 +183,7 @@ async def test_refuse_says_so_keeps_the_question_and_writes_nothing(
     said = await toast.inner_text()
     box = await page.locator(".question-input").input_value()
     turns, still = await page.locator(".turn").count(), await first.get_attribute("data-status")
+    model.release()
     await browser.shot(page)
     await until_done(first)
 
@@ -185,12 +201,14 @@ async def test_refuse_says_so_keeps_the_question_and_writes_nothing(
 
 
 async def test_interrupt_shows_the_first_interrupted_with_the_partial_answer_kept(
-    system: System, browser: Browser
+    system: System, browser: Browser, model: HeldModel
 ) -> None:
+    model.hold()
     key, page = await signed_in(system, browser)
     first = await first_streaming(page)
     first_id = await run_id_of(first)
     await send_while_busy(page, "[turns] q2", "interrupt")
+    await release_once_cut(model, system.redis, first_id, system.settings.bus.shards)
     second = page.locator(".turn").nth(1)
     await second.wait_for()
     await until_done(second)
@@ -223,12 +241,14 @@ async def test_interrupt_shows_the_first_interrupted_with_the_partial_answer_kep
 
 
 async def test_roll_back_takes_the_first_off_the_page_and_out_of_the_conversation(
-    system: System, browser: Browser
+    system: System, browser: Browser, model: HeldModel
 ) -> None:
+    model.hold()
     key, page = await signed_in(system, browser)
     first = await first_streaming(page)
     first_id = await run_id_of(first)
     await send_while_busy(page, "[turns] q2", "rollback")
+    await release_once_cut(model, system.redis, first_id, system.settings.bus.shards)
     await turn_of(page, first_id).wait_for(state="detached")
     second = page.locator(".turn").first
     await until_done(second)

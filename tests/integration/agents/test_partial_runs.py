@@ -12,11 +12,15 @@ from agents.llm.ports import ChatMessage, LLMEvent, LLMOptions, TextDelta, ToolD
 from agents.llm.scripted import ScriptedLLM, text, turn
 from api.app.run_view import describe
 from bus.publish import request_cancel
+from tests.held_model import HeldModel
 from tests.integration.agents.events import final
 from tests.integration.agents.system import StartSystem
 from tests.integration.agents.test_gates import ALICE, critic_ok, do_resume, start_run, until
+from tests.support import events_of, wait_for
 
 WORDS = "Streams keep every entry until they are trimmed, and groups track what was read. " * 4
+#: The word a held answer waits before: the first words are streamed by then.
+HELD_AT = 10
 
 
 class BreaksMidAnswer:
@@ -61,9 +65,28 @@ async def test_an_error_keeps_the_trace_and_the_partial_answer(start_system: Sta
     assert traced(run, "run_started")  # the whole story, from the start
 
 
+def held_answer() -> HeldModel:
+    """The answer, held after its first few words until released (a timeout never is)."""
+    return HeldModel(ScriptedLLM([turn(text(WORDS))], token_delay=0.01), at=HELD_AT)
+
+
+async def streaming_run(system: Any) -> str:
+    """The id of the one run, once its answer streams."""
+    found: list[str] = []
+
+    async def answering() -> bool:
+        found[:] = [k.decode().split(":")[3] for k in await system.redis.keys("ab:*:run:*:events")]
+        if len(found) != 1:
+            return False
+        return any(e.type == "answer" for e in await events_of(system.redis, found[0]))
+
+    await wait_for(answering, within=20)
+    return found[0]
+
+
 async def test_a_timeout_keeps_what_streamed(start_system: StartSystem) -> None:
-    system = await start_system(ScriptedLLM([turn(text(WORDS))], token_delay=0.05))
-    events = await system.ask("What do streams keep?", deadline_s=1.5)
+    system = await start_system(held_answer())
+    events = await system.ask("What do streams keep?", deadline_s=2)
     run = await stored(system, events[-1].run_id)
     assert run["status"] == "timeout" and run["partial"] is True
     shown = "".join(e.delta for e in events if e.type == "answer")
@@ -73,11 +96,11 @@ async def test_a_timeout_keeps_what_streamed(start_system: StartSystem) -> None:
 
 
 async def test_a_cancel_keeps_what_streamed(start_system: StartSystem) -> None:
-    system = await start_system(ScriptedLLM([turn(text(WORDS))], token_delay=0.05))
+    system = await start_system(model := held_answer())
     asking = asyncio.create_task(system.ask("What do streams keep?"))
-    await asyncio.sleep(1.0)
-    [run_id] = [k.decode().split(":")[3] for k in await system.redis.keys("ab:*:run:*:events")]
+    run_id = await streaming_run(system)
     await request_cancel(system.redis, run_id, system.settings)
+    model.release()  # the next batch of the answer sees the cancel
     events = await asking
     run = await stored(system, run_id)
     assert final(events).status == "cancelled" and run["status"] == "cancelled"

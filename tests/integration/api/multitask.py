@@ -1,8 +1,10 @@
-"""What the ``multitask`` tests share: a slow echoing model and the checks a user makes.
+"""What the ``multitask`` tests share: a held echoing model and the checks a user makes.
 
 The model answers ``A[question] saw[earlier questions]`` (and `` cut`` when an earlier
-answer it was shown was interrupted), then padding tokens that make each answer take a
-while, so a second question arrives while the first still streams.
+answer it was shown was interrupted), then padding tokens. It holds an answer half way
+through its padding until the test releases it, so a second question arrives while the
+first still streams however slow the host is: a test releases the first answer once the
+second question was admitted (queued, refused, or the first run asked to stop).
 """
 
 from __future__ import annotations
@@ -16,12 +18,18 @@ from agents import prompts
 from agents.llm.ports import ChatMessage, LLMOptions, ToolDefinition
 from agents.llm.scripted import ScriptedLLM, text, turn
 from bus import keys
+from tests import held_model
+from tests.held_model import HeldModel
 from tests.integration.api.conftest import Api
 from tests.support import wait_for
 
-#: Tokens after the part of an answer the tests read: they make each answer take a while.
+#: Tokens after the part of an answer the tests read.
 PADDING = 30
-DELAY_S = 0.05
+#: Seconds before each token: after a release, the rest of the padding streams for longer
+#: than the token batcher's flush age, so a run asked to stop sees it before it ends.
+DELAY_S = 0.01
+#: The padding token an answer waits before for `HeldModel.release`: half way.
+HELD_AT = PADDING // 2
 
 
 def answer_for(question: str, history: Sequence[ChatMessage]) -> str:
@@ -42,8 +50,10 @@ def echo(
     return turn(text(answer_for(question, history) + " ." * PADDING))
 
 
-def slow_model() -> ScriptedLLM:
-    return ScriptedLLM(echo, token_delay=DELAY_S, record=False)
+def slow_model() -> HeldModel:
+    """The echoing model, each answer held before its padding's second half."""
+    echoing = ScriptedLLM(echo, token_delay=DELAY_S, record=False)
+    return HeldModel(echoing, at=HELD_AT, counting=" .")
 
 
 async def post(api: Api, key: str, question: str, conversation: str | None = None, **settings: Any):  # type: ignore[no-untyped-def]
@@ -97,3 +107,19 @@ async def first_run_streaming(api: Api, key: str) -> tuple[str, str]:
     first = (await post(api, key, "q1")).json()
     await until_event(api, first["run_id"], "answer")
     return first["run_id"], first["conversation_id"]
+
+
+async def release_once_cut(api: Api, model: HeldModel, run_id: str) -> None:
+    """Release the held answer once a later question asked ``run_id`` to stop."""
+    await held_model.release_once_cut(model, api.redis, run_id, api.settings.bus.shards)
+
+
+async def release_once_queued(api: Api, key: str, conversation: str, model: HeldModel) -> None:
+    """Release the held answer once a question waits behind it in ``conversation``."""
+
+    async def queued() -> bool:
+        resp = await api.http.get(f"/api/v1/conversations/{conversation}", headers=api.auth(key))
+        return any(p["state"] == "queued" for p in resp.json().get("pending", []))
+
+    await wait_for(queued, within=20)
+    model.release()

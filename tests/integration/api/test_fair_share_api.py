@@ -9,6 +9,7 @@ import json
 
 from agents.llm.scripted import ScriptedLLM
 from bus import keys
+from tests.held_model import HeldModel
 from tests.integration.api.conftest import StartApi
 from tests.integration.api.test_admission import reply
 from tests.integration.api.test_rest import wait_status
@@ -17,8 +18,10 @@ from tests.integration.api.test_rest import wait_status
 async def test_a_full_tenant_queue_is_refused_with_retry_after_and_others_go_on(
     start_api: StartApi,
 ) -> None:
-    # One run admitted at a time, two waiting per tenant at most, each run about 2 s.
-    api = await start_api(ScriptedLLM(latency=1.0), fair_inflight=1, fair_max_pending=2)
+    # One run admitted at a time, two waiting per tenant at most; the first run's answer
+    # is held until every question below was asked, so the queue is full meanwhile.
+    model = HeldModel(ScriptedLLM(), at=1)
+    api = await start_api(model, fair_inflight=1, fair_max_pending=2)
     flood, other = await api.key("t1"), await api.key("t2", "bob")
     body = {"question": "What is 23 × 19?"}
     taken = []
@@ -39,6 +42,7 @@ async def test_a_full_tenant_queue_is_refused_with_retry_after_and_others_go_on(
     [rejected] = await reply(api, "crm.answers")
     assert (rejected.status, rejected.stop_reason) == ("rejected", "tenant_queue_full")
     assert rejected.retry_after_s is not None and rejected.retry_after_s >= 1
+    model.release()
     ended = await asyncio.gather(
         *(wait_status(api, flood, run_id, within=60) for run_id in taken),
         wait_status(api, other, theirs.json()["run_id"], within=60),

@@ -31,6 +31,8 @@ from tests.integration.api.multitask import (
     first_run_streaming,
     messages,
     post,
+    release_once_cut,
+    release_once_queued,
     run_of,
     said,
     slow_model,
@@ -42,7 +44,7 @@ from tests.support import wait_for
 async def test_enqueue_is_the_default_and_runs_the_second_after_the_first_seeing_its_answer(
     start_api: StartApi,
 ) -> None:
-    api = await start_api(slow_model())
+    api = await start_api(model := slow_model())
     key = await api.key()
     q1, conversation = await first_run_streaming(api, key)
 
@@ -52,6 +54,7 @@ async def test_enqueue_is_the_default_and_runs_the_second_after_the_first_seeing
     pending = (
         await api.http.get(f"/api/v1/conversations/{conversation}", headers=api.auth(key))
     ).json()["pending"]
+    model.release()
     first_run, second_run = await ended(api, key, q1), await ended(api, key, second["run_id"])
 
     assert resp.status_code == 202 and second["queued"] is True and second["ahead"] == 1
@@ -76,12 +79,13 @@ async def test_enqueue_is_the_default_and_runs_the_second_after_the_first_seeing
 async def test_reject_answers_409_conversation_busy_and_writes_nothing(
     start_api: StartApi,
 ) -> None:
-    api = await start_api(slow_model())
+    api = await start_api(model := slow_model())
     key = await api.key()
     q1, conversation = await first_run_streaming(api, key)
     runs_before = (await api.http.get("/api/v1/runs", headers=api.auth(key))).json()["runs"]
 
     resp = await post(api, key, "q2", conversation, multitask="reject")
+    model.release()
     await ended(api, key, q1)
     runs_after = (await api.http.get("/api/v1/runs", headers=api.auth(key))).json()["runs"]
 
@@ -101,11 +105,12 @@ async def test_reject_answers_409_conversation_busy_and_writes_nothing(
 async def test_interrupt_keeps_the_partial_answer_marked_and_the_new_question_sees_it(
     start_api: StartApi,
 ) -> None:
-    api = await start_api(slow_model())
+    api = await start_api(model := slow_model())
     key = await api.key()
     q1, conversation = await first_run_streaming(api, key)
 
     second = (await post(api, key, "q2", conversation, multitask="interrupt")).json()
+    await release_once_cut(api, model, q1)
     first_run, second_run = await ended(api, key, q1), await ended(api, key, second["run_id"])
     found = await messages(api, key, conversation)
 
@@ -123,11 +128,12 @@ async def test_interrupt_keeps_the_partial_answer_marked_and_the_new_question_se
 
 
 async def test_rollback_removes_the_running_run_from_the_history(start_api: StartApi) -> None:
-    api = await start_api(slow_model())
+    api = await start_api(model := slow_model())
     key = await api.key()
     q1, conversation = await first_run_streaming(api, key)
 
     second = (await post(api, key, "q2", conversation, multitask="rollback")).json()
+    await release_once_cut(api, model, q1)
     first_run, second_run = await ended(api, key, q1), await ended(api, key, second["run_id"])
 
     assert first_run["status"] == "cancelled" and second_run["status"] == "done"
@@ -141,7 +147,7 @@ async def test_rollback_removes_the_running_run_from_the_history(start_api: Star
 async def test_the_tenants_policy_applies_when_the_question_sets_none(
     start_api: StartApi,
 ) -> None:
-    api = await start_api(slow_model())
+    api = await start_api(model := slow_model())
     admin, key = await api.key(role=KeyRole.ADMIN, subject="root"), await api.key()
     put = await api.http.put(
         "/api/v1/settings", json={"multitask": "reject"}, headers=api.auth(admin)
@@ -151,6 +157,7 @@ async def test_the_tenants_policy_applies_when_the_question_sets_none(
 
     refused = await post(api, key, "q2", conversation)
     overridden = await post(api, key, "q3", conversation, multitask="enqueue")
+    model.release()
 
     assert refused.status_code == 409 and refused.json()["error"]["code"] == "conversation_busy"
     assert overridden.status_code == 202 and overridden.json()["queued"] is True
@@ -162,18 +169,19 @@ async def test_the_tenants_policy_applies_when_the_question_sets_none(
 async def test_another_users_conversation_id_is_not_found_even_while_busy(
     start_api: StartApi,
 ) -> None:
-    api = await start_api(slow_model())
+    api = await start_api(model := slow_model())
     alice, bob = await api.key(subject="alice"), await api.key(subject="bob")
     _, conversation = await first_run_streaming(api, alice)
 
     resp = await post(api, bob, "mine?", conversation)
+    model.release()
 
     assert resp.status_code == 404 and resp.json()["error"]["code"] == "conversation_not_found"
 
 
 @pytest.mark.parametrize("policy", ["enqueue", "reject", "interrupt", "rollback"])
 async def test_each_policy_over_the_websocket(start_api: StartApi, policy: str) -> None:
-    api = await start_api(slow_model())
+    api = await start_api(model := slow_model())
     key = await api.key()
     ws = await api.ws(key)
     await ws.send(json.dumps({"type": "ask", "question": "q1", "request_id": "r1"}))
@@ -192,6 +200,9 @@ async def test_each_policy_over_the_websocket(start_api: StartApi, policy: str) 
     frame = await recv(ws)
     while frame.get("request_id") != "r2":  # q1's events interleave
         frame = await recv(ws)
+    if policy in ("interrupt", "rollback"):
+        await release_once_cut(api, model, q1)
+    model.release()
 
     if policy == "reject":
         assert frame["type"] == "request_error" and frame["code"] == "conversation_busy"
@@ -219,7 +230,7 @@ async def test_each_policy_over_the_websocket(start_api: StartApi, policy: str) 
 async def test_a_question_on_runs_questions_waits_its_turn_and_replies(
     start_api: StartApi,
 ) -> None:
-    api = await start_api(slow_model())
+    api = await start_api(model := slow_model())
     key = await api.key()
     q1, conversation = await first_run_streaming(api, key)
     entries = [
@@ -234,6 +245,12 @@ async def test_a_question_on_runs_questions_waits_its_turn_and_replies(
     ]
     for entry in entries:
         await api.redis.xadd(keys.QUESTIONS_STREAM, {"data": json.dumps(entry)})
+
+    async def refused_one() -> bool:  # q3, refused as the conversation is busy
+        return await api.redis.xlen("crm") >= 1
+
+    await wait_for(refused_one, within=20)
+    await release_once_queued(api, key, conversation, model)
 
     async def replied() -> bool:
         return await api.redis.xlen("crm") >= 2
@@ -250,7 +267,7 @@ async def test_a_question_on_runs_questions_waits_its_turn_and_replies(
 
 
 async def test_the_openai_endpoint_waits_its_turn_or_refuses(start_api: StartApi) -> None:
-    api = await start_api(slow_model())
+    api = await start_api(model := slow_model())
     key = await api.key()
     q1, conversation = await first_run_streaming(api, key)
     body = {"model": "agentbus", "messages": [{"role": "user", "content": "q2"}]}
@@ -259,7 +276,11 @@ async def test_the_openai_endpoint_waits_its_turn_or_refuses(start_api: StartApi
     refused = await api.http.post(
         "/v1/chat/completions", json=body, headers=headers | {"X-Agentbus-Multitask": "reject"}
     )
-    waited = await api.http.post("/v1/chat/completions", json=body, headers=headers, timeout=60)
+    waiting = asyncio.create_task(
+        api.http.post("/v1/chat/completions", json=body, headers=headers, timeout=60)
+    )
+    await release_once_queued(api, key, conversation, model)
+    waited = await waiting
     bad = await api.http.post(
         "/v1/chat/completions", json=body, headers=headers | {"X-Agentbus-Multitask": "later"}
     )
@@ -276,7 +297,7 @@ async def test_the_openai_endpoint_waits_its_turn_or_refuses(start_api: StartApi
 async def test_a_promotion_whose_publish_was_lost_is_published_by_the_sweeper_once(
     start_api: StartApi, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    api = await start_api(slow_model())
+    api = await start_api(model := slow_model())
     key = await api.key()
     q1, conversation = await first_run_streaming(api, key)
     second = (await post(api, key, "q2", conversation)).json()
@@ -286,6 +307,7 @@ async def test_a_promotion_whose_publish_was_lost_is_published_by_the_sweeper_on
         lost.append(turn.run_id)  # the promotion committed; the process died before XADD
 
     monkeypatch.setattr(TurnPublisher, "publish", crash_before_publishing)
+    model.release()
     assert (await ended(api, key, q1))["status"] == "done"
     await asyncio.sleep(1)
     stuck = await run_of(api, key, second["run_id"])

@@ -45,6 +45,7 @@ from tests.integration.api.multitask import (
     PADDING,
     ended,
     messages,
+    release_once_cut,
     run_of,
     said,
     slow_model,
@@ -102,7 +103,7 @@ async def run_ids(api: Api, key: str) -> list[str]:
 async def test_runs_questions_cuts_the_running_question_short_and_replies_for_both(
     start_api: StartApi, policy: str
 ) -> None:
-    api = await start_api(slow_model())
+    api = await start_api(model := slow_model())
     key = await api.key()
     conversation = f"crm-{uuid.uuid4().hex[:8]}"
 
@@ -120,6 +121,7 @@ async def test_runs_questions_cuts_the_running_question_short_and_replies_for_bo
     await publish("crm-q1", "q1")
     await until_event(api, "crm-q1", "answer")
     await publish("crm-q2", "q2", multitask=policy)
+    await release_once_cut(api, model, "crm-q1")
 
     async def replied() -> bool:
         return await api.redis.xlen("crm") >= 2
@@ -150,7 +152,7 @@ def oai(api: Api, key: str, **options: Any) -> openai.AsyncOpenAI:
 async def test_the_openai_endpoint_cuts_a_streamed_completion_short(
     start_api: StartApi, policy: str
 ) -> None:
-    api = await start_api(slow_model())
+    api = await start_api(model := slow_model())
     key = await api.key()
     q1: list[ChatCompletionMessageParam] = [{"role": "user", "content": "q1"}]
     q2: list[ChatCompletionMessageParam] = [{"role": "user", "content": "q2"}]
@@ -169,9 +171,16 @@ async def test_the_openai_endpoint_cuts_a_streamed_completion_short(
 
         reading = asyncio.create_task(read_first())
         await until_event(api, first_id, "answer")
-        reply = await client.chat.completions.with_raw_response.create(
-            model="agentbus", messages=q2, user="u1", extra_headers={"X-Agentbus-Multitask": policy}
+        replying = asyncio.ensure_future(  # an Awaitable, not a coroutine
+            client.chat.completions.with_raw_response.create(
+                model="agentbus",
+                messages=q2,
+                user="u1",
+                extra_headers={"X-Agentbus-Multitask": policy},
+            )
         )
+        await release_once_cut(api, model, first_id)
+        reply = await replying
         with pytest.raises(openai.APIError) as cut:
             await asyncio.wait_for(reading, 30)
 
@@ -193,7 +202,7 @@ async def test_the_openai_endpoint_cuts_a_streamed_completion_short(
 async def test_an_interrupted_completion_is_a_409_the_sdk_does_not_retry(
     start_api: StartApi,
 ) -> None:
-    api = await start_api(slow_model())
+    api = await start_api(model := slow_model())
     key = await api.key()
     async with oai(api, key, max_retries=2) as client:  # the SDK's default retries
         first = asyncio.create_task(
@@ -202,12 +211,16 @@ async def test_an_interrupted_completion_is_a_409_the_sdk_does_not_retry(
             )
         )
         q1 = await only_run(api, key)
-        second = await client.chat.completions.create(
-            model="agentbus",
-            messages=[{"role": "user", "content": "q2"}],
-            user="u1",
-            extra_headers={"X-Agentbus-Multitask": "interrupt"},
+        asking = asyncio.create_task(
+            client.chat.completions.create(
+                model="agentbus",
+                messages=[{"role": "user", "content": "q2"}],
+                user="u1",
+                extra_headers={"X-Agentbus-Multitask": "interrupt"},
+            )
         )
+        await release_once_cut(api, model, q1)
+        second = await asking
         with pytest.raises(openai.ConflictError) as refused:
             await asyncio.wait_for(first, 30)
 
@@ -253,7 +266,7 @@ def artifact_text(updates: list[a2a.StreamResponse]) -> str:
 async def test_a2a_metadata_multitask_cuts_the_contexts_running_task_short(
     start_api: StartApi, policy: str
 ) -> None:
-    api = await start_api(slow_model())
+    api = await start_api(model := slow_model())
     key = await api.key()
     context = f"ctx-{uuid.uuid4().hex[:8]}"
     async with a2a_client(api, key) as client:
@@ -266,7 +279,15 @@ async def test_a2a_metadata_multitask_cuts_the_contexts_running_task_short(
         reading = asyncio.create_task(first_task())
         q1 = await only_run(api, key)
         asked = a2a_message("q2", context, multitask=policy)
-        second_updates = [u async for u in client.send_message(asked)]
+        second_updates: list[a2a.StreamResponse] = []
+
+        async def second_task() -> None:
+            async for update in client.send_message(asked):
+                second_updates.append(update)
+
+        asking = asyncio.create_task(second_task())
+        await release_once_cut(api, model, q1)
+        await asking
         await asyncio.wait_for(reading, 30)
 
     assert first_updates[0].task.id == q1
@@ -335,12 +356,14 @@ def ag_ui_text(found: list[BaseEvent]) -> str:
 async def test_ag_ui_forwarded_multitask_cuts_the_threads_running_run_short(
     start_api: StartApi, policy: str
 ) -> None:
-    api = await start_api(slow_model())
+    api = await start_api(model := slow_model())
     key = await api.key()
     thread = f"t-{uuid.uuid4().hex[:8]}"
     first = asyncio.create_task(ag_ui(api, key, ag_ui_input("q1", thread)))
     q1 = await only_run(api, key)
-    status, second_events = await ag_ui(api, key, ag_ui_input("q2", thread, multitask=policy))
+    asking = asyncio.create_task(ag_ui(api, key, ag_ui_input("q2", thread, multitask=policy)))
+    await release_once_cut(api, model, q1)
+    status, second_events = await asking
     _, first_events = await asyncio.wait_for(first, 30)
 
     finished = first_events[-1]
@@ -370,7 +393,7 @@ async def mcp_client(api: Api, key: str) -> AsyncGenerator[Client]:
 async def test_the_mcp_ask_tool_cuts_the_conversations_running_run_short(
     start_api: StartApi, policy: str
 ) -> None:
-    api = await start_api(slow_model())
+    api = await start_api(model := slow_model())
     key = await api.key()
     conversation = f"mcp-{uuid.uuid4().hex[:8]}"
     async with mcp_client(api, key) as one, mcp_client(api, key) as other:
@@ -378,7 +401,9 @@ async def test_the_mcp_ask_tool_cuts_the_conversations_running_run_short(
         first = asyncio.create_task(one.call_tool("ask", ask))
         q1 = await only_run(api, key)
         ask = {"question": "q2", "conversation_id": conversation, "multitask": policy}
-        second = await other.call_tool("ask", ask)
+        asking = asyncio.create_task(other.call_tool("ask", ask))
+        await release_once_cut(api, model, q1)
+        second = await asking
         cut = await asyncio.wait_for(first, 30)
 
     [said_first] = [c.text for c in cut.content if isinstance(c, TextContent)]

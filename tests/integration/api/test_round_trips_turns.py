@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.held_model import HeldModel
 from tests.integration.agents.round_trips import counting
 from tests.integration.api.conftest import Api, StartApi
 from tests.integration.api.multitask import ended, events_of, first_run_streaming, post, slow_model
@@ -27,11 +28,13 @@ from tests.integration.api.multitask import ended, events_of, first_run_streamin
 BUDGET = (17, 9, 9)
 
 
-async def two_turns(api: Api, key: str) -> tuple[list[dict[str, Any]], int]:
+async def two_turns(api: Api, model: HeldModel, key: str) -> tuple[list[dict[str, Any]], int]:
     """A conversation's first question and one that waits behind it, both ended; how many
     times the second started."""
+    model.hold()
     q1, conversation = await first_run_streaming(api, key)
     q2 = (await post(api, key, "q2", conversation)).json()
+    model.release()
     assert q2["queued"] is True
     runs = [await ended(api, key, q1), await ended(api, key, q2["run_id"])]
     started = [e["type"] for e in await events_of(api, q2["run_id"])].count("run_started")
@@ -41,11 +44,12 @@ async def two_turns(api: Api, key: str) -> tuple[list[dict[str, Any]], int]:
 async def test_a_runs_end_that_hands_its_turn_on_costs_no_more_than_its_budget(
     start_api: StartApi,
 ) -> None:
-    api = await start_api(slow_model(), api_rate_per_minute=0, api_max_active_runs=0)
+    model = slow_model()
+    api = await start_api(model, api_rate_per_minute=0, api_max_active_runs=0)
     key = await api.key()
-    await two_turns(api, key)  # warmed: scripts loaded, caches filled
+    await two_turns(api, model, key)  # warmed: scripts loaded, caches filled
     with counting() as costs:
-        runs, started = await two_turns(api, key)
+        runs, started = await two_turns(api, model, key)
     assert [r["status"] for r in runs] == ["done", "done"] and started == 1
 
     spent = costs.of(("finalizer",))["finalizer"]

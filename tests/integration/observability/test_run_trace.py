@@ -42,7 +42,7 @@ async def test_a_multi_mode_run_is_one_trace_across_worker_processes(
             "AGENTBUS_DATABASE_URL": db,
             "AGENTBUS_DATA_DIR": str(tmp_path / "data"),
             "AGENTBUS_LLM": "scripted",
-            "AGENTBUS_LLM_TOKEN_DELAY_S": "0.15",
+            "AGENTBUS_LLM_TOKEN_DELAY_S": "0.02",
             "AGENTBUS_LLM_PRICES": json.dumps(PRICES),
             "AGENTBUS_CLAIM_IDLE_MS": "1000",
             "AGENTBUS_HEARTBEAT_MS": "200",

@@ -25,7 +25,7 @@ async def test_killing_a_critic_replica_mid_step_still_finishes_once(
     env = await process_env(
         tmp_path,
         AGENTBUS_LLM="scripted",
-        AGENTBUS_LLM_TOKEN_DELAY_S="0.15",
+        AGENTBUS_LLM_TOKEN_DELAY_S="0.02",
         AGENTBUS_CLAIM_IDLE_MS="1000",
         AGENTBUS_HEARTBEAT_MS="200",
         AGENTBUS_READ_BLOCK_MS="100",
@@ -34,7 +34,8 @@ async def test_killing_a_critic_replica_mid_step_still_finishes_once(
     with processes() as procs:
         for role in ROLES:
             procs.append(spawn(["worker", role], env, tmp_path / f"{role}.log"))
-        critic = spawn(["worker", "critic"], env, tmp_path / "critic-a.log")
+        slow = {**env, "AGENTBUS_LLM_TOKEN_DELAY_S": "2"}  # killed well inside its critique
+        critic = spawn(["worker", "critic"], slow, tmp_path / "critic-a.log")
         procs.append(critic)
 
         await until_groups(real_redis, [*ROLES, "critic"])
