@@ -46,12 +46,13 @@ class AgentSettings(EnvSettings):
         description="The local model (llm=local): the 0.5B (`make install`) or the stronger "
         "1.5B (`make install-1.5b`).",
     )
-    memory_extractor: Literal["auto", "model", "rules"] = Field(
+    memory_extractor: Literal["auto", "model", "model+rules", "rules"] = Field(
         default="auto",
         description="How the memory step reads what users say about themselves: model (the "
-        "chat model under a JSON schema, the rules as its fallback) | rules (lemmas, no "
-        "model) | auto (the model for an OpenAI-compatible endpoint and for a local model "
-        "docs/evals.md measured better than the rules; else the rules).",
+        "chat model under a JSON schema, the rules as its fallback) | model+rules (the "
+        "model's facts, and the rules' on topics it left out) | rules (lemmas, no model) | "
+        "auto (the model for an OpenAI-compatible endpoint; for a local model, the one of "
+        "the three docs/evals.md measured best for it).",
     )
     llm_threads: int | None = Field(
         default=None,

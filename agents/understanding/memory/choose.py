@@ -1,10 +1,11 @@
 """Which memory extractor a deployment gets (``AGENTBUS_MEMORY_EXTRACTOR``).
 
 ``auto`` (the default) takes the model for an OpenAI-compatible endpoint (the models served
-that way are of a class above the local ones; not measured here) and for the local models
-`MODEL_BETTER` marks, those the memory eval measured better than the rules on the set's
-test half (docs/evals.md); the rules otherwise. The scripted model understands nothing, so
-it gets the rules.
+that way are of a class above the local ones; not measured here) and, for a local model,
+what `MEASURED_BEST` names: the extractor the memory eval measured best on the set's test
+half for that model (docs/evals.md), the model alone, the model with the rules' facts on
+topics it left out (``model+rules``), or the rules. The scripted model understands nothing,
+so it gets the rules.
 """
 
 from __future__ import annotations
@@ -12,24 +13,29 @@ from __future__ import annotations
 from typing import Literal
 
 from agents.llm.ports import LLM
+from agents.understanding.memory.combined import ModelWithRules
 from agents.understanding.memory.model import ModelMemory
 from agents.understanding.memory.ports import MemoryExtractor
 from agents.understanding.memory.rules import RulesMemory
 
-Choice = Literal["auto", "model", "rules"]
-#: The local models whose memory beat the rules' on the test half (docs/evals.md).
-MODEL_BETTER: dict[str, bool] = {"qwen2.5-coder-1.5b": False, "qwen2.5-coder-0.5b": False}
+Choice = Literal["auto", "model", "model+rules", "rules"]
+Measured = Literal["model", "model+rules", "rules"]
+#: Each local model's best memory extractor on the test half (docs/evals.md).
+MEASURED_BEST: dict[str, Measured] = {
+    "qwen2.5-coder-1.5b": "rules",
+    "qwen2.5-coder-0.5b": "rules",
+}
 
 
-def model_is_better(adapter: str, local_model: str) -> bool:
-    """Whether ``auto`` takes the model for this adapter (and local model)."""
+def best_for(adapter: str, local_model: str) -> Measured:
+    """What ``auto`` takes for this adapter (and local model)."""
     match adapter:
         case "openai":
-            return True
+            return "model"
         case "local":
-            return MODEL_BETTER.get(local_model, False)
+            return MEASURED_BEST.get(local_model, "rules")
         case _:
-            return False
+            return "rules"
 
 
 def memory_extractor(
@@ -37,5 +43,8 @@ def memory_extractor(
 ) -> MemoryExtractor:
     """The extractor the settings choose; the rules stand behind the model as its fallback."""
     rules = RulesMemory()
-    wanted = choice == "model" or (choice == "auto" and model_is_better(adapter, local_model))
-    return ModelMemory(llm, rules) if wanted and llm is not None else rules
+    wanted = best_for(adapter, local_model) if choice == "auto" else choice
+    if llm is None or wanted == "rules":
+        return rules
+    model = ModelMemory(llm, rules)
+    return ModelWithRules(model, rules) if wanted == "model+rules" else model

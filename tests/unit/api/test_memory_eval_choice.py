@@ -20,3 +20,9 @@ def test_negatives_are_the_statements_of_the_half_with_nothing_to_keep() -> None
 def test_the_chosen_statements_take_the_languages_in_turn() -> None:
     negatives = chosen(load_memory_set(), "test", "negatives")
     assert len({c.lang for c in negatives[:5]}) == 5
+
+
+def test_a_limited_run_has_statements_to_keep_and_negatives_of_every_language() -> None:
+    first = chosen(load_memory_set(), "dev")[:10]
+    assert len({c.lang for c in first}) == 5
+    assert any(c.facts for c in first) and any(not c.facts for c in first)

@@ -18,7 +18,8 @@ _ALSO_MINE = "me mine minha minhas meus mis moi mes mich mir meinen meinem meine
 _FIRST_PERSON = frozenset(w for lex in LEXICONS.values() for w in lex.me | lex.mine) | frozenset(
     _ALSO_MINE.split()
 )
-_ANSWERS = re.compile(
+#: Words about answers ("answer in Portuguese", "respuestas cortas", "explain").
+ANSWERS = re.compile(
     r"\b(?:answer|repl(?:y|ies)|resp[oó]n[dn]|resposta|respuesta|r[ée]pon[ds]|antwort|explain)\w*",
     re.I,
 )
@@ -34,6 +35,6 @@ def worth_remembering(question: str) -> bool:
     """Whether the question may say something about its user (then the memory step runs)."""
     if any(w in _FIRST_PERSON for w in _WORD.findall(question.casefold())):
         return True
-    if _ANSWERS.search(question):
+    if ANSWERS.search(question):
         return True
     return any(_PRO_DROP.match(s.strip()) for s in _SENTENCE.split(question))

@@ -381,6 +381,15 @@ async def eval_memory(
             "should keep nothing)."
         ),
     ] = "all",
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Only the first N statements: languages in turn, and in each language the "
+            "statements to keep and the negatives in turn (a before/after pair on the same "
+            "statements).",
+        ),
+    ] = None,
     progress: Annotated[
         bool, typer.Option("--progress", help="Each statement's facts as it is read.")
     ] = False,
@@ -405,5 +414,10 @@ async def eval_memory(
             f"unknown statements {statements!r}; choose all, keep or negatives"
         )
     await run(
-        extractor, chosen_half, as_json=as_json, progress=progress, statements=chosen[statements]
+        extractor,
+        chosen_half,
+        as_json=as_json,
+        progress=progress,
+        statements=chosen[statements],
+        limit=limit,
     )

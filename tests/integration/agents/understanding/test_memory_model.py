@@ -17,12 +17,14 @@ from tests.integration.agents.test_round_trips import wait_for_memory
 
 #: What the scripted model reads in each statement (as a model would label it).
 SAID = {
-    "I live in Oslo.": [("user", "states", "home", "The user lives in Oslo.")],
+    "I live in Oslo.": [("I live in Oslo", "user", "states", "home", "The user lives in Oslo.")],
     "I want to know the leave policy. I use Vim.": [
-        ("user", "wants", "other", "The user wants the leave policy."),
-        ("user", "states", "tools", "The user uses Vim."),
+        ("I want to know the leave policy", "user", "wants", "other", "The user wants the policy."),
+        ("I use Vim", "user", "states", "tools", "The user uses Vim."),
     ],
-    "Correction: I live in Bergen now.": [("user", "states", "home", "The user lives in Bergen.")],
+    "Correction: I live in Bergen now.": [
+        ("I live in Bergen now", "user", "states", "home", "The user lives in Bergen.")
+    ],
 }
 
 
@@ -33,10 +35,10 @@ def model(
         return benchmark_turn(messages, tools, options)
     said = messages[-1].content.removeprefix("Message: ")
     facts = [
-        {"about": a, "mode": m, "topic": t, "fact": f}
+        {"quote": q, "about": a, "mode": m, "topic": t, "fact": f}
         for question, labelled in SAID.items()
         if said.startswith(question)
-        for a, m, t, f in labelled
+        for q, a, m, t, f in labelled
     ]
     return turn(text(json.dumps({"facts": facts})))
 
