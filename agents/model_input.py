@@ -80,11 +80,21 @@ def research_messages(state: RunState) -> list[ChatMessage]:
     return with_note(state, context_note(state))
 
 
-def review_messages(system: str, state: RunState, findings: str = "") -> list[ChatMessage]:
-    """What a judge reads: its prompt, the evidence (data), the question and the draft."""
+CLAIMS_HEADER = (
+    "The draft's claims, each beside the evidence about it (numbered as claims lists them):"
+)
+
+
+def review_messages(
+    system: str, state: RunState, findings: str = "", claims: str = ""
+) -> list[ChatMessage]:
+    """What a judge reads: its prompt, the evidence (data), the question and the draft;
+    with ``claims``, the draft's claims set beside the evidence, numbered."""
     evidence = evidence_block([*state.evidence, *state.judge.recheck])
     data = f"Evidence:\n{evidence or '(none)'}"
     if findings:
         data += f"\n\nFact-check findings:\n{findings}"
+    if claims:
+        data += f"\n\n{CLAIMS_HEADER}\n{claims}"
     review = prompts.REVIEW.format(question=state.question, draft=state.draft or "")
     return [ChatMessage.system(system), ChatMessage.system(data), ChatMessage.user(review)]

@@ -6,9 +6,10 @@ what the draft says and the evidence's own words that state otherwise (``draft_s
 reason restates the draft as the error, or names something the evidence supports. So,
 when the run read evidence, a model's flag stands only when the words it quotes are in
 the evidence and state something the draft does not: a figure, a date, a name or a limit
-the draft leaves out or states otherwise, about what the flagged words are about; and the
-draft's figures it flags are not the question's, a tool's result, or one arithmetic step
-from the evidence (14 for "62 EUR and 48 EUR", asked how much more). A
+the draft (with the question it answers) leaves out or states otherwise, about what the
+flagged words are about; and the draft's figures it flags are not the question's, a tool's
+result, or one arithmetic step from the evidence (14 for "62 EUR and 48 EUR", asked how
+much more). A
 flag that fails this is not evidence against the draft: the verdict is unknown, never a
 pass. A flag on figures the fact-check's tools recomputed and found right is unknown too.
 Without evidence (a review of style or completeness) the model's flag stands as given.
@@ -28,7 +29,7 @@ from agents.understanding.claims.ports import ClaimDraft
 from agents.understanding.language import clauses
 from agents.understanding.language.limits import limits
 from agents.understanding.language.names import names
-from agents.understanding.language.numbers import CITATION
+from agents.understanding.language.numbers import ALONE_BELOW_ALL, CITATION
 from agents.understanding.language.words import content_set, language, lemma
 
 #: The verdicts that ask for changes (the critic's, then the verifier's).
@@ -58,7 +59,8 @@ def _left_out(quote: str, draft: str, lang: str) -> list[str]:
     """What ``quote`` states that ``draft`` does not: figures (numbers in words too), dates,
     names, weekdays and months, limits."""
     figures, dates = grounding.values(quote)
-    stated, stated_dates = grounding.values(CITATION.sub(" ", draft))
+    # "two years" states the 2 of "2 years" (a wider reading: fewer flags, never more).
+    stated, stated_dates = grounding.values(CITATION.sub(" ", draft), alone_below=ALONE_BELOW_ALL)
     out = [str(v) for v in figures if not grounding.held(v, stated)]
     out += sorted(dates - stated_dates)
     said = names(draft, lang) | set(_tokens(draft)) | content_set(draft, lang)
@@ -91,9 +93,11 @@ def unfounded(draft: ClaimDraft, draft_says: str, evidence_says: str) -> str | N
     if not content_set(" ".join(told) or evidence_says, lang) & topic:
         return "the evidence it quotes is about something else"
     figures, _ = grounding.values(CITATION.sub(" ", said))
-    derived = grounding.excused(draft.question, evidence, draft.computed)
+    stated, _ = grounding.values(CITATION.sub(" ", draft.draft))
+    derived = grounding.excused(draft.question, evidence, draft.computed, stated)
     if figures and all(grounding.held(v, derived) for v in figures):
         return "the figures it flags are the question's, a tool's, or one step from the evidence"
-    if not _left_out(evidence_says, draft.draft, lang):
+    # What the question states, the draft need not repeat ("in Germany", asked of Germany).
+    if not _left_out(evidence_says, f"{draft.question}\n{draft.draft}", lang):
         return "the evidence it quotes states what the draft states"
     return None

@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import datetime as dt
 import textwrap
+from typing import Any
 
 from agents import graph, model_input, prompts
 from agents import state as shared
-from agents.checks import flag_evidence, recompute, spelled_checks
+from agents.checks import claim_verdicts, flag_evidence, recompute, spelled_checks
 from agents.deps import AgentDeps, tenant_tools
 from agents.errors import LLMError
 from agents.llm.ports import TextDelta, ToolDefinition, Usage
 from agents.sources import fan_out
+from agents.understanding.claims import pairs
 from agents.understanding.claims.ports import ClaimDraft
 from bus.commands import AgentTask, Command, ToolCallBatch, ToolResults
 from bus.run_state import ChatMessage, Recompute, RunState, ToolCall
@@ -70,7 +72,39 @@ async def review_input(
         state = moved
     s = state.settings
     system = prompts.dated(prompts.for_agent(node, s.agent_prompts, s.mode), deps.clock())
-    return None, state, model_input.review_messages(system, state, state.judge.findings)
+    claims = pairs.shown(claim_pairs(state))
+    return None, state, model_input.review_messages(system, state, state.judge.findings, claims)
+
+
+def claim_pairs(state: RunState) -> list[pairs.Pair]:
+    """The draft's claims, each beside the passage sentence about it
+    (`agents.understanding.claims.pairs`); none without passages."""
+    passages = [e.text for e in (*state.evidence, *state.judge.recheck) if e.text.strip()]
+    if not passages or not (state.draft or "").strip():
+        return []
+    return pairs.pairs(state.question, state.draft or "", passages)
+
+
+def claim_flag(
+    node: str, state: RunState, deps: AgentDeps, reply: dict[str, Any] | None
+) -> pairs.Pair | None:
+    """The claim the judge's reply (its JSON) says the evidence beside it differs from,
+    when that flag is founded (`agents.checks.claim_verdicts`); None otherwise."""
+    said = claim_verdicts.standings(reply)
+    if "differs" not in said:
+        return None
+    return claim_verdicts.flagged(
+        claim_pairs(state), said, lambda d, e: flag_unfounded(node, state, deps, d, e)
+    )
+
+
+def named_claim(node: str, state: RunState, deps: AgentDeps, draft_says: str) -> pairs.Pair | None:
+    """The claim a judge's own request for changes names (its ``draft_says``), when the
+    evidence set beside it founds the request (`agents.checks.claim_verdicts.named`)."""
+    found = claim_verdicts.named(claim_pairs(state), draft_says)
+    return claim_verdicts.flagged(
+        found, ["differs"] * len(found), lambda d, e: flag_unfounded(node, state, deps, d, e)
+    )
 
 
 async def advance(

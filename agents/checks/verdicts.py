@@ -15,6 +15,7 @@ import functools
 import re
 from typing import Any
 
+from agents.checks.claim_verdicts import CLAIMS
 from agents.llm.json_reply import json_object
 from bus.json_values import is_array
 from bus.run_state import CritiqueVerdict
@@ -29,11 +30,12 @@ QUOTES: dict[str, Any] = {
 CRITIC_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
+        **CLAIMS,
         "verdict": {"enum": list(CRITIC_VERDICTS)},
         "reason": {"type": "string", "maxLength": 400},
         **QUOTES,
     },
-    "required": ["verdict", "reason", *QUOTES],
+    "required": [*CLAIMS, "verdict", "reason", *QUOTES],
     "additionalProperties": False,
 }
 _WORD = re.compile(r"\b(OK|REVISE|REPLAN)\b", re.IGNORECASE)

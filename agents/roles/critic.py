@@ -9,7 +9,10 @@ the researcher back, REPLAN the planner; both share ``MAX_ATTEMPTS``, after whic
 proceeds whatever the verdict. A fact-check that recomputed a figure and found the draft's
 wrong (`agents.checks.recompute`) makes the verdict REVISE, whatever the model said. The
 model's own REVISE or REPLAN of a draft judged against evidence counts only when it quotes
-evidence that states otherwise (`agents.checks.flag_evidence`); else it is ``UNKNOWN``.
+evidence that states otherwise (`agents.checks.flag_evidence`), or names a claim of the
+draft whose evidence, set beside it, does; else it is ``UNKNOWN``. A
+claim the model says the evidence set beside it states otherwise, founded the same way,
+makes the verdict REVISE (`agents.checks.claim_verdicts`).
 """
 
 from __future__ import annotations
@@ -17,9 +20,10 @@ from __future__ import annotations
 import dataclasses
 
 from agents import gates, graph
-from agents.checks import judge
+from agents.checks import claim_verdicts, judge
 from agents.checks.verdicts import CRITIC_SCHEMA, parse_critique, quotes
 from agents.deps import AgentDeps
+from agents.llm.json_reply import json_object
 from agents.llm.ports import TextDelta, Usage
 from agents.state import (
     add_usage,
@@ -60,9 +64,18 @@ def make_critic(deps: AgentDeps) -> Handler:
         verdict, reason = parse_critique(reply)
         if verdict in ("REVISE", "REPLAN") and not state.judge.mismatches:
             # The model's own flag counts only when founded (`agents.checks.flag_evidence`).
-            why = judge.flag_unfounded(AGENT, state, deps, *quotes(reply))
-            if why is not None:
+            draft_says, evidence_says = quotes(reply)
+            why = judge.flag_unfounded(AGENT, state, deps, draft_says, evidence_says)
+            named = None if why is None else judge.named_claim(AGENT, state, deps, draft_says)
+            if named is not None:  # its quote is not the evidence's words; the claim it names is
+                reason = "; ".join(r for r in (reason, claim_verdicts.reason(named)) if r)
+            elif why is not None:
                 verdict, reason = "UNKNOWN", f"{verdict} not counted: {why}; {reason}"
+        if verdict not in ("REVISE", "REPLAN") and not state.judge.mismatches:
+            # A claim the model says the evidence beside it states otherwise, founded.
+            flagged = judge.claim_flag(AGENT, state, deps, json_object(reply))
+            if flagged is not None:
+                verdict, reason = "REVISE", claim_verdicts.reason(flagged)
         if state.judge.mismatches:
             verdict, reason = "REVISE", "; ".join(state.judge.mismatches)
         if state.judge.note:

@@ -7,7 +7,10 @@ shared with the critic. A fact-check that recomputed one of the draft's figures 
 it wrong (`agents.checks.recompute`) makes the verdict ``needs_revision`` with the recomputed
 value among the reasons, whatever the model said. The model's own ``needs_revision`` or
 ``fail`` of a draft judged against evidence counts only when it quotes evidence that states
-otherwise (`agents.checks.flag_evidence`); else it is ``unknown``.
+otherwise (`agents.checks.flag_evidence`), or names a claim of the draft whose evidence,
+set beside it, does; else it is ``unknown``. A claim the model
+says the evidence set beside it states otherwise, founded the same way, makes the verdict
+``needs_revision`` (`agents.checks.claim_verdicts`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ import jsonschema
 from jsonschema.protocols import Validator
 
 from agents import gates, graph
-from agents.checks import judge
+from agents.checks import claim_verdicts, judge
+from agents.checks.claim_verdicts import CLAIMS, STANDINGS
 from agents.checks.verdicts import QUOTES, without_field_names
 from agents.deps import AgentDeps
 from agents.llm.json_reply import json_object
@@ -32,6 +36,7 @@ from agents.state import (
     superseded,
     toward,
 )
+from agents.understanding.claims.pairs import MAX_PAIRS
 from bus.commands import AgentTask, Command
 from bus.events import ClientEvent, Verdict
 from bus.run_state import Review, RunState
@@ -43,11 +48,12 @@ STRUCTURED_TRIES = 2
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
+        **CLAIMS,
         "verdict": {"enum": ["pass", "needs_revision", "fail"]},
         "reasons": {"type": "array", "items": {"type": "string"}, "maxItems": 5},
         **QUOTES,
     },
-    "required": ["verdict", "reasons", *QUOTES],
+    "required": [*CLAIMS, "verdict", "reasons", *QUOTES],
     "additionalProperties": False,
 }
 # Checked against its metaschema once, here; `jsonschema.validate` would re-check the
@@ -71,7 +77,15 @@ def verdict_fits(doc: object) -> bool:
     verdict, reasons = fields.get("verdict"), fields.get("reasons")
     if type(verdict) is not str or verdict not in _VERDICTS or type(reasons) is not list:
         return False
-    for name in fields.keys() - {"verdict", "reasons"}:
+    claims = fields.get("claims", [])
+    if type(claims) is not list:
+        return False
+    standings = cast("list[object]", claims)
+    if len(standings) > MAX_PAIRS or any(
+        type(c) is not str or c not in STANDINGS for c in standings
+    ):
+        return False
+    for name in fields.keys() - {"verdict", "reasons", "claims"}:
         quote, limit = fields[name], _QUOTE_LIMITS.get(name)
         if limit is None or type(quote) is not str or len(quote) > limit:
             return False
@@ -124,6 +138,11 @@ def make_verifier(deps: AgentDeps) -> Handler:
         doc["reasons"] = [without_field_names(str(r), VERDICT_SCHEMA) for r in doc["reasons"]]
         if doc["verdict"] in ("needs_revision", "fail") and not state.judge.mismatches:
             doc = _founded(doc, state, deps)
+        if doc["verdict"] not in ("needs_revision", "fail") and not state.judge.mismatches:
+            # A claim the model says the evidence beside it states otherwise, founded.
+            flagged = judge.claim_flag(AGENT, state, deps, doc)
+            if flagged is not None:
+                doc = {"verdict": "needs_revision", "reasons": [claim_verdicts.reason(flagged)]}
         if state.judge.mismatches:
             doc: dict[str, Any] = {
                 "verdict": "needs_revision",
@@ -183,6 +202,9 @@ def _founded(doc: dict[str, Any], state: RunState, deps: AgentDeps) -> dict[str,
     why = judge.flag_unfounded(AGENT, state, deps, said, quoted)
     if why is None:
         return doc
+    named = judge.named_claim(AGENT, state, deps, said)
+    if named is not None:  # its quote is not the evidence's words; the claim it names is
+        return {**doc, "reasons": [*doc["reasons"], claim_verdicts.reason(named)]}
     reasons = [f"{doc['verdict']} not counted: {why}", *map(str, doc["reasons"])]
     return {"verdict": "unknown", "reasons": reasons}
 

@@ -40,7 +40,9 @@ from collections.abc import Iterable, Sequence
 
 from agents.understanding.claims.contradictions import contradictions, stated
 from agents.understanding.claims.ports import CheckedClaim
-from agents.understanding.language.numbers import CITATION, with_digits
+from agents.understanding.language.limits import limits
+from agents.understanding.language.names import documents, spans
+from agents.understanding.language.numbers import ALONE_BELOW, CITATION, with_digits
 from agents.understanding.language.words import (
     MIN_LENGTH,
     content_set,
@@ -51,9 +53,6 @@ from agents.understanding.language.words import (
 )
 from bus import written_times
 
-_DOCUMENTS = re.compile(
-    r"\b(?:documents?|docs|policy|policies|according to|handbook|guide)\b", re.IGNORECASE
-)
 _NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*%)?")
 _SENTENCE = re.compile(r"[.;!?]\s+|[.;!?]$|\n+")
 _CLAUSE = re.compile(r"[.;!?]\s+|[.;!?]$|\n+|,\s+(?:and|but|while|whereas)\s+")
@@ -80,12 +79,14 @@ def applies(question: str, draft: str, evidence: Sequence[str]) -> bool:
     or the question asks about the documents."""
     if not any(e.strip() for e in evidence):
         return False
-    return bool(CITATION.search(draft) or _DOCUMENTS.search(question))
+    return bool(CITATION.search(draft)) or documents(question, language(question))
 
 
-def _stated(text: str, parts: bool = False) -> tuple[list[tuple[float, str]], set[str]]:
+def _stated(
+    text: str, parts: bool = False, alone_below: float = ALONE_BELOW
+) -> tuple[list[tuple[float, str]], set[str]]:
     """((value, as written) per figure, dates): see :func:`values`."""
-    text = with_digits(CITATION.sub(" ", text))
+    text = with_digits(CITATION.sub(" ", text), alone_below=alone_below)
     found_dates = {d.isoformat() for d in written_times.dates(text)}
     text = written_times.ISO_DATE.sub(" ", text)
     figures: list[tuple[float, str]] = []
@@ -109,12 +110,15 @@ def _stated(text: str, parts: bool = False) -> tuple[list[tuple[float, str]], se
     return figures, found_dates
 
 
-def values(text: str, parts: bool = False) -> tuple[set[float], set[str]]:
+def values(
+    text: str, parts: bool = False, alone_below: float = ALONE_BELOW
+) -> tuple[set[float], set[str]]:
     """(figures, dates) a text states: numbers (a percentage also as a fraction), clock
     times and durations in minutes, ISO dates; citation markers are not figures. With
     ``parts`` (a source, not the draft), a duration's hours and minutes count on their own
-    too ("6 hours" holds 6 as well as 360)."""
-    figures, found_dates = _stated(text, parts)
+    too ("6 hours" holds 6 as well as 360); ``alone_below`` is the smallest number written
+    alone in words that counts (`agents.understanding.language.numbers`)."""
+    figures, found_dates = _stated(text, parts, alone_below)
     return {v for v, _ in figures}, found_dates
 
 
@@ -180,14 +184,21 @@ def _written_out(figures: set[float], evidence: Sequence[str]) -> set[float]:
     return out
 
 
-def excused(question: str, evidence: Sequence[str], computed: Sequence[str]) -> set[float]:
+def excused(
+    question: str,
+    evidence: Sequence[str],
+    computed: Sequence[str],
+    stated: Iterable[float] = (),
+) -> set[float]:
     """The figures a draft may state beyond the evidence's own: the question's, what a
     tool computed, and one arithmetic step from the question's and evidence's figures
-    (:func:`aggregates` among them)."""
+    (:func:`aggregates` among them); with the draft's ``stated`` figures, the total and
+    count of a series it writes a rate out with (:func:`_written_out`)."""
     asked, _ = values(question, parts=True)
     held = {v for text in evidence for v in values(text, parts=True)[0]}
     tools = {v for text in computed for v in values(text, parts=True)[0]}
-    return asked | tools | _one_step(asked, held) | aggregates(evidence)
+    out = asked | tools | _one_step(asked, held) | aggregates(evidence)
+    return out | _written_out(set(stated), evidence)
 
 
 def held(value: float, known: Iterable[float]) -> bool:
@@ -244,16 +255,14 @@ def unsupported_clauses(draft: str, question: str, evidence: Sequence[str]) -> l
     return out
 
 
-_NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+\b")
 _EVIDENCE_CLAUSE = re.compile(r"[.;!?]\s+|[.;!?]$|\n+|,?\s+and\s+|,\s+")
-_ARTICLE = re.compile(r"^(?:The|A|An|Its|Our)\s+")
 
 
-def _tokens(text: str) -> set[str]:
-    """The figures and names a clause holds, as comparable strings."""
+def _tokens(text: str, lang: str) -> set[str]:
+    """The figures and names a clause holds, as comparable strings (names as written,
+    `agents.understanding.language.names`)."""
     figures, found = values(text)
-    names = {_ARTICLE.sub("", n) for n in _NAME.findall(text)}
-    return {_shown(v) for v in figures} | found | {n for n in names if " " in n}
+    return {_shown(v) for v in figures} | found | set(spans(text, lang))
 
 
 def _overlap(clause: str, asked: set[str], lang: str) -> int:
@@ -274,7 +283,7 @@ def misattributed(
     if not asked:
         return []
     clauses = [c for text in evidence for c in _EVIDENCE_CLAUSE.split(text) if c.strip()]
-    scored = [(_overlap(c, asked, lang), _tokens(c)) for c in clauses]
+    scored = [(_overlap(c, asked, lang), _tokens(c, lang)) for c in clauses]
     if not scored:
         return []
     best = max(score for score, _ in scored)
@@ -295,7 +304,7 @@ def misattributed(
         (best if c & distinct else score, tokens)
         for c, (score, tokens) in zip(lemmas, scored, strict=True)
     ]
-    said = _tokens(CITATION.sub(" ", draft))
+    said = _tokens(CITATION.sub(" ", draft), lang)
     q_figures, _ = values(question)
     e_figures = {v for text in evidence for v in values(text)[0]}
     c_figures = {v for text in computed for v in values(text)[0]}
@@ -326,28 +335,13 @@ def _is_number(token: str) -> bool:
     return True
 
 
-# A limit or a condition, and the words that carry the same one.
-_CAVEATS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("up to", ("up to", "at most", "maximum", "max", "no more than", "limit", "cap")),
-    ("at most", ("up to", "at most", "maximum", "no more than", "limit")),
-    ("at least", ("at least", "minimum", "or more")),
-    ("shorter than", ("shorter than", "less than", "under", "below", "short")),
-    ("longer than", ("longer than", "more than", "over", "above", "long")),
-    ("less than", ("less than", "under", "below", "fewer")),
-    ("more than", ("more than", "over", "above", "at least")),
-    ("only", ("only", "just", "solely", "unless", "except", "if")),
-    ("unless", ("unless", "except", "only", "if")),
-    ("except", ("except", "unless", "only", "but not")),
-)
 MIN_RESTATED = 3
 
 
-def _has(text: str, phrase: str) -> bool:
-    return re.search(rf"\b{re.escape(phrase)}\b", text, re.IGNORECASE) is not None
-
-
 def dropped_caveats(draft: str, question: str, evidence: Sequence[str]) -> list[str]:
-    """Limits and conditions of the evidence a sentence of the draft restates without them.
+    """Limits and conditions of the evidence a sentence of the draft restates without any
+    (each language's limit words, `agents.understanding.language.limits`), unless the
+    question states one.
 
     Returns one "'caveat' (evidence sentence)" per sentence so restated.
     """
@@ -361,21 +355,14 @@ def dropped_caveats(draft: str, question: str, evidence: Sequence[str]) -> list[
             shared = said & words
             if len(shared) < MIN_RESTATED or 2 * len(shared) < len(words):
                 continue
-            for caveat, same in _CAVEATS:
-                kept = any(_has(clause, w) or _has(question, w) for w in same)
-                if _has(sentence, caveat) and not kept:
-                    found = f"{caveat!r} ({' '.join(sentence.split())})"
-                    if found not in out:
-                        out.append(found)
-                    break
+            stated = limits(sentence, lang)
+            if stated and not (limits(clause, lang) or limits(question, lang)):
+                found = f"{stated[0]!r} ({' '.join(sentence.split())})"
+                if found not in out:
+                    out.append(found)
     return out
 
 
-_ASKS_DOCUMENTS = re.compile(
-    r"\b(?:our|the|your) (?:[\w-]+ ){0,2}"
-    r"(?:documents?|docs|files|policy|policies|handbook|guide)\b",
-    re.IGNORECASE,
-)
 UNREAD = (
     "the question asks about the documents, and the draft rests on no passage of them; "
     "search the documents (search_docs) and answer from what they say, or say they do not say"
@@ -396,7 +383,7 @@ def checked(
     ``read_documents``: whether any of the evidence came from the documents. A draft that
     answers a question about them without it is unsupported whatever it says.
     """
-    if _ASKS_DOCUMENTS.search(question) and not read_documents and draft.strip():
+    if not read_documents and draft.strip() and documents(question, language(question), owned=True):
         return [CheckedClaim(claim=draft.strip()[:160], standing="absent", reason=UNREAD)]
     out = [
         CheckedClaim(

@@ -1,7 +1,8 @@
 """Limits and conditions: the words that bound what a sentence says ("up to", "only", "unless").
 
 "Refunds are paid up to 30 days after purchase" and "refunds are paid 30 days after
-purchase" differ by a limit. Its words are a closed class of each language's grammar
+purchase" differ by a limit, as "bikes travel free if the ferry is not full" and "bikes
+travel free" differ by a condition. Its words are a closed class of each language's grammar
 (restrictive adverbs, bounds, exceptive and conditional conjunctions), listed here for the
 languages `agents.understanding.language.words` reads, as the coordinating conjunctions are
 in `agents.understanding.language.clauses`. A text's words are matched in any case, in order.
@@ -19,7 +20,7 @@ LIMITS: dict[str, tuple[str, ...]] = {
     "en": (
         "only", "solely", "up to", "at most", "at least", "no more than", "no less than",
         "shorter than", "longer than", "less than", "more than", "fewer than", "maximum",
-        "minimum", "unless", "except", "provided that",
+        "minimum", "unless", "except", "if", "provided that",
     ),
     "pt": (
         "só", "apenas", "somente", "unicamente", "até", "no máximo", "no mínimo",
@@ -38,7 +39,7 @@ LIMITS: dict[str, tuple[str, ...]] = {
     "de": (
         "nur", "ausschließlich", "bis zu", "höchstens", "mindestens", "maximal", "minimal",
         "weniger als", "mehr als", "kürzer als", "länger als", "außer", "es sei denn",
-        "sofern",
+        "sofern", "falls",
     ),
     "it": (
         "solo", "soltanto", "solamente", "fino a", "al massimo", "almeno", "meno di",

@@ -7,7 +7,9 @@ the text decides nothing: a German noun is capitalised and names nobody, and a n
 lower case is still one. German's lexicon capitalises every noun, so there only an unknown
 word names something. Weekdays and months come from dateparser's calendar of each language
 ("Tuesday", "terça-feira", "dienstag"), read as the day or month they are, so that two
-languages' names of one day are one. The examples are made up.
+languages' names of one day are one. What a run's documents are called ("policy",
+"handbook", "Richtlinie") and the phrases that attribute a statement to a source ("according
+to", "segundo") are each language's own words too (`DOCUMENTS`). The examples are made up.
 """
 
 from __future__ import annotations
@@ -17,7 +19,13 @@ import re
 
 import simplemma
 
-from agents.understanding.language.words import function_words, words
+from agents.understanding.language.words import (
+    LANGUAGES,
+    WORD,
+    function_words,
+    lemma,
+    words,
+)
 
 #: Languages whose lexicon capitalises every noun: a capitalised lemma there is no name.
 NOUNS_CAPITALISED = frozenset({"de"})
@@ -85,3 +93,75 @@ def names(text: str, lang: str) -> set[str]:
         elif low not in function and _names_something(word, lang, function):
             out.add(low)
     return out
+
+
+def spans(text: str, lang: str) -> list[str]:
+    """The names of ``text`` as written, adjacent name words kept together ("Mirela Okafor",
+    "Lyon-Part-Dieu"); a weekday or a month stands alone, as the day or month it names."""
+    calendar = calendar_words(lang)
+    function = function_words(lang)
+    out: list[str] = []
+    run: list[str] = []
+    end = 0
+    for match in WORD.finditer(text):
+        word, low = match.group(0), match.group(0).casefold()
+        named = low not in calendar and low not in function
+        named = named and _names_something(word, lang, function)
+        if not named or text[end : match.start()].strip():
+            if run:
+                out.append(" ".join(run))
+            run = []
+        if low in calendar:
+            out.append(calendar[low])
+        elif named:
+            run.append(word)
+        end = match.end()
+    if run:
+        out.append(" ".join(run))
+    return list(dict.fromkeys(out))
+
+
+#: Each language's words for what a run's documents are (a lemma each; "policies" is
+#: "policy"), and its phrases that attribute a statement to a source ("according to").
+DOCUMENTS: dict[str, tuple[str, ...]] = {
+    "en": ("document", "doc", "docs", "policy", "handbook", "guide", "according to"),
+    "pt": ("documento", "política", "manual", "guia", "regulamento", "de acordo com", "segundo"),
+    "es": ("documento", "política", "manual", "guía", "reglamento", "según", "de acuerdo con"),
+    "fr": ("document", "politique", "manuel", "guide", "règlement", "selon", "d'après"),
+    "de": ("dokument", "richtlinie", "handbuch", "leitfaden", "laut", "gemäß"),
+    "it": ("documento", "politica", "manuale", "guida", "regolamento", "secondo"),
+    "nl": ("document", "beleid", "handboek", "gids", "volgens"),
+}
+#: Each language's definite and possessive determiners: "our policy" names the run's own
+#: documents, where "a policy" names a kind of thing.
+DETERMINERS: dict[str, tuple[str, ...]] = {
+    "en": ("the", "our", "your", "this", "these", "my"),
+    "pt": ("o", "a", "os", "as", "nosso", "nossa", "nossos", "nossas", "seu", "sua", "este"),
+    "es": ("el", "la", "los", "las", "nuestro", "nuestra", "nuestros", "nuestras", "su", "sus"),
+    "fr": ("le", "la", "les", "l", "notre", "nos", "votre", "vos", "ce", "cette"),
+    "de": ("der", "die", "das", "den", "dem", "des", "unser", "unsere", "unseren", "unserem"),
+    "it": ("il", "lo", "la", "i", "gli", "le", "l", "nostro", "nostra", "nostri", "nostre"),
+    "nl": ("de", "het", "ons", "onze", "uw"),
+}  # fmt: skip
+#: How many words may stand between a determiner and the document it names ("our travel
+#: policy documents").
+DETERMINER_REACH = 3
+
+
+def documents(text: str, lang: str, owned: bool = False) -> bool:
+    """Whether ``text`` names documents (a document word of ``lang``, as a lemma) or a
+    source ("according to"); with ``owned``, a document word after a definite or
+    possessive determiner within :data:`DETERMINER_REACH` words ("our travel policy")."""
+    wanted = DOCUMENTS.get(lang, DOCUMENTS[LANGUAGES[0]])
+    folded = [w.casefold() for w in words(text)]
+    lemmas = [lemma(w, lang) for w in folded]
+    single = {w for w in wanted if " " not in w}
+    hits = [
+        i for i, (w, m) in enumerate(zip(folded, lemmas, strict=True)) if w in single or m in single
+    ]
+    if owned:
+        determiners = set(DETERMINERS.get(lang, ()))
+        return any(d in determiners for i in hits for d in folded[max(0, i - DETERMINER_REACH) : i])
+    joined = " ".join(folded)
+    phrases = [p for p in wanted if " " in p or "'" in p]
+    return bool(hits) or any(re.search(rf"(?<!\w){re.escape(p)}(?!\w)", joined) for p in phrases)

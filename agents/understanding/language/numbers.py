@@ -14,17 +14,23 @@ from agents.understanding.language.words import language
 CITATION = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
 #: The languages text2num reads (its codes).
 READS = frozenset({"en", "fr", "es", "pt", "de", "nl", "it", "da"})
+#: A number written alone below this stays a word (text2num's threshold, its default): "one"
+#: is more often a pronoun than a count, and "first" or "second" an ordinal read as "1st".
+ALONE_BELOW = 3.0
+#: The threshold that reads "two" alone as 2 too (ordinals from "second" on become figures).
+ALONE_BELOW_ALL = 1.5
 
 
 @functools.lru_cache(maxsize=1024)
-def with_digits(text: str, lang: str | None = None) -> str:
-    """``text`` with its numbers written in words as digits (a lone "one" is left as a
-    word: it is more often a pronoun than a count)."""
+def with_digits(text: str, lang: str | None = None, alone_below: float = ALONE_BELOW) -> str:
+    """``text`` with its numbers written in words as digits; one written alone below
+    ``alone_below`` is left as a word (by default "one" and "two": "one" is more often a
+    pronoun than a count; :data:`ALONE_BELOW_ALL` reads all but "one")."""
     lang = lang or language(text)
     if lang not in READS:
         return text
     try:
-        out = str(alpha2digit(text, lang))  # pyright: ignore[reportUnknownArgumentType]
+        out = str(alpha2digit(text, lang, threshold=alone_below))  # pyright: ignore[reportUnknownArgumentType]
     except Exception:  # text2num refuses some inputs; the words stay words
         return text
     return out

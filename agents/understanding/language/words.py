@@ -10,7 +10,8 @@ from stop_words import get_stop_words  # pyright: ignore[reportMissingTypeStubs]
 
 #: The languages a text is read in (simplemma's codes); the first is the default.
 LANGUAGES = ("en", "pt", "es", "fr", "de", "it", "nl")
-_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+#: A word: letters, with inner apostrophes and hyphens ("l'abonnement", "early-bird").
+WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 MIN_LENGTH = 3
 #: How sure simplemma must be of a language before it is taken over the default.
 MIN_SHARE = 0.3
@@ -42,7 +43,7 @@ def lemma(word: str, lang: str) -> str:
 
 def words(text: str) -> list[str]:
     """The words of ``text`` as written (letters only: no figure is a word)."""
-    return _WORD.findall(text)
+    return WORD.findall(text)
 
 
 def content_words(text: str, lang: str | None = None) -> list[str]:

@@ -76,3 +76,19 @@ def test_a_weekday_or_a_limit_in_another_language_is_read() -> None:
     assert _flagged("Quem recebe o reembolso?", refunds, said, "pago apenas aos sócios") is None
     kept = "O reembolso é pago só aos sócios do clube."
     assert _flagged("Quem recebe o reembolso?", refunds, kept, "pago apenas aos sócios") is not None
+
+
+def test_a_name_the_question_states_the_draft_need_not_repeat() -> None:
+    evidence = "Kelsby ferry. Bicycles travel for 3 EUR on the Kelsby crossing."
+    asked = "What does a bicycle cost on the Kelsby crossing?"
+    case = ClaimDraft(question=asked, draft="A bicycle travels for 3 EUR.", evidence=[evidence])
+    assert unfounded(case, "3 EUR", "Bicycles travel for 3 EUR on the Kelsby crossing") is not None
+
+
+def test_a_rate_written_out_as_its_total_over_its_count_is_no_refutation() -> None:
+    # 15 a day "(45 over 3 days)" of days of 10, 15 and 20: the quoted day is no refutation.
+    evidence = "Bakery log. Loaves sold: Monday 10, Tuesday 15, Wednesday 20."
+    asked = "How many loaves a day did the bakery sell on average?"
+    draft = "15 loaves a day on average (45 over 3 days)."
+    case = ClaimDraft(question=asked, draft=draft, evidence=[evidence])
+    assert unfounded(case, draft, "Loaves sold: Monday 10") is not None

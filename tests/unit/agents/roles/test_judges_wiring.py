@@ -232,3 +232,58 @@ async def test_a_verifier_reason_that_was_only_a_field_name_is_not_shown(judge_o
     llm = _model(_claims("supported", "Jonas Berg", "Jonas Berg"), verifier_reply=reply)
     verdict = await judge_of(keys.Role.VERIFIER, llm, "The campsite is run by Jonas Berg [1].")
     assert (verdict.verdict, list(verdict.reasons)) == ("fail", ["wrong manager"])
+
+
+@pytest.mark.parametrize("role", [keys.Role.CRITIC, keys.Role.VERIFIER])
+async def test_a_claim_the_judge_says_the_evidence_beside_it_differs_from_is_a_revision(
+    judge_of: Any, role: keys.Role
+) -> None:
+    # The model approves the draft as a whole, and its claim-by-claim reading finds the name.
+    critic = json.dumps(
+        {"claims": ["differs"], "verdict": "OK", "reason": "fine", "draft_says": "",
+         "evidence_says": ""}
+    )  # fmt: skip
+    verifier = json.dumps(
+        {"claims": ["differs"], "verdict": "pass", "reasons": ["fine"], "draft_says": "",
+         "evidence_says": ""}
+    )  # fmt: skip
+    llm = _model('{"claims": []}', verifier_reply=verifier, critic_reply=critic)
+    said = await judge_of(role, llm, "The campsite is run by Jonas Berg [1].")
+    assert said.verdict in ("REVISE", "needs_revision")
+    reason = said.reason if isinstance(said, Critique) else " ".join(said.reasons)
+    assert "Jonas Berg" in reason and "Marta Silva" in reason
+    [request] = [m for m, _, o in llm.requests if agent_of(m, o) in ("critic", "verifier")]
+    shown = " ".join(m.content for m in request)
+    assert "1. The draft says: The campsite is run by Jonas Berg" in shown
+    assert "The evidence says: The campsite is run by Marta Silva" in shown
+
+
+@pytest.mark.parametrize("role", [keys.Role.CRITIC, keys.Role.VERIFIER])
+async def test_a_claim_said_to_differ_from_evidence_stating_the_same_is_no_revision(
+    judge_of: Any, role: keys.Role
+) -> None:
+    critic = json.dumps(
+        {"claims": ["differs"], "verdict": "OK", "reason": "fine", "draft_says": "",
+         "evidence_says": ""}
+    )  # fmt: skip
+    verifier = json.dumps(
+        {"claims": ["differs"], "verdict": "pass", "reasons": ["fine"], "draft_says": "",
+         "evidence_says": ""}
+    )  # fmt: skip
+    llm = _model('{"claims": []}', verifier_reply=verifier, critic_reply=critic)
+    said = await judge_of(role, llm, "A pitch costs 18 EUR a night [1].")
+    assert said.verdict in ("OK", "pass")
+
+
+async def test_a_flag_whose_quote_is_no_evidence_stands_on_the_claim_it_names(
+    judge_of: Any,
+) -> None:
+    # A paraphrased quote: not the evidence's words, but the claim it names is refuted there.
+    flag = _flag("REVISE", "wrong manager", "Jonas Berg", "the manager is someone else")
+    llm = _model('{"claims": []}', critic_reply=flag)
+    critique = await judge_of(keys.Role.CRITIC, llm, "The campsite is run by Jonas Berg [1].")
+    assert critique.verdict == "REVISE" and "Marta Silva" in critique.reason
+    reply = _flag("fail", "wrong manager", "Jonas Berg", "the manager is someone else")
+    llm = _model('{"claims": []}', verifier_reply=reply)
+    verdict = await judge_of(keys.Role.VERIFIER, llm, "The campsite is run by Jonas Berg [1].")
+    assert verdict.verdict == "fail" and any("Marta Silva" in r for r in verdict.reasons)

@@ -21,6 +21,8 @@ _SCHEMA = jsonschema.Draft202012Validator({**VERDICT_SCHEMA, "required": ["verdi
         {"verdict": "fail", "reasons": ["a", "b", "c", "d", "e"]},
         {"verdict": "fail", "reasons": ["x"], "draft_says": "17 days", "evidence_says": "27 days"},
         {"verdict": "pass", "reasons": [], "evidence_says": ""},
+        {"claims": ["same", "differs", "absent"], "verdict": "pass", "reasons": []},
+        {"claims": [], "verdict": "fail", "reasons": ["x"]},
     ],
 )
 def test_a_verdict_the_schema_takes_is_read(doc: dict[str, Any]) -> None:
@@ -43,6 +45,9 @@ def test_a_verdict_the_schema_takes_is_read(doc: dict[str, Any]) -> None:
         {"verdict": "fail", "reasons": [], "draft_says": 17},
         {"verdict": "fail", "reasons": [], "evidence_says": "x" * 241},
         {"verdict": "fail", "reasons": [], "draft_says": "x" * 161},
+        {"claims": ["maybe"], "verdict": "pass", "reasons": []},
+        {"claims": "same", "verdict": "pass", "reasons": []},
+        {"claims": ["same"] * 5, "verdict": "pass", "reasons": []},
         ["pass", []],
         "pass",
     ],

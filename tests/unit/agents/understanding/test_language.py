@@ -8,7 +8,7 @@ import pytest
 from agents.understanding.claims import grounding
 from agents.understanding.claims.contradictions import contradictions
 from agents.understanding.language.limits import limits
-from agents.understanding.language.names import names
+from agents.understanding.language.names import documents, names, spans
 from agents.understanding.language.numbers import with_digits
 from agents.understanding.language.words import content_words, language, lemma
 
@@ -134,3 +134,35 @@ def test_names_are_read_from_the_lexicon_and_the_calendar_not_from_capitals(
 )
 def test_limits_are_each_languages_own_words(text: str, lang: str, found: list[str]) -> None:
     assert limits(text, lang) == found
+
+
+def test_name_spans_keep_adjacent_name_words_together() -> None:
+    assert spans("The ferry is run by Okafor Lines from kelsby on Tuesday.", "en") == [
+        "Okafor",
+        "kelsby",
+        "tuesday",
+    ]
+    assert spans("Le bac part de Lyon-Part-Dieu.", "fr") == ["Lyon-Part-Dieu"]
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "named", "owned"),
+    [
+        ("According to the staff handbook, when do I get paid?", "en", True, True),
+        ("What do our policies say about bikes?", "en", True, True),
+        ("What is a policy?", "en", True, False),
+        ("O que diz o nosso regulamento sobre bicicletas?", "pt", True, True),
+        ("Was steht laut Handbuch zum Urlaub?", "de", True, False),
+        ("What is 12 times 7?", "en", False, False),
+    ],
+)
+def test_documents_are_named_in_each_languages_words(
+    text: str, lang: str, named: bool, owned: bool
+) -> None:
+    assert documents(text, lang) is named
+    assert documents(text, lang, owned=True) is owned
+
+
+def test_a_condition_is_a_limit() -> None:
+    assert limits("Bikes travel free if the ferry is not full.", "en") == ["if"]
+    assert limits("Fahrräder fahren gratis, falls Platz ist.", "de") == ["falls"]
