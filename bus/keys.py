@@ -113,6 +113,17 @@ def erased_user(shard: int, mark: str) -> str:
     return f"{PREFIX}:{tag(shard)}:erased:{mark}"
 
 
+def fence_epoch(shard: int) -> str:
+    """A token every erasure's fence replaces (`bus.epochs`, `bus.fence`)."""
+    return f"{PREFIX}:{tag(shard)}:fence-epoch"
+
+
+def fenced_marks(shard: int) -> str:
+    """The marks of the users fenced on the shard (`bus.fence`), scored by when the fence
+    ends: a sorted set, so a process knows who may be fenced in one read."""
+    return f"{PREFIX}:{tag(shard)}:erased-marks"
+
+
 def run_blob(run_id: str, shard: int, name: str) -> str:
     """A bulky part of a run's state stored once and referenced by key."""
     return f"{PREFIX}:{tag(shard)}:run:{run_id}:blob:{name}"
@@ -177,6 +188,12 @@ def tenant_settings_version_on(tenant_id: str, shard: int) -> str:
     """The tenant's settings version as copied to one shard, for that shard's scripts
     (`bus.tenant_versions`)."""
     return f"{PREFIX}:{tag(shard)}:tenant:{tenant_id}:settings-version"
+
+
+def settings_epoch(shard: int) -> str:
+    """A token every change of any tenant's settings replaces (`bus.epochs`,
+    `bus.tenant_versions`)."""
+    return f"{PREFIX}:{tag(shard)}:settings-epoch"
 
 
 def user_memories(tenant_id: str, subject: str) -> str:

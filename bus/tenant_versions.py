@@ -12,6 +12,10 @@ only if the tenant's version is still the one its cached API key was read at
 had: a change's copies are raised before the change's request returns, so a copy equal to
 what a cache was read at means no change returned since (a copy behind the number only
 costs a re-read: see `raise_copy`).
+
+A change also renews each shard's settings epoch (`bus.epochs`), after the number moved.
+A step delivered at an epoch this process has read the tenant's number at since takes
+that number: the common step reads nothing (`current`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import asyncio
 import hashlib
 from typing import TYPE_CHECKING
 
-from bus import keys
+from bus import epochs, keys
 from bus.redis_io.lua import run_script
 from bus.redis_io.shared_mux import mux_for
 
@@ -41,6 +45,8 @@ async def bump(redis: Redis, tenant_id: str, *, shards: int) -> None:
     every one of the ``shards`` too."""
     version = int(await redis.incr(keys.tenant_settings_version(tenant_id)))
     await asyncio.gather(*(raise_copy(redis, tenant_id, s, version) for s in range(shards)))
+    # After the number moved: a step delivered at the new epoch reads it again.
+    await epochs.renew(redis, (keys.settings_epoch(s) for s in range(shards)))
 
 
 async def raise_copy(redis: Redis, tenant_id: str, shard: int, version: int) -> None:
@@ -54,11 +60,27 @@ async def raise_copy(redis: Redis, tenant_id: str, shard: int, version: int) -> 
 async def current(redis: Redis, tenant_id: str) -> int:
     """The tenant's settings version (0: never changed since Redis started).
 
-    Read on every step that uses a tenant's cached settings, so it goes out on the
-    process's pipelined connection (`bus.redis_io.mux`): redis-py's client costs several
-    times the CPU per command.
+    Wanted by every step that uses a tenant's cached settings. A step delivered at a
+    settings epoch (`bus.epochs.SETTINGS`) this process has read the number at since takes
+    that number; otherwise it is read, on the process's pipelined connection
+    (`bus.redis_io.mux`).
     """
+    epoch = epochs.SETTINGS.get()
+    if epoch is not None:
+        seen = _SEEN.get(tenant_id)
+        if seen is not None and seen[0] == epoch:
+            return seen[1]
     raw: bytes | str | None = await mux_for(redis).execute(
         "GET", keys.tenant_settings_version(tenant_id)
     )
-    return int(raw) if raw is not None else 0
+    version = int(raw) if raw is not None else 0
+    if epoch is not None:  # read after the epoch was: at least that epoch's number
+        if len(_SEEN) >= _SEEN_LIMIT:
+            _SEEN.clear()
+        _SEEN[tenant_id] = (epoch, version)
+    return version
+
+
+#: Per tenant: the last settings epoch this process read its number at, and the number.
+_SEEN: dict[str, tuple[bytes, int]] = {}
+_SEEN_LIMIT = 10_000

@@ -98,7 +98,7 @@ def make_gateway_handler(
         if not isinstance(batch, ToolCallBatch):
             raise TypeError(f"gateway got a {batch.kind} payload")
 
-        def shown(call: ToolCallRequest) -> asyncio.Task[None]:
+        def shown(call: ToolCallRequest, *before: ClientEvent) -> Showing:
             # The call is shown before its result; the write overlaps the call itself.
             started = ToolCallStarted(
                 run_id=command.run_id,
@@ -108,28 +108,35 @@ def make_gateway_handler(
                 tool=call.name,
                 args=redact(call.arguments),
             )
-            return asyncio.create_task(ctx.emit(started))
+            return Showing(ctx, [*before, started])
 
         # The first call's event leaves in the same socket write as the read of the tenant's
-        # settings version (both on the pipelined connection): one round trip, not two.
+        # settings version, when the step reads it (both on the pipelined connection).
         first = shown(batch.calls[0]) if batch.calls else None
         try:
             call_ctx = await _tenant_context(command, batch, policies, deps, mcp)
         except BaseException:
             if first is not None:  # not called: not shown, if it is not written yet
-                first.cancel()
-                await asyncio.gather(first, return_exceptions=True)
+                await first.drop()
             raise
-        events: list[ClientEvent] = []
+        events: list[ClientEvent] = []  # the results', written with the commit
+        unshown: list[ClientEvent] = []  # calls shown by no write yet: ahead of the results
         records: list[LedgerRecord] = []
         results: list[ToolCallResult] = []
         ref = batch.state.next_ref  # each search result's chunks get numbers new to the run
         for index, call in enumerate(batch.calls):
-            showing = first if index == 0 and first is not None else shown(call)
+            if index == 0 and first is not None:
+                showing = first
+            else:  # the calls not shown yet go first, so they are shown in order
+                showing, unshown = shown(call, *unshown), []
             try:
                 outcome, audit = await _traced_call(ctx, call, _for_call(call, call_ctx, batch))
-            finally:
-                await showing
+            except BaseException:
+                await showing.drop()
+                raise
+            # A call whose result is in before its event's write began (a tool that never
+            # waits) is shown by the commit instead, ahead of every result: one write less.
+            unshown += await showing.settled()
             records.append(audit_record(f"{command.step_id}:{index}", audit))
             if call.name in CITED_TOOLS and outcome.result is not None:
                 numbered, ref = renumbered(outcome.result, ref)
@@ -141,7 +148,7 @@ def make_gateway_handler(
         deps.fault("before_commit", *(call.name for call in batch.calls))
         if batch.then == "end":
             done = Done(run_id=command.run_id, step_id=command.step_id, status="done")
-            return StepResult(events=[*events, done], finished="done", records=records)
+            return StepResult(events=[*unshown, *events, done], finished="done", records=records)
         target = route(batch.state.settings, NODE, batch.purpose)
         answer = ToolResults(
             purpose=batch.purpose,
@@ -149,9 +156,46 @@ def make_gateway_handler(
             state=batch.state,
             next_ref=ref if ref > batch.state.next_ref else 0,
         )
-        return StepResult(next=[command.follow(target, answer)], events=events, records=records)
+        return StepResult(
+            next=[command.follow(target, answer)], events=[*unshown, *events], records=records
+        )
 
     return handle
+
+
+class Showing:
+    """A call's ``tool_call`` event (with any shown by no write yet before it), written
+    as soon as the loop gets to it: while the call runs.
+
+    A call that never waits (a calculator's) has its result before that: `settled` then
+    takes the events back unwritten, for the step's commit to carry.
+    """
+
+    def __init__(self, ctx: StepContext, events: list[ClientEvent]) -> None:
+        self._ctx = ctx
+        self._events = events
+        self._began = False
+        self._task = asyncio.ensure_future(self._write())
+
+    async def _write(self) -> None:
+        self._began = True
+        await self._ctx.emit(*self._events)
+
+    async def settled(self) -> list[ClientEvent]:
+        """The events if their write had not begun (no longer written: the caller's to
+        write); otherwise none, once they are written."""
+        if not self._began:
+            self._task.cancel()
+            return self._events
+        await self._task
+        return []
+
+    async def drop(self) -> None:
+        """The call did not run to its result: not shown, unless the write began (then it
+        is waited for)."""
+        if not self._began:
+            self._task.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
 
 
 async def _tenant_context(

@@ -194,6 +194,12 @@ async def end_code(turns: TurnStore | None, owner: Scope, run_id: str, status: F
         return status
 
 
+#: The roles whose steps check a tenant's cached settings (its tools, policy, preferences)
+#: or the erasure fence (the intake): their workers read the shards' epochs with each read
+#: (`bus.epochs`), so a step learns whether what it caches is current without a round trip.
+EPOCH_ROLES = frozenset({Role.INTAKE, Role.RESEARCHER, Role.GATEWAY, Role.AGENT, Role.MEMORY})
+
+
 def build_workers(
     roles: Iterable[Role],
     redis: Redis,
@@ -265,6 +271,7 @@ def build_workers(
                 after_run=role == Role.MEMORY,
                 fence=fence,
                 on_erased=released,
+                watch_epochs=role in EPOCH_ROLES,
             )
             for lane in lanes
         )

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 from redis.exceptions import ResponseError
 
-from bus import keys, wire
+from bus import epochs, keys, wire
 from bus.cluster import is_cluster, transient
 from bus.runtime import metrics
 from bus.runtime.deadletter import DeadLetter, dead_letter
@@ -53,12 +53,15 @@ class Entry:
         id: its stream id.
         fields: its fields, undecoded (the message is in ``data``).
         delivery: how often it was delivered, this time included (1 on a first read).
+        seen: its shard's epochs, read right after it was delivered (`bus.epochs`; None:
+            not read with it).
     """
 
     stream: str
     id: bytes
     fields: dict[bytes, bytes]
     delivery: int = 1
+    seen: epochs.Seen | None = None
 
 
 class StreamConsumer(ABC):
@@ -70,6 +73,8 @@ class StreamConsumer(ABC):
         settings: shards, block time, claim idle time, delivery cap.
         consumer: this consumer's name in the group (default: host, pid, random).
         lane: read the role's lane streams instead (`keys.role_stream`), same group.
+        watch_epochs: read each shard's epochs behind every read (`Entry.seen`): for roles
+            whose steps check a tenant's settings or the erasure fence (`bus.epochs`).
     """
 
     #: A new group reads its stream from the first entry, not only new ones.
@@ -83,8 +88,10 @@ class StreamConsumer(ABC):
         *,
         consumer: str | None = None,
         lane: str | None = None,
+        watch_epochs: bool = False,
     ) -> None:
         self.role = role
+        self.watch_epochs = watch_epochs
         self.redis = redis
         self.settings = settings
         self.consumer = consumer or consumer_name()
@@ -116,9 +123,16 @@ class StreamConsumer(ABC):
         return [self._reclaim_loop()]
 
     async def ensure_groups(self) -> None:
-        """Create this role's group on every shard stream (idempotent)."""
+        """Create this role's group on every shard stream (idempotent), and each shard's
+        epochs when it reads them."""
         for stream in self.streams:
             await ensure_group(self.redis, stream, self.group, from_start=self.from_start)
+        if self.watch_epochs:
+            await self._ensure_epochs()
+
+    async def _ensure_epochs(self) -> None:
+        shards = range(self.settings.shards)
+        await epochs.ensure(self.redis, (name for k in shards for name in epochs.watched(k)))
 
     def stop(self) -> None:
         """Stop reading; what is in hand is finished (``run`` returns after it)."""
@@ -151,7 +165,9 @@ class StreamConsumer(ABC):
 
     async def _read_streams(self, streams: list[str]) -> None:
         """Read ``streams`` in one XREADGROUP at a time until ``stop()``."""
-        reads = GroupReads(self.redis, self.group, self.consumer, streams)
+        shard = self._shard_of_stream
+        watch = [n for s in streams for n in epochs.watched(shard[s])] if self.watch_epochs else []
+        reads = GroupReads(self.redis, self.group, self.consumer, streams, watch)
         try:
             await self._read_loop_of(reads, len(self.streams) // len(streams), streams[0])
         finally:
@@ -203,7 +219,19 @@ class StreamConsumer(ABC):
             log.warning("broker unreachable, retrying", role=self.role, error=str(e))
             await asyncio.sleep(1.0)
             return None
-        return [Entry(stream, eid, fields) for stream, eid, fields in found]
+        if not self.watch_epochs:
+            return [Entry(stream, eid, fields) for stream, eid, fields in found]
+        values = reads.seen
+        if None in values.values():  # Redis lost them: new ones (the steps meanwhile read)
+            try:
+                await self._ensure_epochs()
+            except Exception as e:  # the steps read for themselves meanwhile
+                log.warning("epochs not made", role=self.role, error=repr(e))
+        shard = self._shard_of_stream
+        return [
+            Entry(stream, eid, fields, 1, epochs.seen(values, shard[stream]))
+            for stream, eid, fields in found
+        ]
 
     async def _before_reclaim(self) -> None:  # noqa: B027 (a hook: by default nothing)
         """Run before each reclaim pass."""

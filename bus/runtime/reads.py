@@ -16,6 +16,7 @@ the caller, which retries, and the next read connects to the slot's master now.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from redis.exceptions import ResponseError, SlotNotCoveredError
@@ -66,9 +67,41 @@ class HeldConnection:
             conn._writer.writelines((packed,))  # pyright: ignore[reportAttributeAccessIssue, reportPrivateUsage, reportOptionalMemberAccess, reportUnknownMemberType]
             return cast("object", await conn.read_response())  # any RESP reply
         except BaseException as e:
-            if not isinstance(e, ResponseError) or transient(e):
-                await self._drop(refresh=isinstance(e, Exception) and transient(e))
+            await self._failed(e)
             raise
+
+    async def call_then(self, packed: bytes, then: bytes) -> tuple[Any, Any]:
+        """Send a packed command and ``then`` behind it in one write; both raw replies.
+
+        Redis runs ``then`` once the first command is served (a blocking read: once it
+        returns), so what ``then`` reads is as of after the first's reply. An error reply to
+        either raises, as :meth:`call` does, once both replies are in (the connection stays
+        in step).
+        """
+        conn = self._conn
+        if conn is None:
+            conn = await self._connect()
+        elif not conn.is_connected:
+            await conn.connect()
+        try:
+            conn._writer.writelines((packed, then))  # pyright: ignore[reportAttributeAccessIssue, reportPrivateUsage, reportOptionalMemberAccess, reportUnknownMemberType]
+            first: object
+            try:
+                first = cast("object", await conn.read_response())
+            except ResponseError as e:  # still in step: the second reply follows
+                first = e
+            second = cast("object", await conn.read_response())
+            if isinstance(first, ResponseError):
+                raise first
+            return first, second
+        except BaseException as e:
+            await self._failed(e)
+            raise
+
+    async def _failed(self, e: BaseException) -> None:
+        """Drop the connection after a failure, unless the reply left it in step."""
+        if not isinstance(e, ResponseError) or transient(e):
+            await self._drop(refresh=isinstance(e, Exception) and transient(e))
 
     async def _connect(self) -> AbstractConnection:
         if self._cluster is None:
@@ -105,17 +138,34 @@ class HeldConnection:
 class GroupReads:
     """``XREADGROUP`` of new entries of ``streams`` for one consumer, on its own connection.
 
+    With ``watch``, each read also gets those keys' values (``MGET``, sent in the same
+    write right behind the read, so Redis reads them once the read is served: after its
+    entries were delivered), in `seen`. That is how a step learns, at no round trip of its
+    own, whether anything it caches moved (`bus.tenant_versions`).
+
     Args:
         redis: the broker client (a cluster client: the connection goes to the slot's master).
         group: the consumer group.
         consumer: this consumer's name in it.
         streams: the streams read together (on a cluster, of one slot).
+        watch: keys read behind every read (on a cluster, of the streams' slot).
     """
 
-    def __init__(self, redis: Redis, group: str, consumer: str, streams: list[str]) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        group: str,
+        consumer: str,
+        streams: list[str],
+        watch: Sequence[str] = (),
+    ) -> None:
         self._held = HeldConnection(redis, streams[0])
         self._head = ("XREADGROUP", "GROUP", group, consumer, "COUNT")
         self._tail = ("STREAMS", *streams, *(">" for _ in streams))
+        self._watch = list(watch)
+        self._mget = pack(("MGET", *watch)) if watch else b""
+        #: The ``watch`` keys' values as read behind the last read, by key.
+        self.seen: dict[str, bytes | None] = {}
 
     async def read(self, count: int, block_ms: int | None) -> list[RawEntry]:
         """Up to ``count`` new entries, waiting up to ``block_ms`` for one (None: not at all).
@@ -123,7 +173,13 @@ class GroupReads:
         Raises what :meth:`HeldConnection.call` raises.
         """
         block = () if block_ms is None else ("BLOCK", block_ms)
-        reply: Any = await self._held.call(pack((*self._head, count, *block, *self._tail)))
+        packed = pack((*self._head, count, *block, *self._tail))
+        reply: Any
+        if self._mget:
+            reply, values = await self._held.call_then(packed, self._mget)
+            self.seen = dict(zip(self._watch, cast("list[bytes | None]", values), strict=True))
+        else:
+            reply = await self._held.call(packed)
         if not reply:
             return []
         return [

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from bus import keys, tracing, wire
+from bus import epochs, keys, tracing, wire
 from bus.commands import Command
 from bus.errors import MessageInvalid
 from bus.events import ErrorEvent, FinalStatus, StepRetry
@@ -75,7 +75,8 @@ class Worker(StreamConsumer):
 
     With ``lane``, it reads the role's lane streams instead (`keys.role_stream`).
     ``duties`` are loops run beside the reads while the worker runs (the researcher's
-    fair-share tick, `bus.fairshare`).
+    fair-share tick, `bus.fairshare`). With ``watch_epochs``, each step runs with the
+    epochs read behind the read that delivered it (`bus.epochs`).
     """
 
     def __init__(
@@ -93,8 +94,11 @@ class Worker(StreamConsumer):
         after_run: bool = False,
         fence: Fence | None = None,
         on_erased: ErasedHook | None = None,
+        watch_epochs: bool = False,
     ) -> None:
-        super().__init__(role, redis, settings, consumer=consumer, lane=lane)
+        super().__init__(
+            role, redis, settings, consumer=consumer, lane=lane, watch_epochs=watch_epochs
+        )
         self._on_erased = on_erased
         self.after_run = after_run
         self.handler = handler
@@ -198,6 +202,8 @@ class Worker(StreamConsumer):
 
     async def _process(self, entry: Entry, command: Command, done: bool, cancelled: bool) -> None:
         started = time.perf_counter()
+        if entry.seen is not None:  # the step's own task: set for this step alone
+            epochs.enter(entry.seen)
         structlog.contextvars.bind_contextvars(
             run_id=command.run_id,
             tenant_id=command.tenant_id,

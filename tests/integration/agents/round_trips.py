@@ -75,6 +75,11 @@ def _name(arg: Any) -> str:
     return arg.decode() if isinstance(arg, bytes) else str(arg)
 
 
+def _packed_name(packed: bytes) -> str:
+    """The name of a command packed in RESP."""
+    return packed.split(b"\r\n")[2].decode().upper()
+
+
 @contextlib.contextmanager
 def counting() -> Generator[Costs]:
     """Count every SQL statement and Redis command issued inside, per role."""
@@ -118,10 +123,17 @@ def counting() -> Generator[Costs]:
 
     def held_call(original: Any) -> Any:
         async def call(self: Any, packed: bytes) -> Any:
-            costs.redis_command([packed.split(b"\r\n")[2].decode().upper()])
+            costs.redis_command([_packed_name(packed)])
             return await original(self, packed)
 
         return call
+
+    def held_call_then(original: Any) -> Any:
+        async def call_then(self: Any, packed: bytes, then: bytes) -> Any:
+            costs.redis_command([_packed_name(packed), _packed_name(then)])
+            return await original(self, packed, then)
+
+        return call_then
 
     def group_run(original: Any) -> Any:
         async def run(self: Any, work: Any, action: str) -> Any:
@@ -146,6 +158,7 @@ def counting() -> Generator[Costs]:
     patch(Mux, "execute", mux_execute)
     patch(Mux, "execute_then", mux_execute_then)
     patch(HeldConnection, "call", held_call)
+    patch(HeldConnection, "call_then", held_call_then)
     patch(GroupCommit, "run", group_run)
     event.listen(Engine, "before_cursor_execute", on_statement)
     try:

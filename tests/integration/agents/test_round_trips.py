@@ -38,24 +38,27 @@ async def wait_for_memory(system: System, run_id: str) -> list[LedgerRecord]:
 #: the end and by the audit recorder).
 STEP_ROLES = ("planner", "researcher", "critic", "verifier", "gateway")
 #: What a run may cost, per role: (SQL statements, Redis commands, Redis round trips).
-#: The intake: the erasure fence (`bus.fence`: no run of a user being erased starts), its
-#: commit. The researcher: per step its commit (which charges its model calls: no budget
-#: limits the run), plus one read of the tenant's settings version (its tools); the planner,
-#: the critic and the verifier: their commit; the gateway: the version (its policy), the
-#: `tool_call` event, its commit; the finalizer: the run's events (its trace), its commit,
-#: the fair-share tick, the concurrent-run slot given back, and the run's end in SQL.
+#: The intake: its commit (whether its user is being erased, `bus.fence`, is known from the
+#: fence epoch its worker read with the step's entry, `bus.epochs`). The researcher: per
+#: step its commit (which charges its model calls: no budget limits the run); the settings
+#: version its tenant's tools are cached at is known from the settings epoch read with the
+#: entry (`bus.tenant_versions`). The planner, the critic and the verifier: their commit.
+#: The gateway: its commit, which also shows the calculator's `tool_call` (its result was
+#: in before the event's own write began). The finalizer: the run's events (its trace),
+#: its commit, the fair-share tick, the concurrent-run slot given back, and the run's end
+#: in SQL. The epochs' reads ride the workers' reads of their streams (charged to `-`).
 BUDGETS: dict[str, dict[str, tuple[int, int, int]]] = {
     "single": {
-        "intake": (1, 2, 2),
-        "researcher": (0, 4, 4),
-        "gateway": (0, 3, 3),
+        "intake": (1, 1, 1),
+        "researcher": (0, 2, 2),
+        "gateway": (0, 1, 1),
         "finalizer": (1, 4, 4),
     },
     "multi": {
-        "intake": (1, 2, 2),
+        "intake": (1, 1, 1),
         "planner": (0, 1, 1),
-        "researcher": (0, 4, 4),
-        "gateway": (0, 3, 3),
+        "researcher": (0, 2, 2),
+        "gateway": (0, 1, 1),
         "critic": (0, 1, 1),
         "verifier": (0, 1, 1),
         "finalizer": (1, 4, 4),

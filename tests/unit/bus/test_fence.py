@@ -9,12 +9,13 @@ from collections.abc import Callable
 from redis.asyncio import Redis
 
 from api.compose.settings import AppSettings
-from bus import keys
+from bus import epochs, keys
 from bus.fence import Fence, erasure_key
 from bus.noop import handle_noop
 from bus.publish import publish
 from bus.runtime.groups import group_stats
 from bus.runtime.worker import Worker
+from tests.integration.agents.round_trips import NO_ROLE, counting
 from tests.support import drain, events_of, noop_command, stream_commands
 
 NOOP = keys.Role.NOOP
@@ -59,3 +60,32 @@ async def test_a_fenced_users_steps_commit_nothing_and_others_run_on(
     assert [e.type for e in await events_of(redis, his.run_id)][-1] == "done"
     [stats] = await group_stats(redis, keys.role_stream(NOOP, 0))
     assert stats.pending == 0  # acked: nobody runs it again
+
+
+async def test_a_step_at_a_fence_epoch_checks_only_a_user_who_may_be_fenced(redis: Redis) -> None:
+    fence = Fence(erasure_key(b"k" * 32))
+    await fence.raise_for(redis, "t1", "alice", shards=1, ttl_s=60)
+    token = epochs.FENCE.set(await redis.get(keys.fence_epoch(0)))
+    try:
+        with counting() as costs:
+            assert await fence.holds(redis, "t1", "alice", 0)
+            assert not await fence.holds(redis, "t1", "bob", 0)
+            assert not await fence.holds(redis, "t1", "carol", 0)
+        # The marks once for the epoch, the key only for the user they name.
+        assert dict(costs.redis_names[NO_ROLE]) == {"ZRANGE": 1, "EXISTS": 1}
+        await fence.raise_for(redis, "t1", "bob", shards=1, ttl_s=60)
+        # Delivered before the fence went up: a step under way, which the erasure waits for.
+        assert not await fence.holds(redis, "t1", "bob", 0)
+        epochs.FENCE.set(await redis.get(keys.fence_epoch(0)))
+        assert await fence.holds(redis, "t1", "bob", 0)
+    finally:
+        epochs.FENCE.reset(token)
+
+
+async def test_without_a_fence_epoch_the_key_is_always_checked(redis: Redis) -> None:
+    fence = Fence(erasure_key(b"k" * 32))
+    with counting() as costs:
+        assert not await fence.holds(redis, "t1", "bob", 0)
+        await fence.raise_for(redis, "t1", "bob", shards=1, ttl_s=60)
+        assert await fence.holds(redis, "t1", "bob", 0)
+    assert costs.redis_names[NO_ROLE]["EXISTS"] == 2

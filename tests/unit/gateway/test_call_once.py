@@ -15,6 +15,7 @@ from agents.graph import next_role
 from api.compose.settings import AppSettings
 from bus import keys
 from bus.commands import Command, RunState, ToolCallBatch, ToolCallRequest, deadline_in
+from bus.events import ToolResult
 from bus.runtime.context import StepContext, StepResult
 from bus.runtime.leases import PROCESS_TOKEN, Leases
 from gateway.call_context import GatewayDeps
@@ -26,6 +27,11 @@ from gateway.spec import ToolSpec
 from gateway.tenants import DeploymentPolicies
 from gateway.tools import Calculator
 from gateway.worker import make_gateway_handler
+
+
+def outcome(result: StepResult) -> ToolResult:
+    """The step's first ``tool_result`` (a call that never waits has its ``tool_call`` first)."""
+    return next(e for e in result.events if isinstance(e, ToolResult))
 
 
 class Effect:
@@ -136,7 +142,7 @@ async def test_a_tool_that_takes_a_key_runs_again_with_the_same_key(deliver: Any
     assert (event.status, event.result) == ("ok", {"run": 2})
     # Recorded now: a third delivery returns that outcome without running the tool.
     third = await deliver(tool, batch(), delivery=3)
-    assert tool.runs == 2 and third.events[0].result == {"run": 2}
+    assert tool.runs == 2 and outcome(third).result == {"run": 2}
 
 
 def test_keys_differ_per_tenant_run_and_call() -> None:
@@ -166,7 +172,7 @@ async def test_an_overlapping_delivery_waits_for_the_running_one_and_returns_its
     tool.release.set()
     one, two = await asyncio.gather(first, second)
     assert tool.runs == 1
-    assert one.events[0].result == two.events[0].result == {"run": 1}
+    assert outcome(one).result == outcome(two).result == {"run": 1}
 
 
 async def test_a_waiting_delivery_answers_outcome_unknown_when_the_lease_ends(
@@ -177,7 +183,7 @@ async def test_a_waiting_delivery_answers_outcome_unknown_when_the_lease_ends(
     stalled = asyncio.create_task(deliver(tool, batch()))  # no heartbeat keeps its lease
     await tool.started.wait()
     again = await asyncio.wait_for(deliver(tool, batch(), delivery=2), 5)
-    assert again.events[0].code == "outcome_unknown" and tool.runs == 1
+    assert outcome(again).code == "outcome_unknown" and tool.runs == 1
     stalled.cancel()
     await asyncio.gather(stalled, return_exceptions=True)
 
@@ -187,10 +193,10 @@ async def test_an_egress_blocked_call_is_not_recorded_so_the_gates_retry_runs_it
 ) -> None:
     tool = Effect(blocked=True)
     first = await deliver(tool, batch())
-    assert first.events[0].status == "egress_blocked"
+    assert outcome(first).status == "egress_blocked"
     tool.blocked = False
     retried = await deliver(tool, batch(step=1))  # the same call, after a person allowed it
-    assert tool.runs == 2 and retried.events[0].result == {"run": 2}
+    assert tool.runs == 2 and outcome(retried).result == {"run": 2}
 
 
 async def test_calls_without_side_effects_or_refused_by_a_check_write_no_claim(
@@ -198,9 +204,9 @@ async def test_calls_without_side_effects_or_refused_by_a_check_write_no_claim(
 ) -> None:
     tool = Effect()
     result = await deliver(tool, batch(name="calculator", expression="1+1"))
-    assert result.events[0].result == {"expression": "1+1", "result": 2}
+    assert outcome(result).result == {"expression": "1+1", "result": 2}
     result = await deliver(tool, batch(unexpected=1))  # refused by the input schema
-    assert result.events[0].code == "schema_invalid" and tool.runs == 0
+    assert outcome(result).code == "schema_invalid" and tool.runs == 0
     assert [k async for k in fake_redis.scan_iter("*:call:*")] == []
 
 
@@ -231,4 +237,4 @@ async def test_a_restarted_worker_does_not_take_its_earlier_lifes_claim_for_its_
     await fake_redis.set(keys.run_call_claim("run-1", 0, "c1"), earlier)
     tool = Effect()
     again = await deliver(tool, cmd, delivery=2, leases=Leases(fake_redis, "gw-a", 300))
-    assert tool.runs == 0 and again.events[0].code == "outcome_unknown"
+    assert tool.runs == 0 and outcome(again).code == "outcome_unknown"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +14,7 @@ from agents.graph import next_role
 from api.compose.settings import AppSettings
 from bus import keys
 from bus.commands import Command, RunSettings, RunState, ToolCallBatch, ToolCallRequest, deadline_in
+from bus.events import ToolResult
 from bus.runtime.context import StepContext, StepResult
 from gateway.call_context import GatewayDeps
 from gateway.ports import EgressClient, TenantPolicy
@@ -76,6 +79,33 @@ def policies(**policy: Any) -> DeploymentPolicies:
     return DeploymentPolicies(TenantPolicy(**policy))
 
 
+def outcomes(result: StepResult) -> list[ToolResult]:
+    """The step's ``tool_result`` events, in order."""
+    return [e for e in result.events if isinstance(e, ToolResult)]
+
+
+async def written(redis: Redis) -> list[tuple[str, str | None]]:
+    """The run's events written so far: (type, call id)."""
+    rows = await redis.xrange(keys.run_events("run-1", 0))
+    docs = [json.loads(fields[b"data"]) for _, fields in rows]
+    return [(d["type"], d.get("call_id")) for d in docs]
+
+
+class Waiting(Scripted):
+    """A tool that waits until the test lets it finish."""
+
+    def __init__(self) -> None:
+        self.running = asyncio.Event()
+        self.finish = asyncio.Event()
+
+        async def behaviour(args: dict[str, Any], net: EgressClient | None) -> dict[str, Any]:
+            self.running.set()
+            await self.finish.wait()
+            return {"waited": True}
+
+        super().__init__("waiting", behaviour)
+
+
 async def test_results_go_back_along_the_graph_as_tool_results(step: Any) -> None:
     handler = make_gateway_handler(
         GatewayDeps(registry=ToolRegistry([Calculator()])), policies(), route=next_role
@@ -93,7 +123,8 @@ async def test_results_go_back_along_the_graph_as_tool_results(step: Any) -> Non
     )
     # the gateway never edits the state
     assert back.payload.state == narrow(ToolCallBatch, command().payload).state
-    [event] = result.events
+    shown, event = result.events  # the calculator never waits: its commit shows the call
+    assert (shown.type, shown.call_id, shown.tool) == ("tool_call", "c1", "calculator")
     assert (event.type, event.status, event.duration_ms is not None) == ("tool_result", "ok", True)
 
 
@@ -146,8 +177,8 @@ async def test_then_end_finishes_the_run_after_the_results(step: Any) -> None:
     )
     result = await step(handler, command(req("calculator", expression="6*7"), then="end"))
     assert not result.next and result.finished == "done"
-    assert [e.type for e in result.events] == ["tool_result", "done"]
-    assert result.events[0].result == {"expression": "6*7", "result": 42}
+    assert [e.type for e in result.events] == ["tool_call", "tool_result", "done"]
+    assert outcomes(result)[0].result == {"expression": "6*7", "result": 42}
 
 
 async def test_the_tenant_policy_decides_tools_and_egress(step: Any) -> None:
@@ -156,9 +187,9 @@ async def test_the_tenant_policy_decides_tools_and_egress(step: Any) -> None:
         deps, policies(enabled_tools=frozenset({"echo"})), route=next_role
     )
     result = await step(handler, command(req("calculator", expression="1"), then="end"))
-    assert result.events[0].code == "permission_denied"
+    assert outcomes(result)[0].code == "permission_denied"
     result = await step(handler, command(req("echo", text="hi"), then="end"))
-    assert result.events[0].status == "ok"
+    assert outcomes(result)[0].status == "ok"
 
 
 async def test_a_redelivered_side_effect_returns_the_recorded_outcome(step: Any) -> None:
@@ -170,13 +201,49 @@ async def test_a_redelivered_side_effect_returns_the_recorded_outcome(step: Any)
     # A delivery whose commit never happened (the worker died): the tool must not run again.
     again = await step(handler, command(req("counter"), then="end"), delivery=2)
     assert counter.runs == 1
-    assert first.events[0].result == again.events[0].result == {"run": 1, "token": "[REDACTED]"}
+    done = {"run": 1, "token": "[REDACTED]"}
+    assert outcomes(first)[0].result == outcomes(again)[0].result == done
     # The audit record is re-sent under the same key: the recorder keeps one row per call id.
     [record] = first.records
     assert list(again.records) == [record]
     assert record.key == "run-1:0:0:0" and record.data["once_per_call"] is True
     assert record.data["entry"]["tool"] == "counter"
     assert "secret-value" not in str(record.data)
+
+
+async def test_a_call_that_waits_is_shown_while_it_runs(step: Any, fake_redis: Redis) -> None:
+    tool = Waiting()
+    handler = make_gateway_handler(
+        GatewayDeps(registry=ToolRegistry([tool])), policies(), route=next_role
+    )
+    running = asyncio.ensure_future(step(handler, command(req("waiting"))))
+    await asyncio.wait_for(tool.running.wait(), 5)
+    await asyncio.sleep(0.05)  # the event's write, on its way while the tool runs
+    assert await written(fake_redis) == [("tool_call", "c1")]
+    tool.finish.set()
+    result = await running
+    assert [(e.type, e.call_id) for e in result.events] == [("tool_result", "c1")]
+
+
+async def test_calls_are_shown_in_their_order_before_any_result(
+    step: Any, fake_redis: Redis
+) -> None:
+    tool = Waiting()
+    handler = make_gateway_handler(
+        GatewayDeps(registry=ToolRegistry([Calculator(), tool])), policies(), route=next_role
+    )
+    cmd = command(req("calculator", expression="2+2"), req("waiting", call_id="c2"))
+    running = asyncio.ensure_future(step(handler, cmd))
+    await asyncio.wait_for(tool.running.wait(), 5)
+    await asyncio.sleep(0.05)
+    # The calculator's call, not shown by a write of its own, goes out with the next one's.
+    assert await written(fake_redis) == [("tool_call", "c1"), ("tool_call", "c2")]
+    tool.finish.set()
+    result = await running
+    assert [(e.type, e.call_id) for e in result.events] == [
+        ("tool_result", "c1"),
+        ("tool_result", "c2"),
+    ]
 
 
 async def test_deployment_policies_parse_the_settings() -> None:
