@@ -260,9 +260,11 @@ _EVIDENCE_CLAUSE = re.compile(r"[.;!?]\s+|[.;!?]$|\n+|,?\s+and\s+|,\s+")
 
 def _tokens(text: str, lang: str) -> set[str]:
     """The figures and names a clause holds, as comparable strings (names as written,
-    `agents.understanding.language.names`)."""
+    `agents.understanding.language.names`). A name counts when it has two words or more
+    ("Mirela Okafor"): one word alone (a country, a city) is as often what an answer is
+    about as where it came from."""
     figures, found = values(text)
-    return {_shown(v) for v in figures} | found | set(spans(text, lang))
+    return {_shown(v) for v in figures} | found | {n for n in spans(text, lang) if " " in n}
 
 
 def _overlap(clause: str, asked: set[str], lang: str) -> int:

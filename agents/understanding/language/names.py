@@ -97,7 +97,8 @@ def names(text: str, lang: str) -> set[str]:
 
 def spans(text: str, lang: str) -> list[str]:
     """The names of ``text`` as written, adjacent name words kept together ("Mirela Okafor",
-    "Lyon-Part-Dieu"); a weekday or a month stands alone, as the day or month it names."""
+    "Lyon-Part-Dieu"), with a capitalised word that follows one; a weekday or a month stands
+    alone, as the day or month it names."""
     calendar = calendar_words(lang)
     function = function_words(lang)
     out: list[str] = []
@@ -105,9 +106,14 @@ def spans(text: str, lang: str) -> list[str]:
     end = 0
     for match in WORD.finditer(text):
         word, low = match.group(0), match.group(0).casefold()
+        joined = not text[end : match.start()].strip()
         named = low not in calendar and low not in function
-        named = named and _names_something(word, lang, function)
-        if not named or text[end : match.start()].strip():
+        # A capitalised word right after a name goes on with it ("Tomas Berg": the English
+        # lexicon knows "berg").
+        named = named and (
+            _names_something(word, lang, function) or bool(run and joined and word[:1].isupper())
+        )
+        if not named or not joined:
             if run:
                 out.append(" ".join(run))
             run = []

@@ -137,11 +137,13 @@ def test_limits_are_each_languages_own_words(text: str, lang: str, found: list[s
 
 
 def test_name_spans_keep_adjacent_name_words_together() -> None:
+    # "Lines" is an English word; after a name it is part of the name.
     assert spans("The ferry is run by Okafor Lines from kelsby on Tuesday.", "en") == [
-        "Okafor",
+        "Okafor Lines",
         "kelsby",
         "tuesday",
     ]
+    assert spans("Tomas Berg leads it.", "en") == ["Tomas Berg"]
     assert spans("Le bac part de Lyon-Part-Dieu.", "fr") == ["Lyon-Part-Dieu"]
 
 
