@@ -38,6 +38,8 @@ pytestmark = [pytest.mark.connected, pytest.mark.timeout(int(FUZZ_SECONDS) + 240
 
 SCHEMATHESIS = str(Path(sys.executable).with_name("schemathesis"))
 CHECKS = "not_a_server_error,status_code_conformance,response_schema_conformance"
+#: An empty id a stateful link yields is sent as one that exists nowhere.
+HOOKS = Path(__file__).with_name("schemathesis_hooks.py")
 REQUEST_TIMEOUT_S = 20
 #: This run's seed: fresh unless ``AGENTBUS_FUZZ_SEED`` replays one.
 SEED = int(os.environ.get("AGENTBUS_FUZZ_SEED") or secrets.randbelow(2**31))
@@ -105,6 +107,7 @@ def fuzz(system: System, caller: str, report: Path) -> tuple[int, dict[str, obje
         args += ["--header", f"Authorization: Bearer {system.keys[caller]}"]
     done = subprocess.run(
         args,
+        env={**os.environ, "SCHEMATHESIS_HOOKS": str(HOOKS)},
         capture_output=True,
         timeout=FUZZ_SECONDS + 200,
         check=False,
