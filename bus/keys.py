@@ -54,9 +54,13 @@ SHARD_TAGS = (
 )  # fmt: skip
 
 
+#: `tag` of shards 0-15, made once (every key of a run is built with its shard's tag).
+_TAGS = tuple("{" + t + "}" for t in SHARD_TAGS)
+
+
 def tag(shard: int) -> str:
     """The hash tag shared by every key of one shard (`SHARD_TAGS`)."""
-    return "{" + (SHARD_TAGS[shard] if shard < len(SHARD_TAGS) else str(shard)) + "}"
+    return _TAGS[shard] if 0 <= shard < len(_TAGS) else "{" + str(shard) + "}"
 
 
 def role_stream(role: Role | str, shard: int, lane: str | None = None) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
@@ -23,14 +24,17 @@ _SECRET_VALUE = re.compile(r"^\s*(?:bearer|basic|digest|token)\s+\S", re.IGNOREC
 _MAX_DEPTH = 64
 
 
+@functools.lru_cache(maxsize=4_096)
 def is_secret_key(key: str) -> bool:
-    """True if a mapping key looks like it names a credential."""
+    """True if a mapping key looks like it names a credential (remembered per key: a
+    tool's arguments and results name the same few keys on every call)."""
     normalised = re.sub(r"[^a-z0-9]+", "_", key.lower())
     return _SECRET_KEY.search(normalised) is not None
 
 
 def _is_mapping(value: object) -> TypeGuard[Mapping[object, object]]:
-    return isinstance(value, Mapping)
+    # A dict (what JSON gives) without the abstract class's instance check.
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def _is_list_or_tuple(value: object) -> TypeGuard[Sequence[object]]:

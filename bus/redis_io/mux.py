@@ -29,6 +29,8 @@ import hiredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
+from bus.redis_io.replies import read_reply
+
 #: hiredis's packer (its stub leaves the return type unknown).
 _hiredis_pack = cast(
     "Callable[[tuple[Any, ...]], bytes]",
@@ -171,7 +173,7 @@ class Mux:
         try:
             while True:
                 try:
-                    reply = cast("object", await conn.read_response())  # any RESP reply
+                    reply = cast("object", await read_reply(conn))  # any RESP reply
                 except ResponseError as e:  # an error reply: the stream is still in step
                     self._pop().set_exception(e)
                     continue

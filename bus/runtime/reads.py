@@ -23,6 +23,7 @@ from redis.exceptions import ResponseError, SlotNotCoveredError
 
 from bus.cluster import as_cluster, refresh_slots, transient
 from bus.redis_io.mux import pack
+from bus.redis_io.replies import read_reply
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -65,7 +66,7 @@ class HeldConnection:
             await conn.connect()
         try:
             conn._writer.writelines((packed,))  # pyright: ignore[reportAttributeAccessIssue, reportPrivateUsage, reportOptionalMemberAccess, reportUnknownMemberType]
-            return cast("object", await conn.read_response())  # any RESP reply
+            return cast("object", await read_reply(conn))  # any RESP reply
         except BaseException as e:
             await self._failed(e)
             raise
@@ -87,10 +88,10 @@ class HeldConnection:
             conn._writer.writelines((packed, then))  # pyright: ignore[reportAttributeAccessIssue, reportPrivateUsage, reportOptionalMemberAccess, reportUnknownMemberType]
             first: object
             try:
-                first = cast("object", await conn.read_response())
+                first = cast("object", await read_reply(conn))
             except ResponseError as e:  # still in step: the second reply follows
                 first = e
-            second = cast("object", await conn.read_response())
+            second = cast("object", await read_reply(conn))
             if isinstance(first, ResponseError):
                 raise first
             return first, second

@@ -28,6 +28,7 @@ from bus import keys, tracing, wire
 from bus.commands import TraceContext
 from bus.ledger import LedgerRecord
 from bus.readers import LEDGER_RECORD
+from bus.redis_io.shared_mux import mux_for
 from bus.runtime import metrics
 from bus.runtime.consumer import Entry, StreamConsumer
 
@@ -41,6 +42,7 @@ Applier = Callable[[Sequence[LedgerRecord]], Awaitable[None]]
 
 log = structlog.get_logger("bus.recorder")
 _ROLE = keys.Role.RECORDER
+_ROLE_NAME = str(_ROLE)
 #: Links per batch span (the SDK's default ``OTEL_SPAN_LINK_COUNT_LIMIT``).
 MAX_LINKS = 128
 
@@ -132,10 +134,10 @@ class Recorder(StreamConsumer):
                     tracing.add_event("batch_failed", {"error": repr(e)})
                     done = await self._one_at_a_time(parsed)
                 await self._ack(done)
-            metrics.MESSAGES.labels(str(_ROLE), "ok").inc(len(done))
+            metrics.child(metrics.MESSAGES, _ROLE_NAME, "ok").inc(len(done))
         finally:
             self._working = False
-            metrics.STEP_SECONDS.labels(str(_ROLE)).observe(time.perf_counter() - started)
+            metrics.child(metrics.STEP_SECONDS, _ROLE_NAME).observe(time.perf_counter() - started)
 
     async def _one_at_a_time(
         self, parsed: list[tuple[Entry, LedgerRecord]]
@@ -161,8 +163,11 @@ class Recorder(StreamConsumer):
             await self.appliers[kind](records)
 
     async def _ack(self, items: list[tuple[Entry, LedgerRecord]]) -> None:
+        # On the process's pipelined connection, as the steps' commits go (no pool
+        # checkout, no retry wrapper, and under load one socket write with theirs).
         by_stream: dict[str, list[bytes]] = {}
         for entry, _ in items:
             by_stream.setdefault(entry.stream, []).append(entry.id)
+        mux = mux_for(self.redis)
         for stream, ids in by_stream.items():
-            await self.redis.xack(stream, self.group, *ids)
+            await mux.execute("XACK", stream, self.group, *ids)

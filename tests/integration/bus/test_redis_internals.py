@@ -24,6 +24,7 @@ from tests.conftest import TEST_REDIS_URL
 
 MUX = "bus/redis_io/mux.py (pipelined commits)"
 CHECK = "bus/connection.py (the pool's cheap unread-data check)"
+REPLIES = "bus/redis_io/replies.py (replies read from the hiredis parser)"
 
 
 def internal(owner: object, name: str, used_by: str) -> Any:
@@ -45,6 +46,7 @@ def internal(owner: object, name: str, used_by: str) -> Any:
 def test_the_hiredis_parser_and_its_sentinel_are_where_the_check_imports_them() -> None:
     module = importlib.import_module("redis._parsers.hiredis")
     internal(module, "NOT_ENOUGH_DATA", CHECK)
+    internal(module, "_AsyncHiredisParser", REPLIES)
     assert redis.utils.HIREDIS_AVAILABLE, f"hiredis is not installed; {CHECK} needs its parser"
 
 
@@ -57,6 +59,10 @@ async def test_connection_internals_are_where_mux_and_check_use_them() -> None:
         writer = internal(conn, "_writer", MUX)
         assert isinstance(writer, asyncio.StreamWriter), f"{MUX}: _writer is {writer!r}"
         parser = internal(conn, "_parser", CHECK)
+        from redis._parsers.hiredis import _AsyncHiredisParser  # pyright: ignore[reportPrivateUsage]
+
+        assert type(parser) is _AsyncHiredisParser, f"{REPLIES}: the parser is {parser!r}"
+        assert internal(conn, "protocol", REPLIES) in (2, "2"), f"{REPLIES}: not RESP2"
         reader = internal(parser, "_reader", CHECK)
         assert reader.gets() is NOT_ENOUGH_DATA, f"{CHECK}: hiredis reader's gets() changed"
         stream = internal(parser, "_stream", CHECK)
