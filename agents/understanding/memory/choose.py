@@ -20,7 +20,10 @@ from agents.understanding.memory.rules import RulesMemory
 
 Choice = Literal["auto", "model", "model+rules", "rules"]
 Measured = Literal["model", "model+rules", "rules"]
-#: Each local model's best memory extractor on the test half (docs/evals.md).
+#: Each local model's best memory extractor on the test half (docs/evals.md). The whole
+#: half (80 statements, 7 Dec 2026), kept right / facts right: rules 37/42, 98 %; 1.5B
+#: 30/42, 88 %; 1.5B with the rules 36/42, 88 %; 0.5B 18/42, 73 %; 0.5B with the rules
+#: 26/42, 76 %. None stored a fact from a negative; the rules stay best for both.
 MEASURED_BEST: dict[str, Measured] = {
     "qwen2.5-coder-1.5b": "rules",
     "qwen2.5-coder-0.5b": "rules",

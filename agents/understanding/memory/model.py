@@ -128,11 +128,11 @@ def parse_memory(reply: str, message: str) -> list[Statement] | None:
         on_answers = topic in ("language", "answer_style")
         if not states_about_user(message, quote, on_answers=on_answers) or invented(text, message):
             continue
+        if any(text in kept.text for kept in by_topic.values()):
+            continue  # a repeat, on its topic or under another, is kept once
         if topic == "other":  # one row per topic: "other" facts are told apart by their text
             topic = f"other: {text.lower().removeprefix('the user ')[:40]}"
         if earlier := by_topic.get(topic):  # "uses Python" and "uses Vim", kept together
-            if text in earlier.text:
-                continue
             text = f"{earlier.text} {text}"[: MAX_TEXT * 2]
         by_topic[topic] = Statement(topic, text)
     return list(by_topic.values())

@@ -100,6 +100,20 @@ def test_facts_on_one_topic_of_one_message_are_kept_together_and_others_apart() 
     assert len({s.topic for s in found}) == 2
 
 
+def test_a_fact_the_model_repeats_under_other_topics_is_kept_once() -> None:
+    reply = json.dumps(
+        {
+            "facts": [
+                fact("The user lives in Oslo.", "home"),
+                fact("The user lives in Oslo.", "workplace"),
+                fact("The user lives in Oslo.", "other"),
+            ]
+        }
+    )
+    found = parse_memory(reply, "I live in Oslo.") or []
+    assert [(s.topic, s.text) for s in found] == [("home", "The user lives in Oslo.")]
+
+
 def test_a_reply_that_is_not_the_schema_is_unreadable() -> None:
     assert parse_memory("sure!", "") is None and parse_memory('{"facts": 3}', "") is None
 
