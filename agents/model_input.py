@@ -88,8 +88,10 @@ FINDINGS_HEADER = "Fact-check findings:"
 #: The labels of what a judge reads that a small model copies into its reason, where a
 #: user would read them (`agents.checks.verdicts.without_scaffolding` takes them out).
 #: "Evidence:" and "Question:" are not among them: a reason's own words as much as ours.
+#: The claims' header is, with its colon or without (the 0.5B opens a sentence with it).
 SCAFFOLDING = (
     CLAIMS_HEADER,
+    CLAIMS_HEADER.removesuffix(":"),
     FINDINGS_HEADER,
     prompts.REVIEW_DRAFT,
     pairs.SAID,

@@ -65,7 +65,8 @@ def _echoes(names: tuple[str, ...]) -> re.Pattern[str]:
 def _labels() -> re.Pattern[str]:
     # The prompt's labels as written there (case and colon): "the draft says 12 rooms" is a
     # reason's own prose. A list number opening a line goes with the label it numbers.
-    said = "|".join(re.escape(label) for label in model_input.SCAFFOLDING)
+    labels = sorted(model_input.SCAFFOLDING, key=len, reverse=True)  # the longest first
+    said = "|".join(re.escape(label) for label in labels)
     return re.compile(rf"(?:^[ \t]*\d{{1,2}}\.[ \t]*)?(?:{said})", re.MULTILINE)
 
 

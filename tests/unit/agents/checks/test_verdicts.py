@@ -79,6 +79,11 @@ def test_the_schemas_own_field_names_are_not_part_of_a_reason(said: str, shown: 
         ),
         ("Draft answer: the office opens at 08:30", "the office opens at 08:30"),
         ("The draft says:", ""),
+        (
+            "The draft's claims, each beside the evidence about it (numbered as claims lists "
+            "them), are all supported.",
+            "are all supported.",
+        ),
         # The same words as prose, or a list number that is a figure, are the reason's own.
         (
             "the draft says: 08:30, the evidence says 09:00",
