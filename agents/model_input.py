@@ -81,17 +81,18 @@ def research_messages(state: RunState) -> list[ChatMessage]:
     return with_note(state, context_note(state))
 
 
-CLAIMS_HEADER = (
-    "The draft's claims, each beside the evidence about it (numbered as claims lists them):"
-)
+#: What the claims' header says of how they are shown (the words a reason never shows).
+CLAIMS_SHOWN = ", each beside the evidence about it (numbered as claims lists them)"
+CLAIMS_HEADER = f"The draft's claims{CLAIMS_SHOWN}:"
 FINDINGS_HEADER = "Fact-check findings:"
 #: The labels of what a judge reads that a small model copies into its reason, where a
 #: user would read them (`agents.checks.verdicts.without_scaffolding` takes them out).
 #: "Evidence:" and "Question:" are not among them: a reason's own words as much as ours.
-#: The claims' header is, with its colon or without (the 0.5B opens a sentence with it).
+#: The claims' header is, and what it says of how they are shown wherever it is (the 0.5B
+#: opens a sentence with the header: "The draft's claims, each beside ..., state that").
 SCAFFOLDING = (
     CLAIMS_HEADER,
-    CLAIMS_HEADER.removesuffix(":"),
+    CLAIMS_SHOWN,
     FINDINGS_HEADER,
     prompts.REVIEW_DRAFT,
     pairs.SAID,

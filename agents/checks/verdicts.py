@@ -67,7 +67,7 @@ def _labels() -> re.Pattern[str]:
     # reason's own prose. A list number opening a line goes with the label it numbers.
     labels = sorted(model_input.SCAFFOLDING, key=len, reverse=True)  # the longest first
     said = "|".join(re.escape(label) for label in labels)
-    return re.compile(rf"(?:^[ \t]*\d{{1,2}}\.[ \t]*)?(?:{said})", re.MULTILINE)
+    return re.compile(rf"(?:^[ \t]*\d{{1,2}}\.[ \t]*)?(?:{said}),?", re.MULTILINE)
 
 
 def without_scaffolding(text: str, schema: dict[str, Any]) -> str:

@@ -82,7 +82,7 @@ def test_the_schemas_own_field_names_are_not_part_of_a_reason(said: str, shown: 
         (
             "The draft's claims, each beside the evidence about it (numbered as claims lists "
             "them), are all supported.",
-            "are all supported.",
+            "The draft's claims are all supported.",
         ),
         # The same words as prose, or a list number that is a figure, are the reason's own.
         (
