@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agents import prompts
+from agents.understanding.claims import pairs
 from bus.run_state import ChatMessage, EvidenceItem, RunState
 
 PLAN_HEADER = (
@@ -80,8 +81,23 @@ def research_messages(state: RunState) -> list[ChatMessage]:
     return with_note(state, context_note(state))
 
 
-CLAIMS_HEADER = (
-    "The draft's claims, each beside the evidence about it (numbered as claims lists them):"
+#: What the claims' header says of how they are shown (the words a reason never shows).
+CLAIMS_SHOWN = ", each beside the evidence about it (numbered as claims lists them)"
+CLAIMS_HEADER = f"The draft's claims{CLAIMS_SHOWN}:"
+FINDINGS_HEADER = "Fact-check findings:"
+#: The labels of what a judge reads that a small model copies into its reason, where a
+#: user would read them (`agents.checks.verdicts.without_scaffolding` takes them out).
+#: "Evidence:" and "Question:" are not among them: a reason's own words as much as ours.
+#: The claims' header is, and what it says of how they are shown wherever it is (the 0.5B
+#: opens a sentence with the header: "The draft's claims, each beside ..., state that").
+SCAFFOLDING = (
+    CLAIMS_HEADER,
+    CLAIMS_SHOWN,
+    FINDINGS_HEADER,
+    prompts.REVIEW_DRAFT,
+    pairs.SAID,
+    pairs.TOLD,
+    pairs.NOTHING,
 )
 
 
@@ -93,7 +109,7 @@ def review_messages(
     evidence = evidence_block([*state.evidence, *state.judge.recheck])
     data = f"Evidence:\n{evidence or '(none)'}"
     if findings:
-        data += f"\n\nFact-check findings:\n{findings}"
+        data += f"\n\n{FINDINGS_HEADER}\n{findings}"
     if claims:
         data += f"\n\n{CLAIMS_HEADER}\n{claims}"
     review = prompts.REVIEW.format(question=state.question, draft=state.draft or "")

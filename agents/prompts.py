@@ -126,7 +126,9 @@ RECOMPUTE = (
     "needs no check: then reply with an empty list of checks."
 )
 
-REVIEW = "Question: {question}\n\nDraft answer: {draft}"
+#: How a judge's prompt labels the draft (a label a reason never shows).
+REVIEW_DRAFT = "Draft answer:"
+REVIEW = "Question: {question}\n\n" + REVIEW_DRAFT + " {draft}"
 
 DEFAULTS: dict[str, str] = {
     "planner": PLANNER,

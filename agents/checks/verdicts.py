@@ -15,6 +15,7 @@ import functools
 import re
 from typing import Any
 
+from agents import model_input
 from agents.checks.claim_verdicts import CLAIMS
 from agents.llm.json_reply import json_object
 from bus.json_values import is_array
@@ -60,19 +61,32 @@ def _echoes(names: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(forms))
 
 
-def without_field_names(text: str, schema: dict[str, Any]) -> str:
-    """``text`` without the schema's own field names written into it: a small model may
-    run on from its reason into the next field ("the draft says 17; draft_says]: 17").
-    Only a name set off as a field is removed (in brackets or quotes, or one with an
-    underscore): "the reason is" is prose."""
+@functools.cache
+def _labels() -> re.Pattern[str]:
+    # The prompt's labels as written there (case and colon): "the draft says 12 rooms" is a
+    # reason's own prose. A list number opening a line goes with the label it numbers.
+    labels = sorted(model_input.SCAFFOLDING, key=len, reverse=True)  # the longest first
+    said = "|".join(re.escape(label) for label in labels)
+    return re.compile(rf"(?:^[ \t]*\d{{1,2}}\.[ \t]*)?(?:{said}),?", re.MULTILINE)
+
+
+def without_scaffolding(text: str, schema: dict[str, Any]) -> str:
+    """``text`` without the judge prompt's own scaffolding: the schema's field names and
+    the labels of what the judge read (`agents.model_input.SCAFFOLDING`). A small model may
+    run on from its reason into the next field ("the draft says 17; draft_says]: 17"), or
+    copy the prompt's claim pairs ("The draft says: ..."). Only a name set off as a field is
+    removed (in brackets or quotes, or one with an underscore), and a label only as the
+    prompt writes it: "the reason is" is prose."""
     names = tuple(sorted(schema.get("properties", {}), key=len, reverse=True))
-    if not names:
-        return text
-    cleaned, found = _echoes(names).subn(" ", text)
-    if not found:
+    found = 0
+    if names:
+        text, found = _echoes(names).subn(" ", text)
+    text, labelled = _labels().subn(" ", text)
+    if not found and not labelled:
         return text.strip()
-    cleaned = _SEPARATORS.sub("; ", cleaned)
-    return " ".join(cleaned.split()).strip(" ;:,|")
+    cleaned = _SEPARATORS.sub("; ", text)
+    cleaned = re.sub(r"\s+([.;,])", r"\1", " ".join(cleaned.split()))
+    return cleaned.strip(" ;:,|")
 
 
 def quotes(text: str) -> tuple[str, str]:
@@ -93,7 +107,7 @@ def parse_critique(text: str) -> tuple[CritiqueVerdict, str]:
         verdict = str(doc.get("verdict", "")).strip().upper()
         said = doc.get("reason") or doc.get("reasons") or ""
         reason = "; ".join(map(str, said)) if is_array(said) else str(said)
-        reason = without_field_names(reason, CRITIC_SCHEMA)
+        reason = without_scaffolding(reason, CRITIC_SCHEMA)
         if verdict in CRITIC_VERDICTS:
             return verdict, reason  # type: ignore[return-value]
         return "UNKNOWN", f"unreadable critique: {text.strip()[:200]}"

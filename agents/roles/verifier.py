@@ -24,7 +24,7 @@ from jsonschema.protocols import Validator
 from agents import gates, graph
 from agents.checks import claim_verdicts, judge
 from agents.checks.claim_verdicts import CLAIMS, STANDINGS
-from agents.checks.verdicts import QUOTES, without_field_names
+from agents.checks.verdicts import QUOTES, without_scaffolding
 from agents.deps import AgentDeps
 from agents.llm.json_reply import json_object
 from agents.llm.ports import LLM, ChatMessage, LLMOptions, TextDelta, Usage
@@ -135,7 +135,7 @@ def make_verifier(deps: AgentDeps) -> Handler:
             s, AGENT, response_schema=VERDICT_SCHEMA, max_tokens=300, temperature=0
         )
         doc, usage = await structured_verdict(deps.llm, request, options)
-        doc["reasons"] = [without_field_names(str(r), VERDICT_SCHEMA) for r in doc["reasons"]]
+        doc["reasons"] = [without_scaffolding(str(r), VERDICT_SCHEMA) for r in doc["reasons"]]
         if doc["verdict"] in ("needs_revision", "fail") and not state.judge.mismatches:
             doc = _founded(doc, state, deps)
         if doc["verdict"] not in ("needs_revision", "fail") and not state.judge.mismatches:

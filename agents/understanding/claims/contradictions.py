@@ -138,10 +138,11 @@ def _derived(same: Sequence[Stated]) -> set[float]:
 
 
 def _excused(question: Sequence[float], evidence: Sequence[float]) -> set[float]:
-    # What the question's own figures give with the evidence's in one step (4 × 85).
+    # What the question's own figures give with the evidence's in one step (4 × 85); a
+    # step that gives back one of its figures (× 1, + 0) is none (`grounding._one_step`).
     out = set(question)
     for q, e in itertools.product(question, evidence):
-        out |= {q * e, q + e, e - q, q - e, *([e / q] if q else [])}
+        out |= {q * e, q + e, e - q, q - e, *([e / q] if q else [])} - {q, e}
     return out
 
 

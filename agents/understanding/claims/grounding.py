@@ -123,18 +123,24 @@ def values(
 
 
 def _one_step(question: set[float], evidence: set[float]) -> set[float]:
+    """What one arithmetic step from two figures gives: a new figure. A step that gives
+    back one of its own figures (adding a zero, multiplying by one) is none: a source that
+    states a 0 ("+00:00" in a tool's reply) would otherwise make every figure of the
+    evidence a result, and one taken from the wrong clause would pass as computed."""
     out: set[float] = set()
     for q, e in itertools.product(question, evidence):
-        out |= {q * e, q + e, e - q, q - e}
+        found = {q * e, q + e, e - q, q - e}
         if q:
-            out.add(e / q)
+            found.add(e / q)
         if e:
-            out.add(q / e)
+            found.add(q / e)
+        out |= found - {q, e}
     for a, b in itertools.combinations(evidence, 2):
-        out |= {abs(a - b), (a - b) % 1440, (b - a) % 1440}
+        found = {abs(a - b), (a - b) % 1440, (b - a) % 1440}
         # A rate: "84 km in 7 days" is 12 km a day.
-        out |= {a / b} if b else set()
-        out |= {b / a} if a else set()
+        found |= {a / b} if b else set()
+        found |= {b / a} if a else set()
+        out |= found - {a, b}
     return out
 
 

@@ -28,6 +28,12 @@ from agents.understanding.language.words import content_set, language, lemma, wo
 #: At most this many claims of a draft are set beside the evidence (a judge's prompt
 #: stays small; a longer draft's first claims).
 MAX_PAIRS = 4
+#: How the judge's prompt labels a claim, the evidence beside it, and evidence there is
+#: none of: the prompt's words, which a judge's reason never shows
+#: (`agents.checks.verdicts.without_scaffolding`).
+SAID = "The draft says:"
+TOLD = "The evidence says:"
+NOTHING = "(nothing about this)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +120,6 @@ def shown(found: Sequence[Pair]) -> str:
     """The pairs as a judge reads them: numbered, the draft's claim, then the evidence."""
     lines: list[str] = []
     for i, pair in enumerate(found, start=1):
-        lines.append(f"{i}. The draft says: {pair.claim}")
-        lines.append(f"   The evidence says: {pair.evidence or '(nothing about this)'}")
+        lines.append(f"{i}. {SAID} {pair.claim}")
+        lines.append(f"   {TOLD} {pair.evidence or NOTHING}")
     return "\n".join(lines)

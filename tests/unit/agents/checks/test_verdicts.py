@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agents.checks.verdicts import CRITIC_SCHEMA, parse_critique, without_field_names
+from agents.checks.verdicts import CRITIC_SCHEMA, parse_critique, without_scaffolding
 
 
 @pytest.mark.parametrize(
@@ -58,6 +58,42 @@ def test_an_unreadable_critique_is_unknown_never_ok(reply: str) -> None:
     ],
 )
 def test_the_schemas_own_field_names_are_not_part_of_a_reason(said: str, shown: str) -> None:
-    assert without_field_names(said, CRITIC_SCHEMA) == shown
+    assert without_scaffolding(said, CRITIC_SCHEMA) == shown
     reply = json.dumps({"verdict": "REVISE", "reason": said})
     assert parse_critique(reply) == ("REVISE", shown)
+
+
+@pytest.mark.parametrize(
+    ("said", "shown"),
+    [
+        # A small model copies the claim pairs it read, labels and all.
+        ("The draft says: The office opens at 08:30 [1].", "The office opens at 08:30 [1]."),
+        (
+            "1. The draft says: The office opens at 08:30. The evidence says: The office "
+            "opens at 09:00.",
+            "The office opens at 08:30. The office opens at 09:00.",
+        ),
+        (
+            "The draft says: Parking is free\n   The evidence says: (nothing about this)",
+            "Parking is free",
+        ),
+        ("Draft answer: the office opens at 08:30", "the office opens at 08:30"),
+        ("The draft says:", ""),
+        (
+            "The draft's claims, each beside the evidence about it (numbered as claims lists "
+            "them), are all supported.",
+            "The draft's claims are all supported.",
+        ),
+        # The same words as prose, or a list number that is a figure, are the reason's own.
+        (
+            "the draft says: 08:30, the evidence says 09:00",
+            "the draft says: 08:30, the evidence says 09:00",
+        ),
+        ("The evidence says nothing about parking.", "The evidence says nothing about parking."),
+        ("It opens at 8. The draft says: 9", "It opens at 8. 9"),
+    ],
+)
+def test_the_prompts_own_labels_are_not_part_of_a_reason(said: str, shown: str) -> None:
+    assert without_scaffolding(said, CRITIC_SCHEMA) == shown
+    reply = json.dumps({"verdict": "OK", "reason": said})
+    assert parse_critique(reply) == ("OK", shown)

@@ -219,6 +219,23 @@ async def test_a_judges_reason_shows_no_field_name_of_its_schema(judge_of: Any) 
     assert (verdict.verdict, list(verdict.reasons)) == ("fail", ["The manager is Marta Silva"])
 
 
+async def test_a_judges_reason_shows_none_of_the_prompts_labels(judge_of: Any) -> None:
+    # The 0.5B copies the claim pair it read as its reason: the user reads the claim only.
+    echoed = "1. The draft says: The campsite is run by Marta Silva"
+    reply = json.dumps({"claims": ["same"], "verdict": "OK", "reason": echoed,
+                        "draft_says": "", "evidence_says": ""})  # fmt: skip
+    llm = _model(_claims("supported", "Marta Silva", "Marta Silva"), critic_reply=reply)
+    critique = await judge_of(keys.Role.CRITIC, llm, "The campsite is run by Marta Silva [1].")
+    assert (critique.verdict, critique.reason) == ("OK", "The campsite is run by Marta Silva")
+    reasons = [echoed, "The evidence says:"]
+    reply = json.dumps({"claims": ["same"], "verdict": "pass", "reasons": reasons,
+                        "draft_says": "", "evidence_says": ""})  # fmt: skip
+    llm = _model(_claims("supported", "Marta Silva", "Marta Silva"), verifier_reply=reply)
+    verdict = await judge_of(keys.Role.VERIFIER, llm, "The campsite is run by Marta Silva [1].")
+    assert isinstance(verdict, Verdict)
+    assert list(verdict.reasons) == ["The campsite is run by Marta Silva"]
+
+
 async def test_a_verifier_reason_that_was_only_a_field_name_is_not_shown(judge_of: Any) -> None:
     # The 0.5B ran on into the next field as a reason of its own: nothing of it is left.
     reply = json.dumps(

@@ -7,6 +7,8 @@ import pytest
 
 from agents.understanding.claims.grounding import (
     applies,
+    excused,
+    held,
     mismatches,
     unsupported_clauses,
     unsupported_figures,
@@ -166,6 +168,31 @@ def test_a_figure_or_name_from_the_wrong_part_of_the_evidence_is_named(
 ) -> None:
     [reason] = mismatches(draft, question, [HALCYON], [])
     assert f"states {taken} (the evidence gives {instead} for this)" in reason
+
+
+def test_a_figure_from_the_wrong_part_is_named_beside_a_tool_reply_stating_a_zero() -> None:
+    # A fact-check's current_time reply ("+00:00" reads as 0) made every figure of the
+    # evidence "one step" from it (x - 0), so the wrong gate's code passed as computed.
+    question = "Which code opens the north gate?"
+    gates = "The north gate opens with code 4412 and the south gate with code 4415."
+    clock = '{"time": "14:00:00", "utc_offset": "+00:00", "unix": 1773151200.0}'
+    draft = "The north gate opens with code 4415 [1]."
+    for evidence in ([gates], [gates, clock]):
+        [reason] = mismatches(draft, question, evidence, [])
+        assert "states 4415 (the evidence gives 4412 for this)" in reason
+    assert (
+        mismatches("The north gate opens with code 4412 [1].", question, [gates, clock], []) == []
+    )
+
+
+def test_a_step_that_gives_back_one_of_its_figures_excuses_nothing() -> None:
+    # Adding a zero or multiplying by one is no arithmetic: 18 is the evidence's own figure,
+    # not a result; 36 is one.
+    allowed = excused(
+        "How much are 1 night and 2 nights?", ["A pitch costs 18 EUR a night; 0 EUR for dogs."], []
+    )
+    assert not held(18, allowed)
+    assert held(36, allowed)
 
 
 def test_grounding_applies_only_to_drafts_that_answer_from_evidence() -> None:
