@@ -187,7 +187,7 @@ def _replacement(failure: ToolOutcome | None, outcomes: Sequence[ToolOutcome]) -
     if outcomes:
         first = outcomes[0]
         return (
-            f"I couldn't answer this: the {first.tool} tool answered `{first.asked()}`, "
+            f"I couldn't answer this: I called the {first.tool} tool with `{first.asked()}`, "
             "but I did not turn its result into an answer."
         )
     return "I couldn't answer this: my reply was raw data, not an answer."

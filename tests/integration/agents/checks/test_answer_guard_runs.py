@@ -65,7 +65,7 @@ async def test_a_model_that_writes_nothing_after_its_tool_ends_the_run_with_word
     events = await system.ask("How do I keep a list's order without duplicates?")
     assert only(events, DraftSuperseded).reason == "the draft was empty"
     expected = (
-        "I couldn't answer this: the calculator tool answered `2+3`, "
+        "I couldn't answer this: I called the calculator tool with `2+3`, "
         "but I did not turn its result into an answer."
     )
     assert final(events).answer == expected == fold(events).answer

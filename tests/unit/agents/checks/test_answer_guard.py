@@ -82,7 +82,10 @@ def test_an_empty_draft_says_what_it_did_instead_of_nothing() -> None:
     after = thread_after(ok, {"expression": "23 * 19"})
     rejection = rejected("  \n", after)
     assert rejection is not None and rejection.reason == "the draft was empty"
-    assert rejection.replacement.startswith("I couldn't answer this: the calculator tool")
+    assert rejection.replacement == (
+        "I couldn't answer this: I called the calculator tool with `23 * 19`, "
+        "but I did not turn its result into an answer."
+    )
     assert rejected("", FAILED) == Rejection("the draft was empty", WORDS)
     question = [ChatMessage.system(prompts.RESEARCHER), ChatMessage.user("Hi")]
     alone = rejected("", question)
